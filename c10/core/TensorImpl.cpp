@@ -1,0 +1,128 @@
+#include <c10/core/TensorImpl.h>
+
+#include <limits>
+
+namespace c10::inline tessera {
+
+// Note [TensorImpl size]: every tensor pays for each byte here, and views and temporaries
+// are many. Grow it only on purpose.
+static_assert(sizeof(TensorImpl) <= 192, "TensorImpl grew; see Note [TensorImpl size]");
+
+AutogradMetaInterface::~AutogradMetaInterface() = default;
+
+TensorImpl::TensorImpl(Storage storage, ScalarType dtype, Layout layout)
+    : TensorImpl(std::move(storage), DispatchKeySet(), dtype, layout) {}
+
+TensorImpl::TensorImpl(Storage storage, DispatchKeySet keys, ScalarType dtype, Layout layout)
+    : storage_(std::move(storage)),
+      device_(storage_.defined() ? storage_.device() : Device(DeviceType::CPU)),
+      dtype_(dtype),
+      layout_(layout) {
+  TORCH_CHECK(dtype != ScalarType::Undefined, "a tensor needs a defined dtype");
+  if (keys.empty()) {
+    keys = DispatchKeySet(backendDispatchKey(device_.type(), layout));
+  } else if (!storage_.defined()) {
+    device_ = Device(deviceTypeOf(keys.highestPriorityBackendTypeId()));
+  }
+  DispatchKey backend = keys.highestPriorityBackendTypeId();
+  TORCH_INTERNAL_ASSERT(backend != DispatchKey::Undefined, "a tensor's key set needs a backend key: ", keys);
+  key_set_ = keys | autogradRelatedKeys(backend);
+  refresh_numel_and_contiguity();
+}
+
+TensorImpl::~TensorImpl() = default;
+
+void* TensorImpl::data() const {
+  if (!storage_.defined() || storage_.data() == nullptr || numel_ == 0) return nullptr;
+  return static_cast<char*>(storage_.data()) + storage_offset_ * static_cast<int64_t>(itemsize());
+}
+
+int64_t TensorImpl::wrap_dim(int64_t d) const {
+  int64_t n = dim();
+  TORCH_CHECK_INDEX(n > 0, "Dimension specified as ", d, " but tensor has no dimensions");
+  TORCH_CHECK_INDEX(d >= -n && d < n, "Dimension out of range (expected to be in range of [", -n, ", ", n - 1,
+                    "], but got ", d, ")");
+  return d < 0 ? d + n : d;
+}
+
+void TensorImpl::set_sizes_contiguous(IntArrayRef sizes) {
+  sizes_and_strides_.resize(sizes.size());
+  int64_t* sz = sizes_and_strides_.sizes_data();
+  int64_t* st = sizes_and_strides_.strides_data();
+  int64_t stride = 1;
+  for (size_t i = sizes.size(); i-- > 0;) {
+    sz[i] = sizes[i];
+    st[i] = stride;
+    // Size-0 and size-1 dims get the stride the next dim would have, as in torch.
+    stride *= sizes[i] > 1 ? sizes[i] : 1;
+  }
+  refresh_numel_and_contiguity();
+}
+
+void TensorImpl::set_sizes_and_strides(IntArrayRef sizes, IntArrayRef strides) {
+  TORCH_CHECK(sizes.size() == strides.size(), "dimensionality of sizes (", sizes.size(),
+              ") must match dimensionality of strides (", strides.size(), ")");
+  sizes_and_strides_.resize(sizes.size());
+  std::copy(sizes.begin(), sizes.end(), sizes_and_strides_.sizes_data());
+  std::copy(strides.begin(), strides.end(), sizes_and_strides_.strides_data());
+  refresh_numel_and_contiguity();
+}
+
+void TensorImpl::set_storage_offset(int64_t offset) {
+  TORCH_CHECK(offset >= 0, "Tensor: invalid storage offset ", offset);
+  storage_offset_ = offset;
+}
+
+void TensorImpl::set_storage(Storage storage) {
+  TORCH_CHECK(!storage.defined() || storage.device() == device_, "cannot set a storage on ", storage.device(),
+              " for a tensor on ", device_);
+  storage_ = std::move(storage);
+}
+
+void TensorImpl::set_wrapped_number(bool value) {
+  TORCH_INTERNAL_ASSERT(dim() == 0, "only 0-dim tensors can be wrapped numbers");
+  is_wrapped_number_ = value;
+}
+
+void TensorImpl::refresh_numel_and_contiguity() {
+  IntArrayRef sizes = this->sizes();
+  int64_t n = 1;
+  for (int64_t s : sizes) {
+    TORCH_CHECK(s >= 0, "Trying to create tensor with negative dimension ", s, ": ", sizes);
+    TORCH_CHECK(!__builtin_mul_overflow(n, s, &n), "numel: integer multiplication overflow for sizes ", sizes);
+  }
+  numel_ = n;
+  is_contiguous_ = compute_contiguous();
+  is_channels_last_contiguous_ = compute_channels_last_contiguous();
+}
+
+// Contiguous: row-major strides over the dims of size > 1 (size-1 dims may have any
+// stride). Every empty tensor is contiguous.
+bool TensorImpl::compute_contiguous() const {
+  if (numel_ == 0) return true;
+  IntArrayRef sizes = this->sizes(), strides = this->strides();
+  int64_t expected = 1;
+  for (size_t i = sizes.size(); i-- > 0;) {
+    if (sizes[i] == 1) continue;
+    if (strides[i] != expected) return false;
+    expected *= sizes[i];
+  }
+  return true;
+}
+
+// Channels-last (NHWC) for 4-d tensors: the same rule with dims visited in the order
+// C, W, H, N. Unlike the contiguous case, an empty tensor is judged by its strides,
+// matching torch.
+bool TensorImpl::compute_channels_last_contiguous() const {
+  if (dim() != 4) return false;
+  IntArrayRef sizes = this->sizes(), strides = this->strides();
+  int64_t expected = 1;
+  for (int d : {1, 3, 2, 0}) {
+    if (sizes[d] == 1) continue;
+    if (strides[d] != expected) return false;
+    expected *= sizes[d];
+  }
+  return true;
+}
+
+}  // namespace c10::inline tessera

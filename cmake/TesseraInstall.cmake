@@ -1,0 +1,19 @@
+# `cmake --install` lays out a relocatable package: headers under include/ as they stand in
+# the source tree, the shared libraries, and a CMake config so that a user's project says
+#   find_package(Tessera CONFIG REQUIRED)
+#   target_link_libraries(app PRIVATE Tessera::c10)
+include(CMakePackageConfigHelpers)
+
+install(TARGETS c10 EXPORT TesseraTargets
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/c10 DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+        FILES_MATCHING PATTERN "*.h")
+
+set(TESSERA_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/Tessera)
+install(EXPORT TesseraTargets NAMESPACE Tessera:: DESTINATION ${TESSERA_CMAKE_DIR})
+configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/TesseraConfig.cmake.in
+                              ${CMAKE_BINARY_DIR}/TesseraConfig.cmake INSTALL_DESTINATION ${TESSERA_CMAKE_DIR})
+write_basic_package_version_file(${CMAKE_BINARY_DIR}/TesseraConfigVersion.cmake COMPATIBILITY SameMinorVersion)
+install(FILES ${CMAKE_BINARY_DIR}/TesseraConfig.cmake ${CMAKE_BINARY_DIR}/TesseraConfigVersion.cmake
+        DESTINATION ${TESSERA_CMAKE_DIR})

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Runs every test from nothing: installs the Debian packages, then configures, builds and
+# tests twice: a normal build (warnings as errors, CUDA compiled when nvcc is present),
+# and an AddressSanitizer + UndefinedBehaviorSanitizer build (default ISA, no CUDA, no
+# benchmarks) that stops at the first error. .ci/run calls exactly this.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+jobs=$(nproc)
+
+scripts/install-deps.sh
+
+step() { printf '\n=== %s (%s)\n' "$1" "$(date +%T)"; }
+
+step "normal build"
+cmake -S . -B build/release -G Ninja -DTESSERA_WERROR=ON -DPython3_EXECUTABLE=/usr/bin/python3
+cmake --build build/release -j "$jobs"
+step "normal tests"
+ctest --test-dir build/release --output-on-failure -j "$jobs"
+
+step "sanitizer build"
+cmake -S . -B build/asan -G Ninja -DTESSERA_WERROR=ON -DTESSERA_SANITIZE="address;undefined" \
+      -DTESSERA_CUDA=OFF -DTESSERA_BENCH=OFF -DTESSERA_PYTHON=OFF -DCMAKE_BUILD_TYPE=Debug \
+      -DPython3_EXECUTABLE=/usr/bin/python3
+cmake --build build/asan -j "$jobs"
+step "sanitizer tests"
+ASAN_OPTIONS=halt_on_error=1:abort_on_error=1:allocator_may_return_null=1:detect_leaks=1 \
+UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+  ctest --test-dir build/asan --output-on-failure -j "$jobs"
+step "all tests passed in $root"
