@@ -3,12 +3,14 @@
 float32 -> Half is compared with numpy's astype(np.float16) and float32 -> BFloat16 with
 torch's .to(torch.bfloat16), for all 2^32 float32 inputs, in chunks of 2^24 with
 vectorised comparisons. Both oracles round to nearest-even; they differ from c10 only in
-which NaN a NaN becomes (numpy keeps payload bits, torch 1.13 returns +0x7FC0 whatever
-the sign), so for NaN inputs we require a NaN (of the same sign, for Half) instead of
+which NaN a NaN becomes (numpy keeps payload bits, torch 1.13 returns 0xFFFF whatever
+the sign: its vectorised path), so for NaN inputs we require a NaN (of the same sign, for Half) instead of
 equal bits.
 """
 import ctypes
+import os
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -16,6 +18,9 @@ import torch
 
 CHUNK_BITS = 24
 CHUNK = 1 << CHUNK_BITS
+# numpy's cast raises the FP status flag (feraiseexcept, ~60 ns) for every input that
+# overflows or underflows float16, about half of all patterns: most of this test's time.
+WORKERS = int(os.environ.get("TESSERA_TEST_THREADS", min(2, os.cpu_count() or 1)))
 
 HOOKS = [
     "tessera_float_to_half", "tessera_half_to_float",
@@ -39,62 +44,79 @@ def call(fn, src, dst):
     fn(src.ctypes.data, dst.ctypes.data, src.size)
 
 
-def float32_chunks():
-    """Yields (bits, floats) for every float32 pattern, CHUNK at a time, in reused buffers."""
+def for_every_float32(check):
+    """Calls check(bits, floats) on every float32 pattern, CHUNK at a time.
+
+    Chunks run on WORKERS threads: numpy's casts, torch and ctypes calls all release the
+    GIL. check returns None, or a message that fails the test.
+    """
     base = np.arange(CHUNK, dtype=np.uint32)
-    bits = np.empty(CHUNK, dtype=np.uint32)
-    for k in range(1 << (32 - CHUNK_BITS)):
-        np.add(base, np.uint32(k << CHUNK_BITS), out=bits)
-        yield bits, bits.view(np.float32)
+
+    def run(k):
+        bits = base + np.uint32(k << CHUNK_BITS)
+        return check(bits, bits.view(np.float32))
+
+    ex = ThreadPoolExecutor(WORKERS)
+    try:
+        for problem in ex.map(run, range(1 << (32 - CHUNK_BITS))):
+            if problem:
+                pytest.fail(problem)
+    finally:
+        ex.shutdown(cancel_futures=True)
 
 
-def report_mismatches(what, in_bits, ours, ref):
-    head = ", ".join(f"{i:#010x}: ours {o:#x} ref {r:#x}" for i, o, r in zip(in_bits[:8], ours[:8], ref[:8]))
-    pytest.fail(f"{what}: {in_bits.size} mismatches, e.g. {head}")
+def describe(what, in_bits, ours, ref):
+    head = ", ".join(f"{i:#010x}: ours {o:#06x} ref {r:#06x}" for i, o, r in zip(in_bits[:8], ours[:8], ref[:8]))
+    return f"{what}: {in_bits.size} mismatches in this chunk, e.g. {head}"
+
+
+def is_nan32(bits):
+    return (bits & 0x7FFFFFFF) > 0x7F800000
 
 
 def test_float_to_half_every_float32(hooks):
-    start = time.perf_counter()
-    ours = np.empty(CHUNK, dtype=np.uint16)
-    for bits, floats in float32_chunks():
+    def check(bits, floats):
+        ours = np.empty(CHUNK, dtype=np.uint16)
         call(hooks.tessera_float_to_half, floats, ours)
         with np.errstate(over="ignore", invalid="ignore"):
             ref = floats.astype(np.float16).view(np.uint16)
         bad = np.flatnonzero(ours != ref)
-        if bad.size:
-            b, o = bits[bad], ours[bad]
-            nan_in = (b & 0x7FFFFFFF) > 0x7F800000
-            same_sign_nan = ((o & 0x7FFF) > 0x7C00) & ((o >> 15) == (b >> 31))
-            really_bad = ~(nan_in & same_sign_nan)
-            if really_bad.any():
-                report_mismatches("float32 -> Half vs numpy", b[really_bad], o[really_bad], ref[bad][really_bad])
-        # NaN inputs numpy happens to agree with still need the sign kept: covered above
-        # only for mismatches, so check the NaN rows of ours directly.
-        nan_rows = (bits & 0x7FFFFFFF) > 0x7F800000
-        if nan_rows.any():
-            o = ours[nan_rows]
-            assert np.all((o & 0x7FFF) > 0x7C00) and np.array_equal(o >> 15, (bits[nan_rows] >> 31).astype(np.uint16))
-    print(f"float32 -> Half, 2^32 inputs: {time.perf_counter() - start:.1f} s")
+        b, o, r = bits[bad], ours[bad], ref[bad]
+        # numpy keeps NaN payload bits, c10 returns 0x7E00 | sign: a same-sign NaN is right.
+        excused = is_nan32(b) & ((o & 0x7FFF) > 0x7C00) & ((o >> 15) == (b >> 31))
+        if not excused.all():
+            return describe("float32 -> Half vs numpy", b[~excused], o[~excused], r[~excused])
+        if bits[0] & 0x7F000000 == 0x7F000000:  # the chunks holding NaNs: each gives a signed NaN
+            nan = is_nan32(bits)
+            o = ours[nan]
+            if not (np.all((o & 0x7FFF) > 0x7C00) and np.array_equal(o >> 15, (bits[nan] >> 31).astype(np.uint16))):
+                return "float32 NaN -> Half is not a NaN of the same sign"
+        return None
+
+    start = time.perf_counter()
+    for_every_float32(check)
+    print(f"float32 -> Half, 2^32 inputs on {WORKERS} thread(s): {time.perf_counter() - start:.1f} s")
 
 
 def test_float_to_bfloat16_every_float32(hooks):
-    start = time.perf_counter()
-    ours = np.empty(CHUNK, dtype=np.uint16)
-    for bits, floats in float32_chunks():
+    def check(bits, floats):
+        ours = np.empty(CHUNK, dtype=np.uint16)
         call(hooks.tessera_float_to_bfloat16, floats, ours)
         ref = torch.from_numpy(floats).to(torch.bfloat16).view(torch.int16).numpy().view(np.uint16)
         bad = np.flatnonzero(ours != ref)
-        if bad.size:
-            b, o = bits[bad], ours[bad]
-            nan_in = (b & 0x7FFFFFFF) > 0x7F800000
-            nan_out = (o & 0x7FFF) > 0x7F80
-            really_bad = ~(nan_in & nan_out)
-            if really_bad.any():
-                report_mismatches("float32 -> BFloat16 vs torch", b[really_bad], o[really_bad], ref[bad][really_bad])
-        nan_rows = (bits & 0x7FFFFFFF) > 0x7F800000
-        if nan_rows.any():
-            assert np.all((ours[nan_rows] & 0x7FFF) > 0x7F80)
-    print(f"float32 -> BFloat16, 2^32 inputs: {time.perf_counter() - start:.1f} s")
+        b, o, r = bits[bad], ours[bad], ref[bad]
+        # torch 1.13 turns every NaN into 0xFFFF; c10 gives 0x7FC0 | sign. Any NaN is right.
+        excused = is_nan32(b) & ((o & 0x7FFF) > 0x7F80)
+        if not excused.all():
+            return describe("float32 -> BFloat16 vs torch", b[~excused], o[~excused], r[~excused])
+        if bits[0] & 0x7F000000 == 0x7F000000:
+            if not np.all((ours[is_nan32(bits)] & 0x7FFF) > 0x7F80):
+                return "float32 NaN -> BFloat16 is not a NaN"
+        return None
+
+    start = time.perf_counter()
+    for_every_float32(check)
+    print(f"float32 -> BFloat16, 2^32 inputs on {WORKERS} thread(s): {time.perf_counter() - start:.1f} s")
 
 
 def test_half_to_float_every_pattern(hooks):

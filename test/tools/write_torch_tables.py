@@ -4,6 +4,7 @@
 Run by CTest as the `torch_reference_tables` fixture before the C++ tests that read them:
   promote_types.txt   one line per ordered pair of dtypes: "a b result" or "a b error"
   contiguity.txt      "sizes | strides | is_contiguous is_channels_last_contiguous"
+  torch_schemas.txt   every operator schema torch reports (torch._C._jit_get_all_schemas())
 Names are torch's ScalarType names (Float, Long, ...), which c10 shares.
 """
 import pathlib
@@ -57,6 +58,8 @@ def main(out_dir):
     out.mkdir(parents=True, exist_ok=True)
     (out / "promote_types.txt").write_text("\n".join(promote_lines()) + "\n")
     (out / "contiguity.txt").write_text("\n".join(contiguity_lines()) + "\n")
+    schemas = sorted({str(s) for s in torch._C._jit_get_all_schemas()})
+    (out / "torch_schemas.txt").write_text("\n".join(schemas) + "\n")
     print(f"wrote torch {torch.__version__} reference tables to {out}")
 
 

@@ -1,0 +1,79 @@
+// at::Tensor: the user's handle to a TensorImpl (a counted pointer, cheap to copy).
+// This file holds the metadata API; the operator methods (t.add(u), t.view({2, 3}), ...)
+// are generated from ops.yaml into aten/ops/TensorMethods.inc and included below.
+#pragma once
+
+#include <aten/core/Generator.h>
+#include <c10/core/Scalar.h>
+#include <c10/core/TensorImpl.h>
+
+#include <optional>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+#include <ostream>
+
+namespace at::inline tessera {
+
+using c10::Device;
+using c10::DeviceType;
+using c10::DispatchKey;
+using c10::DispatchKeySet;
+using c10::IntArrayRef;
+using c10::Layout;
+using c10::MemoryFormat;
+using c10::Scalar;
+using c10::ScalarType;
+using c10::TensorImpl;
+using TensorList = c10::ArrayRef<class Tensor>;
+
+class TORCH_API Tensor {
+ public:
+  Tensor() = default;
+  explicit Tensor(c10::intrusive_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
+
+  bool defined() const { return static_cast<bool>(impl_); }
+  TensorImpl* unsafeGetTensorImpl() const { return impl_.get(); }
+  const c10::intrusive_ptr<TensorImpl>& getIntrusivePtr() const { return impl_; }
+  void reset() { impl_.reset(); }
+  size_t use_count() const { return impl_.use_count(); }
+  bool is_same(const Tensor& other) const { return impl_ == other.impl_; }
+
+  int64_t dim() const { return impl_->dim(); }
+  int64_t ndimension() const { return dim(); }
+  IntArrayRef sizes() const { return impl_->sizes(); }
+  IntArrayRef strides() const { return impl_->strides(); }
+  int64_t size(int64_t d) const { return impl_->size(d); }
+  int64_t stride(int64_t d) const { return impl_->stride(d); }
+  int64_t numel() const { return impl_->numel(); }
+  int64_t storage_offset() const { return impl_->storage_offset(); }
+  size_t element_size() const { return impl_->itemsize(); }
+  size_t itemsize() const { return impl_->itemsize(); }
+  size_t nbytes() const { return static_cast<size_t>(numel()) * itemsize(); }
+  ScalarType scalar_type() const { return impl_->scalar_type(); }
+  Device device() const { return impl_->device(); }
+  Layout layout() const { return impl_->layout(); }
+  DispatchKeySet key_set() const { return impl_->key_set(); }
+  bool is_cpu() const { return impl_->is_cpu(); }
+  bool is_cuda() const { return impl_->is_cuda(); }
+  bool is_meta() const { return impl_->is_meta(); }
+  bool is_contiguous(MemoryFormat format = MemoryFormat::Contiguous) const { return impl_->is_contiguous(format); }
+  const c10::Storage& storage() const { return impl_->storage(); }
+  void* data_ptr() const { return impl_->data(); }
+  template <typename T>
+  T* data_ptr() const {
+    return static_cast<T*>(impl_->data());
+  }
+
+  // Operator methods, generated from ops.yaml.
+#include <aten/ops/TensorMethods.inc>
+
+ private:
+  c10::intrusive_ptr<TensorImpl> impl_;
+};
+
+// "Tensor(sizes=[2, 3], dtype=Float, device=cpu)", or "Tensor(undefined)".
+TORCH_API std::ostream& operator<<(std::ostream& os, const Tensor& t);
+
+}  // namespace at::inline tessera

@@ -1,0 +1,72 @@
+#include <aten/native/Broadcast.h>
+
+namespace at::inline tessera::native {
+
+std::vector<int64_t> infer_size(IntArrayRef a, IntArrayRef b) {
+  size_t n = std::max(a.size(), b.size());
+  std::vector<int64_t> out(n);
+  for (size_t i = 0; i < n; ++i) {
+    // Align from the right.
+    ptrdiff_t ia = static_cast<ptrdiff_t>(a.size()) - static_cast<ptrdiff_t>(n) + static_cast<ptrdiff_t>(i);
+    ptrdiff_t ib = static_cast<ptrdiff_t>(b.size()) - static_cast<ptrdiff_t>(n) + static_cast<ptrdiff_t>(i);
+    int64_t sa = ia >= 0 ? a[ia] : 1, sb = ib >= 0 ? b[ib] : 1;
+    TORCH_CHECK(sa == sb || sa == 1 || sb == 1, "The size of tensor a (", sa, ") must match the size of tensor b (", sb,
+                ") at non-singleton dimension ", i);
+    out[i] = sa == 1 ? sb : sa;
+  }
+  return out;
+}
+
+namespace {
+
+enum class Rank { Dim, ZeroDim, Wrapped };
+
+Rank rank_of(const Tensor& t) {
+  if (t.unsafeGetTensorImpl()->is_wrapped_number()) return Rank::Wrapped;
+  return t.dim() == 0 ? Rank::ZeroDim : Rank::Dim;
+}
+
+c10::ScalarType promote_skip_undefined(c10::ScalarType a, c10::ScalarType b) {
+  if (a == c10::ScalarType::Undefined) return b;
+  if (b == c10::ScalarType::Undefined) return a;
+  return c10::promoteTypes(a, b);
+}
+
+// A lower-ranked result only matters when it is of a higher category than the higher rank's.
+c10::ScalarType combine(c10::ScalarType higher, c10::ScalarType lower) {
+  if (c10::isComplexType(higher)) return higher;
+  if (!c10::isComplexType(lower) && c10::isFloatingType(higher)) return higher;
+  if (higher == c10::ScalarType::Bool || c10::isFloatingType(lower) || c10::isComplexType(lower)) {
+    return promote_skip_undefined(higher, lower);
+  }
+  return higher != c10::ScalarType::Undefined ? higher : lower;
+}
+
+}  // namespace
+
+c10::ScalarType result_type(const Tensor& a, const Tensor& b) {
+  c10::ScalarType by_rank[3] = {c10::ScalarType::Undefined, c10::ScalarType::Undefined, c10::ScalarType::Undefined};
+  for (const Tensor* t : {&a, &b}) {
+    Rank r = rank_of(*t);
+    c10::ScalarType dt = t->scalar_type();
+    if (r == Rank::Wrapped) {
+      // A Python float is the default dtype; a Python complex the default complex dtype.
+      if (c10::isFloatingType(dt)) dt = c10::kFloat;
+      if (c10::isComplexType(dt)) dt = c10::kComplexFloat;
+    }
+    auto& slot = by_rank[static_cast<int>(r)];
+    slot = promote_skip_undefined(slot, dt);
+  }
+  return combine(by_rank[0], combine(by_rank[1], by_rank[2]));
+}
+
+std::vector<int64_t> broadcast_strides(const Tensor& t, IntArrayRef sizes) {
+  std::vector<int64_t> out(sizes.size(), 0);
+  size_t offset = sizes.size() - static_cast<size_t>(t.dim());
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    out[offset + d] = t.size(d) == 1 ? 0 : t.stride(d);
+  }
+  return out;
+}
+
+}  // namespace at::inline tessera::native

@@ -1,0 +1,19 @@
+// What the generated wrappers of structured operators do around a kernel: allocate the
+// functional output, check an in-place target, resize an out= tensor.
+#pragma once
+
+#include <aten/core/Tensor.h>
+#include <aten/native/TensorMeta.h>
+
+namespace at::inline tessera::native {
+
+// A fresh contiguous tensor with the meta's sizes and dtype on `device`.
+TORCH_API Tensor empty_for_meta(const meta::TensorMeta& m, c10::Device device);
+// In-place: self must already have the output's shape, and the result dtype must cast to
+// self's without changing category ("result type Float can't be cast to ... Long").
+TORCH_API void check_inplace(const Tensor& self, const meta::TensorMeta& m, const char* op);
+// out=: an out tensor of the wrong shape is resized (torch warns when it had elements;
+// Tessera requires it be empty or already right); its dtype must accept the result.
+TORCH_API void resize_out(const Tensor& out, const meta::TensorMeta& m, const char* op);
+
+}  // namespace at::inline tessera::native

@@ -1,0 +1,195 @@
+"""The data model of Tessera's codegen: operator schemas parsed from ops.yaml.
+
+Only the aten subset of PyTorch's schema language appears in ops.yaml, so this parser
+reads that subset (the C++ parser in aten/schema reads the whole language). A schema
+that uses something outside it fails loudly with the op's name.
+"""
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Optional
+
+BASE_TYPES = {"Tensor", "int", "SymInt", "float", "bool", "str", "Scalar", "ScalarType", "Layout",
+              "Device", "MemoryFormat", "Generator", "Dimname"}
+
+
+@dataclasses.dataclass(frozen=True)
+class Type:
+    base: str                      # "Tensor", "int", ...
+    optional: bool = False         # T?
+    is_list: bool = False          # T[] / T[N]
+    size: Optional[int] = None     # N of T[N]
+    elem_optional: bool = False    # Tensor?[]
+
+    @staticmethod
+    def parse(text: str) -> "Type":
+        m = re.fullmatch(r"(\w+)(\?)?(?:\[(\d*)\])?(\?)?", text)
+        if not m or m.group(1) not in BASE_TYPES:
+            raise ValueError(f"unsupported type '{text}'")
+        base, q1, size, q2 = m.groups()
+        is_list = size is not None
+        if is_list:
+            return Type(base, optional=bool(q2), is_list=True, size=int(size) if size else None,
+                        elem_optional=bool(q1))
+        return Type(base, optional=bool(q1))
+
+    def __str__(self) -> str:
+        s = self.base + ("?" if self.elem_optional else "")
+        if self.is_list:
+            s += f"[{self.size if self.size is not None else ''}]"
+        return s + ("?" if self.optional else "")
+
+    @property
+    def is_tensor(self) -> bool:
+        return self.base == "Tensor" and not self.is_list
+
+    @property
+    def carries_tensors(self) -> bool:
+        return self.base == "Tensor"
+
+
+@dataclasses.dataclass(frozen=True)
+class Argument:
+    name: str
+    type: Type
+    default: Optional[str]
+    kwarg_only: bool
+    alias: Optional[str]           # "a", "a!" ... as written inside the parentheses
+
+    @property
+    def is_write(self) -> bool:
+        return self.alias is not None and self.alias.endswith("!")
+
+    @property
+    def is_out(self) -> bool:
+        return self.kwarg_only and self.is_write
+
+
+@dataclasses.dataclass(frozen=True)
+class Return:
+    name: Optional[str]
+    type: Type
+    alias: Optional[str]
+
+    @property
+    def is_write(self) -> bool:
+        return self.alias is not None and self.alias.endswith("!")
+
+
+@dataclasses.dataclass(frozen=True)
+class Schema:
+    name: str                      # "add"
+    overload: str                  # "Tensor", "" for none
+    arguments: tuple
+    returns: tuple
+    text: str                      # as written in ops.yaml
+
+    @property
+    def full_name(self) -> str:
+        return f"{self.name}.{self.overload}" if self.overload else self.name
+
+    @property
+    def is_inplace(self) -> bool:
+        return self.name.endswith("_") and not self.name.endswith("__")
+
+    @property
+    def is_out(self) -> bool:
+        return any(a.is_out for a in self.arguments)
+
+    @property
+    def out_arguments(self):
+        return [a for a in self.arguments if a.is_out]
+
+    @property
+    def non_out_arguments(self):
+        return [a for a in self.arguments if not a.is_out]
+
+    @property
+    def has_tensor_arguments(self) -> bool:
+        return any(a.type.carries_tensors for a in self.arguments)
+
+    @property
+    def tensor_options_group(self) -> bool:
+        names = [a.name for a in self.arguments]
+        return all(n in names for n in ("dtype", "layout", "device", "pin_memory"))
+
+
+_ARG = re.compile(r"^(?P<type>[\w?\[\]]+?)(?:\((?P<alias>[^)]*)\))?(?P<after>[\w?\[\]]*)\s+(?P<name>\w+)(?:=(?P<default>.+))?$")
+_RET = re.compile(r"^(?P<type>[\w?\[\]]+?)(?:\((?P<alias>[^)]*)\))?(?P<after>[\w?\[\]]*)(?:\s+(?P<name>\w+))?$")
+
+
+def _split_top_level(text: str):
+    parts, depth, cur = [], 0, ""
+    for ch in text:
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        parts.append(cur.strip())
+    return parts
+
+
+def parse_schema(text: str) -> Schema:
+    m = re.fullmatch(r"\s*([\w.]+)\((.*)\)\s*->\s*(.+?)\s*", text)
+    if not m:
+        raise ValueError(f"cannot parse schema '{text}'")
+    full, args_text, rets_text = m.groups()
+    name, _, overload = full.partition(".")
+    args, kwarg_only = [], False
+    for part in _split_top_level(args_text):
+        if part == "*":
+            kwarg_only = True
+            continue
+        a = _ARG.match(part)
+        if not a:
+            raise ValueError(f"{full}: cannot parse argument '{part}'")
+        typ = Type.parse(a.group("type") + a.group("after"))
+        args.append(Argument(a.group("name"), typ, a.group("default"), kwarg_only, a.group("alias")))
+    rets_text = rets_text.strip()
+    if rets_text.startswith("("):
+        ret_parts = _split_top_level(rets_text[1:-1])
+    else:
+        ret_parts = [rets_text]
+    rets = []
+    for part in ret_parts:
+        r = _RET.match(part)
+        if not r:
+            raise ValueError(f"{full}: cannot parse return '{part}'")
+        rets.append(Return(r.group("name"), Type.parse(r.group("type") + r.group("after")), r.group("alias")))
+    return Schema(name, overload, tuple(args), tuple(rets), text.strip())
+
+
+@dataclasses.dataclass
+class Op:
+    """One ops.yaml entry."""
+    schema: Schema
+    variants: tuple = ("function",)
+    dispatch: dict = dataclasses.field(default_factory=dict)  # key -> native kernel name
+    structured: bool = False
+    structured_delegate: Optional[str] = None
+    python: bool = True
+
+    @property
+    def is_composite_implicit(self) -> bool:
+        return not self.dispatch and self.structured_delegate is None
+
+    @staticmethod
+    def from_yaml(entry: dict) -> "Op":
+        unknown = set(entry) - {"func", "variants", "dispatch", "structured", "structured_delegate", "python"}
+        if unknown:
+            raise ValueError(f"{entry.get('func')}: unknown ops.yaml fields {sorted(unknown)}")
+        schema = parse_schema(entry["func"])
+        dispatch = {}
+        for keys, kernel in (entry.get("dispatch") or {}).items():
+            for key in str(keys).split(","):
+                dispatch[key.strip()] = kernel
+        variants = tuple(v.strip() for v in str(entry.get("variants", "function")).split(","))
+        return Op(schema, variants, dispatch, bool(entry.get("structured", False)),
+                  entry.get("structured_delegate"), bool(entry.get("python", True)))
