@@ -66,6 +66,9 @@ class TORCH_API Tensor {
     return static_cast<T*>(impl_->data());
   }
 
+  // The value of a one-element tensor (torch's Tensor.item()); CPU tensors only.
+  c10::Scalar item() const;
+
   // Operator methods, generated from ops.yaml.
 #include <aten/ops/TensorMethods.inc>
 

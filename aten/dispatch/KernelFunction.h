@@ -50,8 +50,10 @@ class TORCH_API KernelFunction {
 
   template <typename FuncType, FuncType* func>
   static KernelFunction makeFromUnboxedFunction(CompileTimeFunctionPointer<FuncType, func>) {
-    static detail::DirectCall<FuncType, func> direct;
-    return fromFunctor<detail::DirectCall<FuncType, func>, FuncType>(&direct, nullptr);
+    // Not a function-local static: those become STB_GNU_UNIQUE symbols, which would make a
+    // custom-op library impossible to dlclose (and so its kernels impossible to unload).
+    auto owner = std::make_shared<detail::DirectCall<FuncType, func>>();
+    return fromFunctor<detail::DirectCall<FuncType, func>, FuncType>(owner.get(), owner);
   }
 
   template <typename FuncPtr>

@@ -111,7 +111,7 @@ DispatchKeySet OperatorEntry::boxedArgumentKeys(const Stack& stack) const {
       c.add(v.toTensorList());
     } else if (v.isOptionalTensorList()) {
       c.add(v.toOptionalTensorList());
-    } else if (v.isList()) {
+    } else if (v.isGenericList()) {
       for (const IValue& item : v.toList()) {
         if (item.isTensor()) c.add(item.toTensor());
       }

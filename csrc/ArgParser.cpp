@@ -1,0 +1,639 @@
+#include "ArgParser.h"
+
+#include "python_api.h"
+
+#include <aten/ops/Functions.h>
+
+#include <climits>
+#include <complex>
+
+namespace tessera::python {
+
+using c10::IValue;
+using c10::SchemaType;
+using Kind = c10::SchemaType::Kind;
+
+namespace {
+
+// ---------------------------------------------------------------- type checks
+
+bool is_int(PyObject* obj) {
+  if (PyBool_Check(obj)) return false;
+  if (PyLong_Check(obj)) return true;
+  return !is_tensor(obj) && !PyFloat_Check(obj) && PyIndex_Check(obj);  // numpy integers
+}
+
+bool is_float_like(PyObject* obj) { return PyFloat_Check(obj) || PyLong_Check(obj); }
+
+bool is_sequence_of(PyObject* obj, bool (*pred)(PyObject*)) {
+  if (!PyTuple_Check(obj) && !PyList_Check(obj)) return false;
+  PyObject* seq = obj;
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    if (!pred(PySequence_Fast_GET_ITEM(seq, i))) return false;
+  }
+  return true;
+}
+
+bool is_tensor_or_none(PyObject* obj) { return obj == Py_None || is_tensor(obj); }
+bool is_bool(PyObject* obj) { return PyBool_Check(obj); }
+
+bool is_scalar_type_object(PyObject* obj) {
+  return is_dtype(obj) || obj == reinterpret_cast<PyObject*>(&PyFloat_Type) ||
+         obj == reinterpret_cast<PyObject*>(&PyLong_Type) || obj == reinterpret_cast<PyObject*>(&PyBool_Type) ||
+         obj == reinterpret_cast<PyObject*>(&PyComplex_Type);
+}
+
+bool matches(PyObject* obj, const SchemaType& type, bool allow_number) {
+  switch (type.kind()) {
+    case Kind::Optional:
+      return obj == Py_None || matches(obj, type.elementType(), allow_number);
+    case Kind::Tensor:
+      return is_tensor(obj) || (allow_number && is_number(obj));
+    case Kind::Int:
+    case Kind::SymInt:
+      return is_int(obj) || (is_tensor(obj) && unwrap(obj).numel() == 1 &&
+                             c10::isIntegralType(unwrap(obj).scalar_type(), false));
+    case Kind::Float:
+      return is_float_like(obj);
+    case Kind::Complex:
+      return is_float_like(obj) || PyComplex_Check(obj);
+    case Kind::Bool:
+      return PyBool_Check(obj);
+    case Kind::Scalar:
+      return is_number(obj) || (is_tensor(obj) && unwrap(obj).dim() == 0);
+    case Kind::Str:
+      return PyUnicode_Check(obj);
+    case Kind::ScalarType:
+      return is_scalar_type_object(obj);
+    case Kind::Layout:
+      return is_layout(obj);
+    case Kind::MemoryFormat:
+      return is_memory_format(obj);
+    case Kind::Device:
+      return is_device(obj) || PyUnicode_Check(obj) || is_int(obj);
+    case Kind::Generator:
+      return false;  // no Python generator objects yet; only None (through Optional) passes
+    case Kind::List: {
+      const SchemaType& elem = type.elementType();
+      if (elem.isIntLike()) return is_sequence_of(obj, is_int) || (type.fixedSize() && is_int(obj));
+      if (elem.isTensor()) return is_sequence_of(obj, is_tensor);
+      if (elem.isOptional() && elem.elementType().isTensor()) return is_sequence_of(obj, is_tensor_or_none);
+      if (elem.is(Kind::Float)) return is_sequence_of(obj, is_float_like) || (type.fixedSize() && is_float_like(obj));
+      if (elem.is(Kind::Bool)) return is_sequence_of(obj, is_bool) || (type.fixedSize() && PyBool_Check(obj));
+      return PyTuple_Check(obj) || PyList_Check(obj);
+    }
+    default:
+      return true;  // types Python cannot check (Any, type variables) accept anything
+  }
+}
+
+// The type as torch names it in argument errors.
+std::string python_type_name(const SchemaType& type) {
+  switch (type.kind()) {
+    case Kind::Optional: return python_type_name(type.elementType());
+    case Kind::Tensor: return "Tensor";
+    case Kind::Int:
+    case Kind::SymInt: return "int";
+    case Kind::Float: return "float";
+    case Kind::Complex: return "complex";
+    case Kind::Bool: return "bool";
+    case Kind::Scalar: return "Number";
+    case Kind::Str: return "str";
+    case Kind::ScalarType: return "tessera.dtype";
+    case Kind::Layout: return "tessera.layout";
+    case Kind::MemoryFormat: return "tessera.memory_format";
+    case Kind::Device: return "tessera.device";
+    case Kind::Generator: return "tessera.Generator";
+    case Kind::List: {
+      const SchemaType& e = type.elementType();
+      if (e.isIntLike()) return "tuple of ints";
+      if (e.isTensor()) return "tuple of Tensors";
+      if (e.isOptional()) return "tuple of (Tensor or None)";
+      if (e.is(Kind::Float)) return "tuple of floats";
+      if (e.is(Kind::Bool)) return "tuple of bools";
+      return "list";
+    }
+    default: return type.str();
+  }
+}
+
+std::string object_type_name(PyObject* obj) {
+  if (is_tensor(obj)) return "Tensor";
+  std::string name = Py_TYPE(obj)->tp_name;
+  auto dot = name.rfind('.');
+  return dot == std::string::npos ? name : name.substr(dot + 1);
+}
+
+IValue enum_default(const c10::DefaultValue& d, const SchemaType& type) {
+  const std::string& name = d.enumName();
+  const SchemaType& t = type.unwrapOptional();
+  if (t.is(Kind::MemoryFormat)) {
+    if (name == "contiguous_format") return IValue(c10::MemoryFormat::Contiguous);
+    if (name == "channels_last") return IValue(c10::MemoryFormat::ChannelsLast);
+    if (name == "preserve_format") return IValue(c10::MemoryFormat::Preserve);
+  }
+  if (t.is(Kind::Layout) && name == "strided") return IValue(c10::kStrided);
+  if (t.is(Kind::ScalarType)) {
+    if (name == "long") return IValue(c10::kLong);
+    if (name == "float") return IValue(c10::kFloat);
+    if (name == "double") return IValue(c10::kDouble);
+  }
+  return IValue(d.toInt());
+}
+
+IValue default_ivalue(const c10::Argument& arg) {
+  const auto& d = arg.default_value();
+  if (!d) return IValue();
+  switch (d->kind()) {
+    case c10::DefaultValue::Kind::None: return IValue();
+    case c10::DefaultValue::Kind::Bool: return IValue(d->toBool());
+    case c10::DefaultValue::Kind::Int: return IValue(d->toInt());
+    case c10::DefaultValue::Kind::Double: return IValue(d->toDouble());
+    case c10::DefaultValue::Kind::Complex: return IValue(c10::complex<double>(d->complexReal(), d->complexImag()));
+    case c10::DefaultValue::Kind::String: return IValue(d->toStringRef());
+    case c10::DefaultValue::Kind::IntList: return IValue(d->toIntList());
+    case c10::DefaultValue::Kind::DoubleList: return IValue(d->toDoubleList());
+    case c10::DefaultValue::Kind::BoolList: return IValue(d->toBoolList());
+    case c10::DefaultValue::Kind::Enum: return enum_default(*d, arg.type());
+  }
+  return IValue();
+}
+
+[[noreturn]] void type_error(const std::string& msg) { TORCH_CHECK_TYPE(false, msg); }
+
+int64_t unpack_long(PyObject* obj) {
+  if (is_tensor(obj)) return unwrap(obj).item().toLong();
+  int overflow = 0;
+  long long v = PyLong_Check(obj) ? PyLong_AsLongLongAndOverflow(obj, &overflow) : -1;
+  if (!PyLong_Check(obj)) {
+    PyObject* index = PyNumber_Index(obj);
+    if (!index) throw python_error();
+    v = PyLong_AsLongLongAndOverflow(index, &overflow);
+    Py_DECREF(index);
+  }
+  TORCH_CHECK(!overflow, "Overflow when unpacking long");
+  if (v == -1 && PyErr_Occurred()) throw python_error();
+  return v;
+}
+
+c10::Scalar unpack_scalar(PyObject* obj) {
+  if (PyBool_Check(obj)) return c10::Scalar(obj == Py_True);
+  if (PyLong_Check(obj)) return c10::Scalar(unpack_long(obj));
+  if (PyFloat_Check(obj)) return c10::Scalar(PyFloat_AS_DOUBLE(obj));
+  if (PyComplex_Check(obj)) {
+    return c10::Scalar(c10::complex<double>(PyComplex_RealAsDouble(obj), PyComplex_ImagAsDouble(obj)));
+  }
+  if (is_tensor(obj)) return unwrap(obj).item();
+  if (PyIndex_Check(obj)) return c10::Scalar(unpack_long(obj));
+  PyObject* f = PyNumber_Float(obj);
+  if (!f) throw python_error();
+  double v = PyFloat_AS_DOUBLE(f);
+  Py_DECREF(f);
+  return c10::Scalar(v);
+}
+
+c10::ScalarType unpack_scalar_type(PyObject* obj) {
+  if (obj == reinterpret_cast<PyObject*>(&PyFloat_Type)) return c10::kDouble;
+  if (obj == reinterpret_cast<PyObject*>(&PyLong_Type)) return c10::kLong;
+  if (obj == reinterpret_cast<PyObject*>(&PyBool_Type)) return c10::kBool;
+  if (obj == reinterpret_cast<PyObject*>(&PyComplex_Type)) return c10::kComplexDouble;
+  return dtype_of(obj);
+}
+
+c10::Device unpack_device(PyObject* obj) {
+  if (is_device(obj)) return device_of(obj);
+  if (PyUnicode_Check(obj)) return c10::Device(std::string_view(PyUnicode_AsUTF8(obj)));
+  int64_t index = unpack_long(obj);
+  TORCH_CHECK(index >= 0, "Device index must not be negative");
+  return c10::Device(c10::DeviceType::CUDA, static_cast<c10::DeviceIndex>(index));
+}
+
+template <typename T, typename F>
+std::vector<T> unpack_sequence(PyObject* obj, F&& unpack) {
+  std::vector<T> out;
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(obj);
+  out.reserve(static_cast<size_t>(n));
+  for (Py_ssize_t i = 0; i < n; ++i) out.push_back(unpack(PySequence_Fast_GET_ITEM(obj, i)));
+  return out;
+}
+
+}  // namespace
+
+bool is_number(PyObject* obj) {
+  return PyLong_Check(obj) || PyFloat_Check(obj) || PyComplex_Check(obj);  // bool is a PyLong
+}
+
+at::Tensor scalar_to_tensor(PyObject* obj) {
+  c10::Scalar s = unpack_scalar(obj);
+  at::Tensor t = at::empty({}, at::TensorOptions(s.type()));
+  t.fill_(s);
+  t.unsafeGetTensorImpl()->set_wrapped_number(true);
+  return t;
+}
+
+// ---------------------------------------------------------------- signatures
+
+std::string PythonSignature::describe() const {
+  std::string out = "(";
+  bool star = false;
+  for (size_t i = 0; i < params.size(); ++i) {
+    const Param& p = params[i];
+    if (p.kwarg_only && !star) {
+      out += (i ? ", *" : "*");
+      star = true;
+    }
+    if (i || star) out += ", ";
+    out += python_type_name(*p.type) + (p.type->isOptional() && !p.type->elementType().isTensor() ? "" : "") + " " +
+           p.name;
+  }
+  // Tidy the "(*, x" and "(, " artefacts of the loop above.
+  if (out.rfind("(, ", 0) == 0) out.erase(1, 2);
+  return out + ")";
+}
+
+PythonArgParser::PythonArgParser(std::string name, std::vector<const c10::FunctionSchema*> schemas,
+                                 std::vector<const c10::FunctionSchema*> out_schemas, bool is_method)
+    : name_(std::move(name)) {
+  for (size_t s = 0; s < schemas.size(); ++s) {
+    PythonSignature sig;
+    sig.schema = schemas[s];
+    sig.out_schema = s < out_schemas.size() ? out_schemas[s] : nullptr;
+    sig.is_method = is_method;
+    const auto& args = sig.schema->arguments();
+    size_t first = 0;
+    if (is_method) {
+      TORCH_INTERNAL_ASSERT(!args.empty() && args[0].name() == "self", name_, ": a method's schema starts with self");
+      first = 1;
+    }
+    for (size_t i = first; i < args.size(); ++i) {
+      const auto& a = args[i];
+      bool is_self = !is_method && i == 0 && a.name() == "self";
+      sig.params.push_back(PythonSignature::Param{is_self ? "input" : a.name(), &a.type(), a.kwarg_only(),
+                                                  a.default_value().has_value(), default_ivalue(a),
+                                                  a.type().unwrapOptional().isTensor() && !is_self && i > 0});
+    }
+    if (sig.out_schema) {
+      const auto& oargs = sig.out_schema->arguments();
+      for (const auto& a : oargs) {
+        if (a.is_out()) {
+          sig.params.push_back(PythonSignature::Param{a.name(), &a.type(), true, true, IValue(), false});
+        }
+      }
+    }
+    sig.positional_count = 0;
+    for (const auto& p : sig.params) sig.positional_count += p.kwarg_only ? 0 : 1;
+    TORCH_INTERNAL_ASSERT(sig.params.size() <= kMaxParsedArgs, name_, " has too many arguments for the parser");
+    signatures_.push_back(std::move(sig));
+  }
+}
+
+bool PythonArgParser::try_match(const PythonSignature& sig, PyObject* args, PyObject* kwargs, ParsedArgs& out,
+                                std::string* error) const {
+  Py_ssize_t nargs = args ? PyTuple_GET_SIZE(args) : 0;
+  out.values.fill(nullptr);
+  Py_CLEAR(out.varargs);
+  PyObject* const* positional = args ? &PyTuple_GET_ITEM(args, 0) : nullptr;
+
+  // t.view(2, 3): an int list that is the only positional parameter may come as varargs.
+  bool varargs = sig.positional_count == 1 && !sig.params.empty() && sig.params[0].type->unwrapOptional().isIntList() &&
+                 nargs >= 1 && is_int(positional[0]) && (nargs > 1 || !sig.params[0].type->fixedSize());
+  if (varargs) {
+    Py_INCREF(args);
+    out.varargs = args;
+    out.values[0] = args;
+    nargs = 1;
+  }
+  if (static_cast<size_t>(nargs) > sig.positional_count) {
+    if (error) {
+      *error = c10::str(name_, "() takes ", sig.positional_count, " positional argument",
+                        sig.positional_count == 1 ? "" : "s", " but ", nargs, " were given");
+    }
+    return false;
+  }
+  Py_ssize_t kwargs_used = 0;
+  for (size_t i = 0; i < sig.params.size(); ++i) {
+    const auto& p = sig.params[i];
+    PyObject* obj = nullptr;
+    bool from_kwargs = false;
+    if (static_cast<Py_ssize_t>(i) < nargs) {
+      obj = varargs && i == 0 ? args : positional[i];
+      if (kwargs && PyDict_GetItemString(kwargs, p.name.c_str())) {
+        if (error) *error = c10::str(name_, "() got multiple values for argument '", p.name, "'");
+        return false;
+      }
+    } else if (kwargs) {
+      obj = PyDict_GetItemString(kwargs, p.name.c_str());
+      from_kwargs = obj != nullptr;
+      kwargs_used += from_kwargs ? 1 : 0;
+    }
+    if (obj == nullptr) {
+      if (p.has_default || p.type->isOptional()) continue;
+      if (error) *error = c10::str(name_, "() missing 1 required positional arguments: \"", p.name, "\"");
+      return false;
+    }
+    if (!(varargs && i == 0) && !matches(obj, *p.type, p.allow_number_as_tensor)) {
+      if (error) {
+        *error = from_kwargs ? c10::str(name_, "(): argument '", p.name, "' must be ", python_type_name(*p.type),
+                                        ", not ", object_type_name(obj))
+                             : c10::str(name_, "(): argument '", p.name, "' (position ", i + 1, ") must be ",
+                                        python_type_name(*p.type), ", not ", object_type_name(obj));
+      }
+      return false;
+    }
+    out.values[i] = obj;
+  }
+  if (kwargs && kwargs_used < PyDict_Size(kwargs)) {
+    PyObject *key, *value;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(kwargs, &pos, &key, &value)) {
+      const char* k = PyUnicode_AsUTF8(key);
+      bool known = false;
+      for (const auto& p : sig.params) known = known || p.name == k;
+      if (!known) {
+        if (error) *error = c10::str(name_, "() got an unexpected keyword argument '", k, "'");
+        return false;
+      }
+    }
+  }
+  out.signature = &sig;
+  return true;
+}
+
+ParsedArgs& PythonArgParser::parse(PyObject* args, PyObject* kwargs, ParsedArgs& out) const {
+  for (size_t i = 0; i < signatures_.size(); ++i) {
+    if (try_match(signatures_[i], args, kwargs, out, nullptr)) {
+      out.index = static_cast<int>(i);
+      return out;
+    }
+  }
+  if (signatures_.size() == 1) {
+    std::string error;
+    try_match(signatures_[0], args, kwargs, out, &error);
+    type_error(error);
+  }
+  std::string got = "(";
+  Py_ssize_t nargs = args ? PyTuple_GET_SIZE(args) : 0;
+  for (Py_ssize_t i = 0; i < nargs; ++i) got += (i ? ", " : "") + object_type_name(PyTuple_GET_ITEM(args, i));
+  if (kwargs) {
+    PyObject *key, *value;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(kwargs, &pos, &key, &value)) {
+      got += (got.size() > 1 ? ", " : "") + std::string(PyUnicode_AsUTF8(key)) + "=" + object_type_name(value);
+    }
+  }
+  got += ")";
+  std::string msg = c10::str(name_, "() received an invalid combination of arguments - got ", got,
+                             ", but expected one of:");
+  for (const auto& sig : signatures_) msg += "\n * " + sig.describe();
+  type_error(msg);
+}
+
+// ---------------------------------------------------------------- accessors
+
+const IValue& ParsedArgs::default_of(size_t i) const { return signature->params[i].default_value; }
+
+at::Tensor ParsedArgs::tensor(size_t i) const {
+  PyObject* obj = values[i];
+  if (!obj) {
+    const IValue& d = default_of(i);
+    return d.isTensor() ? d.toTensor() : at::Tensor();
+  }
+  if (is_tensor(obj)) return unwrap(obj);
+  if (obj == Py_None) return at::Tensor();
+  return scalar_to_tensor(obj);
+}
+
+std::optional<at::Tensor> ParsedArgs::optionalTensor(size_t i) const {
+  at::Tensor t = tensor(i);
+  return t.defined() ? std::optional<at::Tensor>(std::move(t)) : std::nullopt;
+}
+
+std::vector<at::Tensor> ParsedArgs::tensorlist(size_t i) const {
+  if (!values[i]) return {};
+  return unpack_sequence<at::Tensor>(values[i], [](PyObject* o) { return unwrap(o); });
+}
+
+std::vector<std::optional<at::Tensor>> ParsedArgs::optionalTensorlist(size_t i) const {
+  if (!values[i]) return {};
+  return unpack_sequence<std::optional<at::Tensor>>(values[i], [](PyObject* o) {
+    return o == Py_None ? std::optional<at::Tensor>() : std::optional<at::Tensor>(unwrap(o));
+  });
+}
+
+int64_t ParsedArgs::toInt64(size_t i) const { return values[i] ? unpack_long(values[i]) : default_of(i).toInt(); }
+
+std::optional<int64_t> ParsedArgs::toInt64Optional(size_t i) const {
+  if (isNone(i)) return std::nullopt;
+  return toInt64(i);
+}
+
+std::vector<int64_t> ParsedArgs::intlist(size_t i) const {
+  PyObject* obj = values[i];
+  if (!obj) {
+    const IValue& d = default_of(i);
+    if (d.isIntList()) {
+      std::vector<int64_t> v = d.toIntVector();
+      auto n = signature->params[i].type->unwrapOptional().fixedSize();
+      if (n && v.size() == 1) v.assign(static_cast<size_t>(*n), v[0]);
+      return v;
+    }
+    if (d.isInt()) {
+      auto n = signature->params[i].type->unwrapOptional().fixedSize().value_or(1);
+      return std::vector<int64_t>(static_cast<size_t>(n), d.toInt());
+    }
+    return {};
+  }
+  if (is_int(obj)) {
+    auto n = signature->params[i].type->unwrapOptional().fixedSize().value_or(1);
+    return std::vector<int64_t>(static_cast<size_t>(n), unpack_long(obj));
+  }
+  return unpack_sequence<int64_t>(obj, unpack_long);
+}
+
+std::optional<std::vector<int64_t>> ParsedArgs::intlistOptional(size_t i) const {
+  if (isNone(i)) return std::nullopt;
+  return intlist(i);
+}
+
+std::vector<double> ParsedArgs::doublelist(size_t i) const {
+  PyObject* obj = values[i];
+  if (!obj) return default_of(i).isDoubleList() ? default_of(i).toDoubleList().vec() : std::vector<double>{};
+  if (!PyTuple_Check(obj) && !PyList_Check(obj)) {
+    auto n = signature->params[i].type->unwrapOptional().fixedSize().value_or(1);
+    return std::vector<double>(static_cast<size_t>(n), PyFloat_AsDouble(obj));
+  }
+  return unpack_sequence<double>(obj, [](PyObject* o) { return PyFloat_AsDouble(o); });
+}
+
+double ParsedArgs::toDouble(size_t i) const {
+  if (!values[i]) return default_of(i).toDouble();
+  double v = PyFloat_AsDouble(values[i]);
+  if (v == -1.0 && PyErr_Occurred()) throw python_error();
+  return v;
+}
+
+std::optional<double> ParsedArgs::toDoubleOptional(size_t i) const {
+  if (isNone(i)) return std::nullopt;
+  return toDouble(i);
+}
+
+bool ParsedArgs::toBool(size_t i) const { return values[i] ? values[i] == Py_True : default_of(i).toBool(); }
+
+std::optional<bool> ParsedArgs::toBoolOptional(size_t i) const {
+  if (isNone(i)) return std::nullopt;
+  return toBool(i);
+}
+
+c10::Scalar ParsedArgs::scalar(size_t i) const {
+  return values[i] ? unpack_scalar(values[i]) : default_of(i).toScalar();
+}
+
+std::optional<c10::Scalar> ParsedArgs::scalarOptional(size_t i) const {
+  if (isNone(i)) return std::nullopt;
+  return scalar(i);
+}
+
+c10::ScalarType ParsedArgs::scalartype(size_t i) const {
+  return values[i] ? unpack_scalar_type(values[i]) : default_of(i).toScalarType();
+}
+
+std::optional<c10::ScalarType> ParsedArgs::scalartypeOptional(size_t i) const {
+  if (isNone(i)) return std::nullopt;
+  return scalartype(i);
+}
+
+c10::Layout ParsedArgs::layout(size_t i) const { return values[i] ? layout_of(values[i]) : default_of(i).toLayout(); }
+
+std::optional<c10::Layout> ParsedArgs::layoutOptional(size_t i) const {
+  if (isNone(i)) return std::nullopt;
+  return layout(i);
+}
+
+c10::Device ParsedArgs::device(size_t i) const { return values[i] ? unpack_device(values[i]) : default_of(i).toDevice(); }
+
+std::optional<c10::Device> ParsedArgs::deviceOptional(size_t i) const {
+  if (isNone(i)) return std::nullopt;
+  return device(i);
+}
+
+c10::MemoryFormat ParsedArgs::memoryformat(size_t i) const {
+  return values[i] ? memory_format_of(values[i]) : default_of(i).toMemoryFormat();
+}
+
+std::optional<c10::MemoryFormat> ParsedArgs::memoryformatOptional(size_t i) const {
+  if (isNone(i)) return std::nullopt;
+  return memoryformat(i);
+}
+
+std::string_view ParsedArgs::stringView(size_t i) const {
+  if (!values[i]) return default_of(i).toStringView();
+  Py_ssize_t size = 0;
+  const char* data = PyUnicode_AsUTF8AndSize(values[i], &size);
+  if (!data) throw python_error();
+  return std::string_view(data, static_cast<size_t>(size));
+}
+
+std::optional<std::string_view> ParsedArgs::stringViewOptional(size_t i) const {
+  if (isNone(i)) return std::nullopt;
+  return stringView(i);
+}
+
+std::optional<at::Generator> ParsedArgs::generator(size_t i) const {
+  TORCH_CHECK_NOT_IMPLEMENTED(isNone(i), "Python generator objects are not supported yet");
+  return std::nullopt;
+}
+
+IValue ParsedArgs::ivalue(size_t i) const {
+  const auto& p = signature->params[i];
+  if (!values[i]) return p.default_value;
+  return to_ivalue(values[i], *p.type, p.allow_number_as_tensor);
+}
+
+// ---------------------------------------------------------------- IValue conversion
+
+IValue to_ivalue(PyObject* obj, const SchemaType& type, bool allow_number_as_tensor) {
+  switch (type.kind()) {
+    case Kind::Optional:
+      return obj == Py_None ? IValue() : to_ivalue(obj, type.elementType(), allow_number_as_tensor);
+    case Kind::Tensor:
+      if (is_tensor(obj)) return IValue(unwrap(obj));
+      return IValue(scalar_to_tensor(obj));
+    case Kind::Int:
+    case Kind::SymInt: return IValue(unpack_long(obj));
+    case Kind::Float: return IValue(PyFloat_AsDouble(obj));
+    case Kind::Complex: return IValue(unpack_scalar(obj).toComplexDouble());
+    case Kind::Bool: return IValue(obj == Py_True);
+    case Kind::Scalar: return IValue(unpack_scalar(obj));
+    case Kind::Str: return IValue(std::string(PyUnicode_AsUTF8(obj)));
+    case Kind::ScalarType: return IValue(unpack_scalar_type(obj));
+    case Kind::Layout: return IValue(layout_of(obj));
+    case Kind::MemoryFormat: return IValue(memory_format_of(obj));
+    case Kind::Device: return IValue(unpack_device(obj));
+    case Kind::List: {
+      const SchemaType& e = type.elementType();
+      if (e.isIntLike()) {
+        if (is_int(obj)) return IValue(std::vector<int64_t>(static_cast<size_t>(type.fixedSize().value_or(1)), unpack_long(obj)));
+        return IValue(unpack_sequence<int64_t>(obj, unpack_long));
+      }
+      if (e.isTensor()) return IValue(unpack_sequence<at::Tensor>(obj, [](PyObject* o) { return unwrap(o); }));
+      if (e.isOptional() && e.elementType().isTensor()) {
+        return IValue(unpack_sequence<std::optional<at::Tensor>>(obj, [](PyObject* o) {
+          return o == Py_None ? std::optional<at::Tensor>() : std::optional<at::Tensor>(unwrap(o));
+        }));
+      }
+      if (e.is(Kind::Float)) return IValue(unpack_sequence<double>(obj, [](PyObject* o) { return PyFloat_AsDouble(o); }));
+      if (e.is(Kind::Bool)) return IValue(unpack_sequence<bool>(obj, [](PyObject* o) { return o == Py_True; }));
+      TORCH_CHECK_NOT_IMPLEMENTED(false, "lists of ", e, " cannot be passed from Python yet");
+    }
+    default:
+      TORCH_CHECK_NOT_IMPLEMENTED(false, "arguments of type ", type, " cannot be passed from Python yet");
+  }
+}
+
+PyObject* from_ivalue(const IValue& v) {
+  switch (v.tag()) {
+    case IValue::Tag::None: Py_RETURN_NONE;
+    case IValue::Tag::Tensor: return wrap(v.toTensor());
+    case IValue::Tag::Double: return PyFloat_FromDouble(v.toDouble());
+    case IValue::Tag::Int: return PyLong_FromLongLong(v.toInt());
+    case IValue::Tag::Bool: return PyBool_FromLong(v.toBool());
+    case IValue::Tag::ComplexDouble: {
+      auto z = v.toComplexDouble();
+      return PyComplex_FromDoubles(z.real(), z.imag());
+    }
+    case IValue::Tag::String: return PyUnicode_FromStringAndSize(v.toStringView().data(), static_cast<Py_ssize_t>(v.toStringView().size()));
+    case IValue::Tag::ScalarType: {
+      PyObject* d = dtype_object(v.toScalarType());
+      Py_INCREF(d);
+      return d;
+    }
+    case IValue::Tag::Device: return device_object(v.toDevice());
+    default: {
+      // Lists and tuples: a tuple of converted elements, as torch returns them.
+      std::vector<IValue> items;
+      if (v.isTuple()) {
+        for (const auto& e : v.toTupleElements()) items.push_back(e);
+      } else if (v.isIntList()) {
+        for (int64_t x : v.toIntList()) items.emplace_back(x);
+      } else if (v.isDoubleList()) {
+        for (double x : v.toDoubleList()) items.emplace_back(x);
+      } else if (v.isTensorList()) {
+        for (const auto& t : v.toTensorList()) items.emplace_back(t);
+      } else if (v.isList()) {
+        for (const auto& e : v.toList()) items.push_back(e);
+      } else {
+        TORCH_CHECK_NOT_IMPLEMENTED(false, "returning a ", v.tagKind(), " to Python is not supported yet");
+      }
+      PyObject* tuple = PyTuple_New(static_cast<Py_ssize_t>(items.size()));
+      if (!tuple) throw python_error();
+      for (size_t i = 0; i < items.size(); ++i) {
+        PyObject* item = from_ivalue(items[i]);
+        PyTuple_SET_ITEM(tuple, static_cast<Py_ssize_t>(i), item);
+      }
+      return tuple;
+    }
+  }
+}
+
+}  // namespace tessera::python

@@ -1,0 +1,127 @@
+// The one Python argument parser of tessera._C. It is driven by operator schemas (the
+// FunctionSchema the dispatcher holds), so every generated binding and every custom op
+// parses positional and keyword arguments, defaults, keyword-only arguments, int lists
+// given as varargs (t.view(2, 3)), Scalars, optionals, dtypes and devices the same way,
+// and reports a bad argument as torch does:
+//   add(): argument 'other' (position 1) must be Tensor, not str
+#pragma once
+
+#include <Python.h>
+
+#include <aten/core/IValue.h>
+#include <aten/schema/FunctionSchema.h>
+
+#include <array>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tessera::python {
+
+// One overload as Python sees it: a schema, minus `self` for methods, plus an optional
+// keyword-only `out` taken from its out= twin.
+struct PythonSignature {
+  const c10::FunctionSchema* schema;
+  const c10::FunctionSchema* out_schema;  // the out= overload sharing these arguments, or null
+  bool is_method;
+  struct Param {
+    std::string name;          // as Python spells it ("input" for a function's self)
+    const c10::SchemaType* type;
+    bool kwarg_only;
+    bool has_default;
+    c10::IValue default_value; // None when absent or None
+    bool allow_number_as_tensor;
+  };
+  std::vector<Param> params;   // in schema order (self excluded for methods), then `out`
+  size_t positional_count;     // how many may be given positionally
+  // "(Tensor input, Tensor other, *, Number alpha, Tensor out)" for error messages.
+  std::string describe() const;
+};
+
+class ParsedArgs;
+
+class PythonArgParser {
+ public:
+  // `schemas` are the overloads in the order to try; `out_schemas[i]` is overload i's
+  // out= twin or null. Methods bind `self` separately and never see it as an argument.
+  PythonArgParser(std::string name, std::vector<const c10::FunctionSchema*> schemas,
+                  std::vector<const c10::FunctionSchema*> out_schemas, bool is_method);
+
+  // Matches (args, kwargs) against the overloads; fills `out` and returns it, or raises
+  // TypeError (via a C++ exception that the binding's END_HANDLE_TH_ERRORS translates).
+  ParsedArgs& parse(PyObject* args, PyObject* kwargs, ParsedArgs& out) const;
+
+  const std::string& name() const { return name_; }
+  const std::vector<PythonSignature>& signatures() const { return signatures_; }
+
+ private:
+  bool try_match(const PythonSignature& sig, PyObject* args, PyObject* kwargs, ParsedArgs& out,
+                 std::string* error) const;
+
+  std::string name_;
+  std::vector<PythonSignature> signatures_;
+};
+
+constexpr size_t kMaxParsedArgs = 24;
+
+// The matched overload and its arguments: borrowed PyObject* (null where defaulted),
+// read back with typed accessors that apply the schema's defaults.
+class ParsedArgs {
+ public:
+  int index = -1;                        // which overload matched
+  const PythonSignature* signature = nullptr;
+  std::array<PyObject*, kMaxParsedArgs> values{};
+  PyObject* varargs = nullptr;           // set when an int list came as varargs (owned)
+
+  ParsedArgs() = default;
+  ~ParsedArgs() { Py_XDECREF(varargs); }
+  ParsedArgs(const ParsedArgs&) = delete;
+  ParsedArgs& operator=(const ParsedArgs&) = delete;
+
+  bool has(size_t i) const { return values[i] != nullptr; }
+  bool isNone(size_t i) const { return values[i] == nullptr ? default_of(i).isNone() : values[i] == Py_None; }
+  PyObject* object(size_t i) const { return values[i]; }
+
+  at::Tensor tensor(size_t i) const;
+  std::optional<at::Tensor> optionalTensor(size_t i) const;
+  std::vector<at::Tensor> tensorlist(size_t i) const;
+  std::vector<std::optional<at::Tensor>> optionalTensorlist(size_t i) const;
+  int64_t toInt64(size_t i) const;
+  std::optional<int64_t> toInt64Optional(size_t i) const;
+  std::vector<int64_t> intlist(size_t i) const;
+  std::optional<std::vector<int64_t>> intlistOptional(size_t i) const;
+  std::vector<double> doublelist(size_t i) const;
+  double toDouble(size_t i) const;
+  std::optional<double> toDoubleOptional(size_t i) const;
+  bool toBool(size_t i) const;
+  std::optional<bool> toBoolOptional(size_t i) const;
+  c10::Scalar scalar(size_t i) const;
+  std::optional<c10::Scalar> scalarOptional(size_t i) const;
+  c10::ScalarType scalartype(size_t i) const;
+  std::optional<c10::ScalarType> scalartypeOptional(size_t i) const;
+  c10::Layout layout(size_t i) const;
+  std::optional<c10::Layout> layoutOptional(size_t i) const;
+  c10::Device device(size_t i) const;
+  std::optional<c10::Device> deviceOptional(size_t i) const;
+  c10::MemoryFormat memoryformat(size_t i) const;
+  std::optional<c10::MemoryFormat> memoryformatOptional(size_t i) const;
+  std::string_view stringView(size_t i) const;
+  std::optional<std::string_view> stringViewOptional(size_t i) const;
+  std::optional<at::Generator> generator(size_t i) const;
+
+  // Any argument as the boxed value its schema type calls for (custom ops, fallbacks).
+  c10::IValue ivalue(size_t i) const;
+
+ private:
+  const c10::IValue& default_of(size_t i) const;
+};
+
+// Python value <-> IValue by schema type; numbers become 0-dim "wrapped number" tensors
+// where a Tensor is expected and numbers are allowed.
+c10::IValue to_ivalue(PyObject* obj, const c10::SchemaType& type, bool allow_number_as_tensor = false);
+PyObject* from_ivalue(const c10::IValue& value);
+// A Python bool/int/float/complex as a 0-dim tensor marked as a wrapped number.
+at::Tensor scalar_to_tensor(PyObject* obj);
+bool is_number(PyObject* obj);
+
+}  // namespace tessera::python

@@ -1,0 +1,50 @@
+// A custom-operator library as a user would write one: a schema in TORCH_LIBRARY and CPU
+// kernels in TORCH_LIBRARY_IMPL, built as its own shared library against Tessera::aten.
+// Tests load it with dlopen (C++) and tessera.ops.load_library (Python).
+#include <aten/aten.h>
+
+namespace {
+
+// out = x * factor, elementwise.
+at::Tensor scale(const at::Tensor& x, double factor) {
+  at::Tensor f = at::empty({}, at::TensorOptions(x.scalar_type()));
+  f.fill_(factor);
+  return at::mul(x, f);
+}
+
+// The sum of all elements of a float tensor, as a Python float.
+double total(const at::Tensor& x) {
+  TORCH_CHECK(x.scalar_type() == at::kFloat, "myops::total: expected a float tensor, got ", x.scalar_type());
+  at::Tensor c = at::empty(x.sizes());
+  c.copy_(x);
+  double sum = 0;
+  for (int64_t i = 0; i < c.numel(); ++i) sum += c.data_ptr<float>()[i];
+  return sum;
+}
+
+// Two results and a kwarg-only argument with a default.
+std::tuple<at::Tensor, at::Tensor> split_sign(const at::Tensor& x, double threshold) {
+  at::Tensor c = at::empty(x.sizes());
+  c.copy_(x);
+  at::Tensor pos = at::empty(x.sizes()), neg = at::empty(x.sizes());
+  for (int64_t i = 0; i < c.numel(); ++i) {
+    float v = c.data_ptr<float>()[i];
+    pos.data_ptr<float>()[i] = v > threshold ? v : 0.f;
+    neg.data_ptr<float>()[i] = v > threshold ? 0.f : v;
+  }
+  return {pos, neg};
+}
+
+}  // namespace
+
+TORCH_LIBRARY(myops, m) {
+  m.def("scale(Tensor x, float factor) -> Tensor");
+  m.def("total(Tensor x) -> float");
+  m.def("split_sign(Tensor x, *, float threshold=0.0) -> (Tensor, Tensor)");
+}
+
+TORCH_LIBRARY_IMPL(myops, CPU, m) {
+  m.impl("scale", TORCH_FN(scale));
+  m.impl("total", TORCH_FN(total));
+  m.impl("split_sign", TORCH_FN(split_sign));
+}
