@@ -107,6 +107,7 @@ std::string python_type_name(const SchemaType& type) {
     case Kind::Generator: return "tessera.Generator";
     case Kind::List: {
       const SchemaType& e = type.elementType();
+      if (e.isSymInt()) return "tuple of SymInts";
       if (e.isIntLike()) return "tuple of ints";
       if (e.isTensor()) return "tuple of Tensors";
       if (e.isOptional()) return "tuple of (Tensor or None)";
@@ -332,7 +333,20 @@ bool PythonArgParser::try_match(const PythonSignature& sig, PyObject* args, PyOb
       if (error) *error = c10::str(name_, "() missing 1 required positional arguments: \"", p.name, "\"");
       return false;
     }
-    if (!(varargs && i == 0) && !matches(obj, *p.type, p.allow_number_as_tensor)) {
+    if (const SchemaType& t = p.type->unwrapOptional(); t.isIntList() && (PyTuple_Check(obj) || PyList_Check(obj))) {
+      // torch names the first bad element of an int list, varargs included.
+      Py_ssize_t n = PySequence_Fast_GET_SIZE(obj);
+      for (Py_ssize_t k = 0; k < n; ++k) {
+        PyObject* item = PySequence_Fast_GET_ITEM(obj, k);
+        if (!is_int(item)) {
+          if (error) {
+            *error = c10::str(name_, "(): argument '", p.name, "' must be ", python_type_name(*p.type),
+                              ", but found element of type ", object_type_name(item), " at pos ", k + 1);
+          }
+          return false;
+        }
+      }
+    } else if (!matches(obj, *p.type, p.allow_number_as_tensor)) {
       if (error) {
         *error = from_kwargs ? c10::str(name_, "(): argument '", p.name, "' must be ", python_type_name(*p.type),
                                         ", not ", object_type_name(obj))

@@ -45,7 +45,21 @@ int64_t TensorImpl::wrap_dim(int64_t d) const {
   return d < 0 ? d + n : d;
 }
 
+namespace {
+// Rejects negative sizes, and sizes whose element count (or contiguous strides) would
+// overflow int64, before a tensor's geometry is touched.
+void validate_sizes(IntArrayRef sizes) {
+  int64_t extent = 1;
+  for (int64_t s : sizes) {
+    TORCH_CHECK(s >= 0, "Trying to create tensor with negative dimension ", s, ": ", sizes);
+    TORCH_CHECK(!__builtin_mul_overflow(extent, s > 1 ? s : 1, &extent),
+                "numel: integer multiplication overflow for sizes ", sizes);
+  }
+}
+}  // namespace
+
 void TensorImpl::set_sizes_contiguous(IntArrayRef sizes) {
+  validate_sizes(sizes);
   sizes_and_strides_.resize(sizes.size());
   int64_t* sz = sizes_and_strides_.sizes_data();
   int64_t* st = sizes_and_strides_.strides_data();
@@ -62,6 +76,7 @@ void TensorImpl::set_sizes_contiguous(IntArrayRef sizes) {
 void TensorImpl::set_sizes_and_strides(IntArrayRef sizes, IntArrayRef strides) {
   TORCH_CHECK(sizes.size() == strides.size(), "dimensionality of sizes (", sizes.size(),
               ") must match dimensionality of strides (", strides.size(), ")");
+  validate_sizes(sizes);
   sizes_and_strides_.resize(sizes.size());
   std::copy(sizes.begin(), sizes.end(), sizes_and_strides_.sizes_data());
   std::copy(strides.begin(), strides.end(), sizes_and_strides_.strides_data());
@@ -85,12 +100,8 @@ void TensorImpl::set_wrapped_number(bool value) {
 }
 
 void TensorImpl::refresh_numel_and_contiguity() {
-  IntArrayRef sizes = this->sizes();
   int64_t n = 1;
-  for (int64_t s : sizes) {
-    TORCH_CHECK(s >= 0, "Trying to create tensor with negative dimension ", s, ": ", sizes);
-    TORCH_CHECK(!__builtin_mul_overflow(n, s, &n), "numel: integer multiplication overflow for sizes ", sizes);
-  }
+  for (int64_t s : sizes()) n *= s;  // validate_sizes ruled out overflow
   numel_ = n;
   is_contiguous_ = compute_contiguous();
   is_channels_last_contiguous_ = compute_channels_last_contiguous();

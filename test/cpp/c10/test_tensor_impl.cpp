@@ -90,6 +90,9 @@ TEST(TensorImpl, EmptyAndNegativeSizes) {
     EXPECT_STREQ(e.what(), "Trying to create tensor with negative dimension -1: [2, -1]");
   }
   EXPECT_THROW(t->set_sizes_contiguous({int64_t(1) << 40, int64_t(1) << 40}), c10::Error);
+  EXPECT_THROW(t->set_sizes_contiguous({0, int64_t(1) << 40, int64_t(1) << 40}), c10::Error);  // strides overflow
+  // A rejected geometry leaves the tensor as it was.
+  EXPECT_EQ(t->sizes(), IntArrayRef({0, 3}));
   EXPECT_THROW(t->set_sizes_and_strides({2, 3}, {1}), c10::Error);
 }
 

@@ -1,0 +1,49 @@
+// C++ exceptions -> Python exceptions, and tessera.OutOfMemoryError.
+#include "python_api.h"
+
+#include <c10/util/Exception.h>
+
+#include <new>
+
+namespace tessera::python {
+
+PyObject* OutOfMemoryErrorType = nullptr;
+
+void set_python_error() {
+  try {
+    throw;
+  } catch (const python_error&) {
+    // The Python error is already set; keep it. Guard against a binding that threw
+    // python_error without setting one.
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_RuntimeError, "unknown error (python_error without a Python exception)");
+  } catch (const c10::IndexError& e) {
+    PyErr_SetString(PyExc_IndexError, e.what());
+  } catch (const c10::ValueError& e) {
+    PyErr_SetString(PyExc_ValueError, e.what());
+  } catch (const c10::TypeError& e) {
+    PyErr_SetString(PyExc_TypeError, e.what());
+  } catch (const c10::NotImplementedError& e) {
+    PyErr_SetString(PyExc_NotImplementedError, e.what());
+  } catch (const c10::OutOfMemoryError& e) {
+    PyErr_SetString(OutOfMemoryErrorType ? OutOfMemoryErrorType : PyExc_RuntimeError, e.what());
+  } catch (const c10::Error& e) {
+    PyErr_SetString(PyExc_RuntimeError, e.what());
+  } catch (const std::bad_alloc& e) {
+    PyErr_SetString(PyExc_MemoryError, e.what());
+  } catch (const std::exception& e) {
+    PyErr_SetString(PyExc_RuntimeError, e.what());
+  } catch (...) {
+    PyErr_SetString(PyExc_RuntimeError, "unknown C++ exception");
+  }
+}
+
+bool init_exceptions(PyObject* module) {
+  OutOfMemoryErrorType = PyErr_NewExceptionWithDoc(
+      "tessera.OutOfMemoryError", "Raised when a device allocator runs out of memory (a RuntimeError, as torch's).",
+      PyExc_RuntimeError, nullptr);
+  if (!OutOfMemoryErrorType) return false;
+  Py_INCREF(OutOfMemoryErrorType);
+  return PyModule_AddObject(module, "OutOfMemoryError", OutOfMemoryErrorType) == 0;
+}
+
+}  // namespace tessera::python

@@ -1,0 +1,107 @@
+// The C++ API of tessera._C that every binding uses (the generated operator bindings,
+// the argument parser, custom-op calls): wrapping and unwrapping tensors, the dtype /
+// device / layout / memory_format objects, and translation of C++ exceptions into
+// Python exceptions.
+#pragma once
+
+#include <Python.h>
+
+#include <aten/core/Tensor.h>
+#include <c10/core/Device.h>
+#include <c10/core/Layout.h>
+#include <c10/core/MemoryFormat.h>
+#include <c10/core/ScalarType.h>
+
+namespace tessera::python {
+
+// ---------------------------------------------------------------- tensors
+
+// tessera.Tensor: a raw CPython type whose instances hold one at::Tensor.
+extern PyTypeObject* TensorType;
+
+// The instance layout (subclasses append their __dict__ and weakref slots after it).
+struct TensorObject {
+  PyObject_HEAD
+  at::Tensor tensor;
+  PyObject* weakreflist;
+};
+
+// A new reference to a new tessera.Tensor holding `t`; an undefined Tensor gives None.
+PyObject* wrap(at::Tensor t);
+// Whether obj is a tessera.Tensor (or an instance of a subclass).
+inline bool is_tensor(PyObject* obj) {
+  return Py_TYPE(obj) == TensorType || PyObject_TypeCheck(obj, TensorType);
+}
+// The tensor inside obj; precondition: is_tensor(obj).
+inline const at::Tensor& unwrap(PyObject* obj) { return reinterpret_cast<TensorObject*>(obj)->tensor; }
+
+// tessera.tensor's conversion: nested sequences / numbers / numpy arrays / tensors to a new
+// tensor, with torch's dtype inference when `dtype` is empty.
+at::Tensor tensor_from_data(PyObject* data, std::optional<c10::ScalarType> dtype, std::optional<c10::Device> device);
+// A device argument as torch's parsers take it: tessera.device, "cuda:1" or an int (CUDA index).
+c10::Device device_from_object(PyObject* obj);
+
+// tessera.Size (a tuple subclass) of the given sizes: a new reference.
+extern PyTypeObject* SizeType;
+PyObject* make_size(c10::IntArrayRef sizes);
+
+// ---------------------------------------------------------------- dtype, device, layout, memory_format
+
+bool is_dtype(PyObject* obj);
+c10::ScalarType dtype_of(PyObject* obj);            // precondition: is_dtype(obj)
+PyObject* dtype_object(c10::ScalarType t);          // borrowed singleton (tessera.float32, ...)
+
+bool is_device(PyObject* obj);
+c10::Device device_of(PyObject* obj);               // precondition: is_device(obj)
+PyObject* device_object(c10::Device d);             // new reference
+
+bool is_layout(PyObject* obj);
+c10::Layout layout_of(PyObject* obj);               // precondition: is_layout(obj)
+PyObject* layout_object(c10::Layout l);             // borrowed singleton
+
+bool is_memory_format(PyObject* obj);
+c10::MemoryFormat memory_format_of(PyObject* obj);  // precondition: is_memory_format(obj)
+PyObject* memory_format_object(c10::MemoryFormat f);  // borrowed singleton
+
+// ---------------------------------------------------------------- errors
+
+// Thrown after a CPython call failed and set the Python error indicator: the binding's
+// END_HANDLE_TH_ERRORS leaves that error as it is.
+struct python_error {};
+
+// Sets the Python exception for the C++ exception being handled (call from a catch block):
+// c10::IndexError -> IndexError, ValueError -> ValueError, TypeError -> TypeError,
+// NotImplementedError -> NotImplementedError, OutOfMemoryError -> tessera.OutOfMemoryError
+// (a RuntimeError), other c10::Error -> RuntimeError, python_error -> the error already
+// set, std::bad_alloc -> MemoryError, other std::exception -> RuntimeError. The message
+// is what() verbatim.
+void set_python_error();
+
+// tessera.OutOfMemoryError (borrowed).
+extern PyObject* OutOfMemoryErrorType;
+
+// ---------------------------------------------------------------- module pieces
+
+// Defined by build/generated/csrc/python_functions.cpp (codegen/gen_python.py):
+// null-terminated method tables of every operator binding.
+PyMethodDef* generated_module_functions();  // tessera.add, tessera.empty, ...
+PyMethodDef* generated_tensor_methods();    // Tensor.add, Tensor.view, Tensor.fill_, ...
+// Defined by CustomOps.cpp: _call_op, _load_library, ... (null-terminated).
+PyMethodDef* custom_op_functions();
+
+// Initialisers called once from the module init (each adds its objects to `module`);
+// they return false with a Python error set on failure.
+bool init_exceptions(PyObject* module);
+bool init_dtypes(PyObject* module);
+bool init_tensor_type(PyObject* module);
+bool init_tensor_new(PyObject* module);
+
+}  // namespace tessera::python
+
+#define HANDLE_TH_ERRORS try {
+#define END_HANDLE_TH_ERRORS              \
+  }                                       \
+  catch (...) {                           \
+    tessera::python::set_python_error();  \
+    return nullptr;                       \
+  }

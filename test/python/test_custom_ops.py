@@ -1,0 +1,42 @@
+"""A custom-operator library built against Tessera (test/cpp/custom_ops/myops.cpp), loaded
+from Python, called through tessera.ops, and unloaded again."""
+import os
+import pathlib
+
+import pytest
+
+import tessera
+
+
+def myops_path():
+    path = pathlib.Path(os.environ["TESSERA_BUILD_DIR"]) / "test" / "cpp" / "libtessera_test_myops.so"
+    if not path.exists():
+        pytest.fail(f"{path} was not built")
+    return path
+
+
+def test_load_call_unload():
+    with pytest.raises(AttributeError, match="No such operator myops::scale"):
+        tessera.ops.myops.scale
+    tessera.ops.load_library(myops_path())
+    try:
+        x = tessera.tensor([1.0, -2.0, 3.0])
+        assert tessera.ops.myops.scale(x, 2.0).tolist() == [2.0, -4.0, 6.0]
+        assert tessera.ops.myops.scale(x, factor=0.5).tolist() == [0.5, -1.0, 1.5]
+        assert tessera.ops.myops.scale.default(x, 1.0).tolist() == [1.0, -2.0, 3.0]
+        assert tessera.ops.myops.total(x) == pytest.approx(2.0)
+        pos, neg = tessera.ops.myops.split_sign(x)
+        assert pos.tolist() == [1.0, 0.0, 3.0] and neg.tolist() == [0.0, -2.0, 0.0]
+        pos, neg = tessera.ops.myops.split_sign(x, threshold=1.5)
+        assert pos.tolist() == [0.0, 0.0, 3.0]
+        with pytest.raises(TypeError, match=r"scale\(\): argument 'factor' \(position 2\) must be float, not str"):
+            tessera.ops.myops.scale(x, "two")
+        with pytest.raises(TypeError, match="split_sign\\(\\) takes 1 positional argument but 2 were given"):
+            tessera.ops.myops.split_sign(x, 1.5)
+        with pytest.raises(RuntimeError, match="expected a float tensor, got Long"):
+            tessera.ops.myops.total(tessera.tensor([1, 2]))
+        assert "myops.cpp" in tessera._C._dispatch_dump("myops::scale")
+    finally:
+        tessera.ops.unload_library(myops_path())
+    with pytest.raises(AttributeError, match="No such operator myops::scale"):
+        tessera.ops.myops.scale
