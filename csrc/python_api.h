@@ -12,6 +12,8 @@
 #include <c10/core/MemoryFormat.h>
 #include <c10/core/ScalarType.h>
 
+#include <optional>
+
 namespace tessera::python {
 
 // ---------------------------------------------------------------- tensors

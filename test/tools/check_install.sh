@@ -4,6 +4,7 @@
 # compiler must read our headers from the prefix, never from the source tree.
 # Usage: check_install.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
+[[ -n "${TESSERA_TRACE_SCRIPTS:-}" ]] && set -x
 build=$(realpath "$1"); src=$(realpath "$2")
 work="$build/install-check"
 rm -rf "$work"
@@ -15,12 +16,17 @@ test -f "$work/prefix/lib/cmake/Tessera/TesseraConfig.cmake"
 cmake -S "$src/examples/cpp" -B "$work/app" -G Ninja -DCMAKE_PREFIX_PATH="$work/prefix" \
       -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$work/app" >/dev/null
-if ninja -C "$work/app" -t deps | grep -F "$src/c10/"; then
-  echo "the example read headers from the source tree instead of the installed prefix" >&2
+deps=$(ninja -C "$work/app" -t deps)  # captured: grep -q on a pipe would SIGPIPE ninja
+if grep -F -e "$src/c10/" -e "$src/aten/" <<<"$deps"; then
+  echo "the examples read headers from the source tree instead of the installed prefix" >&2
   exit 1
 fi
-ninja -C "$work/app" -t deps | grep -q -F "$work/prefix/include/c10/c10.h"
+grep -q -F "$work/prefix/include/c10/c10.h" <<<"$deps"
+grep -q -F "$work/prefix/include/aten/ops/Functions.h" <<<"$deps"
 output=$("$work/app/c10_tour")
 echo "$output"
 grep -q "promote(Int, Float) = Float" <<<"$output"
+output=$("$work/app/ops_app")
+echo "$output"
+grep -q "example::axpy: 22" <<<"$output"
 echo "ok: installed package builds and runs examples/cpp"

@@ -1,0 +1,161 @@
+"""codegen/: the ops.yaml model, the C++ spellings, and what the generator emits; plus the
+check that every ops.yaml schema is torch 1.13's own."""
+import pathlib
+import sys
+
+import pytest
+import torch
+import yaml
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "codegen"))
+
+import cpp  # noqa: E402
+import gen  # noqa: E402
+import gen_python  # noqa: E402
+from model import Op, Type, parse_schema  # noqa: E402
+
+
+def test_every_ops_yaml_schema_is_torchs():
+    torch_schemas = {str(s) for s in torch._C._jit_get_all_schemas()}
+    by_name = {}
+    for s in torch_schemas:
+        by_name[s.split("(")[0]] = s
+    ops = yaml.safe_load((ROOT / "ops.yaml").read_text())
+    assert ops, "ops.yaml is empty"
+    checked = 0
+    for entry in ops:
+        name = "aten::" + entry["func"].split("(")[0]
+        if name in by_name:
+            assert "aten::" + entry["func"] == by_name[name]
+            checked += 1
+    assert checked == len(ops), "every current ops.yaml entry is a torch 1.13 operator"
+
+
+def test_parse_schema_fields():
+    s = parse_schema("add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)")
+    assert (s.name, s.overload, s.full_name) == ("add", "out", "add.out")
+    assert [a.name for a in s.arguments] == ["self", "other", "alpha", "out"]
+    assert [a.kwarg_only for a in s.arguments] == [False, False, True, True]
+    assert s.arguments[2].default == "1"
+    assert s.is_out and not s.is_inplace
+    assert s.returns[0].is_write
+    v = parse_schema("view(Tensor(a) self, SymInt[] size) -> Tensor(a)")
+    assert str(v.arguments[1].type) == "SymInt[]" and v.arguments[0].alias == "a" and not v.arguments[0].is_write
+    m = parse_schema("max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)")
+    assert [r.name for r in m.returns] == ["values", "indices"]
+    assert parse_schema("fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)").is_inplace
+
+
+@pytest.mark.parametrize("text,parsed", [
+    ("int[2]", Type("int", is_list=True, size=2)), ("Tensor?", Type("Tensor", optional=True)),
+    ("Tensor?[]", Type("Tensor", is_list=True, elem_optional=True)), ("int[1]?", Type("int", optional=True, is_list=True, size=1)),
+])
+def test_types(text, parsed):
+    assert Type.parse(text) == parsed
+    assert str(parsed) == text
+
+
+def test_bad_types_and_schemas_are_errors():
+    with pytest.raises(ValueError, match="unsupported type"):
+        Type.parse("Dict(str, Tensor)")
+    with pytest.raises(ValueError, match="cannot parse schema"):
+        parse_schema("add(Tensor self")
+
+
+def test_cpp_spellings():
+    s = parse_schema("f(Tensor self, Tensor(a!) out, Tensor? w, Tensor[] ts, int[2] k, SymInt? n, float x, str? mode, "
+                     "ScalarType? dtype, Scalar alpha, bool b=False, MemoryFormat m=contiguous_format) -> (Tensor, Tensor)")
+    types = [cpp.argument_type(a) for a in s.arguments]
+    assert types == ["const at::Tensor&", "at::Tensor&", "const std::optional<at::Tensor>&", "at::ArrayRef<at::Tensor>",
+                     "at::IntArrayRef", "std::optional<int64_t>", "double", "std::optional<std::string_view>",
+                     "std::optional<at::ScalarType>", "const at::Scalar&", "bool", "at::MemoryFormat"]
+    assert cpp.return_type(s) == "std::tuple<at::Tensor, at::Tensor>"
+    params = cpp.parameters(s.arguments, True)
+    assert params.endswith("bool b=false, at::MemoryFormat m=at::MemoryFormat::Contiguous")
+    assert "alpha=" not in params  # only the trailing run of defaults is spelled
+
+
+SMALL_YAML = """
+- func: empty.memory_format(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor
+  dispatch:
+    CPU: empty_cpu
+- func: add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
+  structured: True
+  dispatch:
+    CPU: add_out_cpu
+- func: add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
+  structured_delegate: add.out
+  variants: function, method
+- func: zeros_like(Tensor self) -> Tensor
+"""
+
+
+def generated(tmp_path, text=SMALL_YAML):
+    path = tmp_path / "ops.yaml"
+    path.write_text(text)
+    return gen.generate(gen.load_ops(path))
+
+
+def test_generated_registrations(tmp_path):
+    files = generated(tmp_path)
+    schema = files["aten/ops/RegisterSchema.cpp"]
+    assert 'm.def("add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor");' in schema
+    cpu = files["aten/ops/RegisterCPU.cpp"]
+    assert 'm.impl("empty.memory_format", TORCH_FN(native::empty_cpu));' in cpu
+    assert 'm.impl("add.Tensor", TORCH_FN(wrapper_CPU_add_Tensor));' in cpu
+    assert "native::add_out_cpu(self, other, alpha, out);" in cpu
+    meta = files["aten/ops/RegisterMeta.cpp"]
+    assert 'm.impl("add.out", TORCH_FN(wrapper_Meta_add_out));' in meta and "add_out_cpu" not in meta
+    select = files["aten/ops/RegisterBackendSelect.cpp"]
+    assert "backend_select_empty_memory_format" in select
+    implicit = files["aten/ops/RegisterCompositeImplicitAutograd.cpp"]
+    assert 'm.impl("zeros_like", TORCH_FN(native::zeros_like));' in implicit
+
+
+def test_generated_api(tmp_path):
+    files = generated(tmp_path)
+    fns = files["aten/ops/Functions.h"]
+    assert "TORCH_API at::Tensor empty(at::IntArrayRef size, at::TensorOptions options={}, " \
+           "std::optional<at::MemoryFormat> memory_format=std::nullopt);" in fns
+    assert "TORCH_API at::Tensor& add_out(at::Tensor& out, const at::Tensor& self, const at::Tensor& other, " \
+           "const at::Scalar& alpha=1);" in fns
+    assert "at::Tensor add(const at::Tensor& other, const at::Scalar& alpha=1) const;" in files["aten/ops/TensorMethods.inc"]
+    native = files["aten/native/NativeFunctions.h"]
+    assert "TORCH_API void add_out_cpu(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha, " \
+           "const at::Tensor& out);" in native
+    assert "TORCH_API TensorMeta add(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha);" \
+           in files["aten/native/MetaFunctions.h"]
+    py = files["csrc/python_functions.cpp"]
+    assert 'PythonArgParser parser("add", {&at::ops::op_add_Tensor().schema()}, {&at::ops::op_add_out().schema()}, false);' in py
+    assert '{"add", ' in py
+
+
+@pytest.mark.parametrize("text,error", [
+    ("- func: f(Tensor self) -> Tensor\n- func: f(Tensor self) -> Tensor\n", "defines f twice"),
+    ("- func: f(Tensor self) -> Tensor\n  colour: red\n", "unknown ops.yaml fields"),
+    ("- func: f(Tensor self) -> Tensor\n  structured_delegate: g.out\n", "is not a structured op"),
+    ("- func: f(Tensor self) -> Tensor\n  structured: True\n", "only out= ops can be structured"),
+])
+def test_bad_yaml_is_rejected(tmp_path, text, error):
+    with pytest.raises(ValueError, match=error):
+        generated(tmp_path, text)
+
+
+def test_out_twins_pair_functional_and_out(tmp_path):
+    path = tmp_path / "ops.yaml"
+    path.write_text(SMALL_YAML)
+    ops = gen.load_ops(path)
+    add = next(o for o in ops if o.schema.full_name == "add.Tensor")
+    assert gen_python.out_twin(add, ops).schema.full_name == "add.out"
+    assert gen_python.out_twin(next(o for o in ops if o.schema.name == "zeros_like"), ops) is None
+
+
+def test_files_are_rewritten_only_when_changed(tmp_path):
+    out = tmp_path / "gen"
+    (tmp_path / "ops.yaml").write_text(SMALL_YAML)
+    gen.main(["--ops", str(tmp_path / "ops.yaml"), "--out", str(out)])
+    target = out / "aten/ops/Functions.h"
+    mtime = target.stat().st_mtime_ns
+    gen.main(["--ops", str(tmp_path / "ops.yaml"), "--out", str(out)])
+    assert target.stat().st_mtime_ns == mtime
