@@ -45,6 +45,12 @@ def load_ops(path) -> list[Op]:
     return ops
 
 
+def in_namespace(ns: str, lines) -> str:
+    """`namespace at::inline tessera::NS { ...lines... }` (NS may be empty)."""
+    full = "at::inline tessera" + (f"::{ns}" if ns else "")
+    return f"namespace {full} {{\n" + "\n".join(lines) + f"\n}}  // namespace {full}\n"
+
+
 def handle(op: Op) -> str:
     return f"op_{cpp.identifier(op.schema)}"
 
@@ -77,16 +83,10 @@ def gen_handles(ops):
 #include <tuple>
 #include <vector>
 
-namespace at::inline tessera::ops {{
-{chr(10).join(decls)}
-}}  // namespace at::inline tessera::ops
-"""
+{in_namespace("ops", decls)}"""
     c = HEADER + f"""#include <aten/ops/OperatorHandles.h>
 
-namespace at::inline tessera::ops {{
-{chr(10).join(defs)}
-}}  // namespace at::inline tessera::ops
-"""
+{in_namespace("ops", defs)}"""
     return h, c
 
 
@@ -146,17 +146,11 @@ def gen_functions(ops):
 #include <tuple>
 #include <vector>
 
-namespace at::inline tessera {{
-{chr(10).join(decls)}
-}}  // namespace at::inline tessera
-"""
+{in_namespace("", decls)}"""
     c = HEADER + f"""#include <aten/ops/Functions.h>
 #include <aten/ops/OperatorHandles.h>
 
-namespace at::inline tessera {{
-{chr(10).join(defs)}
-}}  // namespace at::inline tessera
-"""
+{in_namespace("", defs)}"""
     return h, c
 
 
@@ -174,16 +168,10 @@ def gen_redispatch(ops):
 
 #include <aten/ops/OperatorHandles.h>
 
-namespace at::inline tessera::redispatch {{
-{chr(10).join(decls)}
-}}  // namespace at::inline tessera::redispatch
-"""
+{in_namespace("redispatch", decls)}"""
     c = HEADER + f"""#include <aten/ops/RedispatchFunctions.h>
 
-namespace at::inline tessera::redispatch {{
-{chr(10).join(defs)}
-}}  // namespace at::inline tessera::redispatch
-"""
+{in_namespace("redispatch", defs)}"""
     return h, c
 
 
@@ -208,10 +196,7 @@ def gen_methods(ops):
     c = HEADER + f"""#include <aten/core/Tensor.h>
 #include <aten/ops/OperatorHandles.h>
 
-namespace at::inline tessera {{
-{chr(10).join(defs)}
-}}  // namespace at::inline tessera
-"""
+{in_namespace("", defs)}"""
     return inc, c
 
 
@@ -260,10 +245,7 @@ def gen_native_decls(ops):
 #include <tuple>
 #include <vector>
 
-namespace at::inline tessera::native {{
-{chr(10).join(native)}
-}}  // namespace at::inline tessera::native
-"""
+{in_namespace("native", native)}"""
     m = HEADER + f"""// Shape functions of the structured operators: the output's sizes and dtype, computed
 // once and shared by the Meta backend and every real backend.
 #pragma once
@@ -271,10 +253,7 @@ namespace at::inline tessera::native {{
 #include <aten/core/Tensor.h>
 #include <aten/native/TensorMeta.h>
 
-namespace at::inline tessera::meta {{
-{chr(10).join(meta)}
-}}  // namespace at::inline tessera::meta
-"""
+{in_namespace("meta", meta)}"""
     return n, m
 
 

@@ -2,6 +2,8 @@
 #include <aten/core/IValue.h>
 #include <c10/core/CPUAllocator.h>
 
+#include "tensor_factory.h"
+
 #include <gtest/gtest.h>
 
 #include <sstream>
@@ -13,20 +15,9 @@ using c10::IValue;
 using c10::Stack;
 using Tag = c10::IValue::Tag;
 
-at::Tensor make_float(std::vector<int64_t> sizes) {
-  int64_t n = 1;
-  for (int64_t s : sizes) n *= s;
-  c10::Storage storage(c10::StorageImpl::use_byte_size_t{}, n * 4, c10::GetCPUAllocator());
-  auto impl = c10::make_intrusive<c10::TensorImpl>(std::move(storage), c10::kFloat);
-  impl->set_sizes_contiguous(sizes);
-  return at::Tensor(std::move(impl));
-}
+at::Tensor make_float(std::vector<int64_t> sizes) { return tessera_test::make_tensor(std::move(sizes)); }
 
-std::string printed(const IValue& v) {
-  std::ostringstream os;
-  os << v;
-  return os.str();
-}
+std::string printed(const IValue& v) { return c10::str(v); }
 
 class FixedGenerator final : public c10::GeneratorImpl {
  public:
