@@ -598,10 +598,10 @@ IValue to_ivalue(PyObject* obj, const SchemaType& type, bool allow_number_as_ten
       }
       if (e.is(Kind::Float)) return IValue(unpack_sequence<double>(obj, [](PyObject* o) { return PyFloat_AsDouble(o); }));
       if (e.is(Kind::Bool)) return IValue(unpack_sequence<bool>(obj, [](PyObject* o) { return o == Py_True; }));
-      TORCH_CHECK_NOT_IMPLEMENTED(false, "lists of ", e, " cannot be passed from Python yet");
+      TORCH_ERROR_WITH(NotImplementedError, "lists of ", e, " cannot be passed from Python yet");
     }
     default:
-      TORCH_CHECK_NOT_IMPLEMENTED(false, "arguments of type ", type, " cannot be passed from Python yet");
+      TORCH_ERROR_WITH(NotImplementedError, "arguments of type ", type, " cannot be passed from Python yet");
   }
 }
 

@@ -285,6 +285,10 @@ bool ready_type(PyObject* module, PyTypeObject* type, const char* qualname, size
   type->tp_basicsize = static_cast<Py_ssize_t>(size);
   type->tp_flags = Py_TPFLAGS_DEFAULT;
   if (PyType_Ready(type) < 0) return false;
+  // Instances see __module__ (pickle looks it up on the object to find tessera.float32).
+  PyObject* module_name = PyUnicode_FromString("tessera");
+  if (!module_name || PyDict_SetItemString(type->tp_dict, "__module__", module_name) != 0) return false;
+  Py_DECREF(module_name);
   Py_INCREF(type);
   return PyModule_AddObject(module, attr, reinterpret_cast<PyObject*>(type)) == 0;
 }

@@ -40,6 +40,8 @@ inline const at::Tensor& unwrap(PyObject* obj) { return reinterpret_cast<TensorO
 // tessera.tensor's conversion: nested sequences / numbers / numpy arrays / tensors to a new
 // tensor, with torch's dtype inference when `dtype` is empty.
 at::Tensor tensor_from_data(PyObject* data, std::optional<c10::ScalarType> dtype, std::optional<c10::Device> device);
+// Whether obj is a numpy.ndarray (or a subclass); numpy itself is never imported.
+bool is_numpy_array(PyObject* obj);
 // A device argument as torch's parsers take it: tessera.device, "cuda:1" or an int (CUDA index).
 c10::Device device_from_object(PyObject* obj);
 

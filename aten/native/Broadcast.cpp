@@ -5,7 +5,8 @@ namespace at::inline tessera::native {
 std::vector<int64_t> infer_size(IntArrayRef a, IntArrayRef b) {
   size_t n = std::max(a.size(), b.size());
   std::vector<int64_t> out(n);
-  for (size_t i = 0; i < n; ++i) {
+  // From the last dimension, so a mismatch is reported where torch reports it.
+  for (size_t i = n; i-- > 0;) {
     // Align from the right.
     ptrdiff_t ia = static_cast<ptrdiff_t>(a.size()) - static_cast<ptrdiff_t>(n) + static_cast<ptrdiff_t>(i);
     ptrdiff_t ib = static_cast<ptrdiff_t>(b.size()) - static_cast<ptrdiff_t>(n) + static_cast<ptrdiff_t>(i);
@@ -32,13 +33,13 @@ c10::ScalarType promote_skip_undefined(c10::ScalarType a, c10::ScalarType b) {
   return c10::promoteTypes(a, b);
 }
 
-// A lower-ranked result only matters when it is of a higher category than the higher rank's.
+// A lower-ranked result only matters when it is of a higher category than the higher
+// rank's, and then lends only its category: float32 with a 0-dim complex128 is complex64.
 c10::ScalarType combine(c10::ScalarType higher, c10::ScalarType lower) {
   if (c10::isComplexType(higher)) return higher;
-  if (!c10::isComplexType(lower) && c10::isFloatingType(higher)) return higher;
-  if (higher == c10::ScalarType::Bool || c10::isFloatingType(lower) || c10::isComplexType(lower)) {
-    return promote_skip_undefined(higher, lower);
-  }
+  if (c10::isComplexType(lower)) return c10::isFloatingType(higher) ? c10::toComplexType(higher) : lower;
+  if (c10::isFloatingType(higher)) return higher;
+  if (higher == c10::ScalarType::Bool || c10::isFloatingType(lower)) return promote_skip_undefined(higher, lower);
   return higher != c10::ScalarType::Undefined ? higher : lower;
 }
 

@@ -87,6 +87,10 @@ TEST(Ops, TypePromotion) {
   EXPECT_EQ(at::add(f, d0).scalar_type(), at::kFloat);
   Tensor h = at::empty({1}, at::kHalf);
   EXPECT_EQ(at::add(h, d0).scalar_type(), at::kHalf);
+  // A 0-dim complex lends only its category: float32 with complex128 -> complex64.
+  Tensor z0 = at::empty({}, at::kComplexDouble);
+  EXPECT_EQ(at::add(f, z0).scalar_type(), at::kComplexFloat);
+  EXPECT_EQ(at::add(i, z0).scalar_type(), at::kComplexDouble);
   Tensor b = at::empty({2}, at::kBool);
   b.fill_(true);
   EXPECT_EQ(at::add(b, b).scalar_type(), at::kBool);

@@ -49,7 +49,10 @@ TEST(Device, BadStringsAreClearErrors) {
   EXPECT_EQ(error_of("gpu"), "Expected one of cpu, cuda, meta device type at start of device string: gpu");
   EXPECT_EQ(error_of("CPU"), "Expected one of cpu, cuda, meta device type at start of device string: CPU");
   EXPECT_EQ(error_of("cuda:x"), "Invalid device string: 'cuda:x'");
-  for (const char* bad : {"cuda:", "cuda:-1", "cuda: 1", "cuda:01", "cuda:1:2", "cuda:128", "cuda:1x"}) {
+  // The string's form is checked before its type name, and only the type is quoted then.
+  EXPECT_EQ(error_of("gpu:1"), "Expected one of cpu, cuda, meta device type at start of device string: gpu");
+  for (const char* bad : {"cuda:", "cuda:-1", "cuda: 1", "cuda:01", "cuda:1:2", "cuda:128", "cuda:1x", " cuda",
+                          "cuda ", ":1", "cuda1", "gpu:x"}) {
     EXPECT_EQ(error_of(bad), std::string("Invalid device string: '") + bad + "'") << bad;
   }
   EXPECT_NE(error_of("").find("must not be empty"), std::string::npos);

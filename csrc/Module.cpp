@@ -1,0 +1,26 @@
+// tessera._C: the extension module. Puts together the Tensor type, the dtype / device /
+// layout / memory_format objects, tessera.tensor, the error types, the generated operator
+// bindings (generated_module_functions / generated_tensor_methods) and the custom-op entry
+// points. pybind11 creates the module; the hot types underneath are raw CPython.
+#include "python_api.h"
+
+#include <pybind11/pybind11.h>
+
+#ifndef TESSERA_VERSION_STRING
+#define TESSERA_VERSION_STRING "0.0.0"
+#endif
+
+namespace py = pybind11;
+
+PYBIND11_MODULE(_C, m) {
+  using namespace tessera::python;
+  m.doc() = "Tessera's C++ core: tensors, dtypes, devices and every operator's binding.";
+  PyObject* mod = m.ptr();
+  // Types the Tensor type's methods and the generated bindings rely on come first.
+  if (!init_exceptions(mod) || !init_dtypes(mod) || !init_tensor_type(mod) || !init_tensor_new(mod)) {
+    throw py::error_already_set();
+  }
+  if (PyModule_AddFunctions(mod, generated_module_functions()) != 0) throw py::error_already_set();
+  if (PyModule_AddFunctions(mod, custom_op_functions()) != 0) throw py::error_already_set();
+  m.attr("_version") = TESSERA_VERSION_STRING;
+}

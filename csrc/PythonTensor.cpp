@@ -1,0 +1,765 @@
+// tessera.Tensor, a raw CPython type holding one at::Tensor, and tessera.Size.
+// Metadata accessors and the arithmetic fast path (`a + b`, `a * 2.5`) are written
+// directly against CPython so that an operator costs little more than its dispatch;
+// every other method comes from the generated bindings (generated_tensor_methods()).
+#include "python_api.h"
+
+#include <aten/native/Dispatch.h>
+#include <aten/native/TensorFactories.h>
+#include <aten/ops/Functions.h>
+#include <c10/util/Exception.h>
+
+#include <cstddef>
+#include <cstring>
+#include <new>
+#include <string>
+#include <vector>
+
+namespace tessera::python {
+
+PyTypeObject* TensorType = nullptr;
+PyTypeObject* SizeType = nullptr;
+
+namespace {
+
+PyTypeObject TensorTypeObj{};
+PyTypeObject SizeTypeObj{};
+
+TensorObject* as_tensor_object(PyObject* o) { return reinterpret_cast<TensorObject*>(o); }
+
+// ================================================================ tessera.Size
+
+PyObject* size_from_tuple(PyObject* tuple) {
+  // A Size with the items of `tuple` (a new reference); consumes nothing.
+  Py_ssize_t n = PyTuple_GET_SIZE(tuple);
+  PyObject* s = SizeTypeObj.tp_alloc(&SizeTypeObj, n);
+  if (!s) return nullptr;
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyObject* item = PyTuple_GET_ITEM(tuple, i);
+    Py_INCREF(item);
+    PyTuple_SET_ITEM(s, i, item);
+  }
+  return s;
+}
+
+PyObject* size_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
+  PyObject* iterable = nullptr;
+  static const char* kwlist[] = {"sizes", nullptr};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:Size", const_cast<char**>(kwlist), &iterable)) return nullptr;
+  if (!iterable) return type->tp_alloc(type, 0);
+  PyObject* items = PySequence_Tuple(iterable);
+  if (!items) return nullptr;
+  Py_ssize_t n = PyTuple_GET_SIZE(items);
+  PyObject* s = type->tp_alloc(type, n);
+  if (!s) {
+    Py_DECREF(items);
+    return nullptr;
+  }
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyObject* item = PyTuple_GET_ITEM(items, i);
+    PyObject* value = nullptr;
+    if (is_tensor(item)) {
+      const at::Tensor& t = unwrap(item);
+      if (t.numel() == 1 && c10::isIntegralType(t.scalar_type(), false)) value = PyNumber_Index(item);
+    } else if (PyIndex_Check(item)) {
+      value = PyNumber_Index(item);
+    }
+    if (!value) {
+      if (!PyErr_Occurred()) {
+        PyErr_Format(PyExc_TypeError, "tessera.Size() takes an iterable of 'int' (item %zd is '%s')", i,
+                     Py_TYPE(item)->tp_name);
+      }
+      Py_DECREF(items);
+      Py_DECREF(s);
+      return nullptr;
+    }
+    PyTuple_SET_ITEM(s, i, value);
+  }
+  Py_DECREF(items);
+  return s;
+}
+
+PyObject* size_repr(PyObject* self) {
+  std::string r = "tessera.Size([";
+  Py_ssize_t n = PyTuple_GET_SIZE(self);
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    if (i) r += ", ";
+    PyObject* s = PyObject_Repr(PyTuple_GET_ITEM(self, i));
+    if (!s) return nullptr;
+    const char* c = PyUnicode_AsUTF8(s);
+    if (!c) {
+      Py_DECREF(s);
+      return nullptr;
+    }
+    r += c;
+    Py_DECREF(s);
+  }
+  r += "])";
+  return PyUnicode_FromStringAndSize(r.data(), static_cast<Py_ssize_t>(r.size()));
+}
+
+// Tuple operations that give a tuple give a Size, as torch's do.
+PyObject* as_size_result(PyObject* result) {
+  if (!result || !PyTuple_CheckExact(result)) return result;
+  PyObject* s = size_from_tuple(result);
+  Py_DECREF(result);
+  return s;
+}
+PyObject* size_concat(PyObject* a, PyObject* b) { return as_size_result(PyTuple_Type.tp_as_sequence->sq_concat(a, b)); }
+PyObject* size_repeat(PyObject* a, Py_ssize_t n) { return as_size_result(PyTuple_Type.tp_as_sequence->sq_repeat(a, n)); }
+PyObject* size_subscript(PyObject* a, PyObject* key) {
+  PyObject* r = PyTuple_Type.tp_as_mapping->mp_subscript(a, key);
+  return PySlice_Check(key) ? as_size_result(r) : r;
+}
+
+PyObject* size_numel(PyObject* self, PyObject*) {
+  long long n = 1;
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(self); ++i) {
+    long long v = PyLong_AsLongLong(PyTuple_GET_ITEM(self, i));
+    if (v == -1 && PyErr_Occurred()) return nullptr;
+    n *= v;
+  }
+  return PyLong_FromLongLong(n);
+}
+PyObject* size_reduce(PyObject* self, PyObject*) {
+  PyObject* items = PyTuple_GetSlice(self, 0, PyTuple_GET_SIZE(self));
+  if (!items) return nullptr;
+  return Py_BuildValue("(O(N))", reinterpret_cast<PyObject*>(&SizeTypeObj), items);
+}
+
+PySequenceMethods size_as_sequence{};
+PyMappingMethods size_as_mapping{};
+PyMethodDef size_methods[] = {{"numel", size_numel, METH_NOARGS, "The number of elements a tensor of this shape has."},
+                              {"__reduce__", size_reduce, METH_NOARGS, nullptr},
+                              {nullptr, nullptr, 0, nullptr}};
+
+bool init_size_type(PyObject* module) {
+  PyTypeObject* t = &SizeTypeObj;
+  Py_SET_REFCNT(t, 1);
+  Py_SET_TYPE(t, &PyType_Type);
+  t->tp_name = "tessera.Size";
+  t->tp_base = &PyTuple_Type;
+  t->tp_flags = Py_TPFLAGS_DEFAULT;
+  t->tp_new = size_new;
+  t->tp_repr = size_repr;
+  t->tp_methods = size_methods;
+  size_as_sequence.sq_concat = size_concat;
+  size_as_sequence.sq_repeat = size_repeat;
+  size_as_mapping.mp_subscript = size_subscript;
+  t->tp_as_sequence = &size_as_sequence;
+  t->tp_as_mapping = &size_as_mapping;
+  t->tp_doc = "The shape of a tensor: a tuple of ints.";
+  if (PyType_Ready(t) < 0) return false;
+  SizeType = t;
+  Py_INCREF(t);
+  return PyModule_AddObject(module, "Size", reinterpret_cast<PyObject*>(t)) == 0;
+}
+
+// ================================================================ Python numbers as tensors
+
+// One cached wrapped-number tensor per kind and thread. `a + 1` reuses it when nothing but
+// the cache refers to it (no op kept it: no autograd save, no view of its storage, no
+// weak reference), which spares two allocations per operator call; otherwise the cache
+// lets go of it and takes a fresh one.
+template <typename T>
+at::Tensor wrapped_number(c10::ScalarType dtype, T value) {
+  static thread_local at::Tensor cache;
+  if (!(cache.defined() && cache.getIntrusivePtr().unique() && cache.storage().use_count() == 1 &&
+        cache.unsafeGetTensorImpl()->is_wrapped_number())) {
+    cache = at::native::make_empty(c10::IntArrayRef(), dtype, c10::Device(c10::kCPU));
+    cache.unsafeGetTensorImpl()->set_wrapped_number(true);
+  }
+  *static_cast<T*>(cache.data_ptr()) = value;
+  return cache;
+}
+
+// numpy's scalar types by kind (numpy.float32 is not a Python float, numpy.int64 not an int).
+enum class NumberKind { None, Bool, Int, Float, Complex };
+
+NumberKind numpy_scalar_kind(PyObject* obj) {
+  const char* name = Py_TYPE(obj)->tp_name;
+  if (std::strncmp(name, "numpy.", 6) != 0) return NumberKind::None;
+  name += 6;
+  if (std::strncmp(name, "bool", 4) == 0) return NumberKind::Bool;
+  if (std::strncmp(name, "int", 3) == 0 || std::strncmp(name, "uint", 4) == 0 || std::strcmp(name, "longlong") == 0 ||
+      std::strcmp(name, "ulonglong") == 0) {
+    return NumberKind::Int;
+  }
+  if (std::strncmp(name, "float", 5) == 0 || std::strcmp(name, "longdouble") == 0) return NumberKind::Float;
+  if (std::strncmp(name, "complex", 7) == 0 || std::strcmp(name, "clongdouble") == 0) return NumberKind::Complex;
+  return NumberKind::None;
+}
+
+int64_t unpack_long_checked(PyObject* obj) {
+  int overflow = 0;
+  long long v = PyLong_AsLongLongAndOverflow(obj, &overflow);
+  if (v == -1 && PyErr_Occurred()) throw python_error();
+  TORCH_CHECK(!overflow, "Overflow when unpacking long");
+  return v;
+}
+
+// A Python number as a 0-dim wrapped-number tensor (Bool, Long, Double or ComplexDouble,
+// which type promotion ranks below any tensor); false when obj is not a number.
+bool number_to_tensor(PyObject* obj, at::Tensor& out) {
+  if (PyFloat_Check(obj)) {
+    out = wrapped_number<double>(c10::kDouble, PyFloat_AS_DOUBLE(obj));
+    return true;
+  }
+  if (PyBool_Check(obj)) {
+    out = wrapped_number<bool>(c10::kBool, obj == Py_True);
+    return true;
+  }
+  if (PyLong_Check(obj)) {
+    out = wrapped_number<int64_t>(c10::kLong, unpack_long_checked(obj));
+    return true;
+  }
+  if (PyComplex_Check(obj)) {
+    Py_complex z = PyComplex_AsCComplex(obj);
+    out = wrapped_number<c10::complex<double>>(c10::kComplexDouble, c10::complex<double>(z.real, z.imag));
+    return true;
+  }
+  switch (numpy_scalar_kind(obj)) {
+    case NumberKind::None:
+      return false;
+    case NumberKind::Bool: {
+      int b = PyObject_IsTrue(obj);
+      if (b < 0) throw python_error();
+      out = wrapped_number<bool>(c10::kBool, b != 0);
+      return true;
+    }
+    case NumberKind::Int: {
+      PyObject* index = PyNumber_Index(obj);
+      if (!index) throw python_error();
+      int64_t v = 0;
+      try {
+        v = unpack_long_checked(index);
+      } catch (...) {
+        Py_DECREF(index);
+        throw;
+      }
+      Py_DECREF(index);
+      out = wrapped_number<int64_t>(c10::kLong, v);
+      return true;
+    }
+    case NumberKind::Float: {
+      double v = PyFloat_AsDouble(obj);
+      if (v == -1.0 && PyErr_Occurred()) throw python_error();
+      out = wrapped_number<double>(c10::kDouble, v);
+      return true;
+    }
+    case NumberKind::Complex: {
+      Py_complex z = PyComplex_AsCComplex(obj);
+      if (z.real == -1.0 && PyErr_Occurred()) throw python_error();
+      out = wrapped_number<c10::complex<double>>(c10::kComplexDouble, c10::complex<double>(z.real, z.imag));
+      return true;
+    }
+  }
+  return false;
+}
+
+// ================================================================ arithmetic slots
+
+enum class BinOp { Add, Mul };
+
+inline at::Tensor apply(BinOp op, const at::Tensor& a, const at::Tensor& b) {
+  return op == BinOp::Add ? at::add(a, b) : at::mul(a, b);
+}
+
+// The other operand of a tensor operator: a Python number (as a wrapped number) or a
+// numpy array (as a tensor, like torch); false for anything else.
+bool operand_to_tensor(PyObject* obj, at::Tensor& out) {
+  if (number_to_tensor(obj, out)) return true;
+  if (is_numpy_array(obj)) {
+    out = tensor_from_data(obj, std::nullopt, std::nullopt);
+    return true;
+  }
+  return false;
+}
+
+template <BinOp op>
+PyObject* tensor_binary(PyObject* a, PyObject* b) {
+  HANDLE_TH_ERRORS
+  bool ta = is_tensor(a), tb = is_tensor(b);
+  if (ta && tb) return wrap(apply(op, unwrap(a), unwrap(b)));
+  at::Tensor other;
+  if (ta) {
+    if (!operand_to_tensor(b, other)) Py_RETURN_NOTIMPLEMENTED;
+    return wrap(apply(op, unwrap(a), other));
+  }
+  if (!operand_to_tensor(a, other)) Py_RETURN_NOTIMPLEMENTED;
+  return wrap(apply(op, other, unwrap(b)));
+  END_HANDLE_TH_ERRORS
+}
+
+template <BinOp op>
+PyObject* tensor_inplace(PyObject* a, PyObject* b) {
+  HANDLE_TH_ERRORS
+  if (!is_tensor(a)) Py_RETURN_NOTIMPLEMENTED;
+  const at::Tensor& self = unwrap(a);
+  at::Tensor number;
+  const at::Tensor* other = nullptr;
+  if (is_tensor(b)) {
+    other = &unwrap(b);
+  } else if (operand_to_tensor(b, number)) {
+    other = &number;
+  } else {
+    Py_RETURN_NOTIMPLEMENTED;
+  }
+  if (op == BinOp::Add) {
+    self.add_(*other);
+  } else {
+    self.mul_(*other);
+  }
+  Py_INCREF(a);
+  return a;
+  END_HANDLE_TH_ERRORS
+}
+
+// ================================================================ reading elements
+
+at::Tensor readable(const at::Tensor& t, const char* what) {
+  TORCH_CHECK_NOT_IMPLEMENTED(!t.is_meta(), what);
+  if (t.is_cpu()) return t;
+  at::Tensor cpu = at::empty(t.sizes(), at::TensorOptions(t.scalar_type()).device(c10::Device(c10::kCPU)));
+  cpu.copy_(t);
+  return cpu;
+}
+
+template <typename T>
+PyObject* element_to_python(const char* p) {
+  T v;
+  std::memcpy(&v, p, sizeof(T));
+  if constexpr (std::is_same_v<T, bool>) {
+    return PyBool_FromLong(v);
+  } else if constexpr (std::is_integral_v<T>) {
+    return PyLong_FromLongLong(static_cast<long long>(v));
+  } else if constexpr (std::is_same_v<T, c10::complex<float>> || std::is_same_v<T, c10::complex<double>>) {
+    return PyComplex_FromDoubles(static_cast<double>(v.real()), static_cast<double>(v.imag()));
+  } else if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    return PyFloat_FromDouble(static_cast<double>(v));
+  } else {
+    return PyFloat_FromDouble(static_cast<double>(static_cast<float>(v)));
+  }
+}
+
+template <typename T>
+PyObject* tolist_rec(const char* data, c10::IntArrayRef sizes, c10::IntArrayRef strides, size_t dim) {
+  if (dim == sizes.size()) return element_to_python<T>(data);
+  int64_t n = sizes[dim];
+  PyObject* list = PyList_New(n);
+  if (!list) return nullptr;
+  const int64_t step = strides[dim] * static_cast<int64_t>(sizeof(T));
+  for (int64_t i = 0; i < n; ++i) {
+    PyObject* item = tolist_rec<T>(data + i * step, sizes, strides, dim + 1);
+    if (!item) {
+      Py_DECREF(list);
+      return nullptr;
+    }
+    PyList_SET_ITEM(list, i, item);
+  }
+  return list;
+}
+
+PyObject* scalar_to_python(const c10::Scalar& s) {
+  if (s.isBoolean()) return PyBool_FromLong(s.toBool());
+  if (s.isIntegral(false)) return PyLong_FromLongLong(s.toLong());
+  if (s.isComplex()) {
+    c10::complex<double> z = s.toComplexDouble();
+    return PyComplex_FromDoubles(z.real(), z.imag());
+  }
+  return PyFloat_FromDouble(s.toDouble());
+}
+
+c10::Scalar item_of(const at::Tensor& t) {
+  if (!t.is_cpu() && !t.is_meta()) return readable(t, "").item();
+  return t.item();
+}
+
+// ================================================================ methods
+
+int64_t dim_argument(PyObject* obj) {
+  if (PyBool_Check(obj) || !PyIndex_Check(obj) || is_tensor(obj)) {
+    TORCH_CHECK_TYPE(false, "argument 'dim' must be int, not ", Py_TYPE(obj)->tp_name);
+  }
+  long long v = PyLong_AsLongLong(obj);
+  if (v == -1 && PyErr_Occurred()) throw python_error();
+  return v;
+}
+
+// Parses the single optional argument `dim` (positionally or by keyword) of size()/stride().
+PyObject* optional_dim(const char* fname, PyObject* args, PyObject* kwargs) {
+  Py_ssize_t nargs = PyTuple_GET_SIZE(args);
+  TORCH_CHECK_TYPE(nargs <= 1, fname, "() takes at most 1 argument (", nargs, " given)");
+  PyObject* dim = nargs ? PyTuple_GET_ITEM(args, 0) : nullptr;
+  if (kwargs && PyDict_GET_SIZE(kwargs) > 0) {
+    PyObject* kw = PyDict_GetItemString(kwargs, "dim");
+    TORCH_CHECK_TYPE(kw && PyDict_GET_SIZE(kwargs) == 1 && !dim, fname, "() got an unexpected keyword argument");
+    dim = kw;
+  }
+  return dim == Py_None ? nullptr : dim;
+}
+
+PyObject* tensor_size(PyObject* self, PyObject* args, PyObject* kwargs) {
+  HANDLE_TH_ERRORS
+  const at::Tensor& t = unwrap(self);
+  PyObject* dim = optional_dim("size", args, kwargs);
+  if (!dim) return make_size(t.sizes());
+  return PyLong_FromLongLong(t.size(dim_argument(dim)));
+  END_HANDLE_TH_ERRORS
+}
+
+PyObject* tensor_stride(PyObject* self, PyObject* args, PyObject* kwargs) {
+  HANDLE_TH_ERRORS
+  const at::Tensor& t = unwrap(self);
+  PyObject* dim = optional_dim("stride", args, kwargs);
+  if (dim) return PyLong_FromLongLong(t.stride(dim_argument(dim)));
+  c10::IntArrayRef strides = t.strides();
+  PyObject* tuple = PyTuple_New(static_cast<Py_ssize_t>(strides.size()));
+  if (!tuple) return nullptr;
+  for (size_t i = 0; i < strides.size(); ++i) {
+    PyObject* v = PyLong_FromLongLong(strides[i]);
+    if (!v) {
+      Py_DECREF(tuple);
+      return nullptr;
+    }
+    PyTuple_SET_ITEM(tuple, static_cast<Py_ssize_t>(i), v);
+  }
+  return tuple;
+  END_HANDLE_TH_ERRORS
+}
+
+PyObject* tensor_dim(PyObject* self, PyObject*) { return PyLong_FromLongLong(unwrap(self).dim()); }
+PyObject* tensor_numel(PyObject* self, PyObject*) { return PyLong_FromLongLong(unwrap(self).numel()); }
+PyObject* tensor_element_size(PyObject* self, PyObject*) { return PyLong_FromSize_t(unwrap(self).element_size()); }
+PyObject* tensor_storage_offset(PyObject* self, PyObject*) { return PyLong_FromLongLong(unwrap(self).storage_offset()); }
+PyObject* tensor_data_ptr(PyObject* self, PyObject*) { return PyLong_FromVoidPtr(unwrap(self).data_ptr()); }
+
+PyObject* tensor_is_contiguous(PyObject* self, PyObject* args, PyObject* kwargs) {
+  HANDLE_TH_ERRORS
+  TORCH_CHECK_TYPE(PyTuple_GET_SIZE(args) == 0, "is_contiguous() takes 0 positional arguments but ",
+                   PyTuple_GET_SIZE(args), " was given");
+  c10::MemoryFormat format = c10::MemoryFormat::Contiguous;
+  if (kwargs && PyDict_GET_SIZE(kwargs) > 0) {
+    PyObject* mf = PyDict_GetItemString(kwargs, "memory_format");
+    TORCH_CHECK_TYPE(mf && PyDict_GET_SIZE(kwargs) == 1, "is_contiguous() got an unexpected keyword argument");
+    TORCH_CHECK_TYPE(is_memory_format(mf), "is_contiguous(): argument 'memory_format' must be tessera.memory_format, not ",
+                     Py_TYPE(mf)->tp_name);
+    format = memory_format_of(mf);
+  }
+  TORCH_CHECK(format != c10::MemoryFormat::Preserve, "is_contiguous: preserve_format is not a memory format a tensor has");
+  return PyBool_FromLong(unwrap(self).is_contiguous(format));
+  END_HANDLE_TH_ERRORS
+}
+
+PyObject* tensor_tolist(PyObject* self, PyObject*) {
+  HANDLE_TH_ERRORS
+  at::Tensor t = readable(unwrap(self), "Cannot copy out of meta tensor; no data!");
+  return at::native::dispatch_types<at::native::kAllTypes>(t.scalar_type(), "tolist", [&]<typename T>() -> PyObject* {
+    return tolist_rec<T>(static_cast<const char*>(t.data_ptr()), t.sizes(), t.strides(), 0);
+  });
+  END_HANDLE_TH_ERRORS
+}
+
+PyObject* tensor_item(PyObject* self, PyObject*) {
+  HANDLE_TH_ERRORS
+  return scalar_to_python(item_of(unwrap(self)));
+  END_HANDLE_TH_ERRORS
+}
+
+PyObject* tensor_format(PyObject* self, PyObject* spec) {
+  HANDLE_TH_ERRORS
+  const at::Tensor& t = unwrap(self);
+  PyObject* base = nullptr;
+  if (t.dim() == 0 && !t.is_meta() && Py_TYPE(self) == TensorType) {
+    base = scalar_to_python(item_of(t));
+  } else {
+    base = PyObject_Str(self);
+  }
+  if (!base) return nullptr;
+  PyObject* r = PyObject_Format(base, spec);
+  Py_DECREF(base);
+  return r;
+  END_HANDLE_TH_ERRORS
+}
+
+PyObject* tensor_reduce_unsupported(PyObject*, PyObject*) {
+  PyErr_SetString(PyExc_NotImplementedError, "pickling tessera tensors is not supported yet (tessera.save comes later)");
+  return nullptr;
+}
+
+// ================================================================ properties
+
+PyObject* get_shape(PyObject* self, void*) {
+  HANDLE_TH_ERRORS
+  return make_size(unwrap(self).sizes());
+  END_HANDLE_TH_ERRORS
+}
+PyObject* get_dtype(PyObject* self, void*) {
+  HANDLE_TH_ERRORS
+  PyObject* d = dtype_object(unwrap(self).scalar_type());
+  Py_INCREF(d);
+  return d;
+  END_HANDLE_TH_ERRORS
+}
+PyObject* get_device(PyObject* self, void*) {
+  HANDLE_TH_ERRORS
+  return device_object(unwrap(self).device());
+  END_HANDLE_TH_ERRORS
+}
+PyObject* get_layout(PyObject* self, void*) {
+  PyObject* l = layout_object(unwrap(self).layout());
+  Py_INCREF(l);
+  return l;
+}
+PyObject* get_ndim(PyObject* self, void*) { return PyLong_FromLongLong(unwrap(self).dim()); }
+PyObject* get_is_cuda(PyObject* self, void*) { return PyBool_FromLong(unwrap(self).is_cuda()); }
+PyObject* get_is_cpu(PyObject* self, void*) { return PyBool_FromLong(unwrap(self).is_cpu()); }
+PyObject* get_is_meta(PyObject* self, void*) { return PyBool_FromLong(unwrap(self).is_meta()); }
+PyObject* get_is_sparse(PyObject* self, void*) { return PyBool_FromLong(unwrap(self).layout() == c10::Layout::SparseCoo); }
+PyObject* get_is_quantized(PyObject* self, void*) { return PyBool_FromLong(c10::isQIntType(unwrap(self).scalar_type())); }
+PyObject* get_itemsize(PyObject* self, void*) { return PyLong_FromSize_t(unwrap(self).itemsize()); }
+PyObject* get_nbytes(PyObject* self, void*) { return PyLong_FromSize_t(unwrap(self).nbytes()); }
+
+PyGetSetDef tensor_getset[] = {
+    {"shape", get_shape, nullptr, "The sizes of the tensor, a tessera.Size.", nullptr},
+    {"dtype", get_dtype, nullptr, nullptr, nullptr},
+    {"device", get_device, nullptr, nullptr, nullptr},
+    {"layout", get_layout, nullptr, nullptr, nullptr},
+    {"ndim", get_ndim, nullptr, nullptr, nullptr},
+    {"is_cuda", get_is_cuda, nullptr, nullptr, nullptr},
+    {"is_cpu", get_is_cpu, nullptr, nullptr, nullptr},
+    {"is_meta", get_is_meta, nullptr, nullptr, nullptr},
+    {"is_sparse", get_is_sparse, nullptr, nullptr, nullptr},
+    {"is_quantized", get_is_quantized, nullptr, nullptr, nullptr},
+    {"itemsize", get_itemsize, nullptr, nullptr, nullptr},
+    {"nbytes", get_nbytes, nullptr, nullptr, nullptr},
+    {nullptr, nullptr, nullptr, nullptr, nullptr}};
+
+#define TESSERA_KW(fn) reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(fn))
+
+PyMethodDef core_methods[] = {
+    {"size", TESSERA_KW(tensor_size), METH_VARARGS | METH_KEYWORDS, "size(dim=None): the shape, or one dimension's size."},
+    {"stride", TESSERA_KW(tensor_stride), METH_VARARGS | METH_KEYWORDS, "stride(dim=None)"},
+    {"dim", tensor_dim, METH_NOARGS, nullptr},
+    {"ndimension", tensor_dim, METH_NOARGS, nullptr},
+    {"numel", tensor_numel, METH_NOARGS, nullptr},
+    {"nelement", tensor_numel, METH_NOARGS, nullptr},
+    {"element_size", tensor_element_size, METH_NOARGS, nullptr},
+    {"storage_offset", tensor_storage_offset, METH_NOARGS, nullptr},
+    {"data_ptr", tensor_data_ptr, METH_NOARGS, nullptr},
+    {"is_contiguous", TESSERA_KW(tensor_is_contiguous), METH_VARARGS | METH_KEYWORDS,
+     "is_contiguous(*, memory_format=tessera.contiguous_format)"},
+    {"tolist", tensor_tolist, METH_NOARGS, "The elements as (nested) Python lists of Python numbers."},
+    {"item", tensor_item, METH_NOARGS, "The value of a one-element tensor as a Python number."},
+    {"__format__", tensor_format, METH_O, nullptr},
+    {"__reduce_ex__", tensor_reduce_unsupported, METH_O, nullptr},
+    {nullptr, nullptr, 0, nullptr}};
+
+// ================================================================ type slots
+
+void tensor_dealloc(PyObject* self) {
+  TensorObject* obj = as_tensor_object(self);
+  if (obj->weakreflist) PyObject_ClearWeakRefs(self);
+  obj->tensor.~Tensor();
+  Py_TYPE(self)->tp_free(self);
+}
+
+PyObject* call_python_printer(PyObject* self) {
+  static PyObject* printer = nullptr;
+  if (!printer) {
+    PyObject* mod = PyImport_ImportModule("tessera._tensor_str");
+    if (!mod) return nullptr;
+    printer = PyObject_GetAttrString(mod, "_str");
+    Py_DECREF(mod);
+    if (!printer) return nullptr;
+  }
+  return PyObject_CallOneArg(printer, self);
+}
+
+Py_ssize_t tensor_length(PyObject* self) {
+  const at::Tensor& t = unwrap(self);
+  if (t.dim() == 0) {
+    PyErr_SetString(PyExc_TypeError, "len() of a 0-d tensor");
+    return -1;
+  }
+  return static_cast<Py_ssize_t>(t.size(0));
+}
+
+int tensor_bool(PyObject* self) {
+  try {
+    const at::Tensor& t = unwrap(self);
+    TORCH_CHECK(t.numel() != 0, "Boolean value of Tensor with no values is ambiguous");
+    TORCH_CHECK(t.numel() == 1, "Boolean value of Tensor with more than one value is ambiguous");
+    return item_of(t).toBool() ? 1 : 0;
+  } catch (...) {
+    set_python_error();
+    return -1;
+  }
+}
+
+PyObject* tensor_float(PyObject* self) {
+  HANDLE_TH_ERRORS
+  const at::Tensor& t = unwrap(self);
+  TORCH_CHECK_VALUE(t.numel() == 1, "only one element tensors can be converted to Python scalars");
+  c10::Scalar s = item_of(t);
+  return PyFloat_FromDouble(s.toDouble());
+  END_HANDLE_TH_ERRORS
+}
+
+PyObject* tensor_int(PyObject* self) {
+  HANDLE_TH_ERRORS
+  const at::Tensor& t = unwrap(self);
+  TORCH_CHECK_VALUE(t.numel() == 1, "only one element tensors can be converted to Python scalars");
+  c10::Scalar s = item_of(t);
+  if (s.isFloatingPoint()) {
+    PyObject* f = PyFloat_FromDouble(s.toDouble());
+    if (!f) return nullptr;
+    PyObject* r = PyNumber_Long(f);
+    Py_DECREF(f);
+    return r;
+  }
+  return PyLong_FromLongLong(s.toLong());
+  END_HANDLE_TH_ERRORS
+}
+
+PyObject* tensor_index(PyObject* self) {
+  HANDLE_TH_ERRORS
+  const at::Tensor& t = unwrap(self);
+  TORCH_CHECK_TYPE(c10::isIntegralType(t.scalar_type(), true) && t.numel() == 1,
+                   "only integer tensors of a single element can be converted to an index");
+  return PyLong_FromLongLong(item_of(t).toLong());
+  END_HANDLE_TH_ERRORS
+}
+
+// Tensor(*sizes), Tensor(sequence), Tensor(tensor), Tensor(): torch's legacy float32 constructor.
+PyObject* tensor_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
+  HANDLE_TH_ERRORS
+  std::optional<c10::Device> device;
+  if (kwargs && PyDict_GET_SIZE(kwargs) > 0) {
+    PyObject* d = PyDict_GetItemString(kwargs, "device");
+    TORCH_CHECK_TYPE(d && PyDict_GET_SIZE(kwargs) == 1, "Tensor(): the only keyword argument is 'device'");
+    if (d != Py_None) device = device_from_object(d);
+  }
+  Py_ssize_t nargs = PyTuple_GET_SIZE(args);
+  at::Tensor result;
+  PyObject* first = nargs > 0 ? PyTuple_GET_ITEM(args, 0) : nullptr;
+  auto options = at::TensorOptions(c10::kFloat).device(device.value_or(c10::Device(c10::kCPU)));
+  if (nargs == 0) {
+    result = at::empty({0}, options);
+  } else if (nargs == 1 && is_tensor(first)) {
+    result = unwrap(first);
+    TORCH_CHECK_TYPE(result.scalar_type() == c10::kFloat, "expected a tensor of type Float (got ",
+                     c10::toString(result.scalar_type()), ")");
+  } else if (nargs == 1 && PyObject_TypeCheck(first, SizeType)) {
+    std::vector<int64_t> sizes;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(first); ++i) sizes.push_back(PyLong_AsLongLong(PyTuple_GET_ITEM(first, i)));
+    result = at::empty(sizes, options);
+  } else if (nargs == 1 && PySequence_Check(first)) {
+    result = tensor_from_data(first, c10::kFloat, device);
+  } else {
+    std::vector<int64_t> sizes;
+    for (Py_ssize_t i = 0; i < nargs; ++i) {
+      PyObject* a = PyTuple_GET_ITEM(args, i);
+      TORCH_CHECK_TYPE(PyIndex_Check(a) && !is_tensor(a), "new() received an invalid combination of arguments - got an ",
+                       Py_TYPE(a)->tp_name, " at position ", i);
+      long long v = PyLong_AsLongLong(a);
+      if (v == -1 && PyErr_Occurred()) throw python_error();
+      sizes.push_back(v);
+    }
+    result = at::empty(sizes, options);
+  }
+  if (type == TensorType) return wrap(std::move(result));
+  PyObject* obj = type->tp_alloc(type, 0);
+  if (!obj) return nullptr;
+  new (&as_tensor_object(obj)->tensor) at::Tensor(std::move(result));
+  as_tensor_object(obj)->weakreflist = nullptr;
+  return obj;
+  END_HANDLE_TH_ERRORS
+}
+
+PyNumberMethods tensor_as_number{};
+PyMappingMethods tensor_as_mapping{};
+std::vector<PyMethodDef> g_all_methods;
+
+}  // namespace
+
+// ================================================================ API
+
+PyObject* wrap(at::Tensor t) {
+  if (!t.defined()) Py_RETURN_NONE;
+  auto* obj = static_cast<TensorObject*>(PyObject_Malloc(sizeof(TensorObject)));
+  if (!obj) return PyErr_NoMemory();
+  PyObject_Init(reinterpret_cast<PyObject*>(obj), TensorType);
+  new (&obj->tensor) at::Tensor(std::move(t));
+  obj->weakreflist = nullptr;
+  return reinterpret_cast<PyObject*>(obj);
+}
+
+PyObject* make_size(c10::IntArrayRef sizes) {
+  auto n = static_cast<Py_ssize_t>(sizes.size());
+  PyObject* s = SizeTypeObj.tp_alloc(&SizeTypeObj, n);
+  if (!s) throw python_error();
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyObject* v = PyLong_FromLongLong(sizes[static_cast<size_t>(i)]);
+    if (!v) {
+      Py_DECREF(s);
+      throw python_error();
+    }
+    PyTuple_SET_ITEM(s, i, v);
+  }
+  return s;
+}
+
+bool init_tensor_type(PyObject* module) {
+  if (!init_size_type(module)) return false;
+
+  PyTypeObject* t = &TensorTypeObj;
+  Py_SET_REFCNT(t, 1);
+  Py_SET_TYPE(t, &PyType_Type);
+  t->tp_name = "tessera.Tensor";
+  t->tp_basicsize = sizeof(TensorObject);
+  t->tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE;
+  t->tp_doc = "A multi-dimensional array of one element type on one device.";
+  t->tp_dealloc = tensor_dealloc;
+  t->tp_free = PyObject_Free;
+  t->tp_new = tensor_new;
+  t->tp_repr = call_python_printer;
+  t->tp_str = call_python_printer;
+  t->tp_weaklistoffset = offsetof(TensorObject, weakreflist);
+  t->tp_getset = tensor_getset;
+
+  tensor_as_number.nb_add = tensor_binary<BinOp::Add>;
+  tensor_as_number.nb_multiply = tensor_binary<BinOp::Mul>;
+  tensor_as_number.nb_inplace_add = tensor_inplace<BinOp::Add>;
+  tensor_as_number.nb_inplace_multiply = tensor_inplace<BinOp::Mul>;
+  tensor_as_number.nb_bool = tensor_bool;
+  tensor_as_number.nb_float = tensor_float;
+  tensor_as_number.nb_int = tensor_int;
+  tensor_as_number.nb_index = tensor_index;
+  t->tp_as_number = &tensor_as_number;
+  tensor_as_mapping.mp_length = tensor_length;
+  t->tp_as_mapping = &tensor_as_mapping;
+
+  // The hand-written methods first: where a generated binding has the same name, the
+  // hand-written one (first in the table) is the one the type keeps.
+  for (PyMethodDef* m = core_methods; m->ml_name; ++m) g_all_methods.push_back(*m);
+  for (PyMethodDef* m = generated_tensor_methods(); m && m->ml_name; ++m) {
+    bool taken = false;
+    for (PyMethodDef* c = core_methods; c->ml_name; ++c) taken = taken || std::strcmp(c->ml_name, m->ml_name) == 0;
+    if (!taken) g_all_methods.push_back(*m);
+  }
+  g_all_methods.push_back({nullptr, nullptr, 0, nullptr});
+  t->tp_methods = g_all_methods.data();
+
+  if (PyType_Ready(t) < 0) return false;
+  // numpy defers binary operators to types with a higher priority than its arrays.
+  PyObject* priority = PyLong_FromLong(1000);
+  if (!priority || PyDict_SetItemString(t->tp_dict, "__array_priority__", priority) != 0) return false;
+  Py_DECREF(priority);
+  PyType_Modified(t);
+  TensorType = t;
+  Py_INCREF(t);
+  return PyModule_AddObject(module, "Tensor", reinterpret_cast<PyObject*>(t)) == 0;
+}
+
+}  // namespace tessera::python

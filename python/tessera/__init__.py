@@ -1,0 +1,31 @@
+"""Tessera: eager tensors with a runtime dispatcher, in PyTorch's image.
+
+    import tessera as torch     # everyday code ports by changing the import
+    a = tessera.tensor([[1., 2.], [3., 4.]])
+    (a + 1) * 2.5
+
+Everything here comes from the extension ``tessera._C``: the Tensor type, the dtype,
+device, layout and memory_format objects, ``tensor()``, ``Size`` and every operator's
+binding (generated from ops.yaml), plus pure-Python modules such as ``tessera.ops``.
+"""
+from . import _C
+from ._C import (  # noqa: F401  (the names spelled out are the core API)
+    OutOfMemoryError,
+    Size,
+    Tensor,
+    device,
+    dtype,
+    layout,
+    memory_format,
+    tensor,
+)
+# dtypes (float32, float, ...), layouts, memory formats and every generated operator.
+from ._C import *  # noqa: F401,F403,E402
+
+__version__ = _C._version
+
+# tessera.ops: every registered operator by namespace (tessera.ops.aten.add, custom ops).
+from .ops import ops  # noqa: E402,F401
+
+# Note: like torch, this namespace defines `float`, `int`, `bool`, ... as dtypes, so code
+# below this line must not rely on those builtins by name.

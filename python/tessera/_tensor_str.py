@@ -1,0 +1,198 @@
+"""Tensor printing, following torch's formatting of tensor(...) reprs.
+
+A modest printer: values come from ``Tensor.tolist()`` and are formatted with torch's
+rules (fixed or scientific notation chosen from the magnitudes, integral floats printed
+as ``1.``, common width per tensor, 80-column lines, summarisation with ``...`` above
+1000 elements). Print options (precision, linewidth, ...) come later.
+"""
+import builtins
+import math
+
+_PRECISION = 4
+_THRESHOLD = 1000
+_EDGEITEMS = 3
+_LINEWIDTH = 80
+
+_DEFAULT_DTYPE_NAMES = ("float32", "complex64", "int64", "bool")
+
+
+def _is_floating(dtype):
+    return dtype.is_floating_point
+
+
+class _Formatter:
+    """torch's _Formatter over a flat list of Python numbers (floats, ints or bools)."""
+
+    def __init__(self, values, floating):
+        self.floating = floating
+        self.int_mode = True
+        self.sci_mode = False
+        self.max_width = 1
+        if not floating:
+            for v in values:
+                self.max_width = builtins.max(self.max_width, len(str(v)))
+            return
+        finite = [v for v in values if math.isfinite(v) and v != 0]
+        if not finite:
+            return
+        abs_vals = [builtins.abs(v) for v in finite]
+        lo, hi = builtins.min(abs_vals), builtins.max(abs_vals)
+        for v in finite:
+            if v != math.ceil(v):
+                self.int_mode = False
+                break
+        if self.int_mode:
+            if hi / lo > 1000.0 or hi > 1.0e8:
+                self.sci_mode = True
+                for v in finite:
+                    self.max_width = builtins.max(self.max_width, len(f"{v:.{_PRECISION}e}"))
+            else:
+                for v in finite:
+                    self.max_width = builtins.max(self.max_width, len(f"{v:.0f}") + 1)
+        elif hi / lo > 1000.0 or hi > 1.0e8 or lo < 1.0e-4:
+            self.sci_mode = True
+            for v in finite:
+                self.max_width = builtins.max(self.max_width, len(f"{v:.{_PRECISION}e}"))
+        else:
+            for v in finite:
+                self.max_width = builtins.max(self.max_width, len(f"{v:.{_PRECISION}f}"))
+
+    def width(self):
+        return self.max_width
+
+    def format(self, value):
+        if self.floating:
+            if self.sci_mode:
+                ret = f"{value:{self.max_width}.{_PRECISION}e}"
+            elif self.int_mode:
+                ret = f"{value:.0f}"
+                if not (math.isinf(value) or math.isnan(value)):
+                    ret += "."
+            else:
+                ret = f"{value:.{_PRECISION}f}"
+        else:
+            ret = str(value)
+        return (self.max_width - len(ret)) * " " + ret
+
+
+def _flatten(data, ndim):
+    if ndim == 0:
+        return [data]
+    if ndim == 1:
+        return list(data)
+    out = []
+    for row in data:
+        out.extend(_flatten(row, ndim - 1))
+    return out
+
+
+def _summarized(data, ndim):
+    """The edge items of every dimension (torch's get_summarized_data), as nested lists."""
+    if ndim == 0:
+        return data
+    if len(data) > 2 * _EDGEITEMS:
+        rows = data[:_EDGEITEMS] + data[-_EDGEITEMS:]
+    else:
+        rows = data
+    if ndim == 1:
+        return list(rows)
+    return [_summarized(r, ndim - 1) for r in rows]
+
+
+def _join_complex(real_str, imag_str):
+    imag_str = (imag_str + "j").lstrip()
+    if imag_str[0] in "+-":
+        return real_str + imag_str
+    return real_str + "+" + imag_str
+
+
+def _val_str(v, fmt1, fmt2):
+    if fmt2 is None:
+        return fmt1.format(v)
+    return _join_complex(fmt1.format(v.real), fmt2.format(v.imag))
+
+
+def _vector_str(data, indent, summarize, fmt1, fmt2):
+    element_length = fmt1.width() + 2
+    if fmt2 is not None:
+        element_length += fmt2.width() + 1
+    elements_per_line = builtins.max(1, int(math.floor((_LINEWIDTH - indent) / element_length)))
+    if summarize and len(data) > 2 * _EDGEITEMS:
+        items = ([_val_str(v, fmt1, fmt2) for v in data[:_EDGEITEMS]] + [" ..."] +
+                 [_val_str(v, fmt1, fmt2) for v in data[-_EDGEITEMS:]])
+    else:
+        items = [_val_str(v, fmt1, fmt2) for v in data]
+    lines = [", ".join(items[i:i + elements_per_line]) for i in range(0, len(items), elements_per_line)]
+    return "[" + ("," + "\n" + " " * (indent + 1)).join(lines) + "]"
+
+
+def _nested_str(data, ndim, indent, summarize, fmt1, fmt2):
+    if ndim == 0:
+        return _val_str(data, fmt1, fmt2)
+    if ndim == 1:
+        return _vector_str(data, indent, summarize, fmt1, fmt2)
+    if summarize and len(data) > 2 * _EDGEITEMS:
+        slices = ([_nested_str(r, ndim - 1, indent + 1, summarize, fmt1, fmt2) for r in data[:_EDGEITEMS]] +
+                  ["..."] +
+                  [_nested_str(r, ndim - 1, indent + 1, summarize, fmt1, fmt2) for r in data[-_EDGEITEMS:]])
+    else:
+        slices = [_nested_str(r, ndim - 1, indent + 1, summarize, fmt1, fmt2) for r in data]
+    return "[" + ("," + "\n" * (ndim - 1) + " " * (indent + 1)).join(slices) + "]"
+
+
+def _tensor_str(t, indent):
+    if t.numel() == 0:
+        return "[]"
+    ndim = t.dim()
+    summarize = t.numel() > _THRESHOLD
+    data = t.tolist()
+    sample = _flatten(_summarized(data, ndim) if summarize else data, ndim)
+    if t.dtype.is_complex:
+        fmt1 = _Formatter([v.real for v in sample], True)
+        fmt2 = _Formatter([v.imag for v in sample], True)
+    else:
+        fmt1, fmt2 = _Formatter(sample, _is_floating(t.dtype)), None
+    return _nested_str(data, ndim, indent, summarize, fmt1, fmt2)
+
+
+def _add_suffixes(tensor_str, suffixes, indent):
+    parts = [tensor_str]
+    last_line_len = len(tensor_str) - tensor_str.rfind("\n") + 1
+    for suffix in suffixes:
+        if last_line_len + len(suffix) + 2 > _LINEWIDTH:
+            parts.append(",\n" + " " * indent + suffix)
+            last_line_len = indent + len(suffix)
+        else:
+            parts.append(", " + suffix)
+            last_line_len += len(suffix) + 2
+    parts.append(")")
+    return "".join(parts)
+
+
+def _str(t):
+    """repr(t) / str(t) of a tessera.Tensor, as torch prints the same tensor."""
+    prefix = "tensor("
+    indent = len(prefix)
+    suffixes = []
+    dev = t.device
+    if dev.type != "cpu":
+        suffixes.append(f"device='{dev}'")
+    dtype_name = repr(t.dtype)
+    is_default_float = dtype_name == "tessera.float32"
+    has_default_dtype = dtype_name.split(".", 1)[1] in _DEFAULT_DTYPE_NAMES
+    if t.is_meta:
+        suffixes.append("size=" + str(tuple(t.shape)))
+        if not is_default_float:
+            suffixes.append("dtype=" + dtype_name)
+        tensor_str = "..."
+    elif t.numel() == 0:
+        if t.dim() != 1:
+            suffixes.append("size=" + str(tuple(t.shape)))
+        if not is_default_float:
+            suffixes.append("dtype=" + dtype_name)
+        tensor_str = "[]"
+    else:
+        if not has_default_dtype:
+            suffixes.append("dtype=" + dtype_name)
+        tensor_str = _tensor_str(t, indent)
+    return _add_suffixes(prefix + tensor_str, suffixes, indent)
