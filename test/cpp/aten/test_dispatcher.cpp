@@ -1,4 +1,5 @@
 #include <aten/library.h>
+#include <aten/ops/RedispatchFunctions.h>
 
 #include "tensor_factory.h"
 
@@ -253,6 +254,64 @@ TEST(Dispatcher, DumpListsEachRegisteredKey) {
   EXPECT_NE(dump.find("test_dispatcher.cpp:"), std::string::npos) << dump;
   EXPECT_EQ(dump.find("CUDA:"), std::string::npos) << dump;
   EXPECT_THROW(c10::Dispatcher::singleton().dumpState("tdisp::no_such_op"), c10::Error);
+}
+
+TEST(Dispatcher, TorchDispatchPicksTheKeyInsideAnyBlock) {
+  torch::Library lib(torch::Library::DEF, "tkeyed", std::nullopt, "keyed.cpp", 1);
+  lib.def("f(Tensor x) -> Tensor");
+  lib.impl("f", torch::dispatch(DispatchKey::Meta, [](const Tensor& x) {
+    g_ran = "keyed-meta";
+    return x;
+  }));
+  lib.impl("f", torch::dispatch(c10::DeviceType::CPU, [](const Tensor& x) {
+    g_ran = "keyed-cpu";
+    return x;
+  }));
+  auto f = op("tkeyed::f").typed<Tensor(const Tensor&)>();
+  f.call(make_tensor({1}, c10::kFloat, c10::DeviceType::Meta));
+  EXPECT_EQ(g_ran, "keyed-meta");
+  f.call(make_tensor({1}));
+  EXPECT_EQ(g_ran, "keyed-cpu");
+  // Inside a TORCH_LIBRARY_IMPL block for one key, a kernel for another key is an error.
+  torch::Library cpu_block(torch::Library::IMPL, "tkeyed", DispatchKey::CPU, "keyed.cpp", 2);
+  EXPECT_THROW(cpu_block.impl("f", torch::dispatch(DispatchKey::Meta, [](const Tensor& x) { return x; })), c10::Error);
+}
+
+TEST(Dispatcher, PerOperatorFallthroughSkipsToTheNextKey) {
+  torch::Library lib(torch::Library::DEF, "tfall", std::nullopt, "fall.cpp", 1);
+  lib.def("f(Tensor x) -> Tensor");
+  lib.impl("f", torch::dispatch(DispatchKey::CPU, [](const Tensor& x) {
+    g_ran = "fall-cpu";
+    return x;
+  }));
+  // Force Meta in (it outranks CPU), then make it fall through for this op only.
+  c10::impl::IncludeDispatchKeyGuard meta(DispatchKey::Meta);
+  auto f = op("tfall::f").typed<Tensor(const Tensor&)>();
+  EXPECT_THROW(f.call(make_tensor({1})), c10::NotImplementedError);
+  lib.impl("f", torch::dispatch(DispatchKey::Meta, torch::CppFunction::makeFallthrough()));
+  f.call(make_tensor({1}));
+  EXPECT_EQ(g_ran, "fall-cpu");
+  EXPECT_NE(c10::Dispatcher::singleton().dumpState("tfall::f").find("Meta: registered at fall.cpp:1 [fallthrough]"),
+            std::string::npos);
+}
+
+TEST(Dispatcher, RedispatchContinuesBelowTheCallersKey) {
+  // A kernel on Profiler records the call and redispatches below itself with the keys it got.
+  static int profiled = 0;
+  torch::Library lib(torch::Library::IMPL, "tdisp", DispatchKey::Profiler, "redispatch.cpp", 1);
+  lib.impl("with_keys", [](c10::DispatchKeySet ks, const Tensor& a) {
+    ++profiled;
+    auto below = c10::DispatchKeySet(c10::DispatchKeySet::FULL_AFTER, DispatchKey::Profiler);
+    return op("tdisp::with_keys").typed<Tensor(const Tensor&)>().redispatch(ks & below, a);
+  });
+  c10::impl::IncludeDispatchKeyGuard profile(DispatchKey::Profiler);
+  op("tdisp::with_keys").typed<Tensor(const Tensor&)>().call(make_tensor({1}));
+  EXPECT_EQ(profiled, 1);
+  EXPECT_EQ(g_ran, "CPU");  // the CPU kernel saw the key set the redispatch passed down
+  // The generated at::redispatch functions do the same for native operators.
+  Tensor a = make_tensor({2});
+  Tensor r = at::redispatch::add_Tensor(c10::DispatchKeySet(DispatchKey::Meta), a, a, 1);
+  EXPECT_TRUE(r.is_meta());  // Meta's kernel ran although the tensors are on the CPU
 }
 
 TEST(Dispatcher, CallsRaceSafelyWithRegistration) {
