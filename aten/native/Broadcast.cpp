@@ -45,20 +45,28 @@ c10::ScalarType combine(c10::ScalarType higher, c10::ScalarType lower) {
 
 }  // namespace
 
-c10::ScalarType result_type(const Tensor& a, const Tensor& b) {
-  c10::ScalarType by_rank[3] = {c10::ScalarType::Undefined, c10::ScalarType::Undefined, c10::ScalarType::Undefined};
-  for (const Tensor* t : {&a, &b}) {
-    Rank r = rank_of(*t);
-    c10::ScalarType dt = t->scalar_type();
-    if (r == Rank::Wrapped) {
-      // A Python float is the default dtype; a Python complex the default complex dtype.
-      if (c10::isFloatingType(dt)) dt = c10::kFloat;
-      if (c10::isComplexType(dt)) dt = c10::kComplexFloat;
-    }
-    auto& slot = by_rank[static_cast<int>(r)];
-    slot = promote_skip_undefined(slot, dt);
+void update_result_type_state(ResultTypeState& state, const Tensor& t) {
+  if (!t.defined()) return;
+  Rank r = rank_of(t);
+  c10::ScalarType dt = t.scalar_type();
+  if (r == Rank::Wrapped) {
+    // A Python float is the default dtype; a Python complex the default complex dtype.
+    if (c10::isFloatingType(dt)) dt = c10::kFloat;
+    if (c10::isComplexType(dt)) dt = c10::kComplexFloat;
   }
-  return combine(by_rank[0], combine(by_rank[1], by_rank[2]));
+  auto& slot = state.by_rank[static_cast<int>(r)];
+  slot = promote_skip_undefined(slot, dt);
+}
+
+c10::ScalarType result_type(const ResultTypeState& state) {
+  return combine(state.by_rank[0], combine(state.by_rank[1], state.by_rank[2]));
+}
+
+c10::ScalarType result_type(const Tensor& a, const Tensor& b) {
+  ResultTypeState state;
+  update_result_type_state(state, a);
+  update_result_type_state(state, b);
+  return result_type(state);
 }
 
 std::vector<int64_t> broadcast_strides(const Tensor& t, IntArrayRef sizes) {

@@ -16,6 +16,13 @@ TORCH_API std::vector<int64_t> infer_size(IntArrayRef a, IntArrayRef b);
 // (integral -> floating -> complex), and a float Python number means the default dtype.
 TORCH_API c10::ScalarType result_type(const Tensor& a, const Tensor& b);
 
+// The same over any number of tensors, one at a time (undefined tensors are skipped).
+struct ResultTypeState {
+  c10::ScalarType by_rank[3] = {c10::ScalarType::Undefined, c10::ScalarType::Undefined, c10::ScalarType::Undefined};
+};
+TORCH_API void update_result_type_state(ResultTypeState& state, const Tensor& t);
+TORCH_API c10::ScalarType result_type(const ResultTypeState& state);
+
 // Strides (in elements) that read `t` as if it had shape `sizes` (its shape broadcast
 // to them): 0 along broadcast dimensions.
 TORCH_API std::vector<int64_t> broadcast_strides(const Tensor& t, IntArrayRef sizes);

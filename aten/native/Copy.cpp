@@ -2,7 +2,7 @@
 #include <aten/native/Broadcast.h>
 #include <aten/native/Dispatch.h>
 #include <aten/native/NativeFunctions.h>
-#include <aten/native/cpu/Loops.h>
+#include <aten/native/TensorIterator.h>
 
 #include <cstring>
 
@@ -24,16 +24,24 @@ Tensor& copy_cpu_(Tensor& self, const Tensor& src, bool non_blocking) {
       self.sizes().equals(src.sizes())) {
     if (self.numel() > 0) std::memmove(self.data_ptr(), src.data_ptr(), self.nbytes());
   } else {
+    TensorIterator iter = TensorIteratorConfig()
+                              .add_output(self)
+                              .add_input(src)
+                              .resize_outputs(false)
+                              .check_all_same_dtype(false)
+                              .op_name("copy_")
+                              .build();
     dispatch_types<kAllTypes>(self.scalar_type(), "copy_", [&]<typename To>() {
       dispatch_types<kAllTypes>(src.scalar_type(), "copy_", [&]<typename From>() {
-        std::vector<int64_t> dst_strides = self.strides().vec(), src_strides = broadcast_strides(src, self.sizes());
-        for (auto& s : dst_strides) s *= static_cast<int64_t>(sizeof(To));
-        for (auto& s : src_strides) s *= static_cast<int64_t>(sizeof(From));
-        cpu::for_each_element<2>(self.sizes(), {dst_strides, src_strides},
-                                 {static_cast<char*>(self.data_ptr()), static_cast<char*>(src.data_ptr())},
-                                 [](char** p) {
-                                   *reinterpret_cast<To*>(p[0]) = cast<To>(*reinterpret_cast<const From*>(p[1]));
-                                 });
+        iter.for_each([](char** data, const int64_t* strides, int64_t n0, int64_t n1) {
+          for (int64_t j = 0; j < n1; ++j) {
+            char* dst = data[0] + j * strides[2];
+            const char* from = data[1] + j * strides[3];
+            for (int64_t i = 0; i < n0; ++i) {
+              *reinterpret_cast<To*>(dst + i * strides[0]) = cast<To>(*reinterpret_cast<const From*>(from + i * strides[1]));
+            }
+          }
+        });
       });
     });
   }

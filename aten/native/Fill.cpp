@@ -1,17 +1,20 @@
 // fill_: every element of a tensor set to one value (checked against the dtype's range).
 #include <aten/native/Dispatch.h>
 #include <aten/native/NativeFunctions.h>
-#include <aten/native/cpu/Loops.h>
+#include <aten/native/TensorIterator.h>
 
 namespace at::inline tessera::native {
 
 Tensor& fill_cpu_(Tensor& self, const Scalar& value) {
+  TensorIterator iter = TensorIterator::nullary_op(self);
   dispatch_types<kAllTypes>(self.scalar_type(), "fill_", [&]<typename T>() {
     const T v = value.to<T>();
-    std::vector<int64_t> strides = self.strides().vec();
-    for (auto& s : strides) s *= static_cast<int64_t>(sizeof(T));
-    cpu::for_each_element<1>(self.sizes(), {strides}, {static_cast<char*>(self.data_ptr())},
-                             [&](char** p) { *reinterpret_cast<T*>(p[0]) = v; });
+    iter.for_each([v](char** data, const int64_t* strides, int64_t n0, int64_t n1) {
+      for (int64_t j = 0; j < n1; ++j) {
+        char* p = data[0] + j * strides[1];
+        for (int64_t i = 0; i < n0; ++i) *reinterpret_cast<T*>(p + i * strides[0]) = v;
+      }
+    });
   });
   self.unsafeGetTensorImpl()->bump_version();
   return self;

@@ -105,7 +105,9 @@ Tensor empty_strided_meta(IntArrayRef size, IntArrayRef stride, std::optional<at
 
 // ---- structured helpers
 
-Tensor empty_for_meta(const meta::TensorMeta& m, c10::Device device) { return make_empty(m.sizes, m.dtype, device); }
+Tensor empty_for_meta(const meta::TensorMeta& m, c10::Device device) {
+  return m.strides.empty() ? make_empty(m.sizes, m.dtype, device) : make_empty_strided(m.sizes, m.strides, m.dtype, device);
+}
 
 void check_inplace(const Tensor& self, const meta::TensorMeta& m, const char* op) {
   TORCH_CHECK(self.sizes().equals(m.sizes), "output with shape ", self.sizes(),
@@ -121,7 +123,11 @@ void resize_out(const Tensor& out, const meta::TensorMeta& m, const char* op) {
   TORCH_CHECK(out.numel() == 0, op, "(): the out= tensor has shape ", out.sizes(), " but the result has shape ",
               IntArrayRef(m.sizes), "; pass an empty tensor to have it resized");
   c10::TensorImpl* impl = out.unsafeGetTensorImpl();
-  impl->set_sizes_contiguous(m.sizes);
+  if (m.strides.empty()) {
+    impl->set_sizes_contiguous(m.sizes);
+  } else {
+    impl->set_sizes_and_strides(m.sizes, m.strides);
+  }
   size_t nbytes = storage_bytes_for(impl->sizes(), impl->strides(), impl->itemsize());
   c10::StorageImpl* storage = impl->storage().unsafeGetStorageImpl();
   TORCH_CHECK(storage != nullptr && storage->resizable(), op, "(): the out= tensor's storage cannot be resized");

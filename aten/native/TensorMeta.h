@@ -12,6 +12,8 @@ namespace at::inline tessera::meta {
 struct TensorMeta {
   std::vector<int64_t> sizes;
   c10::ScalarType dtype;
+  // The output's strides (following its inputs' memory order); empty means contiguous.
+  std::vector<int64_t> strides = {};
 };
 
 }  // namespace at::inline tessera::meta
