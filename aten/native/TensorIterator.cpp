@@ -92,6 +92,15 @@ void TensorIterator::compute_shape(const TensorIteratorConfig& config) {
     shape_ = first ? op.tensor.sizes().vec() : native::infer_size(shape_, op.tensor.sizes());
     first = false;
   }
+  for (const auto& op : operands_) {
+    if (!op.is_output || !op.tensor.defined()) continue;
+    // Writing through a stride-0 dimension would write one element from several places.
+    for (int64_t d = 0; d < op.tensor.dim(); ++d) {
+      TORCH_CHECK(op.tensor.size(d) <= 1 || op.tensor.stride(d) != 0,
+                  "unsupported operation: more than one element of the written-to tensor refers to a single memory "
+                  "location. Please clone() the tensor before performing the operation.");
+    }
+  }
   for (auto& op : operands_) {
     if (!op.is_output || !op.tensor.defined() || op.tensor.sizes().equals(shape_)) continue;
     TORCH_CHECK(config.resize_outputs_ && !is_also_input(op.tensor), "output with shape ", op.tensor.sizes(),
