@@ -6,9 +6,15 @@ import torch
 
 import tessera
 
+import importlib
+import pathlib
+
 import opinfo
-import opinfo_elementwise  # noqa: F401  (registers the elementwise families)
 from opinfo import REGISTRY, REDUCED, assert_same, to_tessera
+
+# Every opinfo_<family>.py beside this file registers its family's entries.
+for _path in sorted(pathlib.Path(__file__).parent.glob("opinfo_*.py")):
+    importlib.import_module(_path.stem)
 
 
 def outcome(fn):
