@@ -3,6 +3,8 @@
 
 find_package(fmt REQUIRED)
 find_package(Threads REQUIRED)
+# OpenMP (libgomp, the runtime Debian's oneDNN is built on): at::parallel_for.
+find_package(OpenMP REQUIRED COMPONENTS CXX)
 
 # OpenBLAS (GEMM) and oneDNN (convolution, pooling, int8) serve the aten kernels.
 find_package(PkgConfig REQUIRED)

@@ -1,6 +1,8 @@
 """How schema types, names and defaults are spelled in Tessera's C++ API."""
 from __future__ import annotations
 
+import re
+
 from model import Argument, Return, Schema, Type
 
 _VALUE_TYPES = {
@@ -53,6 +55,8 @@ def _single_return(r: Return) -> str:
     return _VALUE_TYPES[t.base]
 
 
+_ENUM_TYPES = {"ScalarType", "Layout", "MemoryFormat"}
+
 _DEFAULT_WORDS = {
     "None": "std::nullopt", "True": "true", "False": "false",
     "contiguous_format": "at::MemoryFormat::Contiguous", "channels_last": "at::MemoryFormat::ChannelsLast",
@@ -71,6 +75,9 @@ def default_value(arg: Argument) -> str:
         return '"' + d[1:-1] + '"'
     if arg.type.is_list:        # `int[2] stride=1` means [1, 1]: one value, broadcast by kernels
         return d
+    if arg.type.base in _ENUM_TYPES and re.fullmatch(r"-?\d+", d):
+        # torch prints some enum defaults as numbers (`MemoryFormat memory_format=0`)
+        return f"static_cast<{_VALUE_TYPES[arg.type.base]}>({d})"
     return d
 
 

@@ -175,6 +175,10 @@ class Op:
     structured: bool = False
     structured_delegate: Optional[str] = None
     python: bool = True
+    # A TensorIterator family (unary, unary_float, binary, ...): the shape function and the
+    # CPU kernel are generated; a per-ISA kernel registered on <name>_stub does the math.
+    iterator: Optional[str] = None
+    manual_meta: bool = False
 
     @property
     def is_composite_implicit(self) -> bool:
@@ -182,7 +186,8 @@ class Op:
 
     @staticmethod
     def from_yaml(entry: dict) -> "Op":
-        unknown = set(entry) - {"func", "variants", "dispatch", "structured", "structured_delegate", "python"}
+        unknown = set(entry) - {"func", "variants", "dispatch", "structured", "structured_delegate", "python",
+                                "iterator", "manual_meta"}
         if unknown:
             raise ValueError(f"{entry.get('func')}: unknown ops.yaml fields {sorted(unknown)}")
         schema = parse_schema(entry["func"])
@@ -191,5 +196,20 @@ class Op:
             for key in str(keys).split(","):
                 dispatch[key.strip()] = kernel
         variants = tuple(v.strip() for v in str(entry.get("variants", "function")).split(","))
-        return Op(schema, variants, dispatch, bool(entry.get("structured", False)),
-                  entry.get("structured_delegate"), bool(entry.get("python", True)))
+        op = Op(schema, variants, dispatch, bool(entry.get("structured", False)),
+                entry.get("structured_delegate"), bool(entry.get("python", True)), entry.get("iterator"),
+                bool(entry.get("manual_meta", False)))
+        if op.iterator is not None:
+            if op.iterator not in ITERATOR_FAMILIES:
+                raise ValueError(f"{schema.full_name}: unknown iterator family '{op.iterator}'")
+            if not op.structured:
+                raise ValueError(f"{schema.full_name}: iterator: needs structured: True")
+            op.dispatch.setdefault("CPU", f"iterator_kernel_{schema.name}_{schema.overload}".rstrip("_"))
+        return op
+
+
+# TensorIterator families (at::IteratorFamily in aten/native/TensorIterator.h).
+ITERATOR_FAMILIES = {"unary": "Unary", "unary_float": "UnaryFloat", "unary_real_output": "UnaryRealOutput",
+                     "binary": "Binary",
+                     "binary_float": "BinaryFloat", "comparison": "Comparison", "ternary": "Ternary",
+                     "unary_bool": "UnaryBool"}

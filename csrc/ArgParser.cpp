@@ -1,5 +1,6 @@
 #include "ArgParser.h"
 
+#include "Generator.h"
 #include "python_api.h"
 
 #include <aten/ops/Functions.h>
@@ -73,7 +74,7 @@ bool matches(PyObject* obj, const SchemaType& type, bool allow_number) {
     case Kind::Device:
       return is_device(obj) || PyUnicode_Check(obj) || is_int(obj);
     case Kind::Generator:
-      return false;  // no Python generator objects yet; only None (through Optional) passes
+      return is_generator(obj);
     case Kind::List: {
       const SchemaType& elem = type.elementType();
       if (elem.isIntLike()) return is_sequence_of(obj, is_int) || (type.fixedSize() && is_int(obj));
@@ -149,7 +150,10 @@ IValue default_ivalue(const c10::Argument& arg) {
   switch (d->kind()) {
     case c10::DefaultValue::Kind::None: return IValue();
     case c10::DefaultValue::Kind::Bool: return IValue(d->toBool());
-    case c10::DefaultValue::Kind::Int: return IValue(d->toInt());
+    case c10::DefaultValue::Kind::Int:
+      // `ScalarType? dtype=4` (randint, randperm): torch writes the enum's number.
+      if (arg.type().unwrapOptional().is(Kind::ScalarType)) return IValue(static_cast<c10::ScalarType>(d->toInt()));
+      return IValue(d->toInt());
     case c10::DefaultValue::Kind::Double: return IValue(d->toDouble());
     case c10::DefaultValue::Kind::Complex: return IValue(c10::complex<double>(d->complexReal(), d->complexImag()));
     case c10::DefaultValue::Kind::String: return IValue(d->toStringRef());
@@ -554,8 +558,8 @@ std::optional<std::string_view> ParsedArgs::stringViewOptional(size_t i) const {
 }
 
 std::optional<at::Generator> ParsedArgs::generator(size_t i) const {
-  TORCH_CHECK_NOT_IMPLEMENTED(isNone(i), "Python generator objects are not supported yet");
-  return std::nullopt;
+  if (isNone(i)) return std::nullopt;
+  return generator_of(values[i]);
 }
 
 IValue ParsedArgs::ivalue(size_t i) const {
@@ -584,6 +588,7 @@ IValue to_ivalue(PyObject* obj, const SchemaType& type, bool allow_number_as_ten
     case Kind::Layout: return IValue(layout_of(obj));
     case Kind::MemoryFormat: return IValue(memory_format_of(obj));
     case Kind::Device: return IValue(unpack_device(obj));
+    case Kind::Generator: return IValue(generator_of(obj));
     case Kind::List: {
       const SchemaType& e = type.elementType();
       if (e.isIntLike()) {

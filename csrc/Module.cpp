@@ -2,6 +2,7 @@
 // layout / memory_format objects, tessera.tensor, the error types, the generated operator
 // bindings (generated_module_functions / generated_tensor_methods) and the custom-op entry
 // points. pybind11 creates the module; the hot types underneath are raw CPython.
+#include "Generator.h"
 #include "python_api.h"
 
 #include <pybind11/pybind11.h>
@@ -22,5 +23,7 @@ PYBIND11_MODULE(_C, m) {
   }
   if (PyModule_AddFunctions(mod, generated_module_functions()) != 0) throw py::error_already_set();
   if (PyModule_AddFunctions(mod, custom_op_functions()) != 0) throw py::error_already_set();
+  if (!init_generator(mod)) throw py::error_already_set();
+  if (PyModule_AddFunctions(mod, allocator_functions()) != 0) throw py::error_already_set();
   m.attr("_version") = TESSERA_VERSION_STRING;
 }

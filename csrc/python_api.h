@@ -92,6 +92,9 @@ PyMethodDef* generated_module_functions();  // tessera.add, tessera.empty, ...
 PyMethodDef* generated_tensor_methods();    // Tensor.add, Tensor.view, Tensor.fill_, ...
 // Defined by CustomOps.cpp: _call_op, _load_library, ... (null-terminated).
 PyMethodDef* custom_op_functions();
+// Defined by Allocator.cpp: the CPU allocator's _cpu_* controls (wrapped by tessera.cpu),
+// set_num_threads, get_num_threads (null-terminated).
+PyMethodDef* allocator_functions();
 
 // Initialisers called once from the module init (each adds its objects to `module`);
 // they return false with a Python error set on failure.

@@ -1,111 +1,128 @@
-// add and mul: their shape functions (shared by Meta and CPU) and CPU kernels.
-#include <aten/native/Broadcast.h>
+// Binary elementwise operators: shape functions that check more than their iterator
+// family does (alpha, rounding modes), div with a rounding mode, and the composite
+// operators (true_divide, isclose, equal, allclose). Kernels: cpu/BinaryOpsKernel.cpp.
+#include <aten/native/BinaryOps.h>
 #include <aten/native/Dispatch.h>
+#include <aten/native/DispatchStubs.h>
 #include <aten/native/MetaFunctions.h>
 #include <aten/native/NativeFunctions.h>
 #include <aten/native/TensorFactories.h>
-#include <aten/native/TensorIterator.h>
+#include <aten/ops/Functions.h>
 
-#include <type_traits>
+#include <algorithm>
 
 namespace at::inline tessera {
 
 namespace meta {
 
-TensorMeta add(const Tensor& self, const Tensor& other, const Scalar& alpha) {
-  TensorMeta m = TensorIteratorConfig()
-                     .add_output(Tensor())
-                     .add_input(self)
-                     .add_input(other)
-                     .promote_inputs_to_common_dtype(true)
-                     .op_name("add")
-                     .output_meta();
+static TensorMeta binary_meta(IteratorFamily family, const Tensor& self, const Tensor& other, const char* name) {
+  return TensorIterator::config_for(family).add_output(Tensor()).add_input(self).add_input(other).op_name(name).output_meta();
+}
+
+static void check_alpha(const TensorMeta& m, const Scalar& alpha) {
   TORCH_CHECK(!(c10::isIntegralType(m.dtype, true) && alpha.isFloatingPoint()),
               "For integral input tensors, argument alpha must not be a floating point number.");
   TORCH_CHECK(m.dtype == c10::kBool || !alpha.isBoolean(), "Boolean alpha only supported for Boolean results.");
   TORCH_CHECK(c10::isComplexType(m.dtype) || !alpha.isComplex(),
               "For non-complex input tensors, argument alpha must not be a complex number.");
+}
+
+TensorMeta add(const Tensor& self, const Tensor& other, const Scalar& alpha) {
+  TensorMeta m = binary_meta(IteratorFamily::Binary, self, other, "add");
+  check_alpha(m, alpha);
   return m;
 }
 
-TensorMeta mul(const Tensor& self, const Tensor& other) {
-  return TensorIteratorConfig()
-      .add_output(Tensor())
-      .add_input(self)
-      .add_input(other)
-      .promote_inputs_to_common_dtype(true)
-      .op_name("mul")
-      .output_meta();
+TensorMeta sub(const Tensor& self, const Tensor& other, const Scalar& alpha) {
+  TORCH_CHECK(self.scalar_type() != c10::kBool && other.scalar_type() != c10::kBool,
+              "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a "
+              "mask, use the `~` or `logical_not()` operator instead.");
+  TensorMeta m = binary_meta(IteratorFamily::Binary, self, other, "sub");
+  check_alpha(m, alpha);
+  return m;
+}
+
+TensorMeta div_out_mode(const Tensor& self, const Tensor& other, std::optional<std::string_view> rounding_mode) {
+  if (!rounding_mode) return binary_meta(IteratorFamily::BinaryFloat, self, other, "div");
+  TORCH_CHECK(*rounding_mode == "trunc" || *rounding_mode == "floor",
+              "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '", *rounding_mode, "'");
+  return binary_meta(IteratorFamily::Binary, self, other, "div");
 }
 
 }  // namespace meta
 
 namespace native {
 
+DEFINE_DISPATCH(div_trunc_stub);
+DEFINE_DISPATCH(div_floor_stub);
+
 void dtype_not_implemented(const char* op, c10::ScalarType t) {
-  TORCH_CHECK_NOT_IMPLEMENTED(false, "\"", op, "\" not implemented for '", t, "'");
+  // torch raises RuntimeError (not NotImplementedError) for a dtype a kernel lacks.
+  TORCH_CHECK(false, "\"", op, "\" not implemented for '", t, "'");
 }
 
-namespace {
+Tensor wrapped_scalar_tensor(const c10::Scalar& s, c10::Device device) {
+  Tensor t = make_empty({}, s.type(), device);
+  if (!t.is_meta()) t.fill_(s);
+  t.unsafeGetTensorImpl()->set_wrapped_number(true);
+  return t;
+}
 
-// Integer arithmetic wraps, as torch's does, without C++'s signed-overflow UB.
-template <typename T>
-T wrap_add(T a, T b) {
-  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-    using U = std::make_unsigned_t<T>;
-    return static_cast<T>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
+void div_out_mode_cpu(const Tensor& self, const Tensor& other, std::optional<std::string_view> rounding_mode,
+                      const Tensor& out) {
+  IteratorFamily family = rounding_mode ? IteratorFamily::Binary : IteratorFamily::BinaryFloat;
+  TensorIterator iter =
+      TensorIterator::config_for(family).add_output(out).add_input(self).add_input(other).op_name("div").build();
+  if (!rounding_mode) {
+    div_stub(c10::DeviceType::CPU, iter);
+  } else if (*rounding_mode == "trunc") {
+    div_trunc_stub(c10::DeviceType::CPU, iter);
   } else {
-    return a + b;
+    div_floor_stub(c10::DeviceType::CPU, iter);
   }
-}
-template <typename T>
-T wrap_mul(T a, T b) {
-  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-    using U = std::make_unsigned_t<T>;
-    return static_cast<T>(static_cast<U>(static_cast<U>(a) * static_cast<U>(b)));
-  } else if constexpr (std::is_same_v<T, bool>) {
-    return a && b;
-  } else {
-    return a * b;
-  }
-}
-
-// out = f(a, b) over an iterator whose operands all have dtype T.
-template <typename T, typename F>
-void binary_loop(const TensorIterator& iter, F f) {
-  iter.for_each([&](char** data, const int64_t* strides, int64_t n0, int64_t n1) {
-    const int64_t* outer = strides + 3;
-    for (int64_t j = 0; j < n1; ++j) {
-      char* o = data[0] + j * outer[0];
-      const char* a = data[1] + j * outer[1];
-      const char* b = data[2] + j * outer[2];
-      for (int64_t i = 0; i < n0; ++i) {
-        *reinterpret_cast<T*>(o + i * strides[0]) =
-            f(*reinterpret_cast<const T*>(a + i * strides[1]), *reinterpret_cast<const T*>(b + i * strides[2]));
-      }
-    }
-  });
-}
-
-}  // namespace
-
-void add_out_cpu(const Tensor& self, const Tensor& other, const Scalar& alpha, const Tensor& out) {
-  TensorIterator iter = TensorIterator::binary_op(out, self, other);
-  dispatch_types<kArithmetic>(iter.common_dtype(), "add", [&]<typename T>() {
-    using O = opmath_t<T>;
-    const O al = alpha.to<O>();
-    binary_loop<T>(iter, [al](T x, T y) { return cast<T>(wrap_add<O>(cast<O>(x), wrap_mul<O>(al, cast<O>(y)))); });
-  });
   iter.cast_outputs();
 }
 
-void mul_out_cpu(const Tensor& self, const Tensor& other, const Tensor& out) {
-  TensorIterator iter = TensorIterator::binary_op(out, self, other);
-  dispatch_types<kArithmetic>(iter.common_dtype(), "mul", [&]<typename T>() {
-    using O = opmath_t<T>;
-    binary_loop<T>(iter, [](T x, T y) { return cast<T>(wrap_mul<O>(cast<O>(x), cast<O>(y))); });
-  });
-  iter.cast_outputs();
+Tensor true_divide_Tensor(const Tensor& self, const Tensor& other) { return at::div(self, other); }
+Tensor& true_divide_out(const Tensor& self, const Tensor& other, Tensor& out) { return at::div_outf(self, other, out); }
+Tensor& true_divide__Tensor(Tensor& self, const Tensor& other) { return self.div_(other); }
+
+// |self - other| <= atol + rtol * |other|, elementwise; NaNs equal only with equal_nan.
+Tensor isclose(const Tensor& self, const Tensor& other, double rtol, double atol, bool equal_nan) {
+  TORCH_CHECK(self.scalar_type() == other.scalar_type(), self.scalar_type(), " did not match ", other.scalar_type());
+  TORCH_CHECK(!(c10::isComplexType(self.scalar_type()) && equal_nan),
+              "isclose with equal_nan=True is not supported for complex inputs.");
+  TORCH_CHECK(rtol >= 0, "rtol must be greater than or equal to zero, but got ", rtol);
+  TORCH_CHECK(atol >= 0, "atol must be greater than or equal to zero, but got ", atol);
+  Tensor close = at::eq(self, other);
+  if (equal_nan && c10::isFloatingType(self.scalar_type())) {
+    close = at::logical_or(close, at::logical_and(at::isnan(self), at::isnan(other)));
+  }
+  if (c10::isIntegralType(self.scalar_type(), true) || (rtol == 0 && atol == 0)) return close;
+  // Finite values: within the tolerance. Infinities only equal themselves (covered above).
+  Tensor diff = at::abs(at::sub(self, other));
+  Tensor bound = at::add(at::mul(at::abs(other), wrapped_scalar_tensor(rtol)), wrapped_scalar_tensor(atol));
+  Tensor within = at::logical_and(at::le(diff, bound), at::isfinite(diff));
+  return at::logical_or(close, within);
+}
+
+// Whether every element of a Bool tensor is true (reductions arrive with their own issue).
+static bool all_true(const Tensor& mask) {
+  TORCH_CHECK_NOT_IMPLEMENTED(!mask.is_meta(), "cannot read the values of meta tensors; they hold no data");
+  Tensor dense = make_empty(mask.sizes(), c10::kBool, mask.device());
+  dense.copy_(mask);
+  const bool* p = dense.data_ptr<bool>();
+  return std::all_of(p, p + dense.numel(), [](bool b) { return b; });
+}
+
+bool equal(const Tensor& self, const Tensor& other) {
+  TORCH_CHECK(self.device() == other.device(), "Cannot compare two tensors on different devices. Got: ",
+              self.device(), " and ", other.device());
+  return self.sizes().equals(other.sizes()) && all_true(at::eq(self, other));
+}
+
+bool allclose(const Tensor& self, const Tensor& other, double rtol, double atol, bool equal_nan) {
+  return all_true(at::isclose(self, other, rtol, atol, equal_nan));
 }
 
 }  // namespace native

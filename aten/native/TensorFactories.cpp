@@ -1,6 +1,9 @@
 #include <aten/native/NativeFunctions.h>
 #include <aten/native/StructuredHelpers.h>
 #include <aten/native/TensorFactories.h>
+#include <aten/ops/Functions.h>
+
+#include <algorithm>
 
 namespace at::inline tessera::native {
 
@@ -136,6 +139,234 @@ void resize_out(const Tensor& out, const meta::TensorMeta& m, const char* op) {
     storage->set_data_ptr(storage->allocator()->allocate(nbytes));
     storage->set_nbytes(nbytes);
   }
+}
+
+}  // namespace at::inline tessera::native
+
+// ---------------------------------------------------------------- layout rules
+
+namespace at::inline tessera::native {
+
+bool is_non_overlapping_and_dense(const Tensor& t) {
+  IntArrayRef sizes = t.sizes(), strides = t.strides();
+  std::vector<size_t> dims;
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (sizes[d] == 0) return true;  // nothing to overlap
+    if (sizes[d] >= 2) dims.push_back(d);
+  }
+  std::stable_sort(dims.begin(), dims.end(), [&](size_t a, size_t b) { return strides[a] < strides[b]; });
+  int64_t expected = 1;
+  for (size_t d : dims) {
+    if (strides[d] != expected) return false;
+    expected *= sizes[d];
+  }
+  return true;
+}
+
+// 4-d strides that walk C fastest, then W, then H, then N. Size-1 dims are ambiguous: a
+// tensor reads as channels-last only when its strides could not also be contiguous ones.
+static bool strides_like_channels_last(IntArrayRef sizes, IntArrayRef strides) {
+  if (sizes.size() != 4 || strides[1] == 0) return false;
+  int64_t floor = 0;  // each dim's stride must reach past the previous dim's extent
+  for (size_t d : {size_t{1}, size_t{3}, size_t{2}, size_t{0}}) {
+    if (sizes[d] == 0 || strides[d] < floor) return false;
+    if (d == 0 && floor == strides[1]) return false;  // N111-like: call it contiguous
+    floor = sizes[d] > 1 ? strides[d] * sizes[d] : strides[d];
+  }
+  return true;
+}
+
+c10::MemoryFormat suggest_memory_format(const Tensor& t) {
+  return strides_like_channels_last(t.sizes(), t.strides()) ? c10::MemoryFormat::ChannelsLast
+                                                            : c10::MemoryFormat::Contiguous;
+}
+
+std::vector<int64_t> infer_dense_strides(IntArrayRef sizes, IntArrayRef strides) {
+  const size_t ndim = sizes.size();
+  // order[0] is the innermost dim. Start from the contiguous order and move a dim inwards
+  // only past dims with a definitely larger stride (stride-0 dims compare as ties).
+  std::vector<size_t> order(ndim);
+  for (size_t i = 0; i < ndim; ++i) order[i] = ndim - 1 - i;
+  auto compare = [&](size_t inner, size_t outer) -> int {
+    int64_t a = strides[inner], b = strides[outer];
+    if (a == 0 || b == 0) return 0;
+    if (a != b) return a < b ? -1 : 1;
+    return sizes[inner] > sizes[outer] ? 1 : 0;
+  };
+  for (size_t i = 1; i < ndim; ++i) {
+    size_t moving = i;
+    for (size_t j = i; j-- > 0;) {
+      int c = compare(order[j], order[moving]);
+      if (c > 0) {
+        std::swap(order[j], order[moving]);
+        moving = j;
+      } else if (c < 0) {
+        break;
+      }
+    }
+  }
+  std::vector<int64_t> out(ndim);
+  int64_t step = 1;
+  for (size_t d : order) {
+    out[d] = step;
+    if (sizes[d] > 1) step *= sizes[d];
+  }
+  return out;
+}
+
+Tensor empty_like_impl(const Tensor& self, c10::ScalarType dtype, c10::Device device, std::optional<c10::Layout> layout,
+                       std::optional<bool> pin_memory, std::optional<c10::MemoryFormat> memory_format) {
+  c10::MemoryFormat format = memory_format.value_or(c10::MemoryFormat::Preserve);
+  std::optional<c10::Layout> lay = layout ? layout : std::optional<c10::Layout>(self.layout());
+  if (format != c10::MemoryFormat::Preserve) {
+    return at::empty(self.sizes(), dtype, lay, device, pin_memory, format);
+  }
+  if (is_non_overlapping_and_dense(self)) {
+    return at::empty_strided(self.sizes(), self.strides(), dtype, lay, device, pin_memory);
+  }
+  std::vector<int64_t> strides = infer_dense_strides(self.sizes(), self.strides());
+  return at::empty_strided(self.sizes(), strides, dtype, lay, device, pin_memory);
+}
+
+void resize_factory_out(const Tensor& out, IntArrayRef sizes) {
+  if (out.sizes().equals(sizes)) return;
+  c10::TensorImpl* impl = out.unsafeGetTensorImpl();
+  impl->set_sizes_contiguous(sizes);
+  size_t nbytes = storage_bytes_for(impl->sizes(), impl->strides(), impl->itemsize()) +
+                  static_cast<size_t>(impl->storage_offset()) * impl->itemsize();
+  c10::StorageImpl* storage = impl->storage().unsafeGetStorageImpl();
+  if (impl->numel() == 0) return;
+  TORCH_CHECK(storage != nullptr && storage->resizable(), "Trying to resize storage that is not resizable");
+  if (storage->nbytes() < nbytes) {
+    storage->set_data_ptr(storage->allocator()->allocate(nbytes));
+    storage->set_nbytes(nbytes);
+  }
+}
+
+// ---------------------------------------------------------------- factories over empty + fill
+
+static c10::ScalarType full_dtype(const Scalar& value) {
+  if (value.isBoolean()) return c10::kBool;
+  if (value.isIntegral(false)) return c10::kLong;
+  if (value.isComplex()) return c10::kComplexFloat;
+  return c10::kFloat;
+}
+
+Tensor empty_like(const Tensor& self, std::optional<at::ScalarType> dtype, std::optional<at::Layout> layout,
+                  std::optional<at::Device> device, std::optional<bool> pin_memory,
+                  std::optional<at::MemoryFormat> memory_format) {
+  return empty_like_impl(self, dtype.value_or(self.scalar_type()), device.value_or(self.device()), layout, pin_memory,
+                         memory_format);
+}
+
+Tensor zeros(IntArrayRef size, std::optional<at::ScalarType> dtype, std::optional<at::Layout> layout,
+             std::optional<at::Device> device, std::optional<bool> pin_memory) {
+  Tensor t = at::empty(size, dtype, layout, device, pin_memory, std::nullopt);
+  t.fill_(0);
+  return t;
+}
+
+Tensor& zeros_out(IntArrayRef size, Tensor& out) {
+  resize_factory_out(out, size);
+  out.fill_(0);
+  return out;
+}
+
+Tensor ones(IntArrayRef size, std::optional<at::ScalarType> dtype, std::optional<at::Layout> layout,
+            std::optional<at::Device> device, std::optional<bool> pin_memory) {
+  Tensor t = at::empty(size, dtype, layout, device, pin_memory, std::nullopt);
+  t.fill_(1);
+  return t;
+}
+
+Tensor& ones_out(IntArrayRef size, Tensor& out) {
+  resize_factory_out(out, size);
+  out.fill_(1);
+  return out;
+}
+
+Tensor full(IntArrayRef size, const Scalar& fill_value, std::optional<at::ScalarType> dtype,
+            std::optional<at::Layout> layout, std::optional<at::Device> device, std::optional<bool> pin_memory) {
+  Tensor t = at::empty(size, dtype.value_or(full_dtype(fill_value)), layout, device, pin_memory, std::nullopt);
+  t.fill_(fill_value);
+  return t;
+}
+
+Tensor& full_out(IntArrayRef size, const Scalar& fill_value, Tensor& out) {
+  resize_factory_out(out, size);
+  out.fill_(fill_value);
+  return out;
+}
+
+Tensor zeros_like(const Tensor& self, std::optional<at::ScalarType> dtype, std::optional<at::Layout> layout,
+                  std::optional<at::Device> device, std::optional<bool> pin_memory,
+                  std::optional<at::MemoryFormat> memory_format) {
+  Tensor t = at::empty_like(self, dtype, layout, device, pin_memory, memory_format);
+  t.fill_(0);
+  return t;
+}
+
+Tensor ones_like(const Tensor& self, std::optional<at::ScalarType> dtype, std::optional<at::Layout> layout,
+                 std::optional<at::Device> device, std::optional<bool> pin_memory,
+                 std::optional<at::MemoryFormat> memory_format) {
+  Tensor t = at::empty_like(self, dtype, layout, device, pin_memory, memory_format);
+  t.fill_(1);
+  return t;
+}
+
+Tensor full_like(const Tensor& self, const Scalar& fill_value, std::optional<at::ScalarType> dtype,
+                 std::optional<at::Layout> layout, std::optional<at::Device> device, std::optional<bool> pin_memory,
+                 std::optional<at::MemoryFormat> memory_format) {
+  Tensor t = at::empty_like(self, dtype, layout, device, pin_memory, memory_format);
+  t.fill_(fill_value);
+  return t;
+}
+
+Tensor scalar_tensor(const Scalar& s, std::optional<at::ScalarType> dtype, std::optional<at::Layout> layout,
+                     std::optional<at::Device> device, std::optional<bool> pin_memory) {
+  Tensor t = at::empty({}, dtype, layout, device, pin_memory, std::nullopt);
+  t.fill_(s);
+  return t;
+}
+
+Tensor& zero_(Tensor& self) {
+  self.fill_(0);
+  return self;
+}
+
+// eye: zeros with the diagonal, a strided view of the result, filled with ones.
+static Tensor& fill_eye(Tensor& out, int64_t n, int64_t m) {
+  out.fill_(0);
+  int64_t k = std::min(n, m);
+  if (k > 0) {
+    at::as_strided(out, {k}, {out.stride(0) + out.stride(1)}, out.storage_offset()).fill_(1);
+  }
+  return out;
+}
+
+static void check_eye(int64_t n, int64_t m) {
+  TORCH_CHECK(n >= 0, "n must be greater or equal to 0, got ", n);
+  TORCH_CHECK(m >= 0, "m must be greater or equal to 0, got ", m);
+}
+
+Tensor eye(int64_t n, std::optional<at::ScalarType> dtype, std::optional<at::Layout> layout,
+           std::optional<at::Device> device, std::optional<bool> pin_memory) {
+  return eye_m(n, n, dtype, layout, device, pin_memory);
+}
+
+Tensor eye_m(int64_t n, int64_t m, std::optional<at::ScalarType> dtype, std::optional<at::Layout> layout,
+             std::optional<at::Device> device, std::optional<bool> pin_memory) {
+  check_eye(n, m);
+  Tensor t = at::empty({n, m}, dtype, layout, device, pin_memory, std::nullopt);
+  return fill_eye(t, n, m);
+}
+
+Tensor& eye_out(int64_t n, Tensor& out) { return eye_m_out(n, n, out); }
+
+Tensor& eye_m_out(int64_t n, int64_t m, Tensor& out) {
+  check_eye(n, m);
+  resize_factory_out(out, {n, m});
+  return fill_eye(out, n, m);
 }
 
 }  // namespace at::inline tessera::native

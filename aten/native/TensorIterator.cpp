@@ -393,59 +393,47 @@ void TensorIterator::for_each(loop2d_t loop, int64_t grain_size) const {
 
 // ---------------------------------------------------------------- configurations
 
+TensorIteratorConfig TensorIterator::config_for(IteratorFamily family) {
+  TensorIteratorConfig config;
+  config.promote_inputs_to_common_dtype(true).cast_common_dtype_to_outputs(true);
+  switch (family) {
+    case IteratorFamily::Unary:
+    case IteratorFamily::Binary:
+    case IteratorFamily::Ternary:
+      config.enforce_safe_casting_to_output(true);
+      break;
+    case IteratorFamily::UnaryFloat:
+    case IteratorFamily::BinaryFloat:
+      config.promote_integer_inputs_to_float(true).enforce_safe_casting_to_output(true);
+      break;
+    case IteratorFamily::UnaryBool:
+    case IteratorFamily::Comparison:
+      config.output_dtype(c10::kBool);
+      break;
+    case IteratorFamily::UnaryRealOutput:
+      break;
+  }
+  return config;
+}
+
 TensorIterator TensorIterator::binary_op(const Tensor& out, const Tensor& a, const Tensor& b) {
-  return TensorIteratorConfig()
-      .add_output(out)
-      .add_input(a)
-      .add_input(b)
-      .promote_inputs_to_common_dtype(true)
-      .cast_common_dtype_to_outputs(true)
-      .enforce_safe_casting_to_output(true)
-      .build();
+  return config_for(IteratorFamily::Binary).add_output(out).add_input(a).add_input(b).build();
 }
 
 TensorIterator TensorIterator::binary_float_op(const Tensor& out, const Tensor& a, const Tensor& b) {
-  return TensorIteratorConfig()
-      .add_output(out)
-      .add_input(a)
-      .add_input(b)
-      .promote_inputs_to_common_dtype(true)
-      .promote_integer_inputs_to_float(true)
-      .cast_common_dtype_to_outputs(true)
-      .enforce_safe_casting_to_output(true)
-      .build();
+  return config_for(IteratorFamily::BinaryFloat).add_output(out).add_input(a).add_input(b).build();
 }
 
 TensorIterator TensorIterator::comparison_op(const Tensor& out, const Tensor& a, const Tensor& b) {
-  return TensorIteratorConfig()
-      .add_output(out)
-      .add_input(a)
-      .add_input(b)
-      .promote_inputs_to_common_dtype(true)
-      .output_dtype(c10::kBool)
-      .cast_common_dtype_to_outputs(true)
-      .build();
+  return config_for(IteratorFamily::Comparison).add_output(out).add_input(a).add_input(b).build();
 }
 
 TensorIterator TensorIterator::unary_op(const Tensor& out, const Tensor& a) {
-  return TensorIteratorConfig()
-      .add_output(out)
-      .add_input(a)
-      .promote_inputs_to_common_dtype(true)
-      .cast_common_dtype_to_outputs(true)
-      .enforce_safe_casting_to_output(true)
-      .build();
+  return config_for(IteratorFamily::Unary).add_output(out).add_input(a).build();
 }
 
 TensorIterator TensorIterator::unary_float_op(const Tensor& out, const Tensor& a) {
-  return TensorIteratorConfig()
-      .add_output(out)
-      .add_input(a)
-      .promote_inputs_to_common_dtype(true)
-      .promote_integer_inputs_to_float(true)
-      .cast_common_dtype_to_outputs(true)
-      .enforce_safe_casting_to_output(true)
-      .build();
+  return config_for(IteratorFamily::UnaryFloat).add_output(out).add_input(a).build();
 }
 
 TensorIterator TensorIterator::nullary_op(const Tensor& out) {

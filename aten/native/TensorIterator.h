@@ -16,6 +16,20 @@ namespace at::inline tessera {
 
 class TensorIterator;
 
+// The usual configurations, by what the operator computes. ops.yaml names them in
+// `iterator:` entries (unary, unary_float, ...), from which the shape function and CPU
+// kernel of such an operator are generated.
+enum class IteratorFamily {
+  Unary,        // inputs promoted to their common dtype; result cast to the output's
+  UnaryFloat,   // the same, integers and bools computed in the default float dtype
+  UnaryBool,    // a Bool result (isnan, logical_not)
+  UnaryRealOutput,  // the output's dtype set by the shape function (abs of complex is real)
+  Binary,
+  BinaryFloat,
+  Comparison,   // inputs promoted to their common dtype, a Bool result
+  Ternary,
+};
+
 class TORCH_API TensorIteratorConfig {
  public:
   // An undefined output is allocated; a defined one is written (resized if it must be).
@@ -91,7 +105,8 @@ class TORCH_API TensorIterator {
   // Copies temporary outputs back into the user's outputs (after the kernel ran).
   void cast_outputs();
 
-  // The usual configurations.
+  // A config with the family's flags; add the output(s), then the inputs.
+  static TensorIteratorConfig config_for(IteratorFamily family);
   static TensorIterator binary_op(const Tensor& out, const Tensor& a, const Tensor& b);
   static TensorIterator binary_float_op(const Tensor& out, const Tensor& a, const Tensor& b);
   static TensorIterator comparison_op(const Tensor& out, const Tensor& a, const Tensor& b);

@@ -1,12 +1,20 @@
-// Views: new geometry over the same storage, sharing the base's version counter.
+// Views and shape operators. A view is new geometry (sizes, strides, storage offset) over
+// the base's storage, sharing its version counter; one kernel computes that geometry for
+// every backend (CPU and Meta alike). Shape operators that are naturally written with
+// other operators (flatten, split, movedim, ...) are CompositeImplicitAutograd.
+#include <aten/native/TensorShape.h>
+
 #include <aten/native/NativeFunctions.h>
 #include <aten/native/TensorFactories.h>
+#include <aten/ops/Functions.h>
 
+#include <algorithm>
+#include <limits>
 #include <optional>
 
 namespace at::inline tessera::native {
 
-namespace {
+// ---------------------------------------------------------------- shared geometry
 
 Tensor make_view(const Tensor& self, IntArrayRef sizes, IntArrayRef strides, int64_t offset) {
   c10::TensorImpl* base = self.unsafeGetTensorImpl();
@@ -17,36 +25,56 @@ Tensor make_view(const Tensor& self, IntArrayRef sizes, IntArrayRef strides, int
   return Tensor(std::move(impl));
 }
 
-// Resolves one -1 in a view's shape, or raises torch's errors.
-std::vector<int64_t> infer_view_size(IntArrayRef shape, int64_t numel) {
-  std::vector<int64_t> out = shape.vec();
+int64_t wrap_dim(int64_t dim, int64_t ndim) {
+  int64_t n = std::max<int64_t>(ndim, 1);  // a 0-dim tensor takes dims -1 and 0
+  TORCH_CHECK_INDEX(dim >= -n && dim < n, "Dimension out of range (expected to be in range of [", -n, ", ", n - 1,
+                    "], but got ", dim, ")");
+  return dim < 0 ? dim + n : dim;
+}
+
+std::optional<ShapeError> try_infer_size(IntArrayRef shape, int64_t numel, std::vector<int64_t>& out) {
+  out = shape.vec();
   std::optional<size_t> infer;
   int64_t known = 1;
   for (size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] == -1) {
-      TORCH_CHECK(!infer, "only one dimension can be inferred");
+      if (infer) return ShapeError{ShapeError::Kind::TwoInferred, "only one dimension can be inferred"};
       infer = i;
-    } else {
-      TORCH_CHECK(shape[i] >= 0, "invalid shape dimension ", shape[i]);
+    } else if (shape[i] >= 0) {
       known *= shape[i];
+    } else {
+      return ShapeError{ShapeError::Kind::NegativeDim, c10::str("invalid shape dimension ", shape[i])};
     }
   }
-  if (infer) {
-    TORCH_CHECK(known != 0 ? numel % known == 0 : false, "shape '", shape, "' is invalid for input of size ", numel);
-    out[*infer] = numel / known;
-  } else {
-    TORCH_CHECK(known == numel, "shape '", shape, "' is invalid for input of size ", numel);
+  bool fits = known == numel || (infer && known > 0 && numel % known == 0);
+  if (!fits) {
+    return ShapeError{ShapeError::Kind::Mismatch, c10::str("shape '", shape, "' is invalid for input of size ", numel)};
   }
+  if (infer) {
+    if (known == 0) {
+      return ShapeError{ShapeError::Kind::Ambiguous,
+                        c10::str("cannot reshape tensor of 0 elements into shape ", shape,
+                                 " because the unspecified dimension size -1 can be any value and is ambiguous")};
+    }
+    out[*infer] = numel / known;
+  }
+  return std::nullopt;
+}
+
+std::vector<int64_t> infer_size(IntArrayRef shape, int64_t numel) {
+  std::vector<int64_t> out;
+  auto error = try_infer_size(shape, numel, out);
+  TORCH_CHECK(!error, error->message);
   return out;
 }
 
-// Strides that view a tensor of (old sizes, old strides) with new sizes without copying,
-// or nullopt when some new dimension would span two non-contiguous chunks of the old.
 std::optional<std::vector<int64_t>> view_strides(IntArrayRef old_sizes, IntArrayRef old_strides,
                                                  IntArrayRef new_sizes, int64_t numel) {
   std::vector<int64_t> out(new_sizes.size(), 1);
-  if (old_sizes.empty() || numel == 0) {
-    if (numel == 0 && old_sizes.equals(new_sizes)) return old_strides.vec();
+  if (old_sizes.empty()) return out;
+  if (numel == 0) {
+    // Any strides would do; keep the old ones for the same shape, else contiguous ones.
+    if (old_sizes.equals(new_sizes)) return old_strides.vec();
     int64_t s = 1;
     for (size_t i = new_sizes.size(); i-- > 0;) {
       out[i] = s;
@@ -54,6 +82,8 @@ std::optional<std::vector<int64_t>> view_strides(IntArrayRef old_sizes, IntArray
     }
     return out;
   }
+  // Walk the old dims from the innermost, grouping them into chunks that are contiguous
+  // among themselves; each chunk must be covered exactly by a run of new dims.
   int64_t view_d = static_cast<int64_t>(new_sizes.size()) - 1;
   int64_t chunk_stride = old_strides.back();
   int64_t tensor_numel = 1, view_numel = 1;
@@ -78,10 +108,96 @@ std::optional<std::vector<int64_t>> view_strides(IntArrayRef old_sizes, IntArray
   return out;
 }
 
-}  // namespace
+bool is_non_overlapping_and_dense(IntArrayRef sizes, IntArrayRef strides) {
+  // Dims of size 0 or 1 place no constraint; the others, innermost first, must each step
+  // over exactly the block the dims inside them span.
+  std::vector<size_t> dims;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if (sizes[i] >= 2) dims.push_back(i);
+  }
+  std::stable_sort(dims.begin(), dims.end(), [&](size_t a, size_t b) { return strides[a] < strides[b]; });
+  int64_t expected = 1;
+  for (size_t d : dims) {
+    if (strides[d] != expected) return false;
+    expected *= sizes[d];
+  }
+  return true;
+}
+
+std::vector<int64_t> dense_strides_like(IntArrayRef sizes, IntArrayRef strides) {
+  const size_t n = sizes.size();
+  // order[0] is the innermost dim; start from a contiguous tensor's order.
+  std::vector<size_t> order(n);
+  for (size_t i = 0; i < n; ++i) order[i] = n - 1 - i;
+  // +1: dim a belongs outside dim b; -1: inside; 0: no preference (a zero stride says nothing).
+  auto compare = [&](size_t a, size_t b) {
+    if (strides[a] == 0 || strides[b] == 0) return 0;
+    if (strides[a] != strides[b]) return strides[a] < strides[b] ? -1 : 1;
+    return sizes[a] > sizes[b] ? 1 : 0;
+  };
+  // Insertion sort that moves a dim inward only past dims it must go inside of, and stops
+  // at the first dim it must stay outside of: zero-stride dims never move.
+  for (size_t i = 1; i < n; ++i) {
+    size_t cur = i;
+    for (size_t j = i; j-- > 0;) {
+      int c = compare(order[j], order[cur]);
+      if (c > 0) {
+        std::swap(order[j], order[cur]);
+        cur = j;
+      } else if (c < 0) {
+        break;
+      }
+    }
+  }
+  std::vector<int64_t> out(n);
+  int64_t s = 1;
+  for (size_t d : order) {
+    out[d] = s;
+    s *= std::max<int64_t>(sizes[d], 1);
+  }
+  return out;
+}
+
+std::vector<int64_t> movedim_permutation(int64_t ndim, IntArrayRef source, IntArrayRef destination) {
+  std::vector<int64_t> perm(static_cast<size_t>(ndim), -1);
+  std::vector<bool> used(static_cast<size_t>(ndim), false);
+  for (size_t i = 0; i < source.size(); ++i) {
+    perm[destination[i]] = source[i];
+    used[source[i]] = true;
+  }
+  int64_t next = 0;
+  for (auto& p : perm) {
+    if (p != -1) continue;
+    while (used[next]) ++next;
+    p = next++;
+  }
+  return perm;
+}
+
+std::string tensor_type_string(const Tensor& t) {
+  const c10::ScalarType dtype = t.scalar_type();
+  if (t.is_cpu()) {
+    switch (dtype) {
+      case c10::ScalarType::Byte:
+      case c10::ScalarType::Char:
+      case c10::ScalarType::Short:
+      case c10::ScalarType::Int:
+      case c10::ScalarType::Long:
+      case c10::ScalarType::Half:
+      case c10::ScalarType::Float:
+      case c10::ScalarType::Double:
+        return c10::str("torch.", c10::toString(dtype), "Tensor");
+      default:
+        break;
+    }
+  }
+  return c10::str(c10::toString(c10::backendDispatchKey(t.device().type(), t.layout())), c10::toString(dtype), "Type");
+}
+
+// ---------------------------------------------------------------- view kernels (CPU, Meta)
 
 Tensor view(const Tensor& self, IntArrayRef size) {
-  std::vector<int64_t> shape = infer_view_size(size, self.numel());
+  std::vector<int64_t> shape = infer_size(size, self.numel());
   auto strides = view_strides(self.sizes(), self.strides(), shape, self.numel());
   TORCH_CHECK(strides.has_value(),
               "view size is not compatible with input tensor's size and stride (at least one dimension spans "
@@ -102,6 +218,364 @@ Tensor as_strided(const Tensor& self, IntArrayRef size, IntArrayRef stride, std:
                 " are out of bounds for storage of size ", have);
   }
   return make_view(self, size, stride, offset);
+}
+
+Tensor permute(const Tensor& self, IntArrayRef dims) {
+  const int64_t ndim = self.dim();
+  TORCH_CHECK(static_cast<int64_t>(dims.size()) == ndim,
+              "permute(sparse_coo): number of dimensions in the tensor input does not match the length of the "
+              "desired ordering of dimensions i.e. input.dim() = ",
+              ndim, " is not equal to len(dims) = ", dims.size());
+  std::vector<int64_t> sizes(dims.size()), strides(dims.size());
+  std::vector<bool> seen(dims.size(), false);
+  for (size_t i = 0; i < dims.size(); ++i) {
+    int64_t d = wrap_dim(dims[i], ndim);
+    TORCH_CHECK(!seen[d], "permute(): duplicate dims are not allowed.");
+    seen[d] = true;
+    sizes[i] = self.sizes()[d];
+    strides[i] = self.strides()[d];
+  }
+  return make_view(self, sizes, strides, self.storage_offset());
+}
+
+Tensor transpose(const Tensor& self, int64_t dim0, int64_t dim1) {
+  const int64_t ndim = self.dim();
+  dim0 = wrap_dim(dim0, ndim);
+  dim1 = wrap_dim(dim1, ndim);
+  std::vector<int64_t> sizes = self.sizes().vec(), strides = self.strides().vec();
+  if (ndim > 0) {
+    std::swap(sizes[dim0], sizes[dim1]);
+    std::swap(strides[dim0], strides[dim1]);
+  }
+  return make_view(self, sizes, strides, self.storage_offset());
+}
+
+Tensor expand(const Tensor& self, IntArrayRef size, bool /*implicit*/) {
+  const int64_t ndim = static_cast<int64_t>(size.size());
+  const int64_t tdim = self.dim();
+  TORCH_CHECK(ndim >= tdim, "expand(", tensor_type_string(self), "{", self.sizes(), "}, size=", size,
+              "): the number of sizes provided (", ndim, ") must be greater or equal to the number of dimensions "
+              "in the tensor (", tdim, ")");
+  std::vector<int64_t> sizes(ndim), strides(ndim);
+  // From the innermost dim out; new leading dims line up with nothing in self.
+  for (int64_t i = ndim - 1; i >= 0; --i) {
+    const int64_t src = i - (ndim - tdim);
+    int64_t cur = src >= 0 ? self.sizes()[src] : 1;
+    int64_t stride = src >= 0 ? self.strides()[src] : (i + 1 < ndim ? sizes[i + 1] * strides[i + 1] : 1);
+    int64_t target = size[i];
+    if (target == -1) {
+      TORCH_CHECK(src >= 0, "The expanded size of the tensor (", target,
+                  ") isn't allowed in a leading, non-existing dimension ", i);
+      target = cur;
+    }
+    if (target != cur) {
+      TORCH_CHECK(cur == 1, "The expanded size of the tensor (", target, ") must match the existing size (", cur,
+                  ") at non-singleton dimension ", i, ".  Target sizes: ", size, ".  Tensor sizes: ", self.sizes());
+      cur = target;
+      stride = 0;
+    }
+    sizes[i] = cur;
+    strides[i] = stride;
+  }
+  return make_view(self, sizes, strides, self.storage_offset());
+}
+
+Tensor squeeze(const Tensor& self) {
+  std::vector<int64_t> sizes, strides;
+  for (int64_t d = 0; d < self.dim(); ++d) {
+    if (self.sizes()[d] != 1) {
+      sizes.push_back(self.sizes()[d]);
+      strides.push_back(self.strides()[d]);
+    }
+  }
+  return make_view(self, sizes, strides, self.storage_offset());
+}
+
+Tensor squeeze_dim(const Tensor& self, int64_t dim) {
+  const int64_t ndim = self.dim();
+  dim = wrap_dim(dim, ndim);
+  std::vector<int64_t> sizes = self.sizes().vec(), strides = self.strides().vec();
+  if (ndim > 0 && sizes[dim] == 1) {
+    sizes.erase(sizes.begin() + dim);
+    strides.erase(strides.begin() + dim);
+  }
+  return make_view(self, sizes, strides, self.storage_offset());
+}
+
+Tensor unsqueeze(const Tensor& self, int64_t dim) {
+  const int64_t ndim = self.dim();
+  dim = wrap_dim(dim, ndim + 1);
+  std::vector<int64_t> sizes = self.sizes().vec(), strides = self.strides().vec();
+  // The new dim steps over the dim it lands before (or over one element at the end).
+  int64_t stride = dim >= ndim ? 1 : sizes[dim] * strides[dim];
+  sizes.insert(sizes.begin() + dim, 1);
+  strides.insert(strides.begin() + dim, stride);
+  return make_view(self, sizes, strides, self.storage_offset());
+}
+
+Tensor select(const Tensor& self, int64_t dim, int64_t index) {
+  const int64_t ndim = self.dim();
+  TORCH_CHECK_INDEX(ndim > 0, "select() cannot be applied to a 0-dim tensor.");
+  dim = wrap_dim(dim, ndim);
+  const int64_t size = self.sizes()[dim];
+  TORCH_CHECK_INDEX(index >= -size && index < size, "select(): index ", index, " out of range for tensor of size ",
+                    self.sizes(), " at dimension ", dim);
+  if (index < 0) index += size;
+  std::vector<int64_t> sizes = self.sizes().vec(), strides = self.strides().vec();
+  int64_t offset = self.storage_offset() + index * strides[dim];
+  sizes.erase(sizes.begin() + dim);
+  strides.erase(strides.begin() + dim);
+  return make_view(self, sizes, strides, offset);
+}
+
+Tensor slice(const Tensor& self, int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end, int64_t step) {
+  const int64_t ndim = self.dim();
+  TORCH_CHECK_INDEX(ndim > 0, "slice() cannot be applied to a 0-dim tensor.");
+  dim = wrap_dim(dim, ndim);
+  TORCH_CHECK(step > 0, "slice step must be positive");
+  const int64_t size = self.sizes()[dim];
+  // Python's rules: negative bounds count from the end, then both clamp to [0, size]
+  // and an end before the start selects nothing.
+  int64_t lo = start.value_or(0);
+  int64_t hi = end.value_or(std::numeric_limits<int64_t>::max());
+  if (lo < 0) lo += size;
+  if (hi < 0) hi += size;
+  lo = std::clamp<int64_t>(lo, 0, size);
+  hi = std::clamp<int64_t>(hi, lo, size);
+  std::vector<int64_t> sizes = self.sizes().vec(), strides = self.strides().vec();
+  int64_t offset = self.storage_offset() + lo * strides[dim];
+  sizes[dim] = (hi - lo + step - 1) / step;
+  strides[dim] *= step;
+  return make_view(self, sizes, strides, offset);
+}
+
+Tensor unfold(const Tensor& self, int64_t dimension, int64_t size, int64_t step) {
+  const int64_t ndim = self.dim();
+  dimension = wrap_dim(dimension, ndim);
+  const int64_t max_size = ndim == 0 ? 1 : self.sizes()[dimension];
+  TORCH_CHECK(size <= max_size, "maximum size for tensor at dimension ", dimension, " is ", max_size,
+              " but size is ", size);
+  TORCH_CHECK(step > 0, "step is ", step, " but must be > 0");
+  std::vector<int64_t> sizes = self.sizes().vec(), strides = self.strides().vec();
+  sizes.push_back(size);
+  strides.push_back(ndim == 0 ? 1 : strides[dimension]);
+  if (ndim > 0) {
+    sizes[dimension] = (sizes[dimension] - size) / step + 1;
+    strides[dimension] *= step;
+  }
+  // torch reaches this through as_strided's storage check, whose message it keeps.
+  TORCH_CHECK(std::all_of(sizes.begin(), sizes.end(), [](int64_t s) { return s >= 0; }),
+              "Storage size calculation overflowed with sizes=", IntArrayRef(sizes),
+              " and strides=", IntArrayRef(strides));
+  return make_view(self, sizes, strides, self.storage_offset());
+}
+
+Tensor diagonal(const Tensor& self, int64_t offset, int64_t dim1_, int64_t dim2_) {
+  const int64_t ndim = self.dim();
+  const int64_t dim1 = wrap_dim(dim1_, ndim);
+  const int64_t dim2 = wrap_dim(dim2_, ndim);
+  TORCH_CHECK(dim1 != dim2, "diagonal dimensions cannot be identical ", dim1_, ", ", dim2_);
+  std::vector<int64_t> sizes = self.sizes().vec(), strides = self.strides().vec();
+  const int64_t size1 = sizes[dim1], size2 = sizes[dim2];
+  int64_t length = offset >= 0 ? std::min(size1, size2 - offset) : std::min(size1 + offset, size2);
+  length = std::max<int64_t>(length, 0);
+  int64_t storage_offset = self.storage_offset();
+  if (length > 0) storage_offset += offset >= 0 ? offset * strides[dim2] : -offset * strides[dim1];
+  const int64_t stride = strides[dim1] + strides[dim2];
+  for (int64_t d : {std::max(dim1, dim2), std::min(dim1, dim2)}) {
+    sizes.erase(sizes.begin() + d);
+    strides.erase(strides.begin() + d);
+  }
+  sizes.push_back(length);
+  strides.push_back(stride);
+  return make_view(self, sizes, strides, storage_offset);
+}
+
+// ---------------------------------------------------------------- copies (CPU, Meta)
+
+Tensor clone(const Tensor& self, std::optional<at::MemoryFormat> memory_format) {
+  const auto format = memory_format.value_or(c10::MemoryFormat::Preserve);
+  const auto dtype = self.scalar_type();
+  const auto device = self.device();
+  Tensor out;
+  if (format == c10::MemoryFormat::Preserve) {
+    // Keep the input's memory order: its very strides when dense, else dense ones in its order.
+    out = is_non_overlapping_and_dense(self.sizes(), self.strides())
+              ? make_empty_strided(self.sizes(), self.strides(), dtype, device)
+              : make_empty_strided(self.sizes(), dense_strides_like(self.sizes(), self.strides()), dtype, device);
+  } else if (format == c10::MemoryFormat::ChannelsLast) {
+    TORCH_CHECK(self.dim() == 4, "required rank 4 tensor to use channels_last format");
+    std::vector<int64_t> strides(4);
+    int64_t s = 1;
+    for (int d : {1, 3, 2, 0}) {  // NHWC: C fastest, then W, H, N
+      strides[d] = s;
+      s *= std::max<int64_t>(self.sizes()[d], 1);
+    }
+    out = make_empty_strided(self.sizes(), strides, dtype, device);
+  } else {
+    out = make_empty(self.sizes(), dtype, device);
+  }
+  out.copy_(self);
+  return out;
+}
+
+// ---------------------------------------------------------------- composites
+
+Tensor view_as(const Tensor& self, const Tensor& other) { return self.view(other.sizes()); }
+
+Tensor expand_as(const Tensor& self, const Tensor& other) { return self.expand(other.sizes()); }
+
+Tensor reshape(const Tensor& self, IntArrayRef shape) {
+  std::vector<int64_t> size = infer_size(shape, self.numel());
+  // A view when the strides allow one, else a contiguous copy (as torch decides).
+  if (view_strides(self.sizes(), self.strides(), size, self.numel())) return self.view(size);
+  return self.clone(c10::MemoryFormat::Contiguous).view(size);
+}
+
+Tensor contiguous(const Tensor& self, at::MemoryFormat memory_format) {
+  if (self.is_contiguous(memory_format)) return self;
+  TORCH_CHECK(memory_format != c10::MemoryFormat::Preserve,
+              "preserve memory format is unsupported by the contiguous operator");
+  return self.clone(memory_format);
+}
+
+Tensor t(const Tensor& self) {
+  TORCH_CHECK(self.dim() <= 2, "t() expects a tensor with <= 2 dimensions, but self is ", self.dim(), "D");
+  return self.transpose(0, self.dim() < 2 ? 0 : 1);
+}
+
+Tensor narrow(const Tensor& self, int64_t dim, int64_t start, int64_t length) {
+  TORCH_CHECK(self.dim() > 0, "narrow() cannot be applied to a 0-dim tensor.");
+  const int64_t size = self.size(dim);
+  // A negative start counts from the end, wrapped (and checked) like a dim; start == size
+  // is a valid empty narrow.
+  if (start != size) start = wrap_dim(start, size);
+  TORCH_CHECK(length >= 0 && start <= size - length, "start (", start, ") + length (", length,
+              ") exceeds dimension size (", size, ").");
+  return at::slice(self, dim, start, start + length, 1);
+}
+
+Tensor flatten_using_ints(const Tensor& self, int64_t start_dim, int64_t end_dim) {
+  const int64_t ndim = self.dim();
+  const int64_t start = wrap_dim(start_dim, ndim);
+  const int64_t end = wrap_dim(end_dim, ndim);
+  TORCH_CHECK(start <= end, "flatten() has invalid args: start_dim cannot come after end_dim");
+  if (ndim == 0) return self.reshape({1});
+  if (start == end) return self;
+  // The flattened size is the product, not an inferred -1: with zero-size dims a -1 would
+  // be ambiguous.
+  std::vector<int64_t> shape(self.sizes().begin(), self.sizes().begin() + start);
+  int64_t product = 1;
+  for (int64_t d = start; d <= end; ++d) product *= self.sizes()[d];
+  shape.push_back(product);
+  shape.insert(shape.end(), self.sizes().begin() + end + 1, self.sizes().end());
+  return self.reshape(shape);
+}
+
+Tensor unflatten_int(const Tensor& self, int64_t dim, IntArrayRef sizes) {
+  dim = wrap_dim(dim, self.dim());
+  TORCH_CHECK(!sizes.empty(), "unflatten: sizes must be non-empty");
+  const int64_t size = self.size(dim);
+  std::vector<int64_t> inferred;
+  if (auto error = try_infer_size(sizes, size, inferred)) {
+    switch (error->kind) {
+      case ShapeError::Kind::Mismatch:
+        TORCH_CHECK(false, "unflatten: Provided sizes ", sizes, " don't multiply up to the size of dim ", dim, " (",
+                    size, ") in the input tensor");
+      case ShapeError::Kind::TwoInferred:
+        TORCH_CHECK(false, "unflatten got an unexpected error:\n", error->message);
+      default:
+        TORCH_CHECK(false, error->message);
+    }
+  }
+  std::vector<int64_t> shape(self.sizes().begin(), self.sizes().begin() + dim);
+  shape.insert(shape.end(), inferred.begin(), inferred.end());
+  shape.insert(shape.end(), self.sizes().begin() + dim + 1, self.sizes().end());
+  return self.view(shape);
+}
+
+std::vector<Tensor> split_Tensor(const Tensor& self, int64_t split_size, int64_t dim) {
+  TORCH_CHECK(self.dim() != 0, "split expects at least a 1-dimensional tensor");
+  TORCH_CHECK(split_size >= 0, "split expects split_size be non-negative, but got split_size=", split_size);
+  const int64_t size = self.size(dim);
+  TORCH_CHECK(split_size > 0 || size == 0,
+              "split_size can only be 0 if dimension size is 0, but got dimension size of ", size);
+  // At least one piece (a split_size past the end gives the whole tensor; 0 of 0 gives one
+  // empty piece); the last piece takes what is left.
+  const int64_t pieces = split_size == 0 ? 1 : std::max<int64_t>((size + split_size - 1) / split_size, 1);
+  std::vector<Tensor> out;
+  out.reserve(static_cast<size_t>(pieces));
+  for (int64_t i = 0; i < pieces; ++i) {
+    const int64_t start = i * split_size;
+    out.push_back(self.narrow(dim, start, std::min(split_size, size - start)));
+  }
+  return out;
+}
+
+std::vector<Tensor> split_with_sizes(const Tensor& self, IntArrayRef split_sizes, int64_t dim) {
+  TORCH_CHECK(self.dim() != 0, "split expects at least a 1-dimensional tensor");
+  const int64_t size = self.size(dim);
+  std::vector<Tensor> out;
+  out.reserve(split_sizes.size());
+  int64_t start = 0;
+  for (int64_t length : split_sizes) {
+    TORCH_CHECK(length >= 0, "split_with_sizes expects split_sizes have only non-negative entries, but got "
+                "split_sizes=", split_sizes);
+    out.push_back(at::slice(self, dim, start, start + length, 1));
+    start += length;
+  }
+  TORCH_CHECK(start == size, "split_with_sizes expects split_sizes to sum exactly to ", size,
+              " (input tensor's size at dimension ", dim, "), but got split_sizes=", split_sizes);
+  return out;
+}
+
+std::vector<Tensor> split_sizes(const Tensor& self, IntArrayRef split_size, int64_t dim) {
+  return self.split_with_sizes(split_size, dim);
+}
+
+std::vector<Tensor> chunk(const Tensor& self, int64_t chunks, int64_t dim) {
+  TORCH_CHECK(self.dim() > 0, "chunk expects at least a 1-dimensional tensor");
+  TORCH_CHECK(chunks > 0, "chunk expects `chunks` to be greater than 0, got: ", chunks);
+  const int64_t size = self.size(dim);
+  const int64_t split_size = (size + chunks - 1) / chunks;
+  // An empty dim still gives `chunks` empty pieces, which split by size 0 would not.
+  if (size == 0) return self.split_with_sizes(std::vector<int64_t>(static_cast<size_t>(chunks), 0), dim);
+  return self.split(split_size, dim);
+}
+
+std::vector<Tensor> unbind_int(const Tensor& self, int64_t dim) {
+  const int64_t size = self.size(dim);  // 0-dim: "Dimension specified as 0 but tensor has no dimensions"
+  dim = wrap_dim(dim, self.dim());
+  std::vector<Tensor> out;
+  out.reserve(static_cast<size_t>(size));
+  for (int64_t i = 0; i < size; ++i) out.push_back(self.select(dim, i));
+  return out;
+}
+
+Tensor movedim_intlist(const Tensor& self, IntArrayRef source, IntArrayRef destination) {
+  TORCH_CHECK(source.size() == destination.size(), "movedim: Invalid source or destination dims: source (", source,
+              " dims) should contain the same number of dims as destination (", destination, " dims)");
+  const int64_t ndim = self.dim();
+  auto normalize = [&](IntArrayRef dims) {
+    std::vector<int64_t> out;
+    for (int64_t d : dims) out.push_back(wrap_dim(d, ndim));
+    return out;
+  };
+  std::vector<int64_t> src = normalize(source), dst = normalize(destination);
+  auto check_unique = [](const std::vector<int64_t>& dims, IntArrayRef raw, const char* what) {
+    std::vector<int64_t> sorted = dims;
+    std::sort(sorted.begin(), sorted.end());
+    TORCH_CHECK(std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end(), "movedim: repeated dim in `", what,
+                "` (", raw, ")");
+  };
+  check_unique(src, source, "source");
+  check_unique(dst, destination, "destination");
+  if (ndim == 0) return self.permute({});  // dims -1 and 0 both name the scalar's no dims
+  return self.permute(movedim_permutation(ndim, src, dst));
+}
+
+Tensor movedim_int(const Tensor& self, int64_t source, int64_t destination) {
+  return self.movedim(IntArrayRef(source), IntArrayRef(destination));
 }
 
 }  // namespace at::inline tessera::native

@@ -1,11 +1,14 @@
 #include <c10/core/Allocator.h>
 #include <c10/core/CPUAllocator.h>
+#include <c10/core/CachingCPUAllocator.h>
 
 #include <fmt/format.h>
 
 #include <array>
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 
 namespace c10::inline tessera {
@@ -48,16 +51,30 @@ class MetaAllocator final : public Allocator {
 DefaultCPUAllocator g_cpu_allocator;
 MetaAllocator g_meta_allocator;
 
+// The CPU allocator installed at start-up: the caching one, unless
+// TESSERA_CPU_ALLOCATOR=plain asks for posix_memalign/free on every call.
+Allocator* initial_cpu_allocator() {
+  const char* choice = std::getenv("TESSERA_CPU_ALLOCATOR");
+  if (choice != nullptr && std::strcmp(choice, "plain") == 0) return &g_cpu_allocator;
+  if (choice != nullptr && *choice != '\0' && std::strcmp(choice, "caching") != 0) {
+    std::fprintf(stderr, "[tessera] ignoring TESSERA_CPU_ALLOCATOR=%s: expected 'caching' or 'plain'\n", choice);
+  }
+  return GetCachingCPUAllocator();
+}
+
 std::array<std::atomic<Allocator*>, kNumDeviceTypes>& registry() {
   // Indexed by DeviceType: CPU, CUDA (registered by the CUDA library), Meta.
   static_assert(static_cast<int>(DeviceType::CPU) == 0 && static_cast<int>(DeviceType::Meta) == 2);
-  static std::array<std::atomic<Allocator*>, kNumDeviceTypes> table{&g_cpu_allocator, nullptr, &g_meta_allocator};
+  static std::array<std::atomic<Allocator*>, kNumDeviceTypes> table{initial_cpu_allocator(), nullptr,
+                                                                     &g_meta_allocator};
   return table;
 }
 
 }  // namespace
 
 Allocator* GetCPUAllocator() { return GetAllocator(DeviceType::CPU); }
+
+Allocator* GetPlainCPUAllocator() { return &g_cpu_allocator; }
 
 Allocator* GetAllocator(DeviceType type) {
   Allocator* a = registry()[static_cast<size_t>(type)].load(std::memory_order_acquire);

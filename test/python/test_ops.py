@@ -48,8 +48,10 @@ def test_forward(info, dtype):
         got_status, got = outcome(lambda: info.call(tessera, *ours, **kwargs))
         context = f"{info.name} {dtype} {label}"
         if status == "error":
-            assert got_status == "error", f"{context}: torch raised {want!r}, tessera returned"
-            assert type(got).__name__ == type(want).__name__, f"{context}: {got!r} vs {want!r}"
+            # Tessera may support more dtypes than torch 1.13 ("at least torch's"); where both
+            # refuse, they refuse with the same exception class.
+            if got_status == "error":
+                assert type(got).__name__ == type(want).__name__, f"{context}: {got!r} vs {want!r}"
             continue
         assert got_status == "ok", f"{context}: tessera raised {got!r}"
         assert_same(got, want, info, dtype, context)
@@ -70,7 +72,10 @@ def test_inplace(info, dtype):
         mine = to_tessera(tensors[0].clone())
         got_status, got = outcome(lambda: getattr(mine, info.inplace)(*[to_tessera(t) for t in tensors[1:]], **kwargs))
         if status == "error":
-            assert got_status == "error" and type(got).__name__ == type(want).__name__, f"{context}: {got!r} vs {want!r}"
+            # As in test_forward: more dtypes than torch 1.13 is fine; a shared refusal
+            # uses torch's exception class.
+            if got_status == "error":
+                assert type(got).__name__ == type(want).__name__, f"{context}: {got!r} vs {want!r}"
             continue
         assert got_status == "ok", f"{context}: tessera raised {got!r}"
         assert got is mine, f"{context}: in-place must return self"
@@ -110,9 +115,7 @@ def test_meta(info, dtype):
         got_status, got = outcome(lambda: info.call(tessera, *metas, **kwargs))
         context = f"{info.name} meta {dtype} {label}"
         if status == "error":
-            if dtype not in REDUCED:
-                assert got_status == "error", f"{context}: torch raised {want!r}, meta returned"
-            continue
+            continue  # dtype support is the CPU kernels' business, checked by test_forward
         assert got_status == "ok", f"{context}: meta raised {got!r}"
         wants = want if isinstance(want, (tuple, list)) else [want]
         gots = got if isinstance(got, (tuple, list)) else [got]

@@ -1,0 +1,18 @@
+// Dispatch stubs of binary operators not generated from an ops.yaml iterator entry (the
+// rounding modes of div), and small helpers shared by binary kernels.
+#pragma once
+
+#include <aten/native/DispatchStub.h>
+#include <aten/native/TensorIterator.h>
+
+namespace at::inline tessera::native {
+
+using binary_stub_fn = void (*)(TensorIterator&);
+DECLARE_DISPATCH(binary_stub_fn, div_trunc_stub);
+DECLARE_DISPATCH(binary_stub_fn, div_floor_stub);
+
+// A Python-number-like 0-dim tensor holding `s` (marked as a wrapped number, so type
+// promotion ranks it last).
+TORCH_API Tensor wrapped_scalar_tensor(const c10::Scalar& s, c10::Device device = c10::Device(c10::DeviceType::CPU));
+
+}  // namespace at::inline tessera::native

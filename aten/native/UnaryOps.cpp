@@ -1,0 +1,45 @@
+// Unary elementwise operators: the shape functions that need more than their iterator
+// family (abs of complex is real; square of bool is Long), and isfinite. The arithmetic
+// is in cpu/UnaryOpsKernel.cpp, compiled once per ISA.
+#include <aten/native/DispatchStubs.h>
+#include <aten/native/MetaFunctions.h>
+#include <aten/native/NativeFunctions.h>
+#include <aten/native/UnaryOps.h>
+#include <aten/ops/Functions.h>
+
+namespace at::inline tessera {
+
+namespace meta {
+
+TensorMeta abs(const Tensor& self) {
+  TensorMeta m = TensorIterator::config_for(IteratorFamily::Unary).add_output(Tensor()).add_input(self).output_meta();
+  m.dtype = c10::toRealValueType(m.dtype);
+  return m;
+}
+
+TensorMeta square(const Tensor& self) {
+  TensorMeta m = TensorIterator::config_for(IteratorFamily::Unary).add_output(Tensor()).add_input(self).output_meta();
+  if (m.dtype == c10::kBool) m.dtype = c10::kLong;  // torch: square(bool) is pow(bool, 2), an int64
+  return m;
+}
+
+}  // namespace meta
+
+namespace native {
+
+DEFINE_DISPATCH(isfinite_stub);
+
+// In-place abs keeps the dtype, which a complex input cannot (its magnitude is real).
+Tensor& abs_(Tensor& self) {
+  TORCH_CHECK(!c10::isComplexType(self.scalar_type()), "In-place abs is not supported for complex tensors.");
+  return at::abs_outf(self, self);
+}
+
+Tensor isfinite(const Tensor& self) {
+  TensorIterator iter = TensorIterator::config_for(IteratorFamily::UnaryBool).add_output(Tensor()).add_input(self).build();
+  if (!self.is_meta()) isfinite_stub(c10::DeviceType::CPU, iter);
+  return iter.output();
+}
+
+}  // namespace native
+}  // namespace at::inline tessera

@@ -1,0 +1,126 @@
+// Scalar math the elementwise kernels share: std:: functions lifted to Tessera's types
+// (Half and BFloat16 computed in float, c10::complex through std::complex), and the
+// special functions the standard library lacks (erfinv, digamma).
+#pragma once
+
+#include <aten/native/Dispatch.h>
+
+#include <cmath>
+#include <complex>
+#include <limits>
+#include <type_traits>
+
+namespace at::inline tessera::native {
+inline namespace CPU_CAPABILITY {
+
+template <typename T>
+inline constexpr bool is_complex_v = std::is_same_v<T, c10::complex<float>> || std::is_same_v<T, c10::complex<double>>;
+template <typename T>
+inline constexpr bool is_reduced_v = std::is_same_v<T, c10::Half> || std::is_same_v<T, c10::BFloat16>;
+
+// Applies f (generic over float, double and std::complex) to x of any floating type.
+template <typename T, typename F>
+inline T apply_math(T x, F f) {
+  if constexpr (is_complex_v<T>) {
+    using R = typename T::value_type;
+    std::complex<R> r = f(std::complex<R>(x.real(), x.imag()));
+    return T(r.real(), r.imag());
+  } else if constexpr (is_reduced_v<T>) {
+    return T(static_cast<float>(f(static_cast<float>(x))));
+  } else {
+    return f(x);
+  }
+}
+
+template <typename T>
+struct is_std_complex : std::false_type {};
+template <typename R>
+struct is_std_complex<std::complex<R>> : std::true_type {};
+
+// expm1, log2 and log1p have no std::complex overloads; these fill the gap.
+template <typename T>
+inline T expm1_any(T x) {
+  if constexpr (is_std_complex<T>::value) {
+    return std::exp(x) - T(1);
+  } else {
+    return std::expm1(x);
+  }
+}
+template <typename T>
+inline T log2_any(T x) {
+  if constexpr (is_std_complex<T>::value) {
+    return std::log(x) / std::log(typename T::value_type(2));
+  } else {
+    return std::log2(x);
+  }
+}
+template <typename T>
+inline T log1p_any(T x) {
+  if constexpr (is_std_complex<T>::value) {
+    return std::log(T(1) + x);
+  } else {
+    return std::log1p(x);
+  }
+}
+
+// The inverse error function: a rational first guess refined by two Newton steps, so the
+// result is accurate to the last bit or two of double.
+inline double erfinv_double(double y) {
+  if (std::isnan(y) || y < -1 || y > 1) return std::numeric_limits<double>::quiet_NaN();
+  if (y == 1) return std::numeric_limits<double>::infinity();
+  if (y == -1) return -std::numeric_limits<double>::infinity();
+  double w = -std::log((1.0 - y) * (1.0 + y));
+  double x;
+  if (w < 5.0) {
+    w -= 2.5;
+    double p = 2.81022636e-08;
+    p = 3.43273939e-07 + p * w;
+    p = -3.5233877e-06 + p * w;
+    p = -4.39150654e-06 + p * w;
+    p = 0.00021858087 + p * w;
+    p = -0.00125372503 + p * w;
+    p = -0.00417768164 + p * w;
+    p = 0.246640727 + p * w;
+    p = 1.50140941 + p * w;
+    x = p * y;
+  } else {
+    w = std::sqrt(w) - 3.0;
+    double p = -0.000200214257;
+    p = 0.000100950558 + p * w;
+    p = 0.00134934322 + p * w;
+    p = -0.00367342844 + p * w;
+    p = 0.00573950773 + p * w;
+    p = -0.0076224613 + p * w;
+    p = 0.00943887047 + p * w;
+    p = 1.00167406 + p * w;
+    p = 2.83297682 + p * w;
+    x = p * y;
+  }
+  const double two_over_sqrt_pi = 1.1283791670955126;
+  for (int i = 0; i < 2; ++i) x -= (std::erf(x) - y) / (two_over_sqrt_pi * std::exp(-x * x));
+  return x;
+}
+
+// The digamma function: reflection for negatives, recurrence up to 6, then the
+// asymptotic series. digamma(0) is -inf with the sign of -0 as torch has it.
+inline double digamma_double(double x) {
+  if (x == 0) return std::copysign(std::numeric_limits<double>::infinity(), -x);
+  if (std::isnan(x) || x == -std::numeric_limits<double>::infinity()) return std::numeric_limits<double>::quiet_NaN();
+  if (x < 0) {
+    if (x == std::floor(x)) return std::numeric_limits<double>::quiet_NaN();
+    const double pi = 3.14159265358979323846;
+    return digamma_double(1.0 - x) - pi / std::tan(pi * x);
+  }
+  double result = 0;
+  while (x < 6) {
+    result -= 1.0 / x;
+    x += 1.0;
+  }
+  const double f = 1.0 / (x * x);
+  const double series =
+      f * (1.0 / 12 - f * (1.0 / 120 - f * (1.0 / 252 - f * (1.0 / 240 - f * (1.0 / 132)))));
+  return result + std::log(x) - 0.5 / x - series;
+}
+
+}  // namespace CPU_CAPABILITY
+}  // namespace at::inline tessera::native

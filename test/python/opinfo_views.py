@@ -1,0 +1,150 @@
+"""OpInfo entries for the view and shape operators (aten/native/TensorShape.cpp).
+
+Views have no out= form. Their arguments depend on the input's rank, so each entry's
+`kwargs` are cases (a label and whatever the call needs) that its call turns into
+arguments for the sample's tensor; a case that makes no sense for a small rank makes
+torch raise, and tessera must raise the same class. test_views.py reuses these entries
+(every one with is_view=True) to check strides, storage offsets and storage sharing.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from opinfo import UNARY_LAYOUTS, Layout, OpInfo, register
+
+# Higher ranks than UNARY_LAYOUTS has, for dims that need three of them.
+VIEW_LAYOUTS = UNARY_LAYOUTS + [Layout((2, 3, 4)), Layout((2, 3, 4), "transposed"), Layout((4, 1, 3), "stepped"),
+                                Layout((2, 1, 3)), Layout((1, 1))]
+
+
+@dataclasses.dataclass
+class ViewInfo(OpInfo):
+    supports_out: bool = False
+    reduced_via_float: bool = False  # torch 1.13 has every view for every dtype
+    is_view: bool = True           # results alias the input (or, for reshape/contiguous, may)
+    pairs: tuple = ()              # arity-2 layouts (view_as, expand_as)
+
+    def layouts(self):
+        if self.arity == 1:
+            return [(layout,) for layout in VIEW_LAYOUTS]
+        return list(self.pairs)
+
+
+def view(name, call, **kw):
+    return ViewInfo(name, call, **kw)
+
+
+def dims(a):
+    return list(range(a.dim()))
+
+
+def case(**kw):
+    return kw
+
+
+# ---------------------------------------------------------------- calls per case
+
+def _reshape(lib, a, how, method=False):
+    shape = {"flat": (-1,), "reversed": tuple(reversed(a.shape)), "padded": (1, *a.shape, 1),
+             "pairs": (2, -1), "same": tuple(a.shape)}[how]
+    return a.reshape(shape) if method else lib.reshape(a, shape)
+
+
+def _permute(lib, a, how):
+    d = dims(a)
+    order = {"reversed": d[::-1], "rotate": d[1:] + d[:1], "negative": [x - len(d) for x in d[::-1]],
+             "repeat": [0] * len(d), "short": d[:-1]}[how]
+    return lib.permute(a, order) if how != "rotate" else a.permute(*order)
+
+
+def _expand(a, how):
+    if how == "lead":
+        return a.expand(2, *a.shape)
+    if how == "keep":
+        return a.expand(*([-1] * a.dim()))
+    if how == "grow":
+        return a.expand(*[5 if s == 1 else s for s in a.shape])
+    if how == "lead_keep":
+        return a.expand(1, 3, *([-1] * a.dim()))
+    return a.expand(7)  # "bad": fewer sizes or a mismatch
+
+
+def _split_sizes(a, dim):
+    n = a.shape[dim] if a.dim() else 0
+    return [1, n - 1] if n >= 1 else [0, 0]
+
+
+def _slice(lib, a, dim, start, end, step):
+    return lib.ops.aten.slice(a, dim, start, end, step)
+
+
+register(
+    view("view_as", lambda lib, a, b: a.view_as(b), arity=2,
+         pairs=((Layout((3, 4)), Layout((2, 6))), (Layout((3, 4), "transposed"), Layout((12,))),
+                (Layout((2, 0, 3)), Layout((0, 5))), (Layout(()), Layout((1, 1))), (Layout((3, 4)), Layout((5,))),
+                (Layout((2, 6), "stepped"), Layout((2, 3, 2))))),
+    view("reshape", lambda lib, a, how, method=False: _reshape(lib, a, how, method),
+         kwargs=(case(how="flat"), case(how="reversed"), case(how="padded"), case(how="pairs"), case(how="same"),
+                 case(how="flat", method=True), case(how="reversed", method=True))),
+    view("permute", lambda lib, a, how: _permute(lib, a, how),
+         kwargs=(case(how="reversed"), case(how="rotate"), case(how="negative"), case(how="repeat"),
+                 case(how="short"))),
+    view("transpose", lambda lib, a, dim0, dim1: lib.transpose(a, dim0, dim1), method="transpose",
+         kwargs=(case(dim0=0, dim1=-1), case(dim0=-1, dim1=0), case(dim0=0, dim1=1), case(dim0=1, dim1=2),
+                 case(dim0=0, dim1=0))),
+    view("t", lambda lib, a: lib.t(a), method="t"),
+    view("expand", lambda lib, a, how: _expand(a, how),
+         kwargs=(case(how="lead"), case(how="keep"), case(how="grow"), case(how="lead_keep"), case(how="bad"))),
+    view("expand_as", lambda lib, a, b: a.expand_as(b), arity=2,
+         pairs=((Layout((3, 1)), Layout((3, 4))), (Layout((1,)), Layout((2, 3))), (Layout(()), Layout((2, 2))),
+                (Layout((3, 4), "expanded"), Layout((2, 3, 4))), (Layout((3, 4)), Layout((4,))),
+                (Layout((2, 0, 3)), Layout((2, 0, 3))))),
+    view("squeeze", lambda lib, a: lib.squeeze(a), method="squeeze"),
+    view("squeeze.dim", lambda lib, a, dim: lib.squeeze(a, dim), method="squeeze",
+         kwargs=(case(dim=0), case(dim=-1), case(dim=1), case(dim=2))),
+    view("unsqueeze", lambda lib, a, dim: lib.unsqueeze(a, dim), method="unsqueeze",
+         kwargs=(case(dim=0), case(dim=-1), case(dim=1), case(dim=3), case(dim=-4))),
+    view("select", lambda lib, a, dim, index: lib.select(a, dim, index), method="select",
+         kwargs=(case(dim=0, index=0), case(dim=-1, index=-1), case(dim=0, index=2), case(dim=1, index=-3))),
+    view("slice", lambda lib, a, **k: _slice(lib, a, **k),
+         kwargs=(case(dim=0, start=1, end=None, step=1), case(dim=-1, start=None, end=-1, step=2),
+                 case(dim=0, start=-100, end=100, step=3), case(dim=0, start=2, end=1, step=1),
+                 case(dim=1, start=0, end=2, step=1), case(dim=0, start=0, end=1, step=0))),
+    view("narrow", lambda lib, a, dim, start, length: lib.narrow(a, dim, start, length), method="narrow",
+         kwargs=(case(dim=0, start=0, length=1), case(dim=-1, start=1, length=1), case(dim=0, start=-1, length=1),
+                 case(dim=0, start=1, length=5), case(dim=1, start=0, length=0))),
+    view("unfold", lambda lib, a, dimension, size, step: a.unfold(dimension, size, step),
+         kwargs=(case(dimension=0, size=2, step=1), case(dimension=-1, size=2, step=2), case(dimension=0, size=1, step=3),
+                 case(dimension=0, size=1, step=1), case(dimension=0, size=3, step=0))),
+    view("diagonal", lambda lib, a, **k: lib.diagonal(a, **k), method="diagonal",
+         kwargs=({}, case(offset=1), case(offset=-1, dim1=-1, dim2=0), case(offset=0, dim1=0, dim2=2),
+                 case(offset=5), case(dim1=1, dim2=1))),
+    view("flatten", lambda lib, a, **k: lib.flatten(a, **k), method="flatten",
+         kwargs=({}, case(start_dim=1), case(start_dim=0, end_dim=0), case(start_dim=-2, end_dim=-1),
+                 case(start_dim=1, end_dim=0))),
+    view("unflatten", lambda lib, a, dim, sizes: lib.unflatten(a, dim, sizes),
+         kwargs=(case(dim=0, sizes=(1, -1)), case(dim=-1, sizes=(-1, 1)), case(dim=0, sizes=(2, -1)),
+                 case(dim=0, sizes=(-1, -1)), case(dim=0, sizes=()))),
+    view("split", lambda lib, a, split_size, dim=0: lib.split(a, split_size, dim), method="split",
+         kwargs=(case(split_size=2), case(split_size=2, dim=-1), case(split_size=1), case(split_size=0),
+                 case(split_size=100, dim=0))),
+    view("split.sizes", lambda lib, a, dim: a.split(_split_sizes(a, dim), dim),
+         kwargs=(case(dim=0), case(dim=-1))),
+    view("split_with_sizes", lambda lib, a, dim, bad=False: lib.split_with_sizes(
+        a, [2, 1] if bad else _split_sizes(a, dim), dim),
+         kwargs=(case(dim=0), case(dim=-1), case(dim=0, bad=True))),
+    view("chunk", lambda lib, a, chunks, dim=0: lib.chunk(a, chunks, dim), method="chunk",
+         kwargs=(case(chunks=2), case(chunks=3, dim=-1), case(chunks=1), case(chunks=0))),
+    view("unbind", lambda lib, a, dim=0: lib.unbind(a, dim), method="unbind",
+         kwargs=(case(dim=0), case(dim=-1))),
+    view("movedim", lambda lib, a, source, destination: lib.movedim(a, source, destination), method="movedim",
+         kwargs=(case(source=0, destination=-1), case(source=(0, 1), destination=(1, 0)),
+                 case(source=(-1, 0), destination=(0, 2)), case(source=(0, 0), destination=(0, 1)),
+                 case(source=(0,), destination=(0, 1)))),
+    view("contiguous", lambda lib, a, fmt=None: a.contiguous() if fmt is None else a.contiguous(
+        memory_format=getattr(lib, fmt)),
+         kwargs=({}, case(fmt="contiguous_format"), case(fmt="channels_last"), case(fmt="preserve_format"))),
+    view("clone", lambda lib, a, fmt=None: lib.clone(a) if fmt is None else a.clone(memory_format=getattr(lib, fmt)),
+         kwargs=({}, case(fmt="contiguous_format"), case(fmt="preserve_format"), case(fmt="channels_last")),
+         is_view=False),
+)
