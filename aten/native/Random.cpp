@@ -3,9 +3,10 @@
 // multinomial and randperm, each with a Meta kernel that runs the same checks; and the
 // factories rand / randn / randint / *_like, written over empty + an in-place sampler.
 //
-// A kernel reserves one Philox counter per element under the generator's lock, then
-// element i draws from philox(seed, first + i) on whichever thread runs it: the numbers
-// depend on the seed and the call sequence only, not on the thread count.
+// A kernel reserves Philox counters under the generator's lock (one block of four 32-bit
+// words per 1, 2 or 4 elements, by how many bits an element takes), then element i draws
+// from block first + i / per_block on whichever thread runs it: the numbers depend on the
+// seed and the call sequence only, not on the thread count.
 #include <aten/native/Dispatch.h>
 #include <aten/native/NativeFunctions.h>
 #include <aten/native/TensorFactories.h>
@@ -40,23 +41,31 @@ std::pair<uint64_t, uint64_t> reserve(const std::optional<Generator>& g, uint64_
   return {gen->current_seed(), gen->reserve(n)};
 }
 
-// Calls f(T& element, Words w) for every element of self, each with its own Philox block.
-template <typename T, typename F>
-void fill_random(Tensor& self, const std::optional<Generator>& g, F f) {
+// Fills every element of self from Philox blocks: gen(words, values) turns one block into
+// PerBlock values, which go to PerBlock consecutive elements (in memory order).
+template <typename T, int PerBlock, typename Gen>
+void fill_random(Tensor& self, const std::optional<Generator>& g, Gen gen) {
   const int64_t n = self.numel();
   if (n == 0) return;
-  const auto [key, first] = reserve(g, static_cast<uint64_t>(n));
-  // A dense tensor is written in place, element k of memory order taking counter k.
+  const auto [key, first] = reserve(g, static_cast<uint64_t>((n + PerBlock - 1) / PerBlock));
+  // A dense tensor is written in place, element k of memory order taking value k.
   Tensor dst = is_non_overlapping_and_dense(self) ? self : at::empty(self.sizes(), self.scalar_type());
   const char* origin = static_cast<const char*>(dst.data_ptr());
   TensorIterator iter = TensorIterator::nullary_op(dst);
   iter.for_each([&, key = key, first = first](char** data, const int64_t* strides, int64_t n0, int64_t n1) {
+    T values[PerBlock];
+    uint64_t cached = ~uint64_t{0};
     for (int64_t j = 0; j < n1; ++j) {
       char* row = data[0] + j * strides[1];
       for (int64_t i = 0; i < n0; ++i) {
         char* p = row + i * strides[0];
         auto k = static_cast<uint64_t>((p - origin) / static_cast<int64_t>(sizeof(T)));
-        f(*reinterpret_cast<T*>(p), CPUGeneratorImpl::philox(key, first + k));
+        uint64_t block = k / PerBlock;
+        if (block != cached) {
+          gen(CPUGeneratorImpl::philox(key, first + block), values);
+          cached = block;
+        }
+        *reinterpret_cast<T*>(p) = values[k % PerBlock];
       }
     }
   });
@@ -176,11 +185,19 @@ Tensor& random_impl(Tensor& self, int64_t from, std::optional<int64_t> to, const
   dispatch_types<kRandomTypes>(t, "random_", [&]<typename T>() {
     RandomRange r = random_from_to_range<T>(from, to);
     if (!run) return;
-    fill_random<T>(self, g, [r](T& out, const Words& w) {
-      uint64_t bits = c10::combine64(w[0], w[1]);
-      uint64_t pick = r.range == 0 ? bits : (r.range <= (1ull << 32) ? w[0] % r.range : bits % r.range);
-      out = cast<T>(static_cast<int64_t>(static_cast<uint64_t>(r.from) + pick));
-    });
+    auto value = [r](uint64_t pick) { return cast<T>(static_cast<int64_t>(static_cast<uint64_t>(r.from) + pick)); };
+    if (r.range != 0 && r.range <= (1ull << 32)) {  // 32 random bits per element
+      fill_random<T, 4>(self, g, [r, value](const Words& w, T* out) {
+        for (int s = 0; s < 4; ++s) out[s] = value(w[s] % r.range);
+      });
+    } else {
+      fill_random<T, 2>(self, g, [r, value](const Words& w, T* out) {
+        for (int s = 0; s < 2; ++s) {
+          uint64_t bits = c10::combine64(w[2 * s], w[2 * s + 1]);
+          out[s] = value(r.range == 0 ? bits : bits % r.range);
+        }
+      });
+    }
   });
   if (run) self.unsafeGetTensorImpl()->bump_version();
   return self;
@@ -227,11 +244,25 @@ Tensor& uniform_cpu_(Tensor& self, double from, double to, std::optional<at::Gen
   dispatch_types<kSampleTypes>(self.scalar_type(), "uniform_", [&]<typename T>() {
     if constexpr (c10::detail::is_complex_v<T>) {
       using R = typename T::value_type;
-      fill_random<T>(self, generator, [from, to](T& out, const Words& w) {
-        out = T(uniform_value<R>(w[0], w[1], from, to), uniform_value<R>(w[2], w[3], from, to));
+      if constexpr (std::is_same_v<R, double>) {
+        fill_random<T, 1>(self, generator, [from, to](const Words& w, T* out) {
+          out[0] = T(uniform_value<R>(w[0], w[1], from, to), uniform_value<R>(w[2], w[3], from, to));
+        });
+      } else {
+        fill_random<T, 2>(self, generator, [from, to](const Words& w, T* out) {
+          out[0] = T(uniform_value<R>(w[0], 0, from, to), uniform_value<R>(w[1], 0, from, to));
+          out[1] = T(uniform_value<R>(w[2], 0, from, to), uniform_value<R>(w[3], 0, from, to));
+        });
+      }
+    } else if constexpr (std::is_same_v<T, double>) {
+      fill_random<T, 2>(self, generator, [from, to](const Words& w, T* out) {
+        out[0] = uniform_value<T>(w[0], w[1], from, to);
+        out[1] = uniform_value<T>(w[2], w[3], from, to);
       });
     } else {
-      fill_random<T>(self, generator, [from, to](T& out, const Words& w) { out = uniform_value<T>(w[0], w[1], from, to); });
+      fill_random<T, 4>(self, generator, [from, to](const Words& w, T* out) {
+        for (int s = 0; s < 4; ++s) out[s] = uniform_value<T>(w[s], 0, from, to);
+      });
     }
   });
   self.unsafeGetTensorImpl()->bump_version();
@@ -254,12 +285,17 @@ Tensor& normal_cpu_(Tensor& self, double mean, double std, std::optional<at::Gen
     if constexpr (c10::detail::is_complex_v<T>) {
       using R = typename T::value_type;
       const double s = std / std::sqrt(2.0);  // each component carries half the variance
-      fill_random<T>(self, generator, [mean, s](T& out, const Words& w) {
+      fill_random<T, 1>(self, generator, [mean, s](const Words& w, T* out) {
         auto [z0, z1] = normal_pair(w);
-        out = T(static_cast<R>(mean + s * z0), static_cast<R>(mean + s * z1));
+        out[0] = T(static_cast<R>(mean + s * z0), static_cast<R>(mean + s * z1));
       });
     } else {
-      fill_random<T>(self, generator, [mean, std](T& out, const Words& w) { out = cast<T>(mean + std * normal_pair(w).first); });
+      // Both Box-Muller outputs: one block makes two elements.
+      fill_random<T, 2>(self, generator, [mean, std](const Words& w, T* out) {
+        auto [z0, z1] = normal_pair(w);
+        out[0] = cast<T>(mean + std * z0);
+        out[1] = cast<T>(mean + std * z1);
+      });
     }
   });
   self.unsafeGetTensorImpl()->bump_version();
@@ -291,8 +327,9 @@ Tensor& random_(Tensor& self, std::optional<at::Generator> generator) {
 Tensor& bernoulli_float_cpu_(Tensor& self, double p, std::optional<at::Generator> generator) {
   check_bernoulli_p(p);
   dispatch_types<kRandomTypes | kComplex>(self.scalar_type(), "bernoulli_scalar_cpu_", [&]<typename T>() {
-    fill_random<T>(self, generator, [p](T& out, const Words& w) {
-      out = cast<T>(c10::uniform_double53(w[0], w[1]) < p ? 1 : 0);
+    fill_random<T, 2>(self, generator, [p](const Words& w, T* out) {
+      out[0] = cast<T>(c10::uniform_double53(w[0], w[1]) < p ? 1 : 0);
+      out[1] = cast<T>(c10::uniform_double53(w[2], w[3]) < p ? 1 : 0);
     });
   });
   self.unsafeGetTensorImpl()->bump_version();

@@ -42,8 +42,28 @@ class C10_API CPUGeneratorImpl final : public GeneratorImpl {
   std::vector<uint8_t> get_state() const;
   void set_state(const uint8_t* data, size_t size);
 
-  // One Philox4x32-10 block: four independent 32-bit words for (key, counter).
-  static std::array<uint32_t, 4> philox(uint64_t key, uint64_t counter, uint64_t stream = 0);
+  // One Philox4x32-10 block: four independent 32-bit words for (key, counter). Inline:
+  // kernels call it once per one to four elements.
+  static std::array<uint32_t, 4> philox(uint64_t key, uint64_t counter, uint64_t stream = 0) {
+    constexpr uint32_t kMul0 = 0xD2511F53u, kMul1 = 0xCD9E8D57u;
+    constexpr uint32_t kWeyl0 = 0x9E3779B9u, kWeyl1 = 0xBB67AE85u;  // golden ratio, sqrt(3) - 1
+    uint32_t c0 = static_cast<uint32_t>(counter), c1 = static_cast<uint32_t>(counter >> 32);
+    uint32_t c2 = static_cast<uint32_t>(stream), c3 = static_cast<uint32_t>(stream >> 32);
+    uint32_t k0 = static_cast<uint32_t>(key), k1 = static_cast<uint32_t>(key >> 32);
+    for (int round = 0; round < 10; ++round) {
+      uint64_t p0 = static_cast<uint64_t>(kMul0) * c0;
+      uint64_t p1 = static_cast<uint64_t>(kMul1) * c2;
+      uint32_t n0 = static_cast<uint32_t>(p1 >> 32) ^ c1 ^ k0;
+      uint32_t n2 = static_cast<uint32_t>(p0 >> 32) ^ c3 ^ k1;
+      c1 = static_cast<uint32_t>(p1);
+      c3 = static_cast<uint32_t>(p0);
+      c0 = n0;
+      c2 = n2;
+      k0 += kWeyl0;
+      k1 += kWeyl1;
+    }
+    return {c0, c1, c2, c3};
+  }
 
  private:
   intrusive_ptr<GeneratorImpl> clone_impl() const override;

@@ -19,7 +19,8 @@
 
 // Under AddressSanitizer a cached block is poisoned while it waits for reuse: touching it
 // through a dangling pointer reports use-after-poison, as a freed heap block would report
-// use-after-free. The block is unpoisoned when handed out again or released.
+// use-after-free. Handing a block out unpoisons only the bytes asked for, so an overrun
+// into the size class's slack still reports; a released block is unpoisoned whole.
 #if defined(__SANITIZE_ADDRESS__)
 #define TESSERA_ASAN 1
 #elif defined(__has_feature)
@@ -189,7 +190,7 @@ DataPtr CachingCPUAllocator::allocate(size_t nbytes) {
       ++stats_.num_cache_hits;
       b->requested = nbytes;
       count_alloc(b->size, nbytes);
-      TESSERA_UNPOISON(b->ptr, b->size);
+      TESSERA_UNPOISON(b->ptr, nbytes);  // the rounding slack stays poisoned
       return DataPtr(b->ptr, b, &delete_block, cpu);
     }
     ++stats_.num_cache_misses;
@@ -206,6 +207,7 @@ DataPtr CachingCPUAllocator::allocate(size_t nbytes) {
     if (p == nullptr) raise_oom(nbytes);
   }
   block->ptr = p;
+  TESSERA_POISON(static_cast<char*>(p) + nbytes, size - nbytes);  // overruns into the slack report
   std::lock_guard<std::mutex> g(mu_);
   add(stats_.reserved_bytes, static_cast<int64_t>(size));
   add(stats_.segment, 1);

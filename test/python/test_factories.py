@@ -580,7 +580,6 @@ def test_random_no_bounds(dtype, hi):
     assert abs(x.mean().item() - hi / 2) < 0.03 * hi + 0.01
 
 
-@pytest.mark.xfail(reason="random_(from, to) draws outside its bounds: a known bug, being fixed", strict=False)
 def test_random_to_and_from():
     tessera.manual_seed(8)
     x = as_torch(tessera.zeros(10_000).random_(7))

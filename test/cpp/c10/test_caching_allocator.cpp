@@ -316,7 +316,7 @@ TEST(CachingCPUAllocator, AlignmentAndZeroBytes) {
         EXPECT_EQ(reinterpret_cast<uintptr_t>(p.get()) % (2 * MiB), 0u) << n;
       }
       EXPECT_EQ(p.device(), c10::Device("cpu"));
-      std::memset(p.get(), 0x5A, a.block_size(n));  // the whole block is ours (ASan checks)
+      std::memset(p.get(), 0x5A, n);  // every byte asked for is writable (ASan checks)
     }
   }
 }
@@ -441,6 +441,20 @@ TEST(CachingCPUAllocatorDeathTest, UseOfACachedBlockIsReported) {
   c10::DataPtr again = a.allocate(100000);
   ASSERT_EQ(again.get(), dangling);
   dangling[10] = 1;  // unpoisoned on reuse
+  dangling[99999] = 1;
+}
+
+TEST(CachingCPUAllocatorDeathTest, OverrunIntoTheSizeClassSlackIsReported) {
+  Allocator a(opts());
+  for (int rep = 0; rep < 2; ++rep) {  // a fresh block, then the same block from the cache
+    c10::DataPtr p = a.allocate(100);  // a 128-byte block
+    char* bytes = static_cast<char*>(p.get());
+    bytes[99] = 1;
+    EXPECT_DEATH({ bytes[100] = 1; }, "use-after-poison");
+    c10::DataPtr big = a.allocate(3 * MiB + 5);  // a 4 MiB block
+    static_cast<char*>(big.get())[3 * MiB + 4] = 1;
+    EXPECT_DEATH({ static_cast<char*>(big.get())[3 * MiB + 8] = 1; }, "use-after-poison");
+  }
 }
 #endif
 
