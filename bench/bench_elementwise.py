@@ -4,7 +4,7 @@
 allocation included), with this machine's STREAM add bandwidth measured in the same run
 (bench/stream_add.cpp, before and after the cases) printed beside them.
 
-  PYTHONPATH=build/python /usr/bin/python3 bench/bench_elementwise.py build [rounds]
+  PYTHONPATH=build/release/python /usr/bin/python3 bench/bench_elementwise.py build/release [rounds]
 
 Each figure is the median of `rounds` (default 15) timed calls after one warm-up; the
 machine is shared, so compare the ratios (tessera / torch) more than the absolute times.
@@ -76,7 +76,7 @@ def run_case(setup, op, rounds):
 
 
 def main():
-    build = sys.argv[1] if len(sys.argv) > 1 else "build"
+    build = sys.argv[1] if len(sys.argv) > 1 else "build/release"
     rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 15
     torch.set_num_threads(THREADS)
     tessera.set_num_threads(THREADS)

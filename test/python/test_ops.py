@@ -8,6 +8,7 @@ import tessera
 
 import importlib
 import math
+import os
 import pathlib
 
 import opinfo
@@ -124,6 +125,15 @@ def test_meta(info, dtype):
             assert g.is_meta, context
             assert tuple(g.shape) == tuple(w.shape), context
             assert str(g.dtype).split(".")[1] == str(w.dtype).split(".")[1], context
+
+
+def test_kernels_run_on_the_requested_isa():
+    """ctest runs this file at the CPU's best ISA and again with TESSERA_CPU_CAPABILITY=default;
+    the second run must really take the default kernels."""
+    requested = os.environ.get("TESSERA_CPU_CAPABILITY", "").lower()
+    assert tessera._C._cpu_capability() in ("default", "avx2")
+    if requested == "default":
+        assert tessera._C._cpu_capability() == "default"
 
 
 # ---------------------------------------------------------------- sigmoid far below zero
