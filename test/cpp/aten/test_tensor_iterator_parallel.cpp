@@ -142,6 +142,29 @@ TEST_F(TensorIteratorParallel, CastingCopyIsTheSameAtOneAndTwoThreads) {
   }
 }
 
+// Transposing copies run in tiles (Note [Tiled 2-D blocks]): sizes that are not multiples
+// of a tile, at one thread and two.
+TEST_F(TensorIteratorParallel, TransposedCopiesMatchElementByElement) {
+  for (int threads : {1, 2}) {
+    at::set_num_threads(threads);
+    for (auto dtype : {at::kFloat, at::kInt, at::kDouble, at::kShort}) {
+      for (auto [rows, cols] : {std::pair<int64_t, int64_t>{3, 5}, {8, 8}, {37, 100}, {1000, 203}, {130, 1030}}) {
+        Tensor src = ramp({rows, cols}, dtype);
+        Tensor dst = src.t().contiguous();
+        ASSERT_TRUE(dst.is_contiguous());
+        Tensor s64 = src.to(at::kDouble), d64 = dst.to(at::kDouble);
+        const double* s = s64.data_ptr<double>();
+        const double* d = d64.data_ptr<double>();
+        for (int64_t i = 0; i < rows; ++i) {
+          for (int64_t j = 0; j < cols; ++j) {
+            ASSERT_EQ(d[j * rows + i], s[i * cols + j]) << dtype << " " << rows << "x" << cols << " at " << i << "," << j;
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST_F(TensorIteratorParallel, RandomFillsWithOneSeedAreTheSameAtOneAndTwoThreads) {
   auto seeded = [] { return at::make_generator<c10::CPUGeneratorImpl>(1234); };
   expect_same_at_1_and_2_threads([&] { return at::empty({300, 700}).uniform_(-2, 3, seeded()); });
