@@ -42,6 +42,8 @@ def load_ops(path) -> list[Op]:
             raise ValueError(f"{op.schema.full_name}: structured_delegate {d} is not a structured op")
         if op.structured and not op.schema.is_out:
             raise ValueError(f"{op.schema.full_name}: only out= ops can be structured")
+        if op.wraps is not None:
+            wrapped_arguments(op, by_name.get(op.wraps))  # raises unless the two correspond
     return ops
 
 
@@ -438,6 +440,51 @@ def gen_iterator_support(ops):
     return h, c, m
 
 
+# ---------------------------------------------------------------- Scalar overloads
+
+def wrapped_arguments(op: Op, target: Op | None) -> list[str]:
+    """The C++ arguments with which a `wraps:` op calls its Tensor overload: the same
+    arguments by name, each Scalar that the target takes as a Tensor wrapped as a number."""
+    s = op.schema
+    if target is None:
+        raise ValueError(f"{s.full_name}: wraps: {op.wraps} is not in ops.yaml")
+    mine = {a.name: a for a in s.arguments}
+    if [a.name for a in target.schema.arguments] != [a.name for a in s.arguments] or \
+            cpp.return_type(target.schema) != cpp.return_type(s):
+        raise ValueError(f"{s.full_name}: wraps: {op.wraps} must take the same arguments and return the same type")
+    exprs = []
+    for a in target.schema.arguments:
+        m = mine[a.name]
+        if str(m.type) == str(a.type):
+            exprs.append(a.name)
+        elif m.type.base == "Scalar" and a.type.base == "Tensor" and m.type.optional == a.type.optional:
+            exprs.append(f"native::wrapped_scalar_tensor({a.name})" if not m.type.optional else
+                         f"({a.name} ? std::optional<at::Tensor>(native::wrapped_scalar_tensor(*{a.name})) : std::nullopt)")
+        else:
+            raise ValueError(f"{s.full_name}: argument {a.name} is {m.type} here but {a.type} in {op.wraps}")
+    return exprs
+
+
+def gen_scalar_wrappers(ops) -> str:
+    by_name = {op.schema.full_name: op for op in ops}
+    bodies = []
+    for op in ops:
+        if op.wraps is None:
+            continue
+        s = op.schema
+        call = f"at::ops::op_{cpp.identifier(by_name[op.wraps].schema)}().call({', '.join(wrapped_arguments(op, by_name[op.wraps]))})"
+        bodies.append(f"{cpp.return_type(s)} {composite_name(op)}({cpp.parameters(s.arguments, False)}) {{\n"
+                      f"  return {call};\n}}")
+    return HEADER + f"""// The Scalar overloads ops.yaml marks `wraps:`: each calls its Tensor overload with the
+// Scalar operands as 0-dim wrapped-number tensors, which type promotion ranks below
+// every tensor (torch.add(int_tensor, 2.5) is Float, torch.add(int8_tensor, 300) is Char).
+#include <aten/native/BinaryOps.h>
+#include <aten/native/NativeFunctions.h>
+#include <aten/ops/OperatorHandles.h>
+
+{in_namespace("native", bodies)}"""
+
+
 # ---------------------------------------------------------------- driver
 
 def generate(ops) -> dict[str, str]:
@@ -452,6 +499,7 @@ def generate(ops) -> dict[str, str]:
         files[f"aten/ops/Register{key}.cpp"] = gen_backend_registration(key, ops)
     (files["aten/native/DispatchStubs.h"], files["aten/ops/DispatchStubs.cpp"],
      files["aten/ops/IteratorMeta.cpp"]) = gen_iterator_support(ops)
+    files["aten/ops/ScalarWrappers.cpp"] = gen_scalar_wrappers(ops)
     files["csrc/python_functions.cpp"] = gen_python.generate(ops)
     return files
 

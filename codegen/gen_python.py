@@ -138,6 +138,35 @@ def _binding(name: str, group, ops, is_method: bool) -> str:
 }}"""
 
 
+def _narrower(t1, t2) -> bool:
+    """Whether argument type t1 should be tried after t2: a Tensor overload goes before its
+    Scalar twin, since a 0-dim tensor also parses as a Scalar (torch's overload order)."""
+    return (t1.base, t2.base) == ("Scalar", "Tensor") and t1.optional == t2.optional and not t1.is_list
+
+
+def _tried_after(a: Op, b: Op) -> bool:
+    args_a = [x for x in a.schema.arguments if not x.is_out]
+    args_b = [x for x in b.schema.arguments if not x.is_out]
+    if len(args_a) != len(args_b):
+        return False
+    pairs = list(zip(args_a, args_b))
+    return all(str(x.type) == str(y.type) or _narrower(x.type, y.type) for x, y in pairs) and \
+        any(str(x.type) != str(y.type) for x, y in pairs)
+
+
+def _parse_order(group):
+    """ops.yaml order, except that an overload goes after every overload it is narrower than."""
+    ordered = []
+    pending = list(group)
+    while pending:
+        for op in pending:
+            if not any(_tried_after(op, other) for other in pending if other is not op):
+                ordered.append(op)
+                pending.remove(op)
+                break
+    return ordered
+
+
 def _groups(ops, variant: str):
     groups: dict[str, list[Op]] = {}
     for op in ops:
@@ -148,7 +177,7 @@ def _groups(ops, variant: str):
                 out_twin(other, ops) is op for other in ops if not other.schema.is_out):
             continue  # reachable through its functional twin's out= keyword
         groups.setdefault(s.name, []).append(op)
-    return groups
+    return {name: _parse_order(group) for name, group in groups.items()}
 
 
 def generate(ops) -> str:

@@ -257,9 +257,22 @@ std::string PythonSignature::describe() const {
   return out + ")";
 }
 
+// torch lets a Python number stand for a Tensor argument of these functions only (others
+// take numbers through their Scalar overloads, or refuse them with a TypeError).
+static bool allows_numbers_as_tensors(const std::string& name) {
+  static const char* const kNames[] = {"add", "add_", "sub", "sub_", "mul", "mul_", "div", "div_",
+                                       "true_divide", "true_divide_", "floor_divide", "floor_divide_",
+                                       "to", "_to_copy", "copy_"};
+  for (const char* n : kNames) {
+    if (name == n) return true;
+  }
+  return false;
+}
+
 PythonArgParser::PythonArgParser(std::string name, std::vector<const c10::FunctionSchema*> schemas,
                                  std::vector<const c10::FunctionSchema*> out_schemas, bool is_method)
     : name_(std::move(name)) {
+  const bool numbers_as_tensors = allows_numbers_as_tensors(name_);
   for (size_t s = 0; s < schemas.size(); ++s) {
     PythonSignature sig;
     sig.schema = schemas[s];
@@ -276,7 +289,7 @@ PythonArgParser::PythonArgParser(std::string name, std::vector<const c10::Functi
       bool is_self = !is_method && i == 0 && a.name() == "self";
       sig.params.push_back(PythonSignature::Param{is_self ? "input" : a.name(), &a.type(), a.kwarg_only(),
                                                   a.default_value().has_value(), default_ivalue(a),
-                                                  a.type().unwrapOptional().isTensor() && !is_self && i > 0});
+                                                  numbers_as_tensors && a.type().unwrapOptional().isTensor()});
     }
     if (sig.out_schema) {
       const auto& oargs = sig.out_schema->arguments();

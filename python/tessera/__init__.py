@@ -25,6 +25,8 @@ from ._C import *  # noqa: F401,F403,E402
 
 __version__ = _C._version
 
+from . import _tensor_methods  # noqa: E402,F401  (Tensor.where)
+
 # tessera.ops: every registered operator by namespace (tessera.ops.aten.add, custom ops).
 from .ops import ops  # noqa: E402,F401
 
