@@ -124,40 +124,6 @@ bool is_non_overlapping_and_dense(IntArrayRef sizes, IntArrayRef strides) {
   return true;
 }
 
-std::vector<int64_t> dense_strides_like(IntArrayRef sizes, IntArrayRef strides) {
-  const size_t n = sizes.size();
-  // order[0] is the innermost dim; start from a contiguous tensor's order.
-  std::vector<size_t> order(n);
-  for (size_t i = 0; i < n; ++i) order[i] = n - 1 - i;
-  // +1: dim a belongs outside dim b; -1: inside; 0: no preference (a zero stride says nothing).
-  auto compare = [&](size_t a, size_t b) {
-    if (strides[a] == 0 || strides[b] == 0) return 0;
-    if (strides[a] != strides[b]) return strides[a] < strides[b] ? -1 : 1;
-    return sizes[a] > sizes[b] ? 1 : 0;
-  };
-  // Insertion sort that moves a dim inward only past dims it must go inside of, and stops
-  // at the first dim it must stay outside of: zero-stride dims never move.
-  for (size_t i = 1; i < n; ++i) {
-    size_t cur = i;
-    for (size_t j = i; j-- > 0;) {
-      int c = compare(order[j], order[cur]);
-      if (c > 0) {
-        std::swap(order[j], order[cur]);
-        cur = j;
-      } else if (c < 0) {
-        break;
-      }
-    }
-  }
-  std::vector<int64_t> out(n);
-  int64_t s = 1;
-  for (size_t d : order) {
-    out[d] = s;
-    s *= std::max<int64_t>(sizes[d], 1);
-  }
-  return out;
-}
-
 std::vector<int64_t> movedim_permutation(int64_t ndim, IntArrayRef source, IntArrayRef destination) {
   std::vector<int64_t> perm(static_cast<size_t>(ndim), -1);
   std::vector<bool> used(static_cast<size_t>(ndim), false);
@@ -402,7 +368,7 @@ Tensor clone(const Tensor& self, std::optional<at::MemoryFormat> memory_format) 
     // Keep the input's memory order: its very strides when dense, else dense ones in its order.
     out = is_non_overlapping_and_dense(self.sizes(), self.strides())
               ? make_empty_strided(self.sizes(), self.strides(), dtype, device)
-              : make_empty_strided(self.sizes(), dense_strides_like(self.sizes(), self.strides()), dtype, device);
+              : make_empty_strided(self.sizes(), infer_dense_strides(self.sizes(), self.strides()), dtype, device);
   } else if (format == c10::MemoryFormat::ChannelsLast) {
     TORCH_CHECK(self.dim() == 4, "required rank 4 tensor to use channels_last format");
     std::vector<int64_t> strides(4);

@@ -38,10 +38,6 @@ TORCH_API std::optional<std::vector<int64_t>> view_strides(IntArrayRef old_sizes
 // order of the dimensions), as torch's is_non_overlapping_and_dense.
 TORCH_API bool is_non_overlapping_and_dense(IntArrayRef sizes, IntArrayRef strides);
 
-// Dense strides that keep the memory order of (sizes, strides): dimensions sorted by
-// stride (size-0/stride-0 dims stay where a contiguous tensor would have them).
-TORCH_API std::vector<int64_t> dense_strides_like(IntArrayRef sizes, IntArrayRef strides);
-
 // torch's permutation for movedim: source dims land at destination dims, the rest keep
 // their relative order in the free slots.
 TORCH_API std::vector<int64_t> movedim_permutation(int64_t ndim, IntArrayRef source, IntArrayRef destination);

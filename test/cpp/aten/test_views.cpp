@@ -1,6 +1,7 @@
 // The geometry helpers behind the view operators (aten/native/TensorShape.h), and a few
 // views through the C++ API: shared storage and version counter.
 #include <aten/aten.h>
+#include <aten/native/TensorFactories.h>
 #include <aten/native/TensorShape.h>
 
 #include <gtest/gtest.h>
@@ -68,10 +69,10 @@ TEST(ViewGeometry, DenseAndMemoryOrder) {
   EXPECT_FALSE(at::native::is_non_overlapping_and_dense(V{3, 4}, V{8, 2}));
   EXPECT_FALSE(at::native::is_non_overlapping_and_dense(V{3, 4}, V{0, 1}));
   // non-dense inputs keep their order of dims in a dense layout
-  EXPECT_EQ(at::native::dense_strides_like(V{3, 4}, V{2, 6}), (V{1, 3}));
-  EXPECT_EQ(at::native::dense_strides_like(V{4, 3}, V{6, 2}), (V{3, 1}));
+  EXPECT_EQ(at::native::infer_dense_strides(V{3, 4}, V{2, 6}), (V{1, 3}));
+  EXPECT_EQ(at::native::infer_dense_strides(V{4, 3}, V{6, 2}), (V{3, 1}));
   // zero strides say nothing: the contiguous order stays
-  EXPECT_EQ(at::native::dense_strides_like(V{3, 4}, V{1, 0}), (V{4, 1}));
+  EXPECT_EQ(at::native::infer_dense_strides(V{3, 4}, V{1, 0}), (V{4, 1}));
 }
 
 TEST(ViewGeometry, MovedimPermutation) {
