@@ -14,7 +14,6 @@ import pytest
 import torch
 
 import tessera
-import tessera._tensor_casts  # noqa: F401  (installs Tensor.float() ..., and the positional-device Tensor.to)
 
 ALL_DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64",
               "complex64", "complex128"]
