@@ -48,3 +48,16 @@ def test_load_call_unload():
         tessera.ops.unload_library(myops_path())
     with pytest.raises(AttributeError, match="No such operator myops::scale"):
         tessera.ops.myops.scale
+
+
+def test_ops_return_the_object_they_wrote_to():
+    # as torch.ops: in-place and out= overloads give back the caller's own tensor object
+    x = tessera.zeros(3)
+    o = tessera.empty(0)
+    assert tessera.ops.aten.fill_.Scalar(x, 2) is x
+    assert tessera.ops.aten.add.out(x, x, out=o) is o and o.tolist() == [4.0, 4.0, 4.0]
+    assert tessera.ops.aten.add(x, x, out=o) is o
+    r = tessera.ops.aten.add.Tensor(x, x)
+    assert r is not x and r.tolist() == [4.0, 4.0, 4.0]
+    v = tessera.ops.aten.view(x, [3])
+    assert v is not x  # a view aliases but is written to by nobody: a new object
