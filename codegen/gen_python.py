@@ -40,10 +40,10 @@ _ACCESSORS = {
 
 
 def out_twin(op: Op, ops) -> Op | None:
-    """The out= overload whose non-out arguments equal op's arguments."""
+    """The out= overload (with a Python binding) whose non-out arguments equal op's arguments."""
     for other in ops:
         s = other.schema
-        if s.name == op.schema.name and s.is_out and \
+        if other.python and s.name == op.schema.name and s.is_out and \
                 [(a.name, str(a.type)) for a in s.non_out_arguments] == [(a.name, str(a.type)) for a in op.schema.arguments]:
             return other
     return None
