@@ -40,10 +40,10 @@ _ACCESSORS = {
 
 
 def out_twin(op: Op, ops) -> Op | None:
-    """The out= overload whose non-out arguments equal op's arguments."""
+    """The out= overload (with a Python binding) whose non-out arguments equal op's arguments."""
     for other in ops:
         s = other.schema
-        if s.name == op.schema.name and s.is_out and \
+        if other.python and s.name == op.schema.name and s.is_out and \
                 [(a.name, str(a.type)) for a in s.non_out_arguments] == [(a.name, str(a.type)) for a in op.schema.arguments]:
             return other
     return None
@@ -67,10 +67,6 @@ def _argument_exprs(schema, first_index: int, locals_: list, self_expr: str | No
         elif t == "std::optional<at::ArrayRef<double>>":
             locals_.append(f"auto a{i} = r.isNone({i}) ? std::optional<std::vector<double>>() : r.doublelist({i});")
             exprs.append(f"a{i} ? std::optional<at::ArrayRef<double>>(*a{i}) : std::nullopt")
-        elif a.type.base in cpp._ENUM_TYPES and not a.type.optional and a.default is not None \
-                and a.default.lstrip("-").isdigit():
-            # A numeric enum default (`MemoryFormat memory_format=0`) is an int to the parser.
-            exprs.append(f"(r.has({i}) ? {_ACCESSORS[t].format(i=i)} : {cpp.default_value(a)})")
         else:
             exprs.append(_ACCESSORS[t].format(i=i))
     return exprs

@@ -107,4 +107,30 @@ TEST(Views, ShareStorageAndVersionCounter) {
   EXPECT_TRUE(base.contiguous().is_same(base));
 }
 
+TEST(Views, InPlaceViewsChangeSelfAndCountAsWrites) {
+  at::Tensor base = at::empty({3, 1, 4});
+  at::Tensor alias = base.view({12});
+  c10::TensorImpl* impl = base.unsafeGetTensorImpl();
+  const auto version = impl->version_counter().current_version();
+  void* data = base.data_ptr();
+  EXPECT_TRUE(base.transpose_(0, 2).is_same(base));  // self itself, new geometry
+  EXPECT_EQ(base.sizes(), c10::IntArrayRef({4, 1, 3}));
+  EXPECT_EQ(base.strides(), c10::IntArrayRef({1, 4, 4}));
+  base.squeeze_(1).unsqueeze_(0).squeeze_();
+  EXPECT_EQ(base.sizes(), c10::IntArrayRef({4, 3}));
+  base.t_();
+  EXPECT_EQ(base.strides(), c10::IntArrayRef({4, 1}));
+  base.as_strided_({2}, {5}, 1);
+  EXPECT_EQ(base.storage_offset(), 1);
+  EXPECT_EQ(base.data_ptr(), static_cast<float*>(data) + 1);  // same storage throughout
+  // each in-place view bumps the version counter that the other views share
+  EXPECT_EQ(impl->version_counter().current_version(), version + 6);
+  EXPECT_EQ(alias.unsafeGetTensorImpl()->version_counter().current_version(), version + 6);
+  // a failed check leaves self as it was
+  EXPECT_THROW(base.as_strided_({2}, {50}, 0), c10::Error);
+  EXPECT_THROW(base.transpose_(0, 1), c10::IndexError);
+  EXPECT_EQ(base.sizes(), c10::IntArrayRef({2}));
+  EXPECT_EQ(impl->version_counter().current_version(), version + 6);
+}
+
 }  // namespace
