@@ -15,7 +15,7 @@ def reduction(name, kwargs, **kw):
         return getattr(a, _n)(**k)
     plain = tuple(k for k in kwargs if "dtype" not in k)
     return (OpInfo(name, call, arity=1, kwargs=kwargs, **kw),
-            OpInfo(name + "[method]", method, arity=1, kwargs=plain, supports_out=False, **kw))
+            OpInfo(name + "[method]", method, arity=1, kwargs=plain, **dict(kw, supports_out=False)))
 
 
 DIMS = ({}, {"dim": 0}, {"dim": -1, "keepdim": True})
@@ -31,3 +31,15 @@ register(*[info for pair in (
     reduction("all", DIMS),
     reduction("count_nonzero", ({}, {"dim": 0}, {"dim": (0, -1)})),
 ) for info in pair])
+
+register(*[info for pair in (
+    reduction("argmax", ({}, {"dim": 0}, {"dim": -1, "keepdim": True}, {"keepdim": True})),
+    reduction("argmin", ({}, {"dim": 0}, {"dim": -1, "keepdim": True})),
+    # max.dim's out= takes two tensors (values, indices): not bound from Python yet.
+    reduction("max", ({}, {"dim": 0}, {"dim": -1, "keepdim": True}), supports_out=False),
+    reduction("min", ({}, {"dim": 0}, {"dim": -1, "keepdim": True}), supports_out=False),
+) for info in pair])
+
+# max(self, other) / min(self, other): maximum / minimum under torch's older names.
+register(OpInfo("max[other]", lambda lib, a, b, **k: lib.max(a, b, **k), arity=2),
+         OpInfo("min[other]", lambda lib, a, b, **k: lib.min(a, b, **k), arity=2))
