@@ -212,3 +212,27 @@ TEST(Ops, TernaryFromCpp) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(Ops, ReductionsFromCpp) {
+  Tensor f = arange_float({2, 3});  // 0 1 2 / 3 4 5
+  EXPECT_EQ(values<float>(at::sum(f)), (std::vector<float>{15}));
+  EXPECT_EQ(values<float>(f.sum(std::optional<at::IntArrayRef>(std::vector<int64_t>{0}))), (std::vector<float>{3, 5, 7}));
+  EXPECT_EQ(at::sum(at::arange(4)).scalar_type(), at::kLong);
+  EXPECT_EQ(values<float>(at::mean(f, std::optional<at::IntArrayRef>(std::vector<int64_t>{1}), true)),
+            (std::vector<float>{1, 4}));
+  EXPECT_EQ(values<float>(at::amax(f, {0})), (std::vector<float>{3, 4, 5}));
+  EXPECT_EQ(values<float>(at::prod(at::add(f, 1))), (std::vector<float>{720}));
+  EXPECT_EQ(values<bool>(at::any(at::gt(f, 4))), (std::vector<bool>{true}));
+  EXPECT_EQ(values<int64_t>(at::argmax(f, 1)), (std::vector<int64_t>{2, 2}));
+  auto [v, i] = at::min(f, 0);
+  EXPECT_EQ(values<float>(v), (std::vector<float>{0, 1, 2}));
+  EXPECT_EQ(values<int64_t>(i), (std::vector<int64_t>{0, 0, 0}));
+  EXPECT_THROW(at::amax(at::empty({0, 3})), c10::Error);
+  Tensor m = at::empty({4, 5}, at::TensorOptions().device("meta"));
+  EXPECT_EQ(at::sum(m, std::optional<at::IntArrayRef>(std::vector<int64_t>{1}), true).sizes(),
+            c10::IntArrayRef({4, 1}));
+}
+
+}  // namespace
