@@ -42,6 +42,15 @@ def load_ops(path) -> list[Op]:
             raise ValueError(f"{op.schema.full_name}: structured_delegate {d} is not a structured op")
         if op.structured and not op.schema.is_out:
             raise ValueError(f"{op.schema.full_name}: only out= ops can be structured")
+        if op.wraps is not None:
+            wrapped_arguments(op, by_name.get(op.wraps))  # raises unless the two correspond
+        if op.functional is not None:
+            f = by_name.get(op.functional)
+            if f is None or f.schema.is_out:
+                raise ValueError(f"{op.schema.full_name}: functional: {op.functional} is not a functional op")
+            if len(op.schema.out_arguments) != 1 or len(f.schema.returns) != 1:
+                raise ValueError(f"{op.schema.full_name}: functional: handles one out= tensor and one result")
+            functional_arguments(op, f)  # raises when the arguments do not line up
     return ops
 
 
@@ -227,7 +236,7 @@ def gen_native_decls(ops):
                     declared.add(line)
                     native.append(line)
             continue
-        if op.structured_delegate:
+        if op.structured_delegate or op.functional:
             continue
         kernels = list(op.dispatch.values()) if op.dispatch else [composite_name(op)]
         for kernel in dict.fromkeys(kernels):
@@ -340,6 +349,10 @@ def gen_backend_registration(key: str, ops):
             impls += i
         elif op.structured_delegate:
             continue
+        elif op.functional:
+            if key == "CompositeExplicitAutograd":
+                wrappers.append(functional_out_kernel(op, by_name[op.functional]))
+                impls.append(f'  m.impl("{s.full_name}", TORCH_FN(functional_out_{cpp.identifier(s)}));')
         elif key == "CompositeImplicitAutograd" and op.is_composite_implicit:
             impls.append(f'  m.impl("{s.full_name}", TORCH_FN(native::{composite_name(op)}));')
         elif key in op.dispatch:
@@ -353,7 +366,6 @@ def gen_backend_registration(key: str, ops):
   return redispatch::{cpp.identifier(s)}(ks{''.join(', ' + a.name for a in s.arguments)});
 }}""")
             impls.append(f'  m.impl("{s.full_name}", TORCH_FN({wname}));')
-    del by_name
     return HEADER + f"""#include <aten/library.h>
 #include <aten/native/MetaFunctions.h>
 #include <aten/native/NativeFunctions.h>
@@ -374,6 +386,53 @@ TORCH_LIBRARY_IMPL(aten, {key}, m) {{
 }}
 }}  // namespace at::inline tessera
 """
+
+
+# ---------------------------------------------------------------- out= ops computed by their functional form
+
+# A functional's TensorOptions arguments that the out= op lacks come from `out` itself
+# (as torch's generated out= kernels take them): rand_like.out(x, out=<int64>) draws int64.
+_FROM_OUT = {"dtype": "{out}.scalar_type()", "layout": "{out}.layout()", "device": "{out}.device()"}
+
+
+def functional_arguments(out_op: Op, functional: Op):
+    """C++ expressions for the functional op's arguments: the out= op's argument of the same
+    name; else dtype, layout and device from `out`; else the functional argument's default."""
+    mine = {a.name: a for a in out_op.schema.non_out_arguments}
+    out = out_op.schema.out_arguments[0].name
+    exprs = []
+    for a in functional.schema.arguments:
+        if a.name in _FROM_OUT and a.name not in mine and a.type.base in ("ScalarType", "Layout", "Device"):
+            exprs.append(_FROM_OUT[a.name].format(out=out))
+        elif a.name in mine:
+            if str(mine[a.name].type) != str(a.type):
+                raise ValueError(f"{out_op.schema.full_name}: argument {a.name} is {mine[a.name].type} here but "
+                                 f"{a.type} in {functional.schema.full_name}")
+            exprs.append(a.name)
+        elif a.default is not None:
+            exprs.append(cpp.default_value(a))
+        else:
+            raise ValueError(f"{out_op.schema.full_name}: {functional.schema.full_name} needs '{a.name}', "
+                             "which the out= op lacks")
+    unused = set(mine) - {a.name for a in functional.schema.arguments}
+    if unused:
+        raise ValueError(f"{out_op.schema.full_name}: arguments {sorted(unused)} are not {functional.schema.full_name}'s")
+    return exprs
+
+
+def functional_out_kernel(out_op: Op, functional: Op) -> str:
+    """out= as torch's generated out= kernels do it: the functional result (made with out's
+    dtype, layout and device where the functional takes them), `out` resized to its shape,
+    and a copy (casting, where the functional has no dtype to take) into out."""
+    s = out_op.schema
+    out = s.out_arguments[0].name
+    args = ", ".join(functional_arguments(out_op, functional))
+    return f"""{cpp.return_type(s)} functional_out_{cpp.identifier(s)}({cpp.parameters(s.arguments, False)}) {{
+  at::Tensor result = ops::{handle(functional)}().call({args});
+  native::resize_out_sizes({out}, result.sizes(), "{s.name}");
+  {out}.copy_(result);
+  return {out};
+}}"""
 
 
 # ---------------------------------------------------------------- TensorIterator families
@@ -438,6 +497,51 @@ def gen_iterator_support(ops):
     return h, c, m
 
 
+# ---------------------------------------------------------------- Scalar overloads
+
+def wrapped_arguments(op: Op, target: Op | None) -> list[str]:
+    """The C++ arguments with which a `wraps:` op calls its Tensor overload: the same
+    arguments by name, each Scalar that the target takes as a Tensor wrapped as a number."""
+    s = op.schema
+    if target is None:
+        raise ValueError(f"{s.full_name}: wraps: {op.wraps} is not in ops.yaml")
+    mine = {a.name: a for a in s.arguments}
+    if [a.name for a in target.schema.arguments] != [a.name for a in s.arguments] or \
+            cpp.return_type(target.schema) != cpp.return_type(s):
+        raise ValueError(f"{s.full_name}: wraps: {op.wraps} must take the same arguments and return the same type")
+    exprs = []
+    for a in target.schema.arguments:
+        m = mine[a.name]
+        if str(m.type) == str(a.type):
+            exprs.append(a.name)
+        elif m.type.base == "Scalar" and a.type.base == "Tensor" and m.type.optional == a.type.optional:
+            exprs.append(f"native::wrapped_scalar_tensor({a.name})" if not m.type.optional else
+                         f"({a.name} ? std::optional<at::Tensor>(native::wrapped_scalar_tensor(*{a.name})) : std::nullopt)")
+        else:
+            raise ValueError(f"{s.full_name}: argument {a.name} is {m.type} here but {a.type} in {op.wraps}")
+    return exprs
+
+
+def gen_scalar_wrappers(ops) -> str:
+    by_name = {op.schema.full_name: op for op in ops}
+    bodies = []
+    for op in ops:
+        if op.wraps is None:
+            continue
+        s = op.schema
+        call = f"at::ops::op_{cpp.identifier(by_name[op.wraps].schema)}().call({', '.join(wrapped_arguments(op, by_name[op.wraps]))})"
+        bodies.append(f"{cpp.return_type(s)} {composite_name(op)}({cpp.parameters(s.arguments, False)}) {{\n"
+                      f"  return {call};\n}}")
+    return HEADER + f"""// The Scalar overloads ops.yaml marks `wraps:`: each calls its Tensor overload with the
+// Scalar operands as 0-dim wrapped-number tensors, which type promotion ranks below
+// every tensor (torch.add(int_tensor, 2.5) is Float, torch.add(int8_tensor, 300) is Char).
+#include <aten/native/BinaryOps.h>
+#include <aten/native/NativeFunctions.h>
+#include <aten/ops/OperatorHandles.h>
+
+{in_namespace("native", bodies)}"""
+
+
 # ---------------------------------------------------------------- driver
 
 def generate(ops) -> dict[str, str]:
@@ -452,6 +556,7 @@ def generate(ops) -> dict[str, str]:
         files[f"aten/ops/Register{key}.cpp"] = gen_backend_registration(key, ops)
     (files["aten/native/DispatchStubs.h"], files["aten/ops/DispatchStubs.cpp"],
      files["aten/ops/IteratorMeta.cpp"]) = gen_iterator_support(ops)
+    files["aten/ops/ScalarWrappers.cpp"] = gen_scalar_wrappers(ops)
     files["csrc/python_functions.cpp"] = gen_python.generate(ops)
     return files
 

@@ -40,10 +40,10 @@ _ACCESSORS = {
 
 
 def out_twin(op: Op, ops) -> Op | None:
-    """The out= overload whose non-out arguments equal op's arguments."""
+    """The out= overload (with a Python binding) whose non-out arguments equal op's arguments."""
     for other in ops:
         s = other.schema
-        if s.name == op.schema.name and s.is_out and \
+        if other.python and s.name == op.schema.name and s.is_out and \
                 [(a.name, str(a.type)) for a in s.non_out_arguments] == [(a.name, str(a.type)) for a in op.schema.arguments]:
             return other
     return None
@@ -67,10 +67,6 @@ def _argument_exprs(schema, first_index: int, locals_: list, self_expr: str | No
         elif t == "std::optional<at::ArrayRef<double>>":
             locals_.append(f"auto a{i} = r.isNone({i}) ? std::optional<std::vector<double>>() : r.doublelist({i});")
             exprs.append(f"a{i} ? std::optional<at::ArrayRef<double>>(*a{i}) : std::nullopt")
-        elif a.type.base in cpp._ENUM_TYPES and not a.type.optional and a.default is not None \
-                and a.default.lstrip("-").isdigit():
-            # A numeric enum default (`MemoryFormat memory_format=0`) is an int to the parser.
-            exprs.append(f"(r.has({i}) ? {_ACCESSORS[t].format(i=i)} : {cpp.default_value(a)})")
         else:
             exprs.append(_ACCESSORS[t].format(i=i))
     return exprs
@@ -138,6 +134,35 @@ def _binding(name: str, group, ops, is_method: bool) -> str:
 }}"""
 
 
+def _narrower(t1, t2) -> bool:
+    """Whether argument type t1 should be tried after t2: a Tensor overload goes before its
+    Scalar twin, since a 0-dim tensor also parses as a Scalar (torch's overload order)."""
+    return (t1.base, t2.base) == ("Scalar", "Tensor") and t1.optional == t2.optional and not t1.is_list
+
+
+def _tried_after(a: Op, b: Op) -> bool:
+    args_a = [x for x in a.schema.arguments if not x.is_out]
+    args_b = [x for x in b.schema.arguments if not x.is_out]
+    if len(args_a) != len(args_b):
+        return False
+    pairs = list(zip(args_a, args_b))
+    return all(str(x.type) == str(y.type) or _narrower(x.type, y.type) for x, y in pairs) and \
+        any(str(x.type) != str(y.type) for x, y in pairs)
+
+
+def _parse_order(group):
+    """ops.yaml order, except that an overload goes after every overload it is narrower than."""
+    ordered = []
+    pending = list(group)
+    while pending:
+        for op in pending:
+            if not any(_tried_after(op, other) for other in pending if other is not op):
+                ordered.append(op)
+                pending.remove(op)
+                break
+    return ordered
+
+
 def _groups(ops, variant: str):
     groups: dict[str, list[Op]] = {}
     for op in ops:
@@ -148,7 +173,7 @@ def _groups(ops, variant: str):
                 out_twin(other, ops) is op for other in ops if not other.schema.is_out):
             continue  # reachable through its functional twin's out= keyword
         groups.setdefault(s.name, []).append(op)
-    return groups
+    return {name: _parse_order(group) for name, group in groups.items()}
 
 
 def generate(ops) -> str:

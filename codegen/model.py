@@ -179,15 +179,21 @@ class Op:
     # CPU kernel are generated; a per-ISA kernel registered on <name>_stub does the math.
     iterator: Optional[str] = None
     manual_meta: bool = False
+    # A Scalar overload (add.Scalar) that calls the named Tensor overload (add.Tensor) with
+    # its Scalar operands as wrapped-number tensors: its kernel is generated.
+    wraps: Optional[str] = None
+    # An out= op computed by a functional overload (its full name): the generated
+    # CompositeExplicitAutograd kernel calls it, resizes `out` and copies the result in.
+    functional: Optional[str] = None
 
     @property
     def is_composite_implicit(self) -> bool:
-        return not self.dispatch and self.structured_delegate is None
+        return not self.dispatch and self.structured_delegate is None and self.functional is None
 
     @staticmethod
     def from_yaml(entry: dict) -> "Op":
         unknown = set(entry) - {"func", "variants", "dispatch", "structured", "structured_delegate", "python",
-                                "iterator", "manual_meta"}
+                                "iterator", "manual_meta", "wraps", "functional"}
         if unknown:
             raise ValueError(f"{entry.get('func')}: unknown ops.yaml fields {sorted(unknown)}")
         schema = parse_schema(entry["func"])
@@ -198,7 +204,11 @@ class Op:
         variants = tuple(v.strip() for v in str(entry.get("variants", "function")).split(","))
         op = Op(schema, variants, dispatch, bool(entry.get("structured", False)),
                 entry.get("structured_delegate"), bool(entry.get("python", True)), entry.get("iterator"),
-                bool(entry.get("manual_meta", False)))
+                bool(entry.get("manual_meta", False)), wraps=entry.get("wraps"), functional=entry.get("functional"))
+        if op.wraps is not None and (op.dispatch or op.structured or op.structured_delegate):
+            raise ValueError(f"{schema.full_name}: wraps: is a composite; it takes no dispatch or structured keys")
+        if op.functional is not None and (not schema.is_out or op.dispatch or op.structured or op.structured_delegate):
+            raise ValueError(f"{schema.full_name}: functional: is for out= ops without dispatch or structured keys")
         if op.iterator is not None:
             if op.iterator not in ITERATOR_FAMILIES:
                 raise ValueError(f"{schema.full_name}: unknown iterator family '{op.iterator}'")

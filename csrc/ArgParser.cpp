@@ -53,8 +53,10 @@ bool matches(PyObject* obj, const SchemaType& type, bool allow_number) {
       return is_tensor(obj) || (allow_number && is_number(obj));
     case Kind::Int:
     case Kind::SymInt:
-      return is_int(obj) || (is_tensor(obj) && unwrap(obj).numel() == 1 &&
-                             c10::isIntegralType(unwrap(obj).scalar_type(), false));
+      // As torch: a 0-dim integral tensor passes for an int (narrow(0, torch.tensor([1]), 1)
+      // then reaches narrow.Tensor, whose kernel names the problem).
+      return is_int(obj) ||
+             (is_tensor(obj) && unwrap(obj).dim() == 0 && c10::isIntegralType(unwrap(obj).scalar_type(), false));
     case Kind::Float:
       return is_float_like(obj);
     case Kind::Complex:
@@ -150,10 +152,27 @@ IValue default_ivalue(const c10::Argument& arg) {
   switch (d->kind()) {
     case c10::DefaultValue::Kind::None: return IValue();
     case c10::DefaultValue::Kind::Bool: return IValue(d->toBool());
-    case c10::DefaultValue::Kind::Int:
-      // `ScalarType? dtype=4` (randint, randperm): torch writes the enum's number.
-      if (arg.type().unwrapOptional().is(Kind::ScalarType)) return IValue(static_cast<c10::ScalarType>(d->toInt()));
-      return IValue(d->toInt());
+    case c10::DefaultValue::Kind::Int: {
+      // torch prints some enum defaults as the enum's number: `ScalarType? dtype=4`
+      // (randint, randperm), `MemoryFormat memory_format=0` (contiguous),
+      // `MemoryFormat? memory_format=0`; the parser must hand kernels the enum.
+      const SchemaType& t = arg.type().unwrapOptional();
+      const int64_t v = d->toInt();
+      if (t.is(Kind::ScalarType)) {
+        TORCH_INTERNAL_ASSERT(v >= 0 && v < c10::kNumScalarTypes, arg.name(), ": no dtype numbered ", v);
+        return IValue(static_cast<c10::ScalarType>(v));
+      }
+      if (t.is(Kind::MemoryFormat)) {
+        TORCH_INTERNAL_ASSERT(v >= 0 && v <= static_cast<int64_t>(c10::MemoryFormat::ChannelsLast), arg.name(),
+                              ": no memory format numbered ", v);
+        return IValue(static_cast<c10::MemoryFormat>(v));
+      }
+      if (t.is(Kind::Layout)) {
+        TORCH_INTERNAL_ASSERT(v >= 0 && v < c10::kNumLayouts, arg.name(), ": no layout numbered ", v);
+        return IValue(static_cast<c10::Layout>(v));
+      }
+      return IValue(v);
+    }
     case c10::DefaultValue::Kind::Double: return IValue(d->toDouble());
     case c10::DefaultValue::Kind::Complex: return IValue(c10::complex<double>(d->complexReal(), d->complexImag()));
     case c10::DefaultValue::Kind::String: return IValue(d->toStringRef());
@@ -257,9 +276,22 @@ std::string PythonSignature::describe() const {
   return out + ")";
 }
 
+// torch lets a Python number stand for a Tensor argument of these functions only (others
+// take numbers through their Scalar overloads, or refuse them with a TypeError).
+static bool allows_numbers_as_tensors(const std::string& name) {
+  static const char* const kNames[] = {"add", "add_", "sub", "sub_", "mul", "mul_", "div", "div_",
+                                       "true_divide", "true_divide_", "floor_divide", "floor_divide_",
+                                       "to", "_to_copy", "copy_"};
+  for (const char* n : kNames) {
+    if (name == n) return true;
+  }
+  return false;
+}
+
 PythonArgParser::PythonArgParser(std::string name, std::vector<const c10::FunctionSchema*> schemas,
                                  std::vector<const c10::FunctionSchema*> out_schemas, bool is_method)
     : name_(std::move(name)) {
+  const bool numbers_as_tensors = allows_numbers_as_tensors(name_);
   for (size_t s = 0; s < schemas.size(); ++s) {
     PythonSignature sig;
     sig.schema = schemas[s];
@@ -276,7 +308,7 @@ PythonArgParser::PythonArgParser(std::string name, std::vector<const c10::Functi
       bool is_self = !is_method && i == 0 && a.name() == "self";
       sig.params.push_back(PythonSignature::Param{is_self ? "input" : a.name(), &a.type(), a.kwarg_only(),
                                                   a.default_value().has_value(), default_ivalue(a),
-                                                  a.type().unwrapOptional().isTensor() && !is_self && i > 0});
+                                                  numbers_as_tensors && a.type().unwrapOptional().isTensor()});
     }
     if (sig.out_schema) {
       const auto& oargs = sig.out_schema->arguments();

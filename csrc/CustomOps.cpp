@@ -62,6 +62,18 @@ PyObject* call_op(PyObject*, PyObject* args) {
   for (size_t i = 0; i < r.signature->params.size(); ++i) stack.push_back(r.ivalue(i));
   op.callBoxed(&stack);
   if (stack.empty()) Py_RETURN_NONE;
+  if (stack.size() == 1 && stack[0].isTensor()) {
+    // In-place and out= ops give back the very object they wrote to, as torch.ops does.
+    const auto& args_schema = op.schema().arguments();
+    for (size_t i = 0; i < args_schema.size() && i < r.signature->params.size(); ++i) {
+      const c10::AliasInfo* alias = args_schema[i].alias_info();
+      PyObject* obj = r.object(i);
+      if (alias && alias->isWrite() && obj && is_tensor(obj) && unwrap(obj).is_same(stack[0].toTensor())) {
+        Py_INCREF(obj);
+        return obj;
+      }
+    }
+  }
   if (stack.size() == 1) return from_ivalue(stack[0]);
   return from_ivalue(c10::IValue::makeTuple(std::move(stack)));
   END_HANDLE_TH_ERRORS

@@ -520,6 +520,68 @@ PyObject* get_is_quantized(PyObject* self, void*) { return PyBool_FromLong(c10::
 PyObject* get_itemsize(PyObject* self, void*) { return PyLong_FromSize_t(unwrap(self).itemsize()); }
 PyObject* get_nbytes(PyObject* self, void*) { return PyLong_FromSize_t(unwrap(self).nbytes()); }
 
+// T, mT, H, mH: transposes as views, with torch 1.13's rules and messages.
+at::Tensor reversed_dims(const at::Tensor& t) {
+  std::vector<int64_t> dims(static_cast<size_t>(t.dim()));
+  for (size_t i = 0; i < dims.size(); ++i) dims[i] = static_cast<int64_t>(dims.size() - 1 - i);
+  return t.permute(dims);
+}
+
+void check_not_complex(const at::Tensor& t, const char* name) {
+  TORCH_CHECK_NOT_IMPLEMENTED(!c10::isComplexType(t.scalar_type()), "tensor.", name, " of a ", t.scalar_type(),
+                              " tensor needs the conjugate view (conj()), which Tessera does not have yet");
+}
+
+at::Tensor matrix_transpose(const at::Tensor& t, const char* name) {
+  TORCH_CHECK(t.dim() != 1, "tensor.", name, " is only supported on matrices or batches of matrices. Got 1-D tensor.");
+  return t.dim() == 0 ? t.transpose(0, 0) : t.transpose(-2, -1);  // torch 1.13 accepts a 0-dim tensor
+}
+
+PyObject* get_T(PyObject* self, void*) {
+  HANDLE_TH_ERRORS
+  const at::Tensor& t = unwrap(self);
+  const int64_t n = t.dim();
+  static bool warned = false;  // torch warns once per process
+  if (n != 0 && n != 2 && !warned) {
+    warned = true;
+    if (PyErr_WarnEx(PyExc_UserWarning,
+                     "The use of `x.T` on tensors of dimension other than 2 to reverse their shape is deprecated and "
+                     "it will throw an error in a future release. Consider `x.mT` to transpose batches of matrices "
+                     "or `x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a tensor.",
+                     1) < 0) {
+      return nullptr;
+    }
+  }
+  return wrap(reversed_dims(t));
+  END_HANDLE_TH_ERRORS
+}
+
+PyObject* get_mT(PyObject* self, void*) {
+  HANDLE_TH_ERRORS
+  return wrap(matrix_transpose(unwrap(self), "mT"));
+  END_HANDLE_TH_ERRORS
+}
+
+PyObject* get_H(PyObject* self, void*) {
+  HANDLE_TH_ERRORS
+  const at::Tensor& t = unwrap(self);
+  const int64_t n = t.dim();
+  TORCH_CHECK(n == 0 || n == 2, "tensor.H is only supported on matrices (2-D tensors). Got ", n, "-D tensor.",
+              n > 2 ? " For batches of matrices, consider using tensor.mH" : "");
+  check_not_complex(t, "H");
+  return wrap(n == 0 ? t.transpose(0, 0) : t.transpose(0, 1));
+  END_HANDLE_TH_ERRORS
+}
+
+PyObject* get_mH(PyObject* self, void*) {
+  HANDLE_TH_ERRORS
+  const at::Tensor& t = unwrap(self);
+  at::Tensor r = matrix_transpose(t, "mH");
+  check_not_complex(t, "mH");
+  return wrap(std::move(r));
+  END_HANDLE_TH_ERRORS
+}
+
 PyGetSetDef tensor_getset[] = {
     {"shape", get_shape, nullptr, "The sizes of the tensor, a tessera.Size.", nullptr},
     {"dtype", get_dtype, nullptr, nullptr, nullptr},
@@ -533,6 +595,11 @@ PyGetSetDef tensor_getset[] = {
     {"is_quantized", get_is_quantized, nullptr, nullptr, nullptr},
     {"itemsize", get_itemsize, nullptr, nullptr, nullptr},
     {"nbytes", get_nbytes, nullptr, nullptr, nullptr},
+    {"T", get_T, nullptr, "The tensor with its dimensions reversed (a view); the transpose of a matrix.", nullptr},
+    {"mT", get_mT, nullptr, "The last two dimensions swapped (a view): each matrix of a batch transposed.", nullptr},
+    {"H", get_H, nullptr, "The conjugate transpose of a matrix (a view; real dtypes only so far).", nullptr},
+    {"mH", get_mH, nullptr, "The conjugate transpose of each matrix of a batch (a view; real dtypes only so far).",
+     nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr}};
 
 #define TESSERA_KW(fn) reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(fn))

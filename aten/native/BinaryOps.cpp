@@ -2,6 +2,7 @@
 // family does (alpha, rounding modes), div with a rounding mode, and the composite
 // operators (true_divide, isclose, equal, allclose). Kernels: cpu/BinaryOpsKernel.cpp.
 #include <aten/native/BinaryOps.h>
+#include <aten/native/Broadcast.h>
 #include <aten/native/Dispatch.h>
 #include <aten/native/DispatchStubs.h>
 #include <aten/native/MetaFunctions.h>
@@ -82,6 +83,31 @@ void div_out_mode_cpu(const Tensor& self, const Tensor& other, std::optional<std
   }
   iter.cast_outputs();
 }
+
+void check_scalar_fits(const c10::Scalar& s, c10::ScalarType dtype) {
+  dispatch_types<kAllTypes>(dtype, "check_scalar_fits", [&]<typename T>() { (void)s.to<T>(); });
+}
+
+void check_wrapped_number_fits(const Tensor& t, c10::ScalarType dtype) {
+  if (t.unsafeGetTensorImpl()->is_wrapped_number()) check_scalar_fits(t.item(), dtype);
+}
+
+// pow with a Scalar exponent: the Tensor overload with a wrapped number, after torch's check
+// that an integral base is not raised to a negative integral power.
+static Tensor checked_exponent(const Tensor& self, const Scalar& exponent) {
+  TORCH_CHECK(!(c10::isIntegralType(self.scalar_type(), true) && exponent.isIntegral(true) && exponent.toLong() < 0),
+              "Integers to negative integer powers are not allowed.");
+  Tensor wrapped = wrapped_scalar_tensor(exponent);
+  check_scalar_fits(exponent, result_type(self, wrapped));
+  return wrapped;
+}
+Tensor pow_Tensor_Scalar(const Tensor& self, const Scalar& exponent) {
+  return at::pow(self, checked_exponent(self, exponent));
+}
+Tensor& pow_Tensor_Scalar_out(const Tensor& self, const Scalar& exponent, Tensor& out) {
+  return at::pow_outf(self, checked_exponent(self, exponent), out);
+}
+Tensor& pow__Scalar(Tensor& self, const Scalar& exponent) { return self.pow_(checked_exponent(self, exponent)); }
 
 Tensor true_divide_Tensor(const Tensor& self, const Tensor& other) { return at::div(self, other); }
 Tensor& true_divide_out(const Tensor& self, const Tensor& other, Tensor& out) { return at::div_outf(self, other, out); }

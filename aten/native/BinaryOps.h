@@ -15,4 +15,10 @@ DECLARE_DISPATCH(binary_stub_fn, div_floor_stub);
 // promotion ranks it last).
 TORCH_API Tensor wrapped_scalar_tensor(const c10::Scalar& s, c10::Device device = c10::Device(c10::DeviceType::CPU));
 
+// torch's "value cannot be converted to type int8_t without overflow" unless `s` fits `dtype`
+// (ops that read a Python number in the result dtype: pow, where, clamp).
+TORCH_API void check_scalar_fits(const c10::Scalar& s, c10::ScalarType dtype);
+// The same for a wrapped-number tensor; other tensors pass.
+TORCH_API void check_wrapped_number_fits(const Tensor& t, c10::ScalarType dtype);
+
 }  // namespace at::inline tessera::native

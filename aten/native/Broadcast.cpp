@@ -45,10 +45,7 @@ c10::ScalarType combine(c10::ScalarType higher, c10::ScalarType lower) {
 
 }  // namespace
 
-void update_result_type_state(ResultTypeState& state, const Tensor& t) {
-  if (!t.defined()) return;
-  Rank r = rank_of(t);
-  c10::ScalarType dt = t.scalar_type();
+static void update_slot(ResultTypeState& state, Rank r, c10::ScalarType dt) {
   if (r == Rank::Wrapped) {
     // A Python float is the default dtype; a Python complex the default complex dtype.
     if (c10::isFloatingType(dt)) dt = c10::kFloat;
@@ -56,6 +53,14 @@ void update_result_type_state(ResultTypeState& state, const Tensor& t) {
   }
   auto& slot = state.by_rank[static_cast<int>(r)];
   slot = promote_skip_undefined(slot, dt);
+}
+
+void update_result_type_state(ResultTypeState& state, const Tensor& t) {
+  if (t.defined()) update_slot(state, rank_of(t), t.scalar_type());
+}
+
+void update_result_type_state(ResultTypeState& state, const c10::Scalar& s) {
+  update_slot(state, Rank::Wrapped, s.type());
 }
 
 c10::ScalarType result_type(const ResultTypeState& state) {

@@ -21,6 +21,8 @@ struct ResultTypeState {
   c10::ScalarType by_rank[3] = {c10::ScalarType::Undefined, c10::ScalarType::Undefined, c10::ScalarType::Undefined};
 };
 TORCH_API void update_result_type_state(ResultTypeState& state, const Tensor& t);
+// A Scalar counts as a wrapped Python number.
+TORCH_API void update_result_type_state(ResultTypeState& state, const c10::Scalar& s);
 TORCH_API c10::ScalarType result_type(const ResultTypeState& state);
 
 // Strides (in elements) that read `t` as if it had shape `sizes` (its shape broadcast

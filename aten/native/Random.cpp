@@ -1,7 +1,8 @@
 // Random operators on the CPU generator (c10::CPUGeneratorImpl, Philox4x32-10): the
-// in-place samplers uniform_, normal_, random_, bernoulli_ and the functional bernoulli,
-// multinomial and randperm, each with a Meta kernel that runs the same checks; and the
-// factories rand / randn / randint / *_like, written over empty + an in-place sampler.
+// in-place samplers uniform_, normal_, random_, bernoulli_ (p a float or a tensor) and the
+// functional bernoulli, multinomial and randperm, each with a Meta kernel that runs the
+// same checks; their out= forms; and the factories rand / randn / randint / *_like,
+// written over empty + an in-place sampler.
 //
 // A kernel reserves Philox counters under the generator's lock (one block of four 32-bit
 // words per 1, 2 or 4 elements, by how many bits an element takes), then element i draws
@@ -341,6 +342,47 @@ Tensor& bernoulli_float_meta_(Tensor& self, double p, std::optional<at::Generato
   return self;
 }
 
+// bernoulli_(p tensor): element i of self is 1 with probability p[i], p broadcast to self.
+// torch's order of checks: self's dtype, then the broadcast, then p's dtype, then values.
+static Tensor bernoulli_probabilities(const Tensor& self, const Tensor& p) {
+  if (c10::isComplexType(self.scalar_type())) not_implemented("bernoulli_tensor_cpu_self_", self.scalar_type());
+  Tensor expanded = p.expand(self.sizes());
+  if (!c10::isFloatingType(p.scalar_type())) not_implemented("bernoulli_tensor_cpu_p_", p.scalar_type());
+  return expanded;
+}
+
+Tensor& bernoulli_tensor_cpu_(Tensor& self, const Tensor& p, std::optional<at::Generator> generator) {
+  Tensor expanded = bernoulli_probabilities(self, p);
+  const int64_t n = self.numel();
+  if (n == 0) return self;
+  // The probabilities in self's row-major order, as doubles.
+  Tensor pd_t = at::empty(self.sizes(), c10::kDouble);
+  pd_t.copy_(expanded);
+  const double* pd = pd_t.data_ptr<double>();
+  for (int64_t i = 0; i < n; ++i) {
+    TORCH_CHECK(pd[i] >= 0 && pd[i] <= 1, "Expected p_in >= 0 && p_in <= 1 to be true, but got false.");
+  }
+  // Two draws (53-bit uniforms) per Philox block, element i taking draw i.
+  const auto [key, first] = reserve(generator, static_cast<uint64_t>((n + 1) / 2));
+  Tensor dst = self.is_contiguous() ? self : at::empty(self.sizes(), self.scalar_type());
+  dispatch_types<kRandomTypes>(self.scalar_type(), "bernoulli_tensor_cpu_self_", [&]<typename T>() {
+    T* out = dst.data_ptr<T>();
+    for (int64_t i = 0; i < n; ++i) {
+      Words w = CPUGeneratorImpl::philox(key, first + static_cast<uint64_t>(i / 2));
+      double u = (i % 2 == 0) ? c10::uniform_double53(w[0], w[1]) : c10::uniform_double53(w[2], w[3]);
+      out[i] = cast<T>(u < pd[i] ? 1 : 0);
+    }
+  });
+  if (!dst.is_same(self)) self.copy_(dst);
+  self.unsafeGetTensorImpl()->bump_version();
+  return self;
+}
+
+Tensor& bernoulli_tensor_meta_(Tensor& self, const Tensor& p, std::optional<at::Generator> generator) {
+  bernoulli_probabilities(self, p);
+  return self;
+}
+
 // ---------------------------------------------------------------- functional samplers
 
 // Probabilities (any floating dtype, any layout) as a contiguous double buffer.
@@ -383,6 +425,19 @@ Tensor bernoulli_p(const Tensor& self, double p, std::optional<at::Generator> ge
   Tensor result = at::empty_like(self, std::nullopt, std::nullopt, std::nullopt, std::nullopt, c10::MemoryFormat::Contiguous);
   result.bernoulli_(p, generator);
   return result;
+}
+
+Tensor bernoulli_Tensor(const Tensor& self, const Tensor& p, std::optional<at::Generator> generator) {
+  Tensor result = at::empty_like(self, std::nullopt, std::nullopt, std::nullopt, std::nullopt, std::nullopt);
+  result.bernoulli_(p, generator);
+  return result;
+}
+
+// out= of bernoulli(self): out takes self's shape (resized as torch's resize_ does) and
+// draws with self as the probabilities.
+Tensor& bernoulli_out(const Tensor& self, std::optional<at::Generator> generator, Tensor& out) {
+  resize_factory_out(out, self.sizes());
+  return out.bernoulli_(self, generator);
 }
 
 Tensor multinomial_cpu(const Tensor& self, int64_t num_samples, bool replacement,
@@ -442,6 +497,19 @@ Tensor multinomial_meta(const Tensor& self, int64_t num_samples, bool replacemen
   check_multinomial(self, num_samples, replacement);
   return at::empty(multinomial_shape(self, num_samples), c10::kLong, std::nullopt, self.device(), std::nullopt,
                    std::nullopt);
+}
+
+Tensor& multinomial_out(const Tensor& self, int64_t num_samples, bool replacement,
+                        std::optional<at::Generator> generator, Tensor& out) {
+  TORCH_CHECK(out.device() == self.device(), "multinomial arguments must have the same device");
+  TORCH_CHECK(self.dim() > 0 && self.dim() <= 2, "prob_dist must be 1 or 2 dim");
+  TORCH_CHECK(c10::isFloatingType(self.scalar_type()),
+              "multinomial only supports floating-point dtypes for input, got: ", self.scalar_type());
+  TORCH_CHECK(out.scalar_type() == c10::kLong, "multinomial expects Long tensor out, got: ", out.scalar_type());
+  Tensor result = at::multinomial(self, num_samples, replacement, generator);
+  resize_factory_out(out, result.sizes());
+  out.copy_(result);
+  return out;
 }
 
 Tensor& randperm_out_cpu(int64_t n, std::optional<at::Generator> generator, Tensor& out) {

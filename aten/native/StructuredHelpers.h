@@ -15,5 +15,9 @@ TORCH_API void check_inplace(const Tensor& self, const meta::TensorMeta& m, cons
 // out=: an out tensor of the wrong shape is resized (torch warns when it had elements;
 // Tessera requires it be empty or already right); its dtype must accept the result.
 TORCH_API void resize_out(const Tensor& out, const meta::TensorMeta& m, const char* op);
+// The shape part of resize_out, for out= kernels that copy (and cast) a computed result
+// into `out` (ops.yaml `functional:`): out keeps its dtype and, when its shape is already
+// right, its strides; an empty out becomes contiguous with the new shape.
+TORCH_API void resize_out_sizes(const Tensor& out, IntArrayRef sizes, const char* op);
 
 }  // namespace at::inline tessera::native

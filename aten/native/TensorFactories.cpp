@@ -106,6 +106,16 @@ Tensor empty_strided_meta(IntArrayRef size, IntArrayRef stride, std::optional<at
   return make_empty_strided(size, stride, dtype.value_or(c10::kFloat), c10::Device(c10::DeviceType::Meta));
 }
 
+Tensor& empty_out(IntArrayRef size, std::optional<at::MemoryFormat> memory_format, Tensor& out) {
+  // torch accepts the argument only so the schema matches empty's; any value is an error.
+  TORCH_CHECK(!memory_format.has_value(), "'memory_format' argument is incompatible with 'out' tensor argument");
+  for (int64_t s : size) {
+    TORCH_CHECK(s >= 0, "Trying to create tensor with negative dimension ", s, ": ", size);
+  }
+  resize_factory_out(out, size);
+  return out;
+}
+
 // ---- structured helpers
 
 Tensor empty_for_meta(const meta::TensorMeta& m, c10::Device device) {
@@ -119,17 +129,15 @@ void check_inplace(const Tensor& self, const meta::TensorMeta& m, const char* op
               " can't be cast to the desired output type ", self.scalar_type());
 }
 
-void resize_out(const Tensor& out, const meta::TensorMeta& m, const char* op) {
-  TORCH_CHECK(c10::canCast(m.dtype, out.scalar_type()), "result type ", m.dtype,
-              " can't be cast to the desired output type ", out.scalar_type());
-  if (out.sizes().equals(m.sizes)) return;
-  TORCH_CHECK(out.numel() == 0, op, "(): the out= tensor has shape ", out.sizes(), " but the result has shape ",
-              IntArrayRef(m.sizes), "; pass an empty tensor to have it resized");
+static void resize_out_impl(const Tensor& out, IntArrayRef sizes, IntArrayRef strides, const char* op) {
+  if (out.sizes().equals(sizes)) return;
+  TORCH_CHECK(out.numel() == 0, op, "(): the out= tensor has shape ", out.sizes(), " but the result has shape ", sizes,
+              "; pass an empty tensor to have it resized");
   c10::TensorImpl* impl = out.unsafeGetTensorImpl();
-  if (m.strides.empty()) {
-    impl->set_sizes_contiguous(m.sizes);
+  if (strides.empty()) {
+    impl->set_sizes_contiguous(sizes);
   } else {
-    impl->set_sizes_and_strides(m.sizes, m.strides);
+    impl->set_sizes_and_strides(sizes, strides);
   }
   size_t nbytes = storage_bytes_for(impl->sizes(), impl->strides(), impl->itemsize());
   c10::StorageImpl* storage = impl->storage().unsafeGetStorageImpl();
@@ -140,6 +148,14 @@ void resize_out(const Tensor& out, const meta::TensorMeta& m, const char* op) {
     storage->set_nbytes(nbytes);
   }
 }
+
+void resize_out(const Tensor& out, const meta::TensorMeta& m, const char* op) {
+  TORCH_CHECK(c10::canCast(m.dtype, out.scalar_type()), "result type ", m.dtype,
+              " can't be cast to the desired output type ", out.scalar_type());
+  resize_out_impl(out, m.sizes, m.strides, op);
+}
+
+void resize_out_sizes(const Tensor& out, IntArrayRef sizes, const char* op) { resize_out_impl(out, sizes, {}, op); }
 
 }  // namespace at::inline tessera::native
 

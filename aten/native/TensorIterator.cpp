@@ -50,6 +50,10 @@ TensorIteratorConfig& TensorIteratorConfig::static_dtype(c10::ScalarType t) {
   return *this;
 }
 TensorIteratorConfig& TensorIteratorConfig::op_name(const char* name) { op_name_ = name; return *this; }
+TensorIteratorConfig& TensorIteratorConfig::is_reduction(bool v) {
+  is_reduction_ = v;
+  return *this;
+}
 
 TensorIterator TensorIteratorConfig::build() {
   TensorIterator it(*this);
@@ -96,7 +100,7 @@ void TensorIterator::compute_shape(const TensorIteratorConfig& config) {
     first = false;
   }
   for (const auto& op : operands_) {
-    if (!op.is_output || !op.tensor.defined()) continue;
+    if (!op.is_output || !op.tensor.defined() || config.is_reduction_) continue;
     // Writing through a stride-0 dimension would write one element from several places.
     for (int64_t d = 0; d < op.tensor.dim(); ++d) {
       TORCH_CHECK(op.tensor.size(d) <= 1 || op.tensor.stride(d) != 0,

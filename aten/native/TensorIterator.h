@@ -51,6 +51,8 @@ class TORCH_API TensorIteratorConfig {
   // Operations run in this dtype whatever the inputs' (check_all_same_dtype is then moot).
   TensorIteratorConfig& static_dtype(c10::ScalarType t);
   TensorIteratorConfig& op_name(const char* name);
+  // The output is a reduction's accumulator: stride 0 along reduced dims is intended.
+  TensorIteratorConfig& is_reduction(bool v);
 
   TensorIterator build();
   // What build() would allocate for output 0 (sizes, strides, dtype), touching no data:
@@ -69,6 +71,7 @@ class TORCH_API TensorIteratorConfig {
   c10::ScalarType output_dtype_ = c10::ScalarType::Undefined;
   c10::ScalarType static_dtype_ = c10::ScalarType::Undefined;
   const char* op_name_ = "operator";
+  bool is_reduction_ = false;
 };
 
 class TORCH_API TensorIterator {

@@ -1,7 +1,9 @@
 // Views and shape operators. A view is new geometry (sizes, strides, storage offset) over
-// the base's storage, sharing its version counter; one kernel computes that geometry for
-// every backend (CPU and Meta alike). Shape operators that are naturally written with
-// other operators (flatten, split, movedim, ...) are CompositeImplicitAutograd.
+// the base's storage, sharing its version counter; one function computes that geometry for
+// every backend (CPU and Meta alike) and for both the view and its in-place form
+// (transpose_, squeeze_, unsqueeze_, as_strided_ give self the geometry). Shape operators
+// naturally written with other operators (flatten, split, movedim, ...) are
+// CompositeImplicitAutograd.
 #include <aten/native/TensorShape.h>
 
 #include <aten/native/NativeFunctions.h>
@@ -23,6 +25,17 @@ Tensor make_view(const Tensor& self, IntArrayRef sizes, IntArrayRef strides, int
   impl->set_storage_offset(offset);
   impl->set_version_counter(base->version_counter());
   return Tensor(std::move(impl));
+}
+
+Tensor make_view(const Tensor& self, const ViewGeometry& g) { return make_view(self, g.sizes, g.strides, g.offset); }
+
+Tensor& set_geometry_(Tensor& self, const ViewGeometry& g) {
+  c10::TensorImpl* impl = self.unsafeGetTensorImpl();
+  impl->set_sizes_and_strides(g.sizes, g.strides);
+  impl->set_storage_offset(g.offset);
+  // An in-place change of geometry counts as a write, as torch's in-place views do.
+  impl->bump_version();
+  return self;
 }
 
 int64_t wrap_dim(int64_t dim, int64_t ndim) {
@@ -124,40 +137,6 @@ bool is_non_overlapping_and_dense(IntArrayRef sizes, IntArrayRef strides) {
   return true;
 }
 
-std::vector<int64_t> dense_strides_like(IntArrayRef sizes, IntArrayRef strides) {
-  const size_t n = sizes.size();
-  // order[0] is the innermost dim; start from a contiguous tensor's order.
-  std::vector<size_t> order(n);
-  for (size_t i = 0; i < n; ++i) order[i] = n - 1 - i;
-  // +1: dim a belongs outside dim b; -1: inside; 0: no preference (a zero stride says nothing).
-  auto compare = [&](size_t a, size_t b) {
-    if (strides[a] == 0 || strides[b] == 0) return 0;
-    if (strides[a] != strides[b]) return strides[a] < strides[b] ? -1 : 1;
-    return sizes[a] > sizes[b] ? 1 : 0;
-  };
-  // Insertion sort that moves a dim inward only past dims it must go inside of, and stops
-  // at the first dim it must stay outside of: zero-stride dims never move.
-  for (size_t i = 1; i < n; ++i) {
-    size_t cur = i;
-    for (size_t j = i; j-- > 0;) {
-      int c = compare(order[j], order[cur]);
-      if (c > 0) {
-        std::swap(order[j], order[cur]);
-        cur = j;
-      } else if (c < 0) {
-        break;
-      }
-    }
-  }
-  std::vector<int64_t> out(n);
-  int64_t s = 1;
-  for (size_t d : order) {
-    out[d] = s;
-    s *= std::max<int64_t>(sizes[d], 1);
-  }
-  return out;
-}
-
 std::vector<int64_t> movedim_permutation(int64_t ndim, IntArrayRef source, IntArrayRef destination) {
   std::vector<int64_t> perm(static_cast<size_t>(ndim), -1);
   std::vector<bool> used(static_cast<size_t>(ndim), false);
@@ -205,7 +184,8 @@ Tensor view(const Tensor& self, IntArrayRef size) {
   return make_view(self, shape, *strides, self.storage_offset());
 }
 
-Tensor as_strided(const Tensor& self, IntArrayRef size, IntArrayRef stride, std::optional<int64_t> storage_offset) {
+static ViewGeometry as_strided_geometry(const Tensor& self, IntArrayRef size, IntArrayRef stride,
+                                        std::optional<int64_t> storage_offset) {
   TORCH_CHECK(size.size() == stride.size(), "mismatch in length of strides and shape");
   int64_t offset = storage_offset.value_or(self.storage_offset());
   TORCH_CHECK(offset >= 0, "Tensor: invalid storage offset ", offset);
@@ -217,7 +197,15 @@ Tensor as_strided(const Tensor& self, IntArrayRef size, IntArrayRef stride, std:
                 ", and itemsize ", self.itemsize(), " requiring a storage size of ", needed,
                 " are out of bounds for storage of size ", have);
   }
-  return make_view(self, size, stride, offset);
+  return {size.vec(), stride.vec(), offset};
+}
+
+Tensor as_strided(const Tensor& self, IntArrayRef size, IntArrayRef stride, std::optional<int64_t> storage_offset) {
+  return make_view(self, as_strided_geometry(self, size, stride, storage_offset));
+}
+
+Tensor& as_strided_(Tensor& self, IntArrayRef size, IntArrayRef stride, std::optional<int64_t> storage_offset) {
+  return set_geometry_(self, as_strided_geometry(self, size, stride, storage_offset));
 }
 
 Tensor permute(const Tensor& self, IntArrayRef dims) {
@@ -238,16 +226,24 @@ Tensor permute(const Tensor& self, IntArrayRef dims) {
   return make_view(self, sizes, strides, self.storage_offset());
 }
 
-Tensor transpose(const Tensor& self, int64_t dim0, int64_t dim1) {
+static ViewGeometry transpose_geometry(const Tensor& self, int64_t dim0, int64_t dim1) {
   const int64_t ndim = self.dim();
   dim0 = wrap_dim(dim0, ndim);
   dim1 = wrap_dim(dim1, ndim);
-  std::vector<int64_t> sizes = self.sizes().vec(), strides = self.strides().vec();
+  ViewGeometry g{self.sizes().vec(), self.strides().vec(), self.storage_offset()};
   if (ndim > 0) {
-    std::swap(sizes[dim0], sizes[dim1]);
-    std::swap(strides[dim0], strides[dim1]);
+    std::swap(g.sizes[dim0], g.sizes[dim1]);
+    std::swap(g.strides[dim0], g.strides[dim1]);
   }
-  return make_view(self, sizes, strides, self.storage_offset());
+  return g;
+}
+
+Tensor transpose(const Tensor& self, int64_t dim0, int64_t dim1) {
+  return make_view(self, transpose_geometry(self, dim0, dim1));
+}
+
+Tensor& transpose_(Tensor& self, int64_t dim0, int64_t dim1) {
+  return set_geometry_(self, transpose_geometry(self, dim0, dim1));
 }
 
 Tensor expand(const Tensor& self, IntArrayRef size, bool /*implicit*/) {
@@ -280,38 +276,47 @@ Tensor expand(const Tensor& self, IntArrayRef size, bool /*implicit*/) {
   return make_view(self, sizes, strides, self.storage_offset());
 }
 
-Tensor squeeze(const Tensor& self) {
-  std::vector<int64_t> sizes, strides;
+static ViewGeometry squeeze_geometry(const Tensor& self) {
+  ViewGeometry g{{}, {}, self.storage_offset()};
   for (int64_t d = 0; d < self.dim(); ++d) {
     if (self.sizes()[d] != 1) {
-      sizes.push_back(self.sizes()[d]);
-      strides.push_back(self.strides()[d]);
+      g.sizes.push_back(self.sizes()[d]);
+      g.strides.push_back(self.strides()[d]);
     }
   }
-  return make_view(self, sizes, strides, self.storage_offset());
+  return g;
 }
 
-Tensor squeeze_dim(const Tensor& self, int64_t dim) {
+static ViewGeometry squeeze_dim_geometry(const Tensor& self, int64_t dim) {
   const int64_t ndim = self.dim();
   dim = wrap_dim(dim, ndim);
-  std::vector<int64_t> sizes = self.sizes().vec(), strides = self.strides().vec();
-  if (ndim > 0 && sizes[dim] == 1) {
-    sizes.erase(sizes.begin() + dim);
-    strides.erase(strides.begin() + dim);
+  ViewGeometry g{self.sizes().vec(), self.strides().vec(), self.storage_offset()};
+  if (ndim > 0 && g.sizes[dim] == 1) {
+    g.sizes.erase(g.sizes.begin() + dim);
+    g.strides.erase(g.strides.begin() + dim);
   }
-  return make_view(self, sizes, strides, self.storage_offset());
+  return g;
 }
 
-Tensor unsqueeze(const Tensor& self, int64_t dim) {
+static ViewGeometry unsqueeze_geometry(const Tensor& self, int64_t dim) {
   const int64_t ndim = self.dim();
   dim = wrap_dim(dim, ndim + 1);
-  std::vector<int64_t> sizes = self.sizes().vec(), strides = self.strides().vec();
+  ViewGeometry g{self.sizes().vec(), self.strides().vec(), self.storage_offset()};
   // The new dim steps over the dim it lands before (or over one element at the end).
-  int64_t stride = dim >= ndim ? 1 : sizes[dim] * strides[dim];
-  sizes.insert(sizes.begin() + dim, 1);
-  strides.insert(strides.begin() + dim, stride);
-  return make_view(self, sizes, strides, self.storage_offset());
+  int64_t stride = dim >= ndim ? 1 : g.sizes[dim] * g.strides[dim];
+  g.sizes.insert(g.sizes.begin() + dim, 1);
+  g.strides.insert(g.strides.begin() + dim, stride);
+  return g;
 }
+
+Tensor squeeze(const Tensor& self) { return make_view(self, squeeze_geometry(self)); }
+Tensor& squeeze_(Tensor& self) { return set_geometry_(self, squeeze_geometry(self)); }
+
+Tensor squeeze_dim(const Tensor& self, int64_t dim) { return make_view(self, squeeze_dim_geometry(self, dim)); }
+Tensor& squeeze_dim_(Tensor& self, int64_t dim) { return set_geometry_(self, squeeze_dim_geometry(self, dim)); }
+
+Tensor unsqueeze(const Tensor& self, int64_t dim) { return make_view(self, unsqueeze_geometry(self, dim)); }
+Tensor& unsqueeze_(Tensor& self, int64_t dim) { return set_geometry_(self, unsqueeze_geometry(self, dim)); }
 
 Tensor select(const Tensor& self, int64_t dim, int64_t index) {
   const int64_t ndim = self.dim();
@@ -402,7 +407,7 @@ Tensor clone(const Tensor& self, std::optional<at::MemoryFormat> memory_format) 
     // Keep the input's memory order: its very strides when dense, else dense ones in its order.
     out = is_non_overlapping_and_dense(self.sizes(), self.strides())
               ? make_empty_strided(self.sizes(), self.strides(), dtype, device)
-              : make_empty_strided(self.sizes(), dense_strides_like(self.sizes(), self.strides()), dtype, device);
+              : make_empty_strided(self.sizes(), infer_dense_strides(self.sizes(), self.strides()), dtype, device);
   } else if (format == c10::MemoryFormat::ChannelsLast) {
     TORCH_CHECK(self.dim() == 4, "required rank 4 tensor to use channels_last format");
     std::vector<int64_t> strides(4);
@@ -444,6 +449,11 @@ Tensor t(const Tensor& self) {
   return self.transpose(0, self.dim() < 2 ? 0 : 1);
 }
 
+Tensor& t_(Tensor& self) {
+  TORCH_CHECK(self.dim() <= 2, "t_() expects a tensor with <= 2 dimensions, but self is ", self.dim(), "D");
+  return self.transpose_(0, self.dim() < 2 ? 0 : 1);
+}
+
 Tensor narrow(const Tensor& self, int64_t dim, int64_t start, int64_t length) {
   TORCH_CHECK(self.dim() > 0, "narrow() cannot be applied to a 0-dim tensor.");
   const int64_t size = self.size(dim);
@@ -453,6 +463,12 @@ Tensor narrow(const Tensor& self, int64_t dim, int64_t start, int64_t length) {
   TORCH_CHECK(length >= 0 && start <= size - length, "start (", start, ") + length (", length,
               ") exceeds dimension size (", size, ").");
   return at::slice(self, dim, start, start + length, 1);
+}
+
+Tensor narrow_Tensor(const Tensor& self, int64_t dim, const Tensor& start, int64_t length) {
+  TORCH_CHECK(start.dim() == 0 && c10::isIntegralType(start.scalar_type(), /*includeBool=*/false),
+              "start must be an 0-dim integral Tensor.");
+  return at::narrow(self, dim, start.item().toLong(), length);
 }
 
 Tensor flatten_using_ints(const Tensor& self, int64_t start_dim, int64_t end_dim) {

@@ -13,6 +13,17 @@ namespace at::inline tessera::native {
 // A tensor over self's storage with new geometry, sharing self's version counter.
 TORCH_API Tensor make_view(const Tensor& self, IntArrayRef sizes, IntArrayRef strides, int64_t offset);
 
+// The geometry a view operator computes: one function per operator serves both its view
+// form (make_view) and its in-place form (set_geometry_), on every backend.
+struct ViewGeometry {
+  std::vector<int64_t> sizes;
+  std::vector<int64_t> strides;
+  int64_t offset = 0;
+};
+TORCH_API Tensor make_view(const Tensor& self, const ViewGeometry& g);
+// Gives self the geometry in place (same storage) and bumps its version; returns self.
+TORCH_API Tensor& set_geometry_(Tensor& self, const ViewGeometry& g);
+
 // Wraps a possibly negative dim into [0, ndim), raising torch's IndexError otherwise. A
 // 0-dim tensor accepts dims -1 and 0, as torch's maybe_wrap_dim does.
 TORCH_API int64_t wrap_dim(int64_t dim, int64_t ndim);
@@ -37,10 +48,6 @@ TORCH_API std::optional<std::vector<int64_t>> view_strides(IntArrayRef old_sizes
 // True when no two elements share memory and the elements fill one dense block (in some
 // order of the dimensions), as torch's is_non_overlapping_and_dense.
 TORCH_API bool is_non_overlapping_and_dense(IntArrayRef sizes, IntArrayRef strides);
-
-// Dense strides that keep the memory order of (sizes, strides): dimensions sorted by
-// stride (size-0/stride-0 dims stay where a contiguous tensor would have them).
-TORCH_API std::vector<int64_t> dense_strides_like(IntArrayRef sizes, IntArrayRef strides);
 
 // torch's permutation for movedim: source dims land at destination dims, the rest keep
 // their relative order in the free slots.

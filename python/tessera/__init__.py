@@ -25,6 +25,12 @@ from ._C import *  # noqa: F401,F403,E402
 
 __version__ = _C._version
 
+# Tensor methods torch defines in Python: the casts t.float(), t.half(), ... and to()'s
+# positional-device form, and x.where(condition, y). (T, mT, H and mH are properties of
+# the C type itself.)
+from . import _tensor_casts  # noqa: E402,F401
+from . import _tensor_methods  # noqa: E402,F401
+
 # tessera.ops: every registered operator by namespace (tessera.ops.aten.add, custom ops).
 from .ops import ops  # noqa: E402,F401
 

@@ -159,3 +159,50 @@ def test_files_are_rewritten_only_when_changed(tmp_path):
     mtime = target.stat().st_mtime_ns
     gen.main(["--ops", str(tmp_path / "ops.yaml"), "--out", str(out)])
     assert target.stat().st_mtime_ns == mtime
+
+
+FUNCTIONAL_OUT_YAML = """
+- func: rand_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor
+- func: rand_like.out(Tensor self, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)
+  functional: rand_like
+  python: False
+- func: clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor
+  variants: function, method
+- func: clone.out(Tensor self, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)
+  functional: clone
+"""
+
+
+def test_functional_out_kernels_are_generated(tmp_path):
+    files = generated(tmp_path, FUNCTIONAL_OUT_YAML)
+    explicit = files["aten/ops/RegisterCompositeExplicitAutograd.cpp"]
+    # the functional op with out's dtype/layout/device where the out= op lacks them
+    assert "ops::op_rand_like().call(self, out.scalar_type(), out.layout(), out.device(), std::nullopt, " \
+           "memory_format);" in explicit
+    assert "ops::op_clone().call(self, memory_format);" in explicit
+    assert 'native::resize_out_sizes(out, result.sizes(), "clone");' in explicit and "out.copy_(result);" in explicit
+    assert 'm.impl("rand_like.out", TORCH_FN(functional_out_rand_like_out));' in explicit
+    # no hand-written kernel is declared, and nothing else registers the op
+    assert "rand_like_out" not in files["aten/native/NativeFunctions.h"]
+    assert "rand_like.out" not in files["aten/ops/RegisterCompositeImplicitAutograd.cpp"]
+    assert "rand_like.out" not in files["aten/ops/RegisterCPU.cpp"]
+    # python: False keeps an out= op from becoming its functional twin's out= keyword
+    py = files["csrc/python_functions.cpp"]
+    assert "op_rand_like_out" not in py and "&at::ops::op_clone_out().schema()" in py
+
+
+@pytest.mark.parametrize("text,error", [
+    ("- func: f.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n  functional: g\n", "is not a functional op"),
+    ("- func: f(Tensor self) -> Tensor\n  functional: g\n", "functional: is for out= ops"),
+    ("- func: g(Tensor self, int n) -> Tensor\n- func: f.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n"
+     "  functional: g\n", "needs 'n'"),
+    ("- func: g(Tensor self) -> Tensor\n- func: f.out(Tensor self, int n, *, Tensor(a!) out) -> Tensor(a!)\n"
+     "  functional: g\n", r"arguments \['n'\] are not g's"),
+    ("- func: g(Tensor self, float n) -> Tensor\n- func: f.out(Tensor self, int n, *, Tensor(a!) out) -> Tensor(a!)\n"
+     "  functional: g\n", "argument n is int here but float in g"),
+    ("- func: g(Tensor self) -> Tensor\n- func: f.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n"
+     "  functional: g\n  dispatch:\n    CPU: k\n", "without dispatch or structured keys"),
+])
+def test_bad_functional_keys_are_rejected(tmp_path, text, error):
+    with pytest.raises(ValueError, match=error):
+        generated(tmp_path, text)

@@ -36,7 +36,28 @@ def test_load_call_unload():
         with pytest.raises(RuntimeError, match="expected a float tensor, got Long"):
             tessera.ops.myops.total(tessera.tensor([1, 2]))
         assert "myops.cpp" in tessera._C._dispatch_dump("myops::scale")
+        # defaults torch writes as numbers (`ScalarType dtype=6`, `Layout layout=0`,
+        # `MemoryFormat memory_format=0`, `MemoryFormat? maybe_format=2`) arrive as enums:
+        # one digit each of dtype (Float=6), layout (strided=0), memory format (contiguous=0),
+        # optional memory format (channels_last=2, 9 for None)
+        assert tessera.ops.myops.enum_args(x) == 6002
+        assert tessera.ops.myops.enum_args(x, dtype=tessera.float64, memory_format=tessera.channels_last,
+                                           maybe_format=None) == 7029
+        assert tessera.ops.myops.enum_args(x, layout=tessera.strided, maybe_format=tessera.preserve_format) == 6001
     finally:
         tessera.ops.unload_library(myops_path())
     with pytest.raises(AttributeError, match="No such operator myops::scale"):
         tessera.ops.myops.scale
+
+
+def test_ops_return_the_object_they_wrote_to():
+    # as torch.ops: in-place and out= overloads give back the caller's own tensor object
+    x = tessera.zeros(3)
+    o = tessera.empty(0)
+    assert tessera.ops.aten.fill_.Scalar(x, 2) is x
+    assert tessera.ops.aten.add.out(x, x, out=o) is o and o.tolist() == [4.0, 4.0, 4.0]
+    assert tessera.ops.aten.add(x, x, out=o) is o
+    r = tessera.ops.aten.add.Tensor(x, x)
+    assert r is not x and r.tolist() == [4.0, 4.0, 4.0]
+    v = tessera.ops.aten.view(x, [3])
+    assert v is not x  # a view aliases but is written to by nobody: a new object

@@ -87,11 +87,12 @@ def test_inplace(info, dtype):
 @pytest.mark.parametrize("info", [i for i in REGISTRY if i.inplace], ids=lambda i: i.name)
 def test_inplace_overlap(info):
     t = torch.zeros(1, 3, dtype=torch.float64).expand(2, 3)
+    kwargs = info.kwargs[0]
     with pytest.raises(RuntimeError) as want:
-        getattr(t, info.inplace)(*[torch.ones(2, 3, dtype=torch.float64)] * (info.arity - 1))
+        getattr(t, info.inplace)(*[torch.ones(2, 3, dtype=torch.float64)] * (info.arity - 1), **kwargs)
     mine = to_tessera(t)
     with pytest.raises(RuntimeError) as got:
-        getattr(mine, info.inplace)(*[to_tessera(torch.ones(2, 3, dtype=torch.float64))] * (info.arity - 1))
+        getattr(mine, info.inplace)(*[to_tessera(torch.ones(2, 3, dtype=torch.float64))] * (info.arity - 1), **kwargs)
     assert str(got.value) == str(want.value)
 
 

@@ -1,8 +1,14 @@
 """What the OpInfo tests of the view and shape operators cannot see: strides, storage
 offsets and storage sharing equal torch's (reshape and contiguous copy exactly when torch
 copies), writes through a view reach the base, torch's error classes and messages, and
-the T / mT properties."""
+the T / mT / H / mH properties, the in-place views (t_, transpose_, squeeze_, unsqueeze_,
+as_strided_) and narrow with a tensor start."""
 import importlib
+import os
+import subprocess
+import sys
+import textwrap
+import warnings
 
 import pytest
 import torch
@@ -21,6 +27,14 @@ VIEW_INFOS = [i for i in opinfo.REGISTRY if isinstance(i, ViewInfo)]
 def storage_base(t):
     """The address of element 0 of t's storage (data_ptr less the storage offset)."""
     return t.data_ptr() - t.storage_offset() * t.element_size()
+
+
+def exact_copy(t):
+    """t's whole storage copied into tessera, viewed with t's sizes, strides and storage
+    offset (to_tessera keeps only the span t covers, from offset 0)."""
+    dtype = getattr(tessera, str(t.dtype).split(".")[1])
+    base = tessera.tensor(t.storage().tolist(), dtype=dtype)
+    return tessera.as_strided(base, tuple(t.shape), t.stride(), t.storage_offset())
 
 
 def flat(result):
@@ -168,41 +182,230 @@ def test_results_of_list_ops_are_tuples():
         assert all(isinstance(t, tessera.Tensor) for t in r)
 
 
-class _Props:
-    """x.T / x.mT, or the functions behind them while the C Tensor type lacks the slots."""
-
-    def __init__(self, t):
-        self.t = t
-
-    @property
-    def T(self):
-        return self.t.T if hasattr(self.t, "T") else _tensor_properties.T(self.t)
-
-    @property
-    def mT(self):
-        return self.t.mT if hasattr(self.t, "mT") else _tensor_properties.mT(self.t)
+PROPERTY_SHAPES = [(), (5,), (3, 4), (2, 3, 4), (2, 1, 3, 2), (0, 3)]
 
 
-_tensor_properties = importlib.import_module("tessera._tensor_properties")
+@pytest.mark.filterwarnings("ignore:The use of `x.T`")
+@pytest.mark.parametrize("prop", ["T", "mT", "H", "mH"])
+@pytest.mark.parametrize("shape", PROPERTY_SHAPES, ids=str)
+@pytest.mark.parametrize("dtype", ["float32", "int64", "bool"])
+def test_transpose_properties_match_torch(prop, shape, dtype):
+    """x.T / x.mT / x.H / x.mH: the same view (sizes, strides, offset, shared storage) and
+    values as torch's, or torch's exception class and message."""
+    numel = torch.Size(shape).numel()
+    base = torch.arange(float(numel)).reshape(shape).to(getattr(torch, dtype))
+    mine = to_tessera(base)
+    try:
+        want = getattr(base, prop)
+    except Exception as e:  # noqa: BLE001 - the class and message are compared
+        with pytest.raises(type(e)) as got:
+            getattr(mine, prop)
+        assert str(got.value) == str(e)
+        return
+    got = getattr(mine, prop)
+    assert isinstance(got, tessera.Tensor)
+    assert tuple(got.shape) == tuple(want.shape) and got.stride() == want.stride()
+    assert got.storage_offset() == want.storage_offset()
+    assert got.tolist() == want.tolist()
+    if numel:
+        assert storage_base(got) == storage_base(mine)  # a view, never a copy
+
+
+def test_transpose_properties_on_views_and_meta():
+    base = torch.arange(60.0).reshape(3, 4, 5)[1:, ::2].transpose(0, 2)
+    mine = exact_copy(base)
+    for prop in ("mT", "mH"):
+        got, want = getattr(mine, prop), getattr(base, prop)
+        assert got.stride() == want.stride() and got.storage_offset() == want.storage_offset()
+        assert got.tolist() == want.tolist()
+    m = tessera.empty(2, 3, 4, device="meta")
+    assert m.mT.is_meta and tuple(m.mT.shape) == (2, 4, 3) and m.mT.stride() == (12, 1, 4)
+    assert tuple(tessera.empty(2, 3, device="meta").H.shape) == (3, 2)
+    # writes through a property's view reach the base
+    t = tessera.zeros(2, 3)
+    t.T.select(0, 1).fill_(7)
+    assert t.tolist() == [[0, 7, 0], [0, 7, 0]]
+
+
+def test_conjugate_transposes_of_complex_tensors_are_not_implemented():
+    # torch returns a lazily conjugated view; tessera has no conj() yet and says so
+    c = tessera.zeros(2, 3, dtype=tessera.complex64)
+    for prop in ("H", "mH"):
+        with pytest.raises(NotImplementedError, match="conj"):
+            getattr(c, prop)
+    assert tuple(c.T.shape) == (3, 2) and tuple(c.mT.shape) == (3, 2)  # plain transposes work
+    with pytest.raises(RuntimeError, match="Got 1-D tensor"):  # the shape check comes first, as in torch
+        tessera.zeros(3, dtype=tessera.complex64).mH
+
+
+def test_T_warns_once_for_other_ranks():
+    """torch warns (once per process) that x.T on other than 2 (or 0) dims is deprecated;
+    a fresh interpreter shows the first such warning and no second."""
+    code = textwrap.dedent("""
+        import warnings, tessera
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            tessera.zeros(2, 3).T, tessera.zeros(()).T
+            assert not w, w
+            tessera.zeros(2, 3, 4).T
+            tessera.zeros(5).T
+        assert len(w) == 1 and w[0].category is UserWarning, w
+        print(w[0].message)
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=os.environ.copy())
+    assert out.returncode == 0, out.stderr
+    mine = out.stdout.strip()
+    assert mine.startswith("The use of `x.T` on tensors of dimension other than 2")
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        torch.zeros(2, 3, 4).T
+    if w:  # torch warns once per process too: only if nothing here triggered it before
+        assert str(w[0].message).startswith(mine)
+
+
+# ---------------------------------------------------------------- in-place views
+
+INPLACE_VIEWS = [
+    # (label, expression on x) - run on torch and tessera alike
+    ("t_", "x.t_()"),
+    ("transpose_", "x.transpose_(0, -1)"),
+    ("transpose_-same", "x.transpose_(1, 1)"),
+    ("transpose_-neg", "x.transpose_(-2, -1)"),
+    ("squeeze_", "x.squeeze_()"),
+    ("squeeze_.dim", "x.squeeze_(1)"),
+    ("squeeze_.dim-neg", "x.squeeze_(-1)"),
+    ("squeeze_.dim-kept", "x.squeeze_(0)"),
+    ("unsqueeze_", "x.unsqueeze_(0)"),
+    ("unsqueeze_-end", "x.unsqueeze_(-1)"),
+    ("unsqueeze_-mid", "x.unsqueeze_(1)"),
+    ("as_strided_", "x.as_strided_((2, 2), (1, 2))"),
+    ("as_strided_-offset", "x.as_strided_((3,), (2,), 1)"),
+    ("as_strided_-function", "lib.as_strided_(x, (2,), (3,), storage_offset=2)"),
+    ("as_strided_-empty", "x.as_strided_((0, 4), (1, 1), 100)"),
+    ("as_strided_-negative-stride", "x.as_strided_((2,), (-1,))"),
+    ("as_strided_-rank-mismatch", "x.as_strided_((2, 2), (1,))"),
+]
+
+INPLACE_LAYOUTS = [
+    ("contiguous", lambda: torch.arange(12.0).reshape(3, 1, 4)),
+    ("transposed", lambda: torch.arange(12.0).reshape(4, 1, 3).transpose(0, 2)),
+    ("offset", lambda: torch.arange(30.0).reshape(5, 6)[1:, 2:].unsqueeze(1)),
+    ("matrix", lambda: torch.arange(6.0).reshape(2, 3)),
+    ("vector", lambda: torch.arange(4.0)),
+    ("scalar", lambda: torch.tensor(3.0)),
+]
+
+
+@pytest.mark.parametrize("layout,make", INPLACE_LAYOUTS, ids=[lay for lay, _ in INPLACE_LAYOUTS])
+@pytest.mark.parametrize("label,expr", INPLACE_VIEWS, ids=[lab for lab, _ in INPLACE_VIEWS])
+def test_inplace_views_match_torch(label, expr, layout, make):
+    """An in-place view op returns self with torch's new sizes, strides and offset over the
+    same storage (or raises torch's exception and leaves self alone), and the values read
+    through it agree."""
+    theirs = make()
+    mine = exact_copy(theirs)
+    mine_base = storage_base(mine)
+    try:
+        want = eval(expr, {"lib": torch, "x": theirs})
+    except Exception as e:  # noqa: BLE001 - the class and message are compared
+        with pytest.raises(Exception) as got:
+            eval(expr, {"lib": tessera, "x": mine})
+        assert type(got.value).__name__ == type(e).__name__ and str(got.value) == str(e)
+        assert tuple(mine.shape) == tuple(theirs.shape) and mine.stride() == theirs.stride()  # unchanged
+        return
+    got = eval(expr, {"lib": tessera, "x": mine})
+    assert got is mine and want is theirs
+    assert tuple(mine.shape) == tuple(theirs.shape), label
+    assert mine.stride() == theirs.stride(), f"{label}: {mine.stride()} vs torch {theirs.stride()}"
+    assert mine.storage_offset() == theirs.storage_offset()
+    if mine.numel():  # an empty tensor has no data pointer to compare
+        assert storage_base(mine) == mine_base  # same storage, no copy
+    assert mine.tolist() == theirs.tolist()
+
+
+def test_inplace_views_keep_sharing_storage_with_other_views():
+    for lib in (torch, tessera):
+        base = lib.zeros(2, 3)
+        alias = base.view(6)
+        base.t_()
+        base.select(0, 2).fill_(1)  # column 2 of the original matrix
+        assert alias.tolist() == [0, 0, 1, 0, 0, 1]
+        base.unsqueeze_(0).squeeze_(0).transpose_(0, 1)
+        assert tuple(base.shape) == (2, 3) and base.tolist() == [[0, 0, 1], [0, 0, 1]]
+        base.as_strided_((2,), (3,), 2).fill_(5)
+        assert alias.tolist() == [0, 0, 5, 0, 0, 5]
+
+
+def test_inplace_views_on_meta_tensors():
+    m = tessera.empty(3, 4, device="meta")
+    assert m.t_() is m and m.is_meta and tuple(m.shape) == (4, 3) and m.stride() == (1, 4)
+    m.unsqueeze_(1).squeeze_(1).transpose_(0, 1).squeeze_()
+    assert tuple(m.shape) == (3, 4) and m.stride() == (4, 1)
+    m.as_strided_((2, 2), (1, 2), 3)
+    assert m.stride() == (1, 2) and m.storage_offset() == 3
+    for expr in ["x.as_strided_((2, 2), (1, 2), 100)", "x.transpose_(0, 2)", "x.unsqueeze_(5)", "x.squeeze_(-3)"]:
+        with pytest.raises(Exception) as want:
+            eval(expr, {"x": torch.empty(3, 4, device="meta")})
+        with pytest.raises(Exception) as got:
+            eval(expr, {"x": tessera.empty(3, 4, device="meta")})
+        assert type(got.value).__name__ == type(want.value).__name__, expr
+        assert str(got.value) == str(want.value)
+
+
+def test_inplace_views_are_methods_as_in_torch():
+    for name in ("transpose_", "t_", "squeeze_", "unsqueeze_"):
+        assert not hasattr(torch, name) and not hasattr(tessera, name), name
+        assert hasattr(tessera.Tensor, name)
+    assert hasattr(tessera, "as_strided_") and hasattr(tessera.Tensor, "as_strided_")
+
+
+# ---------------------------------------------------------------- narrow with a tensor start
+
+NARROW_TENSOR = [
+    "x.narrow(0, lib.tensor(1), 2)", "x.narrow(1, lib.tensor(-2), 2)", "lib.narrow(x, 0, lib.tensor(3), 1)",
+    "x.narrow(0, lib.tensor(1, dtype=lib.int8), 2)", "x.narrow(0, lib.tensor([1]), 1)",
+    "x.narrow(0, lib.tensor(1.0), 1)", "x.narrow(0, lib.tensor(True), 1)", "x.narrow(0, lib.tensor(5), 1)",
+    "x.narrow(0, lib.tensor(3), 2)", "lib.ops.aten.narrow.Tensor(x, 1, lib.tensor(1), 1)",
+    # a 0-dim integral tensor passes for an int anywhere; a 1-element 1-D one does not
+    "x.select(0, lib.tensor(1))", "x.select(0, lib.tensor([1]))", "x.transpose(lib.tensor(0), 1)",
+]
+
+
+@pytest.mark.parametrize("expr", NARROW_TENSOR)
+def test_narrow_with_tensor_start_and_tensors_as_ints(expr):
+    theirs = torch.arange(20.0).reshape(4, 5)
+    mine = to_tessera(theirs)
+    try:
+        want = eval(expr, {"lib": torch, "x": theirs})
+    except Exception as e:  # noqa: BLE001
+        with pytest.raises(Exception) as got:
+            eval(expr, {"lib": tessera, "x": mine})
+        assert type(got.value).__name__ == type(e).__name__, f"{got.value!r} vs {e!r}"
+        if not isinstance(e, TypeError):  # the parser's overload listings differ in wording
+            assert str(got.value) == str(e)
+        return
+    got = eval(expr, {"lib": tessera, "x": mine})
+    assert tuple(got.shape) == tuple(want.shape) and got.stride() == want.stride()
+    assert got.storage_offset() == want.storage_offset() and got.tolist() == want.tolist()
+    assert storage_base(got) == storage_base(mine)
 
 
 @pytest.mark.filterwarnings("ignore:The use of `x.T`")
 def test_T_and_mT():
     base = torch.arange(24.0).reshape(2, 3, 4)
     mine = to_tessera(base)
-    P = _Props
     for t, m in [(base, mine), (base[0], mine.select(0, 0)), (base[0, 0], mine.select(0, 0).select(0, 0))]:
-        got, want = P(m).T, t.permute(*reversed(range(t.dim())))
+        got, want = m.T, t.permute(*reversed(range(t.dim())))
         assert tuple(got.shape) == tuple(want.shape) and got.stride() == want.stride()
         assert got.tolist() == want.tolist()
-    assert P(mine).mT.stride() == base.mT.stride() and P(mine).mT.tolist() == base.mT.tolist()
-    assert P(mine.select(0, 0)).mT.stride() == base[0].mT.stride()
+    assert mine.mT.stride() == base.mT.stride() and mine.mT.tolist() == base.mT.tolist()
+    assert mine.select(0, 0).mT.stride() == base[0].mT.stride()
     scalar = mine.select(0, 0).select(0, 0).select(0, 0)
-    assert P(scalar).mT.shape == base[0, 0, 0].mT.shape == ()
+    assert scalar.mT.shape == base[0, 0, 0].mT.shape == ()
     with pytest.raises(RuntimeError) as want:
         base[0, 0].mT
     with pytest.raises(RuntimeError) as got:
-        P(mine.select(0, 0).select(0, 0)).mT
+        mine.select(0, 0).select(0, 0).mT
     assert str(got.value) == str(want.value)
 
 

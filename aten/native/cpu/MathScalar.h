@@ -3,6 +3,7 @@
 // special functions the standard library lacks (erfinv, digamma).
 #pragma once
 
+#include <aten/cpu/vec/vec_base.h>
 #include <aten/native/Dispatch.h>
 
 #include <cmath>
@@ -77,43 +78,8 @@ inline T sigmoid_any(T x) {
   }
 }
 
-// The inverse error function: a rational first guess refined by two Newton steps, so the
-// result is accurate to the last bit or two of double.
-inline double erfinv_double(double y) {
-  if (std::isnan(y) || y < -1 || y > 1) return std::numeric_limits<double>::quiet_NaN();
-  if (y == 1) return std::numeric_limits<double>::infinity();
-  if (y == -1) return -std::numeric_limits<double>::infinity();
-  double w = -std::log((1.0 - y) * (1.0 + y));
-  double x;
-  if (w < 5.0) {
-    w -= 2.5;
-    double p = 2.81022636e-08;
-    p = 3.43273939e-07 + p * w;
-    p = -3.5233877e-06 + p * w;
-    p = -4.39150654e-06 + p * w;
-    p = 0.00021858087 + p * w;
-    p = -0.00125372503 + p * w;
-    p = -0.00417768164 + p * w;
-    p = 0.246640727 + p * w;
-    p = 1.50140941 + p * w;
-    x = p * y;
-  } else {
-    w = std::sqrt(w) - 3.0;
-    double p = -0.000200214257;
-    p = 0.000100950558 + p * w;
-    p = 0.00134934322 + p * w;
-    p = -0.00367342844 + p * w;
-    p = 0.00573950773 + p * w;
-    p = -0.0076224613 + p * w;
-    p = 0.00943887047 + p * w;
-    p = 1.00167406 + p * w;
-    p = 2.83297682 + p * w;
-    x = p * y;
-  }
-  const double two_over_sqrt_pi = 1.1283791670955126;
-  for (int i = 0; i < 2; ++i) x -= (std::erf(x) - y) / (two_over_sqrt_pi * std::exp(-x * x));
-  return x;
-}
+// The inverse error function (shared with the vector kernels' element-wise fallback).
+using vec::detail::erfinv_double;
 
 // The digamma function: reflection for negatives, recurrence up to 6, then the
 // asymptotic series. digamma(0) is -inf with the sign of -0 as torch has it.

@@ -172,3 +172,67 @@ TEST(Ops, DispatchDumpForANativeOp) {
 }
 
 }  // namespace
+
+namespace {
+
+// The C++ API of the Scalar overloads and ternary ops: plain numbers resolve to the Scalar
+// overloads, and promotion treats them as Python numbers do.
+TEST(Ops, ScalarOverloadsFromCpp) {
+  Tensor i = at::arange(4);  // int64
+  EXPECT_EQ(at::add(i, 2.5).scalar_type(), at::kFloat);
+  EXPECT_EQ(values<float>(at::add(i, 2.5, 2))[1], 6.0f);
+  EXPECT_EQ(i.mul(3).scalar_type(), at::kLong);
+  EXPECT_EQ(values<int64_t>(i.mul(3))[3], 9);
+  EXPECT_EQ(at::eq(i, 2).scalar_type(), at::kBool);
+  EXPECT_EQ(values<bool>(at::eq(i, 2))[2], true);
+  EXPECT_EQ(values<int64_t>(at::pow(2, i))[3], 8);
+  EXPECT_THROW(at::pow(i, -1), c10::Error);       // integers to negative powers
+  EXPECT_EQ(values<int64_t>(at::remainder(7, i.add(1)))[2], 1);
+  Tensor f = arange_float({4});
+  f.sub_(1.5);
+  EXPECT_EQ(values<float>(f)[0], -1.5f);
+}
+
+TEST(Ops, TernaryFromCpp) {
+  Tensor f = arange_float({2, 3});
+  Tensor mask = at::gt(f, 2);
+  Tensor w = at::where(mask, f, -1.0);
+  EXPECT_EQ(w.scalar_type(), at::kFloat);
+  EXPECT_EQ(values<float>(w), (std::vector<float>{-1, -1, -1, 3, 4, 5}));
+  EXPECT_EQ(values<float>(at::clamp(f, 1, 3)), (std::vector<float>{1, 1, 2, 3, 3, 3}));
+  EXPECT_EQ(values<float>(at::clamp_min(f, 4)), (std::vector<float>{4, 4, 4, 4, 4, 5}));
+  EXPECT_THROW(at::clamp(f, std::optional<at::Scalar>(), std::optional<at::Scalar>()), c10::Error);
+  EXPECT_EQ(values<float>(at::lerp(f, at::add(f, 2), 0.5)), (std::vector<float>{1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(values<float>(at::addcmul(f, f, f, 2))[2], 2.0f + 2 * 2 * 2);
+  EXPECT_FLOAT_EQ(values<float>(at::addcdiv(f, f, at::add(f, 1)))[1], 1.5f);
+  Tensor m = at::empty({2, 3}, at::TensorOptions().device("meta"));
+  Tensor mm = at::where(at::gt(m, 0), m, 2);
+  EXPECT_TRUE(mm.is_meta());
+  EXPECT_EQ(mm.sizes(), c10::IntArrayRef({2, 3}));
+}
+
+}  // namespace
+
+namespace {
+
+TEST(Ops, ReductionsFromCpp) {
+  Tensor f = arange_float({2, 3});  // 0 1 2 / 3 4 5
+  EXPECT_EQ(values<float>(at::sum(f)), (std::vector<float>{15}));
+  EXPECT_EQ(values<float>(f.sum(std::optional<at::IntArrayRef>(std::vector<int64_t>{0}))), (std::vector<float>{3, 5, 7}));
+  EXPECT_EQ(at::sum(at::arange(4)).scalar_type(), at::kLong);
+  EXPECT_EQ(values<float>(at::mean(f, std::optional<at::IntArrayRef>(std::vector<int64_t>{1}), true)),
+            (std::vector<float>{1, 4}));
+  EXPECT_EQ(values<float>(at::amax(f, {0})), (std::vector<float>{3, 4, 5}));
+  EXPECT_EQ(values<float>(at::prod(at::add(f, 1))), (std::vector<float>{720}));
+  EXPECT_EQ(values<bool>(at::any(at::gt(f, 4))), (std::vector<bool>{true}));
+  EXPECT_EQ(values<int64_t>(at::argmax(f, 1)), (std::vector<int64_t>{2, 2}));
+  auto [v, i] = at::min(f, 0);
+  EXPECT_EQ(values<float>(v), (std::vector<float>{0, 1, 2}));
+  EXPECT_EQ(values<int64_t>(i), (std::vector<int64_t>{0, 0, 0}));
+  EXPECT_THROW(at::amax(at::empty({0, 3})), c10::Error);
+  Tensor m = at::empty({4, 5}, at::TensorOptions().device("meta"));
+  EXPECT_EQ(at::sum(m, std::optional<at::IntArrayRef>(std::vector<int64_t>{1}), true).sizes(),
+            c10::IntArrayRef({4, 1}));
+}
+
+}  // namespace

@@ -1,6 +1,7 @@
 // The geometry helpers behind the view operators (aten/native/TensorShape.h), and a few
 // views through the C++ API: shared storage and version counter.
 #include <aten/aten.h>
+#include <aten/native/TensorFactories.h>
 #include <aten/native/TensorShape.h>
 
 #include <gtest/gtest.h>
@@ -68,10 +69,10 @@ TEST(ViewGeometry, DenseAndMemoryOrder) {
   EXPECT_FALSE(at::native::is_non_overlapping_and_dense(V{3, 4}, V{8, 2}));
   EXPECT_FALSE(at::native::is_non_overlapping_and_dense(V{3, 4}, V{0, 1}));
   // non-dense inputs keep their order of dims in a dense layout
-  EXPECT_EQ(at::native::dense_strides_like(V{3, 4}, V{2, 6}), (V{1, 3}));
-  EXPECT_EQ(at::native::dense_strides_like(V{4, 3}, V{6, 2}), (V{3, 1}));
+  EXPECT_EQ(at::native::infer_dense_strides(V{3, 4}, V{2, 6}), (V{1, 3}));
+  EXPECT_EQ(at::native::infer_dense_strides(V{4, 3}, V{6, 2}), (V{3, 1}));
   // zero strides say nothing: the contiguous order stays
-  EXPECT_EQ(at::native::dense_strides_like(V{3, 4}, V{1, 0}), (V{4, 1}));
+  EXPECT_EQ(at::native::infer_dense_strides(V{3, 4}, V{1, 0}), (V{4, 1}));
 }
 
 TEST(ViewGeometry, MovedimPermutation) {
@@ -104,6 +105,32 @@ TEST(Views, ShareStorageAndVersionCounter) {
   EXPECT_EQ(base.reshape({12}).data_ptr(), base.data_ptr());
   EXPECT_NE(base.t().reshape({12}).data_ptr(), base.data_ptr());
   EXPECT_TRUE(base.contiguous().is_same(base));
+}
+
+TEST(Views, InPlaceViewsChangeSelfAndCountAsWrites) {
+  at::Tensor base = at::empty({3, 1, 4});
+  at::Tensor alias = base.view({12});
+  c10::TensorImpl* impl = base.unsafeGetTensorImpl();
+  const auto version = impl->version_counter().current_version();
+  void* data = base.data_ptr();
+  EXPECT_TRUE(base.transpose_(0, 2).is_same(base));  // self itself, new geometry
+  EXPECT_EQ(base.sizes(), c10::IntArrayRef({4, 1, 3}));
+  EXPECT_EQ(base.strides(), c10::IntArrayRef({1, 4, 4}));
+  base.squeeze_(1).unsqueeze_(0).squeeze_();
+  EXPECT_EQ(base.sizes(), c10::IntArrayRef({4, 3}));
+  base.t_();
+  EXPECT_EQ(base.strides(), c10::IntArrayRef({4, 1}));
+  base.as_strided_({2}, {5}, 1);
+  EXPECT_EQ(base.storage_offset(), 1);
+  EXPECT_EQ(base.data_ptr(), static_cast<float*>(data) + 1);  // same storage throughout
+  // each in-place view bumps the version counter that the other views share
+  EXPECT_EQ(impl->version_counter().current_version(), version + 6);
+  EXPECT_EQ(alias.unsafeGetTensorImpl()->version_counter().current_version(), version + 6);
+  // a failed check leaves self as it was
+  EXPECT_THROW(base.as_strided_({2}, {50}, 0), c10::Error);
+  EXPECT_THROW(base.transpose_(0, 1), c10::IndexError);
+  EXPECT_EQ(base.sizes(), c10::IntArrayRef({2}));
+  EXPECT_EQ(impl->version_counter().current_version(), version + 6);
 }
 
 }  // namespace

@@ -35,16 +35,29 @@ std::tuple<at::Tensor, at::Tensor> split_sign(const at::Tensor& x, double thresh
   return {pos, neg};
 }
 
+// What the enum arguments arrived as, one decimal digit each (dtype, layout, memory format,
+// optional memory format or 9 for None): defaults that torch writes as numbers
+// (`MemoryFormat memory_format=0`) must reach the kernel as the enum.
+int64_t enum_args(const at::Tensor& /*x*/, at::ScalarType dtype, at::Layout layout, at::MemoryFormat format,
+                  std::optional<at::MemoryFormat> maybe_format) {
+  return static_cast<int64_t>(dtype) * 1000 + static_cast<int64_t>(layout) * 100 + static_cast<int64_t>(format) * 10 +
+         (maybe_format ? static_cast<int64_t>(*maybe_format) : 9);
+}
+
 }  // namespace
 
 TORCH_LIBRARY(myops, m) {
   m.def("scale(Tensor x, float factor) -> Tensor");
   m.def("total(Tensor x) -> float");
   m.def("split_sign(Tensor x, *, float threshold=0.0) -> (Tensor, Tensor)");
+  m.def(
+      "enum_args(Tensor x, *, ScalarType dtype=6, Layout layout=0, MemoryFormat memory_format=0, "
+      "MemoryFormat? maybe_format=2) -> int");
 }
 
 TORCH_LIBRARY_IMPL(myops, CPU, m) {
   m.impl("scale", TORCH_FN(scale));
   m.impl("total", TORCH_FN(total));
   m.impl("split_sign", TORCH_FN(split_sign));
+  m.impl("enum_args", TORCH_FN(enum_args));
 }

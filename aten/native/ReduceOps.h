@@ -1,0 +1,41 @@
+// Reductions over TensorIterator: which dims a call reduces, the result's shape and dtype
+// (computed once for Meta and CPU), and the stubs the per-ISA kernels register on.
+//
+// A reduction iterates the input with an accumulator view of the output whose reduced
+// dims have stride 0; kernels fold each element into the accumulator it maps to, and a
+// row along a reduced innermost dim is folded first (pairwise for sums).
+#pragma once
+
+#include <aten/native/DispatchStub.h>
+#include <aten/native/TensorIterator.h>
+#include <aten/native/TensorMeta.h>
+
+#include <optional>
+#include <vector>
+
+namespace at::inline tessera::native {
+
+// mask[d]: whether input dim d is reduced. An empty or absent list reduces every dim.
+// Raises torch's IndexError for a dim out of range and RuntimeError for a repeated one.
+TORCH_API std::vector<bool> reduction_mask(std::optional<IntArrayRef> dims, int64_t ndim);
+// The result's sizes: reduced dims dropped, or kept as 1 with keepdim.
+TORCH_API std::vector<int64_t> reduced_sizes(IntArrayRef sizes, const std::vector<bool>& mask, bool keepdim);
+// amax/amin: a reduced dim of size 0 has no extremum (torch's IndexError / RuntimeError).
+// (Checked dim by dim before repeated dims are, as torch does.)
+TORCH_API void check_nonempty_reduction(const Tensor& self, std::optional<IntArrayRef> dims, const char* op);
+
+// The iterator of a reduction: `acc` has the result's sizes (keepdim or not) and the
+// input's dtype; it must be filled with the reduction's identity before the kernel runs.
+TORCH_API TensorIterator make_reduction(const Tensor& acc, const Tensor& input, const std::vector<bool>& mask,
+                                        bool keepdim);
+
+using reduce_fn = void (*)(TensorIterator&);
+DECLARE_DISPATCH(reduce_fn, sum_stub);
+DECLARE_DISPATCH(reduce_fn, nansum_stub);
+DECLARE_DISPATCH(reduce_fn, prod_stub);
+DECLARE_DISPATCH(reduce_fn, amax_stub);
+DECLARE_DISPATCH(reduce_fn, amin_stub);
+DECLARE_DISPATCH(reduce_fn, and_stub);  // Bool accumulators
+DECLARE_DISPATCH(reduce_fn, or_stub);
+
+}  // namespace at::inline tessera::native
