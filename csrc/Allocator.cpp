@@ -1,9 +1,10 @@
 // Bindings for the CPU allocator (tessera.cpu.memory_stats, empty_cache, ...: the private
 // _cpu_* functions python/tessera/cpu.py wraps) and for the intra-op thread count
-// (tessera.set_num_threads / get_num_threads).
+// (tessera.set_num_threads / get_num_threads), and the kernels' ISA (_cpu_capability).
 #include "python_api.h"
 
 #include <aten/core/Parallel.h>
+#include <aten/native/DispatchStub.h>
 #include <c10/core/CPUAllocator.h>
 #include <c10/core/CachingCPUAllocator.h>
 
@@ -167,6 +168,14 @@ PyObject* parallel_sum(PyObject*, PyObject* args) {
   END_HANDLE_TH_ERRORS
 }
 
+// The kernels' instruction set: "default" or "avx2" (TESSERA_CPU_CAPABILITY lowers it), so
+// tests can say which per-ISA path they ran.
+PyObject* cpu_capability(PyObject*, PyObject*) {
+  HANDLE_TH_ERRORS
+  return PyUnicode_FromString(at::native::cpu_capability());
+  END_HANDLE_TH_ERRORS
+}
+
 PyMethodDef methods[] = {
     {"_cpu_memory_stats", cpu_memory_stats, METH_NOARGS, "The caching CPU allocator's counters, as a dict."},
     {"_cpu_memory_allocated", cpu_memory_allocated, METH_NOARGS, nullptr},
@@ -178,6 +187,7 @@ PyMethodDef methods[] = {
     {"_cpu_cache_limit", cpu_cache_limit, METH_NOARGS, nullptr},
     {"_cpu_allocator_backend", cpu_allocator_backend, METH_NOARGS, nullptr},
     {"_parallel_sum", parallel_sum, METH_VARARGS, nullptr},
+    {"_cpu_capability", cpu_capability, METH_NOARGS, nullptr},
     {"set_num_threads", set_num_threads, METH_O,
      "set_num_threads(int) -> None\n\nSets the number of threads used for intra-op parallelism on CPU "
      "(OpenMP regions, OpenBLAS and oneDNN)."},

@@ -1,3 +1,4 @@
+#include <aten/core/Parallel.h>
 #include <aten/native/Broadcast.h>
 #include <aten/native/NativeFunctions.h>
 #include <aten/native/StructuredHelpers.h>
@@ -5,6 +6,7 @@
 #include <aten/native/TensorIterator.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <numeric>
 
 namespace at::inline tessera {
@@ -55,6 +57,7 @@ TensorIteratorConfig& TensorIteratorConfig::is_reduction(bool v) {
 
 TensorIterator TensorIteratorConfig::build() {
   TensorIterator it(*this);
+  it.check_no_partial_overlap();
   it.allocate_and_cast(*this);
   it.compute_strides();
   it.coalesce_dimensions();
@@ -238,6 +241,41 @@ static bool non_overlapping_and_dense(const Tensor& t) {
   return true;
 }
 
+namespace native {
+
+// Torch's rule: two tensors sharing memory must share all of it, element for element
+// (in-place ops); "partial" overlap is refused. Judged only when both are dense, as torch does.
+static bool partially_overlap(const Tensor& a, const Tensor& b) {
+  if (a.is_same(b) || a.numel() == 0 || b.numel() == 0 || a.is_meta() || b.is_meta()) return false;
+  if (!a.storage().is_alias_of(b.storage())) return false;
+  if (!non_overlapping_and_dense(a) || !non_overlapping_and_dense(b)) return false;
+  const char* a_begin = static_cast<const char*>(a.data_ptr());
+  const char* b_begin = static_cast<const char*>(b.data_ptr());
+  const char* a_end = a_begin + a.nbytes();
+  const char* b_end = b_begin + b.nbytes();
+  if (a_begin == b_begin && a_end == b_end) return !a.strides().equals(b.strides());
+  return a_begin < b_end && b_begin < a_end;
+}
+
+void assert_no_partial_overlap(const Tensor& written, const Tensor& read) {
+  TORCH_CHECK(!partially_overlap(written, read),
+              "unsupported operation: some elements of the input tensor and the written-to tensor refer to a single "
+              "memory location. Please clone() the tensor before performing the operation.");
+}
+
+}  // namespace native
+
+// An elementwise loop reading memory it has already written would give results that
+// depend on vector width and on how the range is split across threads.
+void TensorIterator::check_no_partial_overlap() const {
+  for (const auto& out : operands_) {
+    if (!out.is_output || !out.tensor.defined()) continue;
+    for (const auto& in : operands_) {
+      if (!in.is_output) native::assert_no_partial_overlap(out.tensor, in.tensor);
+    }
+  }
+}
+
 static Tensor converted(const Tensor& t, c10::ScalarType dtype) {
   Tensor out = non_overlapping_and_dense(t) ? native::make_empty_strided(t.sizes(), t.strides(), dtype, t.device())
                                             : native::make_empty(t.sizes(), dtype, t.device());
@@ -340,6 +378,51 @@ void TensorIterator::cast_outputs() {
 
 // ---------------------------------------------------------------- loops
 
+namespace {
+
+// Note [Tiled 2-D blocks]
+// An operand walked across its layout (a transposed input: a long inner stride, a short
+// outer one) touches a new cache line at every element of a row and needs the line's next
+// element only a whole row later, by when a long row has evicted it. So a block of rows
+// runs as tiles of kTileCols columns by enough rows to use four such lines up. The tile is
+// narrow because such strides are often powers of two, which map every line of a tile
+// column onto the same few cache sets (a 16 KiB stride: 8 sets of this machine's 16-way
+// L2, 128 lines). Measured on 4096 x 4096 float, a.t() + b and a.t().contiguous(), two
+// threads: 160 and 225 ms untiled, 40-60 and 30-45 ms tiled (64 to 256 columns alike).
+constexpr int64_t kCacheLine = 64;
+constexpr int64_t kTileCols = 64;
+constexpr int64_t kTileLines = 4;
+
+// The rows per tile for this block's strides, or 0 when no operand is walked across its layout.
+int64_t tile_rows(const int64_t* strides, size_t nt) {
+  int64_t rows = 0;
+  for (size_t k = 0; k < nt; ++k) {
+    const int64_t inner = std::abs(strides[k]), outer = std::abs(strides[nt + k]);
+    if (outer != 0 && outer < kCacheLine && inner >= kCacheLine) rows = std::max(rows, kTileLines * kCacheLine / outer);
+  }
+  return rows;
+}
+
+// loop over size0 x size1 elements from ptrs, in tiles when tile_rows says so.
+void run_block(TensorIterator::loop2d_t loop, char** ptrs, const int64_t* strides, size_t nt, int64_t size0,
+               int64_t size1) {
+  const int64_t rows = size1 > 1 && size0 > kTileCols ? tile_rows(strides, nt) : 0;
+  if (rows == 0) {
+    loop(ptrs, strides, size0, size1);
+    return;
+  }
+  std::vector<char*> t(nt);
+  for (int64_t j = 0; j < size1; j += rows) {
+    const int64_t n1 = std::min(rows, size1 - j);
+    for (int64_t i = 0; i < size0; i += kTileCols) {
+      for (size_t k = 0; k < nt; ++k) t[k] = ptrs[k] + i * strides[k] + j * strides[nt + k];
+      loop(t.data(), strides, std::min(kTileCols, size0 - i), n1);
+    }
+  }
+}
+
+}  // namespace
+
 void TensorIterator::serial_for_each(loop2d_t loop, int64_t begin, int64_t end) const {
   if (begin >= end) return;
   const size_t nt = operands_.size();
@@ -377,7 +460,7 @@ void TensorIterator::serial_for_each(loop2d_t loop, int64_t begin, int64_t end) 
       size0 = shape_[0];
       size1 = std::min(shape_[1] - index[1], remaining / shape_[0]);
     }
-    loop(ptrs.data(), strides.data(), size0, size1);
+    run_block(loop, ptrs.data(), strides.data(), nt, size0, size1);
     // Advance the multi-index by size0 * size1 elements.
     index[0] += size0;
     if (size1 > 1) index[1] += size1 - 1;
@@ -390,9 +473,14 @@ void TensorIterator::serial_for_each(loop2d_t loop, int64_t begin, int64_t end) 
 }
 
 void TensorIterator::for_each(loop2d_t loop, int64_t grain_size) const {
-  // Runs on this thread until at::parallel_for lands; the chunking keeps the contract.
-  (void)grain_size;
-  serial_for_each(loop, 0, numel_);
+  // Small iterations never touch OpenMP: a region costs microseconds, more than the loop.
+  if (numel_ <= grain_size || get_num_threads() == 1 || in_parallel_region()) {
+    serial_for_each(loop, 0, numel_);
+    return;
+  }
+  // Each chunk is a contiguous range of iteration order, so every element is written by
+  // exactly one thread; the loop (a function_ref) is shared and must not mutate state.
+  parallel_for(0, numel_, grain_size, [&](int64_t begin, int64_t end) { serial_for_each(loop, begin, end); });
 }
 
 // ---------------------------------------------------------------- configurations

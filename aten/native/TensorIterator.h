@@ -134,6 +134,7 @@ class TORCH_API TensorIterator {
   void compute_types(const TensorIteratorConfig& config);
   void compute_permutation();
   std::vector<int64_t> output_strides() const;
+  void check_no_partial_overlap() const;
   void allocate_and_cast(const TensorIteratorConfig& config);
   void compute_strides();
   void coalesce_dimensions();
@@ -147,5 +148,13 @@ class TORCH_API TensorIterator {
   c10::ScalarType common_dtype_ = c10::ScalarType::Undefined;
   c10::Device device_ = c10::Device(c10::DeviceType::CPU);
 };
+
+namespace native {
+// Raises torch's "unsupported operation: some elements of the input tensor and the
+// written-to tensor refer to a single memory location" when `written` and `read` share
+// some but not all of their memory (both dense); TensorIterator checks every output
+// against every input, copy_'s memcpy path calls it directly.
+TORCH_API void assert_no_partial_overlap(const Tensor& written, const Tensor& read);
+}  // namespace native
 
 }  // namespace at::inline tessera

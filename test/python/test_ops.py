@@ -7,10 +7,12 @@ import torch
 import tessera
 
 import importlib
+import math
+import os
 import pathlib
 
 import opinfo
-from opinfo import REGISTRY, REDUCED, assert_same, to_tessera
+from opinfo import REGISTRY, REDUCED, assert_same, to_tessera, to_torch
 
 # Every opinfo_<family>.py beside this file registers its family's entries.
 for _path in sorted(pathlib.Path(__file__).parent.glob("opinfo_*.py")):
@@ -124,3 +126,85 @@ def test_meta(info, dtype):
             assert g.is_meta, context
             assert tuple(g.shape) == tuple(w.shape), context
             assert str(g.dtype).split(".")[1] == str(w.dtype).split(".")[1], context
+
+
+def test_kernels_run_on_the_requested_isa():
+    """ctest runs this file at the CPU's best ISA and again with TESSERA_CPU_CAPABILITY=default;
+    the second run must really take the default kernels."""
+    requested = os.environ.get("TESSERA_CPU_CAPABILITY", "").lower()
+    assert tessera._C._cpu_capability() in ("default", "avx2")
+    if requested == "default":
+        assert tessera._C._cpu_capability() == "default"
+
+
+# ---------------------------------------------------------------- sigmoid far below zero
+
+SIGMOID_X = [-1e4, -900.0, -746.0, -744.0, -720.0, -710.0, -700.0, -300.0, -104.0, -103.0, -100.0, -95.0, -90.0,
+             -89.0, -88.8, -88.7, -88.0, -87.0, -40.0, -20.0, -17.0, -16.0, -1.0, -0.0, 0.0, 3.0, 40.0, 1e4,
+             -math.inf, math.inf, math.nan]
+
+
+def sigmoid_exact(x):
+    """sigmoid in double, written so that no step overflows (e^x for x < 0)."""
+    if math.isnan(x):
+        return x
+    if x < 0:
+        e = math.exp(x)
+        return e / (1 + e)
+    return 1 / (1 + math.exp(-x))
+
+
+@pytest.mark.parametrize("dtype", opinfo.FLOATING)
+@pytest.mark.parametrize("layout", ["contiguous", "stepped"])
+def test_sigmoid_large_negative_inputs(dtype, layout):
+    """1 / (1 + e^-x) overflows e^-x below about -88 in float (-709 in double); the kernels
+    use e^x / (1 + e^x) there, on the vector lanes, the scalar tails and strided rows alike.
+    Run by ctest at the CPU's best ISA and again with TESSERA_CPU_CAPABILITY=default."""
+    # 99 values: full vectors, then a tail of 3 (8 float or 4 double lanes) that underflows
+    xs = SIGMOID_X * 3 + [-100.0, -95.0, -90.0, -720.0, -744.0, -103.0]
+    base = torch.tensor([v for x in xs for v in (x, 1.0)], dtype=torch.float64).to(opinfo.torch_dtype(dtype))
+    x = base[::2] if layout == "stepped" else base[::2].contiguous()
+    mine = to_tessera(x).sigmoid()
+    got = to_torch(mine)
+    context = f"sigmoid {dtype} {layout} on {tessera._C._cpu_capability()}"
+    # against torch (torch 1.13 has no Half sigmoid: float32, rounded), at the usual tolerances
+    want = torch.sigmoid(x.float()).to(x.dtype) if dtype == "float16" else torch.sigmoid(x)
+    assert_same(mine, want, next(i for i in REGISTRY if i.name == "sigmoid"), dtype, context)
+    # and against the exact value rounded to the dtype: a few ulps, and within two of the
+    # smallest subnormal where the result is subnormal (torch itself flushes those to 0)
+    exact = torch.tensor([sigmoid_exact(float(v)) for v in x.double()], dtype=torch.float64).to(x.dtype)
+    info = torch.finfo(x.dtype)
+    ulps = 8 if dtype in ("float32", "float64") else 1
+    tiny = 2 * info.tiny * info.eps  # two of the smallest subnormals
+    torch.testing.assert_close(got.double(), exact.double(), rtol=ulps * info.eps, atol=tiny, equal_nan=True,
+                               msg=lambda m: f"{context}: {m}")
+    assert bool(((got >= 0) & (got <= 1) | got.isnan()).all()), context
+
+
+# ---------------------------------------------------------------- overlapping operands
+
+OVERLAP_CASES = {
+    # written and read share some memory: refused (results would depend on vector width
+    # and on the split across threads)
+    "add_": lambda lib, a: a.narrow(0, 1, 9).add_(a.narrow(0, 0, 9)),
+    "copy_": lambda lib, a: a.narrow(0, 1, 9).copy_(a.narrow(0, 0, 9)),
+    "copy_ strided": lambda lib, a: a.narrow(0, 0, 9).view(3, 3).copy_(a.narrow(0, 0, 9).view(3, 3).t()),
+    "add out=": lambda lib, a: lib.add(a.narrow(0, 0, 9), 1, out=a.narrow(0, 1, 9)),
+    "exp out=": lambda lib, a: lib.exp(a.narrow(0, 0, 9), out=a.narrow(0, 1, 9)),
+    # the same elements, or none in common: fine
+    "add_ self": lambda lib, a: a.add_(a),
+    "add_ disjoint": lambda lib, a: a.narrow(0, 5, 5).add_(a.narrow(0, 0, 5)),
+    "copy_ disjoint": lambda lib, a: a.narrow(0, 5, 5).copy_(a.narrow(0, 0, 5)),
+}
+
+
+@pytest.mark.parametrize("case", list(OVERLAP_CASES))
+def test_partial_overlap_is_refused_like_torch(case):
+    fn = OVERLAP_CASES[case]
+    want_a, mine_a = torch.arange(10.0), tessera.arange(10.0)
+    status, want = outcome(lambda: fn(torch, want_a))
+    got_status, got = outcome(lambda: fn(tessera, mine_a))
+    assert got_status == status, f"{case}: torch {want!r}, tessera {got!r}"
+    if status == "error":
+        assert type(got).__name__ == type(want).__name__ and str(got) == str(want), case
+    assert to_torch(mine_a).tolist() == want_a.tolist(), case

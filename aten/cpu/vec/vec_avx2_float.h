@@ -77,30 +77,7 @@ class Vectorized<float> : public VectorizedOps<float, Vectorized<float>> {
     return _mm256_or_ps(_mm256_andnot_ps(sign, v_), _mm256_and_ps(sign, o));
   }
 
-  Vectorized exp() const {
-    // exp(x) = 2^n * exp(r), n = round(x / ln2), |r| <= ln2 / 2; ln2 split in two so n * hi
-    // is exact. 2^n is applied in two halves so results down to the subnormals are right.
-    const __m256 x = _mm256_min_ps(_mm256_max_ps(v_, _mm256_set1_ps(-104.0f)), _mm256_set1_ps(89.0f));
-    const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
-                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
-    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
-    __m256 p = _mm256_set1_ps(1.9875691500e-4f);
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
-    p = _mm256_add_ps(_mm256_fmadd_ps(p, _mm256_mul_ps(r, r), r), _mm256_set1_ps(1.0f));
-    const __m256i ni = _mm256_cvtps_epi32(n);
-    const __m256i n1 = _mm256_srai_epi32(ni, 1);
-    const __m256i n2 = _mm256_sub_epi32(ni, n1);
-    const __m256i bias = _mm256_set1_epi32(127);
-    const __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, bias), 23));
-    const __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, bias), 23));
-    const __m256 y = _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
-    return _mm256_blendv_ps(y, _mm256_add_ps(v_, v_), isnan());  // NaN in, NaN out
-  }
+  Vectorized exp() const { return exp_clamped<false>(v_); }
 
   Vectorized log() const {
     // x = m * 2^e with m in [sqrt(1/2), sqrt(2)); log(x) = log1p(m - 1) + e * ln2.
@@ -165,9 +142,39 @@ class Vectorized<float> : public VectorizedOps<float, Vectorized<float>> {
   // 1 / (1 + e^-x), as e^x / (1 + e^x) for x < 0 so the exponential never overflows.
   Vectorized sigmoid() const {
     const __m256 one = _mm256_set1_ps(1.0f);
-    const __m256 e = Vectorized(_mm256_or_ps(_mm256_set1_ps(-0.0f), v_)).exp();  // e^-|x|
+    const __m256 e = exp_clamped<true>(_mm256_or_ps(_mm256_set1_ps(-0.0f), v_));  // e^-|x|
     const __m256 num = _mm256_blendv_ps(one, e, _mm256_cmp_ps(v_, _mm256_setzero_ps(), _CMP_LT_OQ));
     return _mm256_div_ps(num, _mm256_add_ps(one, e));
+  }
+
+  // exp(x) = 2^n * exp(r), n = round(x / ln2), |r| <= ln2 / 2; ln2 split in two so n * hi
+  // is exact. 2^n is applied in two halves so results down to the subnormals are right.
+  // The clamps take x as their second operand, which min/max return when it is NaN, so a
+  // NaN goes through the arithmetic and comes out NaN with no blend. NonPositive: the
+  // caller knows x <= 0 (or NaN) and the upper clamp is left out (sigmoid's e^-|x|).
+  template <bool NonPositive>
+  static __m256 exp_clamped(__m256 v) {
+    __m256 x = _mm256_max_ps(_mm256_set1_ps(-104.0f), v);
+    if constexpr (!NonPositive) x = _mm256_min_ps(_mm256_set1_ps(89.0f), x);
+    const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
+    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+    __m256 p = _mm256_set1_ps(1.9875691500e-4f);
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
+    p = _mm256_add_ps(_mm256_fmadd_ps(p, _mm256_mul_ps(r, r), r), _mm256_set1_ps(1.0f));
+    const __m256i ni = _mm256_cvtps_epi32(n);
+    const __m256i n1 = _mm256_srai_epi32(ni, 1);
+    const __m256i n2 = _mm256_sub_epi32(ni, n1);
+    const __m256i bias = _mm256_set1_epi32(127);
+    const __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, bias), 23));
+    const __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, bias), 23));
+    const __m256 y = _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
+    return y;
   }
 
  private:

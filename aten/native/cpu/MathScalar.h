@@ -64,6 +64,20 @@ inline T log1p_any(T x) {
   }
 }
 
+// 1 / (1 + e^-x) without overflow: for x < 0, e^-x overflows below about -88 (float) and
+// the quotient collapses to 0 instead of the tiny e^x / (1 + e^x); so negatives use that
+// second form (as Vectorized<T>::sigmoid does, keeping tails and strided rows in step with
+// the vector lanes). Complex keeps the direct form, as torch computes it.
+template <typename T>
+inline T sigmoid_any(T x) {
+  if constexpr (is_std_complex<T>::value) {
+    return T(1) / (T(1) + std::exp(-x));
+  } else {
+    const T e = std::exp(-std::fabs(x));
+    return (x < T(0) ? e : T(1)) / (T(1) + e);
+  }
+}
+
 // The inverse error function (shared with the vector kernels' element-wise fallback).
 using vec::detail::erfinv_double;
 
