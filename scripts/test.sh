@@ -3,8 +3,8 @@
 # tests twice: a normal build (warnings as errors, CUDA compiled when nvcc is present; the
 # Python op tests run at the CPU's best ISA and again at the default one), and an
 # AddressSanitizer + UndefinedBehaviorSanitizer build (default ISA, no CUDA, no benchmarks)
-# that stops at the first error, running the C++ tests. (With -DTESSERA_PYTHON=ON it also
-# runs the Python op tests with the ASan runtime preloaded: test/python/CMakeLists.txt.)
+# that stops at the first error, running the C++ tests and the Python op tests (the
+# interpreter with the ASan runtime preloaded: test/python/CMakeLists.txt).
 # .ci/run calls exactly this.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,7 +23,7 @@ ctest --test-dir build/release --output-on-failure -j "$jobs"
 
 step "sanitizer build"
 cmake -S . -B build/asan -G Ninja -DTESSERA_WERROR=ON -DTESSERA_SANITIZE="address;undefined" \
-      -DTESSERA_CUDA=OFF -DTESSERA_BENCH=OFF -DTESSERA_PYTHON=OFF -DCMAKE_BUILD_TYPE=Debug \
+      -DTESSERA_CUDA=OFF -DTESSERA_BENCH=OFF -DTESSERA_PYTHON=ON -DCMAKE_BUILD_TYPE=Debug \
       -DPython3_EXECUTABLE=/usr/bin/python3
 cmake --build build/asan -j "$jobs"
 step "sanitizer tests"
