@@ -13,6 +13,7 @@
 #include <c10/util/complex.h>
 
 #include <cstdint>
+#include <type_traits>
 
 namespace at::inline tessera::native {
 
@@ -60,6 +61,11 @@ decltype(auto) dispatch_types(c10::ScalarType t, const char* op, F&& f) {
 }
 
 // The type arithmetic on T is carried out in: reduced floats compute in float.
+// The unsigned type integer kernels wrap in, as torch's do: at least unsigned int, so that
+// uint8/uint16 operands are not promoted to a signed int that could overflow (undefined).
+template <typename T>
+using wrapping_uint_t = std::make_unsigned_t<std::common_type_t<T, int>>;
+
 template <typename T>
 struct opmath {
   using type = T;

@@ -20,7 +20,7 @@ constexpr bool is_vec_v = std::is_same_v<T, float> || std::is_same_v<T, double>;
 template <typename T>
 T wadd(T a, T b) {
   if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-    using U = wrap_uint_t<T>;
+    using U = wrapping_uint_t<T>;
     return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
   } else {
     return a + b;
@@ -29,7 +29,7 @@ T wadd(T a, T b) {
 template <typename T>
 T wsub(T a, T b) {
   if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-    using U = wrap_uint_t<T>;
+    using U = wrapping_uint_t<T>;
     return static_cast<T>(static_cast<U>(a) - static_cast<U>(b));
   } else {
     return a - b;
@@ -40,7 +40,7 @@ T wmul(T a, T b) {
   if constexpr (std::is_same_v<T, bool>) {
     return a && b;
   } else if constexpr (std::is_integral_v<T>) {
-    using U = wrap_uint_t<T>;
+    using U = wrapping_uint_t<T>;
     return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
   } else {
     return a * b;
@@ -221,7 +221,7 @@ T int_pow(T base, T exp) {
       return 0;
     }
   }
-  using U = wrap_uint_t<T>;
+  using U = wrapping_uint_t<T>;
   U result = 1, b = static_cast<U>(base);
   auto e = static_cast<U>(exp);
   while (e) {
@@ -356,7 +356,7 @@ void shift_kernel(TensorIterator& iter, const char* name) {
   dispatch_types<kIntegral>(iter.common_dtype(), name, [&]<typename T>() {
     cpu_kernel(iter, [](T a, T b) -> T {
       constexpr int64_t bits = sizeof(T) * 8;
-      using U = std::make_unsigned_t<T>;
+      using U = wrapping_uint_t<T>;
       if (static_cast<int64_t>(b) < 0 || static_cast<int64_t>(b) >= bits) {
         if constexpr (Left) {
           return T(0);

@@ -19,12 +19,6 @@ inline constexpr bool is_complex_v = std::is_same_v<T, c10::complex<float>> || s
 template <typename T>
 inline constexpr bool is_reduced_v = std::is_same_v<T, c10::Half> || std::is_same_v<T, c10::BFloat16>;
 
-// The unsigned type that wrapping arithmetic on an integral T is done in: T's width, but at
-// least unsigned int. Narrower unsigned operands are promoted to (signed) int, where
-// 65533 * 65535 overflows: undefined behaviour (found by UBSan in addcmul on int16).
-template <typename T>
-using wrap_uint_t = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
-
 // Applies f (generic over float, double and std::complex) to x of any floating type.
 template <typename T, typename F>
 inline T apply_math(T x, F f) {

@@ -120,12 +120,12 @@ T pairwise_sum(const char* p, int64_t n, int64_t stride) {
 // Integer sums wrap as torch's do (C++ signed overflow is undefined).
 template <typename T>
 T wrapping_add(T a, T b) {
-  using U = wrap_uint_t<T>;
+  using U = wrapping_uint_t<T>;
   return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
 }
 template <typename T>
 T wrapping_mul(T a, T b) {
-  using U = wrap_uint_t<T>;
+  using U = wrapping_uint_t<T>;
   return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
 }
 

@@ -180,7 +180,7 @@ void lerp_tensor_kernel(TensorIterator& iter) {
 template <typename T>
 T wrap_mul_add(T self, T value, T a, T b) {
   if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-    using U = wrap_uint_t<T>;
+    using U = wrapping_uint_t<T>;
     return static_cast<T>(static_cast<U>(self) + static_cast<U>(value) * static_cast<U>(a) * static_cast<U>(b));
   } else {
     return self + value * a * b;

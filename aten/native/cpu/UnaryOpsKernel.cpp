@@ -81,7 +81,7 @@ namespace {
 template <typename T>
 T wrapping_neg(T x) {
   if constexpr (std::is_integral_v<T>) {
-    using U = wrap_uint_t<T>;
+    using U = wrapping_uint_t<T>;
     return static_cast<T>(U(0) - static_cast<U>(x));
   } else {
     return -x;
@@ -212,7 +212,7 @@ void square_kernel(TensorIterator& iter) {
     if constexpr (std::is_same_v<T, bool>) {
       cpu_kernel(iter, [](bool x) -> bool { return x; });
     } else if constexpr (std::is_integral_v<T>) {
-      using U = wrap_uint_t<T>;
+      using U = wrapping_uint_t<T>;
       cpu_kernel(iter, [](T x) -> T { return static_cast<T>(static_cast<U>(x) * static_cast<U>(x)); });
     } else {
       floating_kernel<kFloatAndComplex>(iter, "square", [](auto x) { return x * x; });
