@@ -46,7 +46,7 @@ CASES = [
      lambda L, dst, src: dst.copy_(src), 6 * SIDE * SIDE),
     ("a.t().contiguous() 4096^2 f32", lambda L: (make(L, (SIDE, SIDE)).t(),), lambda L, a: a.contiguous(),
      8 * SIDE * SIDE),
-    ("where 4M f32", lambda L: (make(L, (M4,)) > 0.25, make(L, (M4,)), make(L, (M4,))),
+    ("where 4M f32", lambda L: (L.gt(make(L, (M4,)), 0.0), make(L, (M4,)), make(L, (M4,))),
      lambda L, c, a, b: L.where(c, a, b), 9 * M4),
 ]
 

@@ -393,8 +393,13 @@ constexpr int64_t kCacheLine = 64;
 constexpr int64_t kTileCols = 64;
 constexpr int64_t kTileLines = 4;
 
-// The rows per tile for this block's strides, or 0 when no operand is walked across its layout.
-int64_t tile_rows(const int64_t* strides, size_t nt) {
+// The rows per tile for this block's strides, or 0 when no operand is walked across its
+// layout. Never for a reduction's accumulator (an output with inner stride 0): a kernel
+// folds such a row whole (pairwise sums), which tiles would cut into pieces.
+int64_t tile_rows(const int64_t* strides, size_t nt, size_t noutputs) {
+  for (size_t k = 0; k < noutputs; ++k) {
+    if (strides[k] == 0) return 0;
+  }
   int64_t rows = 0;
   for (size_t k = 0; k < nt; ++k) {
     const int64_t inner = std::abs(strides[k]), outer = std::abs(strides[nt + k]);
@@ -404,9 +409,9 @@ int64_t tile_rows(const int64_t* strides, size_t nt) {
 }
 
 // loop over size0 x size1 elements from ptrs, in tiles when tile_rows says so.
-void run_block(TensorIterator::loop2d_t loop, char** ptrs, const int64_t* strides, size_t nt, int64_t size0,
-               int64_t size1) {
-  const int64_t rows = size1 > 1 && size0 > kTileCols ? tile_rows(strides, nt) : 0;
+void run_block(TensorIterator::loop2d_t loop, char** ptrs, const int64_t* strides, size_t nt, size_t noutputs,
+               int64_t size0, int64_t size1) {
+  const int64_t rows = size1 > 1 && size0 > kTileCols ? tile_rows(strides, nt, noutputs) : 0;
   if (rows == 0) {
     loop(ptrs, strides, size0, size1);
     return;
@@ -460,7 +465,7 @@ void TensorIterator::serial_for_each(loop2d_t loop, int64_t begin, int64_t end) 
       size0 = shape_[0];
       size1 = std::min(shape_[1] - index[1], remaining / shape_[0]);
     }
-    run_block(loop, ptrs.data(), strides.data(), nt, size0, size1);
+    run_block(loop, ptrs.data(), strides.data(), nt, static_cast<size_t>(noutputs_), size0, size1);
     // Advance the multi-index by size0 * size1 elements.
     index[0] += size0;
     if (size1 > 1) index[1] += size1 - 1;

@@ -165,6 +165,26 @@ TEST_F(TensorIteratorParallel, TransposedCopiesMatchElementByElement) {
   }
 }
 
+// where picks by mask, eight lanes at a time for 4-byte types on AVX2, element by element
+// (without a branch) elsewhere: contiguous, transposed and broadcast operands.
+TEST_F(TensorIteratorParallel, WhereMatchesElementByElement) {
+  for (int threads : {1, 2}) {
+    at::set_num_threads(threads);
+    for (auto dtype : {at::kFloat, at::kInt, at::kDouble, at::kHalf, at::kBool}) {
+      Tensor cond = at::gt(ramp({301, 257}), 0.0);
+      Tensor a = ramp({301, 257}, dtype), b = ramp({257, 301}, dtype).t(), row = ramp({257}, dtype);
+      for (const auto& [x, y] : {std::pair<Tensor, Tensor>{a, b}, {b, a}, {a, row}}) {
+        Tensor got = at::where(cond, x, y).to(at::kDouble).contiguous();
+        Tensor c = cond.contiguous(), xd = x.to(at::kDouble).contiguous(), yd = y.expand_as(x).to(at::kDouble).contiguous();
+        for (int64_t i = 0; i < got.numel(); ++i) {
+          const double want = c.data_ptr<bool>()[i] ? xd.data_ptr<double>()[i] : yd.data_ptr<double>()[i];
+          ASSERT_EQ(got.data_ptr<double>()[i], want) << dtype << " element " << i << " at " << threads << " threads";
+        }
+      }
+    }
+  }
+}
+
 TEST_F(TensorIteratorParallel, RandomFillsWithOneSeedAreTheSameAtOneAndTwoThreads) {
   auto seeded = [] { return at::make_generator<c10::CPUGeneratorImpl>(1234); };
   expect_same_at_1_and_2_threads([&] { return at::empty({300, 700}).uniform_(-2, 3, seeded()); });
