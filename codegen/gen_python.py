@@ -163,11 +163,11 @@ def _parse_order(group):
     return ordered
 
 
-def _groups(ops, variant: str):
+def _groups(ops, variant: str, module: str | None = None):
     groups: dict[str, list[Op]] = {}
     for op in ops:
         s = op.schema
-        if not op.python or variant not in op.variants:
+        if not op.python or variant not in op.variants or (variant == "function" and op.python_module != module):
             continue
         if variant == "function" and s.is_out and any(
                 out_twin(other, ops) is op for other in ops if not other.schema.is_out):
@@ -176,12 +176,31 @@ def _groups(ops, variant: str):
     return {name: _parse_order(group) for name, group in groups.items()}
 
 
+def _table(names, prefix: str) -> str:
+    return "\n".join(f'      {{"{n}", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>({prefix}{n})), '
+                     f"METH_VARARGS | METH_KEYWORDS, nullptr}}," for n in names)
+
+
+# Python submodules of tessera._C (tessera._C._linalg, ...), each with its table.
+PYTHON_MODULES = ("linalg",)
+
+
 def generate(ops) -> str:
     functions, methods = _groups(ops, "function"), _groups(ops, "method")
     bindings = [_binding(n, g, ops, False) for n, g in functions.items()]
     bindings += [_binding(n, g, ops, True) for n, g in methods.items()]
-    fn_table = "\n".join(f'      {{"{n}", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(fn_{n})), '
-                         f"METH_VARARGS | METH_KEYWORDS, nullptr}}," for n in functions)
+    module_tables = []
+    for module in PYTHON_MODULES:
+        group = _groups(ops, "function", module)
+        bindings += [_binding(n, g, ops, False).replace(f"fn_{n}(", f"fn_{module}_{n}(", 1) for n, g in group.items()]
+        module_tables.append(f"""PyMethodDef* generated_{module}_functions() {{
+  static PyMethodDef table[] = {{
+{_table(group, f"fn_{module}_")}
+      {{nullptr, nullptr, 0, nullptr}}}};
+  return table;
+}}
+""")
+    fn_table = _table(functions, "fn_")
     m_table = "\n".join(f'      {{"{n}", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(method_{n})), '
                         f"METH_VARARGS | METH_KEYWORDS, nullptr}}," for n in methods)
     return HEADER + f"""#include <csrc/ArgParser.h>
@@ -203,6 +222,7 @@ PyMethodDef* generated_module_functions() {{
   return table;
 }}
 
+{chr(10).join(module_tables)}
 PyMethodDef* generated_tensor_methods() {{
   static PyMethodDef table[] = {{
 {m_table}

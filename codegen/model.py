@@ -185,6 +185,9 @@ class Op:
     # An out= op computed by a functional overload (its full name): the generated
     # CompositeExplicitAutograd kernel calls it, resizes `out` and copies the result in.
     functional: Optional[str] = None
+    # The Python submodule a function binding lives in (torch.linalg.vector_norm is
+    # linalg_vector_norm with python_module: linalg): tessera._C._<module>.
+    python_module: Optional[str] = None
 
     @property
     def is_composite_implicit(self) -> bool:
@@ -193,7 +196,7 @@ class Op:
     @staticmethod
     def from_yaml(entry: dict) -> "Op":
         unknown = set(entry) - {"func", "variants", "dispatch", "structured", "structured_delegate", "python",
-                                "iterator", "manual_meta", "wraps", "functional"}
+                                "iterator", "manual_meta", "wraps", "functional", "python_module"}
         if unknown:
             raise ValueError(f"{entry.get('func')}: unknown ops.yaml fields {sorted(unknown)}")
         schema = parse_schema(entry["func"])
@@ -204,7 +207,8 @@ class Op:
         variants = tuple(v.strip() for v in str(entry.get("variants", "function")).split(","))
         op = Op(schema, variants, dispatch, bool(entry.get("structured", False)),
                 entry.get("structured_delegate"), bool(entry.get("python", True)), entry.get("iterator"),
-                bool(entry.get("manual_meta", False)), wraps=entry.get("wraps"), functional=entry.get("functional"))
+                bool(entry.get("manual_meta", False)), wraps=entry.get("wraps"), functional=entry.get("functional"),
+                python_module=entry.get("python_module"))
         if op.wraps is not None and (op.dispatch or op.structured or op.structured_delegate):
             raise ValueError(f"{schema.full_name}: wraps: is a composite; it takes no dispatch or structured keys")
         if op.functional is not None and (not schema.is_out or op.dispatch or op.structured or op.structured_delegate):

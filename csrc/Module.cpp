@@ -22,6 +22,9 @@ PYBIND11_MODULE(_C, m) {
     throw py::error_already_set();
   }
   if (PyModule_AddFunctions(mod, generated_module_functions()) != 0) throw py::error_already_set();
+  // ops.yaml's python_module: linalg entries (tessera.linalg re-exports them by torch's names).
+  py::module_ linalg = m.def_submodule("_linalg", "Bindings of the linalg_* operators.");
+  if (PyModule_AddFunctions(linalg.ptr(), generated_linalg_functions()) != 0) throw py::error_already_set();
   if (PyModule_AddFunctions(mod, custom_op_functions()) != 0) throw py::error_already_set();
   if (!init_generator(mod)) throw py::error_already_set();
   if (PyModule_AddFunctions(mod, allocator_functions()) != 0) throw py::error_already_set();

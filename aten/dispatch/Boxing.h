@@ -3,6 +3,8 @@
 // arguments. A kernel is written once, as an ordinary function; both paths come from it.
 #pragma once
 
+#include <array>
+
 #include <aten/core/IValue.h>
 #include <aten/dispatch/CppSignature.h>
 
@@ -34,6 +36,26 @@ constexpr size_t first_mutable_tensor_arg() {
     if (is_mut[i]) return i;
   }
   return sizeof...(Args);
+}
+
+// Whether R is a tuple of references (out= ops with several outputs: aminmax.out, ...).
+template <typename R>
+struct is_reference_tuple : std::false_type {};
+template <typename... T>
+struct is_reference_tuple<std::tuple<T&...>> : std::true_type {};
+
+// Indices of every `Tensor&` parameter, in order: the tensors a several-output out= op
+// returns by reference.
+template <typename... Args>
+constexpr auto mutable_tensor_args() {
+  constexpr bool is_mut[] = {std::is_same_v<Args, at::Tensor&>..., false};
+  constexpr size_t count = (size_t{0} + ... + (std::is_same_v<Args, at::Tensor&> ? 1 : 0));
+  std::array<size_t, count> idx{};
+  size_t k = 0;
+  for (size_t i = 0; i < sizeof...(Args); ++i) {
+    if (is_mut[i]) idx[k++] = i;
+  }
+  return idx;
 }
 
 // The value a kernel parameter of type Arg receives from an IValue that stays on the

@@ -71,6 +71,49 @@ TensorIterator make_reduction(const Tensor& acc, const Tensor& input, const std:
       .build();
 }
 
+DimBlocks blocks_along(const Tensor& self, int64_t dim) {
+  std::vector<bool> mask(static_cast<size_t>(self.dim()), false);
+  if (self.dim() > 0) mask[static_cast<size_t>(wrap_dim(dim, self.dim()))] = true;
+  return blocks_along(self, mask);
+}
+
+DimBlocks blocks_along(const Tensor& self, const std::vector<bool>& mask) {
+  DimBlocks b;
+  const int64_t ndim = self.dim();
+  int64_t first = ndim, last = -1;
+  for (int64_t d = 0; d < ndim; ++d) {
+    if (mask[static_cast<size_t>(d)]) {
+      first = std::min(first, d);
+      last = d;
+    }
+  }
+  bool run = last < 0 || self.is_contiguous();
+  for (int64_t d = first; run && d <= last; ++d) run = mask[static_cast<size_t>(d)] || self.size(d) == 1;
+  if (run) {
+    // The reduced dims are one run of a contiguous tensor: no copy.
+    b.data = self;
+    for (int64_t d = 0; d < ndim; ++d) {
+      (d < first ? b.outer : d <= last ? b.n : b.inner) *= self.size(d);
+    }
+    return b;
+  }
+  std::vector<int64_t> order;
+  for (int64_t d = 0; d < ndim; ++d) {
+    if (!mask[static_cast<size_t>(d)]) {
+      order.push_back(d);
+      b.outer *= self.size(d);
+    }
+  }
+  for (int64_t d = 0; d < ndim; ++d) {
+    if (mask[static_cast<size_t>(d)]) {
+      order.push_back(d);
+      b.n *= self.size(d);
+    }
+  }
+  b.data = self.permute(order).contiguous();
+  return b;
+}
+
 DEFINE_DISPATCH(sum_stub);
 DEFINE_DISPATCH(nansum_stub);
 DEFINE_DISPATCH(prod_stub);
@@ -78,6 +121,7 @@ DEFINE_DISPATCH(amax_stub);
 DEFINE_DISPATCH(amin_stub);
 DEFINE_DISPATCH(and_stub);
 DEFINE_DISPATCH(or_stub);
+DEFINE_DISPATCH(var_mean_stub);
 
 }  // namespace native
 

@@ -29,6 +29,17 @@ TORCH_API void check_nonempty_reduction(const Tensor& self, std::optional<IntArr
 TORCH_API TensorIterator make_reduction(const Tensor& acc, const Tensor& input, const std::vector<bool>& mask,
                                         bool keepdim);
 
+// A tensor's elements as `outer` blocks of `n` x `inner` elements, row-major and
+// contiguous, where `n` runs along the dims a kernel works on (one dim, or the reduced
+// dims). Row kernels (variance, scans, softmax) read this layout; it is the input itself
+// when already so laid out, else a permuted contiguous copy.
+struct DimBlocks {
+  Tensor data;
+  int64_t outer = 1, n = 1, inner = 1;
+};
+TORCH_API DimBlocks blocks_along(const Tensor& self, int64_t dim);
+TORCH_API DimBlocks blocks_along(const Tensor& self, const std::vector<bool>& mask);
+
 using reduce_fn = void (*)(TensorIterator&);
 DECLARE_DISPATCH(reduce_fn, sum_stub);
 DECLARE_DISPATCH(reduce_fn, nansum_stub);
@@ -37,5 +48,13 @@ DECLARE_DISPATCH(reduce_fn, amax_stub);
 DECLARE_DISPATCH(reduce_fn, amin_stub);
 DECLARE_DISPATCH(reduce_fn, and_stub);  // Bool accumulators
 DECLARE_DISPATCH(reduce_fn, or_stub);
+
+// Variance and mean of each (outer, inner) line of `blocks` (float, double or complex):
+// writes var (the real dtype) and mean (the blocks' dtype), both contiguous with
+// outer * inner elements; var = sum |x - mean|^2 / max(n - correction, 0). Two passes
+// over cache-sized pieces, pieces combined in a fixed order (Chan et al.), so the result
+// does not depend on the thread count.
+using var_mean_fn = void (*)(const DimBlocks& blocks, double correction, const Tensor& var, const Tensor& mean);
+DECLARE_DISPATCH(var_mean_fn, var_mean_stub);
 
 }  // namespace at::inline tessera::native

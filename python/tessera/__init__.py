@@ -31,6 +31,14 @@ __version__ = _C._version
 from . import _tensor_casts  # noqa: E402,F401
 from . import _tensor_methods  # noqa: E402,F401
 
+# Operators named with a leading underscore (torch._softmax, torch._to_copy, ...), which
+# `import *` leaves out: every _C function that is an aten operator's binding.
+globals().update({_n: getattr(_C, _n) for _n in dir(_C)
+                  if _n.startswith("_") and not _n.startswith("__") and _C._op_overloads("aten::" + _n)})
+
+# tessera.linalg: the linalg_* operators under torch.linalg's names.
+from . import linalg  # noqa: E402,F401
+
 # tessera.ops: every registered operator by namespace (tessera.ops.aten.add, custom ops).
 from .ops import ops  # noqa: E402,F401
 

@@ -43,3 +43,40 @@ register(*[info for pair in (
 # max(self, other) / min(self, other): maximum / minimum under torch's older names.
 register(OpInfo("max[other]", lambda lib, a, b, **k: lib.max(a, b, **k), arity=2),
          OpInfo("min[other]", lambda lib, a, b, **k: lib.min(a, b, **k), arity=2))
+
+# Second moments: the unbiased= and correction= spellings (1.13 needs dim= beside correction=).
+MOMENTS = DIMS + ({"dim": (0, -1), "correction": 0}, {"dim": 0, "correction": 2, "keepdim": True},
+                  {"unbiased": False}, {"dim": None, "unbiased": True})
+register(*[info for pair in (
+    reduction("var", MOMENTS),
+    reduction("std", MOMENTS),
+    reduction("nanmean", DIMS + ({"dim": (0, -1)}, {"dtype": "float64"})),
+    reduction("logsumexp", ({"dim": 0}, {"dim": -1, "keepdim": True}, {"dim": (0, -1)})),
+    # aminmax.out takes two tensors (min, max): not bound from Python.
+    # (keepdim with a dim is tested in test_reductions.py: torch 1.13 gives a 0-dim input a
+    # result of shape (1,) there, a bug current PyTorch no longer has.)
+    reduction("aminmax", ({}, {"dim": 0}, {"dim": -1}, {"keepdim": True}), supports_out=False),
+) for info in pair])
+# var_mean / std_mean: functions only in torch (no Tensor methods); out= takes two tensors.
+register(OpInfo("var_mean", lambda lib, a, **k: lib.var_mean(a, **k), arity=1, kwargs=MOMENTS, supports_out=False),
+         OpInfo("std_mean", lambda lib, a, **k: lib.std_mean(a, **k), arity=1, kwargs=MOMENTS, supports_out=False))
+
+
+def _vector_norm(lib, a, **k):
+    if isinstance(k.get("dtype"), str):
+        k = dict(k, dtype=getattr(lib, k["dtype"]))
+    return lib.linalg.vector_norm(a, **k)
+
+
+INF = float("inf")
+register(
+    OpInfo("linalg.vector_norm", _vector_norm, arity=1,
+           kwargs=({}, {"ord": 1}, {"ord": 0, "dim": 0}, {"ord": INF}, {"ord": -INF, "dim": -1, "keepdim": True},
+                   {"ord": 3.5, "dim": (0, -1)}, {"ord": -1.5, "dim": 0}, {"ord": 2, "dtype": "complex128"},
+                   {"dtype": "float64"})),
+    # torch.norm is a Python function over the same operators; tessera binds aten::norm.
+    OpInfo("norm", lambda lib, a, *args, **k: lib.norm(a, *args, **k), arity=1,
+           kwargs=({}, {"p": 1}, {"p": INF, "dim": 0}, {"p": 3, "dim": -1, "keepdim": True}), supports_out=False),
+    OpInfo("norm[method]", lambda lib, a, **k: a.norm(**k), arity=1, kwargs=({}, {"p": 1, "dim": (0, -1)}),
+           supports_out=False),
+)

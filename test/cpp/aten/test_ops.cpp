@@ -235,4 +235,24 @@ TEST(Ops, ReductionsFromCpp) {
             c10::IntArrayRef({4, 1}));
 }
 
+// Several-output out= forms return their out tensors (tuples of references), boxed or not.
+TEST(Ops, TwoOutputOutFormsFromCpp) {
+  Tensor f = arange_float({2, 3});  // 0 1 2 / 3 4 5
+  Tensor lo = at::empty({0}), hi = at::empty({0});
+  auto [rlo, rhi] = at::aminmax_out(lo, hi, f, 1, false);
+  EXPECT_TRUE(rlo.is_same(lo));
+  EXPECT_TRUE(rhi.is_same(hi));
+  EXPECT_EQ(values<float>(lo), (std::vector<float>{0, 3}));
+  EXPECT_EQ(values<float>(hi), (std::vector<float>{2, 5}));
+  Tensor var = at::empty({0}), mean = at::empty({0});
+  at::var_mean_out(var, mean, f, std::optional<at::IntArrayRef>(std::vector<int64_t>{1}), std::optional<int64_t>(1), false);
+  EXPECT_EQ(values<float>(var), (std::vector<float>{1, 1}));
+  EXPECT_EQ(values<float>(mean), (std::vector<float>{1, 4}));
+  Tensor v = at::empty({0}), i = at::empty({0}, at::TensorOptions().dtype(at::kLong));
+  at::cummax_out(v, i, f, 0);
+  EXPECT_EQ(values<float>(v), (std::vector<float>{0, 1, 2, 3, 4, 5}));
+  EXPECT_EQ(values<int64_t>(i), (std::vector<int64_t>{0, 0, 0, 1, 1, 1}));
+  EXPECT_EQ(values<float>(at::cumsum(f, 1)), (std::vector<float>{0, 1, 3, 3, 7, 12}));
+}
+
 }  // namespace
