@@ -10,18 +10,10 @@ Each figure is the median of `rounds` (default 15) timed calls after one warm-up
 machine is shared, so compare the ratios (tessera / torch) more than the absolute times.
 GB/s counts the bytes a kernel must read and write once (STREAM's convention).
 """
-import datetime
-import os
-import statistics
-import subprocess
 import sys
-import time
-
-import torch
 
 import tessera
-
-THREADS = 2
+from bench_common import THREADS, header, print_table, run_case, set_threads, stream
 M16, M4, SIDE = 16 << 20, 4 << 20, 4096
 
 
@@ -51,37 +43,11 @@ CASES = [
 ]
 
 
-def stream_add(build):
-    exe = os.path.join(build, "bench", "stream_add")
-    out = subprocess.run([exe, str(THREADS)], capture_output=True, text=True, check=True).stdout
-    return float(out)
-
-
-def timed(fn):
-    t0 = time.perf_counter()
-    fn()
-    return time.perf_counter() - t0
-
-
-def run_case(setup, op, rounds):
-    """Median seconds per call for torch and tessera, alternating calls."""
-    t_args, m_args = setup(torch), setup(tessera)
-    op(torch, *t_args)
-    op(tessera, *m_args)
-    t_torch, t_tessera = [], []
-    for _ in range(rounds):
-        t_torch.append(timed(lambda: op(torch, *t_args)))
-        t_tessera.append(timed(lambda: op(tessera, *m_args)))
-    return statistics.median(t_torch), statistics.median(t_tessera)
-
-
 def main():
     build = sys.argv[1] if len(sys.argv) > 1 else "build/release"
     rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 15
-    torch.set_num_threads(THREADS)
-    tessera.set_num_threads(THREADS)
-    isa = tessera._C._cpu_capability()
-    stream_before = stream_add(build)
+    set_threads()
+    stream_before = stream(build)
     rows = []
     for name, setup, op, nbytes in CASES:
         if name.startswith("where") and not hasattr(tessera, "where"):
@@ -89,24 +55,12 @@ def main():
             continue
         t_torch, t_tessera = run_case(setup, op, rounds)
         rows.append((name, (t_torch, t_tessera, nbytes), None))
-    stream = max(stream_before, stream_add(build))
-    print(f"{datetime.date.today()}  threads={THREADS} (torch.get_num_threads()={torch.get_num_threads()}, "
-          f"tessera={tessera.get_num_threads()})  torch {torch.__version__}  tessera ISA {isa}  "
-          f"median of {rounds}")
-    print(f"STREAM add (bench/stream_add, {THREADS} threads, 3 x 128 MiB): {stream:.1f} GB/s "
+    best = max(stream_before, stream(build))
+    print(header(rounds))
+    print(f"STREAM add (bench/stream_add, {THREADS} threads, 3 x 128 MiB): {best:.1f} GB/s "
           f"(before {stream_before:.1f})")
     print()
-    print(f"| {'workload':31} | {'torch ms':>8} | {'tessera ms':>10} | {'ratio':>5} | {'torch GB/s':>10} | "
-          f"{'tessera GB/s':>12} | {'% STREAM':>8} |")
-    print(f"|{'-' * 33}|{'-' * 9}:|{'-' * 11}:|{'-' * 6}:|{'-' * 11}:|{'-' * 13}:|{'-' * 9}:|")
-    for name, figures, note in rows:
-        if figures is None:
-            print(f"| {name:31} | {'':>8} | {'skipped':>10} | {'':>5} | {'':>10} | {'':>12} | {'':>8} |  {note}")
-            continue
-        t_torch, t_tessera, nbytes = figures
-        gb_torch, gb_tessera = nbytes / t_torch / 1e9, nbytes / t_tessera / 1e9
-        print(f"| {name:31} | {t_torch * 1e3:8.2f} | {t_tessera * 1e3:10.2f} | {t_tessera / t_torch:5.2f} | "
-              f"{gb_torch:10.1f} | {gb_tessera:12.1f} | {100 * gb_tessera / stream:7.0f}% |")
+    print_table(rows, best, "STREAM")
 
 
 if __name__ == "__main__":

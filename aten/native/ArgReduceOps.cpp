@@ -153,17 +153,11 @@ Tensor argmin_meta(const Tensor& self, std::optional<int64_t> dim, bool keepdim)
   return arg_extremum<false>(self, dim, keepdim, true);
 }
 
-// out= forms: computed, then resized and copied into out like the functional-out= ops.
-static Tensor& into(const Tensor& result, Tensor& out, const char* op) {
-  resize_out(out, meta::TensorMeta{result.sizes().vec(), result.scalar_type()}, op);
-  out.copy_(result);
-  return out;
-}
 Tensor& argmax_out(const Tensor& self, std::optional<int64_t> dim, bool keepdim, Tensor& out) {
-  return into(at::argmax(self, dim, keepdim), out, "argmax");
+  return copy_into_out(at::argmax(self, dim, keepdim), out, "argmax");
 }
 Tensor& argmin_out(const Tensor& self, std::optional<int64_t> dim, bool keepdim, Tensor& out) {
-  return into(at::argmin(self, dim, keepdim), out, "argmin");
+  return copy_into_out(at::argmin(self, dim, keepdim), out, "argmin");
 }
 
 // max(self, other) / min(self, other) are maximum / minimum.

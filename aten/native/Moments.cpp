@@ -43,11 +43,6 @@ std::tuple<Tensor, Tensor> moments(const Tensor& self, std::optional<IntArrayRef
   return {var, mean};
 }
 
-Tensor& into(const Tensor& result, Tensor& out, const char* op) {
-  resize_out(out, meta::TensorMeta{result.sizes().vec(), result.scalar_type()}, op);
-  out.copy_(result);
-  return out;
-}
 
 }  // namespace
 
@@ -107,16 +102,16 @@ std::tuple<Tensor&, Tensor&> var_mean_correction_out(const Tensor& self, std::op
                                                      std::optional<int64_t> correction, bool keepdim, Tensor& out0,
                                                      Tensor& out1) {
   auto [v, m] = at::var_mean(self, dim, correction, keepdim);
-  into(v, out0, "var_mean");
-  into(m, out1, "var_mean");
+  copy_into_out(v, out0, "var_mean");
+  copy_into_out(m, out1, "var_mean");
   return {out0, out1};
 }
 std::tuple<Tensor&, Tensor&> std_mean_correction_out(const Tensor& self, std::optional<IntArrayRef> dim,
                                                      std::optional<int64_t> correction, bool keepdim, Tensor& out0,
                                                      Tensor& out1) {
   auto [s, m] = at::std_mean(self, dim, correction, keepdim);
-  into(s, out0, "std_mean");
-  into(m, out1, "std_mean");
+  copy_into_out(s, out0, "std_mean");
+  copy_into_out(m, out1, "std_mean");
   return {out0, out1};
 }
 
@@ -131,7 +126,7 @@ Tensor nanmean(const Tensor& self, std::optional<IntArrayRef> dim, bool keepdim,
 }
 Tensor& nanmean_out(const Tensor& self, std::optional<IntArrayRef> dim, bool keepdim,
                     std::optional<c10::ScalarType> dtype, Tensor& out) {
-  return into(at::nanmean(self, dim, keepdim, dtype), out, "nanmean");
+  return copy_into_out(at::nanmean(self, dim, keepdim, dtype), out, "nanmean");
 }
 
 }  // namespace at::inline tessera::native

@@ -15,11 +15,6 @@ namespace at::inline tessera::native {
 
 namespace {
 
-Tensor& into(const Tensor& result, Tensor& out, const char* op) {
-  resize_out(out, meta::TensorMeta{result.sizes().vec(), result.scalar_type()}, op);
-  out.copy_(result);
-  return out;
-}
 
 std::vector<int64_t> dims_or_empty(std::optional<IntArrayRef> dim) {
   return dim ? dim->vec() : std::vector<int64_t>{};
@@ -69,7 +64,7 @@ Tensor linalg_vector_norm(const Tensor& self, const c10::Scalar& ord, std::optio
 
 Tensor& linalg_vector_norm_out(const Tensor& self, const c10::Scalar& ord, std::optional<IntArrayRef> dim,
                                bool keepdim, std::optional<c10::ScalarType> dtype, Tensor& out) {
-  return into(at::linalg_vector_norm(self, ord, dim, keepdim, dtype), out, "linalg.vector_norm");
+  return copy_into_out(at::linalg_vector_norm(self, ord, dim, keepdim, dtype), out, "linalg.vector_norm");
 }
 
 // ---- norm: p = None means 2; with dtype= the input is converted first.
@@ -118,7 +113,7 @@ Tensor logsumexp(const Tensor& self, IntArrayRef dim, bool keepdim) {
   return r.add_(keepdim ? shift : shift.reshape(r.sizes()));
 }
 Tensor& logsumexp_out(const Tensor& self, IntArrayRef dim, bool keepdim, Tensor& out) {
-  return into(at::logsumexp(self, dim, keepdim), out, "logsumexp");
+  return copy_into_out(at::logsumexp(self, dim, keepdim), out, "logsumexp");
 }
 
 // ---- aminmax
@@ -142,8 +137,8 @@ std::tuple<Tensor, Tensor> aminmax(const Tensor& self, std::optional<int64_t> di
 std::tuple<Tensor&, Tensor&> aminmax_out(const Tensor& self, std::optional<int64_t> dim, bool keepdim, Tensor& min,
                                          Tensor& max) {
   auto [lo, hi] = at::aminmax(self, dim, keepdim);
-  into(lo, min, "aminmax");
-  into(hi, max, "aminmax");
+  copy_into_out(lo, min, "aminmax");
+  copy_into_out(hi, max, "aminmax");
   return {min, max};
 }
 

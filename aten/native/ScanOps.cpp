@@ -49,11 +49,6 @@ Tensor scan(scan_fn stub_kernel, const Tensor& self, int64_t dim, c10::ScalarTyp
   return out;
 }
 
-Tensor& into(const Tensor& result, Tensor& out, const char* op) {
-  resize_out(out, meta::TensorMeta{result.sizes().vec(), result.scalar_type()}, op);
-  out.copy_(result);
-  return out;
-}
 
 }  // namespace
 
@@ -66,7 +61,7 @@ Tensor cumsum(const Tensor& self, int64_t dim, std::optional<c10::ScalarType> dt
   return scan(cumsum_any, self, dim, cum_dtype(self, dtype));
 }
 Tensor& cumsum_out(const Tensor& self, int64_t dim, std::optional<c10::ScalarType> dtype, Tensor& out) {
-  return into(at::cumsum(self, dim, dtype), out, "cumsum");
+  return copy_into_out(at::cumsum(self, dim, dtype), out, "cumsum");
 }
 Tensor& cumsum_(Tensor& self, int64_t dim, std::optional<c10::ScalarType> dtype) {
   return self.copy_(at::cumsum(self, dim, dtype));
@@ -76,7 +71,7 @@ Tensor cumprod(const Tensor& self, int64_t dim, std::optional<c10::ScalarType> d
   return scan(cumprod_any, self, dim, cum_dtype(self, dtype));
 }
 Tensor& cumprod_out(const Tensor& self, int64_t dim, std::optional<c10::ScalarType> dtype, Tensor& out) {
-  return into(at::cumprod(self, dim, dtype), out, "cumprod");
+  return copy_into_out(at::cumprod(self, dim, dtype), out, "cumprod");
 }
 Tensor& cumprod_(Tensor& self, int64_t dim, std::optional<c10::ScalarType> dtype) {
   return self.copy_(at::cumprod(self, dim, dtype));
@@ -88,7 +83,7 @@ Tensor logcumsumexp(const Tensor& self, int64_t dim) {
   return scan(logcumsumexp_any, self, dim, t);
 }
 Tensor& logcumsumexp_out(const Tensor& self, int64_t dim, Tensor& out) {
-  return into(at::logcumsumexp(self, dim), out, "logcumsumexp");
+  return copy_into_out(at::logcumsumexp(self, dim), out, "logcumsumexp");
 }
 
 // ---- cummax / cummin
@@ -123,14 +118,14 @@ std::tuple<Tensor, Tensor> cummin(const Tensor& self, int64_t dim) { return cum_
 
 std::tuple<Tensor&, Tensor&> cummax_out(const Tensor& self, int64_t dim, Tensor& values, Tensor& indices) {
   auto [v, i] = at::cummax(self, dim);
-  into(v, values, "cummax");
-  into(i, indices, "cummax");
+  copy_into_out(v, values, "cummax");
+  copy_into_out(i, indices, "cummax");
   return {values, indices};
 }
 std::tuple<Tensor&, Tensor&> cummin_out(const Tensor& self, int64_t dim, Tensor& values, Tensor& indices) {
   auto [v, i] = at::cummin(self, dim);
-  into(v, values, "cummin");
-  into(i, indices, "cummin");
+  copy_into_out(v, values, "cummin");
+  copy_into_out(i, indices, "cummin");
   return {values, indices};
 }
 

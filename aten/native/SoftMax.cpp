@@ -30,11 +30,6 @@ Tensor softmax_impl(const Tensor& self, int64_t dim, bool half_to_float, bool lo
   return out;
 }
 
-Tensor& into(const Tensor& result, Tensor& out, const char* op) {
-  resize_out(out, meta::TensorMeta{result.sizes().vec(), result.scalar_type()}, op);
-  out.copy_(result);
-  return out;
-}
 
 }  // namespace
 
@@ -43,10 +38,10 @@ Tensor _log_softmax(const Tensor& self, int64_t dim, bool half_to_float) {
   return softmax_impl(self, dim, half_to_float, true);
 }
 Tensor& _softmax_out(const Tensor& self, int64_t dim, bool half_to_float, Tensor& out) {
-  return into(at::_softmax(self, dim, half_to_float), out, "_softmax");
+  return copy_into_out(at::_softmax(self, dim, half_to_float), out, "_softmax");
 }
 Tensor& _log_softmax_out(const Tensor& self, int64_t dim, bool half_to_float, Tensor& out) {
-  return into(at::_log_softmax(self, dim, half_to_float), out, "_log_softmax");
+  return copy_into_out(at::_log_softmax(self, dim, half_to_float), out, "_log_softmax");
 }
 
 Tensor softmax_int(const Tensor& self, int64_t dim, std::optional<c10::ScalarType> dtype) {

@@ -19,5 +19,8 @@ TORCH_API void resize_out(const Tensor& out, const meta::TensorMeta& m, const ch
 // into `out` (ops.yaml `functional:`): out keeps its dtype and, when its shape is already
 // right, its strides; an empty out becomes contiguous with the new shape.
 TORCH_API void resize_out_sizes(const Tensor& out, IntArrayRef sizes, const char* op);
+// out= for ops computed functionally: resize_out to the result's shape and dtype rule,
+// then copy (and cast) the result in; returns out.
+TORCH_API Tensor& copy_into_out(const Tensor& result, Tensor& out, const char* op);
 
 }  // namespace at::inline tessera::native

@@ -157,6 +157,12 @@ void resize_out(const Tensor& out, const meta::TensorMeta& m, const char* op) {
 
 void resize_out_sizes(const Tensor& out, IntArrayRef sizes, const char* op) { resize_out_impl(out, sizes, {}, op); }
 
+Tensor& copy_into_out(const Tensor& result, Tensor& out, const char* op) {
+  resize_out(out, meta::TensorMeta{result.sizes().vec(), result.scalar_type()}, op);
+  out.copy_(result);
+  return out;
+}
+
 }  // namespace at::inline tessera::native
 
 // ---------------------------------------------------------------- layout rules
