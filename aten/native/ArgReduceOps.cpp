@@ -153,6 +153,20 @@ Tensor argmin_meta(const Tensor& self, std::optional<int64_t> dim, bool keepdim)
   return arg_extremum<false>(self, dim, keepdim, true);
 }
 
+std::tuple<Tensor&, Tensor&> max_dim_max(const Tensor& self, int64_t dim, bool keepdim, Tensor& max,
+                                         Tensor& max_values) {
+  auto [v, i] = at::max(self, dim, keepdim);
+  copy_into_out(v, max, "max");
+  copy_into_out(i, max_values, "max");  // (torch names the indices' out tensor max_values)
+  return {max, max_values};
+}
+std::tuple<Tensor&, Tensor&> min_dim_min(const Tensor& self, int64_t dim, bool keepdim, Tensor& min,
+                                         Tensor& min_indices) {
+  auto [v, i] = at::min(self, dim, keepdim);
+  copy_into_out(v, min, "min");
+  copy_into_out(i, min_indices, "min");
+  return {min, min_indices};
+}
 Tensor& argmax_out(const Tensor& self, std::optional<int64_t> dim, bool keepdim, Tensor& out) {
   return copy_into_out(at::argmax(self, dim, keepdim), out, "argmax");
 }

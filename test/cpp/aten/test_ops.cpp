@@ -253,6 +253,12 @@ TEST(Ops, TwoOutputOutFormsFromCpp) {
   EXPECT_EQ(values<float>(v), (std::vector<float>{0, 1, 2, 3, 4, 5}));
   EXPECT_EQ(values<int64_t>(i), (std::vector<int64_t>{0, 0, 0, 1, 1, 1}));
   EXPECT_EQ(values<float>(at::cumsum(f, 1)), (std::vector<float>{0, 1, 3, 3, 7, 12}));
+  Tensor mv = at::empty({0}), mi = at::empty({0}, at::TensorOptions().dtype(at::kLong));
+  auto [rv, ri] = at::max_out(mv, mi, f, 1, true);
+  EXPECT_TRUE(rv.is_same(mv) && ri.is_same(mi));
+  EXPECT_EQ(mv.sizes(), c10::IntArrayRef({2, 1}));
+  EXPECT_EQ(values<float>(mv), (std::vector<float>{2, 5}));
+  EXPECT_EQ(values<int64_t>(mi), (std::vector<int64_t>{2, 2}));
 }
 
 }  // namespace
