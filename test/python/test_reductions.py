@@ -58,3 +58,23 @@ def test_errors_like_torch(expr):
         eval(expr, {"lib": tessera})
     assert got.type.__name__ == want.type.__name__
     assert str(got.value) == str(want.value)
+
+
+@pytest.mark.parametrize("shape,dim", [((1024, 1024), 0), ((1024, 1024), 1), ((64, 1000, 5), (0, 2)), ((64, 1000, 5), 1)])
+def test_dim_reductions_split_across_threads_give_the_same_bits(shape, dim):
+    n = 1
+    for s in shape:
+        n *= s
+    x = ramp(tessera, n).reshape(*shape)
+    want = x.double().sum(dim)
+    before = tessera.get_num_threads()
+    try:
+        tessera.set_num_threads(1)
+        one = x.sum(dim).tolist()
+        tessera.set_num_threads(2)
+        two = x.sum(dim)
+    finally:
+        tessera.set_num_threads(before)
+    assert one == two.tolist()
+    torch.testing.assert_close(torch.tensor(two.tolist(), dtype=torch.float64), torch.tensor(want.tolist()),
+                               rtol=1e-5, atol=1e-4)

@@ -44,8 +44,32 @@ void run(TensorIterator& iter, Row row, Combine combine) {
     };
   };
   const int64_t n = iter.numel();
-  if (!iter.is_scalar(0) || n <= kChunk) {
+  if (n <= kChunk) {
     iter.serial_for_each(loop_into(nullptr), 0, n);
+    return;
+  }
+  if (!iter.is_scalar(0)) {
+    // Threads split the kept (not reduced) outputs, so each accumulator is folded by one
+    // thread in the same order at any thread count.
+    const IntArrayRef shape = iter.shape(), out = iter.strides(0), in = iter.strides(1);
+    const int64_t nd = static_cast<int64_t>(shape.size());
+    if (out[static_cast<size_t>(nd - 1)] != 0) {
+      // The outermost dim is kept: whole slices of it per task.
+      const int64_t outer = shape[static_cast<size_t>(nd - 1)], inner = n / outer;
+      at::parallel_for(0, outer, std::max<int64_t>(1, kChunk / std::max<int64_t>(inner, 1)),
+                       [&](int64_t b, int64_t e) { iter.serial_for_each(loop_into(nullptr), b * inner, e * inner); });
+    } else if (nd == 2 && out[0] != 0) {
+      // Columns (the innermost dim kept, the outer one reduced): blocks of columns per task.
+      const int64_t cols = shape[0], rows = shape[1];
+      at::parallel_for(0, cols, std::max<int64_t>(1, kChunk / rows), [&](int64_t b, int64_t e) {
+        char* data[2] = {static_cast<char*>(iter.data_ptr(0)) + b * out[0],
+                         static_cast<char*>(iter.data_ptr(1)) + b * in[0]};
+        const int64_t strides[4] = {out[0], in[0], out[1], in[1]};
+        loop_into(nullptr)(data, strides, e - b, rows);
+      });
+    } else {
+      iter.serial_for_each(loop_into(nullptr), 0, n);
+    }
     return;
   }
   T* out = reinterpret_cast<T*>(iter.data_ptr(0));
