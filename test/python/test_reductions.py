@@ -76,5 +76,5 @@ def test_dim_reductions_split_across_threads_give_the_same_bits(shape, dim):
     finally:
         tessera.set_num_threads(before)
     assert one == two.tolist()
-    torch.testing.assert_close(torch.tensor(two.tolist(), dtype=torch.float64), torch.tensor(want.tolist()),
+    torch.testing.assert_close(torch.tensor(two.tolist(), dtype=torch.float64), torch.tensor(want.tolist(), dtype=torch.float64),
                                rtol=1e-5, atol=1e-4)
