@@ -1,6 +1,7 @@
 #include <aten/native/NativeFunctions.h>
 #include <aten/native/StructuredHelpers.h>
 #include <aten/native/TensorFactories.h>
+#include <aten/native/TensorShape.h>
 #include <aten/ops/Functions.h>
 
 #include <algorithm>
@@ -170,19 +171,8 @@ Tensor& copy_into_out(const Tensor& result, Tensor& out, const char* op) {
 namespace at::inline tessera::native {
 
 bool is_non_overlapping_and_dense(const Tensor& t) {
-  IntArrayRef sizes = t.sizes(), strides = t.strides();
-  std::vector<size_t> dims;
-  for (size_t d = 0; d < sizes.size(); ++d) {
-    if (sizes[d] == 0) return true;  // nothing to overlap
-    if (sizes[d] >= 2) dims.push_back(d);
-  }
-  std::stable_sort(dims.begin(), dims.end(), [&](size_t a, size_t b) { return strides[a] < strides[b]; });
-  int64_t expected = 1;
-  for (size_t d : dims) {
-    if (strides[d] != expected) return false;
-    expected *= sizes[d];
-  }
-  return true;
+  // An empty tensor has nothing to overlap.
+  return t.numel() == 0 || is_non_overlapping_and_dense(t.sizes(), t.strides());
 }
 
 // 4-d strides that walk C fastest, then W, then H, then N. Size-1 dims are ambiguous: a
