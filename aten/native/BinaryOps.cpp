@@ -116,12 +116,11 @@ Tensor& true_divide__Tensor(Tensor& self, const Tensor& other) { return self.div
 // |self - other| <= atol + rtol * |other|, elementwise; NaNs equal only with equal_nan.
 Tensor isclose(const Tensor& self, const Tensor& other, double rtol, double atol, bool equal_nan) {
   TORCH_CHECK(self.scalar_type() == other.scalar_type(), self.scalar_type(), " did not match ", other.scalar_type());
-  TORCH_CHECK(!(c10::isComplexType(self.scalar_type()) && equal_nan),
-              "isclose with equal_nan=True is not supported for complex inputs.");
   TORCH_CHECK(rtol >= 0, "rtol must be greater than or equal to zero, but got ", rtol);
   TORCH_CHECK(atol >= 0, "atol must be greater than or equal to zero, but got ", atol);
   Tensor close = at::eq(self, other);
-  if (equal_nan && c10::isFloatingType(self.scalar_type())) {
+  // (A complex number is NaN when either part is.)
+  if (equal_nan && (c10::isFloatingType(self.scalar_type()) || c10::isComplexType(self.scalar_type()))) {
     close = at::logical_or(close, at::logical_and(at::isnan(self), at::isnan(other)));
   }
   if (c10::isIntegralType(self.scalar_type(), true) || (rtol == 0 && atol == 0)) return close;

@@ -111,6 +111,8 @@ class OpInfo:
     method: Optional[str] = None        # Tensor method with the same semantics
     inplace: Optional[str] = None       # in-place method name (a_.op_(b))
     supports_out: bool = True
+    # False for ops whose result is a Python value read from the data (allclose, equal).
+    supports_meta: bool = True
     # Half/BFloat16 where torch 1.13 lacks them: compare with torch in float32, rounded.
     reduced_via_float: bool = True
     rtol: Optional[float] = None

@@ -35,3 +35,18 @@ register(
     binary("bitwise_right_shift", low=0.0, high=5.0),
     binary("isclose", inplace=False, supports_out=False),
 )
+
+# allclose reduces isclose to one bool (both libraries' results compare with ==).
+register(OpInfo("allclose", lambda lib, a, b, **k: lib.allclose(a, b, **k), arity=2,
+                kwargs=({}, {"rtol": 0.1, "atol": 0.5}, {"equal_nan": True}), supports_out=False,
+                supports_meta=False))
+
+
+def _to_copy(lib, a, **k):
+    # torch 1.13 binds _to_copy only under torch.ops.aten; tessera also at the top level.
+    k = {key: getattr(lib, v) if key == "dtype" else v for key, v in k.items()}
+    return lib.ops.aten._to_copy(a, **k)
+
+
+register(OpInfo("_to_copy", _to_copy, arity=1, supports_out=False,
+                kwargs=({}, {"dtype": "float64"}, {"dtype": "int32"}, {"dtype": "bool"}, {"dtype": "complex64"})))
