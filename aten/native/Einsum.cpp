@@ -147,6 +147,7 @@ Tensor einsum(std::string_view equation_sv, ArrayRef<Tensor> tensors, std::optio
         TORCH_CHECK(sizes[p] == s, "einsum(): subscript ", letter_of(sub), " is repeated for operand ", k,
                     " but the sizes don't match, ", sizes[p], " != ", s);
         strides[p] += x.stride(d);
+        ++count[static_cast<size_t>(sub)];  // used twice: not in the implicit output
       } else {
         TORCH_CHECK(s == 1 || size_of[p] == 1 || size_of[p] == s, "einsum(): subscript ", letter_of(sub),
                     " has size ", s, " for operand ", k, " which does not broadcast with previously seen size ",
@@ -215,12 +216,18 @@ Tensor einsum(std::string_view equation_sv, ArrayRef<Tensor> tensors, std::optio
       for (const Operand& o : ops) needed = needed || o.has[u];
       const int64_t ls = left.t.size(d), rs = right.t.size(d);
       has[u] = needed && (left.has[u] || right.has[u]);
-      if (!needed && ls != 1 && rs != 1) sum.push_back(d);
-      else if (!needed && ls != 1) left.t = left.t.sum(IntArrayRef(&d, 1), true);
-      else if (!needed && rs != 1) right.t = right.t.sum(IntArrayRef(&d, 1), true);
-      else if (needed && ls != 1 && rs != 1) batch.push_back(d);
-      else if (needed && ls != 1) lo.push_back(d);
-      else if (needed && rs != 1) ro.push_back(d);
+      if (!needed && ls != 1 && rs != 1) {
+        sum.push_back(d);
+        continue;
+      }
+      // Summed on the one side that has it, the dim is size 1 on both from here.
+      if (!needed) {
+        if (ls != 1) left.t = left.t.sum(IntArrayRef(&d, 1), true);
+        if (rs != 1) right.t = right.t.sum(IntArrayRef(&d, 1), true);
+        rest.push_back(d);
+      } else if (ls != 1 && rs != 1) batch.push_back(d);
+      else if (ls != 1) lo.push_back(d);
+      else if (rs != 1) ro.push_back(d);
       else rest.push_back(d);
     }
     auto extent = [](const Tensor& t, const std::vector<int64_t>& dims) {

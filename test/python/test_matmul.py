@@ -58,6 +58,8 @@ RANKS = [((5,), (5,)), ((3, 5), (5,)), ((5,), (5, 4)), ((3, 5), (5, 4)), ((2, 3,
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("shapes", RANKS, ids=str)
 def test_matmul_ranks_and_broadcasting(shapes, dtype):
+    if dtype.startswith("complex") and shapes == ((5,), (5,)):
+        pytest.skip("torch 1.13's complex dot returns 0: test_complex_dot_and_vdot checks ours")
     a, b = make_torch(shapes[0], dtype, 1), make_torch(shapes[1], dtype, 2)
     check(Both(lambda lib, x, y: lib.matmul(x, y)), dtype, a, b)
     check(Both(lambda lib, x, y: x @ y), dtype, a, b)
@@ -116,8 +118,8 @@ def test_einsum_takes_a_list_and_strided_operands():
 def test_column_major_out_and_transposed_inputs():
     a, b = make_torch((4, 6), "float32", 1), make_torch((5, 6), "float32", 2)
     out = tessera.empty(3, 4).t()  # a (4, 3) view stored column-major
-    want = a.t()[:3].t() @ b.t()[:, :3]
-    got = tessera.mm(to_tessera(a).t()[:3].t(), to_tessera(b).t()[:, :3], out=out)
+    want = a.t()[:3].t() @ b.t()[:3, :3]
+    got = tessera.mm(to_tessera(a.t()[:3].t()), to_tessera(b.t()[:3, :3]), out=out)
     assert got is out and out.stride() == (1, 4)
     torch.testing.assert_close(to_torch(out), want)
 
@@ -163,10 +165,21 @@ def test_integer_products_wrap_like_torch(dtype):
     assert to_torch(tessera.dot(to_tessera(a[0]), to_tessera(b[:, 0]))).item() == torch.dot(a[0], b[:, 0]).item()
 
 
-def test_vdot_conjugates_the_first_operand():
-    a, b = make_torch((7,), "complex128", 1), make_torch((7,), "complex128", 2)
-    torch.testing.assert_close(to_torch(tessera.vdot(to_tessera(a), to_tessera(b))), torch.vdot(a, b))
-    torch.testing.assert_close(to_torch(tessera.dot(to_tessera(a), to_tessera(b))), torch.dot(a, b))
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+@pytest.mark.parametrize("layout", ["contiguous", "stepped", "expanded"])
+def test_complex_dot_and_vdot(dtype, layout):
+    """torch 1.13 (Debian's build) returns 0 for complex dot and vdot, so the reference is
+    torch's mv of a one-row matrix (vdot: of the conjugated row)."""
+    a, b = make_torch((14,), dtype, 1)[::2], make_torch((7,), dtype, 2)
+    if layout == "contiguous":
+        a = a.contiguous()
+    elif layout == "expanded":
+        a = a[:1].expand(7)
+    tol = TOL[dtype]
+    for got, want in [(tessera.dot(to_tessera(a), to_tessera(b)), torch.mv(a[None], b)[0]),
+                      (tessera.vdot(to_tessera(a), to_tessera(b)), torch.mv(a.conj()[None].resolve_conj(), b)[0]),
+                      (tessera.matmul(to_tessera(a), to_tessera(b)), torch.mv(a[None], b)[0])]:
+        torch.testing.assert_close(to_torch(got), want, rtol=tol[0], atol=tol[1])
 
 
 # ---------------------------------------------------------------- memory and threads
