@@ -200,14 +200,19 @@ void gemm_typed(const Tensor& out, const Tensor& a_in, const Tensor& b_in, const
 void batched_gemm(const Tensor& out, const Tensor& a, const Tensor& b, const c10::Scalar& beta,
                   const c10::Scalar& alpha, const char* op) {
   const c10::ScalarType t = out.scalar_type();
-  if (t == c10::kBool) dtype_not_implemented(op, t);
+  // As in torch, an empty result or an empty sum never reaches the dtype check.
   if (out.numel() == 0) return;
   if (a.size(2) == 0) {
-    // An empty sum: beta * out (zeros when beta is 0, whatever out held).
-    if (is_zero(beta)) out.zero_();
-    else if (!(beta.toComplexDouble() == c10::complex<double>(1, 0))) out.mul_(beta);
+    // An empty sum: beta * out (zeros when beta is 0, whatever out held); beta in out's
+    // dtype, so 0.5 is 0 for integers as torch's kernels convert it.
+    if (is_zero(beta)) {
+      out.zero_();
+    } else if (!(beta.toComplexDouble() == c10::complex<double>(1, 0))) {
+      out.mul_(make_empty({}, t, out.device()).fill_(beta));
+    }
     return;
   }
+  if (t == c10::kBool) dtype_not_implemented(op, t);
   if (t == c10::kHalf || t == c10::kBFloat16) {
     // Computed in float (as current PyTorch does on CPU), rounded once at the end.
     Tensor acc = is_zero(beta) ? make_empty(out.sizes(), c10::kFloat, out.device()) : out.to(c10::kFloat);

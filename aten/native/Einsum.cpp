@@ -241,8 +241,11 @@ Tensor einsum(std::string_view equation_sv, ArrayRef<Tensor> tensors, std::optio
       return v;
     };
     const int64_t B = extent(left.t, batch), M = extent(left.t, lo), K = extent(left.t, sum), N = extent(right.t, ro);
-    const Tensor a = left.t.permute(cat({&batch, &lo, &sum, &ro, &rest})).reshape({B, M, K});
-    const Tensor b = right.t.permute(cat({&batch, &sum, &ro, &lo, &rest})).reshape({B, K, N});
+    Tensor a, b;
+    if (!sum.empty()) {
+      a = left.t.permute(cat({&batch, &lo, &sum, &ro, &rest})).reshape({B, M, K});
+      b = right.t.permute(cat({&batch, &sum, &ro, &lo, &rest})).reshape({B, K, N});
+    }
     // The product's dims are batch, lo, ro; put them back in equation order, others size 1.
     std::vector<int64_t> kept = cat({&batch, &lo, &ro}), sizes;
     for (int64_t d : batch) sizes.push_back(left.t.size(d));
@@ -253,7 +256,10 @@ Tensor einsum(std::string_view equation_sv, ArrayRef<Tensor> tensors, std::optio
     std::sort(back.begin(), back.end(), [&](int64_t x, int64_t y) { return kept[static_cast<size_t>(x)] < kept[static_cast<size_t>(y)]; });
     std::vector<int64_t> full(static_cast<size_t>(R), 1);
     for (size_t q = 0; q < kept.size(); ++q) full[static_cast<size_t>(kept[q])] = sizes[q];
-    Tensor product = at::bmm(a, b).reshape(sizes).permute(back).reshape(full);
+    // Nothing to sum (an outer or elementwise product): a broadcasting multiply, which
+    // also serves dtypes bmm lacks (bool), as torch's einsum does.
+    Tensor product = sum.empty() ? at::mul(left.t, right.t)
+                                 : at::bmm(a, b).reshape(sizes).permute(back).reshape(full);
     ops.push_back({product, has});
   }
 

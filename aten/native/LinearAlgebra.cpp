@@ -52,6 +52,11 @@ const char* cpp_type_name(c10::ScalarType t) {
 void add_product(const Tensor& out3, const Tensor& out, const Tensor& self, const Tensor& a3, const Tensor& b3,
                  const c10::Scalar& beta, const c10::Scalar& alpha, const char* op) {
   native::check_product_out_dtype(out, a3.scalar_type());
+  for (int64_t d = 0; d < out.dim(); ++d) {
+    TORCH_CHECK(out.size(d) <= 1 || out.stride(d) != 0,
+                "unsupported operation: more than one element of the written-to tensor refers to a single memory "
+                "location. Please clone() the tensor before performing the operation.");
+  }
   if (!is_zero(beta) && !self.is_same(out)) out.copy_(self.expand(out.sizes()));
   native::batched_gemm(out3, a3, b3, beta, alpha, op);
 }

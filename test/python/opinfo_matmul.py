@@ -13,6 +13,14 @@ T = "transposed"
 @dataclasses.dataclass
 class MatmulInfo(OpInfo):
     cases: tuple = ()            # tuples of Layouts, one per operand
+    # BFloat16: torch 1.13's in-place forms (compared with directly, no float reference)
+    # round to bfloat16 as they accumulate, so a result that cancels to a few units is off
+    # by an ulp of the terms (0.125 at 16..32); einsum rounds its intermediate products to
+    # bfloat16 as torch does
+    dtype_tolerances: dict = dataclasses.field(default_factory=lambda: {"bfloat16": (1.6e-2, 0.25)})
+    # test_ops.py's in-place overlap check calls with 2-D operands, which 3-D ops reject
+    # with their own errors (torch: IndexError); test_matmul.py covers these ops instead
+    overlap_test: bool = True
 
     def layouts(self):
         return list(self.cases)
@@ -46,17 +54,32 @@ MATMUL = (  # every rank combination torch distinguishes (1-D @ 1-D below), and 
     (L((0, 3, 4)), L((4, 5))), (L((2, 3, 0)), L((2, 0, 5))))
 LINEAR = ((L((2, 4)), L((5, 4)), L((5,))), (L((2, 3, 4)), L((5, 4)), L((5,))), (L((2, 3, 4), T), L((5, 4)), L(())),
           (L((4,)), L((5, 4)), L((5,))), (L((0, 4)), L((5, 4)), L((5,))))
-LINEAR_NO_BIAS = ((L((2, 4)), L((5, 4))), (L((2, 3, 4)), L((5, 4), T)), (L((4,)), L((4,))))
+LINEAR_NO_BIAS = ((L((2, 4)), L((5, 4))), (L((2, 3, 4)), L((5, 4), T)), (L((4,)), L((5, 4))))
 BETA_ALPHA = ({}, {"beta": 0.5, "alpha": 2}, {"beta": 0}, {"alpha": -1})
 
 
+def bf16_via_float(call):
+    """torch 1.13 rounds BFloat16 products to bfloat16 as it accumulates; current PyTorch
+    (and Tessera) accumulate in float and round once, so the reference is torch in float32,
+    rounded."""
+    def wrapped(lib, *t, **k):
+        if lib.__name__ == "torch" and t and t[0].dtype == lib.bfloat16:
+            return call(lib, *[x.float() for x in t], **k).to(lib.bfloat16)
+        return call(lib, *t, **k)
+    return wrapped
+
+
 def product(name, cases, inplace=None, kwargs=({},), method=True, **kw):
-    return MatmulInfo(name, lambda lib, *t, _n=name, **k: getattr(lib, _n)(*t, **k), arity=len(cases[0]),
-                      cases=cases, kwargs=kwargs, method=name if method else None, inplace=inplace, **kw)
+    return MatmulInfo(name, bf16_via_float(lambda lib, *t, _n=name, **k: getattr(lib, _n)(*t, **k)),
+                      arity=len(cases[0]), cases=cases, kwargs=kwargs, method=name if method else None,
+                      inplace=inplace, **kw)
 
 
-# products of a few terms: float32 sums differ from torch's BLAS in the last bits
-TOL = {"rtol": 1e-5, "atol": 1e-5}
+TOL = {}  # the registry's per-dtype defaults
+
+def linear(lib, *t, **k):
+    return (lib.nn.functional.linear if lib.__name__ == "torch" else lib.linear)(*t, **k)
+
 
 # torch 1.13 (Debian's build) returns 0 for every complex dot / vdot (its BLAS call loses
 # the result): those are checked in test_matmul.py against torch's mv instead.
@@ -66,22 +89,24 @@ register(
     product("mm", MM, **TOL),
     product("bmm", BMM, **TOL),
     product("addmm", ADDMM, inplace="addmm_", kwargs=BETA_ALPHA, **TOL),
-    product("baddbmm", BADDBMM, inplace="baddbmm_", kwargs=BETA_ALPHA, **TOL),
-    product("addbmm", ADDBMM, inplace="addbmm_", kwargs=BETA_ALPHA, **TOL),
+    product("baddbmm", BADDBMM, inplace="baddbmm_", kwargs=BETA_ALPHA, overlap_test=False, **TOL),
+    product("addbmm", ADDBMM, kwargs=BETA_ALPHA, **TOL),
+    # torch 1.13's addbmm_ resizes a self of another shape to the result's (an out= kernel
+    # run on self); Tessera's in-place forms require self to have the result's shape, as
+    # addmm_ and baddbmm_ do in torch, so the in-place samples use such a self.
+    product("addbmm", tuple(c for c in ADDBMM if c[0].shape == (3, 5)), inplace="addbmm_", kwargs=BETA_ALPHA,
+            overlap_test=False, **TOL),
     product("mv", MV, **TOL),
     product("addmv", ADDMV, inplace="addmv_", kwargs=BETA_ALPHA, **TOL),
     product("dot", DOT, dtypes=REAL, **TOL),
     product("vdot", DOT, dtypes=REAL, **TOL),
-    MatmulInfo("matmul[1-D @ 1-D]", lambda lib, *t, **k: lib.matmul(*t, **k), arity=2, cases=DOT, dtypes=REAL,
+    MatmulInfo("matmul[1-D @ 1-D]", bf16_via_float(lambda lib, *t, **k: lib.matmul(*t, **k)), arity=2, cases=DOT, dtypes=REAL,
                method="matmul", **TOL),
     product("outer", OUTER),
     product("ger", OUTER),
     product("matmul", MATMUL, **TOL),
-    MatmulInfo("linear", lambda lib, *t, **k: (lib.nn.functional.linear if lib.__name__ == "torch" else lib.linear)(
-        *t, **k), arity=3, cases=LINEAR, supports_out=False, **TOL),
-    MatmulInfo("linear[no bias]", lambda lib, *t, **k: (lib.nn.functional.linear if lib.__name__ == "torch"
-                                                         else lib.linear)(*t, **k),
-               arity=2, cases=LINEAR_NO_BIAS, supports_out=False, **TOL),
+    MatmulInfo("linear", bf16_via_float(linear), arity=3, cases=LINEAR, supports_out=False, **TOL),
+    MatmulInfo("linear[no bias]", bf16_via_float(linear), arity=2, cases=LINEAR_NO_BIAS, supports_out=False, **TOL),
 )
 
 # einsum: one entry per equation, the operands' layouts beside it.
@@ -104,5 +129,6 @@ EINSUM = {
     "iij,jk->ik": ((L((3, 3, 4)), L((4, 2))),),
     "i,jk->": ((L((0,)), L((2, 3))),),
 }
-register(*[MatmulInfo(f"einsum[{eq}]", lambda lib, *t, _eq=eq, **k: lib.einsum(_eq, *t, **k), arity=len(cases[0]),
+register(*[MatmulInfo(f"einsum[{eq}]", bf16_via_float(lambda lib, *t, _eq=eq, **k: lib.einsum(_eq, *t, **k)),
+                      arity=len(cases[0]),
                       cases=cases, supports_out=False, **TOL) for eq, cases in EINSUM.items()])
