@@ -214,6 +214,18 @@ def openblas_threads():
     return lib.openblas_get_num_threads()
 
 
+def test_openblas_is_the_pthread_build():
+    """Note [BLAS threads] (aten/native/Blas.cpp) assumes OpenBLAS's own pthread pool, sized
+    by openblas_set_num_threads: Debian's default (libopenblas.so.0 -> openblas-pthread). An
+    OpenMP build would share our OpenMP pool instead, and that note would need revisiting."""
+    lib = ctypes.CDLL(ctypes.util.find_library("openblas") or "libopenblas.so.0")
+    lib.openblas_get_parallel.restype = ctypes.c_int
+    with open("/proc/self/maps") as maps:
+        loaded = {line.split()[-1] for line in maps if "openblas" in line}
+    assert lib.openblas_get_parallel() == 1, loaded  # 1: pthreads (0: sequential, 2: OpenMP)
+    assert any("openblas-pthread" in path for path in loaded), loaded
+
+
 def test_bmm_gives_the_same_bits_at_any_thread_count_and_restores_blas_threads():
     a, b = tessera.randn(16, 64, 128), tessera.randn(16, 128, 128)
     before = tessera.get_num_threads()
