@@ -12,12 +12,12 @@ T = "transposed"
 
 @dataclasses.dataclass
 class MatmulInfo(OpInfo):
-    cases: tuple = ()            # tuples of Layouts, one per operand
+    cases: tuple = dataclasses.field(default=(), repr=False)  # tuples of Layouts, one per operand
     # BFloat16: torch 1.13's in-place forms (compared with directly, no float reference)
     # round to bfloat16 as they accumulate, so a result that cancels to a few units is off
     # by an ulp of the terms (0.125 at 16..32); einsum rounds its intermediate products to
     # bfloat16 as torch does
-    dtype_tolerances: dict = dataclasses.field(default_factory=lambda: {"bfloat16": (1.6e-2, 0.25)})
+    dtype_tolerances: dict = dataclasses.field(default_factory=lambda: {"bfloat16": (1.6e-2, 0.25)}, repr=False)
     # test_ops.py's in-place overlap check calls with 2-D operands, which 3-D ops reject
     # with their own errors (torch: IndexError); test_matmul.py covers these ops instead
     overlap_test: bool = True
