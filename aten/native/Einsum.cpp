@@ -225,10 +225,15 @@ Tensor einsum(std::string_view equation_sv, ArrayRef<Tensor> tensors, std::optio
         if (ls != 1) left.t = left.t.sum(IntArrayRef(&d, 1), true);
         if (rs != 1) right.t = right.t.sum(IntArrayRef(&d, 1), true);
         rest.push_back(d);
-      } else if (ls != 1 && rs != 1) batch.push_back(d);
-      else if (ls != 1) lo.push_back(d);
-      else if (rs != 1) ro.push_back(d);
-      else rest.push_back(d);
+      } else if (ls != 1 && rs != 1) {
+        batch.push_back(d);
+      } else if (ls != 1) {
+        lo.push_back(d);
+      } else if (rs != 1) {
+        ro.push_back(d);
+      } else {
+        rest.push_back(d);
+      }
     }
     auto extent = [](const Tensor& t, const std::vector<int64_t>& dims) {
       int64_t n = 1;
