@@ -12,6 +12,9 @@ def einsum(equation, *operands, path=None):
     omits (torch.einsum). Supports ``...``, repeated subscripts (diagonals) and the
     implicit output (subscripts used once, in alphabetical order, upper case first).
     """
+    if not isinstance(equation, str):
+        raise NotImplementedError("einsum(op1, sublist1, op2, sublist2, ...): the sublist form is not supported; "
+                                  "pass an equation string")
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = operands[0]
     return _C.einsum(equation, list(operands), path=path)

@@ -113,6 +113,12 @@ def test_einsum_takes_a_list_and_strided_operands():
     torch.testing.assert_close(to_torch(got), x @ y @ z)
 
 
+def test_einsum_sublist_form_says_it_is_not_supported():
+    a = tessera.ones(2, 3)
+    with pytest.raises(NotImplementedError, match="sublist"):
+        tessera.einsum(a, [0, 1], a, [0, 1])
+
+
 # ---------------------------------------------------------------- layouts, empties, beta
 
 def test_column_major_out_and_transposed_inputs():
