@@ -315,6 +315,14 @@ PyObject* tensor_inplace(PyObject* a, PyObject* b) {
   END_HANDLE_TH_ERRORS
 }
 
+// a @ b: at::matmul for two tensors (torch takes no Python number here either).
+PyObject* tensor_matmul(PyObject* a, PyObject* b) {
+  HANDLE_TH_ERRORS
+  if (!is_tensor(a) || !is_tensor(b)) Py_RETURN_NOTIMPLEMENTED;
+  return wrap(at::matmul(unwrap(a), unwrap(b)));
+  END_HANDLE_TH_ERRORS
+}
+
 // ================================================================ reading elements
 
 at::Tensor readable(const at::Tensor& t, const char* what) {
@@ -799,6 +807,7 @@ bool init_tensor_type(PyObject* module) {
   tensor_as_number.nb_multiply = tensor_binary<BinOp::Mul>;
   tensor_as_number.nb_inplace_add = tensor_inplace<BinOp::Add>;
   tensor_as_number.nb_inplace_multiply = tensor_inplace<BinOp::Mul>;
+  tensor_as_number.nb_matrix_multiply = tensor_matmul;
   tensor_as_number.nb_bool = tensor_bool;
   tensor_as_number.nb_float = tensor_float;
   tensor_as_number.nb_int = tensor_int;

@@ -44,3 +44,6 @@ from .ops import ops  # noqa: E402,F401
 
 # Note: like torch, this namespace defines `float`, `int`, `bool`, ... as dtypes, so code
 # below this line must not rely on those builtins by name.
+
+# einsum(equation, *operands) as torch spells it (the generated binding takes a list).
+from ._einsum import einsum  # noqa: E402,F401

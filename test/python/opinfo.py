@@ -145,6 +145,8 @@ def tolerances(info: OpInfo, dtype: str):
     default = {"float16": (1e-3, 1e-3), "bfloat16": (8e-3, 8e-3), "float32": (1.3e-6, 1e-5),
                "float64": (1e-7, 1e-7), "complex64": (1.3e-6, 1e-5), "complex128": (1e-7, 1e-7)}
     rtol, atol = default.get(dtype, (0, 0))
+    if dtype in getattr(info, "dtype_tolerances", {}):  # an entry's own (rtol, atol) for one dtype
+        return info.dtype_tolerances[dtype]
     return info.rtol if info.rtol is not None else rtol, info.atol if info.atol is not None else atol
 
 
