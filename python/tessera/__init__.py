@@ -31,6 +31,9 @@ __version__ = _C._version
 from . import _tensor_casts  # noqa: E402,F401
 from . import _tensor_methods  # noqa: E402,F401
 
+# unique and unique_consecutive, which torch writes in Python (torch/functional.py).
+from .functional import unique, unique_consecutive  # noqa: E402,F401
+
 # tessera.ops: every registered operator by namespace (tessera.ops.aten.add, custom ops).
 from .ops import ops  # noqa: E402,F401
 
