@@ -61,6 +61,11 @@ Tensor histc_impl(const Tensor& self, int64_t bins, const Scalar& min, const Sca
   TORCH_CHECK(bins > 0, "torch.histogram(): bins must be > 0, but got ", bins, " for dimension 0");
   Tensor out = make_empty({bins}, dtype, self.device());
   if (meta) return out;
+  if (dtype == c10::kHalf) {
+    // torch 1.13 has no Half histc: counted in float as current PyTorch does, stored back
+    out.copy_(histc_impl(self.to(c10::kFloat), bins, min, max, false));
+    return out;
+  }
   out.zero_();
   double lo = min.toDouble(), hi = max.toDouble();
   Tensor x = self.reshape({-1}).contiguous();
@@ -76,23 +81,22 @@ Tensor histc_impl(const Tensor& self, int64_t bins, const Scalar& min, const Sca
   TORCH_CHECK(!(lo > hi), "torch.histc: max must be larger than min");
   TORCH_CHECK(std::isfinite(lo) && std::isfinite(hi), "torch.histc: range of [", lo, ", ", hi, "] is not finite");
   // The outer edges as torch makes them (linspace in the input's dtype); a value's bin is
-  // (value - left) * bins / (right - left), each step rounded to the input's dtype as
-  // torch's histc computes it (no search against the inner edges), the right edge
-  // belonging to the last bin.
+  // (value - left) / (right - left) * bins in the input's dtype, as torch's histc computes
+  // it (no search against the inner edges), the right edge in the last bin.
   Tensor edges = at::linspace(lo, hi, bins + 1, dtype).contiguous();
   dispatch_types<kFloating | kReducedFloat>(dtype, "histogram_cpu", [&]<typename T>() {
     using O = opmath_t<T>;
     const T* v = x.data_ptr<T>();
     const T* e = edges.data_ptr<T>();
     T* o = out.data_ptr<T>();
-    const T left = e[0], right = e[bins];
-    const T width = T(O(right) - O(left));
+    const O left = O(e[0]), right = O(e[bins]);
     for (int64_t i = 0; i < x.numel(); ++i) {
-      const T val = v[i];
-      if (!(O(val) >= O(left) && O(val) <= O(right))) continue;  // outside, or NaN
-      const T scaled = T(O(T(O(val) - O(left))) * O(T(static_cast<O>(bins))));
-      int64_t pos = static_cast<int64_t>(O(T(O(scaled) / O(width))));
-      pos = std::clamp<int64_t>(pos, 0, bins - 1);
+      const O val = O(v[i]);
+      if (!(val >= left && val <= right)) continue;  // outside, or NaN
+      // (value - left) / (right - left) * bins, each step rounded to T as torch's does
+      const O p = O(T(O(T(O(T(val - left)) / O(T(right - left)))) * O(T(static_cast<O>(bins)))));
+      // compared in O first: casting a value past int64's range would be undefined
+      const int64_t pos = p >= O(bins - 1) ? bins - 1 : std::max<int64_t>(0, static_cast<int64_t>(p));
       o[pos] = T(O(o[pos]) + O(1));
     }
   });

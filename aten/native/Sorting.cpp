@@ -46,8 +46,14 @@ std::tuple<Tensor, Tensor> sort_impl(const Tensor& self, int64_t dim, bool desce
   const int64_t d = wrap_dim(dim, self.dim());
   Tensor values = make_empty(self.sizes(), self.scalar_type(), self.device());
   Tensor indices = make_empty(self.sizes(), c10::kLong, self.device());
-  if (c10::isComplexType(self.scalar_type())) dtype_not_implemented("sort", self.scalar_type());
+  // like torch's, the kernel (and its dtype check) runs for every input with a dim
+  if (self.dim() > 0 && c10::isComplexType(self.scalar_type())) dtype_not_implemented("sort", self.scalar_type());
   if (meta || self.numel() == 0) return {values, indices};
+  if (self.dim() == 0) {  // one element: itself, at index 0 (any dtype, as in torch)
+    values.copy_(self);
+    indices.fill_(0);
+    return {values, indices};
+  }
   Tensor rows = rows_of(self, d);
   const int64_t n = rows.size(-1), count = rows.numel() / n;
   Tensor v = make_empty(rows.sizes(), self.scalar_type(), self.device());
@@ -69,6 +75,14 @@ std::tuple<Tensor, Tensor> topk_impl(const Tensor& self, int64_t k, int64_t dim,
   if (self.dim() > 0) sizes[static_cast<size_t>(d)] = k;
   Tensor values = make_empty(sizes, self.scalar_type(), self.device());
   Tensor indices = make_empty(sizes, c10::kLong, self.device());
+  if (self.dim() == 0) {
+    // torch gives a 0-dim input back whole (any dtype, k = 0 included)
+    if (!meta) {
+      values.copy_(self);
+      indices.fill_(0);
+    }
+    return {values, indices};
+  }
   if (self.scalar_type() == c10::kBool || c10::isComplexType(self.scalar_type())) {
     dtype_not_implemented("topk_cpu", self.scalar_type());
   }
@@ -119,11 +133,8 @@ std::tuple<Tensor, Tensor> pick_dim(const Tensor& self, int64_t dim, bool keepdi
                                     const char* op) {
   const int64_t d = wrap_dim(dim, self.dim());
   const int64_t n = self.dim() == 0 ? 1 : self.size(d);
-  if (pick == Pick::Kth) {
-    TORCH_CHECK(k >= 1 && k <= n, "kthvalue(): selected number k out of range for dimension ", d);
-  } else {
-    TORCH_CHECK_INDEX(n > 0, op, "(): Expected reduction dim ", d, " to have non-zero size.");
-  }
+  TORCH_CHECK_INDEX(n > 0, op, "(): Expected reduction dim ", d, " to have non-zero size.");
+  if (pick == Pick::Kth) TORCH_CHECK(k >= 1 && k <= n, "kthvalue(): selected number k out of range for dimension ", d);
   std::vector<int64_t> sizes = self.sizes().vec();
   if (self.dim() > 0) {
     if (keepdim) sizes[static_cast<size_t>(d)] = 1;
@@ -132,8 +143,15 @@ std::tuple<Tensor, Tensor> pick_dim(const Tensor& self, int64_t dim, bool keepdi
   Tensor values = make_empty(sizes, self.scalar_type(), self.device());
   Tensor indices = make_empty(sizes, c10::kLong, self.device());
   const char* kernel = pick == Pick::Kth ? "kthvalue_cpu" : (pick == Pick::Median ? "median_cpu" : "nanmedian_cpu");
-  if (self.scalar_type() == c10::kBool || c10::isComplexType(self.scalar_type())) {
-    dtype_not_implemented(kernel, self.scalar_type());
+  // torch's kthvalue skips its kernel for a 0-dim input; the medians check regardless
+  const bool unsupported = self.scalar_type() == c10::kBool || c10::isComplexType(self.scalar_type());
+  if (unsupported && (pick != Pick::Kth || self.dim() > 0)) dtype_not_implemented(kernel, self.scalar_type());
+  if (unsupported) {
+    if (!meta) {
+      values.copy_(self);
+      indices.fill_(0);
+    }
+    return {values, indices};
   }
   if (meta || values.numel() == 0) return {values, indices};
   Tensor rows = rows_of(self, d);
@@ -155,17 +173,30 @@ std::tuple<Tensor, Tensor> pick_dim(const Tensor& self, int64_t dim, bool keepdi
 }
 
 // median() / nanmedian() over all elements: a 0-dim value; NaN for an empty float input.
+// What torch returns for the median of nothing: NaN converted to the dtype the way x86
+// converts it (the integer "indefinite" value, truncated for narrow types; true for bool),
+// spelled out here so no undefined float -> int conversion happens.
+Scalar empty_median(c10::ScalarType t) {
+  switch (t) {
+    case c10::kBool: return Scalar(true);
+    case c10::kInt: return Scalar(int64_t{std::numeric_limits<int32_t>::min()});
+    case c10::kLong: return Scalar(std::numeric_limits<int64_t>::min());
+    case c10::kByte:
+    case c10::kChar:
+    case c10::kShort: return Scalar(int64_t{0});
+    default: return Scalar(std::numeric_limits<double>::quiet_NaN());
+  }
+}
+
 Tensor pick_all(const Tensor& self, Pick pick, bool meta) {
   const char* kernel = pick == Pick::Median ? "median_cpu" : "nanmedian_cpu";
+  if (self.numel() == 0) {  // torch answers before its dtype check
+    Tensor out = make_empty({}, self.scalar_type(), self.device());
+    if (!meta) out.fill_(empty_median(self.scalar_type()));
+    return out;
+  }
   if (self.scalar_type() == c10::kBool || c10::isComplexType(self.scalar_type())) {
     dtype_not_implemented(kernel, self.scalar_type());
-  }
-  if (self.numel() == 0) {
-    TORCH_CHECK(c10::isFloatingType(self.scalar_type()), kernel, ": an empty input has no median in ",
-                self.scalar_type());
-    Tensor out = make_empty({}, self.scalar_type(), self.device());
-    if (!meta) out.fill_(std::numeric_limits<double>::quiet_NaN());
-    return out;
   }
   if (meta) return make_empty({}, self.scalar_type(), self.device());
   return std::get<0>(pick_dim(self.reshape({-1}), 0, false, pick, 0, false, kernel));

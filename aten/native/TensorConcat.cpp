@@ -179,11 +179,11 @@ std::vector<Tensor> at_least(ArrayRef<Tensor> tensors, int64_t n) {
 // stack: each input gains a size-1 dim at `dim`, all must be the same size.
 std::vector<Tensor> stack_inputs(ArrayRef<Tensor> tensors, int64_t dim) {
   TORCH_CHECK(!tensors.empty(), "stack expects a non-empty TensorList");
+  const int64_t d = wrap_dim(dim, tensors[0].dim() + 1);  // torch checks the dim first
   for (size_t i = 1; i < tensors.size(); ++i) {
     TORCH_CHECK(tensors[i].sizes().equals(tensors[0].sizes()), "stack expects each tensor to be equal size, but got ",
                 tensors[0].sizes(), " at entry 0 and ", tensors[i].sizes(), " at entry ", i);
   }
-  const int64_t d = wrap_dim(dim, tensors[0].dim() + 1);
   std::vector<Tensor> out;
   out.reserve(tensors.size());
   for (const Tensor& t : tensors) out.push_back(t.unsqueeze(d));

@@ -109,9 +109,13 @@ Tensor roll_impl(const Tensor& self, IntArrayRef shifts, IntArrayRef dims, bool 
   }
   TORCH_CHECK(shifts.size() == dims.size(), "shifts and dimensions must align. shifts: ", shifts.size(),
               ", dims:", dims.size());
-  std::vector<int64_t> total(static_cast<size_t>(std::max<int64_t>(self.dim(), 1)), 0);
-  for (size_t k = 0; k < dims.size(); ++k) total[static_cast<size_t>(wrap_dim(dims[k], self.dim()))] += shifts[k];
   Tensor out = like(self);
+  if (self.numel() == 0) return out;  // torch returns before looking at the dims
+  std::vector<int64_t> total(static_cast<size_t>(self.dim()), 0);
+  for (size_t k = 0; k < dims.size(); ++k) {
+    TORCH_CHECK_INDEX(self.dim() > 0, "Dimension specified as ", dims[k], " but tensor has no dimensions");
+    total[static_cast<size_t>(wrap_dim(dims[k], self.dim()))] += shifts[k];
+  }
   if (meta) return out;
   std::vector<std::vector<int64_t>> maps;
   for (int64_t d = 0; d < self.dim(); ++d) {
@@ -157,8 +161,8 @@ Tensor repeat_impl(const Tensor& self, IntArrayRef repeats, bool meta) {
 // Zeroes, in `t` (any strides), the elements of each trailing matrix outside the band:
 // tril keeps j - i <= k, triu keeps j - i >= k.
 void zero_outside(const Tensor& t, int64_t k, bool lower) {
-  const int64_t nd = t.dim(), rows = t.size(nd - 2), cols = t.size(nd - 1);
   if (t.numel() == 0) return;
+  const int64_t nd = t.dim(), rows = t.size(nd - 2), cols = t.size(nd - 1);
   const int64_t mats = t.numel() / (rows * cols);
   const int64_t rs = t.stride(nd - 2), cs = t.stride(nd - 1);
   by_itemsize(t.itemsize(), [&]<typename T>() {
@@ -183,8 +187,15 @@ void zero_outside(const Tensor& t, int64_t k, bool lower) {
   });
 }
 
+// torch's IndexError below 2 dims (an empty input passes: torch returns before checking).
+void check_matrix(const Tensor& self) {
+  if (self.numel() == 0) return;
+  TORCH_CHECK_INDEX(self.dim() > 0, "Dimension specified as -2 but tensor has no dimensions");
+  (void)wrap_dim(-2, self.dim());
+}
+
 Tensor trilu(const Tensor& self, int64_t k, bool lower, bool meta) {
-  (void)wrap_dim(-2, self.dim());  // torch's IndexError below 2 dims
+  check_matrix(self);
   Tensor out = like(self);
   if (!meta) {
     out.copy_(self);
@@ -194,13 +205,9 @@ Tensor trilu(const Tensor& self, int64_t k, bool lower, bool meta) {
 }
 
 Tensor& trilu_(Tensor& self, int64_t k, bool lower, bool meta) {
-  (void)wrap_dim(-2, self.dim());
-  for (int64_t d = 0; d < self.dim(); ++d) {
-    // as every in-place op: writing through a stride-0 dim would write one element twice
-    TORCH_CHECK(self.size(d) <= 1 || self.stride(d) != 0,
-                "unsupported operation: more than one element of the written-to tensor refers to a single memory "
-                "location. Please clone() the tensor before performing the operation.");
-  }
+  // Like torch, no refusal of a self with stride-0 dims: the band's kept elements are
+  // left alone and only zeros are written, so the result is still well defined.
+  check_matrix(self);
   if (!meta) {
     zero_outside(self, k, lower);
     self.unsafeGetTensorImpl()->bump_version();

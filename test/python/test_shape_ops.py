@@ -359,3 +359,20 @@ def test_errors_like_torch(call):
 def test_data_dependent_ops_refuse_meta(call):
     with pytest.raises(NotImplementedError):
         call(tessera)
+
+
+# ---------------------------------------------------------------- tril_ / triu_
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@pytest.mark.parametrize("name", ["tril_", "triu_"])
+def test_tril_triu_in_place(dtype, name):
+    for shape, diagonal in (((4, 5), 0), ((2, 3, 4), 1), ((5, 3), -2), ((3, 3), 7), ((0, 4), 0)):
+        for transposed in (False, True):
+            x = make_torch(tuple(reversed(shape)) if transposed else shape, dtype, 3)
+            if transposed:
+                x = x.transpose(-1, -2)
+            mine = to_tessera(x)
+            got = getattr(mine, name)(diagonal)
+            getattr(x, name)(diagonal)
+            assert got is mine
+            assert torch.equal(to_torch(mine), x), (shape, diagonal, transposed)
