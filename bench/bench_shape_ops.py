@@ -14,6 +14,7 @@ import statistics
 import sys
 import time
 
+import numpy
 import torch
 
 import tessera
@@ -23,9 +24,10 @@ M1 = 1 << 20
 
 
 def make(lib, n, seed):
-    """The same float32 values in both libraries: frac(i * golden ratio + seed / 7), in [-1, 1)."""
-    i = lib.arange(n, dtype=lib.float64)
-    return (lib.remainder(i * 0.6180339887498949 + seed / 7.0, 1.0) * 2.0 - 1.0).to(lib.float32)
+    """The same uniformly random float32 values in [-1, 1) in both libraries (numpy's
+    generator; tessera.tensor reads the array's buffer)."""
+    values = numpy.random.default_rng(seed).random(n, dtype=numpy.float32) * 2 - 1
+    return torch.from_numpy(values) if lib is torch else tessera.tensor(values)
 
 
 # name, setup(lib) -> args, op(lib, *args)
