@@ -44,8 +44,11 @@ void each_row(int64_t count, int64_t n, const F& body) {
 
 std::tuple<Tensor, Tensor> sort_impl(const Tensor& self, int64_t dim, bool descending, bool meta) {
   const int64_t d = wrap_dim(dim, self.dim());
-  Tensor values = make_empty(self.sizes(), self.scalar_type(), self.device());
-  Tensor indices = make_empty(self.sizes(), c10::kLong, self.device());
+  // torch's sort results keep self's layout
+  Tensor values = empty_like_impl(self, self.scalar_type(), self.device(), std::nullopt, std::nullopt,
+                                  c10::MemoryFormat::Preserve);
+  Tensor indices = empty_like_impl(self, c10::kLong, self.device(), std::nullopt, std::nullopt,
+                                   c10::MemoryFormat::Preserve);
   // like torch's, the kernel (and its dtype check) runs for every input with a dim
   if (self.dim() > 0 && c10::isComplexType(self.scalar_type())) dtype_not_implemented("sort", self.scalar_type());
   if (meta || self.numel() == 0) return {values, indices};
@@ -64,7 +67,13 @@ std::tuple<Tensor, Tensor> sort_impl(const Tensor& self, int64_t dim, bool desce
     int64_t* io = i.data_ptr<int64_t>();
     each_row(count, n, [&](int64_t r) { sorting::sort_row(x + r * n, n, descending, vo + r * n, io + r * n); });
   });
-  return {from_rows(v, self, d), from_rows(i, self, d)};
+  // The rows seen in self's dim order; often already self's layout (a 1-D input, or dim
+  // the innermost in memory), else copied into it.
+  Tensor v_view = v.movedim(-1, d), i_view = i.movedim(-1, d);
+  if (v_view.strides().equals(values.strides())) return {v_view, i_view};
+  values.copy_(v_view);
+  indices.copy_(i_view);
+  return {values, indices};
 }
 
 std::tuple<Tensor, Tensor> topk_impl(const Tensor& self, int64_t k, int64_t dim, bool largest, bool meta) {

@@ -72,9 +72,11 @@ std::vector<int64_t> identity_map(int64_t n) {
   return m;
 }
 
+// flip's result keeps self's layout; roll's and tril/triu's are contiguous (as torch's).
 Tensor like(const Tensor& self) {
   return empty_like_impl(self, self.scalar_type(), self.device(), std::nullopt, std::nullopt, c10::MemoryFormat::Preserve);
 }
+Tensor contiguous_like(const Tensor& self) { return make_empty(self.sizes(), self.scalar_type(), self.device()); }
 
 std::vector<bool> flip_dims(const Tensor& self, IntArrayRef dims) {
   std::vector<bool> flipped(static_cast<size_t>(std::max<int64_t>(self.dim(), 1)), false);
@@ -109,7 +111,7 @@ Tensor roll_impl(const Tensor& self, IntArrayRef shifts, IntArrayRef dims, bool 
   }
   TORCH_CHECK(shifts.size() == dims.size(), "shifts and dimensions must align. shifts: ", shifts.size(),
               ", dims:", dims.size());
-  Tensor out = like(self);
+  Tensor out = contiguous_like(self);
   if (self.numel() == 0) return out;  // torch returns before looking at the dims
   std::vector<int64_t> total(static_cast<size_t>(self.dim()), 0);
   for (size_t k = 0; k < dims.size(); ++k) {
@@ -196,7 +198,7 @@ void check_matrix(const Tensor& self) {
 
 Tensor trilu(const Tensor& self, int64_t k, bool lower, bool meta) {
   check_matrix(self);
-  Tensor out = like(self);
+  Tensor out = contiguous_like(self);
   if (!meta) {
     out.copy_(self);
     zero_outside(out, k, lower);

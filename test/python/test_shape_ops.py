@@ -376,3 +376,39 @@ def test_tril_triu_in_place(dtype, name):
             getattr(x, name)(diagonal)
             assert got is mine
             assert torch.equal(to_torch(mine), x), (shape, diagonal, transposed)
+
+
+# ---------------------------------------------------------------- layouts of the results
+
+STRIDE_CASES = {
+    "cat": lambda L, a, b: L.cat([a, b], 1), "stack": lambda L, a, b: L.stack([a, b], 1),
+    "flip": lambda L, a, b: L.flip(a, [0]), "roll": lambda L, a, b: L.roll(a, 1, 0),
+    "roll flat": lambda L, a, b: L.roll(a, 1), "repeat": lambda L, a, b: a.repeat(1, 2, 1),
+    "tile": lambda L, a, b: L.tile(a, (2,)), "tril": lambda L, a, b: L.tril(a), "triu": lambda L, a, b: L.triu(a, 1),
+    "sort 0": lambda L, a, b: L.sort(a, 0), "sort -1": lambda L, a, b: L.sort(a, -1),
+    "sort 1": lambda L, a, b: L.sort(a, 1), "argsort": lambda L, a, b: L.argsort(a, 1),
+    "msort": lambda L, a, b: L.msort(a), "topk": lambda L, a, b: L.topk(a, 2, 1),
+    "topk 0": lambda L, a, b: L.topk(a, 2, 0), "kthvalue": lambda L, a, b: L.kthvalue(a, 2, 1),
+    "kthvalue keepdim": lambda L, a, b: L.kthvalue(a, 2, 1, True), "median": lambda L, a, b: L.median(a, 1),
+    "median keepdim": lambda L, a, b: L.median(a, 0, True), "nanmedian": lambda L, a, b: L.nanmedian(a, 2),
+    "histc": lambda L, a, b: L.histc(a),
+}
+STRIDE_INPUTS = {
+    "permuted": lambda: torch.rand(4, 5, 6).permute(2, 0, 1), "stepped": lambda: torch.rand(6, 4, 10)[:, :, ::2],
+    "expanded": lambda: torch.rand(1, 4, 5).expand(6, 4, 5), "contiguous": lambda: torch.rand(6, 4, 5),
+}
+
+
+@pytest.mark.parametrize("case", list(STRIDE_CASES))
+@pytest.mark.parametrize("layout", list(STRIDE_INPUTS))
+def test_result_strides_are_torchs_on_cpu_and_meta(case, layout):
+    x, y = STRIDE_INPUTS[layout](), torch.rand(6, 4, 5)
+    fn = STRIDE_CASES[case]
+    want = fn(torch, x, y)
+    got = fn(tessera, to_tessera(x), to_tessera(y))
+    meta = fn(tessera, *[tessera.empty_strided(tuple(t.shape), tuple(t.stride()), device="meta") for t in (x, y)])
+    wants = [want] if isinstance(want, torch.Tensor) else list(want)
+    gots = [got] if not isinstance(got, tuple) else list(got)
+    metas = [meta] if not isinstance(meta, tuple) else list(meta)
+    for w, g, m in zip(wants, gots, metas):
+        assert tuple(g.stride()) == tuple(w.stride()) == tuple(m.stride()), (case, layout)
