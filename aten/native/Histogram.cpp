@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace at::inline tessera::native {
 
@@ -39,6 +40,7 @@ Tensor bincount_impl(const Tensor& self, const std::optional<Tensor>& weights, i
     TORCH_CHECK(v[i] >= 0, "bincount only supports 1-d non-negative integral inputs.");
     largest = std::max(largest, v[i]);
   }
+  TORCH_CHECK(largest < std::numeric_limits<int64_t>::max(), "bincount: the largest value leaves no room for its bin");
   const int64_t length = std::max(largest + 1, minlength);
   Tensor out = at::zeros({length}, dtype);
   if (!weighted) {

@@ -7,6 +7,7 @@
 #include <aten/native/Dispatch.h>
 #include <aten/native/NativeFunctions.h>
 #include <aten/native/SortingKernels.h>
+#include <aten/native/StructuredHelpers.h>
 #include <aten/native/TensorFactories.h>
 #include <aten/native/TensorShape.h>
 #include <aten/ops/Functions.h>
@@ -159,6 +160,54 @@ Result unique_consecutive_cpu(const Tensor& self, bool return_inverse, bool retu
 }
 Result unique_consecutive_meta(const Tensor& self, bool return_inverse, bool return_counts, std::optional<int64_t> dim) {
   data_dependent("unique_consecutive");
+}
+
+// out= forms (no Python binding in torch either): computed, then each out resized and
+// filled in turn.
+static void copy_into(const Tensor& result, Tensor& out, const char* op) {
+  resize_out_sizes(out, result.sizes(), op);
+  out.copy_(result);
+}
+
+std::tuple<Tensor&, Tensor&, Tensor&> unique2_out(const Tensor& self, bool sorted, bool return_inverse,
+                                                  bool return_counts, Tensor& out0, Tensor& out1, Tensor& out2) {
+  auto [values, inverse, counts] = at::_unique2(self, sorted, return_inverse, return_counts);
+  copy_into(values, out0, "_unique2");
+  copy_into(inverse, out1, "_unique2");
+  copy_into(counts, out2, "_unique2");
+  return {out0, out1, out2};
+}
+
+// The older _unique: _unique2 without counts.
+std::tuple<Tensor, Tensor> _unique(const Tensor& self, bool sorted, bool return_inverse) {
+  auto [values, inverse, counts] = at::_unique2(self, sorted, return_inverse, false);
+  return {values, inverse};
+}
+std::tuple<Tensor&, Tensor&> unique_out(const Tensor& self, bool sorted, bool return_inverse, Tensor& out0,
+                                        Tensor& out1) {
+  auto [values, inverse] = at::_unique(self, sorted, return_inverse);
+  copy_into(values, out0, "_unique");
+  copy_into(inverse, out1, "_unique");
+  return {out0, out1};
+}
+
+std::tuple<Tensor&, Tensor&, Tensor&> unique_dim_out(const Tensor& self, int64_t dim, bool sorted, bool return_inverse,
+                                                     bool return_counts, Tensor& out0, Tensor& out1, Tensor& out2) {
+  auto [values, inverse, counts] = at::unique_dim(self, dim, sorted, return_inverse, return_counts);
+  copy_into(values, out0, "unique_dim");
+  copy_into(inverse, out1, "unique_dim");
+  copy_into(counts, out2, "unique_dim");
+  return {out0, out1, out2};
+}
+
+std::tuple<Tensor&, Tensor&, Tensor&> unique_consecutive_out(const Tensor& self, bool return_inverse,
+                                                             bool return_counts, std::optional<int64_t> dim,
+                                                             Tensor& out0, Tensor& out1, Tensor& out2) {
+  auto [values, inverse, counts] = at::unique_consecutive(self, return_inverse, return_counts, dim);
+  copy_into(values, out0, "unique_consecutive");
+  copy_into(inverse, out1, "unique_consecutive");
+  copy_into(counts, out2, "unique_consecutive");
+  return {out0, out1, out2};
 }
 
 }  // namespace at::inline tessera::native

@@ -33,6 +33,7 @@ from . import _tensor_methods  # noqa: E402,F401
 
 # unique and unique_consecutive, which torch writes in Python (torch/functional.py).
 from .functional import unique, unique_consecutive  # noqa: E402,F401
+from ._C import _unique, _unique2  # noqa: E402,F401  (torch._unique, torch._unique2)
 
 # tessera.ops: every registered operator by namespace (tessera.ops.aten.add, custom ops).
 from .ops import ops  # noqa: E402,F401

@@ -412,3 +412,24 @@ def test_result_strides_are_torchs_on_cpu_and_meta(case, layout):
     metas = [meta] if not isinstance(meta, tuple) else list(meta)
     for w, g, m in zip(wants, gots, metas):
         assert tuple(g.stride()) == tuple(w.stride()) == tuple(m.stride()), (case, layout)
+
+
+# ---------------------------------------------------------------- unique's operator forms
+
+@pytest.mark.parametrize("op,args", [("_unique2", (True, True, True)), ("unique_dim", (0, True, True, True)),
+                                     ("unique_consecutive", (True, True, None)), ("_unique", (True, True))])
+def test_unique_operator_out_forms(op, args):
+    x = torch.tensor([3, 1, 1, 2, 2, 2, 0])
+    want = getattr(torch.ops.aten, op).default(x, *args)
+    n = len(want)
+    names = [f"out{i}" for i in range(n)]
+    want_out = getattr(torch.ops.aten, op).out(x, *args, **{k: torch.empty(0, dtype=torch.int64) for k in names})
+    outs = {k: tessera.empty(0, dtype=tessera.int64) for k in names}
+    got = getattr(tessera.ops.aten, op).out(to_tessera(x), *args, **outs)
+    assert len(got) == n
+    for k, g, w, wo in zip(names, got, want, want_out):
+        # the boxed call (tessera.ops) wraps its results anew: the out tensors were written
+        assert to_torch(outs[k]).tolist() == to_torch(g).tolist() == w.tolist() == wo.tolist()
+    assert [to_torch(t).tolist() for t in getattr(tessera, op if op != "unique_dim" else "_unique2")(
+        to_tessera(x), *(args if op != "unique_dim" else args[1:]))] == [t.tolist() for t in (
+            want if op != "unique_dim" else torch._unique2(x, *args[1:]))]
