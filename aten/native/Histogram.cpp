@@ -61,6 +61,7 @@ Tensor histc_impl(const Tensor& self, int64_t bins, const Scalar& min, const Sca
   const c10::ScalarType dtype = self.scalar_type();
   if (!c10::isFloatingType(dtype)) dtype_not_implemented("histogram_cpu", dtype);
   TORCH_CHECK(bins > 0, "torch.histogram(): bins must be > 0, but got ", bins, " for dimension 0");
+  TORCH_CHECK(bins < std::numeric_limits<int64_t>::max(), "torch.histc: ", bins, " bins are too many");
   Tensor out = make_empty({bins}, dtype, self.device());
   if (meta) return out;
   if (dtype == c10::kHalf) {

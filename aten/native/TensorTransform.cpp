@@ -116,15 +116,17 @@ Tensor roll_impl(const Tensor& self, IntArrayRef shifts, IntArrayRef dims, bool 
   std::vector<int64_t> total(static_cast<size_t>(self.dim()), 0);
   for (size_t k = 0; k < dims.size(); ++k) {
     TORCH_CHECK_INDEX(self.dim() > 0, "Dimension specified as ", dims[k], " but tensor has no dimensions");
-    total[static_cast<size_t>(wrap_dim(dims[k], self.dim()))] += shifts[k];
+    // each shift reduced first: adding raw int64 shifts could overflow
+    const int64_t d = wrap_dim(dims[k], self.dim()), n = self.size(d);
+    int64_t& t = total[static_cast<size_t>(d)];
+    t = (t + (shifts[k] % n + n) % n) % n;
   }
   if (meta) return out;
   std::vector<std::vector<int64_t>> maps;
   for (int64_t d = 0; d < self.dim(); ++d) {
     const int64_t n = self.size(d);
     std::vector<int64_t> m(static_cast<size_t>(n));
-    // shifts may be any int64: reduce first so i - s cannot overflow
-    const int64_t s = n == 0 ? 0 : ((total[static_cast<size_t>(d)] % n) + n) % n;
+    const int64_t s = total[static_cast<size_t>(d)];  // in [0, n)
     for (int64_t i = 0; i < n; ++i) m[static_cast<size_t>(i)] = (i - s + n) % n;
     maps.push_back(std::move(m));
   }

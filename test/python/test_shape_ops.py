@@ -433,3 +433,11 @@ def test_unique_operator_out_forms(op, args):
     assert [to_torch(t).tolist() for t in getattr(tessera, op if op != "unique_dim" else "_unique2")(
         to_tessera(x), *(args if op != "unique_dim" else args[1:]))] == [t.tolist() for t in (
             want if op != "unique_dim" else torch._unique2(x, *args[1:]))]
+
+
+def test_roll_by_huge_shifts():
+    x = torch.arange(10).reshape(2, 5)
+    big = (1 << 62) + 3
+    want = torch.roll(x, (big, big, -big), (1, 1, 0))
+    got = tessera.roll(to_tessera(x), (big, big, -big), (1, 1, 0))
+    assert to_torch(got).tolist() == want.tolist()
