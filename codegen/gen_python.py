@@ -81,6 +81,15 @@ def _return_stmt(schema, call: str, aliased_obj: str | None) -> list[str]:
         return [f"{call};", f"Py_INCREF({aliased_obj});", f"return {aliased_obj};"]
     if ret == "at::Tensor":
         return [f"return wrap({call});"]
+    names = [r.name for r in schema.returns]
+    if len(names) > 1 and all(names):
+        # (values, indices): torch.return_types.<name>, a named tuple (a structseq).
+        fields = ", ".join(f'"{n}"' for n in names)
+        if schema.is_out:
+            # out=(v, i) returns the very tensors passed in, as torch does.
+            return [f"{call};", f"Py_INCREF({aliased_obj});",
+                    f'return named_tuple_of("{schema.name}_out", {{{fields}}}, {aliased_obj});']
+        return [f'return named_tuple_of("{schema.name}", {{{fields}}}, from_ivalue(c10::IValue({call})));']
     if ret.startswith("std::tuple<") or ret == "std::vector<at::Tensor>":
         return [f"return from_ivalue(c10::IValue({call}));"]
     if ret in ("double", "int64_t", "bool"):
@@ -110,8 +119,15 @@ def _binding(name: str, group, ops, is_method: bool) -> str:
         body = locals_ + _return_stmt(s, call, aliased)
         if twin:
             out_index = len(s.arguments) - (1 if is_method else 0)
-            tlocals: list[str] = [f"at::Tensor out = r.tensor({out_index});"]
-            texprs = _argument_exprs(s, 1 if is_method else 0, tlocals, self_expr) + ["out"]
+            n_out = len(twin.schema.out_arguments)
+            if n_out == 1:
+                tlocals: list[str] = [f"at::Tensor out = r.tensor({out_index});"]
+                out_exprs = ["out"]
+            else:
+                # several outputs come as one keyword, out=(values, indices)
+                tlocals = [f"std::vector<at::Tensor> outs = r.tensorlist({out_index});"]
+                out_exprs = [f"outs[{k}]" for k in range(n_out)]
+            texprs = _argument_exprs(s, 1 if is_method else 0, tlocals, self_expr) + out_exprs
             tcall = f"at::ops::op_{cpp.identifier(twin.schema)}().call({', '.join(texprs)})"
             out_body = tlocals + _return_stmt(twin.schema, tcall, f"r.object({out_index})")
             body = [f"if (!r.isNone({out_index})) {{"] + ["  " + line for line in out_body] + ["}"] + body

@@ -7,6 +7,8 @@
 
 #include <climits>
 #include <complex>
+#include <map>
+#include <mutex>
 
 namespace tessera::python {
 
@@ -80,7 +82,10 @@ bool matches(PyObject* obj, const SchemaType& type, bool allow_number) {
     case Kind::List: {
       const SchemaType& elem = type.elementType();
       if (elem.isIntLike()) return is_sequence_of(obj, is_int) || (type.fixedSize() && is_int(obj));
-      if (elem.isTensor()) return is_sequence_of(obj, is_tensor);
+      if (elem.isTensor()) {
+        return is_sequence_of(obj, is_tensor) &&
+               (!type.fixedSize() || PySequence_Fast_GET_SIZE(obj) == *type.fixedSize());
+      }
       if (elem.isOptional() && elem.elementType().isTensor()) return is_sequence_of(obj, is_tensor_or_none);
       if (elem.is(Kind::Float)) return is_sequence_of(obj, is_float_like) || (type.fixedSize() && is_float_like(obj));
       if (elem.is(Kind::Bool)) return is_sequence_of(obj, is_bool) || (type.fixedSize() && PyBool_Check(obj));
@@ -288,6 +293,18 @@ static bool allows_numbers_as_tensors(const std::string& name) {
   return false;
 }
 
+// The type of an out= keyword taking n tensors: Tensor[n], one per n (kept for the process).
+static const SchemaType& tensor_tuple_type(size_t n) {
+  static std::mutex mutex;
+  static std::map<size_t, SchemaType>* types = new std::map<size_t, SchemaType>();
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = types->find(n);
+  if (it == types->end()) {
+    it = types->emplace(n, SchemaType::list(SchemaType(Kind::Tensor), static_cast<int64_t>(n))).first;
+  }
+  return it->second;
+}
+
 PythonArgParser::PythonArgParser(std::string name, std::vector<const c10::FunctionSchema*> schemas,
                                  std::vector<const c10::FunctionSchema*> out_schemas, bool is_method)
     : name_(std::move(name)) {
@@ -312,10 +329,15 @@ PythonArgParser::PythonArgParser(std::string name, std::vector<const c10::Functi
     }
     if (sig.out_schema) {
       const auto& oargs = sig.out_schema->arguments();
-      for (const auto& a : oargs) {
-        if (a.is_out()) {
-          sig.params.push_back(PythonSignature::Param{a.name(), &a.type(), true, true, IValue(), false});
+      size_t n_out = 0;
+      for (const auto& a : oargs) n_out += a.is_out() ? 1 : 0;
+      if (n_out == 1) {
+        for (const auto& a : oargs) {
+          if (a.is_out()) sig.params.push_back(PythonSignature::Param{a.name(), &a.type(), true, true, IValue(), false});
         }
+      } else {
+        // Several outputs (sort's values and indices) come as one keyword, out=(v, i).
+        sig.params.push_back(PythonSignature::Param{"out", &tensor_tuple_type(n_out), true, true, IValue(), false});
       }
     }
     sig.positional_count = 0;

@@ -12,6 +12,7 @@
 #include <c10/core/MemoryFormat.h>
 #include <c10/core/ScalarType.h>
 
+#include <initializer_list>
 #include <optional>
 
 namespace tessera::python {
@@ -66,6 +67,13 @@ PyObject* layout_object(c10::Layout l);             // borrowed singleton
 bool is_memory_format(PyObject* obj);
 c10::MemoryFormat memory_format_of(PyObject* obj);  // precondition: is_memory_format(obj)
 PyObject* memory_format_object(c10::MemoryFormat f);  // borrowed singleton
+
+// ---------------------------------------------------------------- named tuples
+
+// A new tessera.return_types.<name> (a structseq, like torch.return_types.sort) holding the
+// items of the sequence `items`, one per field. Steals `items`; a null `items` (a failed
+// conversion) rethrows the Python error already set.
+PyObject* named_tuple_of(const char* name, std::initializer_list<const char*> fields, PyObject* items);
 
 // ---------------------------------------------------------------- errors
 

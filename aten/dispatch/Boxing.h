@@ -3,11 +3,10 @@
 // arguments. A kernel is written once, as an ordinary function; both paths come from it.
 #pragma once
 
-#include <array>
-
 #include <aten/core/IValue.h>
 #include <aten/dispatch/CppSignature.h>
 
+#include <array>
 #include <optional>
 #include <tuple>
 #include <type_traits>
@@ -38,25 +37,35 @@ constexpr size_t first_mutable_tensor_arg() {
   return sizeof...(Args);
 }
 
-// Whether R is a tuple of references (out= ops with several outputs: aminmax.out, ...).
-template <typename R>
-struct is_reference_tuple : std::false_type {};
-template <typename... T>
-struct is_reference_tuple<std::tuple<T&...>> : std::true_type {};
-
-// Indices of every `Tensor&` parameter, in order: the tensors a several-output out= op
-// returns by reference.
-template <typename... Args>
-constexpr auto mutable_tensor_args() {
+// Indices of the first N `Tensor&` parameters: the tensors an op with several out=
+// arguments (sort.values: values, indices) returns by reference, in order.
+template <size_t N, typename... Args>
+constexpr std::array<size_t, N> mutable_tensor_args() {
   constexpr bool is_mut[] = {std::is_same_v<Args, at::Tensor&>..., false};
-  constexpr size_t count = (size_t{0} + ... + (std::is_same_v<Args, at::Tensor&> ? 1 : 0));
-  std::array<size_t, count> idx{};
+  std::array<size_t, N> out{};
+  out.fill(sizeof...(Args));  // "none": fails the caller's static_assert
   size_t k = 0;
-  for (size_t i = 0; i < sizeof...(Args); ++i) {
-    if (is_mut[i]) idx[k++] = i;
+  for (size_t i = 0; i < sizeof...(Args) && k < N; ++i) {
+    if (is_mut[i]) out[k++] = i;
   }
-  return idx;
+  return out;
 }
+
+// Whether a return type is a tuple of references (several out= tensors).
+template <typename T>
+struct is_ref_tuple : std::false_type {};
+template <typename... T>
+struct is_ref_tuple<std::tuple<T...>> : std::bool_constant<(sizeof...(T) > 0) && (std::is_lvalue_reference_v<T> && ...)> {};
+
+// What a boxed call keeps of a result while its arguments go: values, never references.
+template <typename T>
+struct owned {
+  using type = std::decay_t<T>;
+};
+template <typename... T>
+struct owned<std::tuple<T...>> {
+  using type = std::tuple<std::decay_t<T>...>;
+};
 
 // The value a kernel parameter of type Arg receives from an IValue that stays on the
 // stack for the whole call, so views (IntArrayRef, const Tensor&) into it are safe.
@@ -139,7 +148,7 @@ struct KernelWrappers<F, FullSig, WithKeys, R(Args...)> {
       stack->erase(stack->end() - n, stack->end());
     } else {
       // Copy the result out before the arguments (which a Tensor& result refers to) go.
-      std::decay_t<R> result = invoke(std::index_sequence_for<Args...>());
+      typename owned<R>::type result = invoke(std::index_sequence_for<Args...>());
       stack->erase(stack->end() - n, stack->end());
       push_output(*stack, std::move(result));
     }

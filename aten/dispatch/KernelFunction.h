@@ -119,14 +119,13 @@ class TORCH_API KernelFunction {
       constexpr size_t i = detail::first_mutable_tensor_arg<Args...>();
       static_assert(i < sizeof...(Args), "a Tensor& return needs a Tensor& argument");
       return std::get<i>(std::forward_as_tuple(args...));
-    } else if constexpr (detail::is_reference_tuple<R>::value) {
-      // Several-output out= ops return their out arguments, in order.
-      constexpr auto idx = detail::mutable_tensor_args<Args...>();
-      static_assert(idx.size() == std::tuple_size_v<R>, "a tuple of references needs as many Tensor& arguments");
+    } else if constexpr (detail::is_ref_tuple<R>::value) {
+      // Several out= tensors (values, indices): the Tensor& arguments, in order.
+      constexpr size_t n = std::tuple_size_v<R>;
+      constexpr auto idx = detail::mutable_tensor_args<n, Args...>();
+      static_assert(idx[n - 1] < sizeof...(Args), "a tuple of Tensor& returns needs as many Tensor& arguments");
       auto all = std::forward_as_tuple(args...);
-      return [&]<size_t... K>(std::index_sequence<K...>) {
-        return R(std::get<idx[K]>(all)...);
-      }(std::make_index_sequence<idx.size()>());
+      return [&]<size_t... I>(std::index_sequence<I...>) { return R(std::get<idx[I]>(all)...); }(std::make_index_sequence<n>());
     } else {
       return detail::pop_output<R>(stack);
     }

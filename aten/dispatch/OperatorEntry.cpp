@@ -155,13 +155,20 @@ bool OperatorEntry::hasDirectKernel(DispatchKey k) const {
 // CompositeImplicitAutograd kernel (for an autograd key only when its backends have no
 // kernel of their own, which would otherwise be bypassed); for autograd keys, an
 // Autograd kernel; then the key's backend fallback; else the missing-kernel reporter.
+// A call without tensor arguments (Undefined) takes a composite kernel when there is one.
 const KernelFunction* OperatorEntry::computeEntry(
     DispatchKey k, const std::array<std::list<AnnotatedKernel>, kDispatchTableSize>& fallbacks) const {
   auto first = [&](DispatchKey key) -> const KernelFunction* {
     auto it = kernels_.find(key);
     return it == kernels_.end() || it->second.empty() ? nullptr : &it->second.front().kernel;
   };
-  if (k == DispatchKey::Undefined) return &missing_kernel_;
+  if (k == DispatchKey::Undefined) {
+    // No tensor argument to dispatch on (cat([]), stack([])): as in torch, a composite
+    // kernel serves the call (and raises the op's own error), else the reporter.
+    if (const KernelFunction* explicit_ = first(DispatchKey::CompositeExplicitAutograd)) return explicit_;
+    if (const KernelFunction* implicit = first(DispatchKey::CompositeImplicitAutograd)) return implicit;
+    return &missing_kernel_;
+  }
   if (const KernelFunction* direct = first(k)) return direct;
   if (isBackendDispatchKey(k)) {
     if (const KernelFunction* explicit_ = first(DispatchKey::CompositeExplicitAutograd)) return explicit_;

@@ -117,6 +117,9 @@ class OpInfo:
     reduced_via_float: bool = True
     rtol: Optional[float] = None
     atol: Optional[float] = None
+    # The output's shape depends on the input's values (unique, bincount): on meta tensors
+    # the op raises NotImplementedError, as torch's data-dependent ops do.
+    data_dependent: bool = False
 
     def layouts(self):
         if self.arity == 1:

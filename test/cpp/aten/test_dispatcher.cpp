@@ -30,6 +30,9 @@ TORCH_LIBRARY(tdisp, m) {
   m.def("inplace_(Tensor(a!) self) -> Tensor(a!)");
   m.def("with_keys(Tensor a) -> Tensor");
   m.def("nothing(int n) -> int");
+  m.def("composite_nothing(int n) -> int");
+  m.def("pair_out(Tensor a, *, Tensor(a!) v, Tensor(b!) i) -> (Tensor(a!) v, Tensor(b!) i)");
+  m.def("pair_unboxed(Tensor a, *, Tensor(a!) v, Tensor(b!) i) -> (Tensor(a!) v, Tensor(b!) i)");
 }
 
 TORCH_LIBRARY_IMPL(tdisp, CPU, m) {
@@ -74,6 +77,22 @@ TORCH_LIBRARY_IMPL(tdisp, CPU, m) {
                                                                    c10::Stack* stack) {
     g_ran = "inplace";  // leaves self on the stack as the result
   }));
+}
+
+// Several out= tensors: a boxed-only kernel (leaves nothing useful on the stack; the
+// unboxed caller gets its own Tensor& arguments back) and an unboxed one.
+TORCH_LIBRARY_IMPL(tdisp, CPU, m) {
+  m.impl("pair_out", torch::CppFunction::makeFromBoxedFunction([](const c10::OperatorHandle&, c10::DispatchKeySet,
+                                                                    c10::Stack* stack) { g_ran = "pair_out"; }));
+  m.impl("pair_unboxed", [](const Tensor& a, Tensor& v, Tensor& i) -> std::tuple<Tensor&, Tensor&> {
+    g_ran = "pair_unboxed";
+    return {v, i};
+  });
+}
+
+// A call without tensor arguments reaches a composite kernel, as in torch.
+TORCH_LIBRARY_IMPL(tdisp, CompositeImplicitAutograd, m) {
+  m.impl("composite_nothing", [](int64_t n) -> int64_t { return n + 1; });
 }
 
 c10::OperatorHandle op(const char* name, const char* overload = "") {
@@ -139,6 +158,27 @@ TEST(Dispatcher, BoxedOnlyInPlaceKernelReturnsSelfByReference) {
   Tensor& r = inplace.call(a);
   EXPECT_EQ(&r, &a);
   EXPECT_EQ(g_ran, "inplace");
+}
+
+TEST(Dispatcher, SeveralOutTensorsComeBackByReference) {
+  Tensor a = make_tensor({2}), v = make_tensor({2}), i = make_tensor({2});
+  auto boxed_only = op("tdisp::pair_out").typed<std::tuple<Tensor&, Tensor&>(const Tensor&, Tensor&, Tensor&)>();
+  auto r = boxed_only.call(a, v, i);
+  EXPECT_EQ(&std::get<0>(r), &v);
+  EXPECT_EQ(&std::get<1>(r), &i);
+  EXPECT_EQ(g_ran, "pair_out");
+  // the boxed call of an unboxed kernel keeps the tensors (not references to its arguments)
+  c10::Stack stack;
+  c10::push(stack, a, v, i);
+  op("tdisp::pair_unboxed").callBoxed(&stack);
+  ASSERT_EQ(stack.size(), 2u);
+  EXPECT_TRUE(stack[0].toTensor().is_same(v));
+  EXPECT_TRUE(stack[1].toTensor().is_same(i));
+  EXPECT_EQ(g_ran, "pair_unboxed");
+}
+
+TEST(Dispatcher, CallWithoutTensorsTakesACompositeKernel) {
+  EXPECT_EQ(op("tdisp::composite_nothing").typed<int64_t(int64_t)>().call(4), 5);
 }
 
 TEST(Dispatcher, KernelMayTakeTheKeySet) {
