@@ -35,7 +35,7 @@ register(*[info for pair in (
 register(*[info for pair in (
     reduction("argmax", ({}, {"dim": 0}, {"dim": -1, "keepdim": True}, {"keepdim": True})),
     reduction("argmin", ({}, {"dim": 0}, {"dim": -1, "keepdim": True})),
-    # max.dim's out= takes two tensors (values, indices): not bound from Python yet.
+    # max.dim's out= takes two tensors (values, indices): test_moments_scans.py checks it.
     reduction("max", ({}, {"dim": 0}, {"dim": -1, "keepdim": True}), supports_out=False),
     reduction("min", ({}, {"dim": 0}, {"dim": -1, "keepdim": True}), supports_out=False),
 ) for info in pair])
@@ -52,7 +52,7 @@ register(*[info for pair in (
     reduction("std", MOMENTS),
     reduction("nanmean", DIMS + ({"dim": (0, -1)}, {"dtype": "float64"})),
     reduction("logsumexp", ({"dim": 0}, {"dim": -1, "keepdim": True}, {"dim": (0, -1)})),
-    # aminmax.out takes two tensors (min, max): not bound from Python.
+    # aminmax.out takes two tensors (min, max): test_moments_scans.py checks it.
     # (keepdim with a dim is tested in test_reductions.py: torch 1.13 gives a 0-dim input a
     # result of shape (1,) there, a bug current PyTorch no longer has.)
     reduction("aminmax", ({}, {"dim": 0}, {"dim": -1}, {"keepdim": True}), supports_out=False),

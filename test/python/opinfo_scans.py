@@ -26,7 +26,7 @@ register(
     *along("cumsum", DIMS + ({"dim": 0, "dtype": "float64"}, {"dim": -1, "dtype": "int32"}), inplace="cumsum_"),
     *along("cumprod", DIMS + ({"dim": 0, "dtype": "float64"},), inplace="cumprod_", low=-2.0, high=2.0),
     *along("logcumsumexp", DIMS),
-    # cummax.out / cummin.out take two tensors (values, indices): not bound from Python.
+    # cummax.out / cummin.out take two tensors (values, indices): test_moments_scans.py checks them.
     *along("cummax", DIMS, supports_out=False),
     *along("cummin", DIMS, supports_out=False),
     *along("softmax", DIMS + ({"dim": 0, "dtype": "float64"},)),

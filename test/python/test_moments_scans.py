@@ -85,6 +85,20 @@ def test_aminmax_keepdim_along_a_dim():
         assert torch.equal(as_torch(lo), want.min) and torch.equal(as_torch(hi), want.max)
 
 
+@pytest.mark.parametrize("expr", ["lib.aminmax(x, dim=0, out=o)", "lib.cummax(x, 0, out=o)", "lib.cummin(x, 1, out=o)",
+                                  "lib.max(x, 0, out=o)", "lib.min(x, 1, True, out=o)"])
+def test_two_output_out_forms_from_python(expr):
+    t = ramp(torch, 12).reshape(3, 4)
+    x = tessera.tensor(t.tolist())
+    long_ = "aminmax" not in expr
+    o_t = (torch.empty(0), torch.empty(0, dtype=torch.long if long_ else torch.float32))
+    o = (tessera.empty(0), tessera.empty(0, dtype=tessera.int64 if long_ else tessera.float32))
+    want = eval(expr, {"lib": torch, "x": t, "o": o_t})
+    got = eval(expr, {"lib": tessera, "x": x, "o": o})
+    assert got[0] is o[0] and got[1] is o[1]  # the out tensors themselves come back
+    assert [g.tolist() for g in got] == [w.tolist() for w in want]
+
+
 def test_two_output_out_forms_through_the_dispatcher():
     a = tessera.tensor([[3.0, 1.0], [2.0, 5.0]])
     lo, hi = tessera.empty(0), tessera.empty(0)
