@@ -11,6 +11,7 @@
 #include <aten/native/cpu/MathScalar.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <vector>
 
 namespace at::inline tessera::native {
@@ -23,9 +24,10 @@ constexpr int64_t kPairwiseLeaf = 1024;   // elements summed straight before spl
 constexpr int64_t kChunk = 1 << 18;       // elements per task of a reduction to one value
 
 // Runs the reduction: row(const char* in, n, stride_bytes) folds one row; combine folds a
-// row's result (or one element) into an accumulator.
-template <typename T, typename Row, typename Combine>
-void run(TensorIterator& iter, Row row, Combine combine) {
+// row's result (or one element) into an accumulator; vec_combine, when given, does that
+// for a vector of accumulators at once (rows of contiguous accumulators: column sums).
+template <typename T, typename Row, typename Combine, typename VecCombine = std::nullptr_t>
+void run(TensorIterator& iter, Row row, Combine combine, VecCombine vec_combine = nullptr) {
   auto loop_into = [&](T* fixed) {
     return [&, fixed](char** data, const int64_t* strides, int64_t n0, int64_t n1) {
       for (int64_t j = 0; j < n1; ++j) {
@@ -35,7 +37,18 @@ void run(TensorIterator& iter, Row row, Combine combine) {
           T* acc = fixed ? fixed : reinterpret_cast<T*>(out);
           *acc = combine(*acc, row(in, n0, strides[1]));
         } else {
-          for (int64_t i = 0; i < n0; ++i) {
+          int64_t i = 0;
+          if constexpr (!std::is_same_v<VecCombine, std::nullptr_t>) {
+            if (strides[0] == static_cast<int64_t>(sizeof(T)) && strides[1] == static_cast<int64_t>(sizeof(T))) {
+              using V = Vectorized<T>;
+              T* acc = reinterpret_cast<T*>(out);
+              const T* x = reinterpret_cast<const T*>(in);
+              for (; i + V::size() <= n0; i += V::size()) {
+                vec_combine(V::loadu(acc + i), V::loadu(x + i)).store(acc + i);
+              }
+            }
+          }
+          for (; i < n0; ++i) {
             T* acc = reinterpret_cast<T*>(out + i * strides[0]);
             *acc = combine(*acc, *reinterpret_cast<const T*>(in + i * strides[1]));
           }
@@ -168,12 +181,13 @@ void sum_kernel_impl(TensorIterator& iter) {
     } else if constexpr (is_complex_v<T>) {
       run<T>(iter, [](const char* p, int64_t n, int64_t stride) { return pairwise_sum<T, false>(p, n, stride); },
              [](T a, T b) { return a + b; });
+    } else if constexpr (SkipNan) {
+      run<T>(iter, [](const char* p, int64_t n, int64_t stride) { return pairwise_sum<T, true>(p, n, stride); },
+             [](T a, T b) { return b != b ? a : a + b; });
     } else {
-      run<T>(iter, [](const char* p, int64_t n, int64_t stride) { return pairwise_sum<T, SkipNan>(p, n, stride); },
-             [](T a, T b) {
-               if constexpr (SkipNan) return b != b ? a : a + b;
-               return a + b;
-             });
+      run<T>(iter, [](const char* p, int64_t n, int64_t stride) { return pairwise_sum<T, false>(p, n, stride); },
+             [](T a, T b) { return a + b; },
+             [](const Vectorized<T>& a, const Vectorized<T>& b) { return a + b; });
     }
   });
 }
