@@ -31,15 +31,22 @@ def timed(fn):
     return time.perf_counter() - t0
 
 
-def run_case(setup, op, rounds):
-    """Median seconds per call for torch and tessera, alternating calls."""
+def run_case_times(setup, op, rounds, warmups=1):
+    """Every timed call's seconds, torch's and tessera's, alternating calls after warm-ups."""
     t_args, m_args = setup(torch), setup(tessera)
-    op(torch, *t_args)
-    op(tessera, *m_args)
+    for _ in range(warmups):
+        op(torch, *t_args)
+        op(tessera, *m_args)
     t_torch, t_tessera = [], []
     for _ in range(rounds):
         t_torch.append(timed(lambda: op(torch, *t_args)))
         t_tessera.append(timed(lambda: op(tessera, *m_args)))
+    return t_torch, t_tessera
+
+
+def run_case(setup, op, rounds):
+    """Median seconds per call for torch and tessera."""
+    t_torch, t_tessera = run_case_times(setup, op, rounds)
     return statistics.median(t_torch), statistics.median(t_tessera)
 
 

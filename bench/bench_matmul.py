@@ -27,13 +27,12 @@ import os
 import statistics
 import subprocess
 import sys
-import time
 
 import tessera  # first: it sets OMP_WAIT_POLICY / OPENBLAS_THREAD_TIMEOUT before libgomp and OpenBLAS load
 
 import torch  # noqa: E402  (the same libgomp and OpenBLAS, so both libraries run under that policy)
 
-THREADS = 2
+from bench_common import THREADS, run_case_times  # noqa: E402
 
 
 def gemm_case(n):
@@ -101,25 +100,6 @@ def peaks(build):
     return {isa: (fma_peak(build, 1, isa), fma_peak(build, THREADS, isa)) for isa in ("avx2", "avx512")}
 
 
-def timed(fn):
-    t0 = time.perf_counter()
-    fn()
-    return time.perf_counter() - t0
-
-
-def run_case(setup, op, rounds):
-    """Seconds per call for torch and tessera, alternating calls."""
-    t_args, m_args = setup(torch), setup(tessera)
-    for _ in range(2):
-        op(torch, *t_args)
-        op(tessera, *m_args)
-    t_torch, t_tessera = [], []
-    for _ in range(rounds):
-        t_torch.append(timed(lambda: op(torch, *t_args)))
-        t_tessera.append(timed(lambda: op(tessera, *m_args)))
-    return t_torch, t_tessera
-
-
 def spread(times):
     return (max(times) - min(times)) / statistics.median(times)
 
@@ -132,7 +112,7 @@ def main():
     before = peaks(build)
     rows = []
     for name, setup, op, flops in CASES:
-        rows.append((name, flops, *run_case(setup, op, rounds)))
+        rows.append((name, flops, *run_case_times(setup, op, rounds, warmups=2)))
     after = peaks(build)
     best = {isa: tuple(max(x, y) for x, y in zip(before[isa], after[isa])) for isa in before}
     # The ceiling is the widest FMA the CPU has: OpenBLAS runs its AVX-512 (SkylakeX)

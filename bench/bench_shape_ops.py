@@ -9,17 +9,14 @@ allocation included): sort of 1M float32, topk(k=10) of 1M float32, cat of 8 ten
 Each figure is the median of `rounds` (default 15) timed calls after one warm-up; the
 machine is shared, so compare the ratios (tessera / torch) more than the absolute times.
 """
-import datetime
-import statistics
 import sys
-import time
 
 import numpy
 import torch
 
 import tessera
 
-THREADS = 2
+from bench_common import header, run_case, set_threads
 M1 = 1 << 20
 
 
@@ -41,31 +38,10 @@ CASES = [
 ]
 
 
-def timed(fn):
-    t0 = time.perf_counter()
-    fn()
-    return time.perf_counter() - t0
-
-
-def run_case(setup, op, rounds):
-    """Median seconds per call for torch and tessera, alternating calls."""
-    t_args, m_args = setup(torch), setup(tessera)
-    op(torch, *t_args)
-    op(tessera, *m_args)
-    t_torch, t_tessera = [], []
-    for _ in range(rounds):
-        t_torch.append(timed(lambda: op(torch, *t_args)))
-        t_tessera.append(timed(lambda: op(tessera, *m_args)))
-    return statistics.median(t_torch), statistics.median(t_tessera)
-
-
 def main():
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 15
-    torch.set_num_threads(THREADS)
-    tessera.set_num_threads(THREADS)
-    print(f"{datetime.date.today()}  threads={THREADS} (torch.get_num_threads()={torch.get_num_threads()}, "
-          f"tessera={tessera.get_num_threads()})  torch {torch.__version__}  tessera ISA "
-          f"{tessera._C._cpu_capability()}  median of {rounds}")
+    set_threads()
+    print(header(rounds))
     print()
     print(f"| {'workload':33} | {'torch ms':>8} | {'tessera ms':>10} | {'ratio':>5} |")
     print(f"|{'-' * 35}|{'-' * 9}:|{'-' * 11}:|{'-' * 6}:|")
