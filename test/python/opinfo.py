@@ -167,3 +167,18 @@ def assert_same(got, want, info: OpInfo, dtype: str, context: str):
     assert tuple(got.shape) == tuple(want.shape), f"{context}: shape {tuple(got.shape)} vs {tuple(want.shape)}"
     rtol, atol = tolerances(info, str(want.dtype).split(".")[1])
     torch.testing.assert_close(to_torch(got), want, rtol=rtol, atol=atol, equal_nan=True, msg=lambda m: f"{context}: {m}")
+
+
+def assert_raises_like_torch(expr: str, first_line_only: bool = False):
+    """Evaluates expr with `lib` bound to torch, then to tessera: both must raise, with the
+    same exception class and message (its first line only, if asked)."""
+    import pytest
+    with pytest.raises(Exception) as want:
+        eval(expr, {"lib": torch})
+    with pytest.raises(Exception) as got:
+        eval(expr, {"lib": tessera})
+    assert got.type.__name__ == want.type.__name__
+    g, w = str(got.value), str(want.value)
+    if first_line_only:
+        g, w = g.split("\n")[0], w.split("\n")[0]
+    assert g == w
