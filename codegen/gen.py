@@ -557,7 +557,7 @@ def generate(ops) -> dict[str, str]:
     (files["aten/native/DispatchStubs.h"], files["aten/ops/DispatchStubs.cpp"],
      files["aten/ops/IteratorMeta.cpp"]) = gen_iterator_support(ops)
     files["aten/ops/ScalarWrappers.cpp"] = gen_scalar_wrappers(ops)
-    files["csrc/python_functions.cpp"] = gen_python.generate(ops)
+    files.update(gen_python.generate(ops))
     return files
 
 

@@ -4,6 +4,8 @@ PythonArgParser and calls the operator's unboxed handle. No binding is written b
 """
 from __future__ import annotations
 
+import zlib
+
 import cpp
 from model import Op
 
@@ -201,14 +203,26 @@ def _table(names, prefix: str) -> str:
 PYTHON_MODULES = ("linalg",)
 
 
-def generate(ops) -> str:
+# The bindings are spread over this many translation units (by a hash of the Python name,
+# so a new operator touches one of them) to keep the slowest file of the build short.
+BINDING_PARTS = 4
+
+
+def _part_of(name: str) -> int:
+    return zlib.crc32(name.encode()) % BINDING_PARTS
+
+
+def generate(ops) -> dict:
+    """{"csrc/python_functions.cpp": the method tables, "csrc/python_bindings_<k>.cpp": the
+    bindings themselves}."""
     functions, methods = _groups(ops, "function"), _groups(ops, "method")
-    bindings = [_binding(n, g, ops, False) for n, g in functions.items()]
-    bindings += [_binding(n, g, ops, True) for n, g in methods.items()]
+    bindings = [(n, f"fn_{n}", _binding(n, g, ops, False)) for n, g in functions.items()]
+    bindings += [(n, f"method_{n}", _binding(n, g, ops, True)) for n, g in methods.items()]
     module_tables = []
     for module in PYTHON_MODULES:
         group = _groups(ops, "function", module)
-        bindings += [_binding(n, g, ops, False).replace(f"fn_{n}(", f"fn_{module}_{n}(", 1) for n, g in group.items()]
+        bindings += [(n, f"fn_{module}_{n}", _binding(n, g, ops, False).replace(f"fn_{n}(", f"fn_{module}_{n}(", 1))
+                     for n, g in group.items()]
         module_tables.append(f"""PyMethodDef* generated_{module}_functions() {{
   static PyMethodDef table[] = {{
 {_table(group, f"fn_{module}_")}
@@ -216,20 +230,34 @@ def generate(ops) -> str:
   return table;
 }}
 """)
-    fn_table = _table(functions, "fn_")
-    m_table = "\n".join(f'      {{"{n}", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(method_{n})), '
-                        f"METH_VARARGS | METH_KEYWORDS, nullptr}}," for n in methods)
-    return HEADER + f"""#include <csrc/ArgParser.h>
+    files = {}
+    for k in range(BINDING_PARTS):
+        mine = [text.replace("static PyObject* ", "PyObject* ", 1) for n, _, text in bindings if _part_of(n) == k]
+        files[f"csrc/python_bindings_{k}.cpp"] = HEADER + f"""// Operator bindings, part {k} of {BINDING_PARTS} (tables in python_functions.cpp).
+#include <csrc/ArgParser.h>
 #include <csrc/python_api.h>
 
 #include <aten/ops/OperatorHandles.h>
 
+namespace tessera::python::bindings {{
+
+{chr(10).join(mine)}
+
+}}  // namespace tessera::python::bindings
+"""
+    declarations = "\n".join(f"PyObject* {fname}(PyObject* self_, PyObject* args, PyObject* kwargs);"
+                              for _, fname, _ in bindings)
+    fn_table = _table(functions, "fn_")
+    m_table = _table(methods, "method_")
+    files["csrc/python_functions.cpp"] = HEADER + f"""// The method tables of every operator binding (the bindings: python_bindings_*.cpp).
+#include <csrc/python_api.h>
+
 namespace tessera::python {{
-namespace {{
+namespace bindings {{
+{declarations}
+}}  // namespace bindings
 
-{chr(10).join(bindings)}
-
-}}  // namespace
+using namespace bindings;
 
 PyMethodDef* generated_module_functions() {{
   static PyMethodDef table[] = {{
@@ -248,3 +276,4 @@ PyMethodDef* generated_tensor_methods() {{
 
 }}  // namespace tessera::python
 """
+    return files
