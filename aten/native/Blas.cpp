@@ -69,8 +69,6 @@ std::optional<BlasForm> blas_form(int64_t rows, int64_t cols, int64_t rs, int64_
   return std::nullopt;
 }
 
-bool is_zero(const c10::Scalar& s) { return s.isComplex() ? s.toComplexDouble() == c10::complex<double>(0, 0) : s.toDouble() == 0; }
-
 // What products accumulate in: integers in their wrapping unsigned type (overflow wraps as
 // in torch, never undefined), Half/BFloat16 in float, the rest in themselves.
 template <typename T, bool = std::is_integral_v<T>>
@@ -164,7 +162,7 @@ void loop_batched(Mats<T> c, Mats<T> a, Mats<T> b, int64_t batch, int64_t k, T a
 template <typename T>
 void gemm_typed(const Tensor& out, const Tensor& a_in, const Tensor& b_in, const c10::Scalar& beta_s,
                 const c10::Scalar& alpha_s) {
-  const bool read_c = !is_zero(beta_s);
+  const bool read_c = !is_zero_scalar(beta_s);
   const T alpha = alpha_s.to<T>();
   const T beta = read_c ? beta_s.to<T>() : T(0);
   const int64_t batch = out.size(0), k = a_in.size(2);
@@ -205,7 +203,7 @@ void batched_gemm(const Tensor& out, const Tensor& a, const Tensor& b, const c10
   if (a.size(2) == 0) {
     // An empty sum: beta * out (zeros when beta is 0, whatever out held); beta in out's
     // dtype, so 0.5 is 0 for integers as torch's kernels convert it.
-    if (is_zero(beta)) {
+    if (is_zero_scalar(beta)) {
       out.zero_();
     } else if (!(beta.toComplexDouble() == c10::complex<double>(1, 0))) {
       out.mul_(make_empty({}, t, out.device()).fill_(beta));
@@ -215,7 +213,7 @@ void batched_gemm(const Tensor& out, const Tensor& a, const Tensor& b, const c10
   if (t == c10::kBool) dtype_not_implemented(op, t);
   if (t == c10::kHalf || t == c10::kBFloat16) {
     // Computed in float (as current PyTorch does on CPU), rounded once at the end.
-    Tensor acc = is_zero(beta) ? make_empty(out.sizes(), c10::kFloat, out.device()) : out.to(c10::kFloat);
+    Tensor acc = is_zero_scalar(beta) ? make_empty(out.sizes(), c10::kFloat, out.device()) : out.to(c10::kFloat);
     batched_gemm(acc, a.to(c10::kFloat), b.to(c10::kFloat), beta, alpha, op);
     out.copy_(acc);
     return;
@@ -255,6 +253,10 @@ void dot_into(const Tensor& out, const Tensor& self, const Tensor& other, bool c
     }
     *r = T(acc);
   });
+}
+
+bool is_zero_scalar(const c10::Scalar& s) {
+  return s.isComplex() ? s.toComplexDouble() == c10::complex<double>(0, 0) : s.toDouble() == 0;
 }
 
 }  // namespace at::inline tessera::native

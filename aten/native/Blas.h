@@ -23,6 +23,9 @@ TORCH_API void dot_into(const Tensor& out, const Tensor& self, const Tensor& oth
 
 // Products write out= tensors only in their own dtype (torch: "Expected out tensor to have
 // dtype float, but got double instead"); defined in LinearAlgebra.cpp.
+// Whether beta (or alpha) is zero: a zero beta means the old `out` is not read, NaNs included.
+bool is_zero_scalar(const c10::Scalar& s);
+
 TORCH_API void check_product_out_dtype(const Tensor& out, c10::ScalarType t);
 
 }  // namespace at::inline tessera::native

@@ -15,10 +15,6 @@ namespace at::inline tessera {
 
 namespace {
 
-bool is_zero(const c10::Scalar& s) {
-  return s.isComplex() ? s.toComplexDouble() == c10::complex<double>(0, 0) : s.toDouble() == 0;
-}
-
 // torch's "expected scalar type Float but found Double" between two operands.
 void check_same_dtype(const Tensor& expected, const Tensor& found) {
   TORCH_CHECK(expected.scalar_type() == found.scalar_type(), "expected scalar type ", expected.scalar_type(),
@@ -57,7 +53,7 @@ void add_product(const Tensor& out3, const Tensor& out, const Tensor& self, cons
                 "unsupported operation: more than one element of the written-to tensor refers to a single memory "
                 "location. Please clone() the tensor before performing the operation.");
   }
-  if (!is_zero(beta) && !self.is_same(out)) out.copy_(self.expand(out.sizes()));
+  if (!native::is_zero_scalar(beta) && !self.is_same(out)) out.copy_(self.expand(out.sizes()));
   native::batched_gemm(out3, a3, b3, beta, alpha, op);
 }
 
