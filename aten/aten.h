@@ -5,6 +5,7 @@
 #include <aten/core/Generator.h>
 #include <aten/core/IValue.h>
 #include <aten/core/Tensor.h>
+#include <aten/core/TensorOperators.h>
 #include <aten/core/TensorOptions.h>
 #include <aten/library.h>
 #include <aten/ops/Functions.h>

@@ -19,6 +19,7 @@ import yaml
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
 import cpp  # noqa: E402
+import gen_autograd  # noqa: E402
 import gen_python  # noqa: E402
 from model import ITERATOR_FAMILIES, Op  # noqa: E402
 
@@ -136,8 +137,14 @@ def gen_functions(ops):
             forwarded = [a.name for a in before] + ["options.dtype_opt()", "options.layout_opt()",
                                                     "options.device_opt()", "options.pinned_memory_opt()"] + \
                         [a.name for a in after]
-            defs.append(f"{ret} {name}({def_params}) {{\n"
-                        f"  return ops::{handle(op)}().call({', '.join(forwarded)});\n}}")
+            call = f"ops::{handle(op)}().call({', '.join(forwarded)})"
+            if ret == "at::Tensor":
+                # requires_grad is an option of the tensor made, not of the operator.
+                body = (f"  at::Tensor result = {call};\n"
+                        "  if (options.requires_grad()) result.set_requires_grad(true);\n  return result;")
+            else:
+                body = f"  return {call};"
+            defs.append(f"{ret} {name}({def_params}) {{\n{body}\n}}")
             decls.append(f"TORCH_API {ret} {name}({cpp.parameters(s.arguments, False)});")
         else:
             decls.append(f"TORCH_API {ret} {name}({cpp.parameters(s.arguments, True)});")
@@ -544,8 +551,10 @@ def gen_scalar_wrappers(ops) -> str:
 
 # ---------------------------------------------------------------- driver
 
-def generate(ops) -> dict[str, str]:
+def generate(ops, derivatives_path=None) -> dict[str, str]:
     files = {}
+    if derivatives_path is not None:
+        files.update(gen_autograd.generate(ops, derivatives_path))
     files["aten/ops/OperatorHandles.h"], files["aten/ops/OperatorHandles.cpp"] = gen_handles(ops)
     files["aten/ops/Functions.h"], files["aten/ops/Functions.cpp"] = gen_functions(ops)
     files["aten/ops/RedispatchFunctions.h"], files["aten/ops/RedispatchFunctions.cpp"] = gen_redispatch(ops)
@@ -572,11 +581,12 @@ def write_if_changed(path: pathlib.Path, text: str) -> bool:
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ops", required=True)
+    ap.add_argument("--derivatives", help="derivatives.yaml (generates the autograd kernels)")
     ap.add_argument("--out", required=True)
     ap.add_argument("--list", action="store_true", help="print the files this generates and exit")
     args = ap.parse_args(argv)
     ops = load_ops(args.ops)
-    files = generate(ops)
+    files = generate(ops, args.derivatives)
     if args.list:
         print(";".join(sorted(files)))
         return

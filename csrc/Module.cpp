@@ -13,6 +13,10 @@
 
 namespace py = pybind11;
 
+namespace tessera::python {
+void init_autograd(py::module_& m);  // Autograd.cpp
+}  // namespace tessera::python
+
 PYBIND11_MODULE(_C, m) {
   using namespace tessera::python;
   m.doc() = "Tessera's C++ core: tensors, dtypes, devices and every operator's binding.";
@@ -28,5 +32,6 @@ PYBIND11_MODULE(_C, m) {
   if (PyModule_AddFunctions(mod, custom_op_functions()) != 0) throw py::error_already_set();
   if (!init_generator(mod)) throw py::error_already_set();
   if (PyModule_AddFunctions(mod, allocator_functions()) != 0) throw py::error_already_set();
+  init_autograd(m);
   m.attr("_version") = TESSERA_VERSION_STRING;
 }

@@ -415,13 +415,17 @@ PyObject* tensor_fn(PyObject*, PyObject* args, PyObject* kwargs) {
     }
   }
   TORCH_CHECK_TYPE(data, "tensor() missing 1 required positional arguments: \"data\"");
-  TORCH_CHECK_NOT_IMPLEMENTED(!requires_grad || requires_grad == Py_False || requires_grad == Py_None,
-                              "tensor(): requires_grad=True needs autograd, which this build does not have yet");
   TORCH_CHECK_NOT_IMPLEMENTED(!pin_memory || pin_memory == Py_False || pin_memory == Py_None,
                               "tensor(): pin_memory=True is not supported");
   std::optional<c10::Device> dev;
   if (device && device != Py_None) dev = device_from_object(device);
-  return wrap(tensor_from_data(data, dtype_argument(dtype), dev));
+  at::Tensor result = tensor_from_data(data, dtype_argument(dtype), dev);
+  if (requires_grad && requires_grad != Py_None) {
+    int r = PyObject_IsTrue(requires_grad);
+    if (r < 0) throw python_error();
+    if (r) result.set_requires_grad(true);
+  }
+  return wrap(std::move(result));
   END_HANDLE_TH_ERRORS
 }
 

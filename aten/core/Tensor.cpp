@@ -1,6 +1,8 @@
 #include <aten/core/Tensor.h>
 #include <aten/native/Dispatch.h>
 
+#include <atomic>
+
 namespace at::inline tessera {
 
 c10::Scalar Tensor::item() const {
@@ -20,6 +22,46 @@ c10::Scalar Tensor::item() const {
     }
   });
 }
+
+// ---------------------------------------------------------------- autograd
+
+namespace impl {
+namespace {
+std::atomic<VariableHooksInterface*> g_variable_hooks{nullptr};
+}  // namespace
+
+VariableHooksInterface::~VariableHooksInterface() = default;
+
+void SetVariableHooks(VariableHooksInterface* hooks) { g_variable_hooks.store(hooks, std::memory_order_release); }
+
+const VariableHooksInterface& GetVariableHooks() {
+  VariableHooksInterface* h = g_variable_hooks.load(std::memory_order_acquire);
+  TORCH_CHECK(h != nullptr, "autograd is not available: link libtessera_autograd (Tessera::aten does) to use it");
+  return *h;
+}
+}  // namespace impl
+
+const Tensor& Tensor::set_requires_grad(bool requires_grad) const {
+  impl::GetVariableHooks().set_requires_grad(*this, requires_grad);
+  return *this;
+}
+const Tensor& Tensor::grad() const { return impl::GetVariableHooks().grad(*this); }
+Tensor& Tensor::mutable_grad() const { return impl::GetVariableHooks().mutable_grad(*this); }
+void Tensor::backward(const Tensor& gradient, std::optional<bool> retain_graph, bool create_graph,
+                      std::optional<TensorList> inputs) const {
+  impl::GetVariableHooks().backward(*this, gradient, retain_graph, create_graph, inputs);
+}
+bool Tensor::is_leaf() const { return impl::GetVariableHooks().is_leaf(*this); }
+int64_t Tensor::output_nr() const { return impl::GetVariableHooks().output_nr(*this); }
+const std::shared_ptr<torch::autograd::Node>& Tensor::grad_fn() const { return impl::GetVariableHooks().grad_fn(*this); }
+void Tensor::retain_grad() const { impl::GetVariableHooks().retain_grad(*this); }
+bool Tensor::retains_grad() const { return impl::GetVariableHooks().retains_grad(*this); }
+bool Tensor::is_view() const { return impl::GetVariableHooks().is_view(*this); }
+const Tensor& Tensor::_base() const { return impl::GetVariableHooks().base(*this); }
+unsigned Tensor::_register_hook(std::function<Tensor(const Tensor&)> hook) const {
+  return impl::GetVariableHooks().register_hook(*this, std::move(hook));
+}
+void Tensor::remove_hook(unsigned handle) const { impl::GetVariableHooks().remove_hook(*this, handle); }
 
 std::ostream& operator<<(std::ostream& os, const Tensor& t) {
   if (!t.defined()) return os << "Tensor(undefined)";

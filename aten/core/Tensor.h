@@ -4,12 +4,17 @@
 #pragma once
 
 #include <aten/core/Generator.h>
+#include <aten/core/TensorOptions.h>
+#include <aten/core/VariableHooksInterface.h>
 #include <c10/core/Scalar.h>
 #include <c10/core/TensorImpl.h>
 
 #include <optional>
 #include <string_view>
+#include <functional>
+#include <memory>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 #include <ostream>
@@ -66,8 +71,46 @@ class TORCH_API Tensor {
     return static_cast<T*>(impl_->data());
   }
 
+  // dtype and device of this tensor, for making others like it.
+  TensorOptions options() const { return TensorOptions().dtype(scalar_type()).device(device()); }
+
   // The value of a one-element tensor (torch's Tensor.item()); CPU tensors only.
   c10::Scalar item() const;
+
+  // --- autograd: declared here, implemented by libtessera_autograd (VariableHooksInterface) ---
+  bool requires_grad() const { return impl_->requires_grad(); }
+  // Only floating-point and complex tensors can require grad; returns *this.
+  const Tensor& set_requires_grad(bool requires_grad) const;
+  // The accumulated gradient (undefined until a backward reaches this tensor).
+  const Tensor& grad() const;
+  Tensor& mutable_grad() const;
+  // Accumulates d(self)/d(leaf) into every leaf's grad(); `gradient` may be omitted for a
+  // one-element self. retain_graph defaults to create_graph.
+  void backward(const Tensor& gradient = {}, std::optional<bool> retain_graph = std::nullopt, bool create_graph = false,
+                std::optional<TensorList> inputs = std::nullopt) const;
+  bool is_leaf() const;
+  int64_t output_nr() const;
+  int64_t _version() const { return impl_->version_counter().current_version(); }
+  const std::shared_ptr<torch::autograd::Node>& grad_fn() const;
+  void retain_grad() const;
+  bool retains_grad() const;
+  bool is_view() const;
+  const Tensor& _base() const;
+  // A hook runs on the gradient flowing into this tensor; returning a defined Tensor
+  // replaces that gradient. Hooks returning void only observe. Returns the hook's handle.
+  template <typename Hook>
+  unsigned register_hook(Hook&& hook) const {
+    if constexpr (std::is_void_v<std::invoke_result_t<Hook, const Tensor&>>) {
+      return _register_hook([h = std::forward<Hook>(hook)](const Tensor& g) {
+        h(g);
+        return Tensor();
+      });
+    } else {
+      return _register_hook(std::forward<Hook>(hook));
+    }
+  }
+  unsigned _register_hook(std::function<Tensor(const Tensor&)> hook) const;
+  void remove_hook(unsigned handle) const;
 
   // Operator methods, generated from ops.yaml.
 #include <aten/ops/TensorMethods.inc>

@@ -272,6 +272,26 @@ void all_all_out_cpu(const Tensor& self, const Tensor& out) { logical_reduce(fal
 
 // ---- composites
 
+// The sum of a broadcast result back to the shape it was broadcast from: summed over the
+// leading dims it lacks and keepdim-summed over its size-1 dims (autograd's broadcast rule).
+Tensor sum_to_size(const Tensor& self, IntArrayRef size) {
+  IntArrayRef shape = self.sizes();
+  bool expandable = size.size() <= shape.size();
+  for (size_t i = 0; expandable && i < size.size(); ++i) {
+    int64_t s = size[size.size() - 1 - i], d = shape[shape.size() - 1 - i];
+    expandable = s == d || s == 1;
+  }
+  TORCH_CHECK(expandable, "size {", size, "} is not expandable to size {", shape, "}.");
+  int64_t lead = static_cast<int64_t>(shape.size() - size.size());
+  std::vector<int64_t> dims;
+  for (int64_t i = 0; i < lead; ++i) dims.push_back(i);
+  for (size_t i = 0; i < size.size(); ++i) {
+    if (size[i] == 1 && shape[static_cast<size_t>(lead) + i] != 1) dims.push_back(lead + static_cast<int64_t>(i));
+  }
+  Tensor result = dims.empty() ? self : at::sum(self, IntArrayRef(dims), /*keepdim=*/true);
+  return lead > 0 || result.dim() != static_cast<int64_t>(size.size()) ? result.view(size) : result;
+}
+
 Tensor sum(const Tensor& self, std::optional<c10::ScalarType> dtype) {
   return at::sum(self, std::optional<IntArrayRef>(), false, dtype);
 }

@@ -167,6 +167,10 @@ constexpr bool runtimeDispatchKeySetHas(DispatchKey alias, DispatchKey k) {
 }
 
 // The keys a tensor with this backend carries besides the backend key itself.
+// What Autograd and ADInplaceOrView kernels redispatch to: every key below their own.
+constexpr DispatchKeySet after_autograd_keyset(DispatchKeySet::FULL_AFTER, DispatchKey::AutogradCPU);
+constexpr DispatchKeySet after_ADInplaceOrView_keyset(DispatchKeySet::FULL_AFTER, DispatchKey::ADInplaceOrView);
+
 constexpr DispatchKeySet autogradRelatedKeys(DispatchKey backend) {
   return DispatchKeySet{DispatchKey::ADInplaceOrView, autogradKeyForBackend(backend)};
 }

@@ -86,6 +86,16 @@ class C10_API ExcludeDispatchKeyGuard {
 }  // namespace c10::inline tessera
 
 namespace at::inline tessera {
+// Inside an Autograd kernel: ops the kernel's callee calls skip autograd and view/version
+// tracking (the kernel records the one Node for the whole op).
+class AutoDispatchBelowADInplaceOrView {
+ public:
+  AutoDispatchBelowADInplaceOrView()
+      : guard_(c10::autograd_dispatch_keyset | c10::DispatchKeySet(c10::DispatchKey::ADInplaceOrView)) {}
+
+ private:
+  c10::impl::ExcludeDispatchKeyGuard guard_;
+};
 using c10::AutoGradMode;
 using c10::GradMode;
 // torch.no_grad() in C++.

@@ -30,6 +30,18 @@ __version__ = _C._version
 # the C type itself.)
 from . import _tensor_casts  # noqa: E402,F401
 from . import _tensor_methods  # noqa: E402,F401
+from . import _tensor_autograd  # noqa: E402,F401
+
+# tessera.autograd, and torch's top-level names for the grad modes.
+from . import autograd  # noqa: E402,F401
+from .autograd.grad_mode import (  # noqa: E402,F401
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
 
 # Operators named with a leading underscore (torch._softmax, torch._to_copy, ...), which
 # `import *` leaves out: every _C function that is an aten operator's binding.
@@ -49,3 +61,23 @@ from .ops import ops  # noqa: E402,F401
 
 # einsum(equation, *operands) as torch spells it (the generated binding takes a list).
 from ._einsum import einsum  # noqa: E402,F401
+
+# Factories take requires_grad=, as torch's Python signatures add it to every function
+# with TensorOptions arguments; the generated bindings do not know it, so it is applied here.
+def _with_requires_grad(factory):
+    def f(*args, requires_grad=False, **kwargs):
+        t = factory(*args, **kwargs)
+        if requires_grad:
+            t.requires_grad_(True)
+        return t
+    f.__name__ = f.__qualname__ = factory.__name__
+    f.__doc__ = factory.__doc__
+    return f
+
+
+for _n in ("empty", "zeros", "ones", "full", "rand", "randn", "randint", "arange", "linspace", "logspace", "eye",
+           "empty_like", "zeros_like", "ones_like", "full_like", "rand_like", "randn_like", "randint_like",
+           "empty_strided", "randperm", "scalar_tensor"):
+    if _n in globals():
+        globals()[_n] = _with_requires_grad(globals()[_n])
+del _n

@@ -1,0 +1,322 @@
+#include <autograd/FunctionsManual.h>
+
+#include <aten/core/TensorOperators.h>
+#include <aten/ops/Functions.h>
+#include <c10/util/Exception.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace torch::autograd::generated::details {
+
+namespace {
+int64_t wrap(int64_t dim, int64_t ndim) {
+  int64_t n = std::max<int64_t>(ndim, 1);
+  return dim < 0 ? dim + n : dim;
+}
+
+// The reduced dims, wrapped and sorted; none (or an empty list) means every dim.
+std::vector<int64_t> reduced_dims(std::optional<IntArrayRef> dims, int64_t ndim) {
+  std::vector<int64_t> out;
+  if (!dims || dims->empty()) {
+    for (int64_t d = 0; d < ndim; ++d) out.push_back(d);
+  } else {
+    for (int64_t d : *dims) out.push_back(wrap(d, ndim));
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+int64_t reduced_count(IntArrayRef sizes, std::optional<IntArrayRef> dims) {
+  int64_t n = 1;
+  for (int64_t d : reduced_dims(dims, static_cast<int64_t>(sizes.size()))) n *= sizes[d];
+  return n;
+}
+}  // namespace
+
+void not_implemented(const char* op, const char* input) {
+  TORCH_CHECK_NOT_IMPLEMENTED(false, "the derivative for '", op, "' is not implemented (input '", input, "').");
+}
+
+Tensor restore_reduced_dims(const Tensor& grad, std::optional<IntArrayRef> dims, int64_t ndim, bool keepdim) {
+  if (keepdim || ndim == 0) return grad;
+  Tensor g = grad;
+  for (int64_t d : reduced_dims(dims, ndim)) g = g.unsqueeze(d);
+  return g;
+}
+
+Tensor sum_backward(const Tensor& grad, IntArrayRef sizes, std::optional<IntArrayRef> dims, bool keepdim) {
+  return restore_reduced_dims(grad, dims, static_cast<int64_t>(sizes.size()), keepdim).expand(sizes);
+}
+
+Tensor mean_backward(const Tensor& grad, const Tensor& self, std::optional<IntArrayRef> dim, bool keepdim) {
+  int64_t n = reduced_count(self.sizes(), dim);
+  return sum_backward(grad, self.sizes(), dim, keepdim) / static_cast<double>(n);
+}
+
+Tensor prod_backward(const Tensor& grad, const Tensor& self, const Tensor& result, int64_t dim, bool keepdim) {
+  if (self.dim() == 0) return grad;
+  dim = wrap(dim, self.dim());
+  Tensor g = keepdim ? grad : grad.unsqueeze(dim);
+  Tensor r = keepdim ? result : result.unsqueeze(dim);
+  if (!self.eq(0).any().item().toBool()) return g * r / self;
+  // With zeros the quotient is undefined: the product of the other elements, from
+  // exclusive prefix and suffix products.
+  int64_t n = self.size(dim);
+  Tensor ones = at::ones_like(self.narrow(dim, 0, 1));
+  Tensor prefix = at::cat({ones, self.narrow(dim, 0, n - 1).cumprod(dim)}, dim);
+  Tensor rev = self.flip({dim});
+  Tensor suffix = at::cat({ones, rev.narrow(dim, 0, n - 1).cumprod(dim)}, dim).flip({dim});
+  return g * prefix * suffix;
+}
+
+Tensor var_backward(const Tensor& grad, const Tensor& self, std::optional<IntArrayRef> dim,
+                    std::optional<int64_t> correction, bool keepdim) {
+  int64_t n = reduced_count(self.sizes(), dim);
+  double divisor = static_cast<double>(n - correction.value_or(1));
+  Tensor g = restore_reduced_dims(grad, dim, self.dim(), keepdim);
+  std::vector<int64_t> dims = reduced_dims(dim, self.dim());
+  return g * (self - self.mean(IntArrayRef(dims), true)) * (2.0 / divisor);
+}
+
+Tensor std_backward(const Tensor& result, const Tensor& grad, const Tensor& self, std::optional<IntArrayRef> dim,
+                    std::optional<int64_t> correction, bool keepdim) {
+  Tensor g = grad / (result * 2);
+  return var_backward(at::where(result.eq(0), at::zeros_like(g), g), self, dim, correction, keepdim);
+}
+
+Tensor amaxamin_backward(const Tensor& grad, const Tensor& self, const Tensor& result, IntArrayRef dim, bool keepdim) {
+  std::optional<IntArrayRef> dims(dim);
+  Tensor r = restore_reduced_dims(result, dims, self.dim(), keepdim);
+  Tensor g = restore_reduced_dims(grad, dims, self.dim(), keepdim);
+  Tensor mask = self.eq(r).to(grad.scalar_type());
+  std::vector<int64_t> all = reduced_dims(dims, self.dim());
+  return g * mask / mask.sum(IntArrayRef(all), true);
+}
+
+Tensor evenly_distribute_backward(const Tensor& grad, const Tensor& self, const Tensor& result) {
+  Tensor mask = result.isnan().item().toBool() ? self.isnan() : self.eq(result);
+  Tensor m = mask.to(grad.scalar_type());
+  return m * (grad / m.sum());
+}
+
+Tensor index_select_backward_along(const Tensor& grad, const Tensor& indices, int64_t dim, IntArrayRef sizes,
+                                   bool keepdim) {
+  int64_t ndim = static_cast<int64_t>(sizes.size());
+  if (ndim == 0) return grad.reshape(sizes);
+  dim = wrap(dim, ndim);
+  Tensor g = keepdim || grad.dim() == ndim ? grad : grad.unsqueeze(dim);
+  Tensor idx = keepdim || indices.dim() == ndim ? indices : indices.unsqueeze(dim);
+  // One-hot along a new dim after `dim`: onehot[..., j, i, ...] = (indices[..., j, ...] == i).
+  std::vector<int64_t> shape(static_cast<size_t>(g.dim() + 1), 1);
+  shape[static_cast<size_t>(dim + 1)] = sizes[static_cast<size_t>(dim)];
+  Tensor positions = at::arange(sizes[static_cast<size_t>(dim)], idx.options()).reshape(shape);
+  Tensor onehot = idx.unsqueeze(dim + 1).eq(positions).to(g.scalar_type());
+  return (onehot * g.unsqueeze(dim + 1)).sum(IntArrayRef{dim}, false);
+}
+
+Tensor cumsum_backward(const Tensor& grad, int64_t dim) {
+  if (grad.dim() == 0) return grad;
+  return grad.flip({dim}).cumsum(dim).flip({dim});
+}
+
+Tensor cumprod_backward(const Tensor& grad, const Tensor& self, int64_t dim, const Tensor& result) {
+  if (self.dim() == 0 || self.numel() == 0) return grad;
+  dim = wrap(dim, self.dim());
+  if (!self.eq(0).any().item().toBool()) return cumsum_backward(grad * result, dim) / self;
+  // With zeros: grad_k = sum_{j>=k} grad_j * prod_{i<=j, i!=k} x_i, one position at a time.
+  int64_t n = self.size(dim);
+  std::vector<Tensor> parts;
+  for (int64_t k = 0; k < n; ++k) {
+    Tensor x_without_k = at::cat({self.narrow(dim, 0, k), at::ones_like(self.narrow(dim, k, 1)),
+                                  self.narrow(dim, k + 1, n - k - 1)}, dim);
+    Tensor prods = x_without_k.cumprod(dim).narrow(dim, k, n - k);
+    parts.push_back((grad.narrow(dim, k, n - k) * prods).sum(IntArrayRef{dim}, true));
+  }
+  return at::cat(parts, dim);
+}
+
+Tensor logcumsumexp_backward(const Tensor& grad, const Tensor& self, const Tensor& result, int64_t dim) {
+  if (self.dim() == 0) return grad;
+  // d out_j / d x_i = exp(x_i - out_j) for i <= j.
+  return cumsum_backward(grad * (-result).exp(), dim) * self.exp();
+}
+
+Tensor unsqueeze_to(const Tensor& grad, int64_t dim, IntArrayRef sizes) {
+  int64_t ndim = static_cast<int64_t>(sizes.size());
+  if (ndim == 0) return grad.reshape(sizes);
+  dim = wrap(dim, ndim);
+  return sizes[static_cast<size_t>(dim)] == 1 && grad.dim() < ndim ? grad.unsqueeze(dim) : grad;
+}
+
+Tensor select_backward(const Tensor& grad, IntArrayRef sizes, int64_t dim, int64_t index) {
+  Tensor result = at::zeros(sizes, grad.options());
+  result.select(dim, index).copy_(grad);
+  return result;
+}
+
+Tensor slice_backward(const Tensor& grad, IntArrayRef sizes, int64_t dim, std::optional<int64_t> start,
+                      std::optional<int64_t> end, int64_t step) {
+  Tensor result = at::zeros(sizes, grad.options());
+  at::slice(result, dim, start, end, step).copy_(grad);
+  return result;
+}
+
+Tensor diagonal_backward(const Tensor& grad, IntArrayRef sizes, int64_t offset, int64_t dim1, int64_t dim2) {
+  Tensor result = at::zeros(sizes, grad.options());
+  result.diagonal(offset, dim1, dim2).copy_(grad);
+  return result;
+}
+
+Tensor unfold_backward(const Tensor& grad, IntArrayRef sizes, int64_t dim, int64_t size, int64_t step) {
+  int64_t ndim = static_cast<int64_t>(sizes.size());
+  Tensor result = at::zeros(sizes, grad.options());
+  if (ndim == 0) return grad.reshape(sizes);
+  dim = wrap(dim, ndim);
+  int64_t windows = grad.size(dim);
+  for (int64_t w = 0; w < windows; ++w) {
+    // Window w is grad[..., w, ..., :] with the window elements last.
+    result.narrow(dim, w * step, size).add_(grad.select(dim, w).movedim(-1, dim));
+  }
+  return result;
+}
+
+Tensor as_strided_backward(const Tensor& grad, const Tensor& self, IntArrayRef size, IntArrayRef stride,
+                           std::optional<int64_t> storage_offset) {
+  for (size_t i = 0; i < size.size(); ++i) {
+    TORCH_CHECK_NOT_IMPLEMENTED(!(size[i] > 1 && stride[i] == 0),
+                                "the derivative of as_strided with overlapping elements is not implemented");
+  }
+  TORCH_CHECK_NOT_IMPLEMENTED(self.is_contiguous(),
+                              "the derivative of as_strided of a non-contiguous input is not implemented");
+  // self is contiguous: its elements are storage positions self.offset .. self.offset+numel.
+  Tensor flat = at::zeros({self.numel()}, grad.options());
+  int64_t offset = storage_offset.value_or(self.storage_offset()) - self.storage_offset();
+  flat.as_strided(size, stride, offset).copy_(grad);
+  return flat.view(self.sizes());
+}
+
+Tensor permute_backward(const Tensor& grad, IntArrayRef dims) {
+  int64_t n = static_cast<int64_t>(dims.size());
+  std::vector<int64_t> inverse(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) inverse[static_cast<size_t>(wrap(dims[static_cast<size_t>(i)], n))] = i;
+  return grad.permute(inverse);
+}
+
+Tensor repeat_backward(const Tensor& grad, IntArrayRef repeats, IntArrayRef sizes) {
+  int64_t extra = static_cast<int64_t>(repeats.size() - sizes.size());
+  Tensor g = grad;
+  if (extra > 0) {
+    std::vector<int64_t> leading;
+    for (int64_t i = 0; i < extra; ++i) leading.push_back(i);
+    g = g.sum(IntArrayRef(leading), false);
+  }
+  // Each remaining dim of size r*s splits into (r, s); summing over r folds the copies.
+  std::vector<int64_t> split, sum_dims;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    split.push_back(repeats[static_cast<size_t>(extra) + i]);
+    split.push_back(sizes[i]);
+    sum_dims.push_back(static_cast<int64_t>(2 * i));
+  }
+  if (sizes.empty()) return g;
+  return g.reshape(split).sum(IntArrayRef(sum_dims), false);
+}
+
+Tensor roll_backward(const Tensor& grad, IntArrayRef shifts, IntArrayRef dims) {
+  std::vector<int64_t> neg;
+  for (int64_t s : shifts) neg.push_back(-s);
+  return grad.roll(neg, dims);
+}
+
+std::vector<Tensor> cat_tensors_backward(const Tensor& grad, const std::vector<Tensor>& tensors, int64_t dim) {
+  std::vector<Tensor> out;
+  int64_t ndim = grad.dim();
+  dim = wrap(dim, ndim);
+  int64_t pos = 0;
+  for (const Tensor& t : tensors) {
+    if (t.dim() == 1 && t.numel() == 0 && ndim != 1) {  // legacy empty inputs take no part
+      out.push_back(at::zeros({0}, grad.options()));
+      continue;
+    }
+    int64_t len = t.size(dim);
+    out.push_back(grad.narrow(dim, pos, len));
+    pos += len;
+  }
+  return out;
+}
+
+Tensor clamp_backward(const Tensor& grad, const Tensor& self, const std::optional<at::Scalar>& min,
+                      const std::optional<at::Scalar>& max) {
+  Tensor mask;
+  if (min) mask = self.ge(*min);
+  if (max) mask = mask.defined() ? mask.logical_and(self.le(*max)) : self.le(*max);
+  if (!mask.defined()) return grad;
+  return grad * mask.to(grad.scalar_type());
+}
+
+std::tuple<Tensor, Tensor, Tensor> clamp_tensor_backward(const Tensor& grad, const Tensor& self,
+                                                         const std::optional<Tensor>& min,
+                                                         const std::optional<Tensor>& max,
+                                                         std::array<bool, 3> grad_input_mask) {
+  auto as = [&](const Tensor& m) { return grad * m.to(grad.scalar_type()); };
+  Tensor self_mask = at::ones_like(self, at::kBool);
+  Tensor g_self, g_min, g_max;
+  if (min) self_mask = self_mask.logical_and(self.ge(*min));
+  if (max) self_mask = self_mask.logical_and(self.le(*max));
+  if (grad_input_mask[0]) g_self = as(self_mask);
+  if (min && grad_input_mask[1]) {
+    Tensor m = self.lt(*min);
+    if (max) m = m.logical_and(min->le(*max));
+    g_min = as(m);
+  }
+  if (max && grad_input_mask[2]) {
+    Tensor m = self.gt(*max);
+    if (min) m = m.logical_or(min->gt(*max));
+    g_max = as(m);
+  }
+  return {g_self, g_min, g_max};
+}
+
+Tensor pow_self_backward(const Tensor& grad, const Tensor& self, const Tensor& exponent) {
+  Tensor g = grad * exponent * self.pow(exponent - 1);
+  return at::where(exponent.eq(0), at::zeros_like(g), g);
+}
+
+Tensor pow_exponent_backward(const Tensor& grad, const Tensor& self, const Tensor& result) {
+  Tensor g = grad * result * self.log();
+  // 0^e for e >= 0 has derivative 0 in e (torch's convention), not NaN.
+  return at::where(self.eq(0), at::zeros_like(g), g);
+}
+
+Tensor logit_backward(const Tensor& grad, const Tensor& self, std::optional<double> eps) {
+  Tensor g = grad / (self * (1 - self));
+  if (!eps) return at::where(self.lt(0).logical_or(self.gt(1)), at::full_like(g, NAN), g);
+  Tensor outside = self.lt(*eps).logical_or(self.gt(1 - *eps));
+  return at::where(outside, at::zeros_like(g), g);
+}
+
+Tensor scale(const Tensor& grad, const at::Scalar& factor) {
+  if (factor.isIntegral(false) && factor.toLong() == 1) return grad;
+  return grad * factor;
+}
+
+Tensor mm_mat1_backward(const Tensor& grad, const Tensor& mat2, const at::Scalar& alpha) {
+  return scale(grad.mm(mat2.t()), alpha);
+}
+
+Tensor mm_mat2_backward(const Tensor& grad, const Tensor& mat1, const at::Scalar& alpha) {
+  return scale(mat1.t().mm(grad), alpha);
+}
+
+Tensor softmax_backward(const Tensor& grad, const Tensor& result, int64_t dim) {
+  if (result.dim() == 0) return grad * 0;
+  return (grad - (grad * result).sum(IntArrayRef{dim}, true)) * result;
+}
+
+Tensor log_softmax_backward(const Tensor& grad, const Tensor& result, int64_t dim) {
+  if (result.dim() == 0) return grad * 0;
+  return grad - result.exp() * grad.sum(IntArrayRef{dim}, true);
+}
+
+}  // namespace torch::autograd::generated::details

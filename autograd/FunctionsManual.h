@@ -1,0 +1,76 @@
+// Backward formulas too long for one line of derivatives.yaml. Each is written with
+// differentiable ops, so a backward pass recorded with create_graph=True differentiates
+// again.
+#pragma once
+
+#include <aten/core/Tensor.h>
+
+#include <array>
+#include <optional>
+#include <tuple>
+#include <vector>
+
+namespace torch::autograd::generated::details {
+
+using at::IntArrayRef;
+using at::Tensor;
+
+[[noreturn]] TORCH_API void not_implemented(const char* op, const char* input);
+
+// Reductions: the grad of the reduced tensor spread back over the input's shape.
+Tensor restore_reduced_dims(const Tensor& grad, std::optional<IntArrayRef> dims, int64_t ndim, bool keepdim);
+Tensor sum_backward(const Tensor& grad, IntArrayRef sizes, std::optional<IntArrayRef> dims, bool keepdim);
+Tensor prod_backward(const Tensor& grad, const Tensor& self, const Tensor& result, int64_t dim, bool keepdim);
+Tensor var_backward(const Tensor& grad, const Tensor& self, std::optional<IntArrayRef> dim,
+                    std::optional<int64_t> correction, bool keepdim);
+Tensor std_backward(const Tensor& result, const Tensor& grad, const Tensor& self, std::optional<IntArrayRef> dim,
+                    std::optional<int64_t> correction, bool keepdim);
+Tensor mean_backward(const Tensor& grad, const Tensor& self, std::optional<IntArrayRef> dim, bool keepdim);
+// amax/amin: the grad shared equally among the elements equal to the result.
+Tensor amaxamin_backward(const Tensor& grad, const Tensor& self, const Tensor& result, IntArrayRef dim, bool keepdim);
+Tensor evenly_distribute_backward(const Tensor& grad, const Tensor& self, const Tensor& result);
+// Ops that pick elements along `dim` by index (max.dim, sort, topk, kthvalue, cummax):
+// grad_input[..., indices[..., j, ...], ...] += grad[..., j, ...].
+Tensor index_select_backward_along(const Tensor& grad, const Tensor& indices, int64_t dim, IntArrayRef sizes,
+                                   bool keepdim);
+
+// Scans.
+Tensor cumsum_backward(const Tensor& grad, int64_t dim);
+Tensor cumprod_backward(const Tensor& grad, const Tensor& self, int64_t dim, const Tensor& result);
+Tensor logcumsumexp_backward(const Tensor& grad, const Tensor& self, const Tensor& result, int64_t dim);
+
+// Views and shape ops.
+Tensor unsqueeze_to(const Tensor& grad, int64_t dim, IntArrayRef sizes);
+Tensor select_backward(const Tensor& grad, IntArrayRef sizes, int64_t dim, int64_t index);
+Tensor slice_backward(const Tensor& grad, IntArrayRef sizes, int64_t dim, std::optional<int64_t> start,
+                      std::optional<int64_t> end, int64_t step);
+Tensor diagonal_backward(const Tensor& grad, IntArrayRef sizes, int64_t offset, int64_t dim1, int64_t dim2);
+Tensor unfold_backward(const Tensor& grad, IntArrayRef sizes, int64_t dim, int64_t size, int64_t step);
+Tensor as_strided_backward(const Tensor& grad, const Tensor& self, IntArrayRef size, IntArrayRef stride,
+                           std::optional<int64_t> storage_offset);
+Tensor permute_backward(const Tensor& grad, IntArrayRef dims);
+Tensor repeat_backward(const Tensor& grad, IntArrayRef repeats, IntArrayRef sizes);
+Tensor roll_backward(const Tensor& grad, IntArrayRef shifts, IntArrayRef dims);
+std::vector<Tensor> cat_tensors_backward(const Tensor& grad, const std::vector<Tensor>& tensors, int64_t dim);
+
+// Elementwise.
+Tensor clamp_backward(const Tensor& grad, const Tensor& self, const std::optional<at::Scalar>& min,
+                      const std::optional<at::Scalar>& max);
+std::tuple<Tensor, Tensor, Tensor> clamp_tensor_backward(const Tensor& grad, const Tensor& self,
+                                                         const std::optional<Tensor>& min,
+                                                         const std::optional<Tensor>& max,
+                                                         std::array<bool, 3> grad_input_mask);
+Tensor pow_self_backward(const Tensor& grad, const Tensor& self, const Tensor& exponent);
+Tensor pow_exponent_backward(const Tensor& grad, const Tensor& self, const Tensor& result);
+Tensor logit_backward(const Tensor& grad, const Tensor& self, std::optional<double> eps);
+Tensor scale(const Tensor& grad, const at::Scalar& factor);
+
+// Matrix products.
+Tensor mm_mat1_backward(const Tensor& grad, const Tensor& mat2, const at::Scalar& alpha);
+Tensor mm_mat2_backward(const Tensor& grad, const Tensor& mat1, const at::Scalar& alpha);
+
+// Softmax.
+Tensor softmax_backward(const Tensor& grad, const Tensor& result, int64_t dim);
+Tensor log_softmax_backward(const Tensor& grad, const Tensor& result, int64_t dim);
+
+}  // namespace torch::autograd::generated::details

@@ -1,0 +1,25 @@
+#include <autograd/VariableTypeUtils.h>
+
+namespace torch::autograd {
+
+void check_inplace(const at::Tensor& self, bool requires_grad) {
+  if (!requires_grad || !c10::GradMode::is_enabled()) return;
+  AutogradMeta* meta = impl::get_autograd_meta(self);
+  if (!meta) return;
+  if (meta->is_view_) {
+    const at::Tensor& base = meta->base_;
+    AutogradMeta* base_meta = impl::get_autograd_meta(base);
+    TORCH_CHECK(!(base_meta && base_meta->requires_grad_ && !base_meta->grad_fn_),
+                "a view of a leaf Variable that requires grad is being used in an in-place operation.");
+    return;
+  }
+  TORCH_CHECK(!(meta->requires_grad_ && !meta->grad_fn_),
+              "a leaf Variable that requires grad is being used in an in-place operation.");
+}
+
+void throw_error_out_requires_grad(const char* name) {
+  TORCH_CHECK(false, name, "(): functions with out=... arguments don't support automatic differentiation, but one of "
+                           "the arguments requires grad.");
+}
+
+}  // namespace torch::autograd

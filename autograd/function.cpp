@@ -1,0 +1,110 @@
+#include <autograd/function.h>
+#include <autograd/variable.h>
+
+#include <aten/ops/Functions.h>
+
+#include <atomic>
+
+namespace torch::autograd {
+
+namespace {
+// One counter for all threads: a later op on any thread gets a larger number, and backward
+// runs larger numbers first, so hooks and errors follow reverse forward order.
+std::atomic<uint64_t> g_sequence_nr{0};
+}  // namespace
+
+uint64_t next_sequence_nr() { return g_sequence_nr.fetch_add(1, std::memory_order_relaxed); }
+
+Tensor InputMetadata::zeros_like() const {
+  return at::zeros(shape, at::TensorOptions().dtype(dtype).device(device));
+}
+
+Node::Node(edge_list next_edges) : sequence_nr_(next_sequence_nr()), next_edges_(std::move(next_edges)) {}
+
+Node::~Node() = default;
+
+uint32_t Node::add_input_metadata(const Tensor& t) {
+  input_metadata_.emplace_back(t);
+  return static_cast<uint32_t>(input_metadata_.size() - 1);
+}
+
+unsigned Node::add_tensor_pre_hook(uint32_t input_nr, std::function<Tensor(const Tensor&)> hook) {
+  unsigned handle = impl::next_hook_handle();
+  tensor_pre_hooks_.push_back({handle, input_nr, std::move(hook)});
+  return handle;
+}
+
+void Node::remove_tensor_pre_hook(unsigned handle) {
+  std::erase_if(tensor_pre_hooks_, [&](const TensorPreHook& h) { return h.handle == handle; });
+}
+
+void Node::set_retains_grad_hook(uint32_t input_nr, std::function<void(const Tensor&)> hook) {
+  std::erase_if(retains_grad_hooks_, [&](const auto& h) { return h.first == input_nr; });
+  retains_grad_hooks_.emplace_back(input_nr, std::move(hook));
+}
+
+void Node::run_tensor_pre_hooks(variable_list& grads) {
+  for (const TensorPreHook& h : tensor_pre_hooks_) {
+    if (h.input_nr >= grads.size() || !grads[h.input_nr].defined()) continue;
+    Tensor replaced = h.fn(grads[h.input_nr]);
+    if (replaced.defined()) grads[h.input_nr] = std::move(replaced);
+  }
+  // retain_grad runs after the user's hooks, so .grad sees what they made of the grad.
+  for (const auto& [nr, fn] : retains_grad_hooks_) {
+    if (nr < grads.size() && grads[nr].defined()) fn(grads[nr]);
+  }
+}
+
+variable_list Node::operator()(variable_list&& grads) {
+  run_tensor_pre_hooks(grads);
+  for (const FunctionPreHook& hook : pre_hooks_) {
+    variable_list replaced = hook(grads);
+    if (!replaced.empty()) grads = std::move(replaced);
+  }
+  variable_list results = apply(std::move(grads));
+  for (const FunctionPostHook& hook : post_hooks_) {
+    variable_list replaced = hook(results, grads);
+    if (!replaced.empty()) results = std::move(replaced);
+  }
+  return results;
+}
+
+void deleteNode(Node* node) {
+  // Edges whose Node this one holds the last reference to are taken out before it dies
+  // and destroyed in a loop, so a long chain unwinds iteratively.
+  std::vector<std::shared_ptr<Node>> pending;
+  auto take_edges = [&pending](Node* n) {
+    // Saved tensors often hold the previous Node too (a saved input's grad_fn): drop them
+    // first so the edge below is the last reference.
+    n->release_variables();
+    for (Edge& e : n->mutable_next_edges()) {
+      if (e.function && e.function.use_count() == 1) pending.push_back(std::move(e.function));
+    }
+  };
+  take_edges(node);
+  delete node;
+  while (!pending.empty()) {
+    std::shared_ptr<Node> n = std::move(pending.back());
+    pending.pop_back();
+    if (n.use_count() == 1) take_edges(n.get());
+    n.reset();
+  }
+}
+
+edge_list collect_next_edges(std::initializer_list<const Tensor*> tensors) {
+  edge_list edges;
+  edges.reserve(tensors.size());
+  for (const Tensor* t : tensors) {
+    edges.push_back(t && t->defined() ? impl::gradient_edge(*t) : Edge());
+  }
+  return edges;
+}
+
+edge_list collect_next_edges(const std::vector<Tensor>& tensors) {
+  edge_list edges;
+  edges.reserve(tensors.size());
+  for (const Tensor& t : tensors) edges.push_back(t.defined() ? impl::gradient_edge(t) : Edge());
+  return edges;
+}
+
+}  // namespace torch::autograd

@@ -1,0 +1,20 @@
+#include <autograd/input_buffer.h>
+
+#include <aten/core/TensorOperators.h>
+#include <aten/ops/Functions.h>
+
+namespace torch::autograd {
+
+void InputBuffer::add(size_t pos, Tensor grad) {
+  if (!grad.defined()) return;
+  Tensor& slot = buffer_[pos];
+  if (!slot.defined()) {
+    slot = std::move(grad);
+  } else {
+    // Out of place: either grad may still be referenced elsewhere (a hook kept it, or it
+    // is a saved grad of a create_graph pass).
+    slot = slot + grad;
+  }
+}
+
+}  // namespace torch::autograd

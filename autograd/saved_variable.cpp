@@ -1,0 +1,80 @@
+#include <autograd/saved_variable.h>
+#include <autograd/variable.h>
+
+#include <c10/util/Exception.h>
+
+namespace torch::autograd {
+
+namespace {
+const char* legacy_type_name(c10::ScalarType t) {
+  switch (t) {
+    case c10::ScalarType::Float: return "FloatTensor";
+    case c10::ScalarType::Double: return "DoubleTensor";
+    case c10::ScalarType::Half: return "HalfTensor";
+    case c10::ScalarType::BFloat16: return "BFloat16Tensor";
+    case c10::ScalarType::ComplexFloat: return "ComplexFloatTensor";
+    case c10::ScalarType::ComplexDouble: return "ComplexDoubleTensor";
+    case c10::ScalarType::Long: return "LongTensor";
+    case c10::ScalarType::Int: return "IntTensor";
+    case c10::ScalarType::Bool: return "BoolTensor";
+    default: return "Tensor";
+  }
+}
+}  // namespace
+
+std::string describe_tensor_type(const Tensor& t) {
+  std::string s = "[tessera.";
+  if (t.is_cuda()) s += "cuda.";
+  s += legacy_type_name(t.scalar_type());
+  s += " [";
+  for (int64_t i = 0; i < t.dim(); ++i) s += (i ? ", " : "") + std::to_string(t.size(i));
+  return s + "]]";
+}
+
+SavedVariable::SavedVariable(const Tensor& t, bool is_output) {
+  if (!t.defined()) return;
+  was_defined_ = true;
+  is_output_ = is_output;
+  saved_version_ = static_cast<uint32_t>(t._version());
+  requires_grad_ = t.requires_grad();
+  AutogradMeta* meta = impl::get_autograd_meta(t);
+  is_leaf_ = !meta || !meta->grad_fn_;
+  output_nr_ = meta ? meta->output_nr_ : 0;
+  // An output's grad_fn is the Node saving it: keeping the tensor itself would make a cycle.
+  data_ = is_output_ && !is_leaf_ ? impl::tensor_data(t) : t;
+}
+
+void SavedVariable::reset_data() {
+  data_.reset();
+  released_ = true;
+}
+
+Tensor SavedVariable::unpack(const std::shared_ptr<Node>& saved_for) const {
+  if (!was_defined_) return Tensor();
+  TORCH_CHECK(!released_,
+              "Trying to backward through the graph a second time (or directly access saved tensors after they have "
+              "already been freed). Saved intermediate values of the graph are freed when you call .backward() or "
+              "autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or "
+              "if you need to access saved tensors after calling backward.");
+  uint32_t current = static_cast<uint32_t>(data_._version());
+  if (current != saved_version_) {
+    std::string which;
+    if (is_output_ && !is_leaf_ && saved_for) {
+      which = ", which is output " + std::to_string(output_nr_) + " of " + saved_for->name() + ",";
+    } else if (const std::shared_ptr<Node>& fn = impl::grad_fn(data_)) {
+      which = ", which is output " + std::to_string(data_.output_nr()) + " of " + fn->name() + ",";
+    }
+    TORCH_CHECK(false, "one of the variables needed for gradient computation has been modified by an inplace "
+                       "operation: ", describe_tensor_type(data_), which, " is at version ", current,
+                "; expected version ", saved_version_,
+                " instead. Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
+                "with tessera.autograd.set_detect_anomaly(True).");
+  }
+  if (!is_output_ || is_leaf_) return data_;
+  // The output again, with its history: a new alias so the Node's own copy stays bare.
+  Tensor var = impl::tensor_data(data_);
+  if (requires_grad_ && saved_for) impl::set_gradient_edge(var, Edge(saved_for, output_nr_));
+  return var;
+}
+
+}  // namespace torch::autograd

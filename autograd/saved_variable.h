@@ -1,0 +1,39 @@
+// SavedVariable: a tensor a backward formula needs, kept with the version it had when
+// saved. Unpacking after an in-place write to it (or any alias) fails with torch's
+// message, as does unpacking after the graph was freed by a backward without
+// retain_graph. An op's own output is kept without its autograd state (which would point
+// back at the Node holding it) and gets its history back when unpacked.
+#pragma once
+
+#include <autograd/function.h>
+
+#include <memory>
+
+namespace torch::autograd {
+
+class TORCH_API SavedVariable {
+ public:
+  SavedVariable() = default;
+  SavedVariable(const Tensor& t, bool is_output);
+
+  // The saved tensor; `saved_for` is the Node holding it (the grad_fn an output gets back).
+  Tensor unpack(const std::shared_ptr<Node>& saved_for = nullptr) const;
+  void reset_data();
+  bool defined() const { return was_defined_; }
+
+ private:
+  Tensor data_;
+  uint32_t saved_version_ = 0;
+  uint32_t output_nr_ = 0;
+  bool was_defined_ = false;
+  bool is_output_ = false;
+  bool is_leaf_ = false;
+  bool requires_grad_ = false;
+  bool released_ = false;
+};
+
+// The ", which is output 0 of MulBackward0" part of the version error, and the
+// "[tessera.FloatTensor [3]]" description of a tensor.
+TORCH_API std::string describe_tensor_type(const Tensor& t);
+
+}  // namespace torch::autograd

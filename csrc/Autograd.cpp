@@ -1,0 +1,205 @@
+// tessera._C._autograd: the autograd API for Python — tensor attributes (requires_grad,
+// grad, grad_fn, is_leaf, ...), backward and grad (run with the GIL released), grad
+// modes, hooks and backward Nodes. python/tessera/autograd and _tensor_autograd.py build
+// torch's Python surface on these.
+#include "python_api.h"
+
+#include <autograd/autograd.h>
+#include <autograd/engine.h>
+#include <autograd/variable.h>
+
+#include <c10/core/ThreadLocalState.h>
+
+#include <pybind11/functional.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+namespace py = pybind11;
+using torch::autograd::Node;
+
+namespace tessera::python {
+namespace {
+
+const at::Tensor& tensor_arg(py::handle h, const char* what) {
+  TORCH_CHECK_TYPE(is_tensor(h.ptr()), what, " must be a Tensor, not ", Py_TYPE(h.ptr())->tp_name);
+  return unwrap(h.ptr());
+}
+
+py::object to_py(at::Tensor t) { return py::reinterpret_steal<py::object>(wrap(std::move(t))); }
+
+std::vector<at::Tensor> tensor_list(py::handle seq, const char* what, bool allow_none) {
+  std::vector<at::Tensor> out;
+  if (seq.is_none()) return out;
+  for (py::handle h : seq) {
+    if (allow_none && h.is_none()) {
+      out.emplace_back();
+    } else {
+      out.push_back(tensor_arg(h, what));
+    }
+  }
+  return out;
+}
+
+std::optional<bool> optional_bool(py::handle h) {
+  if (h.is_none()) return std::nullopt;
+  return h.cast<bool>();
+}
+
+// A Python callable as a grad hook: called with the GIL, its result (None or a Tensor)
+// replaces the grad when it is a Tensor.
+std::function<at::Tensor(const at::Tensor&)> python_hook(py::object fn) {
+  auto holder = std::make_shared<py::object>(std::move(fn));
+  return [holder](const at::Tensor& grad) -> at::Tensor {
+    py::gil_scoped_acquire gil;
+    py::object r = (*holder)(to_py(grad));
+    if (r.is_none()) return at::Tensor();
+    return tensor_arg(r, "a hook's result");
+  };
+}
+
+}  // namespace
+
+void init_autograd(py::module_& m) {
+  // Errors from the functions below reach Python as the binding layer maps them
+  // everywhere else (NotImplementedError, IndexError, ...), not as pybind11's default.
+  py::register_exception_translator([](std::exception_ptr p) {
+    if (!p) return;
+    try {
+      std::rethrow_exception(p);
+    } catch (const c10::Error&) {
+      set_python_error();
+    }
+  });
+  py::module_ a = m.def_submodule("_autograd", "The autograd engine and tensor attributes.");
+
+  py::class_<Node, std::shared_ptr<Node>>(a, "_Node")
+      .def("name", &Node::name)
+      .def_property_readonly("next_functions",
+                             [](Node& n) {
+                               py::list out;
+                               for (const auto& e : n.next_edges()) {
+                                 out.append(py::make_tuple(e.function ? py::cast(e.function) : py::none(),
+                                                           e.input_nr));
+                               }
+                               return py::tuple(out);
+                             })
+      .def("_sequence_nr", &Node::sequence_nr)
+      .def("_id", [](Node& n) { return reinterpret_cast<uintptr_t>(&n); })
+      .def("register_prehook",
+           [](Node& n, py::object fn) {
+             auto holder = std::make_shared<py::object>(std::move(fn));
+             n.add_pre_hook([holder](const torch::autograd::variable_list& grads) {
+               py::gil_scoped_acquire gil;
+               py::tuple args(grads.size());
+               for (size_t i = 0; i < grads.size(); ++i) args[i] = grads[i].defined() ? to_py(grads[i]) : py::none();
+               py::object r = (*holder)(args);
+               torch::autograd::variable_list out;
+               if (r.is_none()) return out;
+               return tensor_list(r, "a pre-hook's result", true);
+             });
+           })
+      .def("register_hook", [](Node& n, py::object fn) {
+        auto holder = std::make_shared<py::object>(std::move(fn));
+        n.add_post_hook([holder](const torch::autograd::variable_list& grad_inputs,
+                                 const torch::autograd::variable_list& grad_outputs) {
+          py::gil_scoped_acquire gil;
+          auto as_tuple = [](const torch::autograd::variable_list& v) {
+            py::tuple t(v.size());
+            for (size_t i = 0; i < v.size(); ++i) t[i] = v[i].defined() ? to_py(v[i]) : py::none();
+            return t;
+          };
+          py::object r = (*holder)(as_tuple(grad_inputs), as_tuple(grad_outputs));
+          torch::autograd::variable_list out;
+          if (r.is_none()) return out;
+          return tensor_list(r, "a hook's result", true);
+        });
+      });
+
+  a.def("requires_grad", [](py::handle t) { return tensor_arg(t, "self").requires_grad(); });
+  a.def("set_requires_grad", [](py::handle t, bool r) { tensor_arg(t, "self").set_requires_grad(r); });
+  a.def("grad", [](py::handle t) -> py::object {
+    const at::Tensor& g = tensor_arg(t, "self").grad();
+    return g.defined() ? to_py(g) : py::none();
+  });
+  a.def("set_grad", [](py::handle t, py::handle g) {
+    const at::Tensor& self = tensor_arg(t, "self");
+    if (g.is_none()) {
+      if (torch::autograd::impl::get_autograd_meta(self)) self.mutable_grad() = at::Tensor();
+      return;
+    }
+    const at::Tensor& grad = tensor_arg(g, "assigned grad");
+    TORCH_CHECK(grad.sizes().equals(self.sizes()), "assigned grad has data of a different size");
+    TORCH_CHECK_TYPE(grad.scalar_type() == self.scalar_type(), "assigned grad has data of a different type");
+    TORCH_CHECK(grad.device() == self.device(), "assigned grad has data located on a different device");
+    self.mutable_grad() = grad;
+  });
+  a.def("grad_fn", [](py::handle t) -> py::object {
+    const std::shared_ptr<Node>& fn = tensor_arg(t, "self").grad_fn();
+    return fn ? py::cast(fn) : py::none();
+  });
+  a.def("is_leaf", [](py::handle t) { return tensor_arg(t, "self").is_leaf(); });
+  a.def("output_nr", [](py::handle t) { return tensor_arg(t, "self").output_nr(); });
+  a.def("version", [](py::handle t) { return tensor_arg(t, "self")._version(); });
+  a.def("retain_grad", [](py::handle t) { tensor_arg(t, "self").retain_grad(); });
+  a.def("retains_grad", [](py::handle t) { return tensor_arg(t, "self").retains_grad(); });
+  a.def("is_view", [](py::handle t) { return tensor_arg(t, "self").is_view(); });
+  a.def("base", [](py::handle t) -> py::object {
+    const at::Tensor& b = tensor_arg(t, "self")._base();
+    return b.defined() ? to_py(b) : py::none();
+  });
+  // detach(): an alias sharing storage and version counter, outside every graph.
+  a.def("detach", [](py::handle t) { return to_py(torch::autograd::impl::tensor_data(tensor_arg(t, "self"))); });
+  a.def("detach_", [](py::handle t) {
+    const at::Tensor& self = tensor_arg(t, "self");
+    TORCH_CHECK(!self.is_view(), "Can't detach views in-place. Use detach() instead.");
+    if (auto* meta = torch::autograd::impl::get_autograd_meta(self)) {
+      meta->grad_fn_.reset();
+      meta->output_nr_ = 0;
+      meta->requires_grad_ = false;
+    }
+  });
+  a.def("register_hook", [](py::handle t, py::object fn) {
+    return tensor_arg(t, "self")._register_hook(python_hook(std::move(fn)));
+  });
+  a.def("remove_hook", [](py::handle t, unsigned handle) { tensor_arg(t, "self").remove_hook(handle); });
+
+  a.def("backward", [](py::handle tensors, py::handle grads, py::handle retain_graph, bool create_graph,
+                       py::handle inputs) {
+    auto ts = tensor_list(tensors, "tensors", false);
+    auto gs = tensor_list(grads, "grad_tensors", true);
+    auto in = tensor_list(inputs, "inputs", false);
+    std::optional<bool> retain = optional_bool(retain_graph);
+    py::gil_scoped_release nogil;
+    torch::autograd::backward(ts, gs, retain, create_graph, in);
+  });
+  a.def("run_grad", [](py::handle outputs, py::handle inputs, py::handle grad_outputs, py::handle retain_graph,
+                       bool create_graph, bool allow_unused) {
+    auto outs = tensor_list(outputs, "outputs", false);
+    auto ins = tensor_list(inputs, "inputs", false);
+    auto gs = tensor_list(grad_outputs, "grad_outputs", true);
+    std::optional<bool> retain = optional_bool(retain_graph);
+    std::vector<at::Tensor> result;
+    {
+      py::gil_scoped_release nogil;
+      result = torch::autograd::grad(outs, ins, gs, retain, create_graph, allow_unused);
+    }
+    py::tuple r(result.size());
+    for (size_t i = 0; i < result.size(); ++i) r[i] = result[i].defined() ? to_py(result[i]) : py::none();
+    return r;
+  });
+
+  a.def("is_grad_enabled", [] { return c10::GradMode::is_enabled(); });
+  a.def("set_grad_enabled", [](bool e) { c10::GradMode::set_enabled(e); });
+  a.def("is_inference_mode_enabled", [] { return c10::InferenceMode::is_enabled(); });
+  // Inference mode as a stack of C++ guards, so nested Python contexts restore in order.
+  static thread_local std::vector<std::unique_ptr<c10::InferenceMode>> inference_guards;
+  a.def("enter_inference_mode", [](bool enabled) { inference_guards.push_back(std::make_unique<c10::InferenceMode>(enabled)); });
+  a.def("exit_inference_mode", [] {
+    TORCH_CHECK(!inference_guards.empty(), "exit_inference_mode without a matching enter");
+    inference_guards.pop_back();
+  });
+  a.def("set_anomaly_enabled", [](bool e) { torch::autograd::AnomalyMode::set_enabled(e); });
+  a.def("is_anomaly_enabled", [] { return torch::autograd::AnomalyMode::is_enabled(); });
+}
+
+}  // namespace tessera::python

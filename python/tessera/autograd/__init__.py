@@ -1,0 +1,73 @@
+"""tessera.autograd: reverse-mode automatic differentiation, as torch.autograd.
+
+Every op on tensors that require grad records a backward Node; ``backward`` and ``grad``
+run the engine (libtessera_autograd) over that graph.
+"""
+from .. import _C
+from .grad_mode import (  # noqa: F401
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
+from .gradcheck import gradcheck, gradgradcheck  # noqa: F401
+
+_A = _C._autograd
+
+
+def _tensor_or_tensors(x):
+    if x is None:
+        return None
+    if isinstance(x, _C.Tensor):
+        return (x,)
+    return tuple(x)
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
+    """Accumulates into .grad of the graph's leaves (or of ``inputs``) the gradient of
+    ``tensors`` seeded with ``grad_tensors``."""
+    tensors = _tensor_or_tensors(tensors)
+    grads = _tensor_or_tensors(grad_tensors)
+    if grads is not None and len(grads) != len(tensors):
+        raise RuntimeError(f"grad can be implicitly created only for scalar outputs")
+    inputs = _tensor_or_tensors(inputs)
+    if inputs is not None and len(inputs) == 0:
+        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+    _A.backward(tensors, grads, retain_graph, create_graph, inputs)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
+         allow_unused=False, is_grads_batched=False):
+    """The gradients of ``outputs`` with respect to ``inputs`` (a tuple), leaving every
+    .grad untouched."""
+    if is_grads_batched:
+        raise NotImplementedError("grad(is_grads_batched=True) is not supported")
+    outputs = _tensor_or_tensors(outputs)
+    inputs = _tensor_or_tensors(inputs)
+    grad_outputs = _tensor_or_tensors(grad_outputs)
+    return _A.run_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused)
+
+
+class detect_anomaly:
+    """Context manager (and decorator) that turns anomaly mode on: backward checks every
+    Node's results for NaN, and an error names the forward op that made the failing Node."""
+
+    def __init__(self, check_nan=True):
+        self.check_nan = check_nan
+
+    def __enter__(self):
+        self.prev = _A.is_anomaly_enabled()
+        _A.set_anomaly_enabled(True)
+
+    def __exit__(self, *exc):
+        _A.set_anomaly_enabled(self.prev)
+
+
+def set_detect_anomaly(mode):
+    _A.set_anomaly_enabled(bool(mode))
+
+
+def is_anomaly_enabled():
+    return _A.is_anomaly_enabled()

@@ -1,0 +1,118 @@
+"""gradcheck and gradgradcheck: backward formulas checked against central finite
+differences (use float64 inputs), as torch.autograd.gradcheck does."""
+from .. import _C
+
+_A = _C._autograd
+
+
+class GradcheckError(RuntimeError):
+    """A gradient formula disagrees with finite differences."""
+
+
+def _as_tuple(x):
+    return (x,) if isinstance(x, _C.Tensor) else tuple(x)
+
+
+def _flat_values(t):
+    return [float(v) for v in t.detach().reshape(-1).tolist()]
+
+
+def _differentiable_outputs(fn, inputs):
+    outs = _as_tuple(fn(*inputs))
+    return [o for o in outs if isinstance(o, _C.Tensor) and o.dtype.is_floating_point]
+
+
+def _numerical_jacobian(fn, inputs, wrt, eps):
+    """J[k][i][j] = d out_k[j] / d inputs[wrt][i], by central differences."""
+    x = inputs[wrt]
+    # A detached alias: writing through it perturbs the input without recording anything,
+    # while fn itself runs with grad mode as the caller has it (gradgradcheck needs that).
+    flat = _A.detach(x).reshape(-1)
+    columns = []
+    for i in range(x.numel()):
+        cell = flat.narrow(0, i, 1)
+        orig = float(cell.item())
+        cell.fill_(orig + eps)
+        plus = [_flat_values(o) for o in _differentiable_outputs(fn, inputs)]
+        cell.fill_(orig - eps)
+        minus = [_flat_values(o) for o in _differentiable_outputs(fn, inputs)]
+        cell.fill_(orig)
+        columns.append([[(p - m) / (2 * eps) for p, m in zip(po, mo)] for po, mo in zip(plus, minus)])
+    n_out = len(columns[0]) if columns else 0
+    return [[columns[i][k] for i in range(len(columns))] for k in range(n_out)]
+
+
+def _analytical_jacobian(fn, inputs, wrt_list):
+    """J[k][w][i][j] = d out_k[j] / d inputs[wrt_list[w]][i], by one backward per output element."""
+    from .. import zeros
+    from . import grad as autograd_grad
+    outputs = _differentiable_outputs(fn, inputs)
+    wrt_tensors = [inputs[w] for w in wrt_list]
+    result = []
+    for out in outputs:
+        per_input = [[[0.0] * out.numel() for _ in range(t.numel())] for t in wrt_tensors]
+        for j in range(out.numel()):
+            seed = zeros(out.numel(), dtype=out.dtype)
+            seed.narrow(0, j, 1).fill_(1.0)
+            if not out.requires_grad:
+                continue
+            grads = autograd_grad((out,), wrt_tensors, (seed.reshape(out.shape),), retain_graph=True,
+                                  allow_unused=True)
+            for w, g in enumerate(grads):
+                if g is None:
+                    continue
+                for i, v in enumerate(_flat_values(g)):
+                    per_input[w][i][j] = v
+        result.append(per_input)
+    return result
+
+
+def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, **unused):
+    """Checks func's analytical gradients against finite differences for every input that
+    requires grad. Returns True, or raises GradcheckError (False with raise_exception=False)."""
+    inputs = _as_tuple(inputs)
+    wrt = [i for i, t in enumerate(inputs) if isinstance(t, _C.Tensor) and t.requires_grad]
+    if not wrt:
+        raise ValueError("gradcheck expects at least one input tensor to require gradient")
+    for i in wrt:
+        if inputs[i].dtype != _C.float64:
+            import warnings
+            warnings.warn(f"Input #{i} requires gradient and is not a double precision floating point. "
+                          "This check will likely fail if all the inputs are not of double precision floating point.")
+    analytical = _analytical_jacobian(func, inputs, wrt)
+    for w, i in enumerate(wrt):
+        numerical = _numerical_jacobian(func, inputs, i, eps)
+        for k, num_k in enumerate(numerical):
+            ana_k = analytical[k][w]
+            for a_row, n_row in zip(ana_k, num_k):
+                for a, n in zip(a_row, n_row):
+                    if not abs(a - n) <= atol + rtol * abs(n):
+                        msg = (f"Jacobian mismatch for output {k} with respect to input {i},\n"
+                               f"numerical:{num_k}\nanalytical:{ana_k}\n")
+                        if raise_exception:
+                            raise GradcheckError(msg)
+                        return False
+    return True
+
+
+def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, **unused):
+    """gradcheck of the gradient itself: differentiates func's backward (create_graph=True)
+    with respect to the inputs and to the seeds grad_outputs (random when not given)."""
+    from .. import randn
+    from . import grad as autograd_grad
+    inputs = _as_tuple(inputs)
+    outputs = _differentiable_outputs(func, inputs)
+    if grad_outputs is None:
+        grad_outputs = tuple(randn(*o.shape, dtype=o.dtype).requires_grad_() for o in outputs)
+    grad_outputs = _as_tuple(grad_outputs)
+    n_in = len(inputs)
+    wrt = [i for i, t in enumerate(inputs) if isinstance(t, _C.Tensor) and t.requires_grad]
+
+    def first_grads(*args):
+        ins, seeds = args[:n_in], args[n_in:]
+        outs = _differentiable_outputs(func, ins)
+        grads = autograd_grad(outs, [ins[i] for i in wrt], seeds, create_graph=True, allow_unused=True)
+        return tuple(g for g in grads if g is not None)
+
+    return gradcheck(first_grads, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,
+                     raise_exception=raise_exception)

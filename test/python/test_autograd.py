@@ -1,0 +1,303 @@
+"""Autograd against torch: the same expression differentiated by both, gradcheck on
+float64, and torch's errors for the misuse cases (in-place on saved tensors or leaves,
+backward twice, out= with grad)."""
+import pytest
+import torch
+
+import tessera
+
+from opinfo import assert_raises_like_torch
+
+
+def _both(data, dtype="float64"):
+    t = torch.tensor(data, dtype=getattr(torch, dtype), requires_grad=True)
+    s = tessera.tensor(data, dtype=getattr(tessera, dtype), requires_grad=True)
+    return t, s
+
+
+def _grads_match(fn, *datas, positive=False):
+    pairs = [_both(d) for d in datas]
+    torch_in, tess_in = [p[0] for p in pairs], [p[1] for p in pairs]
+    fn(torch, *torch_in).sum().backward()
+    fn(tessera, *tess_in).sum().backward()
+    for a, b in zip(torch_in, tess_in):
+        assert b.grad is not None, "no grad reached the input"
+        assert b.grad.reshape(-1).tolist() == pytest.approx(a.grad.reshape(-1).tolist(), rel=1e-6, abs=1e-9, nan_ok=True)
+
+
+M = [[0.5, -1.25, 2.0], [1.5, 0.75, -0.3]]
+V = [0.2, -0.7, 1.1]
+P = [[0.5, 1.25, 2.0], [1.5, 0.75, 0.3]]   # positive
+U = [[0.2, -0.5, 0.6], [0.1, 0.7, -0.3]]   # inside (-1, 1)
+
+# (name, fn(lib, *inputs), inputs): each is gradchecked and compared with torch.
+CASES = [
+    ("add_broadcast", lambda L, a, b: a + b * 2, (M, V)),
+    ("add_alpha", lambda L, a, b: L.add(a, b, alpha=3), (M, V)),
+    ("sub", lambda L, a, b: L.sub(a, b, alpha=0.5), (M, V)),
+    ("mul_div", lambda L, a, b: L.div(a * b, b * b + 1), (M, V)),
+    ("div_scalar", lambda L, a: L.reciprocal(a * a + 1) * 2, (M,)),
+    ("pow", lambda L, a, b: L.pow(a, b), (P, V)),
+    ("atan2", lambda L, a, b: L.atan2(a, b), (M, P)),
+    ("hypot", lambda L, a, b: L.hypot(a, b), (M, P)),
+    ("maximum", lambda L, a, b: L.maximum(a, b), (M, V)),
+    ("minimum", lambda L, a, b: L.minimum(a, b), (M, V)),
+    ("where", lambda L, a, b: L.where(L.gt(a, 0), a, b), (M, V)),
+    ("clamp", lambda L, a: L.clamp(a, -1, 1), (M,)),
+    ("lerp", lambda L, a, b: L.lerp(a, b, 0.3), (M, P)),
+    ("addcmul_addcdiv", lambda L, a, b, c: L.addcdiv(L.addcmul(a, b, c, value=0.5), a, c), (M, M, P)),
+    ("exp_log", lambda L, a: L.log(a) + L.exp(a) + L.log1p(a) + L.expm1(a) + L.log2(a) + L.log10(a), (P,)),
+    ("sqrt_rsqrt", lambda L, a: L.sqrt(a) + L.rsqrt(a) + L.reciprocal(a) + L.square(a), (P,)),
+    ("trig", lambda L, a: L.sin(a) + L.cos(a) + L.tan(a) + L.atan(a), (M,)),
+    ("inverse_trig", lambda L, a: L.asin(a) + L.acos(a) + L.atanh(a), (U,)),
+    ("hyperbolic", lambda L, a: L.sinh(a) + L.cosh(a) + L.tanh(a) + L.asinh(a), (M,)),
+    ("acosh", lambda L, a: L.acosh(a + 2), (P,)),
+    ("sigmoid_erf", lambda L, a: L.sigmoid(a) + L.erf(a) + L.erfc(a) + L.erfinv(a), (U,)),
+    ("lgamma", lambda L, a: L.lgamma(a), (P,)),
+    ("abs_neg_relu", lambda L, a: L.sub(L.abs(a), L.neg(a)) + L.relu(a), (M,)),
+    ("view_ops", lambda L, a: a.t().reshape(3, 2).unsqueeze(0).permute(2, 0, 1).squeeze(1) * 2, (M,)),
+    ("expand", lambda L, a: a.unsqueeze(0).expand(4, 3) * 2, (V,)),
+    ("select_narrow", lambda L, a: a.select(1, 2) * 3 + a.narrow(1, 0, 2).sum(), (M,)),
+    ("diagonal", lambda L, a: a.diagonal() * 3, (M,)),
+    ("unfold", lambda L, a: a.unfold(1, 2, 1) * 2, (M,)),
+    ("flip_roll", lambda L, a: L.flip(a, [1]) * L.roll(a, 1, 1), (M,)),
+    ("repeat", lambda L, a: a.repeat(2, 1, 2), (M,)),
+    ("tril_triu", lambda L, a: L.tril(a) + L.triu(a, 1) * 2, (M,)),
+    ("cat", lambda L, a, b: L.cat([a, b * 2], 0), (M, M)),
+    ("sum_mean", lambda L, a: a.sum(0) + a.mean(1, keepdim=True).sum() + a.sum(), (M,)),
+    ("prod", lambda L, a: a.prod(1), (M,)),
+    ("prod_with_zero", lambda L, a: a.prod(1), ([[0.0, 2.0, 3.0], [1.0, 0.0, 0.0]],)),
+    ("amax_amin", lambda L, a: L.amax(a, 1) + L.amin(a, 0).sum(), (M,)),
+    ("max_dim", lambda L, a: a.max(1).values + a.min(0).values.sum(), (M,)),
+    ("max_all", lambda L, a: a.max() + a.min(), (M,)),
+    ("sort_topk", lambda L, a: L.sort(a, 1).values * 2 + L.topk(a, 3).values, (M,)),
+    ("kthvalue_median", lambda L, a: L.kthvalue(a, 2, 1).values + L.median(a, 1).values, (M,)),
+    ("var_std", lambda L, a: L.var(a, 1) + L.std(a, 0).sum(), (M,)),
+    ("var_mean", lambda L, a: L.var_mean(a, 1)[0] + L.var_mean(a, 1)[1] * 3, (M,)),
+    ("cumsum_cumprod", lambda L, a: L.cumsum(a, 1) + L.cumprod(a, 1), (M,)),
+    ("logcumsumexp", lambda L, a: L.logcumsumexp(a, 1), (M,)),
+    ("cummax", lambda L, a: L.cummax(a, 1).values, (M,)),
+    ("softmax", lambda L, a: L.softmax(a, 1) * L.log_softmax(a, 0), (M,)),
+    ("logsumexp", lambda L, a: L.logsumexp(a, 1), (M,)),
+    ("norm", lambda L, a: L.linalg.vector_norm(a, 2.0, 1), (M,)),
+    ("mm", lambda L, a, b: L.mm(a, b.t()), (M, P)),
+    ("matmul_batched", lambda L, a, b: L.matmul(a.unsqueeze(0).expand(2, 2, 3), b.t()), (M, P)),
+    ("addmm", lambda L, a, b, c: L.addmm(c, a, b.t(), beta=0.5, alpha=2), (M, P, [[1.0, 2.0]])),
+    ("addmv_dot", lambda L, a, v: L.addmv(a.sum(1), a, v) * L.dot(v, v), (M, V)),
+    ("clone_to", lambda L, a: a.clone().to(L.float32).to(L.float64) * 2, (M,)),
+    ("inplace_chain", lambda L, a: a.mul(2).add_(1).mul_(a).exp_(), (M,)),
+    ("inplace_on_view", lambda L, a: _inplace_on_view(L, a), (M,)),
+]
+
+
+def _inplace_on_view(L, a):
+    y = a * 1
+    y.narrow(1, 0, 2).mul_(3)
+    y.select(0, 1).add_(a.select(0, 0))
+    return y
+
+
+@pytest.mark.parametrize("name,fn,inputs", CASES, ids=[c[0] for c in CASES])
+def test_grads_match_torch(name, fn, inputs):
+    _grads_match(fn, *inputs)
+
+
+@pytest.mark.parametrize("name,fn,inputs", CASES, ids=[c[0] for c in CASES])
+def test_gradcheck(name, fn, inputs):
+    ins = [tessera.tensor(d, dtype=tessera.float64, requires_grad=True) for d in inputs]
+    if name == "clone_to":
+        pytest.skip("a float32 round trip is below finite differences' resolution")
+    assert tessera.autograd.gradcheck(lambda *xs: fn(tessera, *xs), ins)
+
+
+# In-place writes through views are not yet twice differentiable (the saved view is
+# rewritten by the double backward's own CopySlices): inplace_on_view is left out.
+GRADGRAD = ["mul_div", "exp_log", "trig", "softmax", "mm", "sum_mean", "view_ops", "var_std", "cat", "select_narrow"]
+
+
+@pytest.mark.parametrize("name", GRADGRAD)
+def test_gradgradcheck(name):
+    _, fn, inputs = next(c for c in CASES if c[0] == name)
+    ins = [tessera.tensor(d, dtype=tessera.float64, requires_grad=True) for d in inputs]
+    assert tessera.autograd.gradgradcheck(lambda *xs: fn(tessera, *xs), ins)
+
+
+def test_third_derivative():
+    for L in (torch, tessera):
+        x = L.tensor([0.3, -1.2], dtype=L.float64, requires_grad=True)
+        y = (x.sin() * x * x).sum()
+        (g1,) = L.autograd.grad(y, x, create_graph=True)
+        (g2,) = L.autograd.grad(g1.sum(), x, create_graph=True)
+        (g3,) = L.autograd.grad(g2.sum(), x)
+        if L is torch:
+            expected = g3.tolist()
+        else:
+            assert g3.tolist() == pytest.approx(expected, rel=1e-9)
+
+
+def test_gradcheck_rejects_a_wrong_derivative():
+    def wrong(x):
+        y = x * 1
+        y.register_hook(lambda g: g * 3)  # the backward now returns 3x the true grad
+        return y
+    x = tessera.tensor([1.0, 2.0], dtype=tessera.float64, requires_grad=True)
+    with pytest.raises(tessera.autograd.gradcheck.GradcheckError if hasattr(tessera.autograd.gradcheck, "GradcheckError")
+                       else RuntimeError, match="Jacobian mismatch"):
+        tessera.autograd.gradcheck(wrong, (x,))
+    assert tessera.autograd.gradcheck(wrong, (x,), raise_exception=False) is False
+
+
+def test_missing_derivative_raises_at_backward():
+    w = tessera.ones(3, requires_grad=True)
+    out = tessera.bincount(tessera.tensor([0, 1, 1]), weights=w)
+    assert out.requires_grad and out.grad_fn.name() == "NotImplemented"
+    with pytest.raises(NotImplementedError, match="the derivative for 'bincount' is not implemented"):
+        out.sum().backward()
+
+
+def test_grad_fn_names_and_leaves():
+    for L in (torch, tessera):
+        x = L.ones(2, 3, requires_grad=True)
+        y = (x * 2).sum(1)
+        z = x.exp().transpose(0, 1)
+        names = (y.grad_fn.name(), z.grad_fn.name(), x.is_leaf, y.is_leaf, x.grad_fn, y.requires_grad)
+        nxt = [type(f[0]).__name__ if L is torch else f[0].name() for f in y.grad_fn.next_functions]
+        if L is torch:
+            expected = (names, nxt)
+        else:
+            assert (names, nxt) == expected
+
+
+ERRORS = [
+    "b = x * 2; c = b * b; b.add_(1); c.sum().backward()",
+    "y = x.exp(); y.add_(1); y.sum().backward()",
+    "x.add_(1)",
+    "x.select(0, 0).add_(1)",
+    "y = (x * x).sum(); y.backward(); y.backward()",
+    "(x * x).backward()",
+    "L.ones(3).sum().backward()",
+    "L.add(x, x, out=L.empty(3))",
+    "L.autograd.grad(x.sum(), [L.ones(2, requires_grad=True)])",
+    "(x * 2).backward(L.ones(2))",
+    "L.ones(3, dtype=L.long).requires_grad_()",
+    "(x * 2).requires_grad_(False)",
+]
+
+
+@pytest.mark.parametrize("expr", ERRORS)
+def test_errors_like_torch(expr):
+    def run(L):
+        x = L.ones(3, requires_grad=True)  # noqa: F841
+        exec(expr, {"L": L, "x": x})
+    try:
+        run(torch)
+    except Exception as e:  # noqa: BLE001
+        torch_error = e
+    else:
+        raise AssertionError("torch raised nothing")
+    with pytest.raises(type(torch_error)) as info:
+        run(tessera)
+    theirs = str(torch_error).replace("torch.", "tessera.").replace("torch", "tessera")
+    mine = str(info.value)
+    # Current torch says "floating point and complex dtype" where 1.13 says "floating point dtype".
+    theirs = theirs.replace("floating point dtype", "floating point and complex dtype")
+    assert mine.split("\n")[0] == theirs.split("\n")[0]
+
+
+def test_retain_graph_accumulates():
+    for L in (torch, tessera):
+        x = L.tensor([1.0, 2.0], requires_grad=True)
+        y = (x * x).sum()
+        y.backward(retain_graph=True)
+        y.backward()
+        if L is torch:
+            expected = x.grad.tolist()
+        else:
+            assert x.grad.tolist() == expected
+
+
+def test_no_grad_enable_grad_and_inference_mode():
+    x = tessera.ones(2, requires_grad=True)
+    with tessera.no_grad():
+        assert not (x * 2).requires_grad
+        with tessera.enable_grad():
+            assert (x * 2).requires_grad
+    assert (x * 2).requires_grad
+
+    @tessera.no_grad()
+    def f(t):
+        return t * 2
+    assert not f(x).requires_grad
+    with tessera.set_grad_enabled(False):
+        assert not tessera.is_grad_enabled()
+    assert tessera.is_grad_enabled()
+    with tessera.inference_mode():
+        assert not (x * 2).requires_grad and tessera.is_inference_mode_enabled()
+    assert not tessera.is_inference_mode_enabled()
+
+
+def test_hooks_and_retain_grad():
+    for L in (torch, tessera):
+        x = L.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        seen = []
+        y = x * 2
+        y.retain_grad()
+        y.register_hook(lambda g: seen.append(g.tolist()))
+        h = x.register_hook(lambda g: g * 10)
+        (y * y).sum().backward()
+        result = (seen, y.grad.tolist(), x.grad.tolist())
+        h.remove()
+        x.grad = None
+        (x * 1).sum().backward()
+        result += (x.grad.tolist(),)
+        if L is torch:
+            expected = result
+        else:
+            assert result == expected
+
+
+def test_backward_inputs_and_autograd_grad_allow_unused():
+    for L in (torch, tessera):
+        a = L.tensor([1.0, 2.0], requires_grad=True)
+        b = L.tensor([3.0, 4.0], requires_grad=True)
+        (a * b).sum().backward(inputs=[a])
+        ga, gb = a.grad.tolist(), b.grad
+        g = L.autograd.grad((a * a).sum(), [a, b], allow_unused=True)
+        result = (ga, gb, g[0].tolist(), g[1])
+        if L is torch:
+            expected = result
+        else:
+            assert result == expected
+
+
+def test_inplace_into_view_of_non_requires_grad_base():
+    for L in (torch, tessera):
+        base = L.zeros(4)
+        w = L.tensor([1.0, 2.0], requires_grad=True)
+        base.narrow(0, 1, 2).copy_(w * w)
+        result = [base.requires_grad, base.grad_fn.name() if L is tessera else type(base.grad_fn).__name__]
+        (base * L.tensor([1.0, 2.0, 3.0, 4.0])).sum().backward()
+        result.append(w.grad.tolist())
+        if L is torch:
+            expected = result
+        else:
+            assert result == expected
+
+
+def test_anomaly_mode_names_the_forward_op():
+    x = tessera.tensor([0.0, 1.0], requires_grad=True)
+    with tessera.autograd.detect_anomaly():
+        y = x.sqrt() * 0  # sqrt'(0) = inf; inf * 0 = nan in the backward of sqrt
+        with pytest.raises(RuntimeError, match="returned nan values in its 0th output"):
+            y.sum().backward()
+    assert not tessera.autograd.is_anomaly_enabled()
+
+
+def test_long_chain_backward_and_destruction():
+    x = tessera.ones(1, requires_grad=True)
+    y = x
+    for _ in range(100_000):
+        y = y * 1.0
+    y.sum().backward()
+    assert x.grad.tolist() == [1.0]
+    del y  # destroying a 100,000-node graph must not overflow the stack
