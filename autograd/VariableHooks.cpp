@@ -97,11 +97,6 @@ class VariableHooks final : public at::impl::VariableHooksInterface {
       std::erase_if(meta->leaf_hooks_, [&](const AutogradMeta::Hook& h) { return h.handle == handle; });
     }
   }
-
-  std::string grad_fn_name(const Tensor& self) const override {
-    const std::shared_ptr<Node>& fn = impl::grad_fn(self);
-    return fn ? fn->name() : std::string();
-  }
 };
 
 VariableHooks g_hooks;

@@ -43,13 +43,6 @@ inline bool compute_requires_grad(const Args&... args) {
 
 inline const at::Tensor* opt_ptr(const std::optional<at::Tensor>& t) { return t ? &*t : nullptr; }
 
-inline void append_edges(edge_list& edges, std::initializer_list<const at::Tensor*> ts) {
-  for (const at::Tensor* t : ts) edges.push_back(t && t->defined() ? impl::gradient_edge(*t) : Edge());
-}
-inline void append_edges(edge_list& edges, at::ArrayRef<at::Tensor> ts) {
-  for (const at::Tensor& t : ts) edges.push_back(t.defined() ? impl::gradient_edge(t) : Edge());
-}
-
 // Records `t` as the next output of `fn` when its dtype can carry a grad; otherwise keeps
 // the output numbering with an empty slot.
 inline void set_history(const at::Tensor& t, const std::shared_ptr<Node>& fn) {

@@ -186,7 +186,7 @@ variable_list call_function(Node& fn, variable_list&& grads, GraphTask& task) {
       throw;
     }
   }
-  if (!task.keep_graph) fn.release();
+  if (!task.keep_graph) fn.release_variables();
   return outputs;
 }
 

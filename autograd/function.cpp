@@ -61,9 +61,12 @@ variable_list Node::operator()(variable_list&& grads) {
     variable_list replaced = hook(grads);
     if (!replaced.empty()) grads = std::move(replaced);
   }
+  if (post_hooks_.empty()) return apply(std::move(grads));
+  // Post-hooks see the incoming grads too, so keep them (apply consumes its argument).
+  variable_list incoming = grads;
   variable_list results = apply(std::move(grads));
   for (const FunctionPostHook& hook : post_hooks_) {
-    variable_list replaced = hook(results, grads);
+    variable_list replaced = hook(results, incoming);
     if (!replaced.empty()) results = std::move(replaced);
   }
   return results;
@@ -91,20 +94,12 @@ void deleteNode(Node* node) {
   }
 }
 
-edge_list collect_next_edges(std::initializer_list<const Tensor*> tensors) {
-  edge_list edges;
-  edges.reserve(tensors.size());
-  for (const Tensor* t : tensors) {
-    edges.push_back(t && t->defined() ? impl::gradient_edge(*t) : Edge());
-  }
-  return edges;
+void append_edges(edge_list& edges, std::initializer_list<const Tensor*> tensors) {
+  for (const Tensor* t : tensors) edges.push_back(t && t->defined() ? impl::gradient_edge(*t) : Edge());
 }
 
-edge_list collect_next_edges(const std::vector<Tensor>& tensors) {
-  edge_list edges;
-  edges.reserve(tensors.size());
+void append_edges(edge_list& edges, at::ArrayRef<Tensor> tensors) {
   for (const Tensor& t : tensors) edges.push_back(t.defined() ? impl::gradient_edge(t) : Edge());
-  return edges;
 }
 
 }  // namespace torch::autograd

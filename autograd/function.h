@@ -92,13 +92,8 @@ class TORCH_API Node : public std::enable_shared_from_this<Node> {
   // retain_grad() on a non-leaf output: grads[input_nr] is stored into that tensor's .grad.
   void set_retains_grad_hook(uint32_t input_nr, std::function<void(const Tensor&)> hook);
 
-  // Frees saved tensors after a backward without retain_graph.
+  // Frees saved tensors (the engine calls it after a backward without retain_graph).
   virtual void release_variables() {}
-  // Called by the engine after a backward pass without retain_graph.
-  void release() {
-    release_variables();
-    released_ = true;
-  }
 
   // Anomaly mode: the forward call that created this Node.
   void set_anomaly_trace(std::string trace) { anomaly_trace_ = std::move(trace); }
@@ -123,7 +118,6 @@ class TORCH_API Node : public std::enable_shared_from_this<Node> {
   std::vector<std::pair<uint32_t, std::function<void(const Tensor&)>>> retains_grad_hooks_;
   std::string anomaly_trace_;
   std::mutex mutex_;
-  bool released_ = false;
 };
 
 // Destroys a Node without recursion: a graph of a 100,000-op chain would otherwise
@@ -137,8 +131,14 @@ std::shared_ptr<T> make_node(Args&&... args) {
 }
 
 // Edges to where grads of these tensors go (their grad_fn, or AccumulateGrad for leaves
-// that require grad; an invalid Edge for tensors that need no grad).
-TORCH_API edge_list collect_next_edges(std::initializer_list<const Tensor*> tensors);
-TORCH_API edge_list collect_next_edges(const std::vector<Tensor>& tensors);
+// that require grad; an invalid Edge for undefined or null tensors and those needing no grad).
+TORCH_API void append_edges(edge_list& edges, std::initializer_list<const Tensor*> tensors);
+TORCH_API void append_edges(edge_list& edges, at::ArrayRef<Tensor> tensors);
+inline edge_list collect_next_edges(std::initializer_list<const Tensor*> tensors) {
+  edge_list edges;
+  edges.reserve(tensors.size());
+  append_edges(edges, tensors);
+  return edges;
+}
 
 }  // namespace torch::autograd

@@ -3,6 +3,7 @@
 #include <autograd/functions/accumulate_grad.h>
 #include <autograd/functions/tensor.h>
 
+#include <aten/native/TensorShape.h>
 #include <c10/util/Exception.h>
 
 #include <atomic>
@@ -109,13 +110,10 @@ bool is_view(const Tensor& t) {
 }
 
 Tensor tensor_data(const Tensor& t) {
-  c10::TensorImpl* src = t.unsafeGetTensorImpl();
-  auto impl = c10::make_intrusive<c10::TensorImpl>(src->storage(), src->key_set(), src->scalar_type(), src->layout());
-  impl->set_sizes_and_strides(src->sizes(), src->strides());
-  impl->set_storage_offset(src->storage_offset());
-  impl->set_version_counter(src->version_counter());
-  if (src->is_wrapped_number()) impl->set_wrapped_number(true);
-  return Tensor(std::move(impl));
+  // make_view shares storage and version counter and starts with no autograd state.
+  Tensor alias = at::native::make_view(t, t.sizes(), t.strides(), t.storage_offset());
+  if (t.unsafeGetTensorImpl()->is_wrapped_number()) alias.unsafeGetTensorImpl()->set_wrapped_number(true);
+  return alias;
 }
 
 variable_list run_leaf_hooks(const Tensor& leaf, variable_list grads) {

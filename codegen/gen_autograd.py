@@ -413,12 +413,12 @@ def gen_kernel(op: Op, d: Optional[Derivative]) -> str:
     if s.is_inplace:
         lines.append("  check_inplace(self, any_requires_grad);")
     node = d.node if d else "NotImplemented"
+    an = Analysis(d) if d else None
     lines.append(f"  std::shared_ptr<{node}> grad_fn;")
     lines.append("  if (any_requires_grad) {")
     if d is None:
         lines.append(f'    grad_fn = make_node<NotImplemented>("{s.name}", {_edges_expr(inputs)});')
     else:
-        an = Analysis(d)
         lines.append(f"    grad_fn = make_node<{node}>();")
         lines.append(f"    grad_fn->set_next_edges({_edges_expr(inputs)});")
         for a in inputs:
@@ -444,8 +444,8 @@ def gen_kernel(op: Op, d: Optional[Derivative]) -> str:
     if s.is_inplace:
         lines.append("  {\n    at::AutoDispatchBelowADInplaceOrView guard;\n    " + call + ";\n  }")
         lines.append("  if (grad_fn) {\n    rebase_history(self, grad_fn);")
-        if d is not None:
-            for n, _ in Analysis(d).outputs:
+        if an is not None:
+            for n, _ in an.outputs:
                 lines.append(f"    grad_fn->{n}_ = SavedVariable(self, true);")
         lines.append("  }\n  return self;\n}")
         return "\n".join(lines)
@@ -460,9 +460,9 @@ def gen_kernel(op: Op, d: Optional[Derivative]) -> str:
             lines.append(f"    set_history({expr}, grad_fn);")
         else:
             lines.append("    grad_fn->add_input_metadata_undefined();")
-    if d is not None:
+    if an is not None:
         outs = _outputs(s, "result")
-        for n, i in Analysis(d).outputs:
+        for n, i in an.outputs:
             lines.append(f"    grad_fn->{n}_ = SavedVariable({outs[i]}, true);")
     lines.append("  }\n  return result;\n}")
     return "\n".join(lines)

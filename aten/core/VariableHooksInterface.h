@@ -38,7 +38,6 @@ class TORCH_API VariableHooksInterface {
   virtual const Tensor& base(const Tensor& self) const = 0;
   virtual unsigned register_hook(const Tensor& self, std::function<Tensor(const Tensor&)> hook) const = 0;
   virtual void remove_hook(const Tensor& self, unsigned pos) const = 0;
-  virtual std::string grad_fn_name(const Tensor& self) const = 0;
 };
 
 // Installed by the autograd library's static initialiser; raises a clear error when no

@@ -12,7 +12,7 @@ from .grad_mode import (  # noqa: F401
     no_grad,
     set_grad_enabled,
 )
-from .gradcheck import gradcheck, gradgradcheck  # noqa: F401
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: F401
 
 _A = _C._autograd
 
@@ -30,8 +30,6 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     ``tensors`` seeded with ``grad_tensors``."""
     tensors = _tensor_or_tensors(tensors)
     grads = _tensor_or_tensors(grad_tensors)
-    if grads is not None and len(grads) != len(tensors):
-        raise RuntimeError(f"grad can be implicitly created only for scalar outputs")
     inputs = _tensor_or_tensors(inputs)
     if inputs is not None and len(inputs) == 0:
         raise RuntimeError("'inputs' argument to backward() cannot be empty.")
