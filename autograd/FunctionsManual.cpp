@@ -50,9 +50,13 @@ Tensor sum_backward(const Tensor& grad, IntArrayRef sizes, std::optional<IntArra
   return restore_reduced_dims(grad, dims, static_cast<int64_t>(sizes.size()), keepdim).expand(sizes);
 }
 
+Tensor mean_backward(const Tensor& grad, IntArrayRef sizes, std::optional<IntArrayRef> dim, bool keepdim) {
+  const int64_t n = reduced_count(sizes, dim);
+  return sum_backward(grad, sizes, dim, keepdim) / static_cast<double>(n);
+}
+
 Tensor mean_backward(const Tensor& grad, const Tensor& self, std::optional<IntArrayRef> dim, bool keepdim) {
-  int64_t n = reduced_count(self.sizes(), dim);
-  return sum_backward(grad, self.sizes(), dim, keepdim) / static_cast<double>(n);
+  return mean_backward(grad, self.sizes(), dim, keepdim);
 }
 
 Tensor prod_backward(const Tensor& grad, const Tensor& self, const Tensor& result, int64_t dim, bool keepdim) {

@@ -25,6 +25,7 @@ Tensor var_backward(const Tensor& grad, const Tensor& self, std::optional<IntArr
                     std::optional<int64_t> correction, bool keepdim);
 Tensor std_backward(const Tensor& result, const Tensor& grad, const Tensor& self, std::optional<IntArrayRef> dim,
                     std::optional<int64_t> correction, bool keepdim);
+Tensor mean_backward(const Tensor& grad, IntArrayRef sizes, std::optional<IntArrayRef> dim, bool keepdim);
 Tensor mean_backward(const Tensor& grad, const Tensor& self, std::optional<IntArrayRef> dim, bool keepdim);
 // amax/amin: the grad shared equally among the elements equal to the result.
 Tensor amaxamin_backward(const Tensor& grad, const Tensor& self, const Tensor& result, IntArrayRef dim, bool keepdim);

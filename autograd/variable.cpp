@@ -80,10 +80,10 @@ void set_history(const Tensor& t, const std::shared_ptr<Node>& fn) {
 }
 
 void rebase_history(const Tensor& t, std::shared_ptr<Node> fn) {
-  fn->add_input_metadata(t);
+  const uint32_t output_nr = fn->add_input_metadata(t);
   AutogradMeta* meta = materialize_autograd_meta(t);
   if (!meta->is_view_) {
-    set_gradient_edge(t, Edge(std::move(fn), 0));
+    set_gradient_edge(t, Edge(std::move(fn), output_nr));
     return;
   }
   const Tensor base = meta->base_;
@@ -107,6 +107,15 @@ void make_view_of(const Tensor& view, const Tensor& base) {
 bool is_view(const Tensor& t) {
   AutogradMeta* meta = get_autograd_meta(t);
   return meta && meta->is_view_;
+}
+
+void detach_in_place(const Tensor& t) {
+  TORCH_CHECK(!is_view(t), "Can't detach views in-place. Use detach() instead.");
+  if (AutogradMeta* meta = get_autograd_meta(t)) {
+    meta->grad_fn_.reset();
+    meta->output_nr_ = 0;
+    meta->requires_grad_ = false;
+  }
 }
 
 Tensor tensor_data(const Tensor& t) {

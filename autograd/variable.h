@@ -75,6 +75,8 @@ TORCH_API bool is_view(const Tensor& t);
 // A tensor sharing t's storage, geometry and version counter but no autograd state
 // (what SavedVariable keeps of an op's own output, so the graph holds no cycle).
 TORCH_API Tensor tensor_data(const Tensor& t);
+// Tensor.detach_(): drops t's history and requires_grad (views refuse, as in torch).
+TORCH_API void detach_in_place(const Tensor& t);
 
 // Leaf hooks (run by AccumulateGrad before it accumulates).
 TORCH_API variable_list run_leaf_hooks(const Tensor& leaf, variable_list grads);

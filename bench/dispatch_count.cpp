@@ -1,5 +1,5 @@
 // Runs N calls of one kind so that callgrind can count their instructions:
-//   dispatch_count {direct|dispatched|boxed} N
+//   dispatch_count {direct|dispatched|boxed|add} N   (add: at::add on one-element tensors)
 // bench/callgrind_dispatch.py runs it for two N and reports instructions per call.
 #include "bench_ops.h"
 
@@ -9,7 +9,7 @@
 
 int main(int argc, char** argv) {
   if (argc != 3) {
-    std::fprintf(stderr, "usage: %s {direct|dispatched|boxed} N\n", argv[0]);
+    std::fprintf(stderr, "usage: %s {direct|dispatched|boxed|add} N\n", argv[0]);
     return 2;
   }
   long n = std::atol(argv[2]);
@@ -30,6 +30,8 @@ int main(int argc, char** argv) {
       sink = stack.back().toTensor().unsafeGetTensorImpl();
       stack.clear();
     }
+  } else if (std::strcmp(argv[1], "add") == 0) {
+    for (long i = 0; i < n; ++i) sink = at::add(a, b).unsafeGetTensorImpl();
   } else {
     std::fprintf(stderr, "unknown mode %s\n", argv[1]);
     return 2;

@@ -1,16 +1,17 @@
 # `cmake --install` lays out a relocatable package: headers under include/ as they stand in
 # the source tree, the shared libraries, and a CMake config so that a user's project says
 #   find_package(Tessera CONFIG REQUIRED)
-#   target_link_libraries(app PRIVATE Tessera::aten)   # or Tessera::c10 alone
+#   target_link_libraries(app PRIVATE Tessera::aten)   # or Tessera::c10 alone,
+#                                                      # or Tessera::autograd (links aten)
 include(CMakePackageConfigHelpers)
 
-install(TARGETS c10 aten EXPORT TesseraTargets
+install(TARGETS c10 aten autograd EXPORT TesseraTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/c10 ${PROJECT_SOURCE_DIR}/aten DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
-        FILES_MATCHING PATTERN "*.h")
-install(DIRECTORY ${CMAKE_BINARY_DIR}/generated/aten DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
-        FILES_MATCHING PATTERN "*.h" PATTERN "*.inc")
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/c10 ${PROJECT_SOURCE_DIR}/aten ${PROJECT_SOURCE_DIR}/autograd
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.h")
+install(DIRECTORY ${CMAKE_BINARY_DIR}/generated/aten ${CMAKE_BINARY_DIR}/generated/autograd
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.h" PATTERN "*.inc")
 
 set(TESSERA_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/Tessera)
 install(EXPORT TesseraTargets NAMESPACE Tessera:: DESTINATION ${TESSERA_CMAKE_DIR})

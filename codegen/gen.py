@@ -198,13 +198,15 @@ def gen_methods(ops):
             continue
         s = op.schema
         ret = cpp.return_type(s)
-        self_arg, rest = s.arguments[0], list(s.arguments[1:])
-        if self_arg.name != "self":
-            raise ValueError(f"{s.full_name}: a method's first argument must be self")
+        self_args = [a for a in s.arguments if a.name == "self"]
+        if not self_args:
+            raise ValueError(f"{s.full_name}: a method needs a self argument")
+        self_arg = self_args[0]
+        rest = [a for a in s.arguments if a is not self_arg]
         name = cpp.cpp_name(s)
         decls.append(f"{ret} {name}({cpp.parameters(rest, True)}) const;")
         self_expr = "const_cast<Tensor&>(*this)" if self_arg.is_write else "*this"
-        args = ", ".join([self_expr] + [a.name for a in rest])
+        args = ", ".join(self_expr if a is self_arg else a.name for a in s.arguments)
         defs.append(f"{ret} Tensor::{name}({cpp.parameters(rest, False)}) const {{\n"
                     f"  return ops::{handle(op)}().call({args});\n}}")
     inc = HEADER + "// Included inside class at::Tensor: one member function per method variant.\n" + \
@@ -235,6 +237,8 @@ def gen_native_decls(ops):
         if op.structured:
             params = cpp.parameters(s.non_out_arguments, False)
             meta.append(f"TORCH_API TensorMeta {meta_name(op)}({params});")
+            if op.iterator_check:
+                meta.append(f"TORCH_API void check_{meta_name(op)}({params});")
             if op.iterator:
                 continue  # kernel generated in Register<Key>.cpp
             for key, kernel in op.dispatch.items():
@@ -310,6 +314,10 @@ def structured_wrappers(key: str, out_op: Op, delegates, kernel: str):
         params = cpp.parameters(s.arguments, False)
         lines = [f"{ret} {wname}({params}) {{",
                  f"  meta::TensorMeta m = meta::{meta_name(out_op)}({meta_args});"]
+        if key != "Meta" and out_op.iterator and not out_op.manual_meta and not s.is_out and not s.is_inplace:
+            wrappers.append(fused_iterator_wrapper(out_op, ret, wname, params))
+            impls.append(f'  m.impl("{s.full_name}", TORCH_FN({wname}));')
+            continue
         prefix = "" if out_op.iterator else "native::"
         run = "" if key == "Meta" else f"  {prefix}{kernel}({meta_args}, {{out}});"
         if s.is_out:
@@ -453,18 +461,40 @@ def stub_extra_args(op: Op):
     return [a for a in op.schema.non_out_arguments if not a.type.carries_tensors]
 
 
+def iterator_config(op: Op, out: str) -> str:
+    """The TensorIteratorConfig expression of an iterator op writing `out` (at::Tensor(): allocated)."""
+    s = op.schema
+    inputs = "".join(f".add_input({a.name})" for a in s.non_out_arguments if a.type.carries_tensors)
+    family = ITERATOR_FAMILIES[op.iterator]
+    return f'TensorIterator::config_for(IteratorFamily::{family}).add_output({out}){inputs}.op_name("{s.name}")'
+
+
+def stub_call(op: Op) -> str:
+    extra = "".join(f", {a.name}" for a in stub_extra_args(op))
+    return f"native::{stub_name(op)}(c10::DeviceType::CPU, iter{extra});"
+
+
 def iterator_kernel(op: Op, kernel: str) -> str:
     s = op.schema
-    tensors = [a.name for a in s.non_out_arguments if a.type.carries_tensors]
     out = s.out_arguments[0].name
-    family = ITERATOR_FAMILIES[op.iterator]
-    config = "".join(f".add_input({t})" for t in tensors)
-    extra = "".join(f", {a.name}" for a in stub_extra_args(op))
     params = cpp.parameters(s.non_out_arguments, False)
     return f"""void {kernel}({params}, const at::Tensor& {out}) {{
-  TensorIterator iter = TensorIterator::config_for(IteratorFamily::{family}).add_output({out}){config}.op_name("{s.name}").build();
-  native::{stub_name(op)}(c10::DeviceType::CPU, iter{extra});
+  TensorIterator iter = {iterator_config(op, out)}.build();
+  {stub_call(op)}
   iter.cast_outputs();
+}}"""
+
+
+def fused_iterator_wrapper(out_op: Op, ret: str, wname: str, params: str) -> str:
+    """The functional form of an iterator op: one iterator computes the output's shape and
+    dtype, allocates it and runs the kernel (the shape function's work is not done twice)."""
+    check = ""
+    if out_op.iterator_check:
+        check = f"\n  meta::check_{meta_name(out_op)}({call_args(out_op.schema.non_out_arguments)});"
+    return f"""{ret} {wname}({params}) {{{check}
+  TensorIterator iter = {iterator_config(out_op, "at::Tensor()")}.build();
+  {stub_call(out_op)}
+  return iter.output();
 }}"""
 
 
@@ -480,11 +510,10 @@ def gen_iterator_support(ops):
         decls.append(f"DECLARE_DISPATCH({stub_name(op)}_fn, {stub_name(op)});")
         defs.append(f"DEFINE_DISPATCH({stub_name(op)});")
         if not op.manual_meta:
-            tensors = [a.name for a in s.non_out_arguments if a.type.carries_tensors]
-            config = "".join(f".add_input({t})" for t in tensors)
             params = cpp.parameters(s.non_out_arguments, False)
-            metas.append(f"""TensorMeta {meta_name(op)}({params}) {{
-  return TensorIterator::config_for(IteratorFamily::{ITERATOR_FAMILIES[op.iterator]}).add_output(at::Tensor()){config}.op_name("{s.name}").output_meta();
+            check = f"\n  check_{meta_name(op)}({call_args(s.non_out_arguments)});" if op.iterator_check else ""
+            metas.append(f"""TensorMeta {meta_name(op)}({params}) {{{check}
+  return {iterator_config(op, "at::Tensor()")}.output_meta();
 }}""")
     h = HEADER + f"""// One DispatchStub per TensorIterator operator: per-ISA kernels register on it with
 // REGISTER_DISPATCH(<op>_stub, &kernel) in aten/native/cpu/*Kernel.cpp.

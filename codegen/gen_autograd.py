@@ -129,15 +129,24 @@ def needs_autograd_kernel(op: Op) -> bool:
 
 
 def derivative_for(op: Op, derivatives: dict) -> Optional[Derivative]:
+    """The op's own entry or, for an in-place op, that of the functional overload taking
+    the same arguments (pow_.Scalar uses pow.Tensor_Scalar's PowBackward0, as in torch)."""
     s = op.schema
     if s.full_name in derivatives:
         return derivatives[s.full_name]
     if s.is_inplace:
-        functional = s.name[:-1] + (f".{s.overload}" if s.overload else "")
-        d = derivatives.get(functional)
-        if d is not None and [a.name for a in d.schema.arguments] == [a.name for a in s.arguments]:
-            return d
+        args = [(a.name, a.type.base, a.type.optional) for a in s.arguments]
+        for d in derivatives.values():
+            if d.schema.name == s.name[:-1] and \
+                    [(a.name, a.type.base, a.type.optional) for a in d.schema.arguments] == args:
+                return d
     return None
+
+
+def has_differentiable_output(d: Optional[Derivative]) -> bool:
+    """False for an entry with `output_differentiability: [False, ...]`: no Node is recorded
+    (an in-place op of that kind leaves its tensor's history alone, as in torch)."""
+    return d is None or not d.output_differentiability or any(d.output_differentiability)
 
 
 def is_view_op(op: Op) -> bool:
@@ -315,6 +324,8 @@ def gen_node_class(d: Derivative) -> tuple[str, str]:
 def gen_functions(derivatives: dict):
     decls, defs = [], []
     for d in derivatives.values():
+        if not has_differentiable_output(d):
+            continue
         dec, dfn = gen_node_class(d)
         decls.append(dec)
         defs.append(dfn)
@@ -369,6 +380,20 @@ def _differentiable_inputs(s: Schema, d: Optional[Derivative]):
     return [a for a in s.arguments if a.type.carries_tensors and not a.is_out and a.name not in nondiff]
 
 
+def _save_guard(an: "Analysis", inputs, name: str) -> str:
+    """`if (...) ` saving `name` only when the grad of an input whose formula reads it is
+    wanted: a saved tensor no formula will run on must not fail a version check (x.pow_(2)
+    then x.pow_(y) again, exponent not requiring grad). Unconditional with list inputs,
+    whose edges are not numbered statically."""
+    if any(a.type.is_list for a in inputs):
+        return ""
+    index = {a.name: i for i, a in enumerate(inputs)}
+    wanted = sorted({index[n] for names, expr in an.formulas if _uses(name, expr) for n in names if n in index})
+    if not wanted or len(wanted) == len(inputs):
+        return ""
+    return "if (" + " || ".join(f"grad_fn->should_compute_output({i})" for i in wanted) + ") "
+
+
 def _edges_expr(inputs) -> str:
     if all(not a.type.is_list for a in inputs):
         items = ", ".join(f"opt_ptr({a.name})" if a.type.optional else f"&{a.name}" for a in inputs)
@@ -408,6 +433,12 @@ def gen_kernel(op: Op, d: Optional[Derivative]) -> str:
         lines.append("  at::AutoDispatchBelowADInplaceOrView guard;")
         lines.append(f"  return {call};\n}}")
         return "\n".join(lines)
+    if not has_differentiable_output(d):
+        if s.is_inplace:
+            lines.append("  check_inplace(self, compute_requires_grad(self));")
+        lines.append("  at::AutoDispatchBelowADInplaceOrView guard;")
+        lines.append(f"  return {call};\n}}")
+        return "\n".join(lines)
     inputs = _differentiable_inputs(s, d)
     lines.append(f"  const bool any_requires_grad = {_requires_grad_expr(inputs)};")
     if s.is_inplace:
@@ -431,9 +462,9 @@ def gen_kernel(op: Op, d: Optional[Derivative]) -> str:
                 lines.append(f"    grad_fn->{a.name}_ = SavedVariable({a.name}.value_or(at::Tensor()), false);")
             elif s.is_inplace and a.name == "self":
                 # The formula needs self as it was before this op overwrites it.
-                lines.append("    grad_fn->self_ = SavedVariable(self.clone(), false);")
+                lines.append(f"    {_save_guard(an, inputs, 'self')}grad_fn->self_ = SavedVariable(self.clone(), false);")
             else:
-                lines.append(f"    grad_fn->{a.name}_ = SavedVariable({a.name}, false);")
+                lines.append(f"    {_save_guard(an, inputs, a.name)}grad_fn->{a.name}_ = SavedVariable({a.name}, false);")
         for a in an.saved_values:
             t = cpp.argument_type(a)
             init = _SAVED_VALUES[t][1].format(x=a.name) if t in _SAVED_VALUES else a.name
@@ -446,7 +477,7 @@ def gen_kernel(op: Op, d: Optional[Derivative]) -> str:
         lines.append("  if (grad_fn) {\n    rebase_history(self, grad_fn);")
         if an is not None:
             for n, _ in an.outputs:
-                lines.append(f"    grad_fn->{n}_ = SavedVariable(self, true);")
+                lines.append(f"    {_save_guard(an, inputs, n)}grad_fn->{n}_ = SavedVariable(self, true);")
         lines.append("  }\n  return self;\n}")
         return "\n".join(lines)
     lines.append(f"  {ret} result = [&] {{\n    at::AutoDispatchBelowADInplaceOrView guard;\n    return {call};\n  }}();")
@@ -463,7 +494,7 @@ def gen_kernel(op: Op, d: Optional[Derivative]) -> str:
     if an is not None:
         outs = _outputs(s, "result")
         for n, i in an.outputs:
-            lines.append(f"    grad_fn->{n}_ = SavedVariable({outs[i]}, true);")
+            lines.append(f"    {_save_guard(an, inputs, n)}grad_fn->{n}_ = SavedVariable({outs[i]}, true);")
     lines.append("  }\n  return result;\n}")
     return "\n".join(lines)
 

@@ -51,15 +51,18 @@ def out_twin(op: Op, ops) -> Op | None:
     return None
 
 
-def _argument_exprs(schema, first_index: int, locals_: list, self_expr: str | None):
-    """C++ expressions for each schema argument; mutable tensors become named locals."""
+def _argument_exprs(schema, locals_: list, self_expr: str | None):
+    """C++ expressions for each schema argument; mutable tensors become named locals. For a
+    method (self_expr given) `self` is the bound tensor, wherever the schema puts it
+    (polygamma(int n, Tensor self)), and the parsed arguments are the others in order."""
     exprs = []
-    for k, a in enumerate(schema.arguments):
+    i = -1
+    for a in schema.arguments:
         t = cpp.argument_type(a)
-        if k == 0 and self_expr is not None:
+        if self_expr is not None and a.name == "self":
             exprs.append(self_expr)
             continue
-        i = k - first_index
+        i += 1
         if t == "at::Tensor&":
             locals_.append(f"at::Tensor a{i} = r.tensor({i});")
             exprs.append(f"a{i}")
@@ -110,7 +113,7 @@ def _binding(name: str, group, ops, is_method: bool) -> str:
         outs.append(f"&at::ops::op_{cpp.identifier(twin.schema)}().schema()" if twin else "nullptr")
         locals_: list[str] = []
         self_expr = "self" if is_method else None
-        exprs = _argument_exprs(s, 1 if is_method else 0, locals_, self_expr)
+        exprs = _argument_exprs(s, locals_, self_expr)
         call = f"at::ops::op_{cpp.identifier(s)}().call({', '.join(exprs)})"
         if is_method:
             aliased = "self_"
@@ -129,14 +132,14 @@ def _binding(name: str, group, ops, is_method: bool) -> str:
                 # several outputs come as one keyword, out=(values, indices)
                 tlocals = [f"std::vector<at::Tensor> outs = r.tensorlist({out_index});"]
                 out_exprs = [f"outs[{k}]" for k in range(n_out)]
-            texprs = _argument_exprs(s, 1 if is_method else 0, tlocals, self_expr) + out_exprs
+            texprs = _argument_exprs(s, tlocals, self_expr) + out_exprs
             tcall = f"at::ops::op_{cpp.identifier(twin.schema)}().call({', '.join(texprs)})"
             out_body = tlocals + _return_stmt(twin.schema, tcall, f"r.object({out_index})")
             body = [f"if (!r.isNone({out_index})) {{"] + ["  " + line for line in out_body] + ["}"] + body
         cases.append(f"    case {idx}: {{\n" + "\n".join("      " + line for line in body) + "\n    }")
     self_decl = ""
     if is_method:
-        mutable = any(op.schema.arguments[0].is_write for op in group)
+        mutable = any(a.is_write for op in group for a in op.schema.arguments if a.name == "self")
         self_decl = ("  at::Tensor self = unwrap(self_);\n" if mutable else "  const at::Tensor& self = unwrap(self_);\n")
     fname = ("method_" if is_method else "fn_") + name
     return f"""static PyObject* {fname}(PyObject* self_, PyObject* args, PyObject* kwargs) {{

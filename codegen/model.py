@@ -179,6 +179,9 @@ class Op:
     # CPU kernel are generated; a per-ISA kernel registered on <name>_stub does the math.
     iterator: Optional[str] = None
     manual_meta: bool = False
+    # Arguments checked by a hand-written meta::check_<name>(...) before the generated
+    # shape function (and the CPU kernel's single iterator) run: alpha, matching dtypes.
+    iterator_check: bool = False
     # A Scalar overload (add.Scalar) that calls the named Tensor overload (add.Tensor) with
     # its Scalar operands as wrapped-number tensors: its kernel is generated.
     wraps: Optional[str] = None
@@ -196,7 +199,7 @@ class Op:
     @staticmethod
     def from_yaml(entry: dict) -> "Op":
         unknown = set(entry) - {"func", "variants", "dispatch", "structured", "structured_delegate", "python",
-                                "iterator", "manual_meta", "wraps", "functional", "python_module"}
+                                "iterator", "manual_meta", "iterator_check", "wraps", "functional", "python_module"}
         if unknown:
             raise ValueError(f"{entry.get('func')}: unknown ops.yaml fields {sorted(unknown)}")
         schema = parse_schema(entry["func"])
@@ -208,7 +211,7 @@ class Op:
         op = Op(schema, variants, dispatch, bool(entry.get("structured", False)),
                 entry.get("structured_delegate"), bool(entry.get("python", True)), entry.get("iterator"),
                 bool(entry.get("manual_meta", False)), wraps=entry.get("wraps"), functional=entry.get("functional"),
-                python_module=entry.get("python_module"))
+                python_module=entry.get("python_module"), iterator_check=bool(entry.get("iterator_check", False)))
         if op.wraps is not None and (op.dispatch or op.structured or op.structured_delegate):
             raise ValueError(f"{schema.full_name}: wraps: is a composite; it takes no dispatch or structured keys")
         if op.functional is not None and (not schema.is_out or op.dispatch or op.structured or op.structured_delegate):
@@ -218,6 +221,8 @@ class Op:
                 raise ValueError(f"{schema.full_name}: unknown iterator family '{op.iterator}'")
             if not op.structured:
                 raise ValueError(f"{schema.full_name}: iterator: needs structured: True")
+            if op.iterator_check and op.manual_meta:
+                raise ValueError(f"{schema.full_name}: iterator_check: is for generated shape functions, not manual_meta")
             op.dispatch.setdefault("CPU", f"iterator_kernel_{schema.name}_{schema.overload}".rstrip("_"))
         return op
 

@@ -315,12 +315,16 @@ PythonArgParser::PythonArgParser(std::string name, std::vector<const c10::Functi
     sig.out_schema = s < out_schemas.size() ? out_schemas[s] : nullptr;
     sig.is_method = is_method;
     const auto& args = sig.schema->arguments();
-    size_t first = 0;
+    // A method binds self, wherever the schema has it (polygamma(int n, Tensor self)).
+    size_t self_index = args.size();
     if (is_method) {
-      TORCH_INTERNAL_ASSERT(!args.empty() && args[0].name() == "self", name_, ": a method's schema starts with self");
-      first = 1;
+      for (size_t i = 0; i < args.size() && self_index == args.size(); ++i) {
+        if (args[i].name() == "self") self_index = i;
+      }
+      TORCH_INTERNAL_ASSERT(self_index < args.size(), name_, ": a method's schema has no self");
     }
-    for (size_t i = first; i < args.size(); ++i) {
+    for (size_t i = 0; i < args.size(); ++i) {
+      if (i == self_index) continue;
       const auto& a = args[i];
       bool is_self = !is_method && i == 0 && a.name() == "self";
       sig.params.push_back(PythonSignature::Param{is_self ? "input" : a.name(), &a.type(), a.kwarg_only(),
@@ -387,7 +391,7 @@ bool PythonArgParser::try_match(const PythonSignature& sig, PyObject* args, PyOb
       kwargs_used += from_kwargs ? 1 : 0;
     }
     if (obj == nullptr) {
-      if (p.has_default || p.type->isOptional()) continue;
+      if (p.has_default) continue;  // as torch: an optional without a default must be passed (None allowed)
       if (error) *error = c10::str(name_, "() missing 1 required positional arguments: \"", p.name, "\"");
       return false;
     }

@@ -5,7 +5,9 @@
 #include "python_api.h"
 
 #include <autograd/autograd.h>
+#include <autograd/custom_function.h>
 #include <autograd/engine.h>
+#include <autograd/functions/basic_ops.h>
 #include <autograd/variable.h>
 
 #include <c10/core/ThreadLocalState.h>
@@ -55,6 +57,109 @@ std::function<at::Tensor(const at::Tensor&)> python_hook(py::object fn) {
     if (r.is_none()) return at::Tensor();
     return tensor_arg(r, "a hook's result");
   };
+}
+
+// The backward Node of a Python tessera.autograd.Function: apply() takes the GIL and calls
+// the Function's backward(ctx, *grads); the C++ rules (grad count, materialized grads,
+// saved tensors) are those of torch::autograd::Function<T>.
+class PyNode final : public Node {
+ public:
+  PyNode(std::string name, py::object backward, py::object ctx,
+         std::shared_ptr<torch::autograd::AutogradContext> state, std::vector<bool> is_tensor_input)
+      : name_(std::move(name)), backward_(std::move(backward)), ctx_(std::move(ctx)), state_(std::move(state)),
+        is_tensor_input_(std::move(is_tensor_input)) {}
+  ~PyNode() override {
+    // The last reference may go on a thread without the GIL (the engine's, a C++ owner's).
+    if (!Py_IsInitialized()) {
+      backward_.release();
+      ctx_.release();
+      return;
+    }
+    py::gil_scoped_acquire gil;
+    backward_ = py::object();
+    ctx_ = py::object();
+  }
+
+  torch::autograd::variable_list apply(torch::autograd::variable_list&& grads) override {
+    torch::autograd::variable_list inputs =
+        state_->materialize_grads() ? torch::autograd::materialize_grads(*this, std::move(grads)) : std::move(grads);
+    torch::autograd::variable_list results;
+    {
+      py::gil_scoped_acquire gil;
+      py::tuple args(inputs.size() + 1);
+      args[0] = ctx_;
+      for (size_t i = 0; i < inputs.size(); ++i) args[i + 1] = inputs[i].defined() ? to_py(inputs[i]) : py::none();
+      py::object r = backward_(*args);
+      if (py::isinstance<py::tuple>(r) || py::isinstance<py::list>(r)) {
+        results = tensor_list(r, "backward's result", true);
+      } else {
+        results.push_back(r.is_none() ? at::Tensor() : tensor_arg(r, "backward's result"));
+      }
+    }
+    return torch::autograd::grads_for_tensor_inputs(name_, std::move(results), is_tensor_input_);
+  }
+  std::string name() const override { return name_; }
+  void release_variables() override { state_->release_variables(); }
+
+ private:
+  std::string name_;
+  py::object backward_, ctx_;
+  std::shared_ptr<torch::autograd::AutogradContext> state_;
+  std::vector<bool> is_tensor_input_;
+};
+
+// tessera.autograd.Function.apply: records a PyNode when grad mode is on and a tensor
+// argument requires grad, runs forward(ctx, *args) without grad, and gives its outputs
+// their history (torch::autograd::wrap_outputs).
+py::object function_apply(py::object cls, py::object ctx, py::args args) {
+  using namespace torch::autograd;
+  auto state = ctx.attr("_state").cast<std::shared_ptr<AutogradContext>>();
+  std::vector<bool> is_tensor_input;
+  variable_list inputs;
+  bool executable = false;
+  for (py::handle h : args) {
+    const bool t = is_tensor(h.ptr());
+    is_tensor_input.push_back(t);
+    if (!t) continue;
+    inputs.push_back(unwrap(h.ptr()));
+    executable = executable || inputs.back().requires_grad();
+  }
+  executable = executable && c10::GradMode::is_enabled();
+  std::shared_ptr<PyNode> node;
+  if (executable) {
+    std::string name = py::str(cls.attr("__name__")).cast<std::string>() + "Backward";
+    node = std::shared_ptr<PyNode>(new PyNode(std::move(name), cls.attr("backward"), ctx, state, is_tensor_input),
+                                   deleteNode);
+    edge_list edges;
+    append_edges(edges, inputs);
+    node->set_next_edges(std::move(edges));
+  }
+  state->set_grad_fn(node);
+  state->set_input_edges(detail::edge_indices(is_tensor_input));
+  py::tuple needs(args.size());
+  for (size_t i = 0; i < args.size(); ++i) needs[i] = py::bool_(state->needs_input_grad(i));
+  ctx.attr("needs_input_grad") = needs;
+
+  py::object raw;
+  {
+    c10::AutoGradMode no_grad(false);
+    raw = cls.attr("forward")(ctx, *args);
+  }
+  const bool single = !py::isinstance<py::tuple>(raw);
+  py::tuple raw_tuple = single ? py::make_tuple(raw) : py::reinterpret_borrow<py::tuple>(raw);
+  std::vector<std::optional<at::Tensor>> outs;
+  for (py::handle h : raw_tuple) {
+    outs.push_back(is_tensor(h.ptr()) ? std::optional<at::Tensor>(unwrap(h.ptr())) : std::nullopt);
+  }
+  auto wrapped = wrap_outputs(inputs, state->get_non_differentiable(), state->get_and_bump_dirty(), outs, node);
+  if (node) state->save_variables();
+  py::tuple result(raw_tuple.size());
+  for (size_t i = 0; i < raw_tuple.size(); ++i) {
+    // The same tensor (an input marked dirty) comes back as the caller's own object.
+    const bool same = !wrapped[i] || (outs[i] && wrapped[i]->is_same(*outs[i]));
+    result[i] = same ? py::reinterpret_borrow<py::object>(raw_tuple[i]) : to_py(*wrapped[i]);
+  }
+  return single ? py::object(result[0]) : py::object(result);
 }
 
 }  // namespace
@@ -115,6 +220,39 @@ void init_autograd(py::module_& m) {
         });
       });
 
+  using torch::autograd::AutogradContext;
+  py::class_<AutogradContext, std::shared_ptr<AutogradContext>>(a, "_FunctionState")
+      .def(py::init([] { return std::make_shared<AutogradContext>(); }))
+      .def("save_for_backward",
+           [](AutogradContext& c, py::args ts) { c.save_for_backward(tensor_list(ts, "save_for_backward", true)); })
+      .def("mark_dirty", [](AutogradContext& c, py::args ts) { c.mark_dirty(tensor_list(ts, "mark_dirty", false)); })
+      .def("mark_non_differentiable",
+           [](AutogradContext& c, py::args ts) { c.mark_non_differentiable(tensor_list(ts, "mark_non_differentiable", false)); })
+      .def("set_materialize_grads", &AutogradContext::set_materialize_grads)
+      .def("saved_tensors", [](AutogradContext& c) {
+        auto saved = c.get_saved_variables();
+        py::tuple out(saved.size());
+        for (size_t i = 0; i < saved.size(); ++i) out[i] = saved[i].defined() ? to_py(saved[i]) : py::none();
+        return out;
+      });
+  a.def("_function_apply", &function_apply);
+  // @once_differentiable: outputs whose grad_fn raises if a second derivative is asked for.
+  a.def("_delayed_error", [](std::string msg, py::tuple outputs) {
+    auto err = torch::autograd::make_node<torch::autograd::Error>(std::move(msg), torch::autograd::edge_list());
+    py::tuple result(outputs.size());
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      py::handle h = outputs[i];
+      if (!is_tensor(h.ptr())) {
+        result[i] = py::reinterpret_borrow<py::object>(h);
+        continue;
+      }
+      at::Tensor alias = torch::autograd::impl::tensor_data(unwrap(h.ptr()));
+      torch::autograd::impl::set_history(alias, err);
+      result[i] = to_py(alias);
+    }
+    return result;
+  });
+
   a.def("requires_grad", [](py::handle t) { return tensor_arg(t, "self").requires_grad(); });
   a.def("set_requires_grad", [](py::handle t, bool r) { tensor_arg(t, "self").set_requires_grad(r); });
   a.def("grad", [](py::handle t) -> py::object {
@@ -150,13 +288,7 @@ void init_autograd(py::module_& m) {
   // detach(): an alias sharing storage and version counter, outside every graph.
   a.def("detach", [](py::handle t) { return to_py(torch::autograd::impl::tensor_data(tensor_arg(t, "self"))); });
   a.def("detach_", [](py::handle t) {
-    const at::Tensor& self = tensor_arg(t, "self");
-    TORCH_CHECK(!self.is_view(), "Can't detach views in-place. Use detach() instead.");
-    if (auto* meta = torch::autograd::impl::get_autograd_meta(self)) {
-      meta->grad_fn_.reset();
-      meta->output_nr_ = 0;
-      meta->requires_grad_ = false;
-    }
+    torch::autograd::impl::detach_in_place(tensor_arg(t, "self"));
   });
   a.def("register_hook", [](py::handle t, py::object fn) {
     return tensor_arg(t, "self")._register_hook(python_hook(std::move(fn)));

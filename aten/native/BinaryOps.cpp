@@ -20,27 +20,24 @@ static TensorMeta binary_meta(IteratorFamily family, const Tensor& self, const T
   return TensorIterator::config_for(family).add_output(Tensor()).add_input(self).add_input(other).op_name(name).output_meta();
 }
 
-static void check_alpha(const TensorMeta& m, const Scalar& alpha) {
-  TORCH_CHECK(!(c10::isIntegralType(m.dtype, true) && alpha.isFloatingPoint()),
+// alpha against the result dtype, which for the binary family is torch.result_type(self, other).
+static void check_alpha(const Tensor& self, const Tensor& other, const Scalar& alpha) {
+  if (!alpha.isFloatingPoint() && !alpha.isBoolean() && !alpha.isComplex()) return;
+  const c10::ScalarType dtype = native::result_type(self, other);
+  TORCH_CHECK(!(c10::isIntegralType(dtype, true) && alpha.isFloatingPoint()),
               "For integral input tensors, argument alpha must not be a floating point number.");
-  TORCH_CHECK(m.dtype == c10::kBool || !alpha.isBoolean(), "Boolean alpha only supported for Boolean results.");
-  TORCH_CHECK(c10::isComplexType(m.dtype) || !alpha.isComplex(),
+  TORCH_CHECK(dtype == c10::kBool || !alpha.isBoolean(), "Boolean alpha only supported for Boolean results.");
+  TORCH_CHECK(c10::isComplexType(dtype) || !alpha.isComplex(),
               "For non-complex input tensors, argument alpha must not be a complex number.");
 }
 
-TensorMeta add(const Tensor& self, const Tensor& other, const Scalar& alpha) {
-  TensorMeta m = binary_meta(IteratorFamily::Binary, self, other, "add");
-  check_alpha(m, alpha);
-  return m;
-}
+void check_add(const Tensor& self, const Tensor& other, const Scalar& alpha) { check_alpha(self, other, alpha); }
 
-TensorMeta sub(const Tensor& self, const Tensor& other, const Scalar& alpha) {
+void check_sub(const Tensor& self, const Tensor& other, const Scalar& alpha) {
   TORCH_CHECK(self.scalar_type() != c10::kBool && other.scalar_type() != c10::kBool,
               "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a "
               "mask, use the `~` or `logical_not()` operator instead.");
-  TensorMeta m = binary_meta(IteratorFamily::Binary, self, other, "sub");
-  check_alpha(m, alpha);
-  return m;
+  check_alpha(self, other, alpha);
 }
 
 TensorMeta div_out_mode(const Tensor& self, const Tensor& other, std::optional<std::string_view> rounding_mode) {

@@ -2,9 +2,9 @@
 
 namespace at::inline tessera::native {
 
-std::vector<int64_t> infer_size(IntArrayRef a, IntArrayRef b) {
+c10::DimVector infer_size_dimvector(IntArrayRef a, IntArrayRef b) {
   size_t n = std::max(a.size(), b.size());
-  std::vector<int64_t> out(n);
+  c10::DimVector out(n);
   // From the last dimension, so a mismatch is reported where torch reports it.
   for (size_t i = n; i-- > 0;) {
     // Align from the right.
@@ -17,6 +17,8 @@ std::vector<int64_t> infer_size(IntArrayRef a, IntArrayRef b) {
   }
   return out;
 }
+
+std::vector<int64_t> infer_size(IntArrayRef a, IntArrayRef b) { return infer_size_dimvector(a, b).vec(); }
 
 namespace {
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <aten/core/Tensor.h>
+#include <c10/util/SmallVector.h>
 
 #include <vector>
 
@@ -10,6 +11,8 @@ namespace at::inline tessera::native {
 // The broadcast shape of two shapes, or torch's error: "The size of tensor a (3) must
 // match the size of tensor b (4) at non-singleton dimension 1".
 TORCH_API std::vector<int64_t> infer_size(IntArrayRef a, IntArrayRef b);
+// The same without touching the heap (TensorIterator's hot path).
+TORCH_API c10::DimVector infer_size_dimvector(IntArrayRef a, IntArrayRef b);
 
 // torch.result_type for two tensors: tensors with dimensions outrank 0-dim tensors,
 // which outrank wrapped Python numbers; a lower rank only lifts the category

@@ -67,17 +67,17 @@ TensorIterator TensorIteratorConfig::build() {
 meta::TensorMeta TensorIteratorConfig::output_meta() {
   TORCH_INTERNAL_ASSERT(!outputs_.empty(), "output_meta() needs an output");
   TensorIterator it(*this);
-  return meta::TensorMeta{it.shape_, it.operands_[0].target_dtype, it.output_strides()};
+  return meta::TensorMeta{it.shape_.vec(), it.operands_[0].target_dtype, it.output_strides().vec()};
 }
 
 // ---------------------------------------------------------------- analysis
 
 TensorIterator::TensorIterator(const TensorIteratorConfig& config) : op_name_(config.op_name_) {
+  operands_.reserve(config.outputs_.size() + config.inputs_.size());
   auto add = [&](const Tensor& t, bool is_output) {
-    Operand op;
+    Operand& op = operands_.emplace_back();
     op.tensor = t;
     op.is_output = is_output;
-    operands_.push_back(std::move(op));
   };
   for (const auto& t : config.outputs_) add(t, true);
   for (const auto& t : config.inputs_) add(t, false);
@@ -96,7 +96,7 @@ void TensorIterator::compute_shape(const TensorIteratorConfig& config) {
     if (!op.tensor.defined()) continue;
     // Outputs that may be resized do not shape the result; in-place outputs do.
     if (op.is_output && config.resize_outputs_ && !is_also_input(op.tensor)) continue;
-    shape_ = first ? op.tensor.sizes().vec() : native::infer_size(shape_, op.tensor.sizes());
+    shape_ = first ? c10::DimVector(op.tensor.sizes()) : native::infer_size_dimvector(shape_, op.tensor.sizes());
     first = false;
   }
   for (const auto& op : operands_) {
@@ -214,8 +214,8 @@ void TensorIterator::compute_permutation() {
 }
 
 // Contiguous strides in iteration order: an output laid out like its inputs.
-std::vector<int64_t> TensorIterator::output_strides() const {
-  std::vector<int64_t> strides(shape_.size());
+c10::DimVector TensorIterator::output_strides() const {
+  c10::DimVector strides(shape_.size());
   int64_t s = 1;
   for (int64_t d : perm_) {
     strides[static_cast<size_t>(d)] = s;
@@ -229,7 +229,7 @@ std::vector<int64_t> TensorIterator::output_strides() const {
 // A tensor's dims are a permutation of some contiguous layout (no gaps, no overlap).
 static bool non_overlapping_and_dense(const Tensor& t) {
   if (t.is_contiguous()) return true;
-  std::vector<int64_t> dims(static_cast<size_t>(t.dim()));
+  c10::DimVector dims(static_cast<size_t>(t.dim()));
   std::iota(dims.begin(), dims.end(), 0);
   std::sort(dims.begin(), dims.end(), [&](int64_t a, int64_t b) { return t.stride(a) < t.stride(b); });
   int64_t expected = 1;
@@ -284,14 +284,16 @@ static Tensor converted(const Tensor& t, c10::ScalarType dtype) {
 }
 
 void TensorIterator::allocate_and_cast(const TensorIteratorConfig& config) {
-  std::vector<int64_t> strides = output_strides();
+  c10::DimVector strides = output_strides();
   for (auto& op : operands_) {
     if (op.is_output) {
       if (!op.tensor.defined()) {
         op.tensor = native::make_empty_strided(shape_, strides, op.target_dtype, device_);
         continue;
       }
-      if (op.will_resize) native::resize_out(op.tensor, meta::TensorMeta{shape_, op.tensor.scalar_type(), strides}, op_name_);
+      if (op.will_resize) {
+        native::resize_out(op.tensor, meta::TensorMeta{shape_.vec(), op.tensor.scalar_type(), strides.vec()}, op_name_);
+      }
       if (op.tensor.scalar_type() != op.target_dtype) {
         op.original = op.tensor;
         op.tensor = native::make_empty_strided(op.original.sizes(), op.original.strides(), op.target_dtype, device_);
@@ -312,7 +314,7 @@ void TensorIterator::compute_strides() {
     }
   }
   // From here on shape_ is in iteration order too.
-  std::vector<int64_t> shape(shape_.size());
+  c10::DimVector shape(shape_.size());
   for (size_t i = 0; i < perm_.size(); ++i) shape[i] = shape_[static_cast<size_t>(perm_[i])];
   shape_ = std::move(shape);
 }
@@ -416,7 +418,7 @@ void run_block(TensorIterator::loop2d_t loop, char** ptrs, const int64_t* stride
     loop(ptrs, strides, size0, size1);
     return;
   }
-  std::vector<char*> t(nt);
+  c10::SmallVector<char*, 4> t(nt);
   for (int64_t j = 0; j < size1; j += rows) {
     const int64_t n1 = std::min(rows, size1 - j);
     for (int64_t i = 0; i < size0; i += kTileCols) {
@@ -432,8 +434,8 @@ void TensorIterator::serial_for_each(loop2d_t loop, int64_t begin, int64_t end) 
   if (begin >= end) return;
   const size_t nt = operands_.size();
   const size_t nd = shape_.size();
-  std::vector<char*> base(nt), ptrs(nt);
-  std::vector<int64_t> strides(2 * nt, 0);
+  c10::SmallVector<char*, 4> base(nt), ptrs(nt);
+  c10::SmallVector<int64_t, 8> strides(2 * nt, 0);
   for (size_t k = 0; k < nt; ++k) {
     base[k] = static_cast<char*>(operands_[k].tensor.data_ptr());
     if (nd >= 1) strides[k] = operands_[k].stride_bytes[0];
@@ -445,7 +447,7 @@ void TensorIterator::serial_for_each(loop2d_t loop, int64_t begin, int64_t end) 
     return;
   }
   // The multi-index of `begin`, innermost first.
-  std::vector<int64_t> index(nd, 0);
+  c10::DimVector index(nd, 0);
   int64_t rest = begin;
   for (size_t d = 0; d < nd; ++d) {
     index[d] = rest % shape_[d];

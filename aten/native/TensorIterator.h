@@ -9,6 +9,7 @@
 #include <aten/core/Tensor.h>
 #include <aten/native/TensorMeta.h>
 #include <c10/util/FunctionRef.h>
+#include <c10/util/SmallVector.h>
 
 #include <vector>
 
@@ -61,7 +62,8 @@ class TORCH_API TensorIteratorConfig {
 
  private:
   friend class TensorIterator;
-  std::vector<Tensor> outputs_, inputs_;
+  c10::SmallVector<Tensor, 2> outputs_;
+  c10::SmallVector<Tensor, 4> inputs_;
   bool check_all_same_dtype_ = true;
   bool promote_inputs_ = false;
   bool promote_integer_to_float_ = false;
@@ -125,7 +127,7 @@ class TORCH_API TensorIterator {
     c10::ScalarType target_dtype = c10::ScalarType::Undefined;
     bool is_output = false;
     bool will_resize = false;
-    std::vector<int64_t> stride_bytes;  // in iteration order
+    c10::DimVector stride_bytes;  // in iteration order
   };
 
   // Shape, dtypes and dimension order: everything but memory (build() goes on from there).
@@ -133,17 +135,17 @@ class TORCH_API TensorIterator {
   void compute_shape(const TensorIteratorConfig& config);
   void compute_types(const TensorIteratorConfig& config);
   void compute_permutation();
-  std::vector<int64_t> output_strides() const;
+  c10::DimVector output_strides() const;
   void check_no_partial_overlap() const;
   void allocate_and_cast(const TensorIteratorConfig& config);
   void compute_strides();
   void coalesce_dimensions();
 
   const char* op_name_;
-  std::vector<Operand> operands_;
+  c10::SmallVector<Operand, 4> operands_;
   int noutputs_ = 0;
-  std::vector<int64_t> shape_;         // broadcast shape in the tensors' own dim order, then iteration order
-  std::vector<int64_t> perm_;          // perm_[i]: the tensor dim that iteration dim i walks (0 innermost)
+  c10::DimVector shape_;               // broadcast shape in the tensors' own dim order, then iteration order
+  c10::DimVector perm_;                // perm_[i]: the tensor dim that iteration dim i walks (0 innermost)
   int64_t numel_ = 1;
   c10::ScalarType common_dtype_ = c10::ScalarType::Undefined;
   c10::Device device_ = c10::Device(c10::DeviceType::CPU);

@@ -80,31 +80,18 @@ TensorMeta clamp_Tensor(const Tensor& self, const std::optional<Tensor>& min, co
   return clamp_tensor_config(Tensor(), self, min, max).output_meta();
 }
 
-TensorMeta lerp_Scalar(const Tensor& self, const Tensor& end, const Scalar& weight) {
+void check_lerp_Scalar(const Tensor& self, const Tensor& end, const Scalar& weight) {
   (void)weight;  // converted to the dtype (and checked) by the kernel
   check_same_dtype(self, end, "end");
-  return TensorIterator::config_for(IteratorFamily::Binary).add_output(Tensor()).add_input(self).add_input(end)
-      .op_name("lerp").output_meta();
 }
 
-TensorMeta lerp_Tensor(const Tensor& self, const Tensor& end, const Tensor& weight) {
+void check_lerp_Tensor(const Tensor& self, const Tensor& end, const Tensor& weight) {
   check_same_dtype(self, end, "end");
   check_same_dtype(self, weight, "weight");
-  return TensorIterator::config_for(IteratorFamily::Ternary).add_output(Tensor()).add_input(self).add_input(end)
-      .add_input(weight).op_name("lerp").output_meta();
 }
 
-static TensorMeta pointwise_meta(const char* name, const Tensor& self, const Tensor& tensor1, const Tensor& tensor2) {
-  return TensorIterator::config_for(IteratorFamily::Ternary).add_output(Tensor()).add_input(self).add_input(tensor1)
-      .add_input(tensor2).op_name(name).output_meta();
-}
-
-TensorMeta addcmul(const Tensor& self, const Tensor& tensor1, const Tensor& tensor2, const Scalar& value) {
-  (void)value;
-  return pointwise_meta("addcmul", self, tensor1, tensor2);
-}
-
-TensorMeta addcdiv(const Tensor& self, const Tensor& tensor1, const Tensor& tensor2, const Scalar& value) {
+void check_addcdiv(const Tensor& self, const Tensor& tensor1, const Tensor& tensor2, const Scalar& value) {
+  (void)self;
   (void)value;
   TORCH_CHECK(!(c10::isIntegralType(tensor1.scalar_type(), true) && c10::isIntegralType(tensor2.scalar_type(), true)),
               "Integer division with addcdiv is no longer supported, and in a future release addcdiv will perform "
@@ -112,7 +99,6 @@ TensorMeta addcdiv(const Tensor& self, const Tensor& tensor1, const Tensor& tens
               "(input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer inputs and as "
               "(input + value * tensor1 / tensor2) for float inputs. The future addcdiv behavior is just the "
               "latter implementation: (input + value * tensor1 / tensor2), for all dtypes.");
-  return pointwise_meta("addcdiv", self, tensor1, tensor2);
 }
 
 }  // namespace meta

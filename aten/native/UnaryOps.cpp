@@ -23,6 +23,11 @@ TensorMeta square(const Tensor& self) {
   return m;
 }
 
+void check_polygamma(int64_t n, const Tensor& self) {
+  (void)self;
+  TORCH_CHECK(n >= 0, "polygamma(n, x) does not support negative n.");
+}
+
 }  // namespace meta
 
 namespace native {

@@ -29,6 +29,7 @@ M = [[0.5, -1.25, 2.0], [1.5, 0.75, -0.3]]
 V = [0.2, -0.7, 1.1]
 P = [[0.5, 1.25, 2.0], [1.5, 0.75, 0.3]]   # positive
 U = [[0.2, -0.5, 0.6], [0.1, 0.7, -0.3]]   # inside (-1, 1)
+R = [[0.37, -1.21, 2.3], [1.62, 0.71, -0.33]]   # away from rounding and integer-quotient jumps
 
 # (name, fn(lib, *inputs), inputs): each is gradchecked and compared with torch.
 CASES = [
@@ -88,7 +89,61 @@ CASES = [
     ("clone_to", lambda L, a: a.clone().to(L.float32).to(L.float64) * 2, (M,)),
     ("inplace_chain", lambda L, a: a.mul(2).add_(1).mul_(a).exp_(), (M,)),
     ("inplace_on_view", lambda L, a: _inplace_on_view(L, a), (M,)),
+    ("bmm", lambda L, a, b: L.bmm(a.unsqueeze(0), b.t().unsqueeze(0)), (M, P)),
+    ("baddbmm_addbmm", lambda L, a, b, c: L.baddbmm(c.unsqueeze(0), a.unsqueeze(0), b.t().unsqueeze(0), beta=0.5, alpha=2)
+     + L.addbmm(c, a.unsqueeze(0), b.t().unsqueeze(0)), (M, P, [[1.0, 2.0], [0.5, -1.0]])),
+    ("vdot", lambda L, a, b: L.vdot(a, b), (V, V)),
+    ("rounding", lambda L, a: L.ceil(a) + L.floor(a) + L.round(a) + L.round(a, decimals=1) + L.trunc(a) + L.frac(a)
+     + L.sign(a) + L.sgn(a) + a, (R,)),
+    ("clamp_tensor", lambda L, a, b: L.clamp(a, min=b, max=b.exp()), (M, V)),
+    ("lerp_tensor", lambda L, a, b, w: L.lerp(a, b, w), (M, P, U)),
+    ("copy_fill", lambda L, a, b: _copy_fill(L, a, b), (M, V)),
+    ("copysign_xlogy", lambda L, a, b: L.copysign(a, b) + L.xlogy(a, b.abs().add(1)), (M, V)),
+    ("fmod_remainder", lambda L, a, b: L.fmod(a, b) + L.remainder(a, b), (R, P)),
+    ("fmax_fmin", lambda L, a, b: L.fmax(a, b) * 2 + L.fmin(a, b), (M, V)),
+    ("div_floor", lambda L, a, b: L.div(a, b, rounding_mode="floor") + L.div(a, b, rounding_mode="trunc") + a, (R, P)),
+    ("exp2_logit", lambda L, a: L.exp2(a) + L.logit(a.sigmoid()), (M,)),
+    ("cummin", lambda L, a: L.cummin(a, 1).values, (M,)),
+    ("median_all", lambda L, a: L.median(a) + L.nanmedian(a) + L.nanmedian(a, 1).values.sum(), (M,)),
+    ("nansum_nan_to_num", lambda L, a: L.nansum(a, 1) + L.nan_to_num(a.log()).sum(), (M,)),
+    ("mean_std_mean", lambda L, a: a.mean() + L.std_mean(a, 1)[0].sum() + L.std_mean(a, 1)[1].sum(), (M,)),
+    ("squeeze_as_strided", lambda L, a: a.unsqueeze(1).squeeze() * 2 + L.as_strided(a, (2, 2), (1, 2)).sum(), (M,)),
+    ("transpose_", lambda L, a: a.mul(1).transpose_(0, 1) * L.arange(6.0, dtype=L.float64).reshape(3, 2), (M,)),
+    ("pow_", lambda L, a, b: a.abs().add(1).pow_(2).pow_(b.abs()), (M, V)),
+    ("comparison_", lambda L, a, b: _comparisons_in_place(L, a, b), (M, V)),
+    ("random_fills", lambda L, a: _random_fills(L, a), (M,)),
+    ("digamma_polygamma", lambda L, a: L.digamma(a) + L.polygamma(2, a) + a.polygamma(1) + a.mul(1).digamma_()
+     + a.mul(1).polygamma_(3), (P,)),
 ]
+
+
+def _copy_fill(L, a, b):
+    y = a * 1
+    y.copy_(b)
+    z = a * 1
+    z.fill_(2.0)
+    w = a * 1
+    w.fill_(b.sum())
+    return y + z * a + w * a
+
+
+def _comparisons_in_place(L, a, b):
+    out = a * 1
+    for op in ("eq_", "ne_", "gt_", "ge_", "lt_", "le_"):
+        out = out + getattr(a * 1, op)(b) + getattr(a * 1, op)(0.4)
+    return out
+
+
+def _random_fills(L, a):
+    # Seeded inside, so gradcheck's repeated calls draw the same numbers; the fills
+    # overwrite their tensor (zero grads), `a` itself is added once.
+    L.manual_seed(0)
+    fills = [a.mul(1).uniform_(), a.mul(1).normal_(), a.mul(1).bernoulli_(0.5), a.mul(1).bernoulli_(a.sigmoid()),
+             L.bernoulli(a.sigmoid()), a.mul(1).random_(0, 5), a.mul(1).random_(5), a.mul(1).random_().mul(0.0)]
+    out = a
+    for f in fills:
+        out = out + f
+    return out
 
 
 def _inplace_on_view(L, a):
@@ -113,7 +168,7 @@ def test_gradcheck(name, fn, inputs):
 
 # In-place writes through views are not yet twice differentiable (the saved view is
 # rewritten by the double backward's own CopySlices): inplace_on_view is left out.
-GRADGRAD = ["mul_div", "exp_log", "trig", "softmax", "mm", "sum_mean", "view_ops", "var_std", "cat", "select_narrow"]
+GRADGRAD = ["digamma_polygamma", "mul_div", "exp_log", "trig", "softmax", "mm", "sum_mean", "view_ops", "var_std", "cat", "select_narrow"]
 
 
 @pytest.mark.parametrize("name", GRADGRAD)

@@ -17,16 +17,20 @@ cmake -S "$src/examples/cpp" -B "$work/app" -G Ninja -DCMAKE_PREFIX_PATH="$work/
       -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$work/app" >/dev/null
 deps=$(ninja -C "$work/app" -t deps)  # captured: grep -q on a pipe would SIGPIPE ninja
-if grep -F -e "$src/c10/" -e "$src/aten/" <<<"$deps"; then
+if grep -F -e "$src/c10/" -e "$src/aten/" -e "$src/autograd/" <<<"$deps"; then
   echo "the examples read headers from the source tree instead of the installed prefix" >&2
   exit 1
 fi
 grep -q -F "$work/prefix/include/c10/c10.h" <<<"$deps"
 grep -q -F "$work/prefix/include/aten/ops/Functions.h" <<<"$deps"
+grep -q -F "$work/prefix/include/autograd/custom_function.h" <<<"$deps"
 output=$("$work/app/c10_tour")
 echo "$output"
 grep -q "promote(Int, Float) = Float" <<<"$output"
 output=$("$work/app/ops_app")
 echo "$output"
 grep -q "example::axpy: 22" <<<"$output"
+output=$("$work/app/autograd_app")
+echo "$output"
+grep -q "autograd fit: w=3 b=-1" <<<"$output"
 echo "ok: installed package builds and runs examples/cpp"

@@ -102,5 +102,54 @@ inline double digamma_double(double x) {
   return result + std::log(x) - 0.5 / x - series;
 }
 
+// The Hurwitz zeta function zeta(s, q) = sum over k >= 0 of (q + k)^-s, for s > 1 (and, with
+// integer s, negative non-integer q): the first terms summed directly until q + k > 9 and
+// their relative size drops below machine epsilon, then the Euler-Maclaurin remainder,
+// whose j-th correction divides by (2j)! / B_2j.
+inline double zeta_double(double s, double q) {
+  constexpr double kEpsilon = 1.11022302462515654042e-16;
+  constexpr double kFactorialOverBernoulli[12] = {
+      12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.8924375803183791606e9, 7.47242496e10,
+      -2.950130727918164224e12, 1.1646782814350067249e14, -4.5979787224074726105e15, 1.8152105401943546773e17,
+      -7.1661652561756670113e18};
+  if (s == 1) return std::numeric_limits<double>::infinity();
+  if (s < 1 || std::isnan(s) || std::isnan(q)) return std::numeric_limits<double>::quiet_NaN();
+  if (q == std::numeric_limits<double>::infinity()) return 0;
+  if (q <= 0) {
+    if (q == std::floor(q)) return std::numeric_limits<double>::infinity();  // a pole
+    if (s != std::floor(s)) return std::numeric_limits<double>::quiet_NaN();  // (q + k)^-s not real
+  }
+  double sum = std::pow(q, -s), a = q, term = 0;
+  for (int k = 0; k < 9 || a <= 9; ++k) {
+    a += 1;
+    term = std::pow(a, -s);
+    sum += term;
+    if (std::abs(term / sum) < kEpsilon) return sum;
+  }
+  // The remainder beyond a: its integral, minus half the last term, plus the corrections.
+  sum += term * a / (s - 1) - 0.5 * term;
+  double rising = 1;  // s (s + 1) ... (s + 2j), built two factors at a time
+  double power = term;
+  double m = 0;
+  for (double d : kFactorialOverBernoulli) {
+    rising *= s + m;
+    power /= a;
+    const double correction = rising * power / d;
+    sum += correction;
+    if (std::abs(correction / sum) < kEpsilon) break;
+    rising *= s + m + 1;
+    power /= a;
+    m += 2;
+  }
+  return sum;
+}
+
+// The n-th derivative of digamma: psi^(n)(x) = (-1)^(n+1) n! zeta(n + 1, x) for n >= 1.
+inline double polygamma_double(int64_t n, double x) {
+  if (n == 0) return digamma_double(x);
+  const double sign = n % 2 == 1 ? 1.0 : -1.0;
+  return sign * std::exp(std::lgamma(static_cast<double>(n) + 1.0)) * zeta_double(static_cast<double>(n) + 1.0, x);
+}
+
 }  // namespace CPU_CAPABILITY
 }  // namespace at::inline tessera::native

@@ -233,6 +233,12 @@ void logit_kernel(TensorIterator& iter, std::optional<double> eps) {
   });
 }
 
+void polygamma_kernel(TensorIterator& iter, int64_t n) {
+  dispatch_types<kFloatTypes>(iter.common_dtype(), "polygamma", [&]<typename T>() {
+    cpu_kernel(iter, [=](T x) -> T { return static_cast<T>(polygamma_double(n, static_cast<double>(x))); });
+  });
+}
+
 template <typename T>
 struct real_of {
   using type = T;
@@ -382,5 +388,6 @@ REGISTER_DISPATCH(erfc_stub, &erfc_kernel);
 REGISTER_DISPATCH(erfinv_stub, &erfinv_kernel);
 REGISTER_DISPATCH(lgamma_stub, &lgamma_kernel);
 REGISTER_DISPATCH(digamma_stub, &digamma_kernel);
+REGISTER_DISPATCH(polygamma_stub, &polygamma_kernel);
 
 }  // namespace at::inline tessera::native

@@ -12,6 +12,7 @@ from .grad_mode import (  # noqa: F401
     no_grad,
     set_grad_enabled,
 )
+from .function import Function, FunctionCtx, once_differentiable  # noqa: F401
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: F401
 
 _A = _C._autograd
