@@ -139,6 +139,12 @@ std::vector<std::optional<Tensor>> wrap_outputs(const variable_list& inputs,
     }
     outputs.emplace_back(std::move(var));
   }
+  // An input written in place but not returned would keep a history that ignores the write.
+  size_t dirty_returned = 0;
+  for (const auto& raw : raw_outputs) dirty_returned += raw && raw->defined() && contains(dirty, *raw);
+  TORCH_CHECK(dirty_returned >= dirty.size(),
+              "Some elements marked as dirty during the forward method were not returned as output. The inputs that "
+              "are modified inplace must all be outputs of the Function.");
   return outputs;
 }
 

@@ -96,19 +96,35 @@ struct CppNode : public Node {
     return grads_for_tensor_inputs(name(), T::backward(&ctx_, std::move(inputs)), is_tensor_input_);
   }
   std::string name() const override { return demangled_name(typeid(T).name()); }
-  void release_variables() override { ctx_.release_variables(); }
+  void release_variables() override {
+    std::lock_guard<std::mutex> lock(mutex());  // not while another thread's apply reads them
+    ctx_.release_variables();
+  }
 
   AutogradContext ctx_;
   std::vector<bool> is_tensor_input_;
 };
 
 namespace detail {
+// Forward's arguments as backward sees them: a Tensor is one grad slot, a defined optional
+// Tensor too, a list of tensors one slot per element; anything else a slot whose grad
+// must be undefined.
 inline void collect_tensor_args(std::vector<bool>&, variable_list&) {}
 template <typename A, typename... Rest>
 void collect_tensor_args(std::vector<bool>& is_tensor, variable_list& tensors, const A& arg, const Rest&... rest) {
-  if constexpr (std::is_same_v<std::decay_t<A>, at::Tensor>) {
+  using D = std::decay_t<A>;
+  if constexpr (std::is_same_v<D, at::Tensor>) {
     is_tensor.push_back(true);
     tensors.push_back(arg);
+  } else if constexpr (std::is_same_v<D, std::optional<at::Tensor>>) {
+    const bool present = arg.has_value() && arg->defined();
+    is_tensor.push_back(present);
+    if (present) tensors.push_back(*arg);
+  } else if constexpr (std::is_same_v<D, variable_list> || std::is_same_v<D, at::ArrayRef<at::Tensor>>) {
+    for (const at::Tensor& t : arg) {
+      is_tensor.push_back(true);
+      tensors.push_back(t);
+    }
   } else {
     is_tensor.push_back(false);
   }
@@ -127,7 +143,7 @@ TORCH_API std::vector<int> edge_indices(const std::vector<bool>& is_tensor_input
 //   Tensor y = Scale::apply(x, 2.0);
 // forward runs without grad mode; it returns a Tensor or a variable_list, and apply
 // returns the same. backward returns one grad per forward argument (undefined for
-// non-tensor arguments and inputs that need none).
+// non-tensor arguments and inputs that need none; one per element of a tensor list).
 template <class T>
 struct Function {
   template <typename... Args>

@@ -326,7 +326,8 @@ PythonArgParser::PythonArgParser(std::string name, std::vector<const c10::Functi
     for (size_t i = 0; i < args.size(); ++i) {
       if (i == self_index) continue;
       const auto& a = args[i];
-      bool is_self = !is_method && i == 0 && a.name() == "self";
+      // torch's Python name for a function's self is `input`, wherever it stands (polygamma).
+      bool is_self = !is_method && a.name() == "self";
       sig.params.push_back(PythonSignature::Param{is_self ? "input" : a.name(), &a.type(), a.kwarg_only(),
                                                   a.default_value().has_value(), default_ivalue(a),
                                                   numbers_as_tensors && a.type().unwrapOptional().isTensor()});

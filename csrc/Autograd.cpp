@@ -85,7 +85,13 @@ class PyNode final : public Node {
         state_->materialize_grads() ? torch::autograd::materialize_grads(*this, std::move(grads)) : std::move(grads);
     torch::autograd::variable_list results;
     {
+      std::lock_guard<std::mutex> lock(mutex());  // before the GIL: release_variables takes only this
       py::gil_scoped_acquire gil;
+      TORCH_CHECK(ctx_, "Trying to backward through the graph a second time (or directly access saved tensors "
+                        "after they have already been freed). Saved intermediate values of the graph are freed when "
+                        "you call .backward() or autograd.grad(). Specify retain_graph=True if you need to backward "
+                        "through the graph a second time or if you need to access saved tensors after calling "
+                        "backward.");
       py::tuple args(inputs.size() + 1);
       args[0] = ctx_;
       for (size_t i = 0; i < inputs.size(); ++i) args[i + 1] = inputs[i].defined() ? to_py(inputs[i]) : py::none();
@@ -99,7 +105,15 @@ class PyNode final : public Node {
     return torch::autograd::grads_for_tensor_inputs(name_, std::move(results), is_tensor_input_);
   }
   std::string name() const override { return name_; }
-  void release_variables() override { state_->release_variables(); }
+  // Frees the saved tensors and lets go of ctx: a tensor stored on ctx whose grad_fn is
+  // this Node (ctx.out = out) would otherwise keep both alive in a cycle no collector sees.
+  void release_variables() override {
+    std::lock_guard<std::mutex> lock(mutex());
+    state_->release_variables();
+    py::gil_scoped_acquire gil;
+    backward_ = py::object();
+    ctx_ = py::object();
+  }
 
  private:
   std::string name_;

@@ -17,6 +17,8 @@ namespace c10::inline tessera {
 
 template <typename T, size_t N>
 class SmallVector {
+  static_assert(N > 0, "SmallVector needs room for at least one element inside");
+
  public:
   using value_type = T;
   using iterator = T*;
@@ -67,21 +69,30 @@ class SmallVector {
 
   void reserve(size_t n) {
     if (n <= capacity_) return;
-    T* fresh = static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t(alignof(T))));
-    std::uninitialized_move(begin(), end(), fresh);
-    std::destroy(begin(), end());
-    release_heap();
-    data_ = fresh;
-    capacity_ = n;
+    Buffer fresh(n);
+    std::uninitialized_move(begin(), end(), fresh.data);
+    adopt(fresh);
   }
   template <typename... Args>
   T& emplace_back(Args&&... args) {
     if (size_ == capacity_) {
-      T value(std::forward<Args>(args)...);  // args may refer to an element about to move
-      reserve(2 * capacity_);
-      return *::new (static_cast<void*>(data_ + size_++)) T(std::move(value));
+      // Build the new element in the new buffer before the old one (which args may point
+      // into) is released.
+      Buffer fresh(2 * capacity_);
+      T* slot = ::new (static_cast<void*>(fresh.data + size_)) T(std::forward<Args>(args)...);
+      try {
+        std::uninitialized_move(begin(), end(), fresh.data);
+      } catch (...) {
+        std::destroy_at(slot);
+        throw;
+      }
+      adopt(fresh);
+      ++size_;
+      return *slot;
     }
-    return *::new (static_cast<void*>(data_ + size_++)) T(std::forward<Args>(args)...);
+    T* slot = ::new (static_cast<void*>(data_ + size_)) T(std::forward<Args>(args)...);
+    ++size_;
+    return *slot;
   }
   void push_back(const T& v) { emplace_back(v); }
   void push_back(T&& v) { emplace_back(std::move(v)); }
@@ -103,16 +114,22 @@ class SmallVector {
   void resize(size_t n, const T& value) {
     if (n < size_) {
       std::destroy(begin() + n, end());
-    } else {
-      reserve(n);
-      std::uninitialized_fill(end(), data_ + n, value);
+      size_ = n;
+      return;
     }
+    const T copy = value;  // value may be an element of this vector
+    reserve(n);
+    std::uninitialized_fill(end(), data_ + n, copy);
     size_ = n;
   }
+  // Appends copies of [first, last), which must not point into this vector.
   template <typename It>
   void append(It first, It last) {
     reserve(size_ + static_cast<size_t>(std::distance(first, last)));
-    for (; first != last; ++first) ::new (static_cast<void*>(data_ + size_++)) T(*first);
+    for (; first != last; ++first) {
+      ::new (static_cast<void*>(data_ + size_)) T(*first);
+      ++size_;
+    }
   }
 
   friend bool operator==(const SmallVector& a, const SmallVector& b) {
@@ -123,6 +140,24 @@ class SmallVector {
   bool on_heap() const { return data_ != inline_data(); }
   T* inline_data() { return reinterpret_cast<T*>(inline_); }
   const T* inline_data() const { return reinterpret_cast<const T*>(inline_); }
+  // Raw storage for n elements, freed unless adopted.
+  struct Buffer {
+    explicit Buffer(size_t n)
+        : data(static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t(alignof(T))))), capacity(n) {}
+    ~Buffer() {
+      if (data != nullptr) ::operator delete(data, std::align_val_t(alignof(T)));
+    }
+    T* data;
+    size_t capacity;
+  };
+  // Takes over `fresh`, whose first size_ slots already hold the elements.
+  void adopt(Buffer& fresh) {
+    std::destroy(begin(), end());
+    release_heap();
+    data_ = fresh.data;
+    capacity_ = fresh.capacity;
+    fresh.data = nullptr;
+  }
   void release_heap() {
     if (on_heap()) ::operator delete(data_, std::align_val_t(alignof(T)));
     data_ = inline_data();

@@ -284,13 +284,28 @@ def test_errors_match_torch():
             fn = exp_function(lib)()
         fn(as_lib(lib, [1.0], True))
 
+    def dirty_not_returned(lib):
+        class F(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, a):
+                a.mul_(2.0)
+                ctx.mark_dirty(a)
+                return a.sum()
+
+            @staticmethod
+            def backward(ctx, g):
+                return g
+
+        F.apply(as_lib(lib, [1.0], True).mul(1.0))
+
     def backward_twice(lib):
         Exp = exp_function(lib)
         y = Exp.apply(as_lib(lib, [0.5], True)).sum()
         y.backward()
         y.backward()
 
-    for case in (wrong_count, grad_for_number, save_a_number, no_forward, instantiated, backward_twice):
+    for case in (wrong_count, grad_for_number, save_a_number, no_forward, instantiated, backward_twice,
+                 dirty_not_returned):
         (t_type, t_msg), (m_type, m_msg) = errors(case)
         assert m_type is t_type, (case.__name__, t_type, m_type, m_msg)
         assert m_msg == t_msg, case.__name__

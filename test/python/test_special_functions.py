@@ -67,3 +67,17 @@ def test_negative_n_raises_like_torch():
     for lib in (torch, tessera):
         with pytest.raises(RuntimeError, match=r"polygamma\(n, x\) does not support negative n\."):
             lib.polygamma(-1, lib.tensor([1.0]))
+
+
+def test_large_order_and_far_arguments():
+    # psi^(171)(2) = 171! zeta(172, 2), about 171! / 2^172: n! alone overflows a double.
+    got = tessera.polygamma(171, tessera.tensor([2.0], dtype=tessera.float64)).tolist()[0]
+    assert math.log(got) == pytest.approx(math.lgamma(172) - 172 * math.log(2), rel=1e-12)
+    assert tessera.polygamma(171, tessera.tensor([1e3], dtype=tessera.float64)).tolist() == [0.0]
+    # Far below zero the direct sum would take ~|x| steps: NaN at once (torch loops ~|x| times).
+    assert math.isnan(tessera.polygamma(2, tessera.tensor([-1e7 + 0.5], dtype=tessera.float64)).tolist()[0])
+
+
+def test_keyword_input_like_torch():
+    t, m = both([0.5, 2.0], "float64")
+    assert tessera.polygamma(1, input=m).tolist() == pytest.approx(torch.polygamma(1, input=t).tolist(), rel=2e-9)

@@ -118,9 +118,12 @@ inline double zeta_double(double s, double q) {
   if (q <= 0) {
     if (q == std::floor(q)) return std::numeric_limits<double>::infinity();  // a pole
     if (s != std::floor(s)) return std::numeric_limits<double>::quiet_NaN();  // (q + k)^-s not real
+    // The direct sum walks from q up to 9 one term at a time; past a million terms the
+    // answer would also have lost its digits to cancellation.
+    if (q < -1e6) return std::numeric_limits<double>::quiet_NaN();
   }
   double sum = std::pow(q, -s), a = q, term = 0;
-  for (int k = 0; k < 9 || a <= 9; ++k) {
+  for (int64_t k = 0; k < 9 || a <= 9; ++k) {
     a += 1;
     term = std::pow(a, -s);
     sum += term;
@@ -145,10 +148,13 @@ inline double zeta_double(double s, double q) {
 }
 
 // The n-th derivative of digamma: psi^(n)(x) = (-1)^(n+1) n! zeta(n + 1, x) for n >= 1.
+// n! zeta is formed in log space: n! alone overflows for n >= 171.
 inline double polygamma_double(int64_t n, double x) {
   if (n == 0) return digamma_double(x);
   const double sign = n % 2 == 1 ? 1.0 : -1.0;
-  return sign * std::exp(std::lgamma(static_cast<double>(n) + 1.0)) * zeta_double(static_cast<double>(n) + 1.0, x);
+  const double z = zeta_double(static_cast<double>(n) + 1.0, x);
+  if (z == 0 || std::isnan(z) || std::isinf(z)) return sign * z;
+  return sign * std::copysign(std::exp(std::lgamma(static_cast<double>(n) + 1.0) + std::log(std::abs(z))), z);
 }
 
 }  // namespace CPU_CAPABILITY

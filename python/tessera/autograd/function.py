@@ -93,9 +93,9 @@ def once_differentiable(backward):
             outputs = backward(ctx, *args)
         if not is_grad_enabled() or not any(isinstance(a, _C.Tensor) and a.requires_grad for a in args):
             return outputs
-        single = not isinstance(outputs, tuple)
+        single = not isinstance(outputs, (tuple, list))
         wrapped = _A._delayed_error("trying to differentiate twice a function that was marked with "
-                                    "@once_differentiable", (outputs,) if single else outputs)
+                                    "@once_differentiable", (outputs,) if single else tuple(outputs))
         return wrapped[0] if single else wrapped
 
     return wrapper

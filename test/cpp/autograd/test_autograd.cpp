@@ -183,6 +183,33 @@ struct GradForNonTensor : torch::autograd::Function<GradForNonTensor> {
   static variable_list backward(AutogradContext*, variable_list grads) { return {grads[0], grads[0]}; }
 };
 
+// Tensors in a list and in an optional each take a grad slot, as in torch.
+struct WeightedSum : torch::autograd::Function<WeightedSum> {
+  static at::Tensor forward(AutogradContext* ctx, const variable_list& xs, const std::optional<at::Tensor>& w) {
+    ctx->saved_data["n"] = static_cast<int64_t>(xs.size());
+    at::Tensor out = xs[0] * 1.0;
+    for (size_t i = 1; i < xs.size(); ++i) out = out + xs[i] * static_cast<double>(i + 1);
+    return w ? out * *w : out;
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const int64_t n = ctx->saved_data["n"].toInt();
+    variable_list out;
+    for (int64_t i = 0; i < n; ++i) out.push_back(grads[0] * static_cast<double>(i + 1));
+    out.push_back(at::Tensor());  // the optional weight: not differentiated here
+    return out;
+  }
+};
+
+TEST(CustomFunction, TensorListAndOptionalArguments) {
+  at::Tensor a = vec({1.0}, true), b = vec({2.0}, true), c = vec({3.0});
+  at::Tensor y = WeightedSum::apply(variable_list{a, b, c}, std::optional<at::Tensor>());
+  expect_values(y, {14.0});
+  y.backward();
+  expect_values(a.grad(), {1.0});
+  expect_values(b.grad(), {2.0});
+  EXPECT_FALSE(c.grad().defined());
+}
+
 TEST(CustomFunction, BackwardResultsAreCheckedWithTorchMessages) {
   at::Tensor a = vec({1.0}, true), b = vec({2.0}, true);
   try {

@@ -42,11 +42,14 @@ TEST(SmallVector, ResizeValueInitialisesAndShrinks) {
   EXPECT_FALSE(w == from_ref);
 }
 
-TEST(SmallVector, PushBackOfItsOwnElementWhileGrowing) {
+TEST(SmallVector, OwnElementsAsArgumentsWhileGrowing) {
   SmallVector<std::string, 2> v{"alpha", "beta"};
   v.push_back(v[0]);  // the argument lives in the buffer being replaced
   ASSERT_EQ(v.size(), 3u);
   EXPECT_EQ(v[2], "alpha");
+  v.resize(v.capacity() + 3, v[1]);  // on the heap now, and growing again
+  EXPECT_EQ(v.back(), "beta");
+  EXPECT_EQ(v[0], "alpha");
 }
 
 struct Probe {
