@@ -4,9 +4,6 @@
 #include <aten/ops/Functions.h>
 #include <c10/util/Exception.h>
 
-#include <cxxabi.h>
-
-#include <cstdlib>
 #include <memory>
 
 namespace torch::autograd {
@@ -179,12 +176,6 @@ variable_list materialize_grads(const Node& node, variable_list grads) {
     }
   }
   return grads;
-}
-
-std::string demangled_name(const char* mangled) {
-  int status = 0;
-  std::unique_ptr<char, void (*)(void*)> name(abi::__cxa_demangle(mangled, nullptr, nullptr, &status), std::free);
-  return status == 0 && name ? std::string(name.get()) : std::string(mangled);
 }
 
 }  // namespace torch::autograd

@@ -9,6 +9,7 @@
 #include <autograd/saved_variable.h>
 
 #include <c10/core/ThreadLocalState.h>
+#include <c10/util/Demangle.h>
 
 #include <optional>
 #include <string>
@@ -86,8 +87,6 @@ TORCH_API variable_list grads_for_tensor_inputs(const std::string& name, variabl
 // Undefined incoming grads as zeros shaped like the forward outputs (materialize_grads).
 TORCH_API variable_list materialize_grads(const Node& node, variable_list grads);
 
-TORCH_API std::string demangled_name(const char* mangled);
-
 template <class T>
 struct CppNode : public Node {
   variable_list apply(variable_list&& grads) override {
@@ -95,7 +94,7 @@ struct CppNode : public Node {
     std::lock_guard<std::mutex> lock(mutex());
     return grads_for_tensor_inputs(name(), T::backward(&ctx_, std::move(inputs)), is_tensor_input_);
   }
-  std::string name() const override { return demangled_name(typeid(T).name()); }
+  std::string name() const override { return c10::demangle(typeid(T).name()); }
   void release_variables() override {
     std::lock_guard<std::mutex> lock(mutex());  // not while another thread's apply reads them
     ctx_.release_variables();

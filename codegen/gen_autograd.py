@@ -517,10 +517,16 @@ def gen_variable_type(ops, derivatives: dict) -> dict:
                          f"differentiate through what they call): {sorted(unused)}")
     files = {}
     for k, (kernels, impls) in enumerate(parts):
-        files[f"autograd/generated/VariableType_{k}.cpp"] = HEADER + f"""// Autograd kernels, part {k} of {KERNEL_PARTS}.
-#include <autograd/VariableTypeUtils.h>
-#include <autograd/generated/Functions.h>
+        files[f"autograd/generated/VariableType_{k}.cpp"] = _kernel_file(
+            f"// Autograd kernels, part {k} of {KERNEL_PARTS}.\n",
+            "#include <autograd/VariableTypeUtils.h>\n#include <autograd/generated/Functions.h>\n",
+            "Autograd", kernels, impls)
+    return files
 
+
+def _kernel_file(comment: str, includes: str, key: str, kernels, impls) -> str:
+    """A generated .cpp of kernels registered on `key` for aten's operators."""
+    return HEADER + f"""{comment}{includes}
 #include <aten/library.h>
 #include <aten/ops/RedispatchFunctions.h>
 
@@ -531,13 +537,12 @@ namespace {{
 
 }}  // namespace
 
-TORCH_LIBRARY_IMPL(aten, Autograd, m) {{
+TORCH_LIBRARY_IMPL(aten, {key}, m) {{
 {chr(10).join(impls)}
 }}
 
 }}  // namespace torch::autograd::generated
 """
-    return files
 
 
 # ---------------------------------------------------------------- ADInplaceOrView kernels
@@ -576,26 +581,9 @@ def gen_inplace_or_view(ops) -> str:
             lines.append("  return result;\n}")
         kernels.append("\n".join(lines))
         impls.append(f'  m.impl("{s.full_name}", TORCH_FN({name}));')
-    return HEADER + f"""// ADInplaceOrView kernels: in-place and out= ops bump the version counter of what they
-// wrote; view ops record their base (so in-place writes through views rebase history).
-#include <autograd/VariableTypeUtils.h>
-
-#include <aten/library.h>
-#include <aten/ops/RedispatchFunctions.h>
-
-namespace torch::autograd::generated {{
-namespace {{
-
-{chr(10).join(kernels)}
-
-}}  // namespace
-
-TORCH_LIBRARY_IMPL(aten, ADInplaceOrView, m) {{
-{chr(10).join(impls)}
-}}
-
-}}  // namespace torch::autograd::generated
-"""
+    return _kernel_file("// ADInplaceOrView kernels: in-place and out= ops bump the version counter of what they\n"
+                        "// wrote; view ops record their base (so in-place writes through views rebase history).\n",
+                        "#include <autograd/VariableTypeUtils.h>\n", "ADInplaceOrView", kernels, impls)
 
 
 def generate(ops, derivatives_path) -> dict:

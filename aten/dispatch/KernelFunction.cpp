@@ -1,9 +1,5 @@
 #include <aten/dispatch/KernelFunction.h>
-
-#include <cxxabi.h>
-
-#include <cstdlib>
-#include <memory>
+#include <c10/util/Demangle.h>
 
 namespace c10::inline tessera {
 
@@ -36,11 +32,6 @@ KernelFunction KernelFunction::makeFallthrough() { return makeInternalBoxed(&fal
 
 bool KernelFunction::isFallthrough() const { return boxed_ == &fallthroughCalled; }
 
-std::string CppSignature::name() const {
-  int status = 0;
-  std::unique_ptr<char, void (*)(void*)> demangled(abi::__cxa_demangle(type_->name(), nullptr, nullptr, &status),
-                                                   std::free);
-  return status == 0 && demangled ? std::string(demangled.get()) : std::string(type_->name());
-}
+std::string CppSignature::name() const { return demangle(type_->name()); }
 
 }  // namespace c10::inline tessera

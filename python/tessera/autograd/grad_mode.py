@@ -24,26 +24,29 @@ class _DecoratorContextManager:
         return self.__class__(*self._args())
 
 
-class no_grad(_DecoratorContextManager):
+class _GradModeScope(_DecoratorContextManager):
+    """Sets grad mode to the class's `_enabled` inside, restores the previous mode on exit."""
+
+    _enabled = True
+
+    def __enter__(self):
+        self.prev = _A.is_grad_enabled()
+        _A.set_grad_enabled(self._enabled)
+
+    def __exit__(self, *exc):
+        _A.set_grad_enabled(self.prev)
+
+
+class no_grad(_GradModeScope):
     """Ops inside record no graph: their results never require grad."""
 
-    def __enter__(self):
-        self.prev = _A.is_grad_enabled()
-        _A.set_grad_enabled(False)
-
-    def __exit__(self, *exc):
-        _A.set_grad_enabled(self.prev)
+    _enabled = False
 
 
-class enable_grad(_DecoratorContextManager):
+class enable_grad(_GradModeScope):
     """Turns recording back on inside no_grad."""
 
-    def __enter__(self):
-        self.prev = _A.is_grad_enabled()
-        _A.set_grad_enabled(True)
-
-    def __exit__(self, *exc):
-        _A.set_grad_enabled(self.prev)
+    _enabled = True
 
 
 class set_grad_enabled(_DecoratorContextManager):
