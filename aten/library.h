@@ -42,6 +42,10 @@ class TORCH_API CppFunction {
   static CppFunction makeFromBoxedFunction(c10::KernelFunction::BoxedKernelFn fn) {
     return CppFunction(c10::KernelFunction::makeFromBoxedFunction(fn));
   }
+  // A boxed kernel with state (the Python kernels of tessera.library.Library).
+  static CppFunction makeFromBoxedCallable(c10::KernelFunction::BoxedCallable fn) {
+    return CppFunction(c10::KernelFunction::makeFromBoxedCallable(std::move(fn)));
+  }
   static CppFunction makeFallthrough() { return CppFunction(c10::KernelFunction::makeFallthrough()); }
 
   CppFunction(CppFunction&&) = default;

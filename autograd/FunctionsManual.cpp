@@ -1,6 +1,7 @@
 #include <autograd/FunctionsManual.h>
 
 #include <aten/core/TensorOperators.h>
+#include <aten/native/Broadcast.h>
 #include <aten/ops/Functions.h>
 #include <c10/util/Exception.h>
 
@@ -112,12 +113,41 @@ Tensor index_select_backward_along(const Tensor& grad, const Tensor& indices, in
   dim = wrap(dim, ndim);
   Tensor g = keepdim || grad.dim() == ndim ? grad : grad.unsqueeze(dim);
   Tensor idx = keepdim || indices.dim() == ndim ? indices : indices.unsqueeze(dim);
-  // One-hot along a new dim after `dim`: onehot[..., j, i, ...] = (indices[..., j, ...] == i).
-  std::vector<int64_t> shape(static_cast<size_t>(g.dim() + 1), 1);
-  shape[static_cast<size_t>(dim + 1)] = sizes[static_cast<size_t>(dim)];
-  Tensor positions = at::arange(sizes[static_cast<size_t>(dim)], idx.options()).reshape(shape);
-  Tensor onehot = idx.unsqueeze(dim + 1).eq(positions).to(g.scalar_type());
-  return (onehot * g.unsqueeze(dim + 1)).sum(IntArrayRef{dim}, false);
+  return at::zeros(sizes, g.options()).scatter_add(dim, idx, g);
+}
+
+Tensor index_select_backward(const Tensor& grad, IntArrayRef sizes, int64_t dim, const Tensor& index) {
+  return at::zeros(sizes, grad.options()).index_add(dim, index, grad);
+}
+
+Tensor gather_backward(const Tensor& grad, const Tensor& self, int64_t dim, const Tensor& index) {
+  return at::zeros(self.sizes(), grad.options()).scatter_add(dim, index, grad);
+}
+
+Tensor index_backward(const Tensor& grad, IntArrayRef sizes, at::ArrayRef<std::optional<Tensor>> indices) {
+  return at::zeros(sizes, grad.options()).index_put(indices, grad, true);
+}
+
+Tensor index_put_values_backward(const Tensor& grad, at::ArrayRef<std::optional<Tensor>> indices, const Tensor& values) {
+  return at::index(grad, indices).sum_to_size(values.sizes());
+}
+
+Tensor take_backward(const Tensor& grad, const Tensor& self, const Tensor& index) {
+  std::optional<Tensor> flat_index = index.reshape({-1});
+  Tensor flat = at::zeros({self.numel()}, grad.options()).index_put({&flat_index, 1}, grad.reshape({-1}), true);
+  return flat.view(self.sizes());
+}
+
+Tensor masked_select_backward(const Tensor& grad, const Tensor& self, const Tensor& mask) {
+  // Scattered over the broadcast shape in the order masked_select read it; the engine sums
+  // the result down to self's shape.
+  std::vector<int64_t> shape = at::native::infer_size(self.sizes(), mask.sizes());
+  std::optional<Tensor> m = mask.expand(shape);
+  return at::zeros(shape, grad.options()).index_put({&m, 1}, grad, false);
+}
+
+Tensor masked_fill_value_backward(const Tensor& grad, const Tensor& mask) {
+  return grad.masked_select(mask).sum();
 }
 
 Tensor cumsum_backward(const Tensor& grad, int64_t dim) {
@@ -186,19 +216,24 @@ Tensor unfold_backward(const Tensor& grad, IntArrayRef sizes, int64_t dim, int64
   return result;
 }
 
-Tensor as_strided_backward(const Tensor& grad, const Tensor& self, IntArrayRef size, IntArrayRef stride,
-                           std::optional<int64_t> storage_offset) {
+Tensor as_strided_backward(const Tensor& grad, IntArrayRef self_sizes, IntArrayRef self_strides, int64_t self_offset,
+                           IntArrayRef size, IntArrayRef stride, std::optional<int64_t> storage_offset) {
   for (size_t i = 0; i < size.size(); ++i) {
     TORCH_CHECK_NOT_IMPLEMENTED(!(size[i] > 1 && stride[i] == 0),
                                 "the derivative of as_strided with overlapping elements is not implemented");
   }
-  TORCH_CHECK_NOT_IMPLEMENTED(self.is_contiguous(),
-                              "the derivative of as_strided of a non-contiguous input is not implemented");
-  // self is contiguous: its elements are storage positions self.offset .. self.offset+numel.
-  Tensor flat = at::zeros({self.numel()}, grad.options());
-  int64_t offset = storage_offset.value_or(self.storage_offset()) - self.storage_offset();
+  // Only self's geometry is kept (not self), so later in-place writes to self do not matter.
+  int64_t expected = 1;
+  for (size_t i = self_sizes.size(); i-- > 0;) {
+    TORCH_CHECK_NOT_IMPLEMENTED(self_sizes[i] == 1 || self_strides[i] == expected,
+                                "the derivative of as_strided of a non-contiguous input is not implemented");
+    expected *= self_sizes[i];
+  }
+  // self is contiguous: its elements are storage positions self_offset .. self_offset+numel.
+  Tensor flat = at::zeros({expected}, grad.options());
+  int64_t offset = storage_offset.value_or(self_offset) - self_offset;
   flat.as_strided(size, stride, offset).copy_(grad);
-  return flat.view(self.sizes());
+  return flat.view(self_sizes);
 }
 
 Tensor permute_backward(const Tensor& grad, IntArrayRef dims) {

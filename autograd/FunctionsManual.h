@@ -35,6 +35,15 @@ Tensor evenly_distribute_backward(const Tensor& grad, const Tensor& self, const 
 Tensor index_select_backward_along(const Tensor& grad, const Tensor& indices, int64_t dim, IntArrayRef sizes,
                                    bool keepdim);
 
+// Indexing: grads scattered back to the positions the forward read (accumulating repeats).
+Tensor index_select_backward(const Tensor& grad, IntArrayRef sizes, int64_t dim, const Tensor& index);
+Tensor gather_backward(const Tensor& grad, const Tensor& self, int64_t dim, const Tensor& index);
+Tensor index_backward(const Tensor& grad, IntArrayRef sizes, at::ArrayRef<std::optional<Tensor>> indices);
+Tensor index_put_values_backward(const Tensor& grad, at::ArrayRef<std::optional<Tensor>> indices, const Tensor& values);
+Tensor take_backward(const Tensor& grad, const Tensor& self, const Tensor& index);
+Tensor masked_select_backward(const Tensor& grad, const Tensor& self, const Tensor& mask);
+Tensor masked_fill_value_backward(const Tensor& grad, const Tensor& mask);
+
 // Scans.
 Tensor cumsum_backward(const Tensor& grad, int64_t dim);
 Tensor cumprod_backward(const Tensor& grad, const Tensor& self, int64_t dim, const Tensor& result);
@@ -47,8 +56,8 @@ Tensor slice_backward(const Tensor& grad, IntArrayRef sizes, int64_t dim, std::o
                       std::optional<int64_t> end, int64_t step);
 Tensor diagonal_backward(const Tensor& grad, IntArrayRef sizes, int64_t offset, int64_t dim1, int64_t dim2);
 Tensor unfold_backward(const Tensor& grad, IntArrayRef sizes, int64_t dim, int64_t size, int64_t step);
-Tensor as_strided_backward(const Tensor& grad, const Tensor& self, IntArrayRef size, IntArrayRef stride,
-                           std::optional<int64_t> storage_offset);
+Tensor as_strided_backward(const Tensor& grad, IntArrayRef self_sizes, IntArrayRef self_strides, int64_t self_offset,
+                           IntArrayRef size, IntArrayRef stride, std::optional<int64_t> storage_offset);
 Tensor permute_backward(const Tensor& grad, IntArrayRef dims);
 Tensor repeat_backward(const Tensor& grad, IntArrayRef repeats, IntArrayRef sizes);
 Tensor roll_backward(const Tensor& grad, IntArrayRef shifts, IntArrayRef dims);

@@ -37,6 +37,7 @@ _ATTRIBUTES = {
     "sizes": ("std::vector<int64_t>", "{x}.sizes().vec()"),
     "sym_sizes": ("std::vector<int64_t>", "{x}.sizes().vec()"),
     "strides": ("std::vector<int64_t>", "{x}.strides().vec()"),
+    "storage_offset": ("int64_t", "{x}.storage_offset()"),
     "scalar_type": ("at::ScalarType", "{x}.scalar_type()"),
     "options": ("at::TensorOptions", "{x}.options()"),
     "dim": ("int64_t", "{x}.dim()"),
@@ -265,7 +266,12 @@ def gen_node_class(d: Derivative) -> tuple[str, str]:
     if an.uses_grad:
         body.append("  const at::Tensor& grad = grads[0];")
     for a in an.saved_tensors:
-        if a.type.is_list:
+        if a.type.is_list and a.type.elem_optional:
+            # Tensor?[]: an undefined saved entry was None.
+            body.append(f"  std::vector<std::optional<at::Tensor>> {a.name};\n"
+                        f"  for (const auto& v : {a.name}_) {{\n    at::Tensor t = v.unpack();\n"
+                        f"    {a.name}.push_back(t.defined() ? std::optional<at::Tensor>(std::move(t)) : std::nullopt);\n  }}")
+        elif a.type.is_list:
             body.append(f"  std::vector<at::Tensor> {a.name};\n  for (const auto& v : {a.name}_) {a.name}.push_back(v.unpack());")
         elif a.type.optional:
             body.append(f"  at::Tensor {a.name}_tmp = {a.name}_.unpack();\n"
@@ -456,7 +462,9 @@ def gen_kernel(op: Op, d: Optional[Derivative]) -> str:
             if a.type.is_list:
                 lines.append(f"    grad_fn->{a.name}_size_ = {a.name}.size();")
         for a in an.saved_tensors:
-            if a.type.is_list:
+            if a.type.is_list and a.type.elem_optional:
+                lines.append(f"    for (const auto& t : {a.name}) grad_fn->{a.name}_.emplace_back(t.value_or(at::Tensor()), false);")
+            elif a.type.is_list:
                 lines.append(f"    for (const auto& t : {a.name}) grad_fn->{a.name}_.emplace_back(t, false);")
             elif a.type.optional:
                 lines.append(f"    grad_fn->{a.name}_ = SavedVariable({a.name}.value_or(at::Tensor()), false);")
@@ -547,7 +555,7 @@ TORCH_LIBRARY_IMPL(aten, {key}, m) {{
 
 # ---------------------------------------------------------------- ADInplaceOrView kernels
 
-def gen_inplace_or_view(ops) -> str:
+def gen_inplace_or_view(ops, derivatives) -> str:
     kernels, impls = [], []
     for op in ops:
         s = op.schema
@@ -573,6 +581,14 @@ def gen_inplace_or_view(ops) -> str:
                 lines.append(f"  return {ret}({', '.join(a.name for a in written[:len(s.returns)])});\n}}")
         else:
             lines.append(f"  {ret} result = [&] {{\n    at::AutoDispatchBelowADInplaceOrView guard;\n    return {call};\n  }}();")
+            # A view autograd cannot see through (view(dtype)) shares memory and version
+            # counter but not its base's history: it is not recorded as a view.
+            d = derivative_for(op, derivatives)
+            if d is not None and not has_differentiable_output(d):
+                lines.append("  return result;\n}")
+                kernels.append("\n".join(lines))
+                impls.append(f'  m.impl("{s.full_name}", TORCH_FN({name}));')
+                continue
             for expr in _outputs(s, "result"):
                 if s.returns[0].type.is_list:
                     lines.append(f"  for (const auto& t : {expr}) impl::make_view_of(t, self);")
@@ -591,5 +607,5 @@ def generate(ops, derivatives_path) -> dict:
     files = {}
     files["autograd/generated/Functions.h"], files["autograd/generated/Functions.cpp"] = gen_functions(derivatives)
     files.update(gen_variable_type(ops, derivatives))
-    files["autograd/generated/ADInplaceOrView.cpp"] = gen_inplace_or_view(ops)
+    files["autograd/generated/ADInplaceOrView.cpp"] = gen_inplace_or_view(ops, derivatives)
     return files

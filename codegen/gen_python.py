@@ -97,7 +97,7 @@ def _return_stmt(schema, call: str, aliased_obj: str | None) -> list[str]:
         return [f'return named_tuple_of("{schema.name}", {{{fields}}}, from_ivalue(c10::IValue({call})));']
     if ret.startswith("std::tuple<") or ret == "std::vector<at::Tensor>":
         return [f"return from_ivalue(c10::IValue({call}));"]
-    if ret in ("double", "int64_t", "bool"):
+    if ret in ("double", "int64_t", "bool", "at::ScalarType"):
         return [f"return from_ivalue(c10::IValue({call}));"]
     if ret == "at::Scalar":
         return [f"return from_ivalue(c10::IValue({call}));"]

@@ -444,9 +444,21 @@ ParsedArgs& PythonArgParser::parse(PyObject* args, PyObject* kwargs, ParsedArgs&
       return out;
     }
   }
-  if (signatures_.size() == 1) {
+  // Only one overload takes this many arguments: its own error says what is wrong (torch's
+  // rule; an int list that may come as varargs takes any number).
+  const size_t nargs_total = static_cast<size_t>((args ? PyTuple_GET_SIZE(args) : 0) + (kwargs ? PyDict_Size(kwargs) : 0));
+  std::vector<size_t> plausible;
+  for (size_t i = 0; i < signatures_.size(); ++i) {
+    const PythonSignature& sig = signatures_[i];
+    size_t required = 0;
+    for (const auto& p : sig.params) required += p.has_default ? 0 : 1;
+    const bool varargs = sig.positional_count == 1 && !sig.params.empty() &&
+                         sig.params[0].type->unwrapOptional().isIntList();
+    if (nargs_total >= required && (varargs || nargs_total <= sig.params.size())) plausible.push_back(i);
+  }
+  if (signatures_.size() == 1 || plausible.size() == 1) {
     std::string error;
-    try_match(signatures_[0], args, kwargs, out, &error);
+    try_match(signatures_[signatures_.size() == 1 ? 0 : plausible[0]], args, kwargs, out, &error);
     type_error(error);
   }
   std::string got = "(";

@@ -35,8 +35,56 @@ std::vector<c10::OperatorHandle> overloads_of(const std::string& qualified, cons
   return out;
 }
 
-// _call_op(qualified_name, overload_or_None, args, kwargs): parse against the op's
-// schemas, call it boxed, convert the results back.
+// The overloads of one operator name resolved once, with their argument parser; rebuilt
+// when the dispatcher's schemas change (a library defined or unloaded something).
+struct ResolvedOp {
+  std::string qualified;
+  std::optional<std::string> overload;
+  uint64_t generation = ~uint64_t{0};
+  std::vector<c10::OperatorHandle> handles;
+  std::unique_ptr<PythonArgParser> parser;
+
+  void refresh() {
+    const uint64_t now = c10::Dispatcher::singleton().schemaGeneration();
+    if (now == generation && parser) return;
+    handles = overloads_of(qualified, overload ? &*overload : nullptr);
+    TORCH_CHECK(!handles.empty(), "No such operator ", qualified, (overload ? "." + *overload : std::string()));
+    std::vector<const c10::FunctionSchema*> schemas;
+    for (const auto& h : handles) schemas.push_back(&h.schema());
+    parser = std::make_unique<PythonArgParser>(qualified.substr(qualified.find("::") + 2), schemas,
+                                               std::vector<const c10::FunctionSchema*>{}, false);
+    generation = now;
+  }
+
+  // Parses (args, kwargs) against the overloads, calls the chosen one boxed, converts back.
+  PyObject* call(PyObject* args, PyObject* kwargs) {
+    refresh();
+    ParsedArgs r;
+    parser->parse(args, kwargs, r);
+    const c10::OperatorHandle& op = handles[static_cast<size_t>(r.index)];
+    c10::Stack stack;
+    stack.reserve(r.signature->params.size());
+    for (size_t i = 0; i < r.signature->params.size(); ++i) stack.push_back(r.ivalue(i));
+    op.callBoxed(&stack);
+    if (stack.empty()) Py_RETURN_NONE;
+    if (stack.size() == 1 && stack[0].isTensor()) {
+      // In-place and out= ops give back the very object they wrote to, as torch.ops does.
+      const auto& args_schema = op.schema().arguments();
+      for (size_t i = 0; i < args_schema.size() && i < r.signature->params.size(); ++i) {
+        const c10::AliasInfo* alias = args_schema[i].alias_info();
+        PyObject* obj = r.object(i);
+        if (alias && alias->isWrite() && obj && is_tensor(obj) && unwrap(obj).is_same(stack[0].toTensor())) {
+          Py_INCREF(obj);
+          return obj;
+        }
+      }
+    }
+    if (stack.size() == 1) return from_ivalue(stack[0]);
+    return from_ivalue(c10::IValue::makeTuple(std::move(stack)));
+  }
+};
+
+// _call_op(qualified_name, overload_or_None, args, kwargs): one call, resolved on the spot.
 PyObject* call_op(PyObject*, PyObject* args) {
   HANDLE_TH_ERRORS
   const char* name = nullptr;
@@ -44,40 +92,48 @@ PyObject* call_op(PyObject*, PyObject* args) {
   PyObject* call_args = nullptr;
   PyObject* call_kwargs = nullptr;
   if (!PyArg_ParseTuple(args, "sOO!O", &name, &overload_obj, &PyTuple_Type, &call_args, &call_kwargs)) return nullptr;
-  std::string overload_name = overload_obj == Py_None ? "" : PyUnicode_AsUTF8(overload_obj);
-  std::string qualified(name);
-  auto handles = overloads_of(qualified, overload_obj == Py_None ? nullptr : &overload_name);
-  TORCH_CHECK(!handles.empty(), "No such operator ", qualified,
-              (overload_obj == Py_None ? std::string() : "." + overload_name));
-  // Built per call: a library unloading invalidates schemas, so nothing is cached here.
-  std::vector<const c10::FunctionSchema*> schemas;
-  for (const auto& h : handles) schemas.push_back(&h.schema());
-  std::string short_name = qualified.substr(qualified.find("::") + 2);
-  PythonArgParser parser(short_name, schemas, {}, false);
-  ParsedArgs r;
-  parser.parse(call_args, call_kwargs == Py_None ? nullptr : call_kwargs, r);
-  const c10::OperatorHandle& op = handles[static_cast<size_t>(r.index)];
-  c10::Stack stack;
-  stack.reserve(r.signature->params.size());
-  for (size_t i = 0; i < r.signature->params.size(); ++i) stack.push_back(r.ivalue(i));
-  op.callBoxed(&stack);
-  if (stack.empty()) Py_RETURN_NONE;
-  if (stack.size() == 1 && stack[0].isTensor()) {
-    // In-place and out= ops give back the very object they wrote to, as torch.ops does.
-    const auto& args_schema = op.schema().arguments();
-    for (size_t i = 0; i < args_schema.size() && i < r.signature->params.size(); ++i) {
-      const c10::AliasInfo* alias = args_schema[i].alias_info();
-      PyObject* obj = r.object(i);
-      if (alias && alias->isWrite() && obj && is_tensor(obj) && unwrap(obj).is_same(stack[0].toTensor())) {
-        Py_INCREF(obj);
-        return obj;
-      }
-    }
-  }
-  if (stack.size() == 1) return from_ivalue(stack[0]);
-  return from_ivalue(c10::IValue::makeTuple(std::move(stack)));
+  ResolvedOp op;
+  op.qualified = name;
+  if (overload_obj != Py_None) op.overload = PyUnicode_AsUTF8(overload_obj);
+  return op.call(call_args, call_kwargs == Py_None ? nullptr : call_kwargs);
   END_HANDLE_TH_ERRORS
 }
+
+// tessera._C._OpCall(qualified_name, overload_or_None): a callable bound to one operator
+// (tessera.ops' packets and overloads hold one), resolved once instead of per call.
+struct OpCallObject {
+  PyObject_HEAD
+  ResolvedOp* op;
+};
+
+PyObject* op_call_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
+  HANDLE_TH_ERRORS
+  const char* name = nullptr;
+  PyObject* overload_obj = Py_None;
+  if (!PyArg_ParseTuple(args, "s|O", &name, &overload_obj)) return nullptr;
+  auto resolved = std::make_unique<ResolvedOp>();
+  resolved->qualified = name;
+  if (overload_obj != Py_None) resolved->overload = PyUnicode_AsUTF8(overload_obj);
+  resolved->refresh();
+  PyObject* self = type->tp_alloc(type, 0);
+  if (!self) return nullptr;
+  reinterpret_cast<OpCallObject*>(self)->op = resolved.release();
+  return self;
+  END_HANDLE_TH_ERRORS
+}
+
+void op_call_dealloc(PyObject* self) {
+  delete reinterpret_cast<OpCallObject*>(self)->op;
+  Py_TYPE(self)->tp_free(self);
+}
+
+PyObject* op_call_call(PyObject* self, PyObject* args, PyObject* kwargs) {
+  HANDLE_TH_ERRORS
+  return reinterpret_cast<OpCallObject*>(self)->op->call(args, kwargs);
+  END_HANDLE_TH_ERRORS
+}
+
+PyTypeObject OpCallType{};
 
 // Names of the overloads of an operator ("" for the default one), for OpOverloadPacket.
 PyObject* op_overloads(PyObject*, PyObject* arg) {
@@ -139,6 +195,18 @@ PyObject* unload_library(PyObject*, PyObject* arg) {
 }
 
 }  // namespace
+
+bool init_op_call_type(PyObject* module) {
+  PyTypeObject* t = &OpCallType;
+  t->tp_name = "tessera._C._OpCall";
+  t->tp_basicsize = sizeof(OpCallObject);
+  t->tp_flags = Py_TPFLAGS_DEFAULT;
+  t->tp_new = op_call_new;
+  t->tp_dealloc = op_call_dealloc;
+  t->tp_call = op_call_call;
+  t->tp_doc = "_OpCall(qualified_name, overload=None): calls one registered operator with Python arguments.";
+  return add_type(module, t, "_OpCall");
+}
 
 PyMethodDef* custom_op_functions() {
   static PyMethodDef table[] = {

@@ -4,6 +4,8 @@
 // devices are values with ==, hash and torch's repr.
 #include "python_api.h"
 
+#include <c10/core/DefaultDtype.h>
+
 #include <c10/util/Exception.h>
 
 #include <array>
@@ -332,7 +334,27 @@ PyObject* device_object(c10::Device d) {
   return new_device_object(d);
 }
 
+PyObject* get_default_dtype_fn(PyObject*, PyObject*) {
+  PyObject* d = dtype_object(c10::get_default_dtype());
+  Py_INCREF(d);
+  return d;
+}
+
+PyObject* set_default_dtype_fn(PyObject*, PyObject* arg) {
+  HANDLE_TH_ERRORS
+  TORCH_CHECK_TYPE(is_dtype(arg), "invalid dtype object: only floating-point types are supported as the default type");
+  c10::set_default_dtype(dtype_of(arg));
+  Py_RETURN_NONE;
+  END_HANDLE_TH_ERRORS
+}
+
+PyMethodDef default_dtype_functions[] = {
+    {"_get_default_dtype", get_default_dtype_fn, METH_NOARGS, "The default floating dtype."},
+    {"_set_default_dtype", set_default_dtype_fn, METH_O, "Sets the default floating dtype."},
+    {nullptr, nullptr, 0, nullptr}};
+
 bool init_dtypes(PyObject* module) {
+  if (PyModule_AddFunctions(module, default_dtype_functions) != 0) return false;
   // dtype
   DTypeTypeObj.tp_repr = dtype_repr;
   DTypeTypeObj.tp_str = dtype_repr;

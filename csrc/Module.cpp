@@ -30,7 +30,10 @@ PYBIND11_MODULE(_C, m) {
   py::module_ linalg = m.def_submodule("_linalg", "Bindings of the linalg_* operators.");
   if (PyModule_AddFunctions(linalg.ptr(), generated_linalg_functions()) != 0) throw py::error_already_set();
   if (PyModule_AddFunctions(mod, custom_op_functions()) != 0) throw py::error_already_set();
-  if (!init_generator(mod)) throw py::error_already_set();
+  if (PyModule_AddFunctions(mod, numpy_functions()) != 0 || PyModule_AddFunctions(mod, dlpack_functions()) != 0) {
+    throw py::error_already_set();
+  }
+  if (!init_generator(mod) || !init_python_library(mod) || !init_op_call_type(mod)) throw py::error_already_set();
   if (PyModule_AddFunctions(mod, allocator_functions()) != 0) throw py::error_already_set();
   init_autograd(m);
   m.attr("_version") = TESSERA_VERSION_STRING;

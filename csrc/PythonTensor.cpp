@@ -155,174 +155,6 @@ bool init_size_type(PyObject* module) {
   return PyModule_AddObject(module, "Size", reinterpret_cast<PyObject*>(t)) == 0;
 }
 
-// ================================================================ Python numbers as tensors
-
-// One cached wrapped-number tensor per kind and thread. `a + 1` reuses it when nothing but
-// the cache refers to it (no op kept it: no autograd save, no view of its storage, no
-// weak reference), which spares two allocations per operator call; otherwise the cache
-// lets go of it and takes a fresh one.
-template <typename T>
-at::Tensor wrapped_number(c10::ScalarType dtype, T value) {
-  static thread_local at::Tensor cache;
-  if (!(cache.defined() && cache.getIntrusivePtr().unique() && cache.storage().use_count() == 1 &&
-        cache.unsafeGetTensorImpl()->is_wrapped_number())) {
-    cache = at::native::make_empty(c10::IntArrayRef(), dtype, c10::Device(c10::kCPU));
-    cache.unsafeGetTensorImpl()->set_wrapped_number(true);
-  }
-  *static_cast<T*>(cache.data_ptr()) = value;
-  return cache;
-}
-
-// numpy's scalar types by kind (numpy.float32 is not a Python float, numpy.int64 not an int).
-enum class NumberKind { None, Bool, Int, Float, Complex };
-
-NumberKind numpy_scalar_kind(PyObject* obj) {
-  const char* name = Py_TYPE(obj)->tp_name;
-  if (std::strncmp(name, "numpy.", 6) != 0) return NumberKind::None;
-  name += 6;
-  if (std::strncmp(name, "bool", 4) == 0) return NumberKind::Bool;
-  if (std::strncmp(name, "int", 3) == 0 || std::strncmp(name, "uint", 4) == 0 || std::strcmp(name, "longlong") == 0 ||
-      std::strcmp(name, "ulonglong") == 0) {
-    return NumberKind::Int;
-  }
-  if (std::strncmp(name, "float", 5) == 0 || std::strcmp(name, "longdouble") == 0) return NumberKind::Float;
-  if (std::strncmp(name, "complex", 7) == 0 || std::strcmp(name, "clongdouble") == 0) return NumberKind::Complex;
-  return NumberKind::None;
-}
-
-int64_t unpack_long_checked(PyObject* obj) {
-  int overflow = 0;
-  long long v = PyLong_AsLongLongAndOverflow(obj, &overflow);
-  if (v == -1 && PyErr_Occurred()) throw python_error();
-  TORCH_CHECK(!overflow, "Overflow when unpacking long");
-  return v;
-}
-
-// A Python number as a 0-dim wrapped-number tensor (Bool, Long, Double or ComplexDouble,
-// which type promotion ranks below any tensor); false when obj is not a number.
-bool number_to_tensor(PyObject* obj, at::Tensor& out) {
-  if (PyFloat_Check(obj)) {
-    out = wrapped_number<double>(c10::kDouble, PyFloat_AS_DOUBLE(obj));
-    return true;
-  }
-  if (PyBool_Check(obj)) {
-    out = wrapped_number<bool>(c10::kBool, obj == Py_True);
-    return true;
-  }
-  if (PyLong_Check(obj)) {
-    out = wrapped_number<int64_t>(c10::kLong, unpack_long_checked(obj));
-    return true;
-  }
-  if (PyComplex_Check(obj)) {
-    Py_complex z = PyComplex_AsCComplex(obj);
-    out = wrapped_number<c10::complex<double>>(c10::kComplexDouble, c10::complex<double>(z.real, z.imag));
-    return true;
-  }
-  switch (numpy_scalar_kind(obj)) {
-    case NumberKind::None:
-      return false;
-    case NumberKind::Bool: {
-      int b = PyObject_IsTrue(obj);
-      if (b < 0) throw python_error();
-      out = wrapped_number<bool>(c10::kBool, b != 0);
-      return true;
-    }
-    case NumberKind::Int: {
-      PyObject* index = PyNumber_Index(obj);
-      if (!index) throw python_error();
-      int64_t v = 0;
-      try {
-        v = unpack_long_checked(index);
-      } catch (...) {
-        Py_DECREF(index);
-        throw;
-      }
-      Py_DECREF(index);
-      out = wrapped_number<int64_t>(c10::kLong, v);
-      return true;
-    }
-    case NumberKind::Float: {
-      double v = PyFloat_AsDouble(obj);
-      if (v == -1.0 && PyErr_Occurred()) throw python_error();
-      out = wrapped_number<double>(c10::kDouble, v);
-      return true;
-    }
-    case NumberKind::Complex: {
-      Py_complex z = PyComplex_AsCComplex(obj);
-      if (z.real == -1.0 && PyErr_Occurred()) throw python_error();
-      out = wrapped_number<c10::complex<double>>(c10::kComplexDouble, c10::complex<double>(z.real, z.imag));
-      return true;
-    }
-  }
-  return false;
-}
-
-// ================================================================ arithmetic slots
-
-enum class BinOp { Add, Mul };
-
-inline at::Tensor apply(BinOp op, const at::Tensor& a, const at::Tensor& b) {
-  return op == BinOp::Add ? at::add(a, b) : at::mul(a, b);
-}
-
-// The other operand of a tensor operator: a Python number (as a wrapped number) or a
-// numpy array (as a tensor, like torch); false for anything else.
-bool operand_to_tensor(PyObject* obj, at::Tensor& out) {
-  if (number_to_tensor(obj, out)) return true;
-  if (is_numpy_array(obj)) {
-    out = tensor_from_data(obj, std::nullopt, std::nullopt);
-    return true;
-  }
-  return false;
-}
-
-template <BinOp op>
-PyObject* tensor_binary(PyObject* a, PyObject* b) {
-  HANDLE_TH_ERRORS
-  bool ta = is_tensor(a), tb = is_tensor(b);
-  if (ta && tb) return wrap(apply(op, unwrap(a), unwrap(b)));
-  at::Tensor other;
-  if (ta) {
-    if (!operand_to_tensor(b, other)) Py_RETURN_NOTIMPLEMENTED;
-    return wrap(apply(op, unwrap(a), other));
-  }
-  if (!operand_to_tensor(a, other)) Py_RETURN_NOTIMPLEMENTED;
-  return wrap(apply(op, other, unwrap(b)));
-  END_HANDLE_TH_ERRORS
-}
-
-template <BinOp op>
-PyObject* tensor_inplace(PyObject* a, PyObject* b) {
-  HANDLE_TH_ERRORS
-  if (!is_tensor(a)) Py_RETURN_NOTIMPLEMENTED;
-  const at::Tensor& self = unwrap(a);
-  at::Tensor number;
-  const at::Tensor* other = nullptr;
-  if (is_tensor(b)) {
-    other = &unwrap(b);
-  } else if (operand_to_tensor(b, number)) {
-    other = &number;
-  } else {
-    Py_RETURN_NOTIMPLEMENTED;
-  }
-  if (op == BinOp::Add) {
-    self.add_(*other);
-  } else {
-    self.mul_(*other);
-  }
-  Py_INCREF(a);
-  return a;
-  END_HANDLE_TH_ERRORS
-}
-
-// a @ b: at::matmul for two tensors (torch takes no Python number here either).
-PyObject* tensor_matmul(PyObject* a, PyObject* b) {
-  HANDLE_TH_ERRORS
-  if (!is_tensor(a) || !is_tensor(b)) Py_RETURN_NOTIMPLEMENTED;
-  return wrap(at::matmul(unwrap(a), unwrap(b)));
-  END_HANDLE_TH_ERRORS
-}
-
 // ================================================================ reading elements
 
 at::Tensor readable(const at::Tensor& t, const char* what) {
@@ -490,9 +322,12 @@ PyObject* tensor_format(PyObject* self, PyObject* spec) {
   END_HANDLE_TH_ERRORS
 }
 
-PyObject* tensor_reduce_unsupported(PyObject*, PyObject*) {
-  PyErr_SetString(PyExc_NotImplementedError, "pickling tessera tensors is not supported yet (tessera.save comes later)");
-  return nullptr;
+// The bytes of the tensor's whole storage (what pickling and tessera.save write out).
+PyObject* tensor_storage_nbytes(PyObject* self, PyObject*) {
+  HANDLE_TH_ERRORS
+  const at::Tensor& t = unwrap(self);
+  return PyLong_FromSize_t(t.storage().defined() ? t.storage().nbytes() : 0);
+  END_HANDLE_TH_ERRORS
 }
 
 // ================================================================ properties
@@ -610,6 +445,9 @@ PyGetSetDef tensor_getset[] = {
      nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr}};
 
+PyObject* tensor_reversed(PyObject* self, PyObject*);
+PyObject* tensor_complex(PyObject* self, PyObject*);
+
 #define TESSERA_KW(fn) reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(fn))
 
 PyMethodDef core_methods[] = {
@@ -627,7 +465,9 @@ PyMethodDef core_methods[] = {
     {"tolist", tensor_tolist, METH_NOARGS, "The elements as (nested) Python lists of Python numbers."},
     {"item", tensor_item, METH_NOARGS, "The value of a one-element tensor as a Python number."},
     {"__format__", tensor_format, METH_O, nullptr},
-    {"__reduce_ex__", tensor_reduce_unsupported, METH_O, nullptr},
+    {"__reversed__", tensor_reversed, METH_NOARGS, nullptr},
+    {"__complex__", tensor_complex, METH_NOARGS, nullptr},
+    {"_storage_nbytes", tensor_storage_nbytes, METH_NOARGS, "The byte size of the tensor's storage."},
     {nullptr, nullptr, 0, nullptr}};
 
 // ================================================================ type slots
@@ -706,6 +546,65 @@ PyObject* tensor_index(PyObject* self) {
   END_HANDLE_TH_ERRORS
 }
 
+// iter(t): the sub-tensors along dim 0 (views), as torch's unbind(0).
+PyObject* tensor_iter(PyObject* self) {
+  HANDLE_TH_ERRORS
+  const at::Tensor& t = unwrap(self);
+  TORCH_CHECK_TYPE(t.dim() > 0, "iteration over a 0-d tensor");
+  std::vector<at::Tensor> rows = t.unbind(0);
+  PyObject* items = PyTuple_New(static_cast<Py_ssize_t>(rows.size()));
+  if (!items) return nullptr;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    PyObject* row = wrap(std::move(rows[i]));
+    if (!row) {
+      Py_DECREF(items);
+      return nullptr;
+    }
+    PyTuple_SET_ITEM(items, static_cast<Py_ssize_t>(i), row);
+  }
+  PyObject* it = PyObject_GetIter(items);
+  Py_DECREF(items);
+  return it;
+  END_HANDLE_TH_ERRORS
+}
+
+// `x in t`: whether any element equals x (a number or a tensor broadcast against t).
+int tensor_contains(PyObject* self, PyObject* element) {
+  try {
+    at::Tensor other;
+    if (is_tensor(element)) {
+      other = unwrap(element);
+    } else if (!number_to_tensor(element, other)) {
+      PyObject* type_repr = PyObject_Repr(reinterpret_cast<PyObject*>(Py_TYPE(element)));
+      if (!type_repr) return -1;
+      std::string name = PyUnicode_AsUTF8(type_repr);
+      Py_DECREF(type_repr);
+      TORCH_CHECK(false, "Tensor.__contains__ only supports Tensor or scalar, but you passed in a ", name, ".");
+    }
+    return at::eq(unwrap(self), other).any().item().toBool() ? 1 : 0;
+  } catch (...) {
+    set_python_error();
+    return -1;
+  }
+}
+
+PyObject* tensor_reversed(PyObject* self, PyObject*) {
+  HANDLE_TH_ERRORS
+  const at::Tensor& t = unwrap(self);
+  if (t.dim() == 0) return wrap(t);
+  return wrap(t.flip({0}));
+  END_HANDLE_TH_ERRORS
+}
+
+PyObject* tensor_complex(PyObject* self, PyObject*) {
+  HANDLE_TH_ERRORS
+  const at::Tensor& t = unwrap(self);
+  TORCH_CHECK_VALUE(t.numel() == 1, "only one element tensors can be converted to Python scalars");
+  c10::complex<double> z = item_of(t).toComplexDouble();
+  return PyComplex_FromDoubles(z.real(), z.imag());
+  END_HANDLE_TH_ERRORS
+}
+
 // Tensor(*sizes), Tensor(sequence), Tensor(tensor), Tensor(): torch's legacy float32 constructor.
 PyObject* tensor_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   HANDLE_TH_ERRORS
@@ -718,19 +617,20 @@ PyObject* tensor_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   Py_ssize_t nargs = PyTuple_GET_SIZE(args);
   at::Tensor result;
   PyObject* first = nargs > 0 ? PyTuple_GET_ITEM(args, 0) : nullptr;
-  auto options = at::TensorOptions(c10::kFloat).device(device.value_or(c10::Device(c10::kCPU)));
+  auto options = at::TensorOptions(c10::get_default_dtype()).device(device.value_or(c10::Device(c10::kCPU)));
   if (nargs == 0) {
     result = at::empty({0}, options);
   } else if (nargs == 1 && is_tensor(first)) {
     result = unwrap(first);
-    TORCH_CHECK_TYPE(result.scalar_type() == c10::kFloat, "expected a tensor of type Float (got ",
+    TORCH_CHECK_TYPE(result.scalar_type() == c10::get_default_dtype(), "expected a tensor of type ",
+                     c10::toString(c10::get_default_dtype()), " (got ",
                      c10::toString(result.scalar_type()), ")");
   } else if (nargs == 1 && PyObject_TypeCheck(first, SizeType)) {
     std::vector<int64_t> sizes;
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(first); ++i) sizes.push_back(PyLong_AsLongLong(PyTuple_GET_ITEM(first, i)));
     result = at::empty(sizes, options);
   } else if (nargs == 1 && PySequence_Check(first)) {
-    result = tensor_from_data(first, c10::kFloat, device);
+    result = tensor_from_data(first, c10::get_default_dtype(), device);
   } else {
     std::vector<int64_t> sizes;
     for (Py_ssize_t i = 0; i < nargs; ++i) {
@@ -754,6 +654,7 @@ PyObject* tensor_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
 
 PyNumberMethods tensor_as_number{};
 PyMappingMethods tensor_as_mapping{};
+PySequenceMethods tensor_as_sequence{};
 std::vector<PyMethodDef> g_all_methods;
 
 }  // namespace
@@ -803,22 +704,26 @@ bool init_tensor_type(PyObject* module) {
   t->tp_weaklistoffset = offsetof(TensorObject, weakreflist);
   t->tp_getset = tensor_getset;
 
-  tensor_as_number.nb_add = tensor_binary<BinOp::Add>;
-  tensor_as_number.nb_multiply = tensor_binary<BinOp::Mul>;
-  tensor_as_number.nb_inplace_add = tensor_inplace<BinOp::Add>;
-  tensor_as_number.nb_inplace_multiply = tensor_inplace<BinOp::Mul>;
-  tensor_as_number.nb_matrix_multiply = tensor_matmul;
+  init_number_protocol(t, tensor_as_number);
   tensor_as_number.nb_bool = tensor_bool;
   tensor_as_number.nb_float = tensor_float;
   tensor_as_number.nb_int = tensor_int;
   tensor_as_number.nb_index = tensor_index;
   t->tp_as_number = &tensor_as_number;
   tensor_as_mapping.mp_length = tensor_length;
+  tensor_as_mapping.mp_subscript = tensor_getitem;
+  tensor_as_mapping.mp_ass_subscript = tensor_setitem;
+  tensor_as_sequence.sq_contains = tensor_contains;
+  t->tp_as_sequence = &tensor_as_sequence;
+  t->tp_iter = tensor_iter;
   t->tp_as_mapping = &tensor_as_mapping;
 
   // The hand-written methods first: where a generated binding has the same name, the
   // hand-written one (first in the table) is the one the type keeps.
   for (PyMethodDef* m = core_methods; m->ml_name; ++m) g_all_methods.push_back(*m);
+  for (PyMethodDef* table : {numpy_tensor_methods(), dlpack_tensor_methods()}) {
+    for (PyMethodDef* m = table; m->ml_name; ++m) g_all_methods.push_back(*m);
+  }
   for (PyMethodDef* m = generated_tensor_methods(); m && m->ml_name; ++m) {
     bool taken = false;
     for (PyMethodDef* c = core_methods; c->ml_name; ++c) taken = taken || std::strcmp(c->ml_name, m->ml_name) == 0;

@@ -139,15 +139,15 @@ c10::ScalarType buffer_dtype(PyObject* array, const Py_buffer& view) {
 }
 
 c10::ScalarType infer_scalar_type(PyObject* obj) {
-  if (PyFloat_CheckExact(obj)) return c10::kFloat;
+  if (PyFloat_CheckExact(obj)) return c10::get_default_dtype();
   if (PyBool_Check(obj)) return c10::kBool;
   if (PyLong_CheckExact(obj)) return c10::kLong;
-  if (PyComplex_CheckExact(obj)) return c10::kComplexFloat;
+  if (PyComplex_CheckExact(obj)) return c10::get_default_complex_dtype();
   if (is_tensor(obj)) return unwrap(obj).scalar_type();
   if (auto t = numpy_scalar_dtype(obj)) return *t;
-  if (PyFloat_Check(obj)) return c10::kFloat;
+  if (PyFloat_Check(obj)) return c10::get_default_dtype();
   if (PyLong_Check(obj)) return c10::kLong;
-  if (PyComplex_Check(obj)) return c10::kComplexFloat;
+  if (PyComplex_Check(obj)) return c10::get_default_complex_dtype();
   TORCH_CHECK_TYPE(!is_string(obj), "new(): invalid data type '", Py_TYPE(obj)->tp_name, "'");
   if (is_numpy_array(obj)) {
     BufferView b;
@@ -158,7 +158,7 @@ c10::ScalarType infer_scalar_type(PyObject* obj) {
   if (PySequence_Check(obj)) {
     Py_ssize_t length = PySequence_Length(obj);
     if (length < 0) throw python_error();
-    if (length == 0) return c10::kFloat;
+    if (length == 0) return c10::get_default_dtype();
     std::optional<c10::ScalarType> result;
     for (Py_ssize_t i = 0; i < length; ++i) {
       PyObject* item = PySequence_GetItem(obj, i);

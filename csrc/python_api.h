@@ -46,6 +46,17 @@ bool is_numpy_array(PyObject* obj);
 // A device argument as torch's parsers take it: tessera.device, "cuda:1" or an int (CUDA index).
 c10::Device device_from_object(PyObject* obj);
 
+// A Python number (bool, int, float, complex or a numpy scalar) as a 0-dim wrapped-number
+// tensor; false when obj is not one. The tensor may be a per-thread cache: use it at once.
+bool number_to_tensor(PyObject* obj, at::Tensor& out);
+// The other operand of a tensor operator: a number (as above) or a numpy array (copied into
+// a tensor, as torch does); false for anything else.
+bool operand_to_tensor(PyObject* obj, at::Tensor& out);
+
+// TensorIndexing.cpp: the Tensor type's t[index] and t[index] = value (mapping slots).
+PyObject* tensor_getitem(PyObject* self, PyObject* index);
+int tensor_setitem(PyObject* self, PyObject* index, PyObject* value);
+
 // tessera.Size (a tuple subclass) of the given sizes: a new reference.
 extern PyTypeObject* SizeType;
 PyObject* make_size(c10::IntArrayRef sizes);
@@ -101,9 +112,30 @@ PyMethodDef* generated_tensor_methods();    // Tensor.add, Tensor.view, Tensor.f
 PyMethodDef* generated_linalg_functions();  // tessera._C._linalg.linalg_vector_norm, ...
 // Defined by CustomOps.cpp: _call_op, _load_library, ... (null-terminated).
 PyMethodDef* custom_op_functions();
+// Numpy.cpp and DLPack.cpp: zero-copy interop. The tensor_* helpers raise C++ exceptions
+// (torch's messages); the tables are Tensor methods (numpy, __dlpack__, __dlpack_device__)
+// and module functions (from_numpy, _from_dlpack), null-terminated.
+PyObject* tensor_to_numpy(const at::Tensor& t, bool force);
+at::Tensor tensor_from_numpy(PyObject* array);
+PyObject* tensor_to_dlpack(const at::Tensor& t);
+PyObject* tensor_dlpack_device(const at::Tensor& t);
+at::Tensor tensor_from_dlpack(PyObject* capsule);
+PyMethodDef* numpy_tensor_methods();
+PyMethodDef* numpy_functions();
+PyMethodDef* dlpack_tensor_methods();
+PyMethodDef* dlpack_functions();
 // Defined by Allocator.cpp: the CPU allocator's _cpu_* controls (wrapped by tessera.cpu),
 // set_num_threads, get_num_threads (null-terminated).
 PyMethodDef* allocator_functions();
+
+// Readies a static type and adds it to `module` as `name`; false with a Python error set.
+inline bool add_type(PyObject* module, PyTypeObject* type, const char* name) {
+  if (PyType_Ready(type) < 0) return false;
+  Py_INCREF(type);
+  if (PyModule_AddObject(module, name, reinterpret_cast<PyObject*>(type)) == 0) return true;
+  Py_DECREF(type);
+  return false;
+}
 
 // Initialisers called once from the module init (each adds its objects to `module`);
 // they return false with a Python error set on failure.
@@ -111,6 +143,13 @@ bool init_exceptions(PyObject* module);
 bool init_dtypes(PyObject* module);
 bool init_tensor_type(PyObject* module);
 bool init_tensor_new(PyObject* module);
+// CustomOps.cpp: the _OpCall type (an operator bound once, called many times).
+bool init_op_call_type(PyObject* module);
+// PythonLibrary.cpp: _library_new/_define/_impl and _AutoDispatchBelowAutograd.
+bool init_python_library(PyObject* module);
+// TensorOperators.cpp: fills `slots` with the operators and installs them, comparisons and
+// hashing on the Tensor type (before PyType_Ready).
+void init_number_protocol(PyTypeObject* type, PyNumberMethods& slots);
 
 }  // namespace tessera::python
 

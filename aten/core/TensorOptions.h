@@ -3,6 +3,7 @@
 //   at::empty({2, 3}, at::TensorOptions().dtype(at::kDouble).device("cpu"))
 #pragma once
 
+#include <c10/core/DefaultDtype.h>
 #include <c10/core/Device.h>
 #include <c10/core/Layout.h>
 #include <c10/core/MemoryFormat.h>
@@ -41,7 +42,7 @@ class TensorOptions {
   TensorOptions pinned_memory(std::optional<bool> p) const { auto o = *this; o.pinned_memory_ = p; return o; }
 
   // The settings, with torch's defaults for those not given.
-  c10::ScalarType dtype() const { return dtype_.value_or(c10::kFloat); }
+  c10::ScalarType dtype() const { return dtype_.value_or(c10::get_default_dtype()); }
   c10::Device device() const { return device_.value_or(c10::Device(c10::DeviceType::CPU)); }
   c10::Layout layout() const { return layout_.value_or(c10::kStrided); }
   bool requires_grad() const { return requires_grad_.value_or(false); }

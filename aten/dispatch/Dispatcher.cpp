@@ -136,9 +136,11 @@ RegistrationHandleRAII Dispatcher::registerDef(FunctionSchema schema, std::strin
               " more than once: each overload's schema takes a single def(). Duplicate registration at ", site,
               "; original registration at ", entry.schemaSite());
   entry.setSchema(std::move(schema), std::move(site));
+  schema_generation_.fetch_add(1, std::memory_order_acq_rel);
   return RegistrationHandleRAII([this, &entry] {
     std::lock_guard<std::mutex> lock(mutex_);
     entry.clearSchema();
+    schema_generation_.fetch_add(1, std::memory_order_acq_rel);
   });
 }
 

@@ -7,6 +7,7 @@
 #include <aten/dispatch/OperatorEntry.h>
 #include <c10/core/ThreadLocalState.h>
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -160,6 +161,10 @@ class TORCH_API Dispatcher {
   // Namespaces claimed by TORCH_LIBRARY (one block per namespace).
   RegistrationHandleRAII registerLibrary(const std::string& ns, std::string site);
 
+  // Changes whenever an operator's schema is defined or removed: callers that cache
+  // schemas (the Python op objects) rebuild when it moves.
+  uint64_t schemaGeneration() const { return schema_generation_.load(std::memory_order_acquire); }
+
   // The registration table of one op ("aten::add.Tensor"), as torch._C._dispatch_dump.
   std::string dumpState(const std::string& qualified_name);
 
@@ -175,6 +180,7 @@ class TORCH_API Dispatcher {
   std::unordered_map<OperatorName, OperatorEntry*> lookup_;
   std::array<std::list<AnnotatedKernel>, kDispatchTableSize> fallbacks_;
   std::unordered_map<std::string, std::string> libraries_;
+  std::atomic<uint64_t> schema_generation_{0};
 };
 
 // Parses "aten::add.Tensor" into name and overload.

@@ -21,6 +21,16 @@ KernelFunction KernelFunction::makeFromBoxedFunction(BoxedKernelFn fn) {
   return makeInternalBoxed(&callUserBoxed, reinterpret_cast<void*>(fn));
 }
 
+KernelFunction KernelFunction::makeFromBoxedCallable(BoxedCallable fn) {
+  TORCH_CHECK(static_cast<bool>(fn), "a boxed kernel must be callable");
+  auto owner = std::make_shared<BoxedCallable>(std::move(fn));
+  KernelFunction k = makeInternalBoxed(
+      [](void* f, const OperatorHandle& op, DispatchKeySet ks, Stack* stack) { (*static_cast<BoxedCallable*>(f))(op, ks, stack); },
+      owner.get());
+  k.owner_ = std::move(owner);
+  return k;
+}
+
 KernelFunction KernelFunction::makeInternalBoxed(InternalBoxedFn fn, void* functor) {
   KernelFunction k;
   k.boxed_ = fn;

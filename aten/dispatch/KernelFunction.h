@@ -6,6 +6,7 @@
 
 #include <aten/dispatch/Boxing.h>
 
+#include <functional>
 #include <memory>
 #include <optional>
 
@@ -74,6 +75,9 @@ class TORCH_API KernelFunction {
   }
 
   static KernelFunction makeFromBoxedFunction(BoxedKernelFn fn);
+  // A boxed kernel with state (a Python function, say), kept alive by the kernel.
+  using BoxedCallable = std::function<void(const OperatorHandle&, DispatchKeySet, Stack*)>;
+  static KernelFunction makeFromBoxedCallable(BoxedCallable fn);
   // A boxed-only kernel over the dispatcher's own state (the missing-kernel reporter).
   static KernelFunction makeInternalBoxed(InternalBoxedFn fn, void* functor);
   // Tells the dispatcher to skip this key and look further down.

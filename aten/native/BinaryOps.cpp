@@ -95,7 +95,7 @@ static Tensor checked_exponent(const Tensor& self, const Scalar& exponent) {
   TORCH_CHECK(!(c10::isIntegralType(self.scalar_type(), true) && exponent.isIntegral(true) && exponent.toLong() < 0),
               "Integers to negative integer powers are not allowed.");
   Tensor wrapped = wrapped_scalar_tensor(exponent);
-  check_scalar_fits(exponent, result_type(self, wrapped));
+  check_scalar_fits(exponent, native::result_type(self, wrapped));
   return wrapped;
 }
 Tensor pow_Tensor_Scalar(const Tensor& self, const Scalar& exponent) {
@@ -145,6 +145,12 @@ bool equal(const Tensor& self, const Tensor& other) {
 
 bool allclose(const Tensor& self, const Tensor& other, double rtol, double atol, bool equal_nan) {
   return all_true(at::isclose(self, other, rtol, atol, equal_nan));
+}
+
+// other - alpha * self: Python's reflected `number - tensor`.
+Tensor rsub_Tensor(const Tensor& self, const Tensor& other, const Scalar& alpha) { return at::sub(other, self, alpha); }
+Tensor rsub_Scalar(const Tensor& self, const Scalar& other, const Scalar& alpha) {
+  return at::sub(at::native::wrapped_scalar_tensor(other), self, alpha);
 }
 
 }  // namespace native

@@ -50,8 +50,8 @@ c10::ScalarType combine(c10::ScalarType higher, c10::ScalarType lower) {
 static void update_slot(ResultTypeState& state, Rank r, c10::ScalarType dt) {
   if (r == Rank::Wrapped) {
     // A Python float is the default dtype; a Python complex the default complex dtype.
-    if (c10::isFloatingType(dt)) dt = c10::kFloat;
-    if (c10::isComplexType(dt)) dt = c10::kComplexFloat;
+    if (c10::isFloatingType(dt)) dt = c10::get_default_dtype();
+    if (c10::isComplexType(dt)) dt = c10::get_default_complex_dtype();
   }
   auto& slot = state.by_rank[static_cast<int>(r)];
   slot = promote_skip_undefined(slot, dt);

@@ -62,7 +62,7 @@ Tensor searchsorted_impl(const Tensor& seq, const Tensor& self, bool out_int32, 
   check_inputs(seq, self, sorter);
   const bool use_right = resolve_right(right, side);
   Tensor out = make_empty(self.sizes(), out_int32 ? c10::kInt : c10::kLong, self.device());
-  const c10::ScalarType common = result_type(seq, self);
+  const c10::ScalarType common = native::result_type(seq, self);
   if (common == c10::kBool || c10::isComplexType(common)) dtype_not_implemented("searchsorted_out_cpu", common);
   if (meta || out.numel() == 0) return out;
   if (sorter && sorter->defined() && seq.numel() > 0) {

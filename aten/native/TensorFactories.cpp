@@ -53,6 +53,18 @@ Tensor make_empty_strided(IntArrayRef sizes, IntArrayRef strides, c10::ScalarTyp
   return allocate(sizes, strides, false, dtype, device);
 }
 
+Tensor from_blob(c10::DataPtr data, IntArrayRef sizes, IntArrayRef strides, c10::ScalarType dtype) {
+  TORCH_CHECK(sizes.size() == strides.size(), "mismatch in length of strides and shape");
+  const c10::Device device = data.device();
+  auto impl = c10::make_intrusive<c10::TensorImpl>(
+      c10::Storage(), c10::DispatchKeySet(c10::backendDispatchKey(device.type(), c10::kStrided)), dtype, c10::kStrided);
+  impl->set_sizes_and_strides(sizes, strides);
+  const size_t nbytes = storage_bytes_for(impl->sizes(), impl->strides(), c10::elementSize(dtype));
+  impl->set_storage(c10::Storage(c10::make_intrusive<c10::StorageImpl>(c10::StorageImpl::use_byte_size_t{}, nbytes,
+                                                                       std::move(data), nullptr, /*resizable=*/false)));
+  return Tensor(std::move(impl));
+}
+
 static void check_factory_options(const char* op, std::optional<at::Layout> layout, std::optional<bool> pin_memory,
                                   std::optional<at::MemoryFormat> memory_format) {
   TORCH_CHECK_NOT_IMPLEMENTED(layout.value_or(c10::kStrided) == c10::kStrided, op, ": layout ", *layout,
@@ -66,7 +78,7 @@ static Tensor empty_impl(const char* op, IntArrayRef size, std::optional<at::Sca
                          std::optional<at::Layout> layout, std::optional<bool> pin_memory,
                          std::optional<at::MemoryFormat> memory_format, c10::Device device) {
   check_factory_options(op, layout, pin_memory, memory_format);
-  c10::ScalarType t = dtype.value_or(c10::kFloat);
+  c10::ScalarType t = dtype.value_or(c10::get_default_dtype());
   if (memory_format.value_or(c10::MemoryFormat::Contiguous) == c10::MemoryFormat::ChannelsLast) {
     TORCH_CHECK(size.size() == 4, "required rank 4 tensor to use channels_last format");
     // NHWC: C fastest, then W, then H, then N.
@@ -97,14 +109,14 @@ Tensor empty_strided_cpu(IntArrayRef size, IntArrayRef stride, std::optional<at:
                          std::optional<at::Layout> layout, std::optional<at::Device> device,
                          std::optional<bool> pin_memory) {
   check_factory_options("empty_strided", layout, pin_memory, std::nullopt);
-  return make_empty_strided(size, stride, dtype.value_or(c10::kFloat), c10::Device(c10::DeviceType::CPU));
+  return make_empty_strided(size, stride, dtype.value_or(c10::get_default_dtype()), c10::Device(c10::DeviceType::CPU));
 }
 
 Tensor empty_strided_meta(IntArrayRef size, IntArrayRef stride, std::optional<at::ScalarType> dtype,
                           std::optional<at::Layout> layout, std::optional<at::Device> device,
                           std::optional<bool> pin_memory) {
   check_factory_options("empty_strided", layout, pin_memory, std::nullopt);
-  return make_empty_strided(size, stride, dtype.value_or(c10::kFloat), c10::Device(c10::DeviceType::Meta));
+  return make_empty_strided(size, stride, dtype.value_or(c10::get_default_dtype()), c10::Device(c10::DeviceType::Meta));
 }
 
 Tensor& empty_out(IntArrayRef size, std::optional<at::MemoryFormat> memory_format, Tensor& out) {
@@ -260,8 +272,8 @@ void resize_factory_out(const Tensor& out, IntArrayRef sizes) {
 static c10::ScalarType full_dtype(const Scalar& value) {
   if (value.isBoolean()) return c10::kBool;
   if (value.isIntegral(false)) return c10::kLong;
-  if (value.isComplex()) return c10::kComplexFloat;
-  return c10::kFloat;
+  if (value.isComplex()) return c10::get_default_complex_dtype();
+  return c10::get_default_dtype();
 }
 
 Tensor empty_like(const Tensor& self, std::optional<at::ScalarType> dtype, std::optional<at::Layout> layout,

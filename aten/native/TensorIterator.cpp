@@ -43,6 +43,7 @@ TensorIteratorConfig& TensorIteratorConfig::enforce_safe_casting_to_output(bool 
   return *this;
 }
 TensorIteratorConfig& TensorIteratorConfig::resize_outputs(bool v) { resize_outputs_ = v; return *this; }
+TensorIteratorConfig& TensorIteratorConfig::check_mem_overlap(bool v) { check_mem_overlap_ = v; return *this; }
 TensorIteratorConfig& TensorIteratorConfig::output_dtype(c10::ScalarType t) { output_dtype_ = t; return *this; }
 TensorIteratorConfig& TensorIteratorConfig::static_dtype(c10::ScalarType t) {
   static_dtype_ = t;
@@ -100,7 +101,7 @@ void TensorIterator::compute_shape(const TensorIteratorConfig& config) {
     first = false;
   }
   for (const auto& op : operands_) {
-    if (!op.is_output || !op.tensor.defined() || config.is_reduction_) continue;
+    if (!op.is_output || !op.tensor.defined() || config.is_reduction_ || !config.check_mem_overlap_) continue;
     // Writing through a stride-0 dimension would write one element from several places.
     for (int64_t d = 0; d < op.tensor.dim(); ++d) {
       TORCH_CHECK(op.tensor.size(d) <= 1 || op.tensor.stride(d) != 0,
@@ -149,7 +150,7 @@ void TensorIterator::compute_types(const TensorIteratorConfig& config) {
     common_dtype_ = native::result_type(state);
   }
   if (config.promote_integer_to_float_ && c10::isIntegralType(common_dtype_, /*includeBool=*/true)) {
-    common_dtype_ = c10::kFloat;
+    common_dtype_ = c10::get_default_dtype();
   }
 
   for (auto& op : operands_) {

@@ -54,6 +54,9 @@ class TORCH_API TensorIteratorConfig {
   TensorIteratorConfig& op_name(const char* name);
   // The output is a reduction's accumulator: stride 0 along reduced dims is intended.
   TensorIteratorConfig& is_reduction(bool v);
+  // Outputs that write one element through several indices (stride 0) are refused unless
+  // this is off: scatter and index_put write through such views on purpose.
+  TensorIteratorConfig& check_mem_overlap(bool v);
 
   TensorIterator build();
   // What build() would allocate for output 0 (sizes, strides, dtype), touching no data:
@@ -74,6 +77,7 @@ class TORCH_API TensorIteratorConfig {
   c10::ScalarType static_dtype_ = c10::ScalarType::Undefined;
   const char* op_name_ = "operator";
   bool is_reduction_ = false;
+  bool check_mem_overlap_ = true;
 };
 
 class TORCH_API TensorIterator {

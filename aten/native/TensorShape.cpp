@@ -29,6 +29,45 @@ Tensor make_view(const Tensor& self, IntArrayRef sizes, IntArrayRef strides, int
 
 Tensor make_view(const Tensor& self, const ViewGeometry& g) { return make_view(self, g.sizes, g.strides, g.offset); }
 
+// self's bytes read as another dtype. A different element size rescales the last dim,
+// which must be contiguous (torch's rules for view(dtype)).
+Tensor view_dtype(const Tensor& self, c10::ScalarType dtype) {
+  const auto old_size = static_cast<int64_t>(self.itemsize()), new_size = static_cast<int64_t>(c10::elementSize(dtype));
+  ViewGeometry g{self.sizes().vec(), self.strides().vec(), self.storage_offset()};
+  if (old_size != new_size) {
+    const char* why = " (different element sizes)";
+    TORCH_CHECK(self.dim() > 0, "self.dim() cannot be 0 to view ", self.scalar_type(), " as ", dtype, why);
+    TORCH_CHECK(self.stride(-1) == 1, "self.stride(-1) must be 1 to view ", self.scalar_type(), " as ", dtype, why,
+                ", but got ", self.stride(-1));
+    const size_t last = g.sizes.size() - 1;
+    if (old_size > new_size) {
+      const int64_t r = old_size / new_size;
+      for (size_t d = 0; d < last; ++d) g.strides[d] *= r;
+      g.sizes[last] *= r;
+      g.offset *= r;
+    } else {
+      const int64_t r = new_size / old_size;
+      TORCH_CHECK(g.sizes[last] % r == 0, "self.size(-1) must be divisible by ", r, " to view ", self.scalar_type(),
+                  " as ", dtype, why, ", but got ", g.sizes[last]);
+      TORCH_CHECK(g.offset % r == 0, "self.storage_offset() must be divisible by ", r, " to view ", self.scalar_type(),
+                  " as ", dtype, why, ", but got ", g.offset);
+      for (size_t d = 0; d < last; ++d) {
+        TORCH_CHECK(g.strides[d] % r == 0, "self.stride(", d, ") must be divisible by ", r, " to view ",
+                    self.scalar_type(), " as ", dtype, why, ", but got ", g.strides[d]);
+        g.strides[d] /= r;
+      }
+      g.sizes[last] /= r;
+      g.offset /= r;
+    }
+  }
+  c10::TensorImpl* base = self.unsafeGetTensorImpl();
+  auto impl = c10::make_intrusive<c10::TensorImpl>(base->storage(), base->key_set(), dtype, base->layout());
+  impl->set_sizes_and_strides(g.sizes, g.strides);
+  impl->set_storage_offset(g.offset);
+  impl->set_version_counter(base->version_counter());
+  return Tensor(std::move(impl));
+}
+
 Tensor& set_geometry_(Tensor& self, const ViewGeometry& g) {
   c10::TensorImpl* impl = self.unsafeGetTensorImpl();
   impl->set_sizes_and_strides(g.sizes, g.strides);

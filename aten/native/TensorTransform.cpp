@@ -4,6 +4,7 @@
 // moving elements as raw bytes of the dtype's size (every dtype, no arithmetic). tril and
 // triu copy and zero whole row segments (all-zero bytes is zero in every dtype).
 #include <aten/core/Parallel.h>
+#include <aten/native/IndexingUtils.h>
 #include <aten/native/NativeFunctions.h>
 #include <aten/native/TensorFactories.h>
 #include <aten/native/TensorShape.h>
@@ -15,23 +16,6 @@
 namespace at::inline tessera::native {
 
 namespace {
-
-struct Bytes16 {
-  uint64_t lo, hi;
-};
-
-// Calls f.template operator()<T>() with an unsigned type of the given byte size.
-template <typename F>
-void by_itemsize(size_t itemsize, F&& f) {
-  switch (itemsize) {
-    case 1: f.template operator()<uint8_t>(); break;
-    case 2: f.template operator()<uint16_t>(); break;
-    case 4: f.template operator()<uint32_t>(); break;
-    case 8: f.template operator()<uint64_t>(); break;
-    case 16: f.template operator()<Bytes16>(); break;
-    default: TORCH_INTERNAL_ASSERT(false, "no element type of ", itemsize, " bytes");
-  }
-}
 
 // out[i_0, ..., i_k] = src[map_0[i_0], ..., map_k[i_k]] where src and out have the same
 // number of dims and maps[d] has out.size(d) entries. Rows of the last dim run inline;

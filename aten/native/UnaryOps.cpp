@@ -46,5 +46,11 @@ Tensor isfinite(const Tensor& self) {
   return iter.output();
 }
 
+// Python's unary `+`: self itself, except for bool, which torch refuses.
+Tensor positive(const Tensor& self) {
+  TORCH_CHECK(self.scalar_type() != c10::kBool, "The `+` operator, on a bool tensor is not supported.");
+  return self;
+}
+
 }  // namespace native
 }  // namespace at::inline tessera

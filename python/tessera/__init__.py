@@ -51,10 +51,24 @@ globals().update({_n: getattr(_C, _n) for _n in dir(_C)
 # tessera.linalg: the linalg_* operators under torch.linalg's names.
 from . import linalg  # noqa: E402,F401
 # unique and unique_consecutive, which torch writes in Python (torch/functional.py).
-from .functional import unique, unique_consecutive  # noqa: E402,F401
+from .functional import nonzero, unique, unique_consecutive  # noqa: E402,F401
+
+# Pickling (torch's reduce protocol) and tessera.TypedStorage.
+from . import _utils  # noqa: E402,F401
+from .storage import TypedStorage  # noqa: E402,F401
+
+# numpy and DLPack interop (from_numpy itself comes from _C).
+from ._interop import as_tensor, from_dlpack  # noqa: E402,F401
+from . import utils  # noqa: E402,F401
+
+# Type queries and printing options under torch's top-level names.
+from ._dtype_info import finfo, get_default_dtype, iinfo, is_tensor, set_default_dtype  # noqa: E402,F401
+from ._tensor_str import set_printoptions  # noqa: E402,F401
 
 # tessera.ops: every registered operator by namespace (tessera.ops.aten.add, custom ops).
 from .ops import ops  # noqa: E402,F401
+# tessera.library: operators defined and implemented from Python.
+from . import library  # noqa: E402,F401
 
 # Note: like torch, this namespace defines `float`, `int`, `bool`, ... as dtypes, so code
 # below this line must not rely on those builtins by name.

@@ -1,19 +1,61 @@
 """Tensor printing, following torch's formatting of tensor(...) reprs.
 
-A modest printer: values come from ``Tensor.tolist()`` and are formatted with torch's
-rules (fixed or scientific notation chosen from the magnitudes, integral floats printed
-as ``1.``, common width per tensor, 80-column lines, summarisation with ``...`` above
-1000 elements). Print options (precision, linewidth, ...) come later.
+Values come from ``Tensor.tolist()`` and are formatted with torch's rules (fixed or
+scientific notation chosen from the magnitudes, integral floats printed as ``1.``, common
+width per tensor, wrapped lines, summarisation with ``...``), under the options that
+``tessera.set_printoptions`` sets (torch's names and profiles).
 """
 import builtins
 import math
 
-_PRECISION = 4
-_THRESHOLD = 1000
-_EDGEITEMS = 3
-_LINEWIDTH = 80
+from . import _C
 
-_DEFAULT_DTYPE_NAMES = ("float32", "complex64", "int64", "bool")
+
+class _PrintOptions:
+    precision = 4
+    threshold = 1000
+    edgeitems = 3
+    linewidth = 80
+    sci_mode = None
+
+
+PRINT_OPTS = _PrintOptions()
+
+_PROFILES = {
+    "default": dict(precision=4, threshold=1000, edgeitems=3, linewidth=80),
+    "short": dict(precision=2, threshold=1000, edgeitems=2, linewidth=80),
+    "full": dict(precision=4, threshold=math.inf, edgeitems=3, linewidth=80),
+}
+
+
+def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None, profile=None, sci_mode=None):
+    """set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None, profile=None, sci_mode=None)
+
+    How tensors print: digits after the point (precision), the element count above which
+    they are summarised (threshold) keeping edgeitems at each end, the line width, and
+    scientific notation forced on or off (sci_mode; None chooses from the values). A
+    profile ("default", "short", "full") sets the first four at once."""
+    if profile is not None:
+        if profile not in _PROFILES:
+            raise ValueError(f"unknown print profile {profile!r}; expected one of {sorted(_PROFILES)}")
+        for name, value in _PROFILES[profile].items():
+            setattr(PRINT_OPTS, name, value)
+    if precision is not None:
+        PRINT_OPTS.precision = precision
+    if threshold is not None:
+        PRINT_OPTS.threshold = threshold
+    if edgeitems is not None:
+        PRINT_OPTS.edgeitems = edgeitems
+    if linewidth is not None:
+        PRINT_OPTS.linewidth = linewidth
+    PRINT_OPTS.sci_mode = sci_mode
+
+
+def get_printoptions():
+    """The current print options as a dict (torch.utils... _tensor_str.get_printoptions)."""
+    return {name: getattr(PRINT_OPTS, name) for name in ("precision", "threshold", "edgeitems", "linewidth", "sci_mode")}
+
+
 
 
 def _is_floating(dtype):
@@ -45,17 +87,20 @@ class _Formatter:
             if hi / lo > 1000.0 or hi > 1.0e8:
                 self.sci_mode = True
                 for v in finite:
-                    self.max_width = builtins.max(self.max_width, len(f"{v:.{_PRECISION}e}"))
+                    self.max_width = builtins.max(self.max_width, len(f"{v:.{PRINT_OPTS.precision}e}"))
             else:
                 for v in finite:
                     self.max_width = builtins.max(self.max_width, len(f"{v:.0f}") + 1)
         elif hi / lo > 1000.0 or hi > 1.0e8 or lo < 1.0e-4:
             self.sci_mode = True
             for v in finite:
-                self.max_width = builtins.max(self.max_width, len(f"{v:.{_PRECISION}e}"))
+                self.max_width = builtins.max(self.max_width, len(f"{v:.{PRINT_OPTS.precision}e}"))
         else:
             for v in finite:
-                self.max_width = builtins.max(self.max_width, len(f"{v:.{_PRECISION}f}"))
+                self.max_width = builtins.max(self.max_width, len(f"{v:.{PRINT_OPTS.precision}f}"))
+
+        if PRINT_OPTS.sci_mode is not None:
+            self.sci_mode = PRINT_OPTS.sci_mode
 
     def width(self):
         return self.max_width
@@ -63,13 +108,13 @@ class _Formatter:
     def format(self, value):
         if self.floating:
             if self.sci_mode:
-                ret = f"{value:{self.max_width}.{_PRECISION}e}"
+                ret = f"{value:{self.max_width}.{PRINT_OPTS.precision}e}"
             elif self.int_mode:
                 ret = f"{value:.0f}"
                 if not (math.isinf(value) or math.isnan(value)):
                     ret += "."
             else:
-                ret = f"{value:.{_PRECISION}f}"
+                ret = f"{value:.{PRINT_OPTS.precision}f}"
         else:
             ret = str(value)
         return (self.max_width - len(ret)) * " " + ret
@@ -90,8 +135,8 @@ def _summarized(data, ndim):
     """The edge items of every dimension (torch's get_summarized_data), as nested lists."""
     if ndim == 0:
         return data
-    if len(data) > 2 * _EDGEITEMS:
-        rows = data[:_EDGEITEMS] + data[-_EDGEITEMS:]
+    if len(data) > 2 * PRINT_OPTS.edgeitems:
+        rows = data[:PRINT_OPTS.edgeitems] + data[-PRINT_OPTS.edgeitems:]
     else:
         rows = data
     if ndim == 1:
@@ -116,10 +161,10 @@ def _vector_str(data, indent, summarize, fmt1, fmt2):
     element_length = fmt1.width() + 2
     if fmt2 is not None:
         element_length += fmt2.width() + 1
-    elements_per_line = builtins.max(1, int(math.floor((_LINEWIDTH - indent) / element_length)))
-    if summarize and len(data) > 2 * _EDGEITEMS:
-        items = ([_val_str(v, fmt1, fmt2) for v in data[:_EDGEITEMS]] + [" ..."] +
-                 [_val_str(v, fmt1, fmt2) for v in data[-_EDGEITEMS:]])
+    elements_per_line = builtins.max(1, int(math.floor((PRINT_OPTS.linewidth - indent) / element_length)))
+    if summarize and len(data) > 2 * PRINT_OPTS.edgeitems:
+        items = ([_val_str(v, fmt1, fmt2) for v in data[:PRINT_OPTS.edgeitems]] + [" ..."] +
+                 [_val_str(v, fmt1, fmt2) for v in data[-PRINT_OPTS.edgeitems:]])
     else:
         items = [_val_str(v, fmt1, fmt2) for v in data]
     lines = [", ".join(items[i:i + elements_per_line]) for i in range(0, len(items), elements_per_line)]
@@ -131,10 +176,10 @@ def _nested_str(data, ndim, indent, summarize, fmt1, fmt2):
         return _val_str(data, fmt1, fmt2)
     if ndim == 1:
         return _vector_str(data, indent, summarize, fmt1, fmt2)
-    if summarize and len(data) > 2 * _EDGEITEMS:
-        slices = ([_nested_str(r, ndim - 1, indent + 1, summarize, fmt1, fmt2) for r in data[:_EDGEITEMS]] +
+    if summarize and len(data) > 2 * PRINT_OPTS.edgeitems:
+        slices = ([_nested_str(r, ndim - 1, indent + 1, summarize, fmt1, fmt2) for r in data[:PRINT_OPTS.edgeitems]] +
                   ["..."] +
-                  [_nested_str(r, ndim - 1, indent + 1, summarize, fmt1, fmt2) for r in data[-_EDGEITEMS:]])
+                  [_nested_str(r, ndim - 1, indent + 1, summarize, fmt1, fmt2) for r in data[-PRINT_OPTS.edgeitems:]])
     else:
         slices = [_nested_str(r, ndim - 1, indent + 1, summarize, fmt1, fmt2) for r in data]
     return "[" + ("," + "\n" * (ndim - 1) + " " * (indent + 1)).join(slices) + "]"
@@ -144,7 +189,7 @@ def _tensor_str(t, indent):
     if t.numel() == 0:
         return "[]"
     ndim = t.dim()
-    summarize = t.numel() > _THRESHOLD
+    summarize = t.numel() > PRINT_OPTS.threshold
     data = t.tolist()
     sample = _flatten(_summarized(data, ndim) if summarize else data, ndim)
     if t.dtype.is_complex:
@@ -159,7 +204,7 @@ def _add_suffixes(tensor_str, suffixes, indent):
     parts = [tensor_str]
     last_line_len = len(tensor_str) - tensor_str.rfind("\n") + 1
     for suffix in suffixes:
-        if last_line_len + len(suffix) + 2 > _LINEWIDTH:
+        if last_line_len + len(suffix) + 2 > PRINT_OPTS.linewidth:
             parts.append(",\n" + " " * indent + suffix)
             last_line_len = indent + len(suffix)
         else:
@@ -167,6 +212,12 @@ def _add_suffixes(tensor_str, suffixes, indent):
             last_line_len += len(suffix) + 2
     parts.append(")")
     return "".join(parts)
+
+
+def _default_dtype_names():
+    default = repr(_C._get_default_dtype()).split(".", 1)[1]
+    complex_default = "complex128" if default == "float64" else "complex64"
+    return default, (default, complex_default, "int64", "bool")
 
 
 def _str(t):
@@ -178,8 +229,9 @@ def _str(t):
     if dev.type != "cpu":
         suffixes.append(f"device='{dev}'")
     dtype_name = repr(t.dtype)
-    is_default_float = dtype_name == "tessera.float32"
-    has_default_dtype = dtype_name.split(".", 1)[1] in _DEFAULT_DTYPE_NAMES
+    default_float, default_names = _default_dtype_names()
+    is_default_float = dtype_name.split(".", 1)[1] == default_float
+    has_default_dtype = dtype_name.split(".", 1)[1] in default_names
     if t.is_meta:
         suffixes.append("size=" + str(tuple(t.shape)))
         if not is_default_float:
@@ -192,7 +244,14 @@ def _str(t):
             suffixes.append("dtype=" + dtype_name)
         tensor_str = "[]"
     else:
+        if not PRINT_OPTS.edgeitems:
+            suffixes.append("size=" + str(tuple(t.shape)))
         if not has_default_dtype:
             suffixes.append("dtype=" + dtype_name)
         tensor_str = _tensor_str(t, indent)
+    grad_fn = t.grad_fn
+    if grad_fn is not None:
+        suffixes.append(f"grad_fn=<{grad_fn.name()}>")
+    elif t.requires_grad:
+        suffixes.append("requires_grad=True")
     return _add_suffixes(prefix + tensor_str, suffixes, indent)

@@ -1,8 +1,10 @@
 """Operators whose Python API torch writes in Python (torch/functional.py), over the
 generated bindings: ``unique`` (onto ``_unique2``, or ``unique_dim`` with a dim) and
-``unique_consecutive``, which return only the outputs asked for.
+``unique_consecutive``, which return only the outputs asked for, and ``nonzero``, whose
+``as_tuple=True`` form returns one index tensor per dimension.
 
-Importing this module installs ``Tensor.unique`` and ``Tensor.unique_consecutive``.
+Importing this module installs ``Tensor.unique``, ``Tensor.unique_consecutive`` and
+``Tensor.nonzero``.
 """
 from . import _C
 
@@ -50,4 +52,24 @@ def _tensor_unique_consecutive(self, return_inverse=False, return_counts=False, 
     return unique_consecutive(self, return_inverse=return_inverse, return_counts=return_counts, dim=dim)
 
 
-_C._add_tensor_methods({"unique": _tensor_unique, "unique_consecutive": _tensor_unique_consecutive})
+def nonzero(input, *, out=None, as_tuple=False):
+    """nonzero(input, *, out=None, as_tuple=False) -> Tensor or tuple of Tensors
+
+    The indices of the nonzero elements of ``input``: one row per element (an ``(n, ndim)``
+    int64 tensor), or with ``as_tuple=True`` one 1-D tensor per dimension."""
+    if as_tuple:
+        if out is not None:
+            raise TypeError("nonzero(): out= is not supported with as_tuple=True")
+        rows = _C._call_op("aten::nonzero", "", (input if input.dim() > 0 else input.unsqueeze(0),), None)
+        return tuple(rows.unbind(1))
+    if out is not None:
+        return _C._call_op("aten::nonzero", "out", (input,), {"out": out})
+    return _C._call_op("aten::nonzero", "", (input,), None)
+
+
+def _tensor_nonzero(self, *, as_tuple=False):
+    return nonzero(self, as_tuple=as_tuple)
+
+
+_C._add_tensor_methods({"unique": _tensor_unique, "unique_consecutive": _tensor_unique_consecutive,
+                        "nonzero": _tensor_nonzero})

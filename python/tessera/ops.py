@@ -21,10 +21,11 @@ class OpOverload:
     def __init__(self, qualified: str, overload: str):
         self._qualified = qualified
         self._overload = overload
+        self._op = _C._OpCall(qualified, overload)
         self.__name__ = f"{qualified}.{overload or 'default'}"
 
     def __call__(self, *args, **kwargs):
-        return _C._call_op(self._qualified, self._overload, args, kwargs or None)
+        return self._op(*args, **kwargs)
 
     def __repr__(self):
         return f"<OpOverload {self.__name__}>"
@@ -35,10 +36,11 @@ class OpOverloadPacket:
 
     def __init__(self, qualified: str):
         self._qualified = qualified
+        self._op = _C._OpCall(qualified, None)
         self.__name__ = qualified
 
     def __call__(self, *args, **kwargs):
-        return _C._call_op(self._qualified, None, args, kwargs or None)
+        return self._op(*args, **kwargs)
 
     def overloads(self):
         return [name or "default" for name in _C._op_overloads(self._qualified)]
@@ -56,7 +58,9 @@ class OpOverloadPacket:
 
 
 class _Namespace(types.ModuleType):
-    """tessera.ops.<namespace>: its attributes are the operators registered there."""
+    """tessera.ops.<namespace>: its attributes are the operators registered there. A packet
+    is looked up once and kept; it follows later changes to the operator's registrations
+    and raises if the operator is gone."""
 
     def __init__(self, name: str):
         super().__init__(f"tessera.ops.{name}")
@@ -68,7 +72,9 @@ class _Namespace(types.ModuleType):
         qualified = f"{self._name}::{op}"
         if not _C._op_overloads(qualified):
             raise AttributeError(f"No such operator {qualified}")
-        return OpOverloadPacket(qualified)
+        packet = OpOverloadPacket(qualified)
+        setattr(self, op, packet)
+        return packet
 
 
 class _Ops(types.ModuleType):
@@ -78,17 +84,25 @@ class _Ops(types.ModuleType):
     def __getattr__(self, namespace: str) -> _Namespace:
         if namespace.startswith("__"):
             raise AttributeError(namespace)
-        return _Namespace(namespace)
+        ns = _Namespace(namespace)
+        setattr(self, namespace, ns)
+        return ns
 
     @staticmethod
     def load_library(path) -> None:
         """Loads a shared library whose TORCH_LIBRARY blocks register operators."""
         _C._load_library(os.path.realpath(os.fspath(path)))
 
-    @staticmethod
-    def unload_library(path) -> None:
+    def unload_library(self, path) -> None:
         """Unloads a library loaded with load_library; its operators and kernels go with it."""
         _C._unload_library(os.path.realpath(os.fspath(path)))
+        self._forget()
+
+    def _forget(self) -> None:
+        """Drops the cached namespaces, so operators that are gone stop resolving."""
+        for name, value in list(vars(self).items()):
+            if isinstance(value, _Namespace):
+                delattr(self, name)
 
 
 ops = _Ops()

@@ -114,7 +114,38 @@ CASES = [
     ("random_fills", lambda L, a: _random_fills(L, a), (M,)),
     ("digamma_polygamma", lambda L, a: L.digamma(a) + L.polygamma(2, a) + a.polygamma(1) + a.mul(1).digamma_()
      + a.mul(1).polygamma_(3), (P,)),
+    # indexing (every op behind t[...] and t[...] = v, functional and in-place)
+    ("getitem", lambda L, a: a[L.tensor([1, 0, 1])] * 2 + a[:, [2, 0]].sum() + (a[a > 0.6] * 3).sum()
+     + a[1, ::2].sum() + a[..., None, 1:].sum(), (M,)),
+    ("setitem", lambda L, a, b: _setitem(L, a, b), (M, V)),
+    ("index_put", lambda L, a, b: L.index_put(a, (L.tensor([0, 1]), L.tensor([2, 0])), b[:2])
+     + a.index_put((L.tensor([1, 1, 0]),), b, accumulate=True), (M, V)),
+    ("index_select", lambda L, a: L.index_select(a, 1, L.tensor([2, 2, 0])) + a.index_select(0, L.tensor(1)).sum(), (M,)),
+    ("gather", lambda L, a: L.gather(a, 1, L.tensor([[2, 0], [1, 1]])), (M,)),
+    ("scatter", lambda L, a, b: L.scatter(a, 1, L.tensor([[2, 0]]), b[:2].unsqueeze(0))
+     + L.scatter(a, 0, L.tensor([[1, 0, 1]]), 0.5) + a.mul(1).scatter_(1, L.tensor([[1]]), b[:1].unsqueeze(0)), (M, V)),
+    ("scatter_add", lambda L, a, b: L.scatter_add(a, 1, L.tensor([[2, 2, 0]]), b.unsqueeze(0))
+     + a.mul(1).scatter_add_(0, L.tensor([[1, 1, 1]]), b.unsqueeze(0)), (M, V)),
+    ("index_add", lambda L, a, b: L.index_add(a, 1, L.tensor([2, 2, 0]), b.expand(2, 3), alpha=1.5)
+     + a.mul(1).index_add_(0, L.tensor([1]), b.unsqueeze(0)), (M, V)),
+    ("masked_fill", lambda L, a, b: L.masked_fill(a, a > 0.6, 2.0) + a.masked_fill(a < 0, b.sum())
+     + a.mul(1).masked_fill_(L.tensor([True, False, True]), b[0]), (M, V)),
+    ("masked_select", lambda L, a, b: L.masked_select(a, L.tensor([True, False, True])).sum() * b
+     + a.masked_select(a > 0).sum(), (M, V)),
+    ("take", lambda L, a: L.take(a, L.tensor([[0, 5], [-1, 0]])), (M,)),
 ]
+
+
+def _setitem(L, a, b):
+    y = a * 1
+    y[0, 1:] = b[:2]
+    y[y > 1] = 0.5
+    y[[1, 0], [0, 0]] = b[1:] * 2
+    y[1] = 3.0
+    z = a * 1
+    z[..., 2] = b[:2]
+    z[None, 0, [2]] += b[0]
+    return y + z
 
 
 def _copy_fill(L, a, b):

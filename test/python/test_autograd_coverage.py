@@ -87,6 +87,12 @@ NO_FORMULA = {
     "bitwise_left_shift_": lambda L: L.argmax(_x(L), 1).bitwise_left_shift_(1),
     "bitwise_right_shift": lambda L: L.bitwise_right_shift(L.argmax(_x(L), 1), 1),
     "bitwise_right_shift_": lambda L: L.argmax(_x(L), 1).bitwise_right_shift_(1),
+    "nonzero": lambda L: L.nonzero(_x(L)),
+    # view(dtype): a reinterpretation, never differentiable (view(shape) has a formula).
+    "view": lambda L: _x(L).view(L.int64),
+    # scatter with reduce= (add, multiply): neither library differentiates it.
+    "scatter": lambda L: L.scatter(_x(L), 1, L.tensor([[0, 1]]), _x(L), reduce="add"),
+    "scatter_": lambda L: _clone(L).scatter_(1, L.tensor([[2]]), 2.0, reduce="multiply"),
 }
 
 def _ops_without_node():

@@ -1,0 +1,251 @@
+// Python's t[index] and t[index] = value, with torch's (and numpy's) rules. Basic indices
+// (ints, slices, None, Ellipsis) become views (select, slice, unsqueeze); advanced ones
+// (index tensors, lists, bool masks, Python bools) are gathered per dimension and handed
+// to aten::index / aten::index_put_ in one call, which broadcasts them and places the
+// indexed dims where torch does. Every step is an operator, so autograd records it.
+#include "python_api.h"
+
+#include <aten/ops/Functions.h>
+#include <c10/util/Exception.h>
+
+#include <string>
+#include <vector>
+
+namespace tessera::python {
+
+namespace {
+
+bool is_int_index(PyObject* obj) { return !PyBool_Check(obj) && !is_tensor(obj) && PyIndex_Check(obj); }
+
+int64_t to_int64(PyObject* obj) {
+  PyObject* index = PyNumber_Index(obj);
+  if (!index) throw python_error();
+  long long v = PyLong_AsLongLong(index);
+  Py_DECREF(index);
+  if (v == -1 && PyErr_Occurred()) throw python_error();
+  return v;
+}
+
+// numpy's rule, kept by torch: a list (not a tuple) holding slices, None, Ellipsis,
+// tensors or sequences is several indices; any other list is one index tensor.
+bool sequence_is_tuple(PyObject* index) {
+  if (PyTuple_Check(index)) return true;
+  if (is_tensor(index) || !PySequence_Check(index) || PyUnicode_Check(index) || PyBytes_Check(index)) return false;
+  if (is_numpy_array(index)) return false;
+  Py_ssize_t n = PySequence_Size(index);
+  if (n < 0) throw python_error();
+  if (n >= 32) return false;
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyObject* item = PySequence_GetItem(index, i);
+    if (!item) throw python_error();
+    const bool several = item == Py_None || item == Py_Ellipsis || PySlice_Check(item) || is_tensor(item) ||
+                         (PySequence_Check(item) && !PyUnicode_Check(item));
+    Py_DECREF(item);
+    if (several) return true;
+  }
+  return false;
+}
+
+bool is_mask(const at::Tensor& t) { return t.scalar_type() == c10::kBool || t.scalar_type() == c10::kByte; }
+
+// How many of self's dims the indices consume (masks consume one per mask dim).
+int64_t count_specified_dims(const std::vector<PyObject*>& items) {
+  int64_t count = 0;
+  for (PyObject* item : items) {
+    if (item == Py_None || item == Py_Ellipsis || PyBool_Check(item)) continue;
+    if (is_tensor(item)) {
+      const at::Tensor& t = unwrap(item);
+      count += is_mask(t) ? t.dim() : 1;
+    } else {
+      ++count;
+    }
+  }
+  return count;
+}
+
+// The index tensor standing for a Python bool (or a 0-dim mask) at a new size-1 dim.
+at::Tensor bool_index(bool value, c10::Device device) {
+  return value ? at::zeros({1}, at::TensorOptions(c10::kLong).device(device))
+               : at::empty({0}, at::TensorOptions(c10::kLong).device(device));
+}
+
+at::Tensor alias_of(const at::Tensor& t) { return t.as_strided(t.sizes(), t.strides(), t.storage_offset()); }
+
+// The basic part of an indexing applied as views, and the advanced indices it leaves for
+// aten::index / index_put_, by position in the sliced tensor (nullopt: untouched dim).
+struct Sliced {
+  at::Tensor tensor;
+  std::vector<std::optional<at::Tensor>> indices;
+  bool any_index = false;
+};
+
+void record(Sliced& s, int64_t dim, at::Tensor index) {
+  if (static_cast<int64_t>(s.indices.size()) <= dim) s.indices.resize(static_cast<size_t>(dim + 1));
+  s.indices[static_cast<size_t>(dim)] = std::move(index);
+  s.any_index = true;
+}
+
+Sliced apply_slicing(const at::Tensor& self, PyObject* index) {
+  std::vector<PyObject*> items;
+  PyObject* seq = nullptr;
+  if (sequence_is_tuple(index)) {
+    seq = PySequence_Tuple(index);
+    if (!seq) throw python_error();
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(seq); ++i) items.push_back(PyTuple_GET_ITEM(seq, i));
+  } else {
+    items.push_back(index);
+  }
+  struct TupleRef {
+    PyObject* p;
+    ~TupleRef() { Py_XDECREF(p); }
+  } hold{seq};
+
+  const int64_t ndim = self.dim();
+  const int64_t specified = count_specified_dims(items);
+  if (ndim == 0 && specified > 0 && items.size() == 1 && is_int_index(items[0])) {
+    TORCH_CHECK_INDEX(false, "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` in C++ "
+                      "to convert a 0-dim tensor to a number");
+  }
+  TORCH_CHECK_INDEX(specified <= ndim, "too many indices for tensor of dimension ", ndim);
+
+  Sliced s{self, {}, false};
+  int64_t dim = 0, real_dim = 0;  // dim in the result so far; dim of self it reads
+  bool seen_ellipsis = false;
+  for (PyObject* item : items) {
+    if (is_int_index(item)) {
+      const int64_t i = to_int64(item), size = s.tensor.size(dim);
+      TORCH_CHECK_INDEX(i >= -size && i < size, "index ", i, " is out of bounds for dimension ", real_dim, " with size ", size);
+      s.tensor = s.tensor.select(dim, i);
+      ++real_dim;
+    } else if (PySlice_Check(item)) {
+      Py_ssize_t start = 0, stop = 0, step = 0;
+      if (PySlice_Unpack(item, &start, &stop, &step) < 0) throw python_error();
+      TORCH_CHECK_VALUE(step > 0, "step must be greater than zero");
+      s.tensor = at::slice(s.tensor, dim, start, stop, step);
+      ++dim;
+      ++real_dim;
+    } else if (item == Py_Ellipsis) {
+      TORCH_CHECK_INDEX(!seen_ellipsis, "an index can only have a single ellipsis ('...')");
+      seen_ellipsis = true;
+      dim += ndim - specified;
+      real_dim += ndim - specified;
+    } else if (item == Py_None) {
+      s.tensor = s.tensor.unsqueeze(dim);
+      ++dim;
+    } else if (PyBool_Check(item)) {
+      s.tensor = s.tensor.unsqueeze(dim);
+      record(s, dim, bool_index(item == Py_True, self.device()));
+      ++dim;
+    } else if (is_tensor(item) || PySequence_Check(item)) {
+      at::Tensor t = is_tensor(item) ? unwrap(item) : tensor_from_data(item, std::nullopt, self.device());
+      if (is_mask(t) && t.dim() == 0) {
+        s.tensor = s.tensor.unsqueeze(dim);
+        record(s, dim, bool_index(t.item().toBool(), self.device()));
+        ++dim;
+        continue;
+      }
+      const int64_t consumed = is_mask(t) ? t.dim() : 1;
+      record(s, dim, std::move(t));
+      dim += consumed;
+      real_dim += consumed;
+    } else {
+      TORCH_CHECK_INDEX(false, "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid "
+                        "indices (got ", Py_TYPE(item)->tp_name, ")");
+    }
+  }
+  return s;
+}
+
+// torch's legacy tensor type names, for "can't assign a str to a torch.FloatTensor".
+std::string legacy_type_name(c10::ScalarType t) {
+  switch (t) {
+    case c10::kFloat: return "tessera.FloatTensor";
+    case c10::kDouble: return "tessera.DoubleTensor";
+    case c10::kHalf: return "tessera.HalfTensor";
+    case c10::kBFloat16: return "tessera.BFloat16Tensor";
+    case c10::kLong: return "tessera.LongTensor";
+    case c10::kInt: return "tessera.IntTensor";
+    case c10::kShort: return "tessera.ShortTensor";
+    case c10::kChar: return "tessera.CharTensor";
+    case c10::kByte: return "tessera.ByteTensor";
+    case c10::kBool: return "tessera.BoolTensor";
+    case c10::kComplexFloat: return "tessera.ComplexFloatTensor";
+    case c10::kComplexDouble: return "tessera.ComplexDoubleTensor";
+    default: return std::string("tessera.Tensor of dtype ") + c10::toString(t);
+  }
+}
+
+// The assigned value: a tensor as given, a number as a 0-dim tensor of self's dtype.
+at::Tensor value_to_tensor(const at::Tensor& self, PyObject* value) {
+  if (is_tensor(value)) return unwrap(value);
+  at::Tensor number;
+  TORCH_CHECK_TYPE(number_to_tensor(value, number), "can't assign a ", Py_TYPE(value)->tp_name, " to a ",
+                   legacy_type_name(self.scalar_type()));
+  at::Tensor v = at::empty({}, self.options());
+  v.fill_(number.item());
+  return v;
+}
+
+// value without its leading size-1 dims: `t[0] = v[None]` assigns like `t[0] = v`.
+at::Tensor drop_leading_ones(const at::Tensor& value) {
+  int64_t lead = 0;
+  while (lead < value.dim() && value.size(lead) == 1) ++lead;
+  if (lead == 0) return value;
+  return value.view(value.sizes().slice(static_cast<size_t>(lead)));
+}
+
+void copy_to(const at::Tensor& dst, const at::Tensor& src) {
+  if (dst.sizes().equals(src.sizes())) {
+    dst.copy_(src);
+  } else if (src.dim() == 0) {
+    dst.fill_(src);
+  } else {
+    dst.copy_(drop_leading_ones(src).expand(dst.sizes()));
+  }
+}
+
+}  // namespace
+
+PyObject* tensor_getitem(PyObject* self, PyObject* index) {
+  HANDLE_TH_ERRORS
+  const at::Tensor& t = unwrap(self);
+  // The common single-index forms without building a tuple.
+  if (is_int_index(index) && t.dim() > 0) {
+    const int64_t i = to_int64(index), size = t.size(0);
+    TORCH_CHECK_INDEX(i >= -size && i < size, "index ", i, " is out of bounds for dimension 0 with size ", size);
+    return wrap(t.select(0, i));
+  }
+  if (index == Py_None) return wrap(t.unsqueeze(0));
+  if (index == Py_Ellipsis) return wrap(alias_of(t));
+  Sliced s = apply_slicing(t, index);
+  if (s.any_index) return wrap(at::index(s.tensor, s.indices));
+  return wrap(s.tensor.is_same(t) ? alias_of(t) : std::move(s.tensor));
+  END_HANDLE_TH_ERRORS
+}
+
+int tensor_setitem(PyObject* self, PyObject* index, PyObject* value) {
+  try {
+    TORCH_CHECK_TYPE(value != nullptr, "Tensor does not support deleting items");
+    const at::Tensor& t = unwrap(self);
+    at::Tensor v = value_to_tensor(t, value);
+    if (is_int_index(index) && t.dim() > 0) {
+      const int64_t i = to_int64(index), size = t.size(0);
+      TORCH_CHECK_INDEX(i >= -size && i < size, "index ", i, " is out of bounds for dimension 0 with size ", size);
+      copy_to(t.select(0, i), v);
+      return 0;
+    }
+    Sliced s = apply_slicing(t, index);
+    if (!s.any_index) {
+      copy_to(s.tensor, v);
+      return 0;
+    }
+    at::Tensor target = s.tensor;
+    target.index_put_(s.indices, drop_leading_ones(v));
+    return 0;
+  } catch (...) {
+    set_python_error();
+    return -1;
+  }
+}
+
+}  // namespace tessera::python

@@ -1,0 +1,2 @@
+"""tessera.utils: helpers under torch.utils' names (dlpack, ...)."""
+from . import dlpack  # noqa: F401
