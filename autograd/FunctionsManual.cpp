@@ -142,6 +142,10 @@ Tensor masked_select_backward(const Tensor& grad, const Tensor& self, const Tens
   // Scattered over the broadcast shape in the order masked_select read it; the engine sums
   // the result down to self's shape.
   std::vector<int64_t> shape = at::native::infer_size(self.sizes(), mask.sizes());
+  if (shape.empty()) {  // 0-dim operands: the forward read them as one-element vectors
+    std::optional<Tensor> m = mask.reshape({1});
+    return at::zeros({1}, grad.options()).index_put({&m, 1}, grad, false).reshape({});
+  }
   std::optional<Tensor> m = mask.expand(shape);
   return at::zeros(shape, grad.options()).index_put({&m, 1}, grad, false);
 }

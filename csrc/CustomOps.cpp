@@ -38,30 +38,38 @@ std::vector<c10::OperatorHandle> overloads_of(const std::string& qualified, cons
 // The overloads of one operator name resolved once, with their argument parser; rebuilt
 // when the dispatcher's schemas change (a library defined or unloaded something).
 struct ResolvedOp {
+  // One resolution; a call holds on to it, so a refresh during the call (a kernel that
+  // defines an operator, another thread) cannot free what the call is using.
+  struct Snapshot {
+    std::vector<c10::OperatorHandle> handles;
+    std::unique_ptr<PythonArgParser> parser;
+  };
   std::string qualified;
   std::optional<std::string> overload;
   uint64_t generation = ~uint64_t{0};
-  std::vector<c10::OperatorHandle> handles;
-  std::unique_ptr<PythonArgParser> parser;
+  std::shared_ptr<Snapshot> current;
 
-  void refresh() {
+  std::shared_ptr<Snapshot> refresh() {
     const uint64_t now = c10::Dispatcher::singleton().schemaGeneration();
-    if (now == generation && parser) return;
-    handles = overloads_of(qualified, overload ? &*overload : nullptr);
-    TORCH_CHECK(!handles.empty(), "No such operator ", qualified, (overload ? "." + *overload : std::string()));
+    if (now == generation && current) return current;
+    auto next = std::make_shared<Snapshot>();
+    next->handles = overloads_of(qualified, overload ? &*overload : nullptr);
+    TORCH_CHECK(!next->handles.empty(), "No such operator ", qualified, (overload ? "." + *overload : std::string()));
     std::vector<const c10::FunctionSchema*> schemas;
-    for (const auto& h : handles) schemas.push_back(&h.schema());
-    parser = std::make_unique<PythonArgParser>(qualified.substr(qualified.find("::") + 2), schemas,
-                                               std::vector<const c10::FunctionSchema*>{}, false);
+    for (const auto& h : next->handles) schemas.push_back(&h.schema());
+    next->parser = std::make_unique<PythonArgParser>(qualified.substr(qualified.find("::") + 2), schemas,
+                                                     std::vector<const c10::FunctionSchema*>{}, false);
+    current = std::move(next);
     generation = now;
+    return current;
   }
 
   // Parses (args, kwargs) against the overloads, calls the chosen one boxed, converts back.
   PyObject* call(PyObject* args, PyObject* kwargs) {
-    refresh();
+    const std::shared_ptr<Snapshot> snapshot = refresh();
     ParsedArgs r;
-    parser->parse(args, kwargs, r);
-    const c10::OperatorHandle& op = handles[static_cast<size_t>(r.index)];
+    snapshot->parser->parse(args, kwargs, r);
+    const c10::OperatorHandle& op = snapshot->handles[static_cast<size_t>(r.index)];
     c10::Stack stack;
     stack.reserve(r.signature->params.size());
     for (size_t i = 0; i < r.signature->params.size(); ++i) stack.push_back(r.ivalue(i));
@@ -92,6 +100,8 @@ PyObject* call_op(PyObject*, PyObject* args) {
   PyObject* call_args = nullptr;
   PyObject* call_kwargs = nullptr;
   if (!PyArg_ParseTuple(args, "sOO!O", &name, &overload_obj, &PyTuple_Type, &call_args, &call_kwargs)) return nullptr;
+  TORCH_CHECK_TYPE(overload_obj == Py_None || PyUnicode_Check(overload_obj), "_call_op: the overload must be a str or None");
+  TORCH_CHECK_TYPE(call_kwargs == Py_None || PyDict_Check(call_kwargs), "_call_op: kwargs must be a dict or None");
   ResolvedOp op;
   op.qualified = name;
   if (overload_obj != Py_None) op.overload = PyUnicode_AsUTF8(overload_obj);
@@ -111,6 +121,7 @@ PyObject* op_call_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   const char* name = nullptr;
   PyObject* overload_obj = Py_None;
   if (!PyArg_ParseTuple(args, "s|O", &name, &overload_obj)) return nullptr;
+  TORCH_CHECK_TYPE(overload_obj == Py_None || PyUnicode_Check(overload_obj), "_OpCall: the overload must be a str or None");
   auto resolved = std::make_unique<ResolvedOp>();
   resolved->qualified = name;
   if (overload_obj != Py_None) resolved->overload = PyUnicode_AsUTF8(overload_obj);

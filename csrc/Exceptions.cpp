@@ -4,10 +4,50 @@
 #include <c10/util/Exception.h>
 
 #include <new>
+#include <string>
 
 namespace tessera::python {
 
 PyObject* OutOfMemoryErrorType = nullptr;
+
+struct PythonException::Held {
+  PyObject* type = nullptr;
+  PyObject* value = nullptr;
+  PyObject* traceback = nullptr;
+  ~Held() {
+    if (!Py_IsInitialized()) return;
+    PyGILState_STATE gil = PyGILState_Ensure();
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(traceback);
+    PyGILState_Release(gil);
+  }
+};
+
+PythonException::PythonException(std::string message, std::shared_ptr<Held> held)
+    : c10::Error(std::move(message), C10_HERE_), held_(std::move(held)) {}
+
+PythonException PythonException::fetch() {
+  auto held = std::make_shared<Held>();
+  PyErr_Fetch(&held->type, &held->value, &held->traceback);
+  PyErr_NormalizeException(&held->type, &held->value, &held->traceback);
+  std::string message = "a Python exception";
+  if (held->value) {
+    if (PyObject* s = PyObject_Str(held->value)) {
+      if (const char* c = PyUnicode_AsUTF8(s)) message = c;
+      Py_DECREF(s);
+    }
+    PyErr_Clear();
+  }
+  return PythonException(std::move(message), std::move(held));
+}
+
+void PythonException::restore() const {
+  Py_XINCREF(held_->type);
+  Py_XINCREF(held_->value);
+  Py_XINCREF(held_->traceback);
+  PyErr_Restore(held_->type, held_->value, held_->traceback);
+}
 
 void set_python_error() {
   try {
@@ -16,6 +56,8 @@ void set_python_error() {
     // The Python error is already set; keep it. Guard against a binding that threw
     // python_error without setting one.
     if (!PyErr_Occurred()) PyErr_SetString(PyExc_RuntimeError, "unknown error (python_error without a Python exception)");
+  } catch (const PythonException& e) {
+    e.restore();
   } catch (const c10::IndexError& e) {
     PyErr_SetString(PyExc_IndexError, e.what());
   } catch (const c10::ValueError& e) {

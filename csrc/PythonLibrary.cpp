@@ -35,33 +35,9 @@ struct PythonFunction {
   PythonFunction& operator=(const PythonFunction&) = delete;
 };
 
-// A Python exception raised by a kernel, as the C++ error of the same kind (the kernel
-// may run on a thread other than the caller's, where the Python error state would not
-// travel).
-[[noreturn]] void rethrow_python_error() {
-  PyObject *type = nullptr, *value = nullptr, *tb = nullptr;
-  PyErr_Fetch(&type, &value, &tb);
-  PyErr_NormalizeException(&type, &value, &tb);
-  std::string message = "an error in a Python kernel";
-  if (value) {
-    if (PyObject* s = PyObject_Str(value)) {
-      if (const char* c = PyUnicode_AsUTF8(s)) message = c;
-      Py_DECREF(s);
-    }
-  }
-  PyErr_Clear();
-  auto is = [&](PyObject* exc) { return type && PyErr_GivenExceptionMatches(type, exc); };
-  const bool index = is(PyExc_IndexError), value_error = is(PyExc_ValueError), type_error = is(PyExc_TypeError);
-  const bool not_implemented = is(PyExc_NotImplementedError);
-  Py_XDECREF(type);
-  Py_XDECREF(value);
-  Py_XDECREF(tb);
-  if (index) throw c10::IndexError(message, C10_HERE_);
-  if (value_error) throw c10::ValueError(message, C10_HERE_);
-  if (type_error) throw c10::TypeError(message, C10_HERE_);
-  if (not_implemented) throw c10::NotImplementedError(message, C10_HERE_);
-  throw c10::Error(message, C10_HERE_);
-}
+// A Python exception raised by a kernel travels through the dispatcher (and possibly
+// another thread) as a PythonException, restored as itself when it reaches Python.
+[[noreturn]] void rethrow_python_error() { throw PythonException::fetch(); }
 
 void call_python_kernel(const PythonFunction& f, const c10::OperatorHandle& op, c10::Stack* stack) {
   const c10::FunctionSchema& schema = op.schema();
@@ -108,11 +84,12 @@ void call_python_kernel(const PythonFunction& f, const c10::OperatorHandle& op, 
     } else if (returns.size() == 1) {
       stack->push_back(convert(result, returns[0].type()));
     } else {
-      TORCH_CHECK_TYPE(PyTuple_Check(result) && PyTuple_GET_SIZE(result) == static_cast<Py_ssize_t>(returns.size()),
+      TORCH_CHECK_TYPE((PyTuple_Check(result) || PyList_Check(result)) &&
+                           PySequence_Fast_GET_SIZE(result) == static_cast<Py_ssize_t>(returns.size()),
                        "the Python kernel of ", schema.operator_name(), " must return a tuple of ", returns.size(),
                        " values");
       for (size_t i = 0; i < returns.size(); ++i) {
-        stack->push_back(convert(PyTuple_GET_ITEM(result, static_cast<Py_ssize_t>(i)), returns[i].type()));
+        stack->push_back(convert(PySequence_Fast_GET_ITEM(result, static_cast<Py_ssize_t>(i)), returns[i].type()));
       }
     }
   } catch (const python_error&) {
@@ -194,6 +171,10 @@ struct BelowAutogradObject {
 
 PyObject* below_autograd_enter(PyObject* self, PyObject*) {
   auto* obj = reinterpret_cast<BelowAutogradObject*>(self);
+  if (obj->guard) {
+    PyErr_SetString(PyExc_RuntimeError, "_AutoDispatchBelowAutograd is already entered (use a new one per with-block)");
+    return nullptr;
+  }
   obj->guard.emplace();
   Py_INCREF(self);
   return self;

@@ -15,7 +15,25 @@ namespace tessera::python {
 
 namespace {
 
-bool is_int_index(PyObject* obj) { return !PyBool_Check(obj) && !is_tensor(obj) && PyIndex_Check(obj); }
+// An int (or numpy integer scalar); numpy arrays also have __index__ but index as tensors.
+bool is_int_index(PyObject* obj) {
+  return !PyBool_Check(obj) && !is_tensor(obj) && !is_numpy_array(obj) && PyIndex_Check(obj);
+}
+
+// A 0-dim integer tensor indexes like the int it holds (a view, through select).
+bool is_scalar_int_tensor(PyObject* obj) {
+  if (!is_tensor(obj)) return false;
+  const at::Tensor& t = unwrap(obj);
+  return t.dim() == 0 && c10::isIntegralType(t.scalar_type(), /*includeBool=*/false) && t.scalar_type() != c10::kByte;
+}
+
+// A list (or ndarray) used as an index: a bool/uint8 mask, else int64 (torch converts
+// other element types, and an empty list, to int64).
+at::Tensor sequence_index(PyObject* obj, c10::Device device) {
+  at::Tensor t = tensor_from_data(obj, std::nullopt, device);
+  if (t.scalar_type() == c10::kBool || t.scalar_type() == c10::kByte) return t;
+  return t.scalar_type() == c10::kLong ? t : t.to(c10::kLong);
+}
 
 int64_t to_int64(PyObject* obj) {
   PyObject* index = PyNumber_Index(obj);
@@ -69,7 +87,10 @@ at::Tensor bool_index(bool value, c10::Device device) {
                : at::empty({0}, at::TensorOptions(c10::kLong).device(device));
 }
 
-at::Tensor alias_of(const at::Tensor& t) { return t.as_strided(t.sizes(), t.strides(), t.storage_offset()); }
+// t[...] and t[()]: a new view of all of t whose backward is the identity.
+at::Tensor alias_of(const at::Tensor& t) {
+  return t.dim() == 0 ? t.view(c10::IntArrayRef{}) : at::slice(t, 0, std::nullopt, std::nullopt, 1);
+}
 
 // The basic part of an indexing applied as views, and the advanced indices it leaves for
 // aten::index / index_put_, by position in the sliced tensor (nullopt: untouched dim).
@@ -112,8 +133,8 @@ Sliced apply_slicing(const at::Tensor& self, PyObject* index) {
   int64_t dim = 0, real_dim = 0;  // dim in the result so far; dim of self it reads
   bool seen_ellipsis = false;
   for (PyObject* item : items) {
-    if (is_int_index(item)) {
-      const int64_t i = to_int64(item), size = s.tensor.size(dim);
+    if (is_int_index(item) || is_scalar_int_tensor(item)) {
+      const int64_t i = is_tensor(item) ? unwrap(item).item().toLong() : to_int64(item), size = s.tensor.size(dim);
       TORCH_CHECK_INDEX(i >= -size && i < size, "index ", i, " is out of bounds for dimension ", real_dim, " with size ", size);
       s.tensor = s.tensor.select(dim, i);
       ++real_dim;
@@ -137,7 +158,7 @@ Sliced apply_slicing(const at::Tensor& self, PyObject* index) {
       record(s, dim, bool_index(item == Py_True, self.device()));
       ++dim;
     } else if (is_tensor(item) || PySequence_Check(item)) {
-      at::Tensor t = is_tensor(item) ? unwrap(item) : tensor_from_data(item, std::nullopt, self.device());
+      at::Tensor t = is_tensor(item) ? unwrap(item) : sequence_index(item, self.device());
       if (is_mask(t) && t.dim() == 0) {
         s.tensor = s.tensor.unsqueeze(dim);
         record(s, dim, bool_index(t.item().toBool(), self.device()));

@@ -11,8 +11,10 @@
 #include <c10/core/Layout.h>
 #include <c10/core/MemoryFormat.h>
 #include <c10/core/ScalarType.h>
+#include <c10/util/Exception.h>
 
 #include <initializer_list>
+#include <memory>
 #include <optional>
 
 namespace tessera::python {
@@ -91,6 +93,22 @@ PyObject* named_tuple_of(const char* name, std::initializer_list<const char*> fi
 // Thrown after a CPython call failed and set the Python error indicator: the binding's
 // END_HANDLE_TH_ERRORS leaves that error as it is.
 struct python_error {};
+
+// A Python exception carried through C++ as a c10::Error (its message for C++ callers):
+// what a Python kernel raised, possibly on another thread than the caller's.
+// set_python_error restores the original exception, type, value and traceback.
+class PythonException : public c10::Error {
+ public:
+  // Takes (and clears) the current Python error; the GIL must be held.
+  static PythonException fetch();
+  // Makes it the current Python error again; the GIL must be held.
+  void restore() const;
+
+ private:
+  struct Held;
+  PythonException(std::string message, std::shared_ptr<Held> held);
+  std::shared_ptr<Held> held_;
+};
 
 // Sets the Python exception for the C++ exception being handled (call from a catch block):
 // c10::IndexError -> IndexError, ValueError -> ValueError, TypeError -> TypeError,

@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <functional>
 #include <numeric>
+#include <utility>
 
 namespace at::inline tessera::native {
 
@@ -33,6 +34,42 @@ TensorIterator make_index_iterator(const Tensor& written, const Tensor& read, c1
   config.add_output(written).add_input(read);
   for (const Tensor& index : indices) config.add_input(index);
   return config.build();
+}
+
+void check_same_device(const char* op, const Tensor& self, std::initializer_list<const Tensor*> others) {
+  for (const Tensor* t : others) {
+    if (!t || !t->defined() || t->device() == self.device()) continue;
+    TORCH_CHECK(false, op, "(): expected all tensors to be on the same device, but found at least two devices, ",
+                self.device(), " and ", t->device(), "!");
+  }
+}
+
+// Whether the byte ranges of two tensors on one storage intersect (a cheap superset of
+// "share an element": interleaved views that never touch count as overlapping).
+bool written_overlaps(const Tensor& written, const Tensor& other) {
+  if (!written.storage().defined() || !written.storage().is_alias_of(other.storage())) return false;
+  if (written.numel() == 0 || other.numel() == 0) return false;
+  auto range = [](const Tensor& t) {
+    int64_t last = 0;
+    for (int64_t d = 0; d < t.dim(); ++d) last += (t.size(d) - 1) * t.stride(d);
+    const auto item = static_cast<int64_t>(t.itemsize());
+    return std::pair<int64_t, int64_t>(t.storage_offset() * item, (t.storage_offset() + last + 1) * item);
+  };
+  const auto [a0, a1] = range(written);
+  const auto [b0, b1] = range(other);
+  return a0 < b1 && b0 < a1;
+}
+
+void check_no_overlap(const Tensor& written, const Tensor& other) {
+  TORCH_CHECK(!written_overlaps(written, other), "unsupported operation: some elements of the input tensor and the "
+              "written-to tensor refer to a single memory location. Please clone() the tensor before performing the "
+              "operation.");
+}
+
+Tensor value_in_dtype(c10::ScalarType dtype, const Scalar& value) {
+  Tensor v = make_empty({}, dtype, c10::Device(c10::kCPU));
+  v.fill_(value);
+  return v;
 }
 
 void check_indices_in_range(const Tensor& index, int64_t size, const char* message) {
@@ -115,7 +152,35 @@ std::vector<Tensor> expand_masks(const Tensor& self, c10::ArrayRef<std::optional
   return out;
 }
 
-AdvancedIndex make_info(const Tensor& self, c10::ArrayRef<std::optional<Tensor>> given, bool meta) {
+// A 0-dim mask indexes a new size-1 dim at its place, as a Python bool does: self gains
+// that dim (a view) and the mask becomes the index [0] (true) or [] (false).
+Tensor unsqueeze_for_scalar_masks(const Tensor& self, c10::ArrayRef<std::optional<Tensor>> given, bool meta,
+                                  std::vector<std::optional<Tensor>>& rewritten) {
+  Tensor base = self;
+  int64_t dim = 0;
+  for (const auto& entry : given) {
+    if (!entry || !entry->defined() || !is_mask(*entry) || entry->dim() > 0) {
+      rewritten.push_back(entry);
+      dim += entry && entry->defined() && is_mask(*entry) ? entry->dim() : 1;
+      continue;
+    }
+    TORCH_CHECK_NOT_IMPLEMENTED(!meta, "indexing with a boolean mask on the Meta device: the result's shape depends "
+                                "on the mask's values");
+    base = base.unsqueeze(dim);
+    const bool keep = entry->item().toBool();
+    rewritten.push_back(keep ? at::zeros({1}, at::TensorOptions(c10::kLong)) : at::empty({0}, at::TensorOptions(c10::kLong)));
+    ++dim;
+  }
+  return base;
+}
+
+AdvancedIndex make_info(const Tensor& self_in, c10::ArrayRef<std::optional<Tensor>> given_in, bool meta) {
+  for (const auto& entry : given_in) {
+    if (entry) check_same_device("index", self_in, {&*entry});
+  }
+  std::vector<std::optional<Tensor>> given_storage;
+  const Tensor self = unsqueeze_for_scalar_masks(self_in, given_in, meta, given_storage);
+  c10::ArrayRef<std::optional<Tensor>> given(given_storage);
   TORCH_CHECK_INDEX(static_cast<int64_t>(given.size()) <= self.dim(), "too many indices for tensor of dimension ",
                     self.dim(), " (got ", given.size(), ")");
   std::vector<Tensor> indices = expand_masks(self, given, meta);
@@ -224,6 +289,10 @@ Tensor& index_put_impl(Tensor& self, c10::ArrayRef<std::optional<Tensor>> indice
                        bool accumulate, bool meta) {
   TORCH_CHECK(values.scalar_type() == self.scalar_type(), "Index put requires the source and destination dtypes match, got ",
               self.scalar_type(), " for the destination and ", values.scalar_type(), " for the source.");
+  check_same_device("index_put_", self, {&values});
+  for (const auto& index : indices) {
+    if (index && index->defined()) check_no_overlap(self, *index);
+  }
   AdvancedIndex info = make_info(self, indices, meta);
   TORCH_CHECK(expandable_to(values.sizes(), info.result_sizes), "shape mismatch: value tensor of shape ", values.sizes(),
               " cannot be broadcast to indexing result of shape ", IntArrayRef(info.result_sizes));
@@ -231,7 +300,7 @@ Tensor& index_put_impl(Tensor& self, c10::ArrayRef<std::optional<Tensor>> indice
     return self;
   }
   // Values that share self's memory are read in full before any is written.
-  Tensor source = values.storage().is_alias_of(self.storage()) ? values.clone() : values;
+  Tensor source = written_overlaps(self, values) ? values.clone() : values;
   source = make_view(source, info.result_sizes, broadcast_strides(source, info.result_sizes), source.storage_offset());
   TensorIterator iter = make_index_iterator(info.restrided_self(), source, info.restrided_indices());
   const IndexedDims dims = info.dims();
@@ -253,13 +322,6 @@ Tensor& index_put_impl(Tensor& self, c10::ArrayRef<std::optional<Tensor>> indice
   return self;
 }
 
-// The value a masked or scattered write stores, as a 0-dim tensor of self's dtype (fill_'s casts).
-Tensor value_as(const Tensor& self, const Scalar& value) {
-  Tensor v = make_empty({}, self.scalar_type(), c10::Device(c10::kCPU));
-  v.fill_(value);
-  return v;
-}
-
 void check_mask(const Tensor& mask, const char* op) {
   TORCH_CHECK(mask.scalar_type() == c10::kBool, op, " only supports boolean masks, but got mask with dtype ",
               mask.scalar_type());
@@ -267,12 +329,14 @@ void check_mask(const Tensor& mask, const char* op) {
 
 Tensor& masked_fill_impl(Tensor& self, const Tensor& mask, const Scalar& value, bool meta) {
   check_mask(mask, "masked_fill_");
+  check_same_device("masked_fill_", self, {&mask});
+  check_no_overlap(self, mask);
   const std::vector<int64_t> shape = infer_size(self.sizes(), mask.sizes());
   TORCH_CHECK(self.sizes().equals(shape), "output with shape ", self.sizes(), " doesn't match the broadcast shape ",
               IntArrayRef(shape));
   Tensor expanded = mask.expand(self.sizes());
   if (meta || self.numel() == 0) return self;
-  Tensor v = value_as(self, value);
+  Tensor v = value_in_dtype(self.scalar_type(), value);
   TensorIterator iter = TensorIteratorConfig()
                             .check_all_same_dtype(false)
                             .resize_outputs(false)
@@ -302,6 +366,7 @@ void check_fill_value(const Tensor& value) {
 
 Tensor masked_select_impl(const Tensor& self, const Tensor& mask, bool meta) {
   TORCH_CHECK(mask.scalar_type() == c10::kBool, "masked_select: expected BoolTensor for mask");
+  check_same_device("masked_select", self, {&mask});
   std::vector<int64_t> shape = infer_size(self.sizes(), mask.sizes());
   TORCH_CHECK_NOT_IMPLEMENTED(!meta, "masked_select on the Meta device: the result's shape depends on the mask's values");
   if (shape.empty()) shape = {1};
@@ -342,6 +407,7 @@ Tensor nonzero_impl(const Tensor& self, bool meta) {
 
 Tensor take_impl(const Tensor& self, const Tensor& index, bool meta) {
   TORCH_CHECK(index.scalar_type() == c10::kLong, "take(): Expected a long tensor for index, but got ", index.scalar_type());
+  check_same_device("take", self, {&index});
   Tensor out = make_empty(index.sizes(), self.scalar_type(), self.device());
   if (meta || index.numel() == 0) return out;
   TORCH_CHECK_INDEX(self.numel() > 0, "take(): tried to take from an empty tensor");
@@ -382,10 +448,12 @@ Tensor& masked_fill_cpu_(Tensor& self, const Tensor& mask, const Scalar& value) 
 Tensor& masked_fill_meta_(Tensor& self, const Tensor& mask, const Scalar& value) { return masked_fill_impl(self, mask, value, true); }
 Tensor& masked_fill_tensor_cpu_(Tensor& self, const Tensor& mask, const Tensor& value) {
   check_fill_value(value);
+  check_same_device("masked_fill_", self, {&value});
   return masked_fill_impl(self, mask, value.item(), false);
 }
 Tensor& masked_fill_tensor_meta_(Tensor& self, const Tensor& mask, const Tensor& value) {
   check_fill_value(value);
+  check_same_device("masked_fill_", self, {&value});
   return masked_fill_impl(self, mask, 0, true);
 }
 

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 
 namespace at::inline tessera::native {
 
@@ -57,9 +58,9 @@ void index_row_single(char* const* ptrs, const int64_t* strides, int64_t n, cons
   for (int64_t base = 0; base < n; base += kBlock) {
     const int64_t m = std::min(kBlock, n - base);
     for (int64_t k = 0; k < m; ++k) {
-      int64_t v = *reinterpret_cast<const int64_t*>(ptrs[2] + (base + k) * is);
-      if (v < 0 && wrap) v += size;
-      if (v < 0 || v >= size) [[unlikely]] index_out_of_bounds(dims, 0, v);
+      const int64_t given = *reinterpret_cast<const int64_t*>(ptrs[2] + (base + k) * is);
+      const int64_t v = given < 0 && wrap ? given + size : given;
+      if (v < 0 || v >= size) [[unlikely]] index_out_of_bounds(dims, 0, given);
       offsets[k] = v * step;
       char* line = indexed + (base + k) * indexed_stride + offsets[k];
       if constexpr (OffsetRead) __builtin_prefetch(line, 0);
@@ -80,19 +81,19 @@ void index_row_single(char* const* ptrs, const int64_t* strides, int64_t n, cons
 template <typename Move>
 void for_each_indexed(const TensorIterator& iter, const IndexedDims& dims, bool offset_read, bool parallel, Move&& move) {
   const int nidx = iter.ntensors() - 2;
-  TORCH_INTERNAL_ASSERT(nidx >= 1 && nidx <= 6, "for_each_indexed: ", nidx, " index operands");
+  TORCH_INTERNAL_ASSERT(nidx >= 1, "for_each_indexed: no index operand");
   auto loop = [&](char** data, const int64_t* strides, int64_t n0, int64_t n1) {
     const int nt = nidx + 2;
-    char* ptrs[8];
+    c10::SmallVector<char*, 8> ptrs(static_cast<size_t>(nt));
     bool row_constant = true;
     for (int k = 0; k < nidx; ++k) row_constant = row_constant && strides[2 + k] == 0;
     auto offset_at = [&](int64_t i) {
       int64_t off = 0;
       for (int k = 0; k < nidx; ++k) {
-        int64_t v = *reinterpret_cast<const int64_t*>(ptrs[2 + k] + i * strides[2 + k]);
+        const int64_t given = *reinterpret_cast<const int64_t*>(ptrs[2 + k] + i * strides[2 + k]);
         const int64_t size = dims.sizes[static_cast<size_t>(k)];
-        if (v < 0 && dims.wrap_negative) v += size;
-        if (v < 0 || v >= size) index_out_of_bounds(dims, static_cast<size_t>(k), v);
+        const int64_t v = given < 0 && dims.wrap_negative ? given + size : given;
+        if (v < 0 || v >= size) index_out_of_bounds(dims, static_cast<size_t>(k), given);
         off += v * dims.stride_bytes[static_cast<size_t>(k)];
       }
       return off;
@@ -106,8 +107,8 @@ void for_each_indexed(const TensorIterator& iter, const IndexedDims& dims, bool 
         continue;
       }
       if (nidx == 1) {
-        if (offset_read) index_row_single<true>(ptrs, strides, n0, dims, move);
-        else index_row_single<false>(ptrs, strides, n0, dims, move);
+        if (offset_read) index_row_single<true>(ptrs.data(), strides, n0, dims, move);
+        else index_row_single<false>(ptrs.data(), strides, n0, dims, move);
         continue;
       }
       for (int64_t i = 0; i < n0; ++i) {
@@ -136,6 +137,15 @@ struct CopyElements {
     }
   }
 };
+
+// Checks shared by the indexing kernels, with torch's messages: every tensor on self's
+// device; nothing an op reads (an index, a mask) overlapping the memory it writes.
+TORCH_API void check_same_device(const char* op, const Tensor& self, std::initializer_list<const Tensor*> others);
+TORCH_API bool written_overlaps(const Tensor& written, const Tensor& other);
+TORCH_API void check_no_overlap(const Tensor& written, const Tensor& other);
+// A 0-dim CPU tensor of `dtype` holding value (fill_'s casts): what masked and scattered
+// writes store, and index_add_'s alpha.
+TORCH_API Tensor value_in_dtype(c10::ScalarType dtype, const c10::Scalar& value);
 
 // Raises IndexError(message) unless every element of `index` (int32 or int64) is in [0, size).
 TORCH_API void check_indices_in_range(const Tensor& index, int64_t size, const char* message);

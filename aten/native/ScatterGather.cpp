@@ -57,6 +57,7 @@ Tensor gather_impl(const Tensor& self, int64_t dim, const Tensor& index, bool me
     TORCH_CHECK(nonempty_size(index, d) <= nonempty_size(self, d), "Size does not match at dimension ", d,
                 " expected index ", index.sizes(), " to be smaller than self ", self.sizes(), " apart from dimension ", dim);
   }
+  check_same_device("gather", self, {&index});
   Tensor out = make_empty(index.sizes(), self.scalar_type(), self.device());
   if (meta || index.numel() == 0) return out;
   const std::vector<int64_t> sizes = nonempty_sizes(index);
@@ -91,19 +92,21 @@ Tensor& scatter_impl(Tensor& self, int64_t dim, const Tensor& index, const Tenso
     TORCH_CHECK(fits_self && fits_src, "Expected index ", index.sizes(), " to be smaller than self ", self.sizes(),
                 " apart from dimension ", dim, src ? c10::str(" and to be smaller size than src ", src->sizes()) : "");
   }
+  check_same_device("scatter", self, {&index, src});
   if (meta || index.numel() == 0) return self;
   const std::vector<int64_t> sizes = nonempty_sizes(index);
   Tensor source;
   if (src) {
     // A source sharing self's memory is read in full before any of it is overwritten.
-    source = view_at(src->storage().is_alias_of(self.storage()) ? src->clone() : *src, sizes, dim, nonempty_stride(*src, dim));
+    source = view_at(written_overlaps(self, *src) ? src->clone() : *src, sizes, dim, nonempty_stride(*src, dim));
   } else {
-    Tensor v = make_empty({}, self.scalar_type(), c10::Device(c10::kCPU));
-    v.fill_(*value);
+    Tensor v = value_in_dtype(self.scalar_type(), *value);
     source = make_view(v, sizes, std::vector<int64_t>(sizes.size(), 0), 0);
   }
+  check_no_overlap(self, index);
+  const Tensor& idx = index;
   TensorIterator iter = make_index_iterator(view_at(self, sizes, dim, 0), source,
-                                            {view_at(index, sizes, dim, nonempty_stride(index, dim))});
+                                            {view_at(idx, sizes, dim, nonempty_stride(idx, dim))});
   const IndexedDims dims = along(self, dim, false, false);
   // One thread, in iteration order: repeated indices then write (or combine) deterministically.
   if (reduce == Reduce::None) {
@@ -145,11 +148,16 @@ Tensor& index_add_impl(Tensor& self, int64_t dim, const Tensor& index, const Ten
   }
   TORCH_CHECK(same_slices, "index_add_(): Source/destination tensor must have same slice shapes. Destination shape: ",
               self.sizes(), ", source shape: ", source.sizes(), ", dim: ", dim);
+  TORCH_CHECK(!alpha.isComplex() || c10::isComplexType(self.scalar_type()), "index_add_(): complex alpha needs a ",
+              "complex self, got ", self.scalar_type());
+  check_same_device("index_add_", self, {&index, &source});
   if (meta || index.numel() == 0) return self;
   check_indices_in_range(index, nonempty_size(self, dim), "index out of range in self");
   const std::vector<int64_t> sizes = nonempty_sizes(source);
-  Tensor scaled = alpha.equal(1) ? source : at::mul(source, alpha);
-  if (scaled.storage().is_alias_of(self.storage())) scaled = scaled.clone();
+  // alpha in self's dtype first (as torch's kernel does), so the product keeps that dtype.
+  Tensor scaled = alpha.equal(1) ? source : at::mul(source, value_in_dtype(self.scalar_type(), alpha));
+  if (written_overlaps(self, scaled)) scaled = scaled.clone();
+  check_no_overlap(self, index);
   Tensor idx = index.to(c10::kLong);
   std::vector<int64_t> zeros(sizes.size(), 0);
   zeros[static_cast<size_t>(dim)] = idx.dim() == 0 ? 0 : idx.stride(0);
@@ -176,9 +184,11 @@ Tensor index_select_impl(const Tensor& self, int64_t dim, const Tensor& index, b
   std::vector<int64_t> sizes = self.sizes().vec();
   if (self.dim() > 0) sizes[static_cast<size_t>(dim)] = index.numel();
   else TORCH_CHECK_INDEX(index.numel() == 1, "index_select(): Index to scalar can have only 1 value, got ", index.numel(), " value(s)");
+  check_same_device("index_select", self, {&index});
   Tensor out = make_empty(sizes, self.scalar_type(), self.device());
-  if (meta || out.numel() == 0) return out;
+  if (meta) return out;
   check_indices_in_range(index, nonempty_size(self, dim), "index out of range in self");
+  if (out.numel() == 0) return out;
   const std::vector<int64_t> iter_sizes = nonempty_sizes(out);
   Tensor idx = index.to(c10::kLong);
   std::vector<int64_t> zeros(iter_sizes.size(), 0);

@@ -120,28 +120,31 @@ class _Formatter:
         return (self.max_width - len(ret)) * " " + ret
 
 
+# Stands for the rows a summary leaves out (never printed: only the edge rows are).
+_MIDDLE = object()
+
+
 def _flatten(data, ndim):
     if ndim == 0:
         return [data]
     if ndim == 1:
-        return list(data)
+        return [v for v in data if v is not _MIDDLE]
     out = []
     for row in data:
-        out.extend(_flatten(row, ndim - 1))
+        if row is not _MIDDLE:
+            out.extend(_flatten(row, ndim - 1))
     return out
 
 
-def _summarized(data, ndim):
-    """The edge items of every dimension (torch's get_summarized_data), as nested lists."""
-    if ndim == 0:
-        return data
-    if len(data) > 2 * PRINT_OPTS.edgeitems:
-        rows = data[:PRINT_OPTS.edgeitems] + data[-PRINT_OPTS.edgeitems:]
-    else:
-        rows = data
-    if ndim == 1:
-        return list(rows)
-    return [_summarized(r, ndim - 1) for r in rows]
+def _edge_data(t):
+    """t.tolist() with each dimension longer than 2 * edgeitems cut to its first and last
+    edgeitems entries around a _MIDDLE marker (torch's get_summarized_data), read from the
+    tensor so that a huge tensor is never converted whole."""
+    e, n = PRINT_OPTS.edgeitems, t.size(0)
+    if t.dim() == 1:
+        return t[:e].tolist() + [_MIDDLE] + t[n - e:].tolist() if n > 2 * e else t.tolist()
+    rows = list(range(e)) + [None] + list(range(n - e, n)) if n > 2 * e else range(n)
+    return [_MIDDLE if r is None else _edge_data(t[r]) for r in rows]
 
 
 def _join_complex(real_str, imag_str):
@@ -190,8 +193,10 @@ def _tensor_str(t, indent):
         return "[]"
     ndim = t.dim()
     summarize = t.numel() > PRINT_OPTS.threshold
-    data = t.tolist()
-    sample = _flatten(_summarized(data, ndim) if summarize else data, ndim)
+    if summarize and not PRINT_OPTS.edgeitems:
+        return "[...]"
+    data = _edge_data(t) if summarize and ndim > 0 else t.tolist()
+    sample = _flatten(data, ndim)
     if t.dtype.is_complex:
         fmt1 = _Formatter([v.real for v in sample], True)
         fmt2 = _Formatter([v.imag for v in sample], True)

@@ -347,3 +347,107 @@ def test_gradgradcheck_of_index_ops(name, fn):
     x = tessera.randn(2, 3, dtype=tessera.float64, requires_grad=True)
     assert tessera.autograd.gradcheck(lambda v: fn(tessera, v), (x,))
     assert tessera.autograd.gradgradcheck(lambda v: fn(tessera, v), (x,))
+
+
+# ---------------------------------------------------------------- edge cases found in review
+
+def test_numpy_arrays_as_indices():
+    t, s = _pair((4, 5), seed=9)
+    for index in (np.array([0, 2]), np.array([True, False, True, True]), (np.array([0, 3]), np.array([1, 4])),
+                  (slice(None), np.array([4, 0]))):
+        assert_same(s[index], t[index], _INFO, "float32", repr(index))
+    t[np.array([1, 2])] = 5
+    s[np.array([1, 2])] = 5
+    assert_same(s, t, _INFO, "float32", "setitem with an ndarray")
+    assert_same(s[np.int64(2)], t[np.int64(2)], _INFO, "float32", "numpy integer scalar")
+
+
+def test_zero_dim_integer_tensor_indexes_like_an_int():
+    for lib in (torch, tessera):
+        x = lib.zeros(3, 2)
+        x[lib.tensor(1)].add_(10)  # a view: the write lands in x
+        assert x.tolist() == [[0.0, 0.0], [10.0, 10.0], [0.0, 0.0]]
+    assert tuple(tessera.zeros(3, 4, 5)[tessera.tensor(1), :, [0, 1]].shape) == \
+        tuple(torch.zeros(3, 4, 5)[torch.tensor(1), :, [0, 1]].shape)
+
+
+def test_many_indexed_dims():
+    t = torch.arange(256.0).reshape([2] * 8)
+    s = to_tessera(t)
+    m_t, m_s = torch.ones([2] * 7, dtype=torch.bool), tessera.ones([2] * 7, dtype=tessera.bool)
+    m_t[0, 1] = False
+    m_s[0, 1] = False
+    # numpy's reading of a mask followed by an int (see test_mask_followed_by_index_follows_numpy)
+    want = t.numpy()[m_t.numpy(), 0]
+    assert s[m_s, 0].tolist() == want.tolist()
+    assert_same(s[m_s], t[m_t], _INFO, "float32", "7-dim mask")
+    s7, t7 = s[0].clone(), t[0].clone()
+    s7[s7 >= 10] = 1
+    t7[t7 >= 10] = 1
+    assert_same(s7, t7, _INFO, "float32", "7-dim mask assignment")
+    x = tessera.randn([2] * 7, dtype=tessera.float64, requires_grad=True)
+    x[x.detach() >= 0].sum().backward()
+    assert x.grad.tolist() == (x.detach() >= 0).to(tessera.float64).tolist()
+
+
+def test_full_views_backprop_identity():
+    views = [lambda x: x.reshape(2, 3).t(), lambda x: x.reshape(2, 3)[:, ::2], lambda x: x[:1].expand(3, 4)]
+    for view in views:
+        grads = []
+        for L in (torch, tessera):
+            x = L.arange(6.0, requires_grad=True)
+            v = view(x)
+            ((v[...] * 2).sum() + (v[()] * 3).sum()).backward()
+            grads.append(x.grad.tolist())
+        assert grads[0] == grads[1]
+
+
+def test_zero_dim_masks_and_empty_lists():
+    for L in (torch, tessera):
+        x = L.zeros(3)
+        x.index_put_((L.tensor(True),), L.tensor(1.0))
+        assert x.tolist() == [1.0, 1.0, 1.0]
+        assert tuple(L.zeros(3)[L.tensor(True)].shape) == (1, 3)
+        assert tuple(L.zeros(3)[L.tensor(False)].shape) == (0, 3)
+        assert L.arange(3)[[]].tolist() == [] and tuple(L.zeros(2, 3)[:, []].shape) == (2, 0)
+        y = L.zeros(3)
+        y[[]] = 5.0
+        assert y.tolist() == [0.0, 0.0, 0.0]
+    g = tessera.tensor(2.0, requires_grad=True)
+    tessera.masked_select(g, tessera.tensor(True)).sum().backward()
+    assert g.grad.item() == 1.0
+
+
+def test_errors_name_the_given_index_and_check_devices_and_overlap():
+    with pytest.raises(IndexError, match="index -4 is out of bounds"):
+        tessera.arange(3)[[-4]]
+    with pytest.raises(IndexError, match="index out of range in self"):
+        tessera.zeros(2, 0).index_select(0, tessera.tensor([5]))
+    meta_index = tessera.tensor([0, 1], device="meta")
+    for call in (lambda: tessera.zeros(3, 4).index_select(0, meta_index), lambda: tessera.zeros(3, 4)[meta_index],
+                 lambda: tessera.zeros(3).index_put_((meta_index,), tessera.tensor(1.0)),
+                 lambda: tessera.zeros(3).masked_fill_(tessera.tensor([True, False, True]), tessera.tensor(1.0, device="meta"))):
+        with pytest.raises(RuntimeError, match="device"):
+            call()
+    for L in (torch, tessera):
+        x = L.arange(10).flip(0).contiguous()
+        with pytest.raises(RuntimeError, match="single memory location"):
+            x.index_put_((x,), L.tensor(0))
+        y = L.tensor([1, 2, 0])
+        with pytest.raises(RuntimeError, match="single memory location"):
+            y.scatter_(0, y, 0)
+        z = L.ones(3, 3, dtype=L.bool)
+        with pytest.raises(RuntimeError, match="single memory location"):
+            z.masked_fill_(z[0], False)
+
+
+def test_index_add_alpha_is_cast_to_self_dtype_like_torch():
+    for alpha in (2, 3):
+        t = torch.zeros(5, dtype=torch.int64).index_add(0, torch.tensor([0, 1, 1]), torch.tensor([3, 4, 5]), alpha=alpha)
+        s = tessera.zeros(5, dtype=tessera.int64).index_add(0, tessera.tensor([0, 1, 1]), tessera.tensor([3, 4, 5]),
+                                                            alpha=alpha)
+        assert s.tolist() == t.tolist()
+    f = tessera.zeros(3).index_add(0, tessera.tensor([0, 2]), tessera.ones(2), alpha=0.5)
+    assert f.tolist() == [0.5, 0.0, 0.5]
+    with pytest.raises(RuntimeError):
+        tessera.zeros(3).index_add(0, tessera.tensor([0]), tessera.ones(1), alpha=1j)

@@ -173,3 +173,46 @@ def test_autograd_kernel_with_a_custom_function(lib):
     torch.sin(t).sum().backward()
     assert x.grad.tolist() == pytest.approx(t.grad.tolist())
     assert tessera.autograd.gradcheck(lambda v: tessera.ops.tessera_test_h.mysin(v), (x.detach().requires_grad_(),))
+
+
+def test_kernel_exceptions_keep_their_type_and_lists_are_results(lib):
+    m = lib("tessera_test_i")
+    m.define("boom(Tensor x) -> Tensor")
+    m.impl("boom", lambda x: {}["missing"], "CPU")
+    with pytest.raises(KeyError, match="missing"):
+        tessera.ops.tessera_test_i.boom(tessera.ones(1))
+    m.define("pair(Tensor x) -> (Tensor, Tensor)")
+    m.impl("pair", lambda x: [x, x * 2], "CPU")
+    a, b = tessera.ops.tessera_test_i.pair(tessera.ones(1))
+    assert b.tolist() == [2.0]
+
+
+def test_a_kernel_that_defines_operators_while_called(lib):
+    m = lib("tessera_test_j")
+    m.define("f(Tensor(a!) x, int n) -> Tensor(a!)")
+    count = [0]
+
+    def f(x, n):
+        if n < 0:
+            return x
+        if n == 0:
+            count[0] += 1
+            m.define(f"g{count[0]}(Tensor x) -> Tensor")  # moves the schema generation mid-call
+            return tessera.ops.tessera_test_j.f(x, -1)
+        return tessera.ops.tessera_test_j.f(x, n - 1)
+
+    m.impl("f", f, "CPU")
+    for _ in range(20):
+        x = tessera.ones(3)
+        assert tessera.ops.tessera_test_j.f(x, 2) is x
+
+
+def test_bad_internal_arguments_raise():
+    with pytest.raises(TypeError):
+        tessera._C._OpCall("aten::add", 1)
+    with pytest.raises(TypeError):
+        tessera._C._call_op("aten::add", None, (tessera.ones(1), tessera.ones(1)), 5)
+    guard = tessera._C._AutoDispatchBelowAutograd()
+    with guard:
+        with pytest.raises(RuntimeError, match="already entered"):
+            guard.__enter__()

@@ -155,3 +155,14 @@ def test_size_and_device():
     d = tessera.device("cuda:1")
     assert (d.type, d.index, str(d), repr(d)) == ("cuda", 1, "cuda:1", "device(type='cuda', index=1)")
     assert tessera.device("cpu") == tessera.device("cpu") and hash(tessera.device("cpu")) == hash(tessera.device("cpu"))
+
+
+def test_printing_a_large_tensor_reads_only_its_edges():
+    import time
+    t = torch.arange(4_000_000.0).reshape(4000, 1000)
+    s = tessera.arange(4_000_000.0).reshape(4000, 1000)
+    start = time.perf_counter()
+    text = repr(s)
+    elapsed = time.perf_counter() - start
+    assert text == _norm(repr(t))
+    assert elapsed < 0.5, f"repr of a 4M-element tensor took {elapsed:.2f} s"
