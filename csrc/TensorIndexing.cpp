@@ -5,6 +5,7 @@
 // indexed dims where torch does. Every step is an operator, so autograd records it.
 #include "python_api.h"
 
+#include <aten/native/TensorShape.h>
 #include <aten/ops/Functions.h>
 #include <c10/util/Exception.h>
 
@@ -177,31 +178,12 @@ Sliced apply_slicing(const at::Tensor& self, PyObject* index) {
   return s;
 }
 
-// torch's legacy tensor type names, for "can't assign a str to a torch.FloatTensor".
-std::string legacy_type_name(c10::ScalarType t) {
-  switch (t) {
-    case c10::kFloat: return "tessera.FloatTensor";
-    case c10::kDouble: return "tessera.DoubleTensor";
-    case c10::kHalf: return "tessera.HalfTensor";
-    case c10::kBFloat16: return "tessera.BFloat16Tensor";
-    case c10::kLong: return "tessera.LongTensor";
-    case c10::kInt: return "tessera.IntTensor";
-    case c10::kShort: return "tessera.ShortTensor";
-    case c10::kChar: return "tessera.CharTensor";
-    case c10::kByte: return "tessera.ByteTensor";
-    case c10::kBool: return "tessera.BoolTensor";
-    case c10::kComplexFloat: return "tessera.ComplexFloatTensor";
-    case c10::kComplexDouble: return "tessera.ComplexDoubleTensor";
-    default: return std::string("tessera.Tensor of dtype ") + c10::toString(t);
-  }
-}
-
 // The assigned value: a tensor as given, a number as a 0-dim tensor of self's dtype.
 at::Tensor value_to_tensor(const at::Tensor& self, PyObject* value) {
   if (is_tensor(value)) return unwrap(value);
   at::Tensor number;
   TORCH_CHECK_TYPE(number_to_tensor(value, number), "can't assign a ", Py_TYPE(value)->tp_name, " to a ",
-                   legacy_type_name(self.scalar_type()));
+                   at::native::tensor_type_string(self));
   at::Tensor v = at::empty({}, self.options());
   v.fill_(number.item());
   return v;

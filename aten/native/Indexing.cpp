@@ -72,6 +72,18 @@ Tensor value_in_dtype(c10::ScalarType dtype, const Scalar& value) {
   return v;
 }
 
+void add_indexed(const TensorIterator& iter, const IndexedDims& dims, c10::ScalarType dtype, const char* op) {
+  dispatch_types<kArithmetic>(dtype, op, [&]<typename T>() {
+    for_each_indexed(iter, dims, /*offset_read=*/false, /*parallel=*/false,
+                     [](char* dst, char* src, int64_t n, int64_t ds, int64_t ss) {
+                       for (int64_t i = 0; i < n; ++i) {
+                         T& d = *reinterpret_cast<T*>(dst + i * ds);
+                         d = static_cast<T>(d + *reinterpret_cast<const T*>(src + i * ss));
+                       }
+                     });
+  });
+}
+
 void check_indices_in_range(const Tensor& index, int64_t size, const char* message) {
   Tensor dense = index.scalar_type() == c10::kLong ? index.contiguous() : index.to(c10::kLong).contiguous();
   const int64_t* p = dense.data_ptr<int64_t>();
@@ -310,15 +322,7 @@ Tensor& index_put_impl(Tensor& self, c10::ArrayRef<std::optional<Tensor>> indice
     });
     return self;
   }
-  // Repeated indices add up: one thread, in order.
-  dispatch_types<kArithmetic>(self.scalar_type(), "index_put_", [&]<typename T>() {
-    for_each_indexed(iter, dims, false, false, [](char* dst, char* src, int64_t n, int64_t ds, int64_t ss) {
-      for (int64_t i = 0; i < n; ++i) {
-        T& d = *reinterpret_cast<T*>(dst + i * ds);
-        d = static_cast<T>(d + *reinterpret_cast<const T*>(src + i * ss));
-      }
-    });
-  });
+  add_indexed(iter, dims, self.scalar_type(), "index_put_");
   return self;
 }
 

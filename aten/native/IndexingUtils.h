@@ -138,6 +138,10 @@ struct CopyElements {
   }
 };
 
+// for_each_indexed with written += read for self's dtype (kArithmetic), on one thread in
+// iteration order so that repeated indices add up deterministically.
+TORCH_API void add_indexed(const TensorIterator& iter, const IndexedDims& dims, c10::ScalarType dtype, const char* op);
+
 // Checks shared by the indexing kernels, with torch's messages: every tensor on self's
 // device; nothing an op reads (an index, a mask) overlapping the memory it writes.
 TORCH_API void check_same_device(const char* op, const Tensor& self, std::initializer_list<const Tensor*> others);

@@ -42,6 +42,14 @@ IndexedDims along(const Tensor& indexed, int64_t dim, bool wrap_negative, bool i
   return d;
 }
 
+// A 1-D (or 0-dim) index viewed at `sizes`, moving along `dim` only (index_add_, index_select).
+Tensor vector_index_along(const Tensor& index, const std::vector<int64_t>& sizes, int64_t dim) {
+  Tensor idx = index.to(c10::kLong);
+  std::vector<int64_t> strides(sizes.size(), 0);
+  strides[static_cast<size_t>(dim)] = idx.dim() == 0 ? 0 : idx.stride(0);
+  return make_view(idx, sizes, strides, idx.storage_offset());
+}
+
 void copy_along(const TensorIterator& iter, const IndexedDims& dims, bool offset_read, bool parallel, size_t itemsize) {
   by_itemsize(itemsize, [&]<typename T>() { for_each_indexed(iter, dims, offset_read, parallel, CopyElements<T>{}); });
 }
@@ -113,12 +121,15 @@ Tensor& scatter_impl(Tensor& self, int64_t dim, const Tensor& index, const Tenso
     copy_along(iter, dims, /*offset_read=*/false, /*parallel=*/false, self.itemsize());
     return self;
   }
+  if (reduce == Reduce::Add) {
+    add_indexed(iter, dims, self.scalar_type(), "scatter_");
+    return self;
+  }
   dispatch_types<kArithmetic>(self.scalar_type(), "scatter_", [&]<typename T>() {
-    for_each_indexed(iter, dims, false, false, [reduce](char* dst, char* s, int64_t n, int64_t ds, int64_t ss) {
+    for_each_indexed(iter, dims, false, false, [](char* dst, char* s, int64_t n, int64_t ds, int64_t ss) {
       for (int64_t i = 0; i < n; ++i) {
         T& d = *reinterpret_cast<T*>(dst + i * ds);
-        const T v = *reinterpret_cast<const T*>(s + i * ss);
-        d = reduce == Reduce::Add ? static_cast<T>(d + v) : static_cast<T>(d * v);
+        d = static_cast<T>(d * *reinterpret_cast<const T*>(s + i * ss));
       }
     });
   });
@@ -158,21 +169,10 @@ Tensor& index_add_impl(Tensor& self, int64_t dim, const Tensor& index, const Ten
   Tensor scaled = alpha.equal(1) ? source : at::mul(source, value_in_dtype(self.scalar_type(), alpha));
   if (written_overlaps(self, scaled)) scaled = scaled.clone();
   check_no_overlap(self, index);
-  Tensor idx = index.to(c10::kLong);
-  std::vector<int64_t> zeros(sizes.size(), 0);
-  zeros[static_cast<size_t>(dim)] = idx.dim() == 0 ? 0 : idx.stride(0);
-  Tensor idx_view = make_view(idx, sizes, zeros, idx.storage_offset());
-  TensorIterator iter = make_index_iterator(view_at(self, sizes, dim, 0), view_at(scaled, sizes, dim, nonempty_stride(scaled, dim)),
-                                            {idx_view});
-  const IndexedDims dims = along(self, dim, false, true);
-  dispatch_types<kArithmetic>(self.scalar_type(), "index_add_", [&]<typename T>() {
-    for_each_indexed(iter, dims, false, false, [](char* dst, char* s, int64_t n, int64_t ds, int64_t ss) {
-      for (int64_t i = 0; i < n; ++i) {
-        T& d = *reinterpret_cast<T*>(dst + i * ds);
-        d = static_cast<T>(d + *reinterpret_cast<const T*>(s + i * ss));
-      }
-    });
-  });
+  TensorIterator iter = make_index_iterator(view_at(self, sizes, dim, 0),
+                                            view_at(scaled, sizes, dim, nonempty_stride(scaled, dim)),
+                                            {vector_index_along(index, sizes, dim)});
+  add_indexed(iter, along(self, dim, false, true), self.scalar_type(), "index_add_");
   return self;
 }
 
@@ -190,12 +190,8 @@ Tensor index_select_impl(const Tensor& self, int64_t dim, const Tensor& index, b
   check_indices_in_range(index, nonempty_size(self, dim), "index out of range in self");
   if (out.numel() == 0) return out;
   const std::vector<int64_t> iter_sizes = nonempty_sizes(out);
-  Tensor idx = index.to(c10::kLong);
-  std::vector<int64_t> zeros(iter_sizes.size(), 0);
-  zeros[static_cast<size_t>(dim)] = idx.dim() == 0 ? 0 : idx.stride(0);
   TensorIterator iter = make_index_iterator(view_at(out, iter_sizes, dim, nonempty_stride(out, dim)),
-                                            view_at(self, iter_sizes, dim, 0),
-                                            {make_view(idx, iter_sizes, zeros, idx.storage_offset())});
+                                            view_at(self, iter_sizes, dim, 0), {vector_index_along(index, iter_sizes, dim)});
   copy_along(iter, along(self, dim, false, true), /*offset_read=*/true, /*parallel=*/true, self.itemsize());
   return out;
 }

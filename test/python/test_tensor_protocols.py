@@ -166,3 +166,10 @@ def test_numpy_scalars_as_operands():
     for n in (np.float32(1.5), np.int64(3), np.float64(-2.0), np.bool_(True)):
         assert_same(s * n, t * n, _INFO, "float32", repr(n))
         assert_same(n + s, n + t, _INFO, "float32", repr(n))
+
+
+def test_rsub_behind_reflected_subtraction():
+    t, s = torch.tensor([1.0, 2.5]), tessera.tensor([1.0, 2.5])
+    assert_same(tessera.rsub(s, 4.0, alpha=2), torch.rsub(t, 4.0, alpha=2), _INFO, "float32", "rsub.Scalar")
+    assert_same(tessera.rsub(s, s * 3), torch.rsub(t, t * 3), _INFO, "float32", "rsub.Tensor")
+    assert_same(3 - s, 3 - t, _INFO, "float32", "3 - tensor")
