@@ -7,6 +7,7 @@
 
 #include <array>
 #include <optional>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
@@ -82,5 +83,19 @@ Tensor mm_mat2_backward(const Tensor& grad, const Tensor& mat1, const at::Scalar
 // Softmax.
 Tensor softmax_backward(const Tensor& grad, const Tensor& result, int64_t dim);
 Tensor log_softmax_backward(const Tensor& grad, const Tensor& result, int64_t dim);
+
+// nn activations (FunctionsManualNN.cpp): second derivatives behind the fused backward ops.
+Tensor elu_double_backward(const Tensor& grad, const Tensor& grad_output, const at::Scalar& alpha,
+                           const at::Scalar& scale, const at::Scalar& input_scale, bool is_result,
+                           const Tensor& self_or_result);
+Tensor gelu_double_backward(const Tensor& grad, const Tensor& grad_output, const Tensor& self,
+                            std::string_view approximate);
+Tensor silu_double_backward(const Tensor& grad, const Tensor& self);
+Tensor mish_double_backward(const Tensor& grad, const Tensor& self);
+Tensor softplus_double_backward(const Tensor& grad, const Tensor& self, const at::Scalar& beta,
+                                const at::Scalar& threshold);
+Tensor hardswish_double_backward(const Tensor& grad, const Tensor& self);
+Tensor log_sigmoid_double_backward(const Tensor& grad, const Tensor& self);
+std::tuple<Tensor, Tensor> prelu_backward(const Tensor& grad, const Tensor& self, const Tensor& weight);
 
 }  // namespace torch::autograd::generated::details

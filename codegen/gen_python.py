@@ -203,7 +203,7 @@ def _table(names, prefix: str) -> str:
 
 
 # Python submodules of tessera._C (tessera._C._linalg, ...), each with its table.
-PYTHON_MODULES = ("linalg",)
+PYTHON_MODULES = ("linalg", "nn")
 
 
 # The bindings are spread over this many translation units (by a hash of the Python name,

@@ -29,6 +29,9 @@ PYBIND11_MODULE(_C, m) {
   // ops.yaml's python_module: linalg entries (tessera.linalg re-exports them by torch's names).
   py::module_ linalg = m.def_submodule("_linalg", "Bindings of the linalg_* operators.");
   if (PyModule_AddFunctions(linalg.ptr(), generated_linalg_functions()) != 0) throw py::error_already_set();
+  // python_module: nn entries (torch._C._nn's; tessera.nn.functional builds on them).
+  py::module_ nn = m.def_submodule("_nn", "Bindings of the torch.nn.functional operators.");
+  if (PyModule_AddFunctions(nn.ptr(), generated_nn_functions()) != 0) throw py::error_already_set();
   if (PyModule_AddFunctions(mod, custom_op_functions()) != 0) throw py::error_already_set();
   if (PyModule_AddFunctions(mod, numpy_functions()) != 0 || PyModule_AddFunctions(mod, dlpack_functions()) != 0) {
     throw py::error_already_set();

@@ -50,6 +50,8 @@ globals().update({_n: getattr(_C, _n) for _n in dir(_C)
 
 # tessera.linalg: the linalg_* operators under torch.linalg's names.
 from . import linalg  # noqa: E402,F401
+# tessera.nn.functional: torch.nn.functional's operators.
+from . import nn  # noqa: E402,F401
 # unique and unique_consecutive, which torch writes in Python (torch/functional.py).
 from .functional import nonzero, unique, unique_consecutive  # noqa: E402,F401
 

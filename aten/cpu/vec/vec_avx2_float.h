@@ -78,6 +78,7 @@ class Vectorized<float> : public VectorizedOps<float, Vectorized<float>> {
   }
 
   Vectorized exp() const { return exp_clamped<false>(v_); }
+  Vectorized exp_nonpositive() const { return exp_clamped<true>(v_); }
 
   Vectorized log() const {
     // x = m * 2^e with m in [sqrt(1/2), sqrt(2)); log(x) = log1p(m - 1) + e * ln2.

@@ -302,6 +302,8 @@ class VectorizedOps {
   Derived rsqrt() const { return map([](T x) { return T(1) / std::sqrt(x); }); }
   Derived reciprocal() const { return map([](T x) { return T(1) / x; }); }
   Derived exp() const { return map([](T x) { return std::exp(x); }); }
+  // exp of lanes known to be <= 0 (or NaN): a specialisation may skip the overflow clamp.
+  Derived exp_nonpositive() const { return exp(); }
   Derived exp2() const { return map([](T x) { return std::exp2(x); }); }
   Derived expm1() const { return map([](T x) { return std::expm1(x); }); }
   Derived log() const { return map([](T x) { return std::log(x); }); }

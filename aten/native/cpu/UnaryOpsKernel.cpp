@@ -187,13 +187,18 @@ void frac_kernel(TensorIterator& iter) {
   floating_kernel<kFloatTypes>(iter, "frac", [](auto x) { return x - std::trunc(x); });
 }
 
+// x < 0 ? 0 : x, as torch's clamp_min(0): NaN and -0.0 come back as they are.
 void relu_kernel(TensorIterator& iter) {
   dispatch_types<kIntegral | kFloatTypes>(iter.common_dtype(), "relu", [&]<typename T>() {
     using O = opmath_t<T>;
-    cpu_kernel(iter, [](T x) -> T {
-      O v = static_cast<O>(x);
-      return v > O(0) || v != v ? x : T(O(0));
-    });
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+      cpu_kernel_vec(iter, [](T x) -> T { return x < T(0) ? T(0) : x; },
+                     [](Vectorized<T> x) { return clamp_min(x, Vectorized<T>(T(0))); });
+    } else {
+      cpu_kernel(iter, [](T x) -> T {
+        return static_cast<O>(x) < O(0) ? T(O(0)) : x;
+      });
+    }
   });
 }
 

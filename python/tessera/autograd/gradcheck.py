@@ -103,7 +103,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
     inputs = _as_tuple(inputs)
     outputs = _differentiable_outputs(func, inputs)
     if grad_outputs is None:
-        grad_outputs = tuple(randn(*o.shape, dtype=o.dtype).requires_grad_() for o in outputs)
+        grad_outputs = tuple(randn(tuple(o.shape), dtype=o.dtype).requires_grad_() for o in outputs)
     grad_outputs = _as_tuple(grad_outputs)
     n_in = len(inputs)
     wrt = [i for i, t in enumerate(inputs) if isinstance(t, _C.Tensor) and t.requires_grad]

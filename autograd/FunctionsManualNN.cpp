@@ -1,0 +1,81 @@
+// Backward formulas of the nn activations: the second derivatives that the fused backward
+// ops (gelu_backward, ...) need for double backward, and prelu's two grads. Written with
+// differentiable ops, so they differentiate again.
+#include <autograd/FunctionsManual.h>
+
+#include <aten/core/TensorOperators.h>
+#include <aten/ops/Functions.h>
+
+#include <cmath>
+#include <string_view>
+
+namespace torch::autograd::generated::details {
+
+Tensor elu_double_backward(const Tensor& grad, const Tensor& grad_output, const at::Scalar& alpha,
+                           const at::Scalar& scale, const at::Scalar& input_scale, bool is_result,
+                           const Tensor& self_or_result) {
+  const double a = alpha.toDouble(), s = scale.toDouble(), is = input_scale.toDouble();
+  // elu_backward below zero: grad_output * is * (result + a * s), or, from self,
+  // grad_output * a * s * is * exp(self * is); above zero it is constant in its input.
+  Tensor below = is_result ? grad * grad_output * is
+                           : grad * grad_output * (a * s * is * is) * (self_or_result * is).exp();
+  return at::where(self_or_result.le(0), below, at::zeros_like(below));
+}
+
+Tensor gelu_double_backward(const Tensor& grad, const Tensor& grad_output, const Tensor& self,
+                            std::string_view approximate) {
+  if (approximate == "tanh") {
+    // f' = 0.5 (1 + t) + 0.5 x sech^2(u) u', u = k (x + c x^3), t = tanh(u), so
+    // f'' = sech^2(u) u' + 0.5 x sech^2(u) (u'' - 2 t u'^2).
+    const double k = M_2_SQRTPI * M_SQRT1_2, c = 0.044715;  // sqrt(2/pi)
+    Tensor x2 = self * self;
+    Tensor t = ((self + self * x2 * c) * k).tanh();
+    Tensor sech2 = 1 - t * t;
+    Tensor du = (1 + x2 * (3 * c)) * k;
+    Tensor second = sech2 * du + self * 0.5 * sech2 * (self * (6 * c * k) - 2 * t * du * du);
+    return grad * grad_output * second;
+  }
+  // f' = cdf(x) + x pdf(x), so f'' = 2 pdf(x) - x^2 pdf(x).
+  const double kInvSqrt2Pi = M_2_SQRTPI * M_SQRT1_2 * 0.5;
+  Tensor pdf = (self * self * -0.5).exp() * kInvSqrt2Pi;
+  return grad * grad_output * pdf * (2 - self * self);
+}
+
+Tensor silu_double_backward(const Tensor& grad, const Tensor& self) {
+  Tensor s = self.sigmoid();
+  return grad * s * (1 - s) * (2 + self * (1 - 2 * s));
+}
+
+Tensor mish_double_backward(const Tensor& grad, const Tensor& self) {
+  Tensor s = self.sigmoid();
+  Tensor t = at::softplus(self).tanh();
+  Tensor sech2 = 1 - t * t;
+  return grad * sech2 * s * (2 + self * (1 - s) - 2 * self * s * t);
+}
+
+Tensor softplus_double_backward(const Tensor& grad, const Tensor& self, const at::Scalar& beta,
+                                const at::Scalar& threshold) {
+  const double b = beta.toDouble();
+  Tensor s = (self * b).sigmoid();
+  Tensor d = grad * s * (1 - s) * b;
+  return at::where((self * b).gt(threshold), at::zeros_like(d), d);
+}
+
+Tensor hardswish_double_backward(const Tensor& grad, const Tensor& self) {
+  Tensor d = grad / 3;
+  return at::where(self.gt(-3).logical_and(self.lt(3)), d, at::zeros_like(d));
+}
+
+Tensor log_sigmoid_double_backward(const Tensor& grad, const Tensor& self) {
+  Tensor s = self.sigmoid();
+  return -grad * s * (1 - s);
+}
+
+std::tuple<Tensor, Tensor> prelu_backward(const Tensor& grad, const Tensor& self, const Tensor& weight) {
+  Tensor positive = self.gt(0);
+  Tensor g_self = at::where(positive, grad, grad * weight);
+  Tensor g_weight = at::where(positive, at::zeros_like(grad), grad * self);
+  return {g_self, g_weight.sum_to_size(weight.sizes())};
+}
+
+}  // namespace torch::autograd::generated::details

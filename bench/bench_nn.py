@@ -1,0 +1,62 @@
+#!/usr/bin/python3
+"""nn operators side by side with torch (issue 8), alternating torch / tessera calls in one
+run at the same thread count (bench_common.THREADS); the median of each, and the ratio
+tessera / torch (target: at most 1.0).
+
+  PYTHONPATH=build/python /usr/bin/python3 bench/bench_nn.py [rounds] [name filter...]
+"""
+import sys
+
+import torch
+
+import tessera
+from bench_common import header, run_case, set_threads
+
+
+def _input(lib, *shape, requires_grad=False, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    data = torch.randn(*shape, generator=g)
+    t = data if lib is torch else tessera.from_numpy(data.numpy())
+    return t.clone().requires_grad_(requires_grad)
+
+
+def _forward_backward(f):
+    def run(lib, x, g):
+        x.grad = None
+        f(lib, x).backward(g)
+    return run
+
+
+GELU_SHAPE = (4096, 1024)
+
+
+def _gelu_setup(requires_grad):
+    return lambda lib: (_input(lib, *GELU_SHAPE, requires_grad=requires_grad), _input(lib, *GELU_SHAPE, seed=1))
+
+
+CASES = [
+    # (name, setup(lib) -> args, op(lib, *args))
+    ("gelu 4096x1024", _gelu_setup(False), lambda lib, x, g: lib.nn.functional.gelu(x)),
+    ("gelu tanh 4096x1024", _gelu_setup(False), lambda lib, x, g: lib.nn.functional.gelu(x, approximate="tanh")),
+    ("gelu fwd+bwd 4096x1024", _gelu_setup(True), _forward_backward(lambda lib, x: lib.nn.functional.gelu(x))),
+    ("silu fwd+bwd 4096x1024", _gelu_setup(True), _forward_backward(lambda lib, x: lib.nn.functional.silu(x))),
+    ("relu fwd+bwd 4096x1024", _gelu_setup(True), _forward_backward(lambda lib, x: lib.nn.functional.relu(x))),
+]
+
+
+def main():
+    args = sys.argv[1:]
+    rounds = int(args.pop(0)) if args and args[0].isdigit() else 20
+    set_threads()
+    print(header(rounds))
+    print(f"| {'workload':30} | {'torch ms':>8} | {'tessera ms':>10} | {'ratio':>5} |")
+    print(f"|{'-' * 32}|{'-' * 9}:|{'-' * 11}:|{'-' * 6}:|")
+    for name, setup, op in CASES:
+        if args and not any(a in name for a in args):
+            continue
+        t_torch, t_tessera = run_case(setup, op, rounds)
+        print(f"| {name:30} | {t_torch * 1e3:8.2f} | {t_tessera * 1e3:10.2f} | {t_tessera / t_torch:5.2f} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
