@@ -322,6 +322,13 @@ std::tuple<Tensor, Tensor, Tensor> clamp_tensor_backward(const Tensor& grad, con
 }
 
 Tensor pow_self_backward(const Tensor& grad, const Tensor& self, const Tensor& exponent) {
+  if (exponent.unsafeGetTensorImpl()->is_wrapped_number() && !exponent.is_complex()) {
+    // A Python number: `exponent - 1` of two wrapped numbers would come out in the default
+    // dtype (float32) and cost the grad of x.pow(1/3) in double half its digits.
+    const double e = exponent.item().toDouble();
+    if (e == 0) return at::zeros_like(grad * self);
+    return grad * e * self.pow(e - 1);
+  }
   Tensor g = grad * exponent * self.pow(exponent - 1);
   return at::where(exponent.eq(0), at::zeros_like(g), g);
 }

@@ -98,4 +98,10 @@ Tensor hardswish_double_backward(const Tensor& grad, const Tensor& self);
 Tensor log_sigmoid_double_backward(const Tensor& grad, const Tensor& self);
 std::tuple<Tensor, Tensor> prelu_backward(const Tensor& grad, const Tensor& self, const Tensor& weight);
 
+// Losses (FunctionsManualNN.cpp).
+Tensor binary_cross_entropy_backward(const Tensor& grad, const Tensor& self, const Tensor& target,
+                                     const std::optional<Tensor>& weight, int64_t reduction);
+Tensor binary_cross_entropy_target_backward(const Tensor& grad, const Tensor& self, const Tensor& target,
+                                            const std::optional<Tensor>& weight, int64_t reduction);
+
 }  // namespace torch::autograd::generated::details

@@ -78,4 +78,20 @@ std::tuple<Tensor, Tensor> prelu_backward(const Tensor& grad, const Tensor& self
   return {g_self, g_weight.sum_to_size(weight.sizes())};
 }
 
+// binary_cross_entropy: torch's derivative, w (x - t) / max(x (1 - x), 1e-12), finite at
+// x = 0 and 1 where the clamped logs of the forward are flat.
+Tensor binary_cross_entropy_backward(const Tensor& grad, const Tensor& self, const Tensor& target,
+                                     const std::optional<Tensor>& weight, int64_t reduction) {
+  Tensor g = grad * (self - target) / ((1 - self) * self).clamp_min(1e-12);
+  if (weight && weight->defined()) g = g * *weight;
+  return reduction == 1 ? g / static_cast<double>(self.numel()) : g;
+}
+
+Tensor binary_cross_entropy_target_backward(const Tensor& grad, const Tensor& self, const Tensor& target,
+                                            const std::optional<Tensor>& weight, int64_t reduction) {
+  Tensor g = grad * ((-self).log1p() - self.log());
+  if (weight && weight->defined()) g = g * *weight;
+  return reduction == 1 ? g / static_cast<double>(target.numel()) : g;
+}
+
 }  // namespace torch::autograd::generated::details

@@ -34,6 +34,20 @@ def _gelu_setup(requires_grad):
     return lambda lib: (_input(lib, *GELU_SHAPE, requires_grad=requires_grad), _input(lib, *GELU_SHAPE, seed=1))
 
 
+def _classes(lib, n, classes):
+    t = torch.randint(0, classes, (n,), generator=torch.Generator().manual_seed(2))
+    return t if lib is torch else tessera.from_numpy(t.numpy())
+
+
+def _ce_setup(requires_grad):
+    return lambda lib: (_input(lib, 4096, 1000, requires_grad=requires_grad), _classes(lib, 4096, 1000))
+
+
+def _ce_fwd_bwd(lib, x, t):
+    x.grad = None
+    lib.nn.functional.cross_entropy(x, t).backward()
+
+
 CASES = [
     # (name, setup(lib) -> args, op(lib, *args))
     ("gelu 4096x1024", _gelu_setup(False), lambda lib, x, g: lib.nn.functional.gelu(x)),
@@ -41,6 +55,8 @@ CASES = [
     ("gelu fwd+bwd 4096x1024", _gelu_setup(True), _forward_backward(lambda lib, x: lib.nn.functional.gelu(x))),
     ("silu fwd+bwd 4096x1024", _gelu_setup(True), _forward_backward(lambda lib, x: lib.nn.functional.silu(x))),
     ("relu fwd+bwd 4096x1024", _gelu_setup(True), _forward_backward(lambda lib, x: lib.nn.functional.relu(x))),
+    ("cross_entropy 4096x1000", _ce_setup(False), lambda lib, x, t: lib.nn.functional.cross_entropy(x, t)),
+    ("cross_entropy fwd+bwd 4096x1000", _ce_setup(True), _ce_fwd_bwd),
 ]
 
 

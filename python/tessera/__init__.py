@@ -53,7 +53,8 @@ from . import linalg  # noqa: E402,F401
 # tessera.nn.functional: torch.nn.functional's operators.
 from . import nn  # noqa: E402,F401
 # unique and unique_consecutive, which torch writes in Python (torch/functional.py).
-from .functional import nonzero, unique, unique_consecutive  # noqa: E402,F401
+from .functional import (  # noqa: E402,F401
+    broadcast_shapes, broadcast_tensors, cdist, nonzero, unique, unique_consecutive)
 
 # Pickling (torch's reduce protocol) and tessera.TypedStorage.
 from . import _utils  # noqa: E402,F401

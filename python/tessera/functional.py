@@ -73,3 +73,37 @@ def _tensor_nonzero(self, *, as_tuple=False):
 
 _C._add_tensor_methods({"unique": _tensor_unique, "unique_consecutive": _tensor_unique_consecutive,
                         "nonzero": _tensor_nonzero})
+
+
+def broadcast_shapes(*shapes):
+    """The shape tensors of these shapes broadcast to (ints count as 1-D shapes)."""
+    result = []
+    for shape in shapes:
+        dims = (shape,) if isinstance(shape, int) else tuple(shape)
+        for d in dims:
+            if d < 0:
+                raise RuntimeError(f"Trying to create tensor with negative dimension ({d}): ({d})")
+        if len(dims) > len(result):
+            result = [1] * (len(dims) - len(result)) + result
+        for k, d in enumerate(dims, len(result) - len(dims)):
+            if d != result[k] and d != 1:
+                if result[k] != 1:
+                    raise RuntimeError("Shape mismatch: objects cannot be broadcast to a single shape")
+                result[k] = d
+    return _C.Size(result)
+
+
+def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
+    """Distances between each row of x1 and each row of x2 (batched over leading dims);
+    compute_mode picks whether p = 2 goes through a matrix product (torch's three modes)."""
+    modes = {"use_mm_for_euclid_dist_if_necessary": None, "use_mm_for_euclid_dist": 1,
+             "donot_use_mm_for_euclid_dist": 2}
+    if compute_mode not in modes:
+        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
+    return _C.cdist(x1, x2, p, modes[compute_mode])
+
+
+def broadcast_tensors(*tensors):
+    """Views of the tensors expanded to their common broadcast shape."""
+    shape = broadcast_shapes(*(t.shape for t in tensors))
+    return tuple(t.expand(shape) for t in tensors)

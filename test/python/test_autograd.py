@@ -137,6 +137,8 @@ CASES = [
     ("activations", lambda L, a, w: _activations(L, a, w), (R, V)),
     ("activations_inplace", lambda L, a: _activations_inplace(L, a), (R,)),
     ("activations_double_backward", lambda L, a: _activations_double_backward(L, a), (R,)),
+    ("losses", lambda L, a, b: _losses(L, a, b), (R, U)),
+    ("losses_double_backward", lambda L, a, b: _losses_double_backward(L, a, b), (R, U)),
     ("hardsigmoid_double_backward", lambda L, a: L.autograd.grad(L.nn.functional.hardsigmoid(a * 3), a,
                                                                  grad_outputs=a * a, create_graph=True)[0], (R,)),
 ]
@@ -172,6 +174,29 @@ def _activations_inplace(L, a):
         F.silu(a * 1, inplace=True), F.mish(a * 1, inplace=True), F.hardtanh(a * 1, -1.0, 2.0, inplace=True),
         F.hardsigmoid(a * 3, inplace=True), F.hardswish(a * 3, inplace=True),
         F.threshold(a * 1, 0.1, 2.0, inplace=True), L.nn.functional.gelu(a)])
+
+
+def _losses(L, a, b):
+    F = L.nn.functional
+    w = L.tensor([0.5, 2.0, 1.5], dtype=L.float64)
+    spatial = a.reshape(1, 2, 3, 1)  # nll_loss2d: [N, C, H, W] against [N, H, W]
+    return (F.cross_entropy(a, L.tensor([2, 0]), weight=w) + F.nll_loss(a.log_softmax(1), L.tensor([1, 2]))
+            + F.cross_entropy(spatial, L.tensor([[[1], [0], [1]]]), reduction="sum")
+            + F.binary_cross_entropy(a.sigmoid(), b.sigmoid(), weight=w) + F.mse_loss(a, b) + F.huber_loss(a, b))
+
+
+def _losses_double_backward(L, a, b):
+    # the grad of each loss, with a grad_output that depends on the inputs
+    F = L.nn.functional
+    spatial = a.reshape(1, 2, 3, 1)
+    losses = [F.cross_entropy(a, L.tensor([2, 0])), F.nll_loss(a, L.tensor([1, 2]), reduction="none"),
+              F.nll_loss(spatial, L.tensor([[[1], [0], [1]]]), reduction="sum"),
+              F.binary_cross_entropy(a.sigmoid(), b.sigmoid())]
+    grads = []
+    for loss in losses:
+        grads += list(L.autograd.grad(loss, (a, b), grad_outputs=loss * 0 + a.sum() * b.sum(), create_graph=True,
+                                      allow_unused=True))
+    return _weighted_sum([g for g in grads if g is not None])
 
 
 def _activations_double_backward(L, a):
@@ -254,7 +279,7 @@ def test_gradcheck(name, fn, inputs):
 
 # In-place writes through views are not yet twice differentiable (the saved view is
 # rewritten by the double backward's own CopySlices): inplace_on_view is left out.
-GRADGRAD = ["activations", "activations_inplace", "digamma_polygamma", "mul_div", "exp_log", "trig", "softmax", "mm", "sum_mean", "view_ops", "var_std", "cat", "select_narrow"]
+GRADGRAD = ["activations", "activations_inplace", "losses", "digamma_polygamma", "mul_div", "exp_log", "trig", "softmax", "mm", "sum_mean", "view_ops", "var_std", "cat", "select_narrow"]
 
 
 @pytest.mark.parametrize("name", GRADGRAD)

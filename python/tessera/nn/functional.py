@@ -112,3 +112,161 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     if dim is None:
         dim = _implicit_softmax_dim("log_softmax", input.dim())
     return input.log_softmax(dim, dtype=dtype)
+
+
+# ---------------------------------------------------------------- losses
+
+_REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
+
+
+def _reduction_enum(reduction):
+    if reduction == "elementwise_mean":
+        warnings.warn("reduction='elementwise_mean' is deprecated, please use reduction='mean' instead.")
+        return 1
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    return _REDUCTIONS[reduction]
+
+
+def _legacy_reduction(size_average, reduce):
+    """reduction for the deprecated size_average / reduce arguments (either may be None)."""
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    reduction = "mean" if size_average and reduce else ("sum" if reduce else "none")
+    warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{reduction}' instead.")
+    return reduction
+
+
+def _reduction(size_average, reduce, reduction):
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce)
+    return _reduction_enum(reduction)
+
+
+def _broadcast_with_warning(input, target):
+    if target.size() != input.size():
+        warnings.warn(f"Using a target size ({target.size()}) that is different to the input size ({input.size()}). "
+                      "This will likely lead to incorrect results due to broadcasting. "
+                      "Please ensure they have the same size.", stacklevel=3)
+    return _t.broadcast_tensors(input, target)
+
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",
+                  label_smoothing=0.0):
+    return _nn.cross_entropy_loss(input, target, weight, _reduction(size_average, reduce, reduction), ignore_index,
+                                  label_smoothing)
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
+    return _nn.nll_loss_nd(input, target, weight, _reduction(size_average, reduce, reduction), ignore_index)
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    enum = _reduction(size_average, reduce, reduction)
+    return _nn.mse_loss(*_broadcast_with_warning(input, target), enum)
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    enum = _reduction(size_average, reduce, reduction)
+    return _nn.l1_loss(*_broadcast_with_warning(input, target), enum)
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    enum = _reduction(size_average, reduce, reduction)
+    input, target = _broadcast_with_warning(input, target)
+    if beta == 0.0:
+        return _nn.l1_loss(input, target, enum)
+    return _nn.smooth_l1_loss(input, target, enum, beta)
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0):
+    return _nn.huber_loss(*_broadcast_with_warning(input, target), _reduction_enum(reduction), delta)
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    enum = _reduction(size_average, reduce, reduction)
+    if target.size() != input.size():
+        raise ValueError(f"Using a target size ({target.size()}) that is different to the input size "
+                         f"({input.size()}) is deprecated. Please ensure they have the same size.")
+    if weight is not None:
+        weight = weight.expand(_t.broadcast_shapes(target.size(), weight.size()))
+    return _nn.binary_cross_entropy(input, target, weight, enum)
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean",
+                                     pos_weight=None):
+    enum = _reduction(size_average, reduce, reduction)
+    if target.size() != input.size():
+        raise ValueError(f"Target size ({target.size()}) must be the same as input size ({input.size()})")
+    return _t.binary_cross_entropy_with_logits(input, target, weight, pos_weight, enum)
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    if size_average is not None or reduce is not None:
+        enum = _reduction_enum(_legacy_reduction(size_average, reduce))
+    else:
+        if reduction == "mean":
+            warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
+                          "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
+                          "'mean' will be changed to behave the same as 'batchmean' in the next major release.")
+        enum = 2 if reduction == "batchmean" else _reduction_enum(reduction)
+    reduced = _t.kl_div(input, target, enum, log_target=log_target)
+    if reduction == "batchmean" and input.dim() != 0:
+        reduced = reduced / input.size(0)
+    return reduced
+
+
+def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
+                     reduction="mean"):
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce)
+    if reduction not in _REDUCTIONS:
+        raise ValueError(reduction + " is not valid")
+    return _t.poisson_nll_loss(input, target, log_input, full, eps, _REDUCTIONS[reduction])
+
+
+def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
+    """Negative log-likelihood of a Gaussian with mean `input` and variance `var` (one per
+    element, or one per sample when var lacks input's last dim or has it as 1)."""
+    import math
+    if var.size() != input.size():
+        if input.size()[:-1] == var.size():
+            var = var.unsqueeze(-1)      # one variance per sample (homoscedastic)
+        elif not (input.size()[:-1] == var.size()[:-1] and var.size(-1) == 1):
+            raise ValueError("var is of incorrect size")
+    if reduction not in _REDUCTIONS:
+        raise ValueError(reduction + " is not valid")
+    if bool((var < 0).any()):
+        raise ValueError("var has negative entry/entries")
+    # clamped for the division and the log; the clamp itself is not differentiated
+    var = var.clone()
+    with _t.no_grad():
+        var.clamp_(min=eps)
+    loss = 0.5 * (var.log() + (input - target) ** 2 / var)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    if reduction == "mean":
+        return loss.mean()
+    return loss.sum() if reduction == "sum" else loss
+
+
+def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
+    enum = _reduction(size_average, reduce, reduction)
+    if input1.dim() != input2.dim() or input1.dim() != target.dim():
+        raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
+                           f"input1: {input1.size()}, input2: {input2.size()}, target: {target.size()} ")
+    return _t.margin_ranking_loss(input1, input2, target, margin, enum)
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
+    return _t.cosine_embedding_loss(input1, input2, target, margin, _reduction(size_average, reduce, reduction))
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, size_average=None,
+                        reduce=None, reduction="mean"):
+    enum = _reduction(size_average, reduce, reduction)
+    return _t.triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap, enum)
+
+
+cosine_similarity = _t.cosine_similarity
+pairwise_distance = _t.pairwise_distance
