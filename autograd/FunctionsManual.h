@@ -98,6 +98,9 @@ Tensor hardswish_double_backward(const Tensor& grad, const Tensor& self);
 Tensor log_sigmoid_double_backward(const Tensor& grad, const Tensor& self);
 std::tuple<Tensor, Tensor> prelu_backward(const Tensor& grad, const Tensor& self, const Tensor& weight);
 
+// Pooling (FunctionsManualNN.cpp): grad picked at each plane's recorded indices.
+Tensor gather_at_pooling_indices(const Tensor& grad, const Tensor& indices);
+
 // Losses (FunctionsManualNN.cpp).
 Tensor binary_cross_entropy_backward(const Tensor& grad, const Tensor& self, const Tensor& target,
                                      const std::optional<Tensor>& weight, int64_t reduction);

@@ -94,4 +94,11 @@ Tensor binary_cross_entropy_target_backward(const Tensor& grad, const Tensor& se
   return reduction == 1 ? g / static_cast<double>(target.numel()) : g;
 }
 
+// The adjoint of scattering by a max pooling's indices: per plane, grad[indices].
+Tensor gather_at_pooling_indices(const Tensor& grad, const Tensor& indices) {
+  const int64_t lead = indices.dim() - 2;
+  Tensor flat_grad = grad.flatten(lead), flat_indices = indices.flatten(lead);
+  return flat_grad.gather(lead, flat_indices).view(indices.sizes());
+}
+
 }  // namespace torch::autograd::generated::details

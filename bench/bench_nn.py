@@ -48,6 +48,10 @@ def _ce_fwd_bwd(lib, x, t):
     lib.nn.functional.cross_entropy(x, t).backward()
 
 
+def _pool_setup(lib):
+    return (_input(lib, 32, 64, 112, 112),)
+
+
 CASES = [
     # (name, setup(lib) -> args, op(lib, *args))
     ("gelu 4096x1024", _gelu_setup(False), lambda lib, x, g: lib.nn.functional.gelu(x)),
@@ -55,6 +59,8 @@ CASES = [
     ("gelu fwd+bwd 4096x1024", _gelu_setup(True), _forward_backward(lambda lib, x: lib.nn.functional.gelu(x))),
     ("silu fwd+bwd 4096x1024", _gelu_setup(True), _forward_backward(lambda lib, x: lib.nn.functional.silu(x))),
     ("relu fwd+bwd 4096x1024", _gelu_setup(True), _forward_backward(lambda lib, x: lib.nn.functional.relu(x))),
+    ("max_pool2d 32x64x112x112 k3s2p1", _pool_setup,
+     lambda lib, x: lib.nn.functional.max_pool2d(x, 3, stride=2, padding=1)),
     ("cross_entropy 4096x1000", _ce_setup(False), lambda lib, x, t: lib.nn.functional.cross_entropy(x, t)),
     ("cross_entropy fwd+bwd 4096x1000", _ce_setup(True), _ce_fwd_bwd),
 ]

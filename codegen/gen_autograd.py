@@ -77,7 +77,8 @@ class Derivative:
 
 
 def _camel(name: str) -> str:
-    return "".join(p.capitalize() for p in name.strip("_").split("_"))
+    # str.title capitalises after digits too, as torch's names do (Log1PBackward0, MaxPool2D...)
+    return "".join(p.title() for p in name.strip("_").split("_"))
 
 
 def load_derivatives(path, ops) -> dict:

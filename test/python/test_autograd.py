@@ -139,6 +139,8 @@ CASES = [
     ("activations_double_backward", lambda L, a: _activations_double_backward(L, a), (R,)),
     ("losses", lambda L, a, b: _losses(L, a, b), (R, U)),
     ("losses_double_backward", lambda L, a, b: _losses_double_backward(L, a, b), (R, U)),
+    ("pooling", lambda L, a: _pooling(L, a), (R,)),
+    ("pooling_double_backward", lambda L, a: _pooling_double_backward(L, a), (R,)),
     ("hardsigmoid_double_backward", lambda L, a: L.autograd.grad(L.nn.functional.hardsigmoid(a * 3), a,
                                                                  grad_outputs=a * a, create_graph=True)[0], (R,)),
 ]
@@ -197,6 +199,34 @@ def _losses_double_backward(L, a, b):
         grads += list(L.autograd.grad(loss, (a, b), grad_outputs=loss * 0 + a.sum() * b.sum(), create_graph=True,
                                       allow_unused=True))
     return _weighted_sum([g for g in grads if g is not None])
+
+
+def _pool_input(a):
+    # [1, 2, 3, 3] from the six values, with no ties (the max pools' grads are defined)
+    grid = (a.reshape(6, 1) * a.reshape(1, 6) + a.reshape(1, 6) * 0.01).reshape(1, 2, 3, 6)
+    return grid[..., :3]
+
+
+def _pooling(L, a):
+    F = L.nn.functional
+    x = _pool_input(a)
+    return _weighted_sum([F.max_pool2d(x, 2, stride=1), F.avg_pool2d(x, 2, stride=1, padding=1),
+                          F.adaptive_avg_pool2d(x, (2, 1)), F.adaptive_max_pool2d(x, (1, 2)),
+                          F.max_pool1d(x[0], 2), F.avg_pool1d(x[0], 2, count_include_pad=False),
+                          F.adaptive_avg_pool1d(x[0], 2), F.adaptive_max_pool1d(x[0], 2)])
+
+
+def _pooling_double_backward(L, a):
+    F = L.nn.functional
+    x = _pool_input(a)
+    fns = [lambda t: F.max_pool2d(t, 2, stride=1), lambda t: F.avg_pool2d(t, 2, stride=1, padding=1),
+           lambda t: F.adaptive_avg_pool2d(t, (2, 1)), lambda t: F.adaptive_max_pool2d(t, (1, 2))]
+    grads = []
+    for f in fns:
+        y = f(x)
+        (g,) = L.autograd.grad(y, x, grad_outputs=y * y, create_graph=True)
+        grads.append(g)
+    return _weighted_sum(grads)
 
 
 def _activations_double_backward(L, a):

@@ -270,3 +270,66 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
 
 cosine_similarity = _t.cosine_similarity
 pairwise_distance = _t.pairwise_distance
+
+
+# ---------------------------------------------------------------- pooling
+
+def _sizes_with_default(output_size, input_sizes):
+    """output_size with None entries taken from the input's trailing sizes."""
+    if isinstance(output_size, int):
+        return output_size
+    if len(input_sizes) <= len(output_size):
+        raise ValueError(f"Input dimension should be at least {len(output_size) + 1}")
+    trailing = input_sizes[-len(output_size):]
+    return [d if v is None else v for v, d in zip(output_size, trailing)]
+
+
+def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=False):
+    return _t.max_pool1d_with_indices(input, kernel_size, [] if stride is None else stride, padding, dilation,
+                                      ceil_mode)
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    if return_indices:
+        return max_pool1d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
+    return _t.max_pool1d(input, kernel_size, [] if stride is None else stride, padding, dilation, ceil_mode)
+
+
+def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=False):
+    return _nn.max_pool2d_with_indices(input, kernel_size, [] if stride is None else stride, padding, dilation,
+                                       ceil_mode)
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    if return_indices:
+        return max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
+    return _t.max_pool2d(input, kernel_size, [] if stride is None else stride, padding, dilation, ceil_mode)
+
+
+avg_pool1d = _t.avg_pool1d
+avg_pool2d = _nn.avg_pool2d
+adaptive_avg_pool1d = _t.adaptive_avg_pool1d
+
+
+def adaptive_avg_pool2d(input, output_size):
+    return _nn.adaptive_avg_pool2d(input, _sizes_with_default(output_size, input.size()))
+
+
+def adaptive_max_pool1d_with_indices(input, output_size, return_indices=False):
+    return _t.adaptive_max_pool1d(input, output_size)
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    out = _t.adaptive_max_pool1d(input, output_size)
+    return out if return_indices else out[0]
+
+
+def adaptive_max_pool2d_with_indices(input, output_size, return_indices=False):
+    return _nn.adaptive_max_pool2d(input, _sizes_with_default(output_size, input.size()))
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    out = adaptive_max_pool2d_with_indices(input, output_size)
+    return out if return_indices else out[0]
