@@ -101,6 +101,14 @@ std::tuple<Tensor, Tensor> prelu_backward(const Tensor& grad, const Tensor& self
 // Pooling (FunctionsManualNN.cpp): grad picked at each plane's recorded indices.
 Tensor gather_at_pooling_indices(const Tensor& grad, const Tensor& indices);
 
+// Normalization (FunctionsManualNN.cpp).
+std::tuple<Tensor, Tensor, Tensor> layer_norm_double_backward(const Tensor& grad_dx, const Tensor& grad_dw,
+                                                              const Tensor& grad_db, const Tensor& dy,
+                                                              const Tensor& input, IntArrayRef normalized_shape,
+                                                              const Tensor& mean, const Tensor& rstd,
+                                                              const std::optional<Tensor>& weight,
+                                                              std::array<bool, 3> grad_input_mask);
+
 // Losses (FunctionsManualNN.cpp).
 Tensor binary_cross_entropy_backward(const Tensor& grad, const Tensor& self, const Tensor& target,
                                      const std::optional<Tensor>& weight, int64_t reduction);

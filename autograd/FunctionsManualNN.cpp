@@ -7,6 +7,7 @@
 #include <aten/ops/Functions.h>
 
 #include <cmath>
+#include <vector>
 #include <string_view>
 
 namespace torch::autograd::generated::details {
@@ -99,6 +100,57 @@ Tensor gather_at_pooling_indices(const Tensor& grad, const Tensor& indices) {
   const int64_t lead = indices.dim() - 2;
   Tensor flat_grad = grad.flatten(lead), flat_indices = indices.flatten(lead);
   return flat_grad.gather(lead, flat_indices).view(indices.sizes());
+}
+
+// The derivative of native_layer_norm_backward. Per row of N elements, with
+// xhat = (x - mean) rstd, g = dy w and P(v) = v - mean(v) - xhat mean(v xhat) (symmetric),
+// the backward is dx = rstd P(g), dw = sum_rows dy xhat, db = sum_rows dy. Given the
+// grads A, Bw, Bb of dx, dw, db:
+//   d/d dy = w rstd P(A) + Bw xhat + Bb,   d/dw = sum_rows dy rstd P(A),
+//   d/dx   = rstd P(c) - rstd^2 / N xhat sum(A dx) / rstd,
+//            c = -rstd mean(g xhat) A - rstd sum(A xhat) / N g + Bw dy
+// (xhat moves with x through mean and rstd: d xhat_l / d x_k = rstd P_lk, and
+// d rstd / d x_k = -rstd^2 xhat_k / N).
+std::tuple<Tensor, Tensor, Tensor> layer_norm_double_backward(const Tensor& grad_dx, const Tensor& grad_dw,
+                                                              const Tensor& grad_db, const Tensor& dy,
+                                                              const Tensor& input, IntArrayRef normalized_shape,
+                                                              const Tensor& mean, const Tensor& rstd,
+                                                              const std::optional<Tensor>& weight,
+                                                              std::array<bool, 3> grad_input_mask) {
+  const int64_t k = static_cast<int64_t>(normalized_shape.size()), ndim = input.dim();
+  std::vector<int64_t> rows, outer;
+  for (int64_t d = 0; d < ndim; ++d) (d >= ndim - k ? rows : outer).push_back(d);
+  int64_t n = 1;
+  for (int64_t s : normalized_shape) n *= s;
+  const double inv_n = 1.0 / static_cast<double>(n);
+  const bool has_weight = weight && weight->defined();
+  auto row_mean = [&](const Tensor& v) { return v.sum(rows, true) * inv_n; };
+  const Tensor xhat = (input - mean) * rstd;
+  auto project = [&](const Tensor& v) { return v - row_mean(v) - xhat * row_mean(v * xhat); };
+  const Tensor g = has_weight ? dy * *weight : dy;
+  Tensor d_dy, d_x, d_w, c, rstd_term;
+  if (grad_dx.defined()) {
+    const Tensor pa = rstd * project(grad_dx);
+    d_dy = has_weight ? pa * *weight : pa;
+    if (has_weight && grad_input_mask[2]) d_w = outer.empty() ? dy * pa : (dy * pa).sum(outer);
+    const Tensor dx = rstd * project(g);
+    c = -rstd * row_mean(g * xhat) * grad_dx - rstd * (grad_dx * xhat).sum(rows, true) * inv_n * g;
+    rstd_term = (grad_dx * dx).sum(rows, true) * rstd * inv_n;  // rstd^2 / N * sum(A dx) / rstd
+  }
+  if (grad_dw.defined()) {
+    d_dy = d_dy.defined() ? d_dy + grad_dw * xhat : grad_dw * xhat;
+    c = c.defined() ? c + grad_dw * dy : grad_dw * dy;
+  }
+  if (grad_db.defined()) d_dy = d_dy.defined() ? d_dy + grad_db : grad_db.expand(input.sizes());
+  if (grad_input_mask[1] && c.defined()) {
+    d_x = rstd * project(c);
+    if (rstd_term.defined()) d_x = d_x - rstd_term * xhat;
+  }
+  if (grad_input_mask[0] && !d_dy.defined()) d_dy = at::zeros_like(dy);
+  if (grad_input_mask[1] && !d_x.defined()) d_x = at::zeros_like(input);
+  if (has_weight && grad_input_mask[2] && !d_w.defined()) d_w = at::zeros_like(*weight);
+  return {grad_input_mask[0] ? d_dy : Tensor(), grad_input_mask[1] ? d_x : Tensor(),
+          grad_input_mask[2] ? d_w : Tensor()};
 }
 
 }  // namespace torch::autograd::generated::details

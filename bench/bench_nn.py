@@ -52,6 +52,25 @@ def _pool_setup(lib):
     return (_input(lib, 32, 64, 112, 112),)
 
 
+def _ln_setup(requires_grad):
+    def setup(lib):
+        w = _input(lib, 1024, seed=3, requires_grad=requires_grad)
+        b = _input(lib, 1024, seed=4, requires_grad=requires_grad)
+        return _input(lib, 4096, 1024, requires_grad=requires_grad), w, b, _input(lib, 4096, 1024, seed=5)
+    return setup
+
+
+def _ln_fwd_bwd(lib, x, w, b, g):
+    for t in (x, w, b):
+        t.grad = None
+    lib.nn.functional.layer_norm(x, (1024,), w, b).backward(g)
+
+
+def _bn_setup(lib):
+    return (_input(lib, 32, 64, 56, 56), _input(lib, 64, seed=3), _input(lib, 64, seed=4),
+            lib.zeros(64), lib.ones(64))
+
+
 CASES = [
     # (name, setup(lib) -> args, op(lib, *args))
     ("gelu 4096x1024", _gelu_setup(False), lambda lib, x, g: lib.nn.functional.gelu(x)),
@@ -61,6 +80,11 @@ CASES = [
     ("relu fwd+bwd 4096x1024", _gelu_setup(True), _forward_backward(lambda lib, x: lib.nn.functional.relu(x))),
     ("max_pool2d 32x64x112x112 k3s2p1", _pool_setup,
      lambda lib, x: lib.nn.functional.max_pool2d(x, 3, stride=2, padding=1)),
+    ("layer_norm 4096x1024", _ln_setup(False),
+     lambda lib, x, w, b, g: lib.nn.functional.layer_norm(x, (1024,), w, b)),
+    ("layer_norm fwd+bwd 4096x1024", _ln_setup(True), _ln_fwd_bwd),
+    ("batch_norm train 32x64x56x56", _bn_setup,
+     lambda lib, x, w, b, rm, rv: lib.nn.functional.batch_norm(x, rm, rv, w, b, training=True)),
     ("cross_entropy 4096x1000", _ce_setup(False), lambda lib, x, t: lib.nn.functional.cross_entropy(x, t)),
     ("cross_entropy fwd+bwd 4096x1000", _ce_setup(True), _ce_fwd_bwd),
 ]

@@ -22,6 +22,8 @@ def argument_type(arg: Argument) -> str:
         if t.optional:
             return "const std::optional<at::Tensor>&"
         return "at::Tensor&" if arg.is_write else "const at::Tensor&"
+    if t.is_list and t.base == "bool" and t.size is not None and not t.optional:
+        return f"std::array<bool, {t.size}>"  # output_mask
     if t.is_list:
         elem = {"int": "int64_t", "SymInt": "int64_t", "float": "double"}.get(t.base)
         if elem is None:

@@ -3,6 +3,7 @@
 // payloads are counted and never mutated once boxed, so copies share them, moves steal them.
 #pragma once
 
+#include <array>
 #include <aten/core/Generator.h>
 #include <aten/core/Tensor.h>
 #include <c10/core/Scalar.h>
@@ -47,6 +48,10 @@ template <typename T>
 struct ivalue_is_optional : std::false_type {};
 template <typename T>
 struct ivalue_is_optional<std::optional<T>> : std::true_type {};
+template <typename T>
+struct ivalue_is_bool_array : std::false_type {};
+template <size_t N>
+struct ivalue_is_bool_array<std::array<bool, N>> : std::true_type {};
 }  // namespace detail
 
 class TORCH_API IValue final {
@@ -122,6 +127,9 @@ class TORCH_API IValue final {
   IValue(std::vector<double> v) : IValue(Tag::DoubleList, std::move(v)) {}
   IValue(ArrayRef<double> v) : IValue(v.vec()) {}
   IValue(std::vector<bool> v) : IValue(Tag::BoolList, std::move(v)) {}
+  // bool[N] arguments (output_mask)
+  template <size_t N>
+  IValue(const std::array<bool, N>& v) : IValue(std::vector<bool>(v.begin(), v.end())) {}
   IValue(std::vector<at::Tensor> v) : IValue(Tag::TensorList, std::move(v)) {}
   IValue(ArrayRef<at::Tensor> v) : IValue(v.vec()) {}
   IValue(std::vector<std::optional<at::Tensor>> v) : IValue(Tag::OptionalTensorList, std::move(v)) {}

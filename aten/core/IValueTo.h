@@ -82,6 +82,13 @@ T IValue::to() const {
   } else if constexpr (std::is_same_v<T, std::vector<bool>>) {
     if (isEmptyGenericList()) return T();
     return toBoolList();
+  } else if constexpr (detail::ivalue_is_bool_array<T>::value) {
+    const std::vector<bool>& v = toBoolList();
+    TORCH_CHECK(v.size() == std::tuple_size_v<T>, "expected a list of ", std::tuple_size_v<T>, " bools, got ",
+                v.size());
+    T out{};
+    for (size_t i = 0; i < out.size(); ++i) out[i] = v[i];
+    return out;
   } else if constexpr (std::is_same_v<T, ArrayRef<at::Tensor>>) {
     if (isEmptyGenericList()) return T();
     return toTensorList();

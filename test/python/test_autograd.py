@@ -141,6 +141,8 @@ CASES = [
     ("losses_double_backward", lambda L, a, b: _losses_double_backward(L, a, b), (R, U)),
     ("pooling", lambda L, a: _pooling(L, a), (R,)),
     ("pooling_double_backward", lambda L, a: _pooling_double_backward(L, a), (R,)),
+    ("normalization", lambda L, a, w: _normalization(L, a, w), (R, V)),
+    ("layer_norm_double_backward", lambda L, a, w: _layer_norm_double_backward(L, a, w), (R, V)),
     ("hardsigmoid_double_backward", lambda L, a: L.autograd.grad(L.nn.functional.hardsigmoid(a * 3), a,
                                                                  grad_outputs=a * a, create_graph=True)[0], (R,)),
 ]
@@ -229,6 +231,23 @@ def _pooling_double_backward(L, a):
     return _weighted_sum(grads)
 
 
+def _normalization(L, a, w):
+    F = L.nn.functional
+    x = _pool_input(a).reshape(3, 3, 2)  # [N=3, C=3, 2]
+    return _weighted_sum([F.layer_norm(x, [2]), F.layer_norm(x, [3, 2], w.reshape(3, 1).expand(3, 2), None),
+                          F.batch_norm(x, None, None, w, w * 2, training=True), F.group_norm(x, 3, w, None),
+                          F.instance_norm(x, weight=w)])
+
+
+def _layer_norm_double_backward(L, a, w):
+    F = L.nn.functional
+    x = _pool_input(a).reshape(3, 3, 2)
+    weight, bias = w.reshape(3, 1) * L.ones(3, 2, dtype=L.float64), w.reshape(3, 1) * 0.5 + 0.1
+    y = F.layer_norm(x, [3, 2], weight, bias.expand(3, 2))
+    grads = L.autograd.grad(y, (x, w), grad_outputs=y * y, create_graph=True)
+    return _weighted_sum(grads)
+
+
 def _activations_double_backward(L, a):
     # grad_outputs that depend on `a` reach the backward ops' grad_output formulas too
     F = L.nn.functional
@@ -309,7 +328,7 @@ def test_gradcheck(name, fn, inputs):
 
 # In-place writes through views are not yet twice differentiable (the saved view is
 # rewritten by the double backward's own CopySlices): inplace_on_view is left out.
-GRADGRAD = ["activations", "activations_inplace", "losses", "digamma_polygamma", "mul_div", "exp_log", "trig", "softmax", "mm", "sum_mean", "view_ops", "var_std", "cat", "select_narrow"]
+GRADGRAD = ["activations", "activations_inplace", "losses", "normalization", "digamma_polygamma", "mul_div", "exp_log", "trig", "softmax", "mm", "sum_mean", "view_ops", "var_std", "cat", "select_narrow"]
 
 
 @pytest.mark.parametrize("name", GRADGRAD)

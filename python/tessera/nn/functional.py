@@ -333,3 +333,43 @@ def adaptive_max_pool2d_with_indices(input, output_size, return_indices=False):
 def adaptive_max_pool2d(input, output_size, return_indices=False):
     out = adaptive_max_pool2d_with_indices(input, output_size)
     return out if return_indices else out[0]
+
+
+# ---------------------------------------------------------------- normalization
+
+def _verify_batch_size(size):
+    count = size[0]
+    for s in size[2:]:
+        count *= s
+    if count == 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size {size}")
+
+
+def _verify_spatial_size(size):
+    count = 1
+    for s in size[2:]:
+        count *= s
+    if count == 1:
+        raise ValueError(f"Expected more than 1 spatial element when training, got input size {size}")
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    return _t.layer_norm(input, normalized_shape, weight, bias, eps, False)
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
+    if training:
+        _verify_batch_size(input.size())
+    return _t.batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, False)
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
+                  momentum=0.1, eps=1e-5):
+    if use_input_stats:
+        _verify_spatial_size(input.size())
+    return _t.instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, False)
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    _verify_batch_size([input.size(0) * input.size(1) // num_groups, num_groups] + list(input.size()[2:]))
+    return _t.group_norm(input, num_groups, weight, bias, eps, False)

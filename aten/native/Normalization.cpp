@@ -1,0 +1,206 @@
+// Normalization operators. layer_norm has row kernels of its own (cpu/NormalizationKernel.cpp)
+// for its forward and backward; batch_norm, group_norm and instance_norm are written over
+// other operators (var_mean, ...), so autograd differentiates them through those.
+#include <aten/core/TensorOperators.h>
+#include <aten/native/DispatchStubs.h>
+#include <aten/native/NativeFunctions.h>
+#include <aten/native/Normalization.h>
+#include <aten/native/TensorFactories.h>
+#include <aten/ops/Functions.h>
+#include <c10/core/ThreadLocalState.h>
+
+#include <sstream>
+#include <vector>
+
+namespace at::inline tessera::native {
+
+DEFINE_DISPATCH(layer_norm_stub);
+DEFINE_DISPATCH(layer_norm_backward_stub);
+
+namespace {
+
+std::string shape_string(IntArrayRef sizes) {
+  std::ostringstream os;
+  os << sizes;
+  return os.str();
+}
+
+// Rows M and row length N of a layer norm, after torch's checks of the arguments.
+std::pair<int64_t, int64_t> layer_norm_rows(const Tensor& input, IntArrayRef normalized_shape,
+                                            const std::optional<Tensor>& weight, const std::optional<Tensor>& bias) {
+  const int64_t k = static_cast<int64_t>(normalized_shape.size());
+  TORCH_CHECK(k >= 1, "Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one "
+              "element, but got normalized_shape = ", normalized_shape);
+  TORCH_CHECK(!weight || !weight->defined() || weight->sizes() == normalized_shape, "Expected weight to be of same "
+              "shape as normalized_shape, but got weight of shape ", weight ? weight->sizes() : IntArrayRef(),
+              " and normalized_shape = ", normalized_shape);
+  TORCH_CHECK(!bias || !bias->defined() || bias->sizes() == normalized_shape, "Expected bias to be of same shape as "
+              "normalized_shape, but got bias of shape ", bias ? bias->sizes() : IntArrayRef(),
+              " and normalized_shape = ", normalized_shape);
+  const int64_t ndim = input.dim();
+  bool matches = ndim >= k;
+  for (int64_t i = 0; matches && i < k; ++i) matches = input.size(ndim - k + i) == normalized_shape[i];
+  if (!matches) {
+    std::ostringstream msg;
+    msg << "Given normalized_shape=" << shape_string(normalized_shape) << ", expected input with shape [*";
+    for (int64_t s : normalized_shape) msg << ", " << s;
+    msg << "], but got input of size" << shape_string(input.sizes());
+    TORCH_CHECK(false, msg.str());
+  }
+  int64_t n = 1;
+  for (int64_t s : normalized_shape) n *= s;
+  return {n == 0 ? 0 : input.numel() / n, n};
+}
+
+// mean and rstd keep the outer dims with a 1 for each normalized one (torch's shape).
+std::vector<int64_t> stats_shape(const Tensor& input, int64_t k) {
+  std::vector<int64_t> shape = input.sizes().vec();
+  for (int64_t i = input.dim() - k; i < input.dim(); ++i) shape[i] = 1;
+  return shape;
+}
+
+Tensor contiguous_or_empty(const std::optional<Tensor>& t) {
+  return t && t->defined() ? t->contiguous() : Tensor();
+}
+
+}  // namespace
+
+std::tuple<Tensor, Tensor, Tensor> native_layer_norm(const Tensor& input, IntArrayRef normalized_shape,
+                                                     const std::optional<Tensor>& weight,
+                                                     const std::optional<Tensor>& bias, double eps) {
+  const auto [M, N] = layer_norm_rows(input, normalized_shape, weight, bias);
+  const c10::ScalarType dtype = input.scalar_type();
+  Tensor out = make_empty(input.sizes(), dtype, input.device());
+  const std::vector<int64_t> stats = stats_shape(input, static_cast<int64_t>(normalized_shape.size()));
+  Tensor mean = make_empty(stats, dtype, input.device()), rstd = make_empty(stats, dtype, input.device());
+  if (input.is_meta() || input.numel() == 0) return {out, mean, rstd};
+  layer_norm_stub(c10::DeviceType::CPU, input.contiguous(), contiguous_or_empty(weight), contiguous_or_empty(bias), M,
+                  N, eps, out, mean, rstd);
+  return {out, mean, rstd};
+}
+
+std::tuple<Tensor, Tensor, Tensor> native_layer_norm_backward(const Tensor& grad_out, const Tensor& input,
+                                                              IntArrayRef normalized_shape, const Tensor& mean,
+                                                              const Tensor& rstd, const std::optional<Tensor>& weight,
+                                                              const std::optional<Tensor>& bias,
+                                                              std::array<bool, 3> output_mask) {
+  const auto [M, N] = layer_norm_rows(input, normalized_shape, weight, bias);
+  const auto options = TensorOptions().dtype(input.scalar_type()).device(input.device());
+  const bool has_weight = weight && weight->defined(), has_bias = bias && bias->defined();
+  Tensor dx = output_mask[0] ? make_empty(input.sizes(), input.scalar_type(), input.device()) : Tensor();
+  Tensor dw = output_mask[1] && has_weight ? at::zeros(normalized_shape, options) : Tensor();
+  Tensor db = output_mask[2] && has_bias ? at::zeros(normalized_shape, options) : Tensor();
+  if (input.is_meta() || input.numel() == 0) {
+    if (dx.defined() && !input.is_meta()) dx.zero_();
+    return {dx, dw, db};
+  }
+  layer_norm_backward_stub(c10::DeviceType::CPU, grad_out.to(input.scalar_type()).contiguous(), input.contiguous(),
+                           mean.contiguous(), rstd.contiguous(), contiguous_or_empty(weight), M, N, dx, dw, db);
+  return {dx, dw, db};
+}
+
+Tensor layer_norm(const Tensor& input, IntArrayRef normalized_shape, const std::optional<Tensor>& weight,
+                  const std::optional<Tensor>& bias, double eps, bool cudnn_enable) {
+  return std::get<0>(at::native_layer_norm(input, normalized_shape, weight, bias, eps));
+}
+
+// ---------------------------------------------------------------- batch, group, instance norm
+
+namespace {
+
+// weight / bias viewed as [1, C, 1, ...] for an input of rank `ndim`.
+Tensor per_channel(const Tensor& t, int64_t ndim) {
+  std::vector<int64_t> shape(static_cast<size_t>(ndim), 1);
+  shape[1] = t.numel();
+  return t.reshape(shape);
+}
+
+Tensor affine(Tensor y, const std::optional<Tensor>& weight, const std::optional<Tensor>& bias, int64_t ndim) {
+  if (weight && weight->defined()) y = y * per_channel(*weight, ndim);
+  if (bias && bias->defined()) y = y + per_channel(*bias, ndim);
+  return y;
+}
+
+}  // namespace
+
+Tensor batch_norm(const Tensor& input, const std::optional<Tensor>& weight, const std::optional<Tensor>& bias,
+                  const std::optional<Tensor>& running_mean, const std::optional<Tensor>& running_var, bool training,
+                  double momentum, double eps, bool cudnn_enabled) {
+  const int64_t ndim = input.dim(), channels = input.size(1);  // a 1-D input raises torch's IndexError here
+  auto check_size = [&](const std::optional<Tensor>& t, const char* name) {
+    TORCH_CHECK(!t || !t->defined() || t->numel() == channels, name, " should contain ", channels, " elements not ",
+                t ? t->numel() : 0);
+  };
+  check_size(weight, "weight");
+  check_size(bias, "bias");
+  check_size(running_mean, "running_mean");
+  check_size(running_var, "running_var");
+  std::vector<int64_t> dims{0};
+  for (int64_t d = 2; d < ndim; ++d) dims.push_back(d);
+  if (!training) {
+    TORCH_CHECK(running_mean && running_mean->defined(), "running_mean must be defined in evaluation mode");
+    TORCH_CHECK(running_var && running_var->defined(), "running_var must be defined in evaluation mode");
+    Tensor scale = (per_channel(*running_var, ndim) + eps).rsqrt();
+    return affine((input - per_channel(*running_mean, ndim)) * scale, weight, bias, ndim);
+  }
+  const int64_t count = channels == 0 ? 0 : input.numel() / channels;
+  TORCH_CHECK(count > 1, "Expected more than 1 value per channel when training, got input size ", input.sizes());
+  auto [var, mean] = at::var_mean(input, dims, /*unbiased=*/false, /*keepdim=*/true);
+  if (running_mean && running_mean->defined()) {
+    // the running statistics move toward the batch's (the unbiased variance), untracked
+    c10::AutoGradMode no_grad(false);
+    Tensor batch_mean = mean.reshape({channels});
+    Tensor batch_var = var.reshape({channels}) * (static_cast<double>(count) / (count - 1));
+    running_mean->mul_(1 - momentum).add_(batch_mean.to(running_mean->scalar_type()), momentum);
+    if (running_var && running_var->defined()) {
+      running_var->mul_(1 - momentum).add_(batch_var.to(running_var->scalar_type()), momentum);
+    }
+  }
+  return affine((input - mean) * (var + eps).rsqrt(), weight, bias, ndim);
+}
+
+Tensor instance_norm(const Tensor& input, const std::optional<Tensor>& weight, const std::optional<Tensor>& bias,
+                     const std::optional<Tensor>& running_mean, const std::optional<Tensor>& running_var,
+                     bool use_input_stats, double momentum, double eps, bool cudnn_enabled) {
+  const int64_t n = input.size(0), c = input.size(1), ndim = input.dim();
+  if (!use_input_stats) {
+    return at::batch_norm(input, weight, bias, running_mean, running_var, false, momentum, eps, cudnn_enabled);
+  }
+  std::vector<int64_t> dims;
+  for (int64_t d = 2; d < ndim; ++d) dims.push_back(d);
+  auto [var, mean] = at::var_mean(input, dims, /*unbiased=*/false, /*keepdim=*/true);
+  if (running_mean && running_mean->defined()) {
+    // each running statistic moves toward the mean over the batch of the instances' ones
+    c10::AutoGradMode no_grad(false);
+    const int64_t count = c == 0 || n == 0 ? 0 : input.numel() / (n * c);
+    Tensor batch_mean = mean.reshape({n, c}).mean(IntArrayRef{0});
+    running_mean->mul_(1 - momentum).add_(batch_mean.to(running_mean->scalar_type()), momentum);
+    if (running_var && running_var->defined()) {
+      Tensor unbiased = var.reshape({n, c}) * (static_cast<double>(count) / std::max<int64_t>(count - 1, 1));
+      running_var->mul_(1 - momentum).add_(unbiased.mean(IntArrayRef{0}).to(running_var->scalar_type()), momentum);
+    }
+  }
+  return affine((input - mean) * (var + eps).rsqrt(), weight, bias, ndim);
+}
+
+Tensor group_norm(const Tensor& input, int64_t num_groups, const std::optional<Tensor>& weight,
+                  const std::optional<Tensor>& bias, double eps, bool cudnn_enabled) {
+  TORCH_CHECK(input.dim() >= 2, "Expected at least 2 dimensions for input tensor but received ", input.dim());
+  const int64_t n = input.size(0), c = input.size(1);
+  TORCH_CHECK(num_groups > 0 && c % num_groups == 0, "Expected number of channels in input to be divisible by "
+              "num_groups, but got input of shape ", input.sizes(), " and num_groups=", num_groups);
+  TORCH_CHECK(!weight || !weight->defined() || (weight->dim() == 1 && weight->numel() == c), "Expected weight to be "
+              "a vector of size equal to the number of channels in input, but got weight of shape ",
+              weight ? weight->sizes() : IntArrayRef(), " and input of shape ", input.sizes());
+  TORCH_CHECK(!bias || !bias->defined() || (bias->dim() == 1 && bias->numel() == c), "Expected bias to be a vector "
+              "of size equal to the number of channels in input, but got bias of shape ",
+              bias ? bias->sizes() : IntArrayRef(), " and input of shape ", input.sizes());
+  int64_t per_group = c / num_groups;
+  for (int64_t d = 2; d < input.dim(); ++d) per_group *= input.size(d);
+  Tensor grouped = input.reshape({n, num_groups, per_group});
+  auto [var, mean] = at::var_mean(grouped, std::vector<int64_t>{2}, /*unbiased=*/false, /*keepdim=*/true);
+  Tensor y = ((grouped - mean) * (var + eps).rsqrt()).reshape(input.sizes());
+  return affine(y, weight, bias, input.dim());
+}
+
+}  // namespace at::inline tessera::native
