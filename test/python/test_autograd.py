@@ -143,6 +143,7 @@ CASES = [
     ("pooling_double_backward", lambda L, a: _pooling_double_backward(L, a), (R,)),
     ("normalization", lambda L, a, w: _normalization(L, a, w), (R, V)),
     ("layer_norm_double_backward", lambda L, a, w: _layer_norm_double_backward(L, a, w), (R, V)),
+    ("embedding_pad_dropout", lambda L, a: _embedding_pad_dropout(L, a), (R,)),
     ("hardsigmoid_double_backward", lambda L, a: L.autograd.grad(L.nn.functional.hardsigmoid(a * 3), a,
                                                                  grad_outputs=a * a, create_graph=True)[0], (R,)),
 ]
@@ -246,6 +247,21 @@ def _layer_norm_double_backward(L, a, w):
     y = F.layer_norm(x, [3, 2], weight, bias.expand(3, 2))
     grads = L.autograd.grad(y, (x, w), grad_outputs=y * y, create_graph=True)
     return _weighted_sum(grads)
+
+
+def _embedding_pad_dropout(L, a):
+    F = L.nn.functional
+    x = _pool_input(a)  # [1, 2, 3, 3]
+    L.manual_seed(0)  # the same masks on every gradcheck call (they differ between libraries)
+    kept = F.dropout(x, 0.0) + F.dropout(x, 0.4, training=False)
+    masked = L.native_dropout(x, 0.5, True)
+    rows = L.tensor([[0, 2, 2], [1, 0, 2]])
+    # (padding_idx stops its row's grad on purpose, so it is left to test_nn_misc.py)
+    return _weighted_sum([kept, F.embedding(rows, a.reshape(3, 2)),
+                          F.pad(x, (1, 2, 2, 0)), F.pad(x, (1, 2, 2, 0), mode="reflect"),
+                          F.pad(x[0], (2, 1), mode="replicate"), F.pad(x, (1, 2, 2, 1), mode="circular"),
+                          F.pixel_shuffle(x.reshape(1, 2 * 9, 1, 1)[:, :16], 2), F.pixel_unshuffle(x[:, :, :2, :2], 2),
+                          masked[0] * 0 + masked[1].to(L.float64)])
 
 
 def _activations_double_backward(L, a):

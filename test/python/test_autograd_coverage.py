@@ -90,6 +90,8 @@ NO_FORMULA = {
     "nonzero": lambda L: L.nonzero(_x(L)),
     # view(dtype): a reinterpretation, never differentiable (view(shape) has a formula).
     "view": lambda L: _x(L).view(L.int64),
+    # max_norm's in-place renormalisation (F.embedding runs it under no_grad)
+    "embedding_renorm_": lambda L: L.embedding_renorm_(_clone(L), L.tensor([0]), 1.0, 2.0),
     # scatter with reduce= (add, multiply): neither library differentiates it.
     "scatter": lambda L: L.scatter(_x(L), 1, L.tensor([[0, 1]]), _x(L), reduce="add"),
     "scatter_": lambda L: _clone(L).scatter_(1, L.tensor([[2]]), 2.0, reduce="multiply"),

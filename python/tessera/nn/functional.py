@@ -373,3 +373,99 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     _verify_batch_size([input.size(0) * input.size(1) // num_groups, num_groups] + list(input.size()[2:]))
     return _t.group_norm(input, num_groups, weight, bias, eps, False)
+
+
+# ---------------------------------------------------------------- dropout
+
+def _check_p(p):
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def dropout(input, p=0.5, training=True, inplace=False):
+    _check_p(p)
+    return _t.dropout_(input, p, training) if inplace else _t.dropout(input, p, training)
+
+
+def alpha_dropout(input, p=0.5, training=False, inplace=False):
+    _check_p(p)
+    return _t.alpha_dropout_(input, p, training) if inplace else _t.alpha_dropout(input, p, training)
+
+
+def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
+    _check_p(p)
+    return (_t.feature_alpha_dropout_(input, p, training) if inplace
+            else _t.feature_alpha_dropout(input, p, training))
+
+
+def _channel_dropout(input, p, training, inplace, batched):
+    """feature_dropout on [N, C, ...], an unbatched input given a batch dim of 1 around it."""
+    if not batched:
+        input = input.unsqueeze_(0) if inplace else input.unsqueeze(0)
+    result = _t.feature_dropout_(input, p, training) if inplace else _t.feature_dropout(input, p, training)
+    if not batched:
+        result = result.squeeze_(0) if inplace else result.squeeze(0)
+    return result
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    _check_p(p)
+    if input.dim() not in (2, 3):
+        raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {input.dim()}D input. Note that "
+                           "dropout1d exists to provide channel-wise dropout on inputs with 1 spatial dimension, a "
+                           "channel dimension, and an optional batch dimension (i.e. 2D or 3D inputs).")
+    return _channel_dropout(input, p, training, inplace, input.dim() == 3)
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    _check_p(p)
+    ndim = input.dim()
+    if ndim not in (3, 4):
+        warnings.warn(f"dropout2d: Received a {ndim}-D input to dropout2d, which is deprecated and will result in an "
+                      "error in a future release. To retain the behavior and silence this warning, please use dropout "
+                      "instead. Note that dropout2d exists to provide channel-wise dropout on inputs with 2 spatial "
+                      "dimensions, a channel dimension, and an optional batch dimension (i.e. 3D or 4D inputs).")
+    if ndim == 3:
+        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout behavior "
+                      "is desired - input is interpreted as shape (N, C, L), where C is the channel dim. This behavior "
+                      "will change in a future release to interpret the input as one without a batch dimension, i.e. "
+                      "shape (C, H, W). To maintain the 1D channel-wise dropout behavior, please switch to using "
+                      "dropout1d instead.")
+    return _t.feature_dropout_(input, p, training) if inplace else _t.feature_dropout(input, p, training)
+
+
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    _check_p(p)
+    ndim = input.dim()
+    if ndim not in (4, 5):
+        warnings.warn(f"dropout3d: Received a {ndim}-D input to dropout3d, which is deprecated and will result in an "
+                      "error in a future release. To retain the behavior and silence this warning, please use dropout "
+                      "instead. Note that dropout3d exists to provide channel-wise dropout on inputs with 3 spatial "
+                      "dimensions, a channel dimension, and an optional batch dimension (i.e. 4D or 5D inputs).")
+    return _channel_dropout(input, p, training, inplace, ndim == 5)
+
+
+# ---------------------------------------------------------------- embedding, one_hot, padding
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False, sparse=False):
+    if sparse:
+        raise NotImplementedError("embedding: sparse=True (sparse gradients) is not implemented in tessera yet")
+    if padding_idx is not None:
+        if padding_idx > 0:
+            assert padding_idx < weight.size(0), "Padding_idx must be within num_embeddings"
+        elif padding_idx < 0:
+            assert padding_idx >= -weight.size(0), "Padding_idx must be within num_embeddings"
+            padding_idx = weight.size(0) + padding_idx
+    else:
+        padding_idx = -1
+    if max_norm is not None:
+        input = input.contiguous()
+        with _t.no_grad():
+            _t.embedding_renorm_(weight, input, max_norm, norm_type)
+    return _t.embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)
+
+
+one_hot = _nn.one_hot
+pad = _nn.pad
+pixel_shuffle = _t.pixel_shuffle
+pixel_unshuffle = _t.pixel_unshuffle

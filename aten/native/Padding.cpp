@@ -1,0 +1,152 @@
+// F.pad's modes and pixel (un)shuffle, written over other operators: constant padding
+// copies the input into a filled tensor (negative pads crop), reflect / replicate /
+// circular pick each padded dim's source positions with index_select, so autograd adds
+// the grads of repeated positions together.
+#include <aten/core/TensorOperators.h>
+#include <aten/native/NativeFunctions.h>
+#include <aten/ops/Functions.h>
+
+#include <algorithm>
+#include <string_view>
+#include <vector>
+
+namespace at::inline tessera::native {
+
+Tensor constant_pad_nd(const Tensor& self, IntArrayRef pad, const Scalar& value) {
+  TORCH_CHECK(pad.size() % 2 == 0, "Length of pad must be even but instead it equals ", pad.size());
+  const int64_t dims = static_cast<int64_t>(pad.size()) / 2, ndim = self.dim();
+  TORCH_CHECK(dims <= ndim, "Length of pad should be no more than twice the number of dimensions of the input. Pad "
+              "length is ", pad.size(), " while the input has ", ndim, " dimensions.");
+  std::vector<int64_t> shape = self.sizes().vec();
+  Tensor source = self;
+  for (int64_t k = 0; k < dims; ++k) {  // pad[2k], pad[2k+1]: before and after dim ndim-1-k
+    const int64_t d = ndim - 1 - k, before = pad[2 * k], after = pad[2 * k + 1];
+    const int64_t size = shape[d] + before + after;
+    TORCH_CHECK(size >= 0, "The input size ", shape[d], ", plus negative padding ", before, " and ", after,
+                " resulted in a negative output size, which is invalid. Check dimension ", d, " of your input.");
+    // negative pads crop the source
+    const int64_t crop_front = std::max<int64_t>(-before, 0), crop_back = std::max<int64_t>(-after, 0);
+    source = source.narrow(d, std::min(crop_front, shape[d]), std::max<int64_t>(shape[d] - crop_front - crop_back, 0));
+    shape[d] = size;
+  }
+  Tensor out = at::full(shape, value, self.options());
+  Tensor window = out;
+  for (int64_t k = 0; k < dims; ++k) {
+    const int64_t d = ndim - 1 - k;
+    window = window.narrow(d, std::max<int64_t>(pad[2 * k], 0), source.size(d));
+  }
+  window.copy_(source);
+  return out;
+}
+
+namespace {
+
+// Source positions of a dim of `n` elements padded by (before, after). Circular padding
+// may crop (negative pads); it then wraps around what is left, as torch's does.
+Tensor pad_index(int64_t n, int64_t before, int64_t after, std::string_view mode, const Tensor& like) {
+  const int64_t first = std::max<int64_t>(-before, 0), kept = n - first - std::max<int64_t>(-after, 0);
+  std::vector<int64_t> idx;
+  idx.reserve(static_cast<size_t>(std::max<int64_t>(n + before + after, 0)));
+  for (int64_t i = -before; i < n + after; ++i) {
+    int64_t j = i;
+    if (mode == "reflect") {
+      const int64_t period = 2 * (n - 1);
+      j = period == 0 ? 0 : ((j % period) + period) % period;
+      if (j >= n) j = period - j;
+    } else if (mode == "replicate") {
+      j = std::min(std::max<int64_t>(j, 0), n - 1);
+    } else {  // circular, within the kept part [first, first + kept)
+      j = first + (((i - first) % kept) + kept) % kept;
+    }
+    idx.push_back(j);
+  }
+  Tensor t = at::empty({static_cast<int64_t>(idx.size())}, TensorOptions().dtype(c10::kLong).device(like.device()));
+  if (!t.is_meta()) std::copy(idx.begin(), idx.end(), t.data_ptr<int64_t>());
+  return t;
+}
+
+Tensor index_pad(const Tensor& self, IntArrayRef pad, std::string_view mode) {
+  const int64_t dims = static_cast<int64_t>(pad.size()) / 2;
+  Tensor out = self;
+  for (int64_t k = 0; k < dims; ++k) {
+    const int64_t d = self.dim() - 1 - k, n = self.size(d), before = pad[2 * k], after = pad[2 * k + 1];
+    if (mode == "reflect") {
+      TORCH_CHECK(before < n && after < n, "Argument #4: Padding size should be less than the corresponding input "
+                  "dimension, but got: padding (", before, ", ", after, ") at dimension ", d, " of input ",
+                  self.sizes());
+    } else if (mode == "circular") {
+      TORCH_CHECK(before <= n && after <= n, "Padding value causes wrapping around more than once.");
+    } else {
+      TORCH_CHECK(n > 0 || (before == 0 && after == 0), "input tensor must have non-zero size in dimension ", d,
+                  " to be padded with replicate");
+    }
+    out = out.index_select(d, pad_index(n, before, after, mode, self));
+  }
+  return out;
+}
+
+}  // namespace
+
+Tensor pad(const Tensor& self, IntArrayRef pad, std::string_view mode, std::optional<double> value) {
+  TORCH_CHECK(pad.size() % 2 == 0, "Padding length must be divisible by 2");
+  TORCH_CHECK(static_cast<int64_t>(pad.size()) / 2 <= self.dim(), "Padding length too large");
+  if (mode == "constant") return at::constant_pad_nd(self, pad, value.value_or(0.0));
+  TORCH_CHECK(!value.has_value() || *value == 0, "Padding mode \"", mode,
+              "\" doesn't take in value argument");
+  TORCH_CHECK_NOT_IMPLEMENTED(mode == "reflect" || mode == "replicate" || mode == "circular",
+                              "Unrecognised padding mode ", mode);
+  const int64_t dims = static_cast<int64_t>(pad.size()) / 2;
+  TORCH_CHECK_NOT_IMPLEMENTED(dims >= 1 && dims <= 3 && (self.dim() == dims + 1 || self.dim() == dims + 2),
+                              "Only 2D, 3D, 4D, 5D padding with non-constant padding are supported for now");
+  for (int64_t p : pad) {
+    TORCH_CHECK(mode == "circular" || p >= 0, "padding size should be non-negative for ", mode, " padding");
+  }
+  if (mode == "circular") return at::_pad_circular(self, pad);
+  return index_pad(self, pad, mode);
+}
+
+Tensor _pad_circular(const Tensor& self, IntArrayRef pad) { return index_pad(self, pad, "circular"); }
+
+// [*, C r^2, H, W] -> [*, C, H r, W r]: each group of r^2 channels becomes an r x r block.
+Tensor pixel_shuffle(const Tensor& self, int64_t upscale_factor) {
+  TORCH_CHECK(self.dim() >= 3, "pixel_shuffle expects input to have at least 3 dimensions, but got input with ",
+              self.dim(), " dimension(s)");
+  TORCH_CHECK(upscale_factor > 0, "pixel_shuffle expects a positive upscale_factor, but got ", upscale_factor);
+  const int64_t r = upscale_factor, c = self.size(-3), h = self.size(-2), w = self.size(-1);
+  TORCH_CHECK(c % (r * r) == 0, "pixel_shuffle expects its input's 'channel' dimension to be divisible by the square "
+              "of upscale_factor, but input.size(-3)=", c, " is not divisible by ", r * r);
+  std::vector<int64_t> lead(self.sizes().begin(), self.sizes().end() - 3);
+  const int64_t nl = static_cast<int64_t>(lead.size());
+  std::vector<int64_t> split = lead;
+  split.insert(split.end(), {c / (r * r), r, r, h, w});
+  std::vector<int64_t> perm;
+  for (int64_t i = 0; i < nl; ++i) perm.push_back(i);
+  perm.insert(perm.end(), {nl, nl + 3, nl + 1, nl + 4, nl + 2});
+  std::vector<int64_t> out = lead;
+  out.insert(out.end(), {c / (r * r), h * r, w * r});
+  return self.reshape(split).permute(perm).reshape(out);
+}
+
+Tensor pixel_unshuffle(const Tensor& self, int64_t downscale_factor) {
+  TORCH_CHECK(self.dim() >= 3, "pixel_unshuffle expects input to have at least 3 dimensions, but got input with ",
+              self.dim(), " dimension(s)");
+  TORCH_CHECK(downscale_factor > 0, "pixel_unshuffle expects a positive downscale_factor, but got ",
+              downscale_factor);
+  const int64_t r = downscale_factor, c = self.size(-3), h = self.size(-2), w = self.size(-1);
+  TORCH_CHECK(h % r == 0, "pixel_unshuffle expects height to be divisible by downscale_factor, but input.size(-2)=",
+              h, " is not divisible by ", r);
+  TORCH_CHECK(w % r == 0, "pixel_unshuffle expects width to be divisible by downscale_factor, but input.size(-1)=",
+              w, " is not divisible by ", r);
+  std::vector<int64_t> lead(self.sizes().begin(), self.sizes().end() - 3);
+  const int64_t nl = static_cast<int64_t>(lead.size());
+  std::vector<int64_t> split = lead;
+  split.insert(split.end(), {c, h / r, r, w / r, r});
+  std::vector<int64_t> perm;
+  for (int64_t i = 0; i < nl; ++i) perm.push_back(i);
+  perm.insert(perm.end(), {nl, nl + 2, nl + 4, nl + 1, nl + 3});
+  std::vector<int64_t> out = lead;
+  out.insert(out.end(), {c * r * r, h / r, w / r});
+  return self.reshape(split).permute(perm).reshape(out);
+}
+
+}  // namespace at::inline tessera::native
