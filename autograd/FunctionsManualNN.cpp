@@ -3,8 +3,11 @@
 // differentiable ops, so they differentiate again.
 #include <autograd/FunctionsManual.h>
 
+#include <aten/core/Reduction.h>
 #include <aten/core/TensorOperators.h>
+#include <aten/native/Attention.h>
 #include <aten/ops/Functions.h>
+#include <c10/core/ThreadLocalState.h>
 
 #include <cmath>
 #include <vector>
@@ -20,7 +23,7 @@ Tensor elu_double_backward(const Tensor& grad, const Tensor& grad_output, const 
   // grad_output * a * s * is * exp(self * is); above zero it is constant in its input.
   Tensor below = is_result ? grad * grad_output * is
                            : grad * grad_output * (a * s * is * is) * (self_or_result * is).exp();
-  return at::where(self_or_result.le(0), below, at::zeros_like(below));
+  return at::where(self_or_result.lt(0), below, at::zeros_like(below));
 }
 
 Tensor gelu_double_backward(const Tensor& grad, const Tensor& grad_output, const Tensor& self,
@@ -85,14 +88,14 @@ Tensor binary_cross_entropy_backward(const Tensor& grad, const Tensor& self, con
                                      const std::optional<Tensor>& weight, int64_t reduction) {
   Tensor g = grad * (self - target) / ((1 - self) * self).clamp_min(1e-12);
   if (weight && weight->defined()) g = g * *weight;
-  return reduction == 1 ? g / static_cast<double>(self.numel()) : g;
+  return reduction == at::Reduction::Mean ? g / static_cast<double>(self.numel()) : g;
 }
 
 Tensor binary_cross_entropy_target_backward(const Tensor& grad, const Tensor& self, const Tensor& target,
                                             const std::optional<Tensor>& weight, int64_t reduction) {
   Tensor g = grad * ((-self).log1p() - self.log());
   if (weight && weight->defined()) g = g * *weight;
-  return reduction == 1 ? g / static_cast<double>(target.numel()) : g;
+  return reduction == at::Reduction::Mean ? g / static_cast<double>(target.numel()) : g;
 }
 
 // The adjoint of scattering by a max pooling's indices: per plane, grad[indices].
@@ -151,6 +154,53 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm_double_backward(const Tensor& grad
   if (has_weight && grad_input_mask[2] && !d_w.defined()) d_w = at::zeros_like(*weight);
   return {grad_input_mask[0] ? d_dy : Tensor(), grad_input_mask[1] ? d_x : Tensor(),
           grad_input_mask[2] ? d_w : Tensor()};
+}
+
+// The fused attention's backward, a key block at a time as its forward: each block's
+// probabilities come back from the saved log-sum-exp, p = exp(s - lse); then
+// dv = p^T dO, dp = dO v^T, ds = p (dp - rowsum(dO o)), dq += ds k scale, dk = ds^T q scale.
+// Written with differentiable ops, so it differentiates again.
+std::tuple<Tensor, Tensor, Tensor> flash_attention_backward(const Tensor& grad, const Tensor& query,
+                                                            const Tensor& key, const Tensor& value,
+                                                            const Tensor& output, const Tensor& logsumexp,
+                                                            bool is_causal, const std::optional<Tensor>& attn_mask,
+                                                            std::optional<double> scale) {
+  constexpr int64_t kKeyBlock = 256;
+  const double sc = at::native::attention_scale(query, scale);
+  const int64_t S = key.size(-2);
+  const Tensor row_dot = (grad * output).sum(std::vector<int64_t>{-1}, true);
+  // fully masked rows (lse = -inf) have no probabilities at all
+  Tensor lse = at::where(logsumexp.isinf(), at::full_like(logsumexp, INFINITY), logsumexp).unsqueeze(-1);
+  if (c10::GradMode::is_enabled()) {
+    // Differentiated again: the saved lse is a constant to autograd, so it is rebuilt from
+    // the scores, shifted by itself (sum exp(s - lse) = 1): same value, and its grad.
+    Tensor total;
+    for (int64_t j0 = 0; j0 < S; j0 += kKeyBlock) {
+      const int64_t n = std::min(kKeyBlock, S - j0);
+      Tensor part = (at::native::attention_block_scores(query, key, j0, n, sc, is_causal, attn_mask) - lse)
+                        .exp()
+                        .sum(std::vector<int64_t>{-1}, true);
+      total = total.defined() ? total + part : part;
+    }
+    // (a fully masked row keeps its +inf: its sum is 0)
+    if (total.defined()) lse = lse + at::where(total.gt(0), total, at::ones_like(total)).log();
+  }
+  Tensor grad_query = at::zeros_like(query);
+  std::vector<Tensor> grad_keys, grad_values;
+  for (int64_t j0 = 0; j0 < S; j0 += kKeyBlock) {
+    const int64_t n = std::min(kKeyBlock, S - j0);
+    Tensor p = (at::native::attention_block_scores(query, key, j0, n, sc, is_causal, attn_mask) - lse).exp();
+    Tensor v_block = value.narrow(-2, j0, n);
+    grad_values.push_back(at::matmul(p.transpose(-2, -1), grad));
+    Tensor ds = p * (at::matmul(grad, v_block.transpose(-2, -1)) - row_dot);
+    grad_query = grad_query + at::matmul(ds, key.narrow(-2, j0, n)) * sc;
+    grad_keys.push_back(at::matmul(ds.transpose(-2, -1), query) * sc);
+  }
+  if (S == 0) return {grad_query, at::zeros_like(key), at::zeros_like(value)};
+  // keys and values broadcast over the query's batch dims get the sum of their grads
+  Tensor grad_key = at::cat(grad_keys, -2).sum_to_size(key.sizes());
+  Tensor grad_value = at::cat(grad_values, -2).sum_to_size(value.sizes());
+  return {grad_query, grad_key, grad_value};
 }
 
 }  // namespace torch::autograd::generated::details

@@ -71,6 +71,63 @@ def _bn_setup(lib):
             lib.zeros(64), lib.ones(64))
 
 
+def _attention(lib, q, k, v):
+    # torch 1.13 has no scaled_dot_product_attention: its figure is the composite in torch ops
+    if lib is torch:
+        return ((q @ k.transpose(-2, -1)) * (q.size(-1) ** -0.5)).softmax(-1) @ v
+    return lib.nn.functional.scaled_dot_product_attention(q, k, v)
+
+
+def _sdpa_setup(requires_grad):
+    def setup(lib):
+        return tuple(_input(lib, 1, 8, 1024, 64, seed=s, requires_grad=requires_grad) for s in (1, 2, 3))
+    return setup
+
+
+def _sdpa_fwd_bwd(lib, q, k, v):
+    for t in (q, k, v):
+        t.grad = None
+    _attention(lib, q, k, v).sum().backward()
+
+
+PEAK_RSS = """
+import resource, sys
+import torch, tessera
+lib = torch if sys.argv[1] == "torch" else tessera
+lib.set_num_threads(2)
+L = int(sys.argv[2])
+q, k, v = (lib.randn(1, 8, L, 64, requires_grad=True) for _ in range(3))
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+if lib is torch:
+    out = ((q @ k.transpose(-2, -1)) * 0.125).softmax(-1) @ v
+else:
+    out = tessera.nn.functional.scaled_dot_product_attention(q, k, v)
+out.sum().backward()
+print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base) // 1024)
+"""
+
+
+def attention_memory():
+    """Peak RSS growth (MB) of attention forward + backward, 8 heads x 64, by sequence length."""
+    import subprocess
+    rows = []
+    for L in (1024, 4096, 8192):
+        row = [L]
+        for name in ("torch", "tessera"):
+            if name == "torch" and L > 4096:
+                row.append(None)  # the L x L composite at 8k needs several GB
+                continue
+            out = subprocess.run([sys.executable, "-c", PEAK_RSS, name, str(L)], capture_output=True, text=True,
+                                 check=True)
+            row.append(int(out.stdout.strip().splitlines()[-1]))
+        rows.append(row)
+    print("\nscaled_dot_product_attention fwd+bwd, 8 heads x 64: peak RSS growth (MB)")
+    print("| tokens | torch composite | tessera fused |")
+    print("|-------:|----------------:|--------------:|")
+    for L, t, s in rows:
+        print(f"| {L:6} | {'-' if t is None else t:>15} | {s:>13} |")
+
+
 CASES = [
     # (name, setup(lib) -> args, op(lib, *args))
     ("gelu 4096x1024", _gelu_setup(False), lambda lib, x, g: lib.nn.functional.gelu(x)),
@@ -87,6 +144,8 @@ CASES = [
      lambda lib, x, w, b, rm, rv: lib.nn.functional.batch_norm(x, rm, rv, w, b, training=True)),
     ("cross_entropy 4096x1000", _ce_setup(False), lambda lib, x, t: lib.nn.functional.cross_entropy(x, t)),
     ("cross_entropy fwd+bwd 4096x1000", _ce_setup(True), _ce_fwd_bwd),
+    ("sdpa 8x1024x64", _sdpa_setup(False), _attention),
+    ("sdpa fwd+bwd 8x1024x64", _sdpa_setup(True), _sdpa_fwd_bwd),
 ]
 
 
@@ -102,6 +161,8 @@ def main():
             continue
         t_torch, t_tessera = run_case(setup, op, rounds)
         print(f"| {name:30} | {t_torch * 1e3:8.2f} | {t_tessera * 1e3:10.2f} | {t_tessera / t_torch:5.2f} |", flush=True)
+    if not args or any(a in "sdpa memory" for a in args):
+        attention_memory()
 
 
 if __name__ == "__main__":

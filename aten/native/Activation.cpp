@@ -45,6 +45,16 @@ void check_elu_backward_grad_input(const Tensor&, const Scalar& alpha, const Sca
               "version instead.");
 }
 
+void check_softshrink(const Tensor&, const Scalar& lambd) {
+  TORCH_CHECK(lambd.toDouble() >= 0, "lambda must be greater or equal to 0, but found to be ", lambd, ".");
+}
+
+void check_hardtanh(const Tensor& self, const Scalar& min_val, const Scalar& max_val) {
+  TORCH_CHECK(self.scalar_type() != c10::kBool, "Bool inputs not supported for hardtanh");
+  TORCH_CHECK(self.scalar_type() != c10::kByte || (min_val.toDouble() >= 0 && max_val.toDouble() >= 0),
+              "cannot do hardtanh on an unsigned type with negative limits");
+}
+
 }  // namespace meta
 
 namespace native {

@@ -41,14 +41,6 @@ Adaptive2d adaptive_geometry(const Tensor& self, IntArrayRef output_size, const 
   return g;
 }
 
-template <typename F>
-void for_each_plane(int64_t planes, F f) {
-  at::parallel_for(0, planes, 1, [&](int64_t begin, int64_t end) {
-    for (int64_t p = begin; p < end; ++p) f(p);
-  });
-}
-
-constexpr unsigned kPoolFloat = kFloating | kReducedFloat;
 
 }  // namespace
 
@@ -57,7 +49,7 @@ Tensor _adaptive_avg_pool2d(const Tensor& self, IntArrayRef output_size) {
   Tensor out = make_empty(g.output_sizes, self.scalar_type(), self.device());
   if (self.is_meta() || out.numel() == 0) return out;
   const Tensor x = self.contiguous();
-  dispatch_types<kPoolFloat>(self.scalar_type(), "adaptive_avg_pool2d", [&]<typename T>() {
+  dispatch_types<kPoolFloatTypes>(self.scalar_type(), "adaptive_avg_pool2d", [&]<typename T>() {
     using O = opmath_t<T>;
     const T* in = x.data_ptr<T>();
     T* o = out.data_ptr<T>();
@@ -87,7 +79,7 @@ Tensor _adaptive_avg_pool2d_backward(const Tensor& grad_output, const Tensor& se
   Tensor grad_input = at::zeros(self.sizes(), TensorOptions().dtype(self.scalar_type()).device(self.device()));
   if (self.is_meta() || grad_output.numel() == 0) return grad_input;
   const Tensor go = grad_output.to(self.scalar_type()).contiguous();
-  dispatch_types<kPoolFloat>(self.scalar_type(), "adaptive_avg_pool2d_backward", [&]<typename T>() {
+  dispatch_types<kPoolFloatTypes>(self.scalar_type(), "adaptive_avg_pool2d_backward", [&]<typename T>() {
     using O = opmath_t<T>;
     const T* gp = go.data_ptr<T>();
     T* gi = grad_input.data_ptr<T>();
@@ -128,7 +120,7 @@ std::tuple<Tensor, Tensor> adaptive_max_pool2d(const Tensor& self, IntArrayRef o
   Tensor indices = make_empty(g.output_sizes, c10::kLong, self.device());
   if (self.is_meta() || out.numel() == 0) return {out, indices};
   const Tensor x = self.contiguous();
-  dispatch_types<kPoolFloat>(self.scalar_type(), "adaptive_max_pool2d", [&]<typename T>() {
+  dispatch_types<kPoolFloatTypes>(self.scalar_type(), "adaptive_max_pool2d", [&]<typename T>() {
     using O = opmath_t<T>;
     const T* in = x.data_ptr<T>();
     T* o = out.data_ptr<T>();
@@ -139,18 +131,7 @@ std::tuple<Tensor, Tensor> adaptive_max_pool2d(const Tensor& self, IntArrayRef o
         const int64_t h0 = window_start(oh, g.in_h, g.out_h), h1 = window_end(oh, g.in_h, g.out_h);
         for (int64_t ow = 0; ow < g.out_w; ++ow) {
           const int64_t w0 = window_start(ow, g.in_w, g.out_w), w1 = window_end(ow, g.in_w, g.out_w);
-          O best = -std::numeric_limits<O>::infinity();
-          int64_t best_at = h0 * g.in_w + w0;
-          for (int64_t h = h0; h < h1 && !std::isnan(best); ++h) {
-            for (int64_t w = w0; w < w1; ++w) {
-              const O v = static_cast<O>(plane[h * g.in_w + w]);
-              if (v > best || std::isnan(v)) {
-                best = v;
-                best_at = h * g.in_w + w;
-                if (std::isnan(v)) break;
-              }
-            }
-          }
+          const auto [best, best_at] = window_max<O>(plane, g.in_w, h0, h1, 1, w0, w1, 1);
           const int64_t k = (p * g.out_h + oh) * g.out_w + ow;
           o[k] = static_cast<T>(best);
           idx[k] = best_at;
@@ -164,6 +145,9 @@ std::tuple<Tensor, Tensor> adaptive_max_pool2d(const Tensor& self, IntArrayRef o
 Tensor adaptive_max_pool2d_backward(const Tensor& grad_output, const Tensor& self, const Tensor& indices) {
   TORCH_CHECK(self.dim() == 3 || self.dim() == 4, "adaptive_max_pool2d_backward(): Expected 3D or 4D grad_output, "
               "but got: ", grad_output.sizes());
+  TORCH_CHECK(grad_output.dim() == self.dim() && grad_output.sizes().slice(0, self.dim() - 2) ==
+              self.sizes().slice(0, self.dim() - 2), "adaptive_max_pool2d_backward(): grad_output of size ",
+              grad_output.sizes(), " does not match the input's ", self.sizes());
   const int64_t plane_in = self.size(-1) * self.size(-2);
   const int64_t plane_out = grad_output.size(-1) * grad_output.size(-2);
   return scatter_by_indices(grad_output, self, indices, plane_in == 0 ? 0 : self.numel() / plane_in, plane_in,

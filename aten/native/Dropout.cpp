@@ -63,7 +63,7 @@ std::tuple<Tensor, Tensor> native_dropout(const Tensor& input, double p, std::op
   Tensor mask = at::empty(input.sizes(), input.options().dtype(c10::kBool));
   if (p == 1) {
     mask.fill_(false);
-    return {at::zeros_like(input), mask};
+    return {input * at::zeros({}, input.options()), mask};  // NaN and inf stay NaN, as input * 0
   }
   mask.bernoulli_(1 - p);
   return {input * mask * (1. / (1 - p)), mask};

@@ -1,5 +1,6 @@
 // Losses and distances as torch computes them, written over other operators (nll_loss's
 // own kernels are in LossNLL.cpp): reduction is torch's enum (0 none, 1 mean, 2 sum).
+#include <aten/core/Reduction.h>
 #include <aten/core/TensorOperators.h>
 #include <aten/native/Broadcast.h>
 #include <aten/native/NativeFunctions.h>
@@ -14,12 +15,10 @@ namespace at::inline tessera::native {
 
 namespace {
 
-constexpr int64_t kNone = 0, kMean = 1, kSum = 2;
-
 Tensor reduce_loss(const Tensor& loss, int64_t reduction) {
-  if (reduction == kMean) return loss.mean();
-  if (reduction == kSum) return loss.sum();
-  TORCH_CHECK(reduction == kNone, "reduction must be 0 (none), 1 (mean) or 2 (sum), got ", reduction);
+  if (reduction == Reduction::Mean) return loss.mean();
+  if (reduction == Reduction::Sum) return loss.sum();
+  TORCH_CHECK(reduction == Reduction::None, "reduction must be 0 (none), 1 (mean) or 2 (sum), got ", reduction);
   return loss;
 }
 
@@ -65,7 +64,7 @@ Tensor nll_loss_nd(const Tensor& self, const Tensor& target, const std::optional
   Tensor input = self.contiguous().view({n, c, empty ? 0 : 1, empty ? 0 : -1});
   Tensor tgt = target.contiguous().view({n, empty ? 0 : 1, empty ? 0 : -1});
   Tensor out = at::nll_loss2d(input, tgt, weight, reduction, ignore_index);
-  return reduction == kNone ? out.view(unreduced) : out;
+  return reduction == Reduction::None ? out.view(unreduced) : out;
 }
 
 Tensor cross_entropy_loss(const Tensor& self, const Tensor& target, const std::optional<Tensor>& weight,
@@ -83,7 +82,7 @@ Tensor cross_entropy_loss(const Tensor& self, const Tensor& target, const std::o
     Tensor weighted = at::log_softmax(self, class_dim) * probs;
     if (defined(weight)) weighted = weighted * class_weight_view(*weight, self.dim());
     Tensor loss = -weighted.sum(IntArrayRef{class_dim});
-    if (reduction == kMean) {
+    if (reduction == Reduction::Mean) {
       // the mean over samples (every position but the class dim); NaN for no samples
       if (self.numel() == 0) return loss.sum() * NAN;
       return loss.sum() / static_cast<double>(self.numel() / classes);
@@ -100,7 +99,7 @@ Tensor cross_entropy_loss(const Tensor& self, const Tensor& target, const std::o
   Tensor smooth = -per_class.sum(IntArrayRef{class_dim});
   smooth = smooth.masked_fill(ignored, 0.0);
   Tensor smooth_reduced;
-  if (reduction == kMean) {
+  if (reduction == Reduction::Mean) {
     Tensor kept = ignored.logical_not();
     Tensor norm = defined(weight) ? weight->index_select(0, target.masked_select(kept).flatten()).sum()
                                   : kept.sum();
@@ -157,7 +156,8 @@ Tensor poisson_nll_loss(const Tensor& input, const Tensor& target, bool log_inpu
 Tensor binary_cross_entropy(const Tensor& self, const Tensor& target, const std::optional<Tensor>& weight,
                             int64_t reduction) {
   if (!self.is_meta() && self.numel() > 0) {
-    TORCH_CHECK(!self.lt(0).logical_or(self.gt(1)).any().item().toBool(),
+    // (NaN is outside too)
+    TORCH_CHECK(self.ge(0).logical_and(self.le(1)).all().item().toBool(),
                 "all elements of input should be between 0 and 1");
   }
   Tensor loss = (target - 1) * (-self).log1p().clamp_min(-100) - target * self.log().clamp_min(-100);

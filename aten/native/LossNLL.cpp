@@ -2,6 +2,7 @@
 // total weight a mean divides by) and the backward, for (C) / (N, C) inputs
 // (nll_loss_forward) and (N, C, H, W) ones (nll_loss2d_forward); nll_loss_nd and
 // cross_entropy_loss (Loss.cpp) bring every other rank to one of these. CPU and Meta.
+#include <aten/core/Reduction.h>
 #include <aten/native/Dispatch.h>
 #include <aten/native/NativeFunctions.h>
 #include <aten/native/TensorFactories.h>
@@ -13,10 +14,10 @@ namespace at::inline tessera::native {
 
 namespace {
 
-constexpr int64_t kReductionNone = 0, kReductionMean = 1;
-
-void check_weight(const std::optional<Tensor>& weight, int64_t classes) {
+void check_weight(const Tensor& self, const std::optional<Tensor>& weight, int64_t classes) {
   if (!weight || !weight->defined()) return;
+  TORCH_CHECK(weight->scalar_type() == self.scalar_type(), "expected scalar type ", self.scalar_type(),
+              " but found ", weight->scalar_type());
   TORCH_CHECK(weight->dim() == 1 && weight->numel() == classes, "weight tensor should be defined either for all ",
               classes, " classes or no classes but got weight tensor of shape: ", weight->sizes());
 }
@@ -39,7 +40,7 @@ NllGeometry geometry_1d_2d(const Tensor& self, const Tensor& target, const std::
               ", target: ", target.sizes(), ")");
   check_target_dtype(target);
   const int64_t classes = self.size(-1);
-  check_weight(weight, classes);
+  check_weight(self, weight, classes);
   if (self.dim() == 1) return {1, classes, 1, {}};
   return {self.size(0), classes, 1, {self.size(0)}};
 }
@@ -52,7 +53,7 @@ NllGeometry geometry_2d(const Tensor& self, const Tensor& target, const std::opt
   TORCH_CHECK(self.size(0) == target.size(0) && self.size(2) == target.size(1) && self.size(3) == target.size(2),
               "size mismatch (got input: ", self.sizes(), " , target: ", target.sizes());
   check_target_dtype(target);
-  check_weight(weight, self.size(1));
+  check_weight(self, weight, self.size(1));
   return {self.size(0), self.size(1), self.size(2) * self.size(3), {self.size(0), self.size(2), self.size(3)}};
 }
 
@@ -67,7 +68,7 @@ std::tuple<Tensor, Tensor> nll_forward(const Tensor& self, const Tensor& target,
                                        int64_t reduction, int64_t ignore_index, const NllGeometry& g) {
   const auto options = TensorOptions().dtype(self.scalar_type()).device(self.device());
   Tensor total_weight = at::empty({}, options);
-  Tensor output = reduction == kReductionNone ? at::empty(g.unreduced, options) : at::empty({}, options);
+  Tensor output = reduction == Reduction::None ? at::empty(g.unreduced, options) : at::empty({}, options);
   if (self.is_meta()) return {output, total_weight};
   const Tensor x = self.contiguous(), t = target.contiguous();
   const Tensor w = weight && weight->defined() ? weight->contiguous() : Tensor();
@@ -87,14 +88,14 @@ std::tuple<Tensor, Tensor> nll_forward(const Tensor& self, const Tensor& target,
           loss = -wt * static_cast<O>(xp[(n * g.classes + cls) * g.spatial + s]);
           weights += wt;
         }
-        if (reduction == kReductionNone) out[i] = static_cast<T>(loss);
+        if (reduction == Reduction::None) out[i] = static_cast<T>(loss);
         sum += loss;
       }
     }
     total_weight.data_ptr<T>()[0] = static_cast<T>(weights);
-    if (reduction != kReductionNone) {
+    if (reduction != Reduction::None) {
       // 0 / 0 = NaN when every sample is ignored, as in torch
-      out[0] = static_cast<T>(reduction == kReductionMean ? sum / weights : sum);
+      out[0] = static_cast<T>(reduction == Reduction::Mean ? sum / weights : sum);
     }
   });
   return {output, total_weight};
@@ -103,7 +104,7 @@ std::tuple<Tensor, Tensor> nll_forward(const Tensor& self, const Tensor& target,
 Tensor nll_backward(const Tensor& grad_output, const Tensor& self, const Tensor& target,
                     const std::optional<Tensor>& weight, int64_t reduction, int64_t ignore_index,
                     const Tensor& total_weight, const NllGeometry& g) {
-  if (reduction == kReductionNone) {
+  if (reduction == Reduction::None) {
     TORCH_CHECK(grad_output.sizes() == IntArrayRef(g.unreduced), "Expected a tensor of size ",
                 IntArrayRef(g.unreduced), " but got ", grad_output.sizes());
   } else {
@@ -122,14 +123,14 @@ Tensor nll_backward(const Tensor& grad_output, const Tensor& self, const Tensor&
     const int64_t* tp = t.data_ptr<int64_t>();
     const T* wp = w.defined() ? w.data_ptr<T>() : nullptr;
     T* gi = grad_input.data_ptr<T>();
-    O scale = reduction == kReductionNone ? O(0) : static_cast<O>(gp[0]);
-    if (reduction == kReductionMean) scale /= static_cast<O>(total_weight.item().toDouble());
+    O scale = reduction == Reduction::None ? O(0) : static_cast<O>(gp[0]);
+    if (reduction == Reduction::Mean) scale /= static_cast<O>(total_weight.item().toDouble());
     for (int64_t n = 0; n < g.batch; ++n) {
       for (int64_t s = 0; s < g.spatial; ++s) {
         const int64_t i = n * g.spatial + s, cls = tp[i];
         if (cls == ignore_index) continue;
         const O wt = class_weight<O>(cls, g.classes, wp);
-        const O go_i = reduction == kReductionNone ? static_cast<O>(gp[i]) : scale;
+        const O go_i = reduction == Reduction::None ? static_cast<O>(gp[i]) : scale;
         gi[(n * g.classes + cls) * g.spatial + s] = static_cast<T>(-wt * go_i);
       }
     }

@@ -37,6 +37,10 @@ std::pair<int64_t, int64_t> layer_norm_rows(const Tensor& input, IntArrayRef nor
   TORCH_CHECK(!bias || !bias->defined() || bias->sizes() == normalized_shape, "Expected bias to be of same shape as "
               "normalized_shape, but got bias of shape ", bias ? bias->sizes() : IntArrayRef(),
               " and normalized_shape = ", normalized_shape);
+  for (const std::optional<Tensor>* t : {&weight, &bias}) {
+    TORCH_CHECK(!*t || !(*t)->defined() || (*t)->scalar_type() == input.scalar_type(), "expected scalar type ",
+                input.scalar_type(), " but found ", (*t)->scalar_type());
+  }
   const int64_t ndim = input.dim();
   bool matches = ndim >= k;
   for (int64_t i = 0; matches && i < k; ++i) matches = input.size(ndim - k + i) == normalized_shape[i];
@@ -85,6 +89,10 @@ std::tuple<Tensor, Tensor, Tensor> native_layer_norm_backward(const Tensor& grad
                                                               const std::optional<Tensor>& bias,
                                                               std::array<bool, 3> output_mask) {
   const auto [M, N] = layer_norm_rows(input, normalized_shape, weight, bias);
+  TORCH_CHECK(grad_out.sizes() == input.sizes(), "native_layer_norm_backward: grad_out of size ", grad_out.sizes(),
+              " for an input of size ", input.sizes());
+  TORCH_CHECK(mean.numel() == M && rstd.numel() == M, "native_layer_norm_backward: expected mean and rstd of ", M,
+              " elements, got ", mean.numel(), " and ", rstd.numel());
   const auto options = TensorOptions().dtype(input.scalar_type()).device(input.device());
   const bool has_weight = weight && weight->defined(), has_bias = bias && bias->defined();
   Tensor dx = output_mask[0] ? make_empty(input.sizes(), input.scalar_type(), input.device()) : Tensor();
@@ -115,10 +123,19 @@ Tensor per_channel(const Tensor& t, int64_t ndim) {
   return t.reshape(shape);
 }
 
+// Half/BFloat16 inputs keep their dtype with float parameters, as torch's kernels do.
 Tensor affine(Tensor y, const std::optional<Tensor>& weight, const std::optional<Tensor>& bias, int64_t ndim) {
-  if (weight && weight->defined()) y = y * per_channel(*weight, ndim);
-  if (bias && bias->defined()) y = y + per_channel(*bias, ndim);
+  if (weight && weight->defined()) y = y * per_channel(*weight, ndim).to(y.scalar_type());
+  if (bias && bias->defined()) y = y + per_channel(*bias, ndim).to(y.scalar_type());
   return y;
+}
+
+// running = (1 - momentum) running + momentum batch, for each statistic given, untracked.
+void update_running(const std::optional<Tensor>& running, const Tensor& batch, double momentum) {
+  if (!running || !running->defined()) return;
+  c10::AutoGradMode no_grad(false);
+  Tensor r = *running;
+  r.mul_(1 - momentum).add_(batch.to(r.scalar_type()), momentum);
 }
 
 }  // namespace
@@ -140,21 +157,17 @@ Tensor batch_norm(const Tensor& input, const std::optional<Tensor>& weight, cons
   if (!training) {
     TORCH_CHECK(running_mean && running_mean->defined(), "running_mean must be defined in evaluation mode");
     TORCH_CHECK(running_var && running_var->defined(), "running_var must be defined in evaluation mode");
-    Tensor scale = (per_channel(*running_var, ndim) + eps).rsqrt();
-    return affine((input - per_channel(*running_mean, ndim)) * scale, weight, bias, ndim);
+    Tensor scale = (per_channel(*running_var, ndim) + eps).rsqrt().to(input.scalar_type());
+    return affine((input - per_channel(*running_mean, ndim).to(input.scalar_type())) * scale, weight, bias, ndim);
   }
   const int64_t count = channels == 0 ? 0 : input.numel() / channels;
   TORCH_CHECK(count > 1, "Expected more than 1 value per channel when training, got input size ", input.sizes());
   auto [var, mean] = at::var_mean(input, dims, /*unbiased=*/false, /*keepdim=*/true);
-  if (running_mean && running_mean->defined()) {
-    // the running statistics move toward the batch's (the unbiased variance), untracked
+  {
+    // the running statistics move toward the batch's (the unbiased variance)
     c10::AutoGradMode no_grad(false);
-    Tensor batch_mean = mean.reshape({channels});
-    Tensor batch_var = var.reshape({channels}) * (static_cast<double>(count) / (count - 1));
-    running_mean->mul_(1 - momentum).add_(batch_mean.to(running_mean->scalar_type()), momentum);
-    if (running_var && running_var->defined()) {
-      running_var->mul_(1 - momentum).add_(batch_var.to(running_var->scalar_type()), momentum);
-    }
+    update_running(running_mean, mean.reshape({channels}), momentum);
+    update_running(running_var, var.reshape({channels}) * (static_cast<double>(count) / (count - 1)), momentum);
   }
   return affine((input - mean) * (var + eps).rsqrt(), weight, bias, ndim);
 }
@@ -169,16 +182,13 @@ Tensor instance_norm(const Tensor& input, const std::optional<Tensor>& weight, c
   std::vector<int64_t> dims;
   for (int64_t d = 2; d < ndim; ++d) dims.push_back(d);
   auto [var, mean] = at::var_mean(input, dims, /*unbiased=*/false, /*keepdim=*/true);
-  if (running_mean && running_mean->defined()) {
-    // each running statistic moves toward the mean over the batch of the instances' ones
+  {
+    // each running statistic moves toward the batch mean of the instances' ones
     c10::AutoGradMode no_grad(false);
     const int64_t count = c == 0 || n == 0 ? 0 : input.numel() / (n * c);
-    Tensor batch_mean = mean.reshape({n, c}).mean(IntArrayRef{0});
-    running_mean->mul_(1 - momentum).add_(batch_mean.to(running_mean->scalar_type()), momentum);
-    if (running_var && running_var->defined()) {
-      Tensor unbiased = var.reshape({n, c}) * (static_cast<double>(count) / std::max<int64_t>(count - 1, 1));
-      running_var->mul_(1 - momentum).add_(unbiased.mean(IntArrayRef{0}).to(running_var->scalar_type()), momentum);
-    }
+    const double unbias = static_cast<double>(count) / std::max<int64_t>(count - 1, 1);
+    update_running(running_mean, mean.reshape({n, c}).mean(IntArrayRef{0}), momentum);
+    update_running(running_var, (var.reshape({n, c}) * unbias).mean(IntArrayRef{0}), momentum);
   }
   return affine((input - mean) * (var + eps).rsqrt(), weight, bias, ndim);
 }

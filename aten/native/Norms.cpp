@@ -6,6 +6,7 @@
 #include <aten/native/StructuredHelpers.h>
 #include <aten/native/TensorShape.h>
 #include <aten/ops/Functions.h>
+#include <c10/core/ThreadLocalState.h>
 
 #include <cmath>
 #include <limits>
@@ -57,9 +58,15 @@ Tensor linalg_vector_norm(const Tensor& self, const c10::Scalar& ord, std::optio
   const std::optional<IntArrayRef> over(dims);
   if (p == 0) return at::sum(at::ne(a, 0), over, keepdim, a.scalar_type());
   if (p == 1) return at::sum(a, over, keepdim, std::nullopt);
-  if (p == 2) return at::sum(at::mul(a, a), over, keepdim, std::nullopt).sqrt_();
   if (std::isinf(p)) return p > 0 ? at::amax(a, dims, keepdim) : at::amin(a, dims, keepdim);
-  return at::sum(at::pow(a, ord), over, keepdim, std::nullopt).pow_(c10::Scalar(1.0 / p));
+  Tensor sum = p == 2 ? at::sum(at::mul(a, a), over, keepdim, std::nullopt)
+                      : at::sum(at::pow(a, ord), over, keepdim, std::nullopt);
+  if (!(c10::GradMode::is_enabled() && self.requires_grad())) return p == 2 ? sum.sqrt_() : sum.pow_(1.0 / p);
+  // Differentiated: a zero norm gets a zero grad, as torch's norm backward gives (the
+  // root's derivative is infinite there, times the sum's zero, NaN).
+  Tensor zero = sum.eq(0);
+  Tensor root = at::where(zero, at::ones_like(sum), sum).pow(1.0 / p);
+  return at::where(zero, at::zeros_like(root), root);
 }
 
 Tensor& linalg_vector_norm_out(const Tensor& self, const c10::Scalar& ord, std::optional<IntArrayRef> dim,

@@ -45,6 +45,8 @@ namespace {
 // may crop (negative pads); it then wraps around what is left, as torch's does.
 Tensor pad_index(int64_t n, int64_t before, int64_t after, std::string_view mode, const Tensor& like) {
   const int64_t first = std::max<int64_t>(-before, 0), kept = n - first - std::max<int64_t>(-after, 0);
+  TORCH_CHECK(mode != "circular" || kept > 0 || n + before + after == 0,
+              "Negative padding value is resulting in an empty dimension");
   std::vector<int64_t> idx;
   idx.reserve(static_cast<size_t>(std::max<int64_t>(n + before + after, 0)));
   for (int64_t i = -before; i < n + after; ++i) {
@@ -98,9 +100,6 @@ Tensor pad(const Tensor& self, IntArrayRef pad, std::string_view mode, std::opti
   const int64_t dims = static_cast<int64_t>(pad.size()) / 2;
   TORCH_CHECK_NOT_IMPLEMENTED(dims >= 1 && dims <= 3 && (self.dim() == dims + 1 || self.dim() == dims + 2),
                               "Only 2D, 3D, 4D, 5D padding with non-constant padding are supported for now");
-  for (int64_t p : pad) {
-    TORCH_CHECK(mode == "circular" || p >= 0, "padding size should be non-negative for ", mode, " padding");
-  }
   if (mode == "circular") return at::_pad_circular(self, pad);
   return index_pad(self, pad, mode);
 }

@@ -83,15 +83,6 @@ Tensor empty_like_dtype(IntArrayRef sizes, c10::ScalarType dtype, const Tensor& 
   return make_empty(sizes, dtype, like.device());
 }
 
-// Runs f(plane) for every plane of the geometry, a block of planes per thread.
-template <typename F>
-void for_each_plane(const Pool2d& g, F f) {
-  at::parallel_for(0, g.batch * g.planes, 1, [&](int64_t begin, int64_t end) {
-    for (int64_t p = begin; p < end; ++p) f(p);
-  });
-}
-
-constexpr unsigned kPoolFloat = kFloating | kReducedFloat;
 
 }  // namespace
 
@@ -109,12 +100,12 @@ std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& self, IntArrayR
   Tensor indices = empty_like_dtype(g.output_sizes(), c10::kLong, self);
   if (self.is_meta() || out.numel() == 0) return {out, indices};
   const Tensor x = self.contiguous();
-  dispatch_types<kPoolFloat>(self.scalar_type(), "max_pool2d", [&]<typename T>() {
+  dispatch_types<kPoolFloatTypes>(self.scalar_type(), "max_pool2d", [&]<typename T>() {
     using O = opmath_t<T>;
     const T* in = x.data_ptr<T>();
     T* o = out.data_ptr<T>();
     int64_t* idx = indices.data_ptr<int64_t>();
-    for_each_plane(g, [&](int64_t p) {
+    for_each_plane(g.batch * g.planes, [&](int64_t p) {
       const T* plane = in + p * g.in_h * g.in_w;
       for (int64_t oh = 0; oh < g.out_h; ++oh) {
         int64_t h0 = oh * g.sh - g.ph;
@@ -124,19 +115,7 @@ std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& self, IntArrayR
           int64_t w0 = ow * g.sw - g.pw;
           const int64_t w1 = std::min(w0 + (g.kw - 1) * g.dw + 1, g.in_w);
           while (w0 < 0) w0 += g.dw;
-          O best = -std::numeric_limits<O>::infinity();
-          int64_t best_at = h0 * g.in_w + w0;
-          for (int64_t h = h0; h < h1; h += g.dh) {
-            for (int64_t w = w0; w < w1; w += g.dw) {
-              const O v = static_cast<O>(plane[h * g.in_w + w]);
-              if (v > best || std::isnan(v)) {  // NaN wins, as in torch
-                best = v;
-                best_at = h * g.in_w + w;
-                if (std::isnan(v)) break;
-              }
-            }
-            if (std::isnan(best)) break;
-          }
+          const auto [best, best_at] = window_max<O>(plane, g.in_w, h0, h1, g.dh, w0, w1, g.dw);
           const int64_t k = (p * g.out_h + oh) * g.out_w + ow;
           o[k] = static_cast<T>(best);
           idx[k] = best_at;
@@ -153,10 +132,14 @@ Tensor scatter_by_indices(const Tensor& grad_output, const Tensor& self, const T
                                  int64_t planes_total, int64_t plane_in, int64_t plane_out, const char* op) {
   TORCH_CHECK(grad_output.sizes() == indices.sizes(), op, ": grad_output and indices must have the same sizes, got ",
               grad_output.sizes(), " and ", indices.sizes());
+  TORCH_CHECK(indices.scalar_type() == c10::kLong, op, ": expected indices of dtype Long, got ",
+              indices.scalar_type());
+  TORCH_CHECK(grad_output.dim() == self.dim() && grad_output.numel() == planes_total * plane_out, op,
+              ": grad_output of size ", grad_output.sizes(), " does not match the input's ", self.sizes());
   Tensor grad_input = at::zeros(self.sizes(), TensorOptions().dtype(self.scalar_type()).device(self.device()));
   if (self.is_meta() || grad_input.numel() == 0 || grad_output.numel() == 0) return grad_input;
   const Tensor go = grad_output.to(self.scalar_type()).contiguous(), ind = indices.contiguous();
-  dispatch_types<kPoolFloat | kIntegral>(self.scalar_type(), op, [&]<typename T>() {
+  dispatch_types<kPoolFloatTypes | kIntegral>(self.scalar_type(), op, [&]<typename T>() {
     using O = opmath_t<T>;
     const T* gp = go.data_ptr<T>();
     const int64_t* ip = ind.data_ptr<int64_t>();
@@ -180,6 +163,8 @@ Tensor max_pool2d_with_indices_backward(const Tensor& grad_output, const Tensor&
                                         IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, bool ceil_mode,
                                         const Tensor& indices) {
   const Pool2d g = pool2d_geometry(self, kernel_size, stride, padding, dilation, ceil_mode, "max_pool2d", true);
+  TORCH_CHECK(grad_output.sizes() == IntArrayRef(g.output_sizes()), "max_pool2d_with_indices_backward: expected "
+              "grad_output of size ", IntArrayRef(g.output_sizes()), ", got ", grad_output.sizes());
   return scatter_by_indices(grad_output, self, indices, g.batch * g.planes, g.in_h * g.in_w, g.out_h * g.out_w,
                             "max_pool2d_with_indices_backward");
 }
@@ -261,11 +246,11 @@ Tensor avg_pool2d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef strid
   Tensor out = empty_like_dtype(g.output_sizes(), self.scalar_type(), self);
   if (self.is_meta() || out.numel() == 0) return out;
   const Tensor x = self.contiguous();
-  dispatch_types<kPoolFloat | kIntegral>(self.scalar_type(), "avg_pool2d", [&]<typename T>() {
+  dispatch_types<kPoolFloatTypes | kIntegral>(self.scalar_type(), "avg_pool2d", [&]<typename T>() {
     using A = std::conditional_t<std::is_integral_v<T>, int64_t, opmath_t<T>>;
     const T* in = x.data_ptr<T>();
     T* o = out.data_ptr<T>();
-    for_each_plane(g, [&](int64_t p) {
+    for_each_plane(g.batch * g.planes, [&](int64_t p) {
       const T* plane = in + p * g.in_h * g.in_w;
       for (int64_t oh = 0; oh < g.out_h; ++oh) {
         for (int64_t ow = 0; ow < g.out_w; ++ow) {
@@ -292,11 +277,11 @@ Tensor avg_pool2d_backward(const Tensor& grad_output, const Tensor& self, IntArr
   Tensor grad_input = at::zeros(self.sizes(), TensorOptions().dtype(self.scalar_type()).device(self.device()));
   if (self.is_meta() || grad_input.numel() == 0) return grad_input;
   const Tensor go = grad_output.to(self.scalar_type()).contiguous();
-  dispatch_types<kPoolFloat | kIntegral>(self.scalar_type(), "avg_pool2d_backward", [&]<typename T>() {
+  dispatch_types<kPoolFloatTypes | kIntegral>(self.scalar_type(), "avg_pool2d_backward", [&]<typename T>() {
     using A = std::conditional_t<std::is_integral_v<T>, int64_t, opmath_t<T>>;
     const T* gp = go.data_ptr<T>();
     T* gi = grad_input.data_ptr<T>();
-    for_each_plane(g, [&](int64_t p) {
+    for_each_plane(g.batch * g.planes, [&](int64_t p) {
       T* plane = gi + p * g.in_h * g.in_w;
       for (int64_t oh = 0; oh < g.out_h; ++oh) {
         for (int64_t ow = 0; ow < g.out_w; ++ow) {

@@ -144,14 +144,17 @@ CASES = [
     ("normalization", lambda L, a, w: _normalization(L, a, w), (R, V)),
     ("layer_norm_double_backward", lambda L, a, w: _layer_norm_double_backward(L, a, w), (R, V)),
     ("embedding_pad_dropout", lambda L, a: _embedding_pad_dropout(L, a), (R,)),
+    ("attention", lambda L, a, b: L.nn.functional.scaled_dot_product_attention(
+        a.reshape(1, 2, 3), b.reshape(1, 2, 3) * 0.5, a.reshape(1, 2, 3).flip(1), is_causal=True), (R, U)),
     ("hardsigmoid_double_backward", lambda L, a: L.autograd.grad(L.nn.functional.hardsigmoid(a * 3), a,
                                                                  grad_outputs=a * a, create_graph=True)[0], (R,)),
 ]
 
 # Cases torch 1.13 cannot differentiate (gradchecked only): hardsigmoid_backward has a
 # derivative in current PyTorch (grad_output: hardsigmoid_backward(grad, self); self: 0),
-# not in 1.13.
-NOT_IN_TORCH_1_13 = {"hardsigmoid_double_backward"}
+# not in 1.13; scaled_dot_product_attention is 2.x (test_nn_attention.py compares it with
+# the composite written in torch ops).
+NOT_IN_TORCH_1_13 = {"hardsigmoid_double_backward", "attention"}
 
 
 def _weighted_sum(outs):
@@ -344,7 +347,7 @@ def test_gradcheck(name, fn, inputs):
 
 # In-place writes through views are not yet twice differentiable (the saved view is
 # rewritten by the double backward's own CopySlices): inplace_on_view is left out.
-GRADGRAD = ["activations", "activations_inplace", "losses", "normalization", "digamma_polygamma", "mul_div", "exp_log", "trig", "softmax", "mm", "sum_mean", "view_ops", "var_std", "cat", "select_narrow"]
+GRADGRAD = ["activations", "activations_inplace", "losses", "normalization", "attention", "digamma_polygamma", "mul_div", "exp_log", "trig", "softmax", "mm", "sum_mean", "view_ops", "var_std", "cat", "select_narrow"]
 
 
 @pytest.mark.parametrize("name", GRADGRAD)

@@ -21,6 +21,14 @@ from model import Op, Type, parse_schema  # noqa: E402
 CURRENT_TORCH_ONLY = {
     # prelu became a composite over _prelu_kernel (1.13's prelu had a kernel of its own)
     "aten::_prelu_kernel": "aten::_prelu_kernel(Tensor self, Tensor weight) -> Tensor",
+    # attention (PyTorch 2.x; enable_gqa since 2.5)
+    "aten::scaled_dot_product_attention": "aten::scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, "
+                                          "Tensor? attn_mask=None, float dropout_p=0., bool is_causal=False, *, "
+                                          "float? scale=None, bool enable_gqa=False) -> Tensor",
+    "aten::_scaled_dot_product_flash_attention_for_cpu": "aten::_scaled_dot_product_flash_attention_for_cpu(Tensor "
+                                                         "query, Tensor key, Tensor value, float dropout_p=0., bool "
+                                                         "is_causal=False, *, Tensor? attn_mask=None, float? "
+                                                         "scale=None) -> (Tensor output, Tensor logsumexp)",
 }
 
 

@@ -206,3 +206,77 @@ def test_errors_like_torch(expr):
         eval(expr, {"lib": tessera, "F": F})
     assert got.type.__name__ == want.type.__name__
     assert str(got.value) == str(want.value).replace("torch.", "tessera.") or str(got.value) == str(want.value)
+
+
+# ---------------------------------------------------------------- edge cases torch decides
+
+EDGE_CASES = [
+    "F.nll_loss(lib.zeros(3, 3), lib.tensor([0, 1, 2]), weight=lib.ones(3, dtype=lib.float64))",
+    "F.layer_norm(lib.zeros(2, 4), [4], weight=lib.ones(4, dtype=lib.float64))",
+    "F.layer_norm(lib.zeros(2, 4), [4], bias=lib.ones(4, dtype=lib.float16))",
+    "F.softshrink(lib.ones(3), -1.)",
+    "F.hardtanh(lib.tensor([200, 3], dtype=lib.uint8), -1, 5)",
+    "F.hardtanh(lib.tensor([0., 1., 2., 3.]), 2., 1.)",
+    "F.softplus(lib.full((16,), -20.))",
+    "F.softplus(lib.full((16,), 100.), threshold=1000)",
+    "F.logsigmoid(lib.full((17,), 12.))",
+    "F.mish(lib.full((16,), -18.))",
+    "F.mish(lib.full((16,), 100.))",
+    "F.avg_pool2d(lib.ones(1, 1, 4, 4), 2, None)",
+    "F.avg_pool1d(lib.ones(1, 1, 4), 2, None)",
+    "F.binary_cross_entropy(lib.tensor([0.5, float('nan')]), lib.tensor([1., 0.]))",
+    "F.pad(lib.arange(8.).reshape(1, 2, 4), (-1, 1), mode='reflect')",
+    "F.pad(lib.arange(8.).reshape(1, 2, 4), (-1, 1), mode='replicate')",
+    "F.dropout(lib.full((2, 3), float('nan')), 1.0)",
+    "F.batch_norm(lib.ones(4, 3).bfloat16(), lib.zeros(3), lib.ones(3), weight=lib.ones(3), bias=lib.zeros(3))",
+    "(lambda rv: (F.batch_norm(lib.arange(12.).reshape(4, 3), None, rv, training=True), rv)[1])(lib.ones(3))",
+    "(lambda rv: (F.instance_norm(lib.arange(24.).reshape(2, 3, 4), None, rv), rv)[1])(lib.ones(3))",
+]
+
+
+@pytest.mark.parametrize("expr", EDGE_CASES)
+def test_edge_cases_like_torch(expr):
+    def run(lib, F_):
+        try:
+            return "ok", eval(expr, {"lib": lib, "F": F_})
+        except Exception as e:  # noqa: BLE001 - the class and message are compared
+            return "error", e
+    (ws, want), (gs, got) = run(torch, TF), run(tessera, F)
+    assert gs == ws, f"torch: {want!r}, tessera: {got!r}"
+    if ws == "error":
+        assert type(got).__name__ == type(want).__name__ and str(got) == str(want)
+    else:
+        assert str(got.dtype).split(".")[1] == str(want.dtype).split(".")[1]
+        torch.testing.assert_close(to_torch(got), want, equal_nan=True)
+
+
+def test_circular_padding_to_an_empty_source_is_refused():
+    # torch fills such a dim from uninitialised memory; tessera says why it cannot
+    with pytest.raises(RuntimeError, match="empty dimension"):
+        F.pad(tessera.arange(6.).reshape(1, 1, 2, 3), (0, 0, -2, 1), mode="circular")
+
+
+def test_backward_kernels_check_their_arguments():
+    x = tessera.randn(2, 3, 8, 8)
+    with pytest.raises(RuntimeError, match="grad_output"):
+        tessera.ops.aten.max_pool2d_with_indices_backward(tessera.ones(1, 1, 1, 1), x, [2, 2], [2, 2], [0, 0], [1, 1],
+                                                          False, tessera.zeros(1, 1, 1, 1, dtype=tessera.int64))
+    with pytest.raises(RuntimeError, match="grad_output"):
+        tessera.ops.aten.adaptive_max_pool2d_backward(tessera.ones(1, 1, 1, 1), x,
+                                                      tessera.zeros(1, 1, 1, 1, dtype=tessera.int64))
+    out, mean, rstd = tessera.native_layer_norm(x, [8], None, None, 1e-5)
+    with pytest.raises(RuntimeError, match="grad_out"):
+        tessera.ops.aten.native_layer_norm_backward(tessera.ones(1, 8), x, [8], mean, rstd, None, None,
+                                                    [True, False, False])
+
+
+def test_zero_distance_grads_are_finite_like_torch():
+    grads = {}
+    for lib in (torch, tessera):
+        a = lib.tensor([[1., 2., 3.], [4., 5., 6.], [1., 2., 3.]], dtype=lib.float64, requires_grad=True)
+        lib.cdist(a, a).sum().backward()
+        z = lib.zeros(2, 3, dtype=lib.float64, requires_grad=True)
+        (TF if lib is torch else F).cosine_similarity(z, lib.ones(2, 3, dtype=lib.float64)).sum().backward()
+        grads[lib] = (a.grad.reshape(-1).tolist(), z.grad.reshape(-1).tolist())
+    assert grads[tessera][0] == pytest.approx(grads[torch][0])
+    assert grads[tessera][1] == pytest.approx(grads[torch][1])

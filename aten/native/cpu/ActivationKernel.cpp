@@ -8,6 +8,7 @@
 #include <c10/macros/Macros.h>
 
 #include <cmath>
+#include <limits>
 #include <string_view>
 
 namespace at::inline tessera::native {
@@ -67,6 +68,17 @@ C10_ALWAYS_INLINE void normal_cdf_and_exp(V x, V& cdf, V& e) {
     e = (x * x * V(T(-0.5))).exp();
     cdf = V(T(0.5)) * (V(T(1)) + (x * V(T(M_SQRT1_2))).erf());
   }
+}
+
+// log1p(u) for u >= 0 on vector lanes, from log: log(1 + u) * u / ((1 + u) - 1) cancels the
+// rounding of 1 + u (where 1 + u rounds to 1, log1p(u) = u). Keeps softplus, log_sigmoid
+// and mish accurate where exp(x) is tiny, in step with the scalar tails' std::log1p.
+template <typename V>
+C10_ALWAYS_INLINE V vec_log1p(V u) {
+  using T = typename V::value_type;
+  const V w = u + V(T(1));
+  const V d = w - V(T(1));
+  return V::blendv(w.log() * (u / d), u, (d == V(T(0))) | (u == V(std::numeric_limits<T>::infinity())));
 }
 
 constexpr double kSqrt2OverPi = M_2_SQRTPI * M_SQRT1_2;
@@ -132,7 +144,7 @@ void mish_kernel(TensorIterator& iter) {
   dispatch_types<kFloatTypes>(iter.common_dtype(), "mish", [&]<typename T>() {
     using O = opmath_t<T>;
     unary_loop<T>(iter, [](O x) { return x * std::tanh(std::log1p(std::exp(x))); },
-                  [](auto v) { using V = decltype(v); return v * (v.exp() + V(1)).log().tanh(); });
+                  [](auto v) { return v * vec_log1p(v.exp()).tanh(); });
   });
 }
 
@@ -144,7 +156,7 @@ void softplus_kernel(TensorIterator& iter, const c10::Scalar& beta, const c10::S
                   [=](auto v) {
                     using V = decltype(v);
                     const V vb = v * V(b);
-                    return V::blendv((vb.exp() + V(1)).log() / V(b), v, vb > V(th));
+                    return V::blendv(vec_log1p(vb.exp()) / V(b), v, vb > V(th));
                   });
   });
 }
@@ -155,9 +167,16 @@ void hardtanh_kernel(TensorIterator& iter, const c10::Scalar& min_val, const c10
     using O = opmath_t<T>;
     const O lo = min_val.to<O>(), hi = max_val.to<O>();
     if constexpr (std::is_integral_v<T>) {
-      cpu_kernel(iter, [=](T x) -> T { return static_cast<T>(x < lo ? lo : (x > hi ? hi : x)); });
+      // clamp's order: the lower bound, then the upper one (min_val > max_val gives max_val)
+      cpu_kernel(iter, [=](T x) -> T {
+        const O y = x < lo ? lo : static_cast<O>(x);
+        return static_cast<T>(y > hi ? hi : y);
+      });
     } else {
-      unary_loop<T>(iter, [=](O x) { return x < lo ? lo : (x > hi ? hi : x); },
+      unary_loop<T>(iter, [=](O x) {
+                      const O y = x < lo ? lo : x;
+                      return y > hi ? hi : y;
+                    },
                     [=](auto v) { using V = decltype(v); return clamp(v, V(lo), V(hi)); });
     }
   });
@@ -220,7 +239,7 @@ void log_sigmoid_kernel(TensorIterator& iter) {
     unary_loop<T>(iter, [](O x) { return std::min(x, O(0)) - std::log1p(std::exp(-std::fabs(x))); },
                   [](auto v) {
                     using V = decltype(v);
-                    return minimum(v, V(0)) - (v.abs().neg().exp() + V(1)).log();
+                    return minimum(v, V(0)) - vec_log1p(v.abs().neg().exp());
                   });
   });
 }
@@ -334,7 +353,7 @@ void mish_backward_kernel(TensorIterator& iter) {
                    [](auto g, auto x) {
                      using V = decltype(g);
                      const V s = x.sigmoid();
-                     const V t = (x.exp() + V(1)).log().tanh();
+                     const V t = vec_log1p(x.exp()).tanh();
                      return g * (t + x * s * (V(1) - t * t));
                    });
   });

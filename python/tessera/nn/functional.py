@@ -308,8 +308,16 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     return _t.max_pool2d(input, kernel_size, [] if stride is None else stride, padding, dilation, ceil_mode)
 
 
-avg_pool1d = _t.avg_pool1d
-avg_pool2d = _nn.avg_pool2d
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+    return _t.avg_pool1d(input, kernel_size, [] if stride is None else stride, padding, ceil_mode, count_include_pad)
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    return _nn.avg_pool2d(input, kernel_size, [] if stride is None else stride, padding, ceil_mode, count_include_pad,
+                          divisor_override)
+
+
 adaptive_avg_pool1d = _t.adaptive_avg_pool1d
 
 
@@ -469,3 +477,10 @@ one_hot = _nn.one_hot
 pad = _nn.pad
 pixel_shuffle = _t.pixel_shuffle
 pixel_unshuffle = _t.pixel_unshuffle
+
+
+# ---------------------------------------------------------------- attention
+# scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
+# is_causal=False, scale=None, enable_gqa=False): float32/float64 on CPU without dropout
+# take the fused kernel (keys a block at a time, no L x S matrix); the rest the math form.
+scaled_dot_product_attention = _nn.scaled_dot_product_attention
