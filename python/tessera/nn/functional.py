@@ -484,3 +484,88 @@ pixel_unshuffle = _t.pixel_unshuffle
 # is_causal=False, scale=None, enable_gqa=False): float32/float64 on CPU without dropout
 # take the fused kernel (keys a block at a time, no L x S matrix); the rest the math form.
 scaled_dot_product_attention = _nn.scaled_dot_product_attention
+
+
+# ---------------------------------------------------------------- interpolation
+
+_LINEAR_MODES = ("linear", "bilinear", "bicubic", "trilinear")
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
+                recompute_scale_factor=None, antialias=False):
+    """Resizes the spatial dims of [N, C, *spatial]: mode nearest (1-D, 2-D), linear (1-D),
+    bilinear and bicubic (2-D), as torch.nn.functional.interpolate."""
+    if mode in ("nearest", "area", "nearest-exact"):
+        if align_corners is not None:
+            raise ValueError("align_corners option can only be set with the interpolating modes: "
+                             "linear | bilinear | bicubic | trilinear")
+    elif align_corners is None:
+        align_corners = False
+    dim = input.dim() - 2
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    if size is None and scale_factor is None:
+        raise ValueError("either size or scale_factor should be defined")
+    output_size = scale_factors = None
+    if size is not None:
+        if isinstance(size, (list, tuple)):
+            if len(size) != dim:
+                raise ValueError("Input and output must have the same number of spatial dimensions, but got input with "
+                                 f"spatial dimensions of {list(input.shape[2:])} and output size of {size}. Please "
+                                 "provide input tensor in (N, C, d1, d2, ...,dK) format and output size in (o1, o2, "
+                                 "...,oK) format.")
+            output_size = list(size)
+        else:
+            output_size = [size] * dim
+    else:
+        if isinstance(scale_factor, (list, tuple)):
+            if len(scale_factor) != dim:
+                raise ValueError("Input and scale_factor must have the same number of spatial dimensions, but got input "
+                                 f"with spatial dimensions of {list(input.shape[2:])} and scale_factor of shape "
+                                 f"{scale_factor}. Please provide input tensor in (N, C, d1, d2, ...,dK) format and "
+                                 "scale_factor in (s1, s2, ...,sK) format.")
+            scale_factors = [float(s) for s in scale_factor]
+        else:
+            scale_factors = [float(scale_factor)] * dim
+    if recompute_scale_factor and size is not None:
+        raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
+    if recompute_scale_factor and scale_factors is not None:
+        import math
+        output_size = [math.floor(float(input.size(i + 2)) * scale_factors[i]) for i in range(dim)]
+        scale_factors = None
+    if antialias:
+        raise NotImplementedError("interpolate: antialias=True is not implemented in tessera yet")
+    if mode == "nearest" and input.dim() == 3:
+        return _nn.upsample_nearest1d(input, output_size, scale_factors)
+    if mode == "nearest" and input.dim() == 4:
+        return _nn.upsample_nearest2d(input, output_size, scale_factors)
+    if mode == "linear" and input.dim() == 3:
+        return _nn.upsample_linear1d(input, output_size, align_corners, scale_factors)
+    if mode == "bilinear" and input.dim() == 4:
+        return _nn.upsample_bilinear2d(input, output_size, align_corners, scale_factors)
+    if mode == "bicubic" and input.dim() == 4:
+        return _nn.upsample_bicubic2d(input, output_size, align_corners, scale_factors)
+    for name, ndim in (("linear", 3), ("bilinear", 4), ("bicubic", 4), ("trilinear", 5)):
+        if mode == name and input.dim() != ndim:
+            raise NotImplementedError(f"Got {input.dim()}D input, but {name} mode needs {ndim}D input")
+    if mode in ("nearest", "area", "nearest-exact", "linear", "bilinear", "bicubic", "trilinear"):
+        raise NotImplementedError(f"interpolate: mode '{mode}' on {input.dim()}D input is not implemented in "
+                                  "tessera yet (nearest 1-D/2-D, linear, bilinear and bicubic are)")
+    raise NotImplementedError("Input Error: Only 3D, 4D and 5D input Tensors supported (got {}D) for the modes: "
+                              "nearest | linear | bilinear | bicubic | trilinear | area | nearest-exact "
+                              "(got {})".format(input.dim(), mode))
+
+
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    warnings.warn("nn.functional.upsample is deprecated. Use nn.functional.interpolate instead.")
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    warnings.warn("nn.functional.upsample_nearest is deprecated. Use nn.functional.interpolate instead.")
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    warnings.warn("nn.functional.upsample_bilinear is deprecated. Use nn.functional.interpolate instead.")
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
