@@ -165,7 +165,6 @@ std::tuple<Tensor, Tensor, Tensor> flash_attention_backward(const Tensor& grad, 
                                                             const Tensor& output, const Tensor& logsumexp,
                                                             bool is_causal, const std::optional<Tensor>& attn_mask,
                                                             std::optional<double> scale) {
-  constexpr int64_t kKeyBlock = 256;
   const double sc = at::native::attention_scale(query, scale);
   const int64_t S = key.size(-2);
   const Tensor row_dot = (grad * output).sum(std::vector<int64_t>{-1}, true);
@@ -175,8 +174,8 @@ std::tuple<Tensor, Tensor, Tensor> flash_attention_backward(const Tensor& grad, 
     // Differentiated again: the saved lse is a constant to autograd, so it is rebuilt from
     // the scores, shifted by itself (sum exp(s - lse) = 1): same value, and its grad.
     Tensor total;
-    for (int64_t j0 = 0; j0 < S; j0 += kKeyBlock) {
-      const int64_t n = std::min(kKeyBlock, S - j0);
+    for (int64_t j0 = 0; j0 < S; j0 += at::native::kAttentionKeyBlock) {
+      const int64_t n = std::min(at::native::kAttentionKeyBlock, S - j0);
       Tensor part = (at::native::attention_block_scores(query, key, j0, n, sc, is_causal, attn_mask) - lse)
                         .exp()
                         .sum(std::vector<int64_t>{-1}, true);
@@ -187,8 +186,8 @@ std::tuple<Tensor, Tensor, Tensor> flash_attention_backward(const Tensor& grad, 
   }
   Tensor grad_query = at::zeros_like(query);
   std::vector<Tensor> grad_keys, grad_values;
-  for (int64_t j0 = 0; j0 < S; j0 += kKeyBlock) {
-    const int64_t n = std::min(kKeyBlock, S - j0);
+  for (int64_t j0 = 0; j0 < S; j0 += at::native::kAttentionKeyBlock) {
+    const int64_t n = std::min(at::native::kAttentionKeyBlock, S - j0);
     Tensor p = (at::native::attention_block_scores(query, key, j0, n, sc, is_causal, attn_mask) - lse).exp();
     Tensor v_block = value.narrow(-2, j0, n);
     grad_values.push_back(at::matmul(p.transpose(-2, -1), grad));

@@ -9,7 +9,6 @@
 #include <aten/native/NativeFunctions.h>
 #include <aten/native/TensorFactories.h>
 #include <aten/ops/Functions.h>
-#include <c10/core/ThreadLocalState.h>
 
 #include <cmath>
 #include <limits>
@@ -76,8 +75,6 @@ Tensor repeat_heads(const Tensor& t, int64_t heads) {
   return t.unsqueeze(-3).expand(grown).reshape(shape);
 }
 
-constexpr int64_t kKeyBlock = 256;
-
 }  // namespace
 
 std::tuple<Tensor, Tensor> _scaled_dot_product_flash_attention_for_cpu(const Tensor& query, const Tensor& key,
@@ -104,8 +101,8 @@ std::tuple<Tensor, Tensor> _scaled_dot_product_flash_attention_for_cpu(const Ten
   Tensor row_sum = at::zeros(lse_shape, options);
   Tensor acc = at::zeros(out_shape, options);
   Tensor shift = row_max;
-  for (int64_t j0 = 0; j0 < S; j0 += kKeyBlock) {
-    const int64_t n = std::min(kKeyBlock, S - j0);
+  for (int64_t j0 = 0; j0 < S; j0 += kAttentionKeyBlock) {
+    const int64_t n = std::min(kAttentionKeyBlock, S - j0);
     Tensor s = attention_block_scores(query, key, j0, n, sc, is_causal, attn_mask);
     Tensor new_max = at::maximum(row_max, s.amax(std::vector<int64_t>{-1}));
     // rows with every score so far -inf keep a shift of 0 (no -inf - -inf)

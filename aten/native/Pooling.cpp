@@ -79,10 +79,6 @@ Pool2d pool2d_geometry(const Tensor& self, IntArrayRef kernel_size, IntArrayRef 
   return g;
 }
 
-Tensor empty_like_dtype(IntArrayRef sizes, c10::ScalarType dtype, const Tensor& like) {
-  return make_empty(sizes, dtype, like.device());
-}
-
 
 }  // namespace
 
@@ -96,8 +92,8 @@ static void check_1d_input(const Tensor& self, const char* op) {
 std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride,
                                                    IntArrayRef padding, IntArrayRef dilation, bool ceil_mode) {
   const Pool2d g = pool2d_geometry(self, kernel_size, stride, padding, dilation, ceil_mode, "max_pool2d", true);
-  Tensor out = empty_like_dtype(g.output_sizes(), self.scalar_type(), self);
-  Tensor indices = empty_like_dtype(g.output_sizes(), c10::kLong, self);
+  Tensor out = make_empty(g.output_sizes(), self.scalar_type(), self.device());
+  Tensor indices = make_empty(g.output_sizes(), c10::kLong, self.device());
   if (self.is_meta() || out.numel() == 0) return {out, indices};
   const Tensor x = self.contiguous();
   dispatch_types<kPoolFloatTypes>(self.scalar_type(), "max_pool2d", [&]<typename T>() {
@@ -169,7 +165,8 @@ Tensor max_pool2d_with_indices_backward(const Tensor& grad_output, const Tensor&
                             "max_pool2d_with_indices_backward");
 }
 
-// Without a grad to record, the values alone (no index tensor to fill).
+// The values of max_pool2d_with_indices (torch skips the indices when nothing needs a grad;
+// tessera fills them too for now).
 Tensor max_pool2d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,
                   IntArrayRef dilation, bool ceil_mode) {
   return std::get<0>(at::max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode));
@@ -243,7 +240,7 @@ Pool2d avg_geometry(const Tensor& self, IntArrayRef kernel_size, IntArrayRef str
 Tensor avg_pool2d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding, bool ceil_mode,
                   bool count_include_pad, std::optional<int64_t> divisor_override) {
   const Pool2d g = avg_geometry(self, kernel_size, stride, padding, ceil_mode, divisor_override);
-  Tensor out = empty_like_dtype(g.output_sizes(), self.scalar_type(), self);
+  Tensor out = make_empty(g.output_sizes(), self.scalar_type(), self.device());
   if (self.is_meta() || out.numel() == 0) return out;
   const Tensor x = self.contiguous();
   dispatch_types<kPoolFloatTypes | kIntegral>(self.scalar_type(), "avg_pool2d", [&]<typename T>() {

@@ -170,15 +170,18 @@ def assert_same(got, want, info: OpInfo, dtype: str, context: str):
 
 
 def assert_raises_like_torch(expr: str, first_line_only: bool = False):
-    """Evaluates expr with `lib` bound to torch, then to tessera: both must raise, with the
-    same exception class and message (its first line only, if asked)."""
+    """Evaluates expr with `lib` bound to torch, then to tessera (and `F` to each library's
+    nn.functional): both must raise, with the same exception class and message (its first
+    line only, if asked; a size printed in it names the library's Size class)."""
     import pytest
+    import torch.nn.functional
+    import tessera.nn.functional
     with pytest.raises(Exception) as want:
-        eval(expr, {"lib": torch})
+        eval(expr, {"lib": torch, "F": torch.nn.functional})
     with pytest.raises(Exception) as got:
-        eval(expr, {"lib": tessera})
+        eval(expr, {"lib": tessera, "F": tessera.nn.functional})
     assert got.type.__name__ == want.type.__name__
-    g, w = str(got.value), str(want.value)
+    g, w = str(got.value), str(want.value).replace("torch.Size", "tessera.Size")
     if first_line_only:
         g, w = g.split("\n")[0], w.split("\n")[0]
     assert g == w
