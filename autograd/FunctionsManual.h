@@ -109,6 +109,14 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm_double_backward(const Tensor& grad
                                                               const std::optional<Tensor>& weight,
                                                               std::array<bool, 3> grad_input_mask);
 
+// Convolution (FunctionsManualNN.cpp): the backward of convolution_backward. convolution
+// is bilinear in (input, weight), so each second-order term is again a convolution or
+// one of its backward passes.
+std::tuple<Tensor, Tensor, Tensor> convolution_double_backward(
+    const Tensor& ggI, const Tensor& ggW, const Tensor& ggb, const Tensor& gO, const Tensor& input,
+    const Tensor& weight, IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, bool transposed,
+    IntArrayRef output_padding, int64_t groups, std::array<bool, 3> grad_input_mask);
+
 // Attention (FunctionsManualNN.cpp): the fused CPU attention's backward.
 std::tuple<Tensor, Tensor, Tensor> flash_attention_backward(const Tensor& grad, const Tensor& query,
                                                             const Tensor& key, const Tensor& value,

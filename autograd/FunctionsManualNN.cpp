@@ -203,3 +203,42 @@ std::tuple<Tensor, Tensor, Tensor> flash_attention_backward(const Tensor& grad, 
 }
 
 }  // namespace torch::autograd::generated::details
+
+namespace torch::autograd::generated::details {
+
+// With y = conv(x, w) + b and g = d<gO, y>: the grads of <ggI, gx> + <ggW, gw> + <ggb, gb>
+// are, for gO, conv(ggI, w) + conv(x, ggW) + ggb; for x, the input grad of conv(., ggW)
+// at gO; for w, the weight grad of conv(ggI, .) at gO.
+std::tuple<Tensor, Tensor, Tensor> convolution_double_backward(
+    const Tensor& ggI, const Tensor& ggW, const Tensor& ggb, const Tensor& gO, const Tensor& input,
+    const Tensor& weight, IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, bool transposed,
+    IntArrayRef output_padding, int64_t groups, std::array<bool, 3> grad_input_mask) {
+  Tensor ggO, gI, gW;
+  if (grad_input_mask[0]) {
+    if (ggI.defined()) {
+      ggO = at::convolution(ggI, weight, std::nullopt, stride, padding, dilation, transposed, output_padding, groups);
+    }
+    if (ggW.defined()) {
+      Tensor term = at::convolution(input, ggW, std::nullopt, stride, padding, dilation, transposed, output_padding,
+                                    groups);
+      ggO = ggO.defined() ? ggO + term : term;
+    }
+    if (ggb.defined()) {
+      std::vector<int64_t> shape(gO.dim(), 1);
+      shape[1] = ggb.numel();
+      Tensor term = ggb.reshape(shape).expand(gO.sizes());
+      ggO = ggO.defined() ? ggO + term : term;
+    }
+  }
+  if (grad_input_mask[1] && ggW.defined()) {
+    gI = std::get<0>(at::convolution_backward(gO, input, ggW, std::nullopt, stride, padding, dilation, transposed,
+                                              output_padding, groups, {true, false, false}));
+  }
+  if (grad_input_mask[2] && ggI.defined()) {
+    gW = std::get<1>(at::convolution_backward(gO, ggI, weight, std::nullopt, stride, padding, dilation, transposed,
+                                              output_padding, groups, {false, true, false}));
+  }
+  return {ggO, gI, gW};
+}
+
+}  // namespace torch::autograd::generated::details

@@ -66,6 +66,26 @@ def _ln_fwd_bwd(lib, x, w, b, g):
     lib.nn.functional.layer_norm(x, (1024,), w, b).backward(g)
 
 
+def _conv_setup(n, cin, cout, size, requires_grad):
+    def setup(lib):
+        x = _input(lib, n, cin, size, size, requires_grad=requires_grad)
+        w = _input(lib, cout, cin, 3, 3, seed=6, requires_grad=requires_grad)
+        b = _input(lib, cout, seed=7, requires_grad=requires_grad)
+        return x, w, b
+    return setup
+
+
+def _conv(padding):
+    return lambda lib, x, w, b: lib.nn.functional.conv2d(x, w, b, padding=padding)
+
+
+def _conv_fwd_bwd(padding):
+    def run(lib, x, w, b):
+        x.grad = w.grad = b.grad = None
+        lib.nn.functional.conv2d(x, w, b, padding=padding).sum().backward()
+    return run
+
+
 def _bn_setup(lib):
     return (_input(lib, 32, 64, 56, 56), _input(lib, 64, seed=3), _input(lib, 64, seed=4),
             lib.zeros(64), lib.ones(64))
@@ -129,6 +149,10 @@ def attention_memory():
 
 CASES = [
     # (name, setup(lib) -> args, op(lib, *args))
+    ("conv2d 32x3->64 32x32 k3p1", _conv_setup(32, 3, 64, 32, False), _conv(1)),
+    ("conv2d fwd+bwd 32x3->64 32x32 k3p1", _conv_setup(32, 3, 64, 32, True), _conv_fwd_bwd(1)),
+    ("conv2d 32x64->64 56x56 k3", _conv_setup(32, 64, 64, 56, False), _conv(0)),
+    ("conv2d fwd+bwd 32x64->64 56x56 k3", _conv_setup(32, 64, 64, 56, True), _conv_fwd_bwd(0)),
     ("gelu 4096x1024", _gelu_setup(False), lambda lib, x, g: lib.nn.functional.gelu(x)),
     ("gelu tanh 4096x1024", _gelu_setup(False), lambda lib, x, g: lib.nn.functional.gelu(x, approximate="tanh")),
     ("gelu fwd+bwd 4096x1024", _gelu_setup(True), _forward_backward(lambda lib, x: lib.nn.functional.gelu(x))),

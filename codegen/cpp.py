@@ -83,20 +83,33 @@ def default_value(arg: Argument) -> str:
     return d
 
 
-def parameters(args, with_defaults: bool) -> str:
-    """C++ parameters; defaults only on the trailing run of defaulted arguments."""
+def parameters(args, with_defaults: bool, required: int = 0) -> str:
+    """C++ parameters; defaults only on the trailing run of defaulted arguments, and not on
+    the first `required` ones."""
     out = []
     trailing = True
     rendered = []
-    for a in reversed(args):
+    for i, a in reversed(list(enumerate(args))):
         text = f"{argument_type(a)} {a.name}"
-        if with_defaults and trailing and a.default is not None:
+        if with_defaults and trailing and a.default is not None and i >= required:
             text += f"={default_value(a)}"
         else:
             trailing = False
         rendered.append(text)
     out = list(reversed(rendered))
     return ", ".join(out)
+
+
+def required_for_overload(schema: Schema, base) -> int:
+    """How many leading arguments of an overload go without defaults so that a call also
+    valid for the base overload of the same name (conv2d vs conv2d.padding) is not
+    ambiguous: up to and including the first whose C++ type differs from the base's."""
+    if base is None or base is schema:
+        return 0
+    for i, a in enumerate(schema.arguments):
+        if i >= len(base.arguments) or argument_type(a) != argument_type(base.arguments[i]):
+            return i + 1
+    return len(schema.arguments)
 
 
 def signature_type(schema: Schema) -> str:

@@ -111,6 +111,7 @@ def factory_split(args):
 
 def gen_functions(ops):
     decls, defs = [], []
+    bases = {op.schema.name: op.schema for op in ops if not op.schema.overload and not op.schema.is_out}
     for op in ops:
         if "function" not in op.variants:
             continue
@@ -147,7 +148,8 @@ def gen_functions(ops):
             defs.append(f"{ret} {name}({def_params}) {{\n{body}\n}}")
             decls.append(f"TORCH_API {ret} {name}({cpp.parameters(s.arguments, False)});")
         else:
-            decls.append(f"TORCH_API {ret} {name}({cpp.parameters(s.arguments, True)});")
+            required = cpp.required_for_overload(s, bases.get(s.name))
+            decls.append(f"TORCH_API {ret} {name}({cpp.parameters(s.arguments, True, required)});")
         defs.append(f"{ret} {name}({cpp.parameters(s.arguments, False)}) {{\n"
                     f"  return ops::{handle(op)}().call({call_args(s.arguments)});\n}}")
     h = HEADER + f"""// Every operator as a function: at::add(a, b), at::empty({{2, 3}}, at::kDouble), ...

@@ -144,6 +144,8 @@ CASES = [
     ("normalization", lambda L, a, w: _normalization(L, a, w), (R, V)),
     ("layer_norm_double_backward", lambda L, a, w: _layer_norm_double_backward(L, a, w), (R, V)),
     ("embedding_pad_dropout", lambda L, a: _embedding_pad_dropout(L, a), (R,)),
+    ("convolution", lambda L, a, b: _convolution(L, a, b), (R, U)),
+    ("convolution_double_backward", lambda L, a, b: _convolution_double_backward(L, a, b), (R, U)),
     ("attention", lambda L, a, b: L.nn.functional.scaled_dot_product_attention(
         a.reshape(1, 2, 3), b.reshape(1, 2, 3) * 0.5, a.reshape(1, 2, 3).flip(1), is_causal=True), (R, U)),
     ("hardsigmoid_double_backward", lambda L, a: L.autograd.grad(L.nn.functional.hardsigmoid(a * 3), a,
@@ -232,6 +234,37 @@ def _pooling_double_backward(L, a):
         y = f(x)
         (g,) = L.autograd.grad(y, x, grad_outputs=y * y, create_graph=True)
         grads.append(g)
+    return _weighted_sum(grads)
+
+
+def _conv_weights(b):
+    # 36 distinct values from the six of b
+    return (b.reshape(6, 1) * b.reshape(1, 6) + b.reshape(1, 6) * 0.5).reshape(-1)
+
+
+def _convolution(L, a, b):
+    F = L.nn.functional
+    x, k = _pool_input(a), _conv_weights(b)  # x: [1, 2, 3, 3]
+    return _weighted_sum([
+        F.conv2d(x, k[:16].reshape(2, 2, 2, 2), b.reshape(-1)[:2], stride=(1, 2), padding=1),
+        F.conv2d(x, k[8:16].reshape(2, 1, 2, 2), groups=2, dilation=(1, 2)),
+        F.conv2d(x, k[:8].reshape(1, 2, 2, 2), padding="same"),
+        F.conv1d(x[0], k[:18].reshape(3, 3, 2), stride=2, padding=1),
+        F.conv3d(x.unsqueeze(2), k[:8].reshape(1, 2, 1, 2, 2)),
+        F.conv_transpose2d(x, k[:24].reshape(2, 3, 2, 2), b.reshape(-1)[:3], stride=2, output_padding=1),
+        F.conv_transpose1d(x[0], k[12:30].reshape(3, 3, 2), stride=2, padding=1, dilation=2),
+        F.unfold(x, 2, padding=1), F.fold(F.unfold(x, 2) * 1, (3, 3), 2)])
+
+
+def _convolution_double_backward(L, a, b):
+    F = L.nn.functional
+    x, k = _pool_input(a), _conv_weights(b)
+    w, bias = k[:16].reshape(2, 2, 2, 2), b.reshape(-1)[:2]
+    grads = []
+    for transposed in (False, True):
+        conv = F.conv_transpose2d if transposed else F.conv2d
+        y = conv(x, w, bias, stride=2, padding=1) if transposed else conv(x, w, bias, padding=1)
+        grads += list(L.autograd.grad(y, (x, w, bias), grad_outputs=y * y, create_graph=True))
     return _weighted_sum(grads)
 
 

@@ -272,6 +272,28 @@ cosine_similarity = _t.cosine_similarity
 pairwise_distance = _t.pairwise_distance
 
 
+# ---------------------------------------------------------------- convolution
+# torch binds these as they are (padding may be ints or 'same'/'valid'; the schema
+# overloads tell them apart). unfold and fold are im2col and col2im.
+conv1d = _t.conv1d
+conv2d = _t.conv2d
+conv3d = _t.conv3d
+conv_transpose1d = _t.conv_transpose1d
+conv_transpose2d = _t.conv_transpose2d
+
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    return _nn.im2col(input, _pair(kernel_size), _pair(dilation), _pair(padding), _pair(stride))
+
+
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    return _nn.col2im(input, _pair(output_size), _pair(kernel_size), _pair(dilation), _pair(padding), _pair(stride))
+
+
+def _pair(v):
+    return tuple(v) if isinstance(v, (tuple, list)) else (v, v)
+
+
 # ---------------------------------------------------------------- pooling
 
 def _sizes_with_default(output_size, input_sizes):
