@@ -1,0 +1,100 @@
+// grid_sampler (nn.functional.grid_sample) on 4-D inputs: each output pixel reads the
+// input at the point its grid entry names ([-1, 1] spans the image), bilinearly or from
+// the nearest pixel, with zeros or the border outside. Written over differentiable ops
+// (gather, where, arithmetic), so the grads reach both the input and the grid.
+#include <aten/core/TensorOperators.h>
+#include <aten/native/NativeFunctions.h>
+#include <aten/ops/Functions.h>
+
+#include <string>
+
+namespace at::inline tessera::native {
+
+namespace {
+
+enum Interpolation : int64_t { kBilinear = 0, kNearest = 1, kBicubic = 2 };
+enum GridPadding : int64_t { kZeros = 0, kBorder = 1, kReflection = 2 };
+
+void check_grid_sampler(const Tensor& input, const Tensor& grid, int64_t interpolation, int64_t padding) {
+  const bool known = input.dim() == 4 || input.dim() == 5;
+  TORCH_CHECK(known && input.dim() == grid.dim(), "grid_sampler(): expected ",
+              known ? std::to_string(input.dim()) + "D" : std::string("4D or 5D"), " input and grid with same number "
+              "of dimensions, but got input with sizes ", input.sizes(), " and grid with sizes ", grid.sizes());
+  TORCH_CHECK(input.size(0) == grid.size(0), "grid_sampler(): expected grid and input to have same batch size, but got "
+              "input with sizes ", input.sizes(), " and grid with sizes ", grid.sizes());
+  TORCH_CHECK(grid.size(-1) == input.dim() - 2, "grid_sampler(): expected grid to have size ", input.dim() - 2,
+              " in last dimension, but got grid with sizes ", grid.sizes());
+  for (int64_t d = 2; d < input.dim(); ++d) {
+    TORCH_CHECK(input.size(d) > 0, "grid_sampler(): expected input to have non-empty spatial dimensions, but input has "
+                "sizes ", input.sizes(), " with dimension ", d, " being empty");
+  }
+  TORCH_CHECK(input.scalar_type() == grid.scalar_type(), "expected scalar type ", toString(input.scalar_type()),
+              " but found ", toString(grid.scalar_type()));  // torch 1.13's words
+  TORCH_CHECK(c10::isFloatingType(input.scalar_type()), "grid_sampler(): expected a floating input, but got ",
+              toString(input.scalar_type()));
+  TORCH_CHECK(interpolation >= kBilinear && interpolation <= kBicubic, "grid_sampler(): unknown interpolation mode ",
+              interpolation);
+  TORCH_CHECK(padding >= kZeros && padding <= kReflection, "grid_sampler(): unknown padding mode ", padding);
+  TORCH_CHECK_NOT_IMPLEMENTED(interpolation != kBicubic, "grid_sample: mode='bicubic' is not implemented in tessera "
+                              "yet");
+  TORCH_CHECK_NOT_IMPLEMENTED(padding != kReflection, "grid_sample: padding_mode='reflection' is not implemented in "
+                              "tessera yet");
+}
+
+// Grid coordinate in [-1, 1] to pixel coordinate: -1 and 1 are the corner pixels' centres
+// (align_corners) or their outer edges.
+Tensor unnormalize(const Tensor& coord, int64_t size, bool align_corners) {
+  if (align_corners) return (coord + 1) * (0.5 * static_cast<double>(size - 1));
+  return ((coord + 1) * static_cast<double>(size) - 1) * 0.5;
+}
+
+}  // namespace
+
+Tensor grid_sampler_2d(const Tensor& input, const Tensor& grid, int64_t interpolation_mode, int64_t padding_mode,
+                       bool align_corners) {
+  check_grid_sampler(input, grid, interpolation_mode, padding_mode);
+  TORCH_CHECK(input.dim() == 4, "grid_sampler_2d(): expected 4D input and grid, but got input with sizes ",
+              input.sizes());
+  const int64_t n = input.size(0), c = input.size(1), h = input.size(2), w = input.size(3);
+  const int64_t out_h = grid.size(1), out_w = grid.size(2), points = out_h * out_w;
+  if (input.is_meta() || grid.is_meta()) {
+    return at::empty({n, c, out_h, out_w}, TensorOptions().dtype(input.scalar_type()).device(c10::kMeta));
+  }
+  Tensor ix = unnormalize(grid.select(-1, 0), w, align_corners).reshape({n, 1, points});
+  Tensor iy = unnormalize(grid.select(-1, 1), h, align_corners).reshape({n, 1, points});
+  if (padding_mode == kBorder) {
+    ix = ix.clamp(0, static_cast<double>(w - 1));
+    iy = iy.clamp(0, static_cast<double>(h - 1));
+  }
+  const Tensor flat = input.reshape({n, c, h * w});
+  // The input at integer pixel (px, py) per point, times `weight`; zero outside the image
+  // (NaN coordinates included).
+  auto sample = [&](const Tensor& px, const Tensor& py, const Tensor& weight) {
+    const Tensor inside = at::logical_and(at::logical_and(at::ge(px, 0), at::le(px, static_cast<double>(w - 1))),
+                                          at::logical_and(at::ge(py, 0), at::le(py, static_cast<double>(h - 1))));
+    const Tensor zero = at::zeros({}, TensorOptions().dtype(px.scalar_type()));
+    const Tensor at_pixel = (at::where(inside, py, zero) * static_cast<double>(w) + at::where(inside, px, zero)).to(c10::kLong);
+    const Tensor values = flat.gather(2, at_pixel.expand({n, c, points}));
+    return at::where(inside, weight.defined() ? values * weight : values, at::zeros({}, TensorOptions().dtype(input.scalar_type())));
+  };
+  Tensor out;
+  if (interpolation_mode == kNearest) {
+    out = sample(ix.round(), iy.round(), Tensor());  // half to even, as torch; round has a zero grad
+  } else {
+    const Tensor x0 = ix.floor(), y0 = iy.floor();  // zero grads: the weights carry the grid's
+    const Tensor wx1 = ix - x0, wy1 = iy - y0, wx0 = 1 - wx1, wy0 = 1 - wy1;
+    out = sample(x0, y0, wx0 * wy0) + sample(x0 + 1, y0, wx1 * wy0) + sample(x0, y0 + 1, wx0 * wy1) +
+          sample(x0 + 1, y0 + 1, wx1 * wy1);
+  }
+  return out.reshape({n, c, out_h, out_w});
+}
+
+Tensor grid_sampler(const Tensor& input, const Tensor& grid, int64_t interpolation_mode, int64_t padding_mode,
+                    bool align_corners) {
+  check_grid_sampler(input, grid, interpolation_mode, padding_mode);
+  TORCH_CHECK_NOT_IMPLEMENTED(input.dim() == 4, "grid_sample: 5-D (volumetric) inputs are not implemented in tessera "
+                              "yet");
+  return at::grid_sampler_2d(input, grid, interpolation_mode, padding_mode, align_corners);
+}
+
+}  // namespace at::inline tessera::native
