@@ -47,7 +47,7 @@ Adaptive2d adaptive_geometry(const Tensor& self, IntArrayRef output_size, const 
 Tensor _adaptive_avg_pool2d(const Tensor& self, IntArrayRef output_size) {
   const Adaptive2d g = adaptive_geometry(self, output_size, "adaptive_avg_pool2d()", "");
   Tensor out = make_empty(g.output_sizes, self.scalar_type(), self.device());
-  if (self.is_meta() || out.numel() == 0) return out;
+  if (self.is_meta() || out.numel() == 0) return like_input_layout(out, self);
   const Tensor x = self.contiguous();
   dispatch_types<kPoolFloatTypes>(self.scalar_type(), "adaptive_avg_pool2d", [&]<typename T>() {
     using O = opmath_t<T>;
@@ -68,7 +68,7 @@ Tensor _adaptive_avg_pool2d(const Tensor& self, IntArrayRef output_size) {
       }
     });
   });
-  return out;
+  return like_input_layout(out, self);
 }
 
 Tensor _adaptive_avg_pool2d_backward(const Tensor& grad_output, const Tensor& self) {
@@ -77,7 +77,7 @@ Tensor _adaptive_avg_pool2d_backward(const Tensor& grad_output, const Tensor& se
   TORCH_CHECK(grad_output.sizes() == IntArrayRef(g.output_sizes), "adaptive_avg_pool2d_backward(): grad_output of "
               "size ", grad_output.sizes(), " does not match the input's ", self.sizes());
   Tensor grad_input = at::zeros(self.sizes(), TensorOptions().dtype(self.scalar_type()).device(self.device()));
-  if (self.is_meta() || grad_output.numel() == 0) return grad_input;
+  if (self.is_meta() || grad_output.numel() == 0) return like_input_layout(grad_input, self);
   const Tensor go = grad_output.to(self.scalar_type()).contiguous();
   dispatch_types<kPoolFloatTypes>(self.scalar_type(), "adaptive_avg_pool2d_backward", [&]<typename T>() {
     using O = opmath_t<T>;
@@ -100,7 +100,7 @@ Tensor _adaptive_avg_pool2d_backward(const Tensor& grad_output, const Tensor& se
       }
     });
   });
-  return grad_input;
+  return like_input_layout(grad_input, self);
 }
 
 Tensor adaptive_avg_pool2d(const Tensor& self, IntArrayRef output_size) {
@@ -118,7 +118,7 @@ std::tuple<Tensor, Tensor> adaptive_max_pool2d(const Tensor& self, IntArrayRef o
   const Adaptive2d g = adaptive_geometry(self, output_size, "adaptive_max_pool2d()", ":");
   Tensor out = make_empty(g.output_sizes, self.scalar_type(), self.device());
   Tensor indices = make_empty(g.output_sizes, c10::kLong, self.device());
-  if (self.is_meta() || out.numel() == 0) return {out, indices};
+  if (self.is_meta() || out.numel() == 0) return {like_input_layout(out, self), like_input_layout(indices, self)};
   const Tensor x = self.contiguous();
   dispatch_types<kPoolFloatTypes>(self.scalar_type(), "adaptive_max_pool2d", [&]<typename T>() {
     using O = opmath_t<T>;
@@ -139,7 +139,7 @@ std::tuple<Tensor, Tensor> adaptive_max_pool2d(const Tensor& self, IntArrayRef o
       }
     });
   });
-  return {out, indices};
+  return {like_input_layout(out, self), like_input_layout(indices, self)};
 }
 
 Tensor adaptive_max_pool2d_backward(const Tensor& grad_output, const Tensor& self, const Tensor& indices) {

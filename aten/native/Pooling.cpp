@@ -1,7 +1,7 @@
 // max_pool2d and avg_pool2d over [C, H, W] or [N, C, H, W] inputs, with their backward
 // kernels (CPU and Meta share the shape checks); the 1-D forms view their input as 2-D
 // with H = 1. Each plane (one n, c) is pooled by one thread; inputs are read as
-// contiguous NCHW (channels-last inputs are converted first).
+// contiguous NCHW (channels-last inputs are converted first, their outputs back).
 #include <aten/core/Parallel.h>
 #include <aten/native/Dispatch.h>
 #include <aten/native/NativeFunctions.h>
@@ -94,7 +94,7 @@ std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& self, IntArrayR
   const Pool2d g = pool2d_geometry(self, kernel_size, stride, padding, dilation, ceil_mode, "max_pool2d", true);
   Tensor out = make_empty(g.output_sizes(), self.scalar_type(), self.device());
   Tensor indices = make_empty(g.output_sizes(), c10::kLong, self.device());
-  if (self.is_meta() || out.numel() == 0) return {out, indices};
+  if (self.is_meta() || out.numel() == 0) return {like_input_layout(out, self), like_input_layout(indices, self)};
   const Tensor x = self.contiguous();
   dispatch_types<kPoolFloatTypes>(self.scalar_type(), "max_pool2d", [&]<typename T>() {
     using O = opmath_t<T>;
@@ -119,7 +119,7 @@ std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& self, IntArrayR
       }
     });
   });
-  return {out, indices};
+  return {like_input_layout(out, self), like_input_layout(indices, self)};
 }
 
 // grad_input[plane][indices[...]] += grad_output[...], per plane (max pooling's backward,
@@ -133,7 +133,7 @@ Tensor scatter_by_indices(const Tensor& grad_output, const Tensor& self, const T
   TORCH_CHECK(grad_output.dim() == self.dim() && grad_output.numel() == planes_total * plane_out, op,
               ": grad_output of size ", grad_output.sizes(), " does not match the input's ", self.sizes());
   Tensor grad_input = at::zeros(self.sizes(), TensorOptions().dtype(self.scalar_type()).device(self.device()));
-  if (self.is_meta() || grad_input.numel() == 0 || grad_output.numel() == 0) return grad_input;
+  if (self.is_meta() || grad_input.numel() == 0 || grad_output.numel() == 0) return like_input_layout(grad_input, self);
   const Tensor go = grad_output.to(self.scalar_type()).contiguous(), ind = indices.contiguous();
   dispatch_types<kPoolFloatTypes | kIntegral>(self.scalar_type(), op, [&]<typename T>() {
     using O = opmath_t<T>;
@@ -152,7 +152,7 @@ Tensor scatter_by_indices(const Tensor& grad_output, const Tensor& self, const T
       }
     });
   });
-  return grad_input;
+  return like_input_layout(grad_input, self);
 }
 
 Tensor max_pool2d_with_indices_backward(const Tensor& grad_output, const Tensor& self, IntArrayRef kernel_size,
@@ -241,7 +241,7 @@ Tensor avg_pool2d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef strid
                   bool count_include_pad, std::optional<int64_t> divisor_override) {
   const Pool2d g = avg_geometry(self, kernel_size, stride, padding, ceil_mode, divisor_override);
   Tensor out = make_empty(g.output_sizes(), self.scalar_type(), self.device());
-  if (self.is_meta() || out.numel() == 0) return out;
+  if (self.is_meta() || out.numel() == 0) return like_input_layout(out, self);
   const Tensor x = self.contiguous();
   dispatch_types<kPoolFloatTypes | kIntegral>(self.scalar_type(), "avg_pool2d", [&]<typename T>() {
     using A = std::conditional_t<std::is_integral_v<T>, int64_t, opmath_t<T>>;
@@ -262,7 +262,7 @@ Tensor avg_pool2d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef strid
       }
     });
   });
-  return out;
+  return like_input_layout(out, self);
 }
 
 Tensor avg_pool2d_backward(const Tensor& grad_output, const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride,
@@ -272,7 +272,7 @@ Tensor avg_pool2d_backward(const Tensor& grad_output, const Tensor& self, IntArr
   TORCH_CHECK(grad_output.sizes() == IntArrayRef(g.output_sizes()), "avg_pool2d_backward: expected grad_output of "
               "size ", IntArrayRef(g.output_sizes()), ", got ", grad_output.sizes());
   Tensor grad_input = at::zeros(self.sizes(), TensorOptions().dtype(self.scalar_type()).device(self.device()));
-  if (self.is_meta() || grad_input.numel() == 0) return grad_input;
+  if (self.is_meta() || grad_input.numel() == 0) return like_input_layout(grad_input, self);
   const Tensor go = grad_output.to(self.scalar_type()).contiguous();
   dispatch_types<kPoolFloatTypes | kIntegral>(self.scalar_type(), "avg_pool2d_backward", [&]<typename T>() {
     using A = std::conditional_t<std::is_integral_v<T>, int64_t, opmath_t<T>>;
@@ -293,7 +293,7 @@ Tensor avg_pool2d_backward(const Tensor& grad_output, const Tensor& self, IntArr
       }
     });
   });
-  return grad_input;
+  return like_input_layout(grad_input, self);
 }
 
 Tensor avg_pool1d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding, bool ceil_mode,

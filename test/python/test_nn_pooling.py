@@ -69,6 +69,9 @@ def test_values_match_torch(name, call, shape, kw, dtype):
                 w = w.to(getattr(torch, dtype))
             tol = {"float32": (1e-5, 1e-6), "float64": (1e-12, 1e-12)}.get(dtype, (1e-2, 1e-2))
             torch.testing.assert_close(to_torch(g), w, rtol=tol[0], atol=tol[1], msg=lambda m: f"{label}: {m}")
+            if w.dim() == 4:  # a channels-last input keeps its layout
+                assert g.is_contiguous(memory_format=tessera.channels_last) == \
+                    w.is_contiguous(memory_format=torch.channels_last), label
 
 
 @pytest.mark.parametrize("name,call,shape,kw", FLAT, ids=IDS)
@@ -81,6 +84,9 @@ def test_grads_match_torch(name, call, shape, kw):
         (want * w).sum().backward()
         (got * to_tessera(w)).sum().backward()
         torch.testing.assert_close(to_torch(sx.grad), tx.grad, rtol=1e-12, atol=1e-12, msg=lambda m: f"{label}: {m}")
+        if x.dim() == 4:
+            assert sx.grad.is_contiguous(memory_format=tessera.channels_last) == \
+                tx.grad.is_contiguous(memory_format=torch.channels_last), label
 
 
 @pytest.mark.parametrize("name,call,shape,kw", FLAT, ids=IDS)
