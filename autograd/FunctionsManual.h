@@ -108,6 +108,11 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm_double_backward(const Tensor& grad
                                                               const Tensor& mean, const Tensor& rstd,
                                                               const std::optional<Tensor>& weight,
                                                               std::array<bool, 3> grad_input_mask);
+std::tuple<Tensor, Tensor, Tensor> batch_norm_double_backward(
+    const Tensor& grad_dx, const Tensor& grad_dw, const Tensor& grad_db, const Tensor& dy, const Tensor& input,
+    const std::optional<Tensor>& weight, const std::optional<Tensor>& running_mean,
+    const std::optional<Tensor>& running_var, const std::optional<Tensor>& save_mean,
+    const std::optional<Tensor>& save_invstd, bool train, double eps, std::array<bool, 3> grad_input_mask);
 
 // Convolution (FunctionsManualNN.cpp): the backward of convolution_backward. convolution
 // is bilinear in (input, weight), so each second-order term is again a convolution or

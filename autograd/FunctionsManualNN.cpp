@@ -105,15 +105,65 @@ Tensor gather_at_pooling_indices(const Tensor& grad, const Tensor& indices) {
   return flat_grad.gather(lead, flat_indices).view(indices.sizes());
 }
 
-// The derivative of native_layer_norm_backward. Per row of N elements, with
-// xhat = (x - mean) rstd, g = dy w and P(v) = v - mean(v) - xhat mean(v xhat) (symmetric),
-// the backward is dx = rstd P(g), dw = sum_rows dy xhat, db = sum_rows dy. Given the
-// grads A, Bw, Bb of dx, dw, db:
-//   d/d dy = w rstd P(A) + Bw xhat + Bb,   d/dw = sum_rows dy rstd P(A),
-//   d/dx   = rstd P(c) - rstd^2 / N xhat sum(A dx) / rstd,
-//            c = -rstd mean(g xhat) A - rstd sum(A xhat) / N g + Bw dy
+namespace {
+
+// The derivative of a normalization's backward, for layer norm and training batch norm
+// alike. Per group of n elements (the `reduce` dims), with xhat = (x - mean) rstd,
+// g = dy w and P(v) = v - mean(v) - xhat mean(v xhat) (symmetric), the backward is
+// dx = rstd P(g), dw = sum dy xhat, db = sum dy (over `weight_sum` dims). Given the grads
+// A, Bw, Bb of dx, dw, db (Bw, Bb, mean, rstd and w broadcastable against x):
+//   d/d dy = w rstd P(A) + Bw xhat + Bb,   d/dw = sum dy rstd P(A),
+//   d/dx   = rstd P(c) - rstd^2 / n xhat sum(A dx) / rstd,
+//            c = -rstd mean(g xhat) A - rstd sum(A xhat) / n g + Bw dy
 // (xhat moves with x through mean and rstd: d xhat_l / d x_k = rstd P_lk, and
-// d rstd / d x_k = -rstd^2 xhat_k / N).
+// d rstd / d x_k = -rstd^2 xhat_k / n). Returns undefined grads where nothing flows.
+std::tuple<Tensor, Tensor, Tensor> normalization_double_backward(
+    const Tensor& grad_dx, const Tensor& grad_dw, const Tensor& grad_db, const Tensor& dy, const Tensor& input,
+    const std::vector<int64_t>& reduce, int64_t n, const Tensor& mean, const Tensor& rstd, const Tensor& weight,
+    const std::vector<int64_t>& weight_sum, std::array<bool, 3> mask) {
+  const double inv_n = 1.0 / static_cast<double>(n);
+  auto group_mean = [&](const Tensor& v) { return v.sum(reduce, true) * inv_n; };
+  const Tensor xhat = (input - mean) * rstd;
+  auto project = [&](const Tensor& v) { return v - group_mean(v) - xhat * group_mean(v * xhat); };
+  const Tensor g = weight.defined() ? dy * weight : dy;
+  Tensor d_dy, d_x, d_w, c, rstd_term;
+  if (grad_dx.defined()) {
+    const Tensor pa = rstd * project(grad_dx);
+    d_dy = weight.defined() ? pa * weight : pa;
+    if (weight.defined() && mask[2]) d_w = weight_sum.empty() ? dy * pa : (dy * pa).sum(weight_sum);
+    const Tensor dx = rstd * project(g);
+    c = -rstd * group_mean(g * xhat) * grad_dx - rstd * (grad_dx * xhat).sum(reduce, true) * inv_n * g;
+    rstd_term = (grad_dx * dx).sum(reduce, true) * rstd * inv_n;  // rstd^2 / n * sum(A dx) / rstd
+  }
+  if (grad_dw.defined()) {
+    d_dy = d_dy.defined() ? d_dy + grad_dw * xhat : grad_dw * xhat;
+    c = c.defined() ? c + grad_dw * dy : grad_dw * dy;
+  }
+  if (grad_db.defined()) d_dy = d_dy.defined() ? d_dy + grad_db : grad_db.expand(input.sizes());
+  if (mask[1] && c.defined()) {
+    d_x = rstd * project(c);
+    if (rstd_term.defined()) d_x = d_x - rstd_term * xhat;
+  }
+  return {d_dy, d_x, d_w};
+}
+
+// Fills the asked-for grads nothing flowed into with zeros shaped like their inputs.
+std::tuple<Tensor, Tensor, Tensor> zeros_where_missing(std::tuple<Tensor, Tensor, Tensor> grads,
+                                                       std::array<bool, 3> mask, const Tensor& dy,
+                                                       const Tensor& input, const std::optional<Tensor>& weight) {
+  auto& [d_dy, d_x, d_w] = grads;
+  if (mask[0] && !d_dy.defined()) d_dy = at::zeros_like(dy);
+  if (mask[1] && !d_x.defined()) d_x = at::zeros_like(input);
+  if (mask[2] && weight && weight->defined() && !d_w.defined()) d_w = at::zeros_like(*weight);
+  return {mask[0] ? d_dy : Tensor(), mask[1] ? d_x : Tensor(), mask[2] ? d_w : Tensor()};
+}
+
+Tensor defined_or_empty(const std::optional<Tensor>& t) { return t && t->defined() ? *t : Tensor(); }
+
+}  // namespace
+
+// The derivative of native_layer_norm_backward: groups are the rows of the normalized
+// dims; the weight (over those dims) sums over the outer ones.
 std::tuple<Tensor, Tensor, Tensor> layer_norm_double_backward(const Tensor& grad_dx, const Tensor& grad_dw,
                                                               const Tensor& grad_db, const Tensor& dy,
                                                               const Tensor& input, IntArrayRef normalized_shape,
@@ -125,35 +175,51 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm_double_backward(const Tensor& grad
   for (int64_t d = 0; d < ndim; ++d) (d >= ndim - k ? rows : outer).push_back(d);
   int64_t n = 1;
   for (int64_t s : normalized_shape) n *= s;
-  const double inv_n = 1.0 / static_cast<double>(n);
-  const bool has_weight = weight && weight->defined();
-  auto row_mean = [&](const Tensor& v) { return v.sum(rows, true) * inv_n; };
-  const Tensor xhat = (input - mean) * rstd;
-  auto project = [&](const Tensor& v) { return v - row_mean(v) - xhat * row_mean(v * xhat); };
-  const Tensor g = has_weight ? dy * *weight : dy;
-  Tensor d_dy, d_x, d_w, c, rstd_term;
-  if (grad_dx.defined()) {
-    const Tensor pa = rstd * project(grad_dx);
-    d_dy = has_weight ? pa * *weight : pa;
-    if (has_weight && grad_input_mask[2]) d_w = outer.empty() ? dy * pa : (dy * pa).sum(outer);
-    const Tensor dx = rstd * project(g);
-    c = -rstd * row_mean(g * xhat) * grad_dx - rstd * (grad_dx * xhat).sum(rows, true) * inv_n * g;
-    rstd_term = (grad_dx * dx).sum(rows, true) * rstd * inv_n;  // rstd^2 / N * sum(A dx) / rstd
+  auto grads = normalization_double_backward(grad_dx, grad_dw, grad_db, dy, input, rows, n, mean, rstd,
+                                             defined_or_empty(weight), outer, grad_input_mask);
+  return zeros_where_missing(grads, grad_input_mask, dy, input, weight);
+}
+
+// The derivative of native_batch_norm_backward. Training: groups are the channels of an
+// [N, C, S] view. Evaluation (running statistics, constants): with s = rsqrt(var + eps),
+// dx = dy w s, so d/d dy = A w s + Bw xhat + Bb, d/dx = Bw dy s, d/dw = sum A dy s.
+std::tuple<Tensor, Tensor, Tensor> batch_norm_double_backward(
+    const Tensor& grad_dx, const Tensor& grad_dw, const Tensor& grad_db, const Tensor& dy, const Tensor& input,
+    const std::optional<Tensor>& weight, const std::optional<Tensor>& running_mean,
+    const std::optional<Tensor>& running_var, const std::optional<Tensor>& save_mean,
+    const std::optional<Tensor>& save_invstd, bool train, double eps, std::array<bool, 3> grad_input_mask) {
+  const int64_t batch = input.size(0), channels = input.size(1);
+  const int64_t spatial = batch * channels == 0 ? 0 : input.numel() / (batch * channels);
+  const std::vector<int64_t> view{batch, channels, spatial}, param{1, channels, 1}, reduce{0, 2};
+  const c10::ScalarType t = input.scalar_type();
+  auto as_param = [&](const Tensor& v) { return v.defined() ? v.to(t).reshape(param) : v; };
+  const Tensor x = input.reshape(view), g = dy.reshape(view), w = as_param(defined_or_empty(weight));
+  const Tensor a = grad_dx.defined() ? grad_dx.reshape(view) : grad_dx;
+  const Tensor bw = as_param(grad_dw), bb = as_param(grad_db);
+  Tensor d_dy, d_x, d_w;
+  if (train) {
+    std::tie(d_dy, d_x, d_w) = normalization_double_backward(a, bw, bb, g, x, reduce, batch * spatial,
+                                                             as_param(defined_or_empty(save_mean)),
+                                                             as_param(defined_or_empty(save_invstd)), w, reduce,
+                                                             grad_input_mask);
+  } else {
+    const Tensor s = (as_param(defined_or_empty(running_var)) + eps).rsqrt();
+    const Tensor xhat = (x - as_param(defined_or_empty(running_mean))) * s;
+    auto add = [](const Tensor& acc, const Tensor& term) { return acc.defined() ? acc + term : term; };
+    if (a.defined()) {
+      d_dy = w.defined() ? a * w * s : a * s;
+      if (w.defined() && grad_input_mask[2]) d_w = (a * g * s).sum(reduce);
+    }
+    if (bw.defined()) {
+      d_dy = add(d_dy, bw * xhat);
+      if (grad_input_mask[1]) d_x = bw * g * s;
+    }
+    if (bb.defined()) d_dy = add(d_dy, bb.expand(view));
   }
-  if (grad_dw.defined()) {
-    d_dy = d_dy.defined() ? d_dy + grad_dw * xhat : grad_dw * xhat;
-    c = c.defined() ? c + grad_dw * dy : grad_dw * dy;
-  }
-  if (grad_db.defined()) d_dy = d_dy.defined() ? d_dy + grad_db : grad_db.expand(input.sizes());
-  if (grad_input_mask[1] && c.defined()) {
-    d_x = rstd * project(c);
-    if (rstd_term.defined()) d_x = d_x - rstd_term * xhat;
-  }
-  if (grad_input_mask[0] && !d_dy.defined()) d_dy = at::zeros_like(dy);
-  if (grad_input_mask[1] && !d_x.defined()) d_x = at::zeros_like(input);
-  if (has_weight && grad_input_mask[2] && !d_w.defined()) d_w = at::zeros_like(*weight);
-  return {grad_input_mask[0] ? d_dy : Tensor(), grad_input_mask[1] ? d_x : Tensor(),
-          grad_input_mask[2] ? d_w : Tensor()};
+  if (d_dy.defined()) d_dy = d_dy.reshape(input.sizes());
+  if (d_x.defined()) d_x = d_x.reshape(input.sizes());
+  if (d_w.defined()) d_w = d_w.reshape({channels});
+  return zeros_where_missing({d_dy, d_x, d_w}, grad_input_mask, dy, input, weight);
 }
 
 // The fused attention's backward, a key block at a time as its forward: each block's

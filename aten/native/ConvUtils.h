@@ -27,7 +27,8 @@ struct ConvShape {
 // Output length of a convolution along one dim (torch's conv_output_size), and of a
 // transposed one (conv_input_size).
 inline int64_t conv_output_length(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t dilation) {
-  return (in + 2 * pad - dilation * (k - 1) - 1) / stride + 1;
+  const int64_t span = in + 2 * pad - dilation * (k - 1) - 1;  // negative: no window fits (floor, not 0)
+  return (span >= 0 ? span / stride : -((-span + stride - 1) / stride)) + 1;
 }
 inline int64_t conv_transpose_output_length(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t dilation,
                                             int64_t output_padding) {
@@ -48,7 +49,7 @@ bool conv_backward_data(const Tensor& src_grad, const Tensor& dst_grad, const Te
 bool conv_backward_weights(const Tensor& weight_grad, const Tensor& dst_grad, const Tensor& src, const ConvShape& s);
 // Whether the CPU computes bfloat16 convolutions natively (AVX512-BF16 or AMX).
 bool has_native_bf16();
-// How many plans the cache holds (for tests of its reuse).
+// How many plans oneDNN built are in the cache (for tests of its use and reuse).
 TORCH_API size_t cached_plan_count();
 }  // namespace onednn
 

@@ -133,7 +133,14 @@ ConvSetup setup_convolution(const Tensor& input, const Tensor& weight, std::opti
   return c;
 }
 
+void check_devices(const Tensor& a, const Tensor& b) {
+  TORCH_CHECK(!b.defined() || a.device() == b.device(), "Expected all tensors to be on the same device, but found at "
+              "least two devices, ", a.device(), " and ", b.device(), "!");
+}
+
 void check_dtypes(const Tensor& input, const Tensor& weight, const Tensor& bias) {
+  check_devices(input, weight);
+  check_devices(input, bias);
   // torch 1.13's words; the weight (or bias) is the tensor found of the wrong type
   TORCH_CHECK(input.scalar_type() == weight.scalar_type(), "expected scalar type ", toString(input.scalar_type()),
               " but found ", toString(weight.scalar_type()));
@@ -148,22 +155,20 @@ Tensor empty_in(IntArrayRef sizes, const Tensor& like, c10::MemoryFormat format)
   return at::empty(sizes, TensorOptions().dtype(like.scalar_type()).device(like.device()), format);
 }
 
-bool computes_in_float(const Tensor& t) {
-  return t.scalar_type() == c10::kHalf || (t.scalar_type() == c10::kBFloat16 && !onednn::has_native_bf16());
-}
-
 Tensor as_float(const Tensor& t) { return t.defined() ? t.to(c10::kFloat) : t; }
 
-// Runs `pass(out, a, b)` in float32 into a float copy of `out` (Half, or BFloat16 on CPUs
-// without it), else directly.
-template <typename Pass>
-void in_compute_type(const Tensor& out, const Tensor& a, const Tensor& b, Pass pass) {
-  if (!computes_in_float(out)) {
-    pass(out, a, b);
+// Runs a pass: oneDNN in the tensors' dtype first (float32, native bfloat16); what it
+// refuses goes to the GEMM path, Half and BFloat16 in a float32 copy.
+template <typename OneDnn, typename Gemm>
+void run_pass(const Tensor& out, const Tensor& a, const Tensor& b, OneDnn onednn_pass, Gemm gemm_pass) {
+  if (onednn_pass(out, a, b)) return;
+  if (!c10::isReducedFloatingType(out.scalar_type())) {
+    gemm_pass(out, a, b);
     return;
   }
   Tensor tmp = at::empty(out.sizes(), TensorOptions().dtype(c10::kFloat), suggest_memory_format(out));
-  pass(tmp, as_float(a), as_float(b));
+  const Tensor fa = as_float(a), fb = as_float(b);
+  if (!onednn_pass(tmp, fa, fb)) gemm_pass(tmp, fa, fb);
   out.copy_(tmp);
 }
 
@@ -175,24 +180,29 @@ std::vector<int64_t> channel_view(const ConvShape& s, int64_t channels) {
 
 void forward_pass(const Tensor& dst, const Tensor& src, const Tensor& weight, const Tensor& bias,
                   const ConvShape& s) {
-  in_compute_type(dst, src, weight, [&](const Tensor& out, const Tensor& x, const Tensor& w) {
-    const Tensor b = bias.defined() ? bias.to(out.scalar_type()) : bias;
-    if (onednn::conv_forward(out, x, w, b, s)) return;
-    gemm_conv::conv_forward(out, x, w, s);
-    if (b.defined()) out.add_(b.view(channel_view(s, s.dst_channels)));
-  });
+  run_pass(
+      dst, src, weight,
+      [&](const Tensor& out, const Tensor& x, const Tensor& w) {
+        return onednn::conv_forward(out, x, w, bias.defined() ? bias.to(out.scalar_type()) : bias, s);
+      },
+      [&](const Tensor& out, const Tensor& x, const Tensor& w) {
+        gemm_conv::conv_forward(out, x, w, s);
+        if (bias.defined()) out.add_(bias.to(out.scalar_type()).view(channel_view(s, s.dst_channels)));
+      });
 }
 
 void backward_data_pass(const Tensor& src_grad, const Tensor& dst_grad, const Tensor& weight, const ConvShape& s) {
-  in_compute_type(src_grad, dst_grad, weight, [&](const Tensor& out, const Tensor& gy, const Tensor& w) {
-    if (!onednn::conv_backward_data(out, gy, w, s)) gemm_conv::conv_backward_data(out, gy, w, s);
-  });
+  run_pass(
+      src_grad, dst_grad, weight,
+      [&](const Tensor& out, const Tensor& gy, const Tensor& w) { return onednn::conv_backward_data(out, gy, w, s); },
+      [&](const Tensor& out, const Tensor& gy, const Tensor& w) { gemm_conv::conv_backward_data(out, gy, w, s); });
 }
 
 void backward_weights_pass(const Tensor& weight_grad, const Tensor& dst_grad, const Tensor& src, const ConvShape& s) {
-  in_compute_type(weight_grad, dst_grad, src, [&](const Tensor& out, const Tensor& gy, const Tensor& x) {
-    if (!onednn::conv_backward_weights(out, gy, x, s)) gemm_conv::conv_backward_weights(out, gy, x, s);
-  });
+  run_pass(
+      weight_grad, dst_grad, src,
+      [&](const Tensor& out, const Tensor& gy, const Tensor& x) { return onednn::conv_backward_weights(out, gy, x, s); },
+      [&](const Tensor& out, const Tensor& gy, const Tensor& x) { gemm_conv::conv_backward_weights(out, gy, x, s); });
 }
 
 }  // namespace
@@ -232,6 +242,7 @@ std::tuple<Tensor, Tensor, Tensor> convolution_backward(const Tensor& grad_outpu
   const ConvSetup c =
       setup_convolution(input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups);
   check_dtypes(input, weight, Tensor());
+  check_devices(input, grad_output);
   TORCH_CHECK(grad_output.sizes() == IntArrayRef(c.output_sizes), "convolution_backward: expected grad_output of size ",
               IntArrayRef(c.output_sizes), " (the convolution's output), but got ", grad_output.sizes());
   TORCH_CHECK(grad_output.scalar_type() == input.scalar_type(), "convolution_backward: grad_output type (",

@@ -153,8 +153,10 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> embedding_bag_padding_idx(
   const Tensor bag_sizes = long_tensor(b.sizes), offset2bag = long_tensor(b.offset2bag);
   if (mode == kMax) {
     const Tensor rows = max_rows(weight, idx, b);
-    const Tensor nonempty = at::gt(bag_sizes, 0).unsqueeze(1).to(weight.scalar_type());
-    return {weight.gather(0, rows.clamp_min(0)) * nonempty, offset2bag, bag_sizes, rows};
+    const Tensor nonempty = at::gt(bag_sizes, 0).unsqueeze(1);  // an empty bag gives 0 (not weight[0] * 0)
+    const Tensor picked = at::where(nonempty, weight.gather(0, rows.clamp_min(0)),
+                                    at::zeros({}, TensorOptions().dtype(weight.scalar_type())));
+    return {picked, offset2bag, bag_sizes, rows};
   }
   std::vector<int64_t> kept_rows;
   kept_rows.reserve(b.kept_positions.size());

@@ -55,6 +55,12 @@ Tensor grid_sampler_2d(const Tensor& input, const Tensor& grid, int64_t interpol
   check_grid_sampler(input, grid, interpolation_mode, padding_mode);
   TORCH_CHECK(input.dim() == 4, "grid_sampler_2d(): expected 4D input and grid, but got input with sizes ",
               input.sizes());
+  if (c10::isReducedFloatingType(input.scalar_type())) {  // coordinates in float32: bfloat16 has 8 bits
+    const c10::ScalarType t = input.scalar_type();
+    return at::grid_sampler_2d(input.to(c10::kFloat), grid.to(c10::kFloat), interpolation_mode, padding_mode,
+                               align_corners)
+        .to(t);
+  }
   const int64_t n = input.size(0), c = input.size(1), h = input.size(2), w = input.size(3);
   const int64_t out_h = grid.size(1), out_w = grid.size(2), points = out_h * out_w;
   if (input.is_meta() || grid.is_meta()) {
@@ -72,8 +78,9 @@ Tensor grid_sampler_2d(const Tensor& input, const Tensor& grid, int64_t interpol
   auto sample = [&](const Tensor& px, const Tensor& py, const Tensor& weight) {
     const Tensor inside = at::logical_and(at::logical_and(at::ge(px, 0), at::le(px, static_cast<double>(w - 1))),
                                           at::logical_and(at::ge(py, 0), at::le(py, static_cast<double>(h - 1))));
+    // pixel indices in int64 (floats hold integers exactly only so far)
     const Tensor zero = at::zeros({}, TensorOptions().dtype(px.scalar_type()));
-    const Tensor at_pixel = (at::where(inside, py, zero) * static_cast<double>(w) + at::where(inside, px, zero)).to(c10::kLong);
+    const Tensor at_pixel = at::where(inside, py, zero).to(c10::kLong) * w + at::where(inside, px, zero).to(c10::kLong);
     const Tensor values = flat.gather(2, at_pixel.expand({n, c, points}));
     return at::where(inside, weight.defined() ? values * weight : values, at::zeros({}, TensorOptions().dtype(input.scalar_type())));
   };

@@ -98,8 +98,16 @@ void check_pair(IntArrayRef v, const char* name) {
 }
 
 // torch's im2col/col2im shape checks on the window parameters; returns the 2-D shape.
+void check_blocks(const ConvShape& s, IntArrayRef kernel_size, IntArrayRef dilation, IntArrayRef padding) {
+  TORCH_CHECK(s.dst[0] >= 1 && s.dst[1] >= 1, "Given input with spatial size (", s.src[0], ", ", s.src[1],
+              "), kernel_size=(", kernel_size[0], ", ", kernel_size[1], "), dilation=(", dilation[0], ", ",
+              dilation[1], "), padding=(", padding[0], ", ", padding[1], "), calculated shape of the array of "
+              "sliding blocks as (", s.dst[0], ", ", s.dst[1], "), but its components must be at least one.");
+}
+
+// (col2im checks the block count first, as torch, so it asks for no blocks here.)
 ConvShape unfold_shape(IntArrayRef kernel_size, IntArrayRef dilation, IntArrayRef padding, IntArrayRef stride,
-                       int64_t height, int64_t width) {
+                       int64_t height, int64_t width, bool require_blocks = true) {
   check_pair(kernel_size, "kernel_size");
   check_pair(dilation, "dilation");
   check_pair(padding, "padding");
@@ -119,10 +127,7 @@ ConvShape unfold_shape(IntArrayRef kernel_size, IntArrayRef dilation, IntArrayRe
     s.kernel[i] = kernel_size[i], s.stride[i] = stride[i], s.padding[i] = padding[i], s.dilation[i] = dilation[i];
     s.dst[i] = conv_output_length(s.src[i], s.kernel[i], s.padding[i], s.stride[i], s.dilation[i]);
   }
-  TORCH_CHECK(s.dst[0] >= 1 && s.dst[1] >= 1, "Given input with spatial size (", height, ", ", width,
-              "), kernel_size=(", kernel_size[0], ", ", kernel_size[1], "), dilation=(", dilation[0], ", ",
-              dilation[1], "), padding=(", padding[0], ", ", padding[1], "), calculated shape of the array of "
-              "sliding blocks as (", s.dst[0], ", ", s.dst[1], "), but its components must be at least one.");
+  if (require_blocks) check_blocks(s, kernel_size, dilation, padding);
   return s;
 }
 
@@ -160,7 +165,7 @@ Tensor col2im(const Tensor& self, IntArrayRef output_size, IntArrayRef kernel_si
   const bool ok = (self.dim() == 2 || self.dim() == 3) && self.size(-1) != 0 && self.size(-2) != 0;
   TORCH_CHECK(ok, "Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and non-zero "
               "dimensions for input, but got: ", self.sizes());
-  const ConvShape s = unfold_shape(kernel_size, dilation, padding, stride, output_size[0], output_size[1]);
+  const ConvShape s = unfold_shape(kernel_size, dilation, padding, stride, output_size[0], output_size[1], false);
   const int64_t window = s.kernel[0] * s.kernel[1];
   TORCH_CHECK(self.size(-2) % window == 0, "Expected size of input's dimension 1 to be divisible by the product of "
               "kernel_size, but got input.size(1)=", self.size(-2), " and kernel_size=(", kernel_size[0], ", ",
@@ -170,6 +175,7 @@ Tensor col2im(const Tensor& self, IntArrayRef output_size, IntArrayRef kernel_si
               dilation[1], "), padding=(", padding[0], ", ", padding[1], "), stride=(", stride[0], ", ", stride[1],
               "), expected size of input's dimension 2 to match the calculated number of sliding blocks ", s.dst[0],
               " * ", s.dst[1], " = ", s.dst[0] * s.dst[1], ", but got input.size(2)=", self.size(-1), ".");
+  check_blocks(s, kernel_size, dilation, padding);
   const bool batched = self.dim() == 3;
   const int64_t batch = batched ? self.size(0) : 1, channels = self.size(-2) / window;
   std::vector<int64_t> sizes{channels, output_size[0], output_size[1]};

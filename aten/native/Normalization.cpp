@@ -143,7 +143,7 @@ void update_running(const std::optional<Tensor>& running, const Tensor& batch, d
 Tensor batch_norm(const Tensor& input, const std::optional<Tensor>& weight, const std::optional<Tensor>& bias,
                   const std::optional<Tensor>& running_mean, const std::optional<Tensor>& running_var, bool training,
                   double momentum, double eps, bool cudnn_enabled) {
-  const int64_t ndim = input.dim(), channels = input.size(1);  // a 1-D input raises torch's IndexError here
+  const int64_t channels = input.size(1);  // a 1-D input raises torch's IndexError here
   auto check_size = [&](const std::optional<Tensor>& t, const char* name) {
     TORCH_CHECK(!t || !t->defined() || t->numel() == channels, name, " should contain ", channels, " elements not ",
                 t ? t->numel() : 0);
@@ -152,24 +152,14 @@ Tensor batch_norm(const Tensor& input, const std::optional<Tensor>& weight, cons
   check_size(bias, "bias");
   check_size(running_mean, "running_mean");
   check_size(running_var, "running_var");
-  std::vector<int64_t> dims{0};
-  for (int64_t d = 2; d < ndim; ++d) dims.push_back(d);
   if (!training) {
     TORCH_CHECK(running_mean && running_mean->defined(), "running_mean must be defined in evaluation mode");
     TORCH_CHECK(running_var && running_var->defined(), "running_var must be defined in evaluation mode");
-    Tensor scale = (per_channel(*running_var, ndim) + eps).rsqrt().to(input.scalar_type());
-    return affine((input - per_channel(*running_mean, ndim).to(input.scalar_type())) * scale, weight, bias, ndim);
+  } else {
+    const int64_t count = channels == 0 ? 0 : input.numel() / channels;
+    TORCH_CHECK(count > 1, "Expected more than 1 value per channel when training, got input size ", input.sizes());
   }
-  const int64_t count = channels == 0 ? 0 : input.numel() / channels;
-  TORCH_CHECK(count > 1, "Expected more than 1 value per channel when training, got input size ", input.sizes());
-  auto [var, mean] = at::var_mean(input, dims, /*unbiased=*/false, /*keepdim=*/true);
-  {
-    // the running statistics move toward the batch's (the unbiased variance)
-    c10::AutoGradMode no_grad(false);
-    update_running(running_mean, mean.reshape({channels}), momentum);
-    update_running(running_var, var.reshape({channels}) * (static_cast<double>(count) / (count - 1)), momentum);
-  }
-  return affine((input - mean) * (var + eps).rsqrt(), weight, bias, ndim);
+  return std::get<0>(at::native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps));
 }
 
 Tensor instance_norm(const Tensor& input, const std::optional<Tensor>& weight, const std::optional<Tensor>& bias,

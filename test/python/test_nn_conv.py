@@ -25,6 +25,7 @@ CASES = [
     ("conv2d", (2, 4, 9, 11), (6, 4, 3, 3), True, dict(padding="valid")),
     ("conv2d", (4, 9, 11), (6, 4, 3, 3), True, dict(padding=1)),  # unbatched
     ("conv2d", (2, 32, 10, 10), (32, 32, 3, 3), True, dict(padding=1)),  # blocked oneDNN layout
+    ("conv2d", (2, 64, 6, 6), (32, 32, 3, 3), False, dict(groups=2, padding=1)),  # grouped, blocked
     ("conv2d", (3, 4, 6, 7), (5, 4, 2, 3), True, dict(stride=3, padding=(1, 0))),  # stride past the end
     ("conv1d", (2, 4, 13), (6, 4, 3), True, dict()),
     ("conv1d", (2, 4, 13), (6, 2, 3), False, dict(stride=2, padding=2, dilation=2, groups=2)),
@@ -38,6 +39,8 @@ CASES = [
     ("conv_transpose2d", (2, 4, 5, 6), (4, 3, 3, 2), True, dict(groups=2, stride=(1, 2))),
     ("conv_transpose2d", (2, 4, 5, 6), (4, 2, 2, 3), True, dict(stride=3, dilation=2, output_padding=2)),
     ("conv_transpose2d", (4, 5, 6), (4, 2, 3, 3), True, dict(padding=1)),
+    # output_padding beyond the stride: oneDNN refuses it, the GEMM path takes float32 and bfloat16
+    ("conv_transpose2d", (2, 4, 5, 6), (4, 3, 3, 3), True, dict(dilation=2, output_padding=1)),
     ("conv_transpose1d", (2, 4, 7), (4, 2, 3), True, dict(stride=3, padding=1, output_padding=2)),
     ("conv_transpose1d", (2, 4, 7), (4, 3, 3), False, dict(groups=2, dilation=2)),
 ]
@@ -217,6 +220,8 @@ ERRORS = [
     "F.conv_transpose2d(lib.ones(1, 3, 5, 5), lib.ones(3, 2, 3, 3), output_padding=1)",
     "F.conv_transpose2d(lib.ones(1, 3, 5, 5), lib.ones(3, 2, 3, 3), lib.ones(3))",
     "F.unfold(lib.ones(1, 2, 3, 3), 4)",
+    "F.unfold(lib.ones(1, 1, 2, 2), 3, stride=2)",
+    "F.fold(lib.ones(1, 9, 1), (2, 2), 3, stride=2)",
     "F.fold(lib.ones(1, 8, 5), (3, 3), 2)",
     "F.fold(lib.ones(1, 7, 4), (3, 3), 2)",
 ]

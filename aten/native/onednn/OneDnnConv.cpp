@@ -9,6 +9,7 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <algorithm>
 #include <list>
 #include <memory>
 #include <mutex>
@@ -51,23 +52,39 @@ memory::desc any_like(const memory::desc& d) {
   return memory::desc(d.dims(), d.data_type(), memory::format_tag::any);
 }
 
+// Every primitive takes its scratch memory from the caller (allocated per call): with the
+// library's default, scratchpads are per-thread buffers sized for the thread that built
+// the primitive, and a cached plan runs on whichever thread calls it.
+const dnnl::primitive_attr& user_scratchpad() {
+  static const dnnl::primitive_attr attr = [] {
+    dnnl::primitive_attr a;
+    a.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    return a;
+  }();
+  return attr;
+}
+
 // One operand of a plan: the argument slot, the user's layout and the primitive's, and
-// the reorder between them when they differ.
+// the reorder between them (with its scratchpad's size) when they differ.
 struct Operand {
   int arg = 0;
   memory::desc user, inner;
   std::optional<dnnl::reorder> reorder;
+  memory::desc reorder_scratchpad;
 
   void link(bool is_output) {
     if (inner == user) return;
     const dnnl::engine& e = cpu_engine();
-    reorder = dnnl::reorder(is_output ? dnnl::reorder::primitive_desc(e, inner, e, user)
-                                      : dnnl::reorder::primitive_desc(e, user, e, inner));
+    const auto pd = is_output ? dnnl::reorder::primitive_desc(e, inner, e, user, user_scratchpad())
+                              : dnnl::reorder::primitive_desc(e, user, e, inner, user_scratchpad());
+    reorder = dnnl::reorder(pd);
+    reorder_scratchpad = pd.scratchpad_desc();
   }
 };
 
 struct Plan {
   dnnl::primitive primitive;
+  memory::desc scratchpad;
   std::vector<Operand> inputs;  // bias, when present, is last and always plain
   Operand output;
 };
@@ -118,9 +135,11 @@ class PlanCache {
     }
     return plan;
   }
-  size_t size() {
+  size_t usable() {  // plans oneDNN built (not the refused shapes)
     std::lock_guard<std::mutex> lock(mutex_);
-    return order_.size();
+    size_t n = 0;
+    for (const auto& entry : order_) n += entry.second != nullptr;
+    return n;
   }
 
  private:
@@ -162,11 +181,11 @@ dnnl::convolution_forward::primitive_desc forward_desc(const memory::desc& src, 
                                                      g.strides, g.dilates, g.pad_l, g.pad_r)
                    : dnnl::convolution_forward::desc(kind, algo, g.activation(src), any_like(w), g.activation(dst), g.strides,
                                                      g.dilates, g.pad_l, g.pad_r);
-  return dnnl::convolution_forward::primitive_desc(desc, cpu_engine());
+  return dnnl::convolution_forward::primitive_desc(desc, user_scratchpad(), cpu_engine());
 }
 
 Operand operand(int arg, const memory::desc& user, const memory::desc& inner, bool is_output) {
-  Operand o{arg, user, inner, std::nullopt};
+  Operand o{arg, user, inner, std::nullopt, memory::desc()};
   o.link(is_output);
   return o;
 }
@@ -174,8 +193,15 @@ Operand operand(int arg, const memory::desc& user, const memory::desc& inner, bo
 // Memory in oneDNN's layout `d`, from the caching allocator (a fresh malloc of a large
 // block would page-fault on every call); `keep` holds it until the stream is done.
 memory blocked_memory(const memory::desc& d, std::vector<Tensor>& keep) {
-  keep.push_back(at::empty({static_cast<int64_t>(d.get_size())}, TensorOptions().dtype(c10::kByte)));
+  keep.push_back(at::empty({std::max<int64_t>(static_cast<int64_t>(d.get_size()), 1)},
+                          TensorOptions().dtype(c10::kByte)));
   return memory(d, cpu_engine(), keep.back().data_ptr());
+}
+
+void run_reorder(const Operand& o, dnnl::stream& stream, const memory& from, const memory& to,
+                 std::vector<Tensor>& keep) {
+  o.reorder->execute(stream, {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to},
+                              {DNNL_ARG_SCRATCHPAD, blocked_memory(o.reorder_scratchpad, keep)}});
 }
 
 // Runs a plan on the tensors' memory (inputs in plan order, then the output).
@@ -193,14 +219,15 @@ void execute(const Plan& plan, const std::vector<const Tensor*>& inputs, const T
       continue;
     }
     memory inner = blocked_memory(o.inner, keep);
-    o.reorder->execute(stream, user, inner);
+    run_reorder(o, stream, user, inner, keep);
     args.emplace(o.arg, inner);
   }
   memory user_out(plan.output.user, engine, output.data_ptr());
   memory inner_out = plan.output.reorder ? blocked_memory(plan.output.inner, keep) : user_out;
   args.emplace(plan.output.arg, inner_out);
+  args.emplace(DNNL_ARG_SCRATCHPAD, blocked_memory(plan.scratchpad, keep));
   plan.primitive.execute(stream, args);
-  if (plan.output.reorder) plan.output.reorder->execute(stream, inner_out, user_out);
+  if (plan.output.reorder) run_reorder(plan.output, stream, inner_out, user_out, keep);
   stream.wait();
 }
 
@@ -231,7 +258,7 @@ bool has_native_bf16() {
   return native;
 }
 
-size_t cached_plan_count() { return plan_cache().size(); }
+size_t cached_plan_count() { return plan_cache().usable(); }
 
 bool conv_forward(const Tensor& dst, const Tensor& src, const Tensor& weight, const Tensor& bias, const ConvShape& s) {
   const auto type = dnnl_type(src.scalar_type());
@@ -243,7 +270,7 @@ bool conv_forward(const Tensor& dst, const Tensor& src, const Tensor& weight, co
     std::optional<memory::desc> bias_md;
     if (bias.defined()) bias_md = plain_desc(bias, *type);
     const auto pd = forward_desc(src_md, w_md, bias_md ? &*bias_md : nullptr, dst_md, Geometry(s));
-    Plan p{dnnl::convolution_forward(pd), {}, {}};
+    Plan p{dnnl::convolution_forward(pd), pd.scratchpad_desc(), {}, {}};
     p.inputs.push_back(operand(DNNL_ARG_SRC, src_md, pd.src_desc(), false));
     p.inputs.push_back(operand(DNNL_ARG_WEIGHTS, w_md, pd.weights_desc(), false));
     if (bias_md) p.inputs.push_back(operand(DNNL_ARG_BIAS, *bias_md, *bias_md, false));
@@ -268,8 +295,8 @@ bool conv_backward_data(const Tensor& src_grad, const Tensor& dst_grad, const Te
     const dnnl::convolution_backward_data::desc desc(dnnl::algorithm::convolution_direct, g.activation(src_md),
                                                      any_like(w_md), g.activation(dst_md), g.strides, g.dilates, g.pad_l,
                                                      g.pad_r);
-    const dnnl::convolution_backward_data::primitive_desc pd(desc, cpu_engine(), hint);
-    Plan p{dnnl::convolution_backward_data(pd), {}, {}};
+    const dnnl::convolution_backward_data::primitive_desc pd(desc, user_scratchpad(), cpu_engine(), hint);
+    Plan p{dnnl::convolution_backward_data(pd), pd.scratchpad_desc(), {}, {}};
     p.inputs.push_back(operand(DNNL_ARG_DIFF_DST, dst_md, pd.diff_dst_desc(), false));
     p.inputs.push_back(operand(DNNL_ARG_WEIGHTS, w_md, pd.weights_desc(), false));
     p.output = operand(DNNL_ARG_DIFF_SRC, src_md, pd.diff_src_desc(), true);
@@ -292,8 +319,8 @@ bool conv_backward_weights(const Tensor& weight_grad, const Tensor& dst_grad, co
     const dnnl::convolution_backward_weights::desc desc(dnnl::algorithm::convolution_direct, g.activation(src_md),
                                                         any_like(w_md), g.activation(dst_md), g.strides, g.dilates,
                                                         g.pad_l, g.pad_r);
-    const dnnl::convolution_backward_weights::primitive_desc pd(desc, cpu_engine(), hint);
-    Plan p{dnnl::convolution_backward_weights(pd), {}, {}};
+    const dnnl::convolution_backward_weights::primitive_desc pd(desc, user_scratchpad(), cpu_engine(), hint);
+    Plan p{dnnl::convolution_backward_weights(pd), pd.scratchpad_desc(), {}, {}};
     p.inputs.push_back(operand(DNNL_ARG_SRC, src_md, pd.src_desc(), false));
     p.inputs.push_back(operand(DNNL_ARG_DIFF_DST, dst_md, pd.diff_dst_desc(), false));
     p.output = operand(DNNL_ARG_DIFF_WEIGHTS, w_md, pd.diff_weights_desc(), true);

@@ -1,12 +1,13 @@
 // Convolution from C++: at::conv2d against a direct loop written here (float through
 // oneDNN, double through im2col + GEMM), and oneDNN's plan cache: a repeated shape
-// builds no new plan, a new shape builds one.
+// builds no new plan, a new shape builds one, and a plan runs on several threads at once.
 #include <aten/aten.h>
 #include <aten/native/ConvUtils.h>
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -69,6 +70,21 @@ TEST(Convolution, OneDnnPlansAreCachedByShape) {
   EXPECT_EQ(at::native::onednn::cached_plan_count(), after_first);
   at::conv2d(filled({2, 16, 11, 9}, at::kFloat, 3), w, std::nullopt, {1}, {1});
   EXPECT_EQ(at::native::onednn::cached_plan_count(), after_first + 1);
+}
+
+// One cached plan run from several threads at once (each brings its own scratch memory).
+TEST(Convolution, CachedPlansRunOnManyThreads) {
+  Tensor x = filled({4, 32, 12, 12}, at::kFloat, 5), w = filled({16, 32, 3, 3}, at::kFloat, 6);
+  const std::vector<double> want = naive_conv2d(x, w, 1, 1);
+  std::vector<Tensor> results(4);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 5; ++i) results[t] = at::conv2d(x, w, std::nullopt, {1}, {1});
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (const Tensor& r : results) expect_matches(r, want);
 }
 
 TEST(Convolution, MetaShapes) {
