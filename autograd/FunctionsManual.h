@@ -113,6 +113,12 @@ std::tuple<Tensor, Tensor, Tensor> batch_norm_double_backward(
     const std::optional<Tensor>& weight, const std::optional<Tensor>& running_mean,
     const std::optional<Tensor>& running_var, const std::optional<Tensor>& save_mean,
     const std::optional<Tensor>& save_invstd, bool train, double eps, std::array<bool, 3> grad_input_mask);
+std::tuple<Tensor, Tensor, Tensor> group_norm_double_backward(const Tensor& grad_dx, const Tensor& grad_dw,
+                                                              const Tensor& grad_db, const Tensor& dy,
+                                                              const Tensor& input, const Tensor& mean,
+                                                              const Tensor& rstd, const std::optional<Tensor>& weight,
+                                                              int64_t N, int64_t C, int64_t HxW, int64_t group,
+                                                              std::array<bool, 3> grad_input_mask);
 
 // Convolution (FunctionsManualNN.cpp): the backward of convolution_backward. convolution
 // is bilinear in (input, weight), so each second-order term is again a convolution or

@@ -180,6 +180,29 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm_double_backward(const Tensor& grad
   return zeros_where_missing(grads, grad_input_mask, dy, input, weight);
 }
 
+// The derivative of native_group_norm_backward: groups of an [N, G, C / G, HxW] view, the
+// weight per channel summed over samples and positions.
+std::tuple<Tensor, Tensor, Tensor> group_norm_double_backward(const Tensor& grad_dx, const Tensor& grad_dw,
+                                                              const Tensor& grad_db, const Tensor& dy,
+                                                              const Tensor& input, const Tensor& mean,
+                                                              const Tensor& rstd, const std::optional<Tensor>& weight,
+                                                              int64_t N, int64_t C, int64_t HxW, int64_t group,
+                                                              std::array<bool, 3> grad_input_mask) {
+  const std::vector<int64_t> view{N, group, group == 0 ? 0 : C / group, HxW}, param{1, group, view[2], 1};
+  const std::vector<int64_t> stats{N, group, 1, 1};
+  const c10::ScalarType t = input.scalar_type();
+  auto as_param = [&](const Tensor& v) { return v.defined() ? v.to(t).reshape(param) : v; };
+  const Tensor a = grad_dx.defined() ? grad_dx.reshape(view) : grad_dx;
+  auto [d_dy, d_x, d_w] = normalization_double_backward(
+      a, as_param(grad_dw), as_param(grad_db), dy.reshape(view), input.reshape(view), {2, 3}, view[2] * HxW,
+      mean.to(t).reshape(stats), rstd.to(t).reshape(stats), as_param(defined_or_empty(weight)), {0, 3},
+      grad_input_mask);
+  if (d_dy.defined()) d_dy = d_dy.reshape(input.sizes());
+  if (d_x.defined()) d_x = d_x.reshape(input.sizes());
+  if (d_w.defined()) d_w = d_w.reshape({C});
+  return zeros_where_missing({d_dy, d_x, d_w}, grad_input_mask, dy, input, weight);
+}
+
 // The derivative of native_batch_norm_backward. Training: groups are the channels of an
 // [N, C, S] view. Evaluation (running statistics, constants): with s = rsqrt(var + eps),
 // dx = dy w s, so d/d dy = A w s + Bw xhat + Bb, d/dx = Bw dy s, d/dw = sum A dy s.

@@ -195,12 +195,9 @@ Tensor group_norm(const Tensor& input, int64_t num_groups, const std::optional<T
   TORCH_CHECK(!bias || !bias->defined() || (bias->dim() == 1 && bias->numel() == c), "Expected bias to be a vector "
               "of size equal to the number of channels in input, but got bias of shape ",
               bias ? bias->sizes() : IntArrayRef(), " and input of shape ", input.sizes());
-  int64_t per_group = c / num_groups;
-  for (int64_t d = 2; d < input.dim(); ++d) per_group *= input.size(d);
-  Tensor grouped = input.reshape({n, num_groups, per_group});
-  auto [var, mean] = at::var_mean(grouped, std::vector<int64_t>{2}, /*unbiased=*/false, /*keepdim=*/true);
-  Tensor y = ((grouped - mean) * (var + eps).rsqrt()).reshape(input.sizes());
-  return affine(y, weight, bias, input.dim());
+  int64_t spatial = 1;
+  for (int64_t d = 2; d < input.dim(); ++d) spatial *= input.size(d);
+  return std::get<0>(at::native_group_norm(input, weight, bias, n, c, spatial, num_groups, eps));
 }
 
 }  // namespace at::inline tessera::native

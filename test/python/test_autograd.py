@@ -143,7 +143,7 @@ CASES = [
     ("pooling_double_backward", lambda L, a: _pooling_double_backward(L, a), (R,)),
     ("normalization", lambda L, a, w: _normalization(L, a, w), (R, V)),
     ("layer_norm_double_backward", lambda L, a, w: _layer_norm_double_backward(L, a, w), (R, V)),
-    ("batch_norm_double_backward", lambda L, a, w: _batch_norm_double_backward(L, a, w), (R, V)),
+    ("batch_group_norm_double_backward", lambda L, a, w: _batch_group_norm_double_backward(L, a, w), (R, V)),
     ("embedding_pad_dropout", lambda L, a: _embedding_pad_dropout(L, a), (R,)),
     ("convolution", lambda L, a, b: _convolution(L, a, b), (R, U)),
     ("convolution_double_backward", lambda L, a, b: _convolution_double_backward(L, a, b), (R, U)),
@@ -286,7 +286,7 @@ def _layer_norm_double_backward(L, a, w):
     return _weighted_sum(grads)
 
 
-def _batch_norm_double_backward(L, a, w):
+def _batch_group_norm_double_backward(L, a, w):
     F = L.nn.functional
     x = _pool_input(a).reshape(3, 3, 2)  # [N=3, C=3, 2]
     stats = (L.tensor([0.1, -0.2, 0.3], dtype=L.float64), L.tensor([1.5, 0.7, 2.0], dtype=L.float64))
@@ -294,6 +294,9 @@ def _batch_norm_double_backward(L, a, w):
     for training in (True, False):
         y = F.batch_norm(x, *stats, w, w * 0.5 + 0.1, training=training, momentum=0.0)
         grads += list(L.autograd.grad(y, (x, w), grad_outputs=y * y, create_graph=True))
+    wide = x.reshape(1, 6, 3)  # group norm: 3 groups of 2 channels
+    y = F.group_norm(wide, 3, w.repeat(2), w.repeat(2) * 0.3)
+    grads += list(L.autograd.grad(y, (x, w), grad_outputs=y * y, create_graph=True))
     return _weighted_sum(grads)
 
 

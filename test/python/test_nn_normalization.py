@@ -117,7 +117,7 @@ def test_batch_group_instance_norm(name, shape, layout):
     want = call(torch, TF, *t_in)
     got = call(tessera, F, *s_in)
     torch.testing.assert_close(to_torch(got), want, rtol=1e-10, atol=1e-10)
-    if name.startswith("batch_norm"):  # the fused kernel keeps a channels-last layout, as torch's
+    if name.startswith(("batch_norm", "group_norm")):  # the fused kernels keep a channels-last layout, as torch's
         assert got.is_contiguous(memory_format=tessera.channels_last) == \
             want.is_contiguous(memory_format=torch.channels_last)
     # the running statistics moved the same way
