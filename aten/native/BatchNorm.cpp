@@ -1,6 +1,7 @@
 // native_batch_norm and native_batch_norm_backward: per-channel kernels over [N, C, S]
-// (S = the spatial size), one channel per task. Training takes two-pass statistics
-// (mean, then the mean squared deviation) and moves the running statistics; the
+// (S = the spatial size), one channel per task. Training takes two-pass statistics per
+// row of S (mean, then squared deviations, the row still in cache), merged across the
+// batch by Chan's update, and moves the running statistics; the
 // backward gathers sum(dy) and sum(dy * xhat) per channel in one pass, then writes dx in
 // a second. Evaluation uses the running statistics. CPU and Meta share the checks.
 #include <aten/core/Parallel.h>
@@ -96,22 +97,25 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm(const Tensor& input, const 
     T* op = out.data_ptr<T>();
     for_each_channel(s, [&](int64_t c) {
       if (training) {
-        O sum = 0;
-        for (int64_t n = 0; n < s.batch; ++n) {
+        // two passes over each row while it is in cache, rows merged by Chan's update
+        O m = 0, m2 = 0;
+        int64_t seen = 0;
+        for (int64_t n = 0; n < s.batch && s.spatial > 0; ++n) {
           const T* row = xp + (n * s.channels + c) * s.spatial;
+          O sum = 0, sq = 0;
           for (int64_t i = 0; i < s.spatial; ++i) sum += static_cast<O>(row[i]);
-        }
-        const O m = count > 0 ? sum / static_cast<O>(count) : O(0);
-        O sq = 0;
-        for (int64_t n = 0; n < s.batch; ++n) {
-          const T* row = xp + (n * s.channels + c) * s.spatial;
+          const O row_mean = sum / static_cast<O>(s.spatial);
           for (int64_t i = 0; i < s.spatial; ++i) {
-            const O d = static_cast<O>(row[i]) - m;
+            const O d = static_cast<O>(row[i]) - row_mean;
             sq += d * d;
           }
+          const O delta = row_mean - m, total = static_cast<O>(seen + s.spatial);
+          m += delta * (static_cast<O>(s.spatial) / total);
+          m2 += sq + delta * delta * (static_cast<O>(seen) * static_cast<O>(s.spatial) / total);
+          seen += s.spatial;
         }
         mean[c] = m;
-        var[c] = count > 0 ? sq / static_cast<O>(count) : O(0);
+        var[c] = count > 0 ? m2 / static_cast<O>(count) : O(0);
         invstd[c] = 1 / std::sqrt(var[c] + static_cast<O>(eps));
       }
       const O scale = invstd[c] * w[c], shift = b[c] - mean[c] * scale;
