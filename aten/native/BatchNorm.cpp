@@ -1,5 +1,6 @@
 // native_batch_norm and native_batch_norm_backward: per-channel kernels over [N, C, S]
-// (S = the spatial size), one channel per task. Training takes two-pass statistics per
+// (S = the spatial size), one channel per task ([N, C] inputs: a block of channels per
+// task, walking the rows). Training takes two-pass statistics per
 // row of S (mean, then squared deviations, the row still in cache), merged across the
 // batch by Chan's update, and moves the running statistics; the
 // backward gathers sum(dy) and sum(dy * xhat) per channel in one pass, then writes dx in
@@ -49,6 +50,8 @@ std::vector<O> channel_values(const Tensor& t, int64_t channels, O absent) {
   return std::vector<O>(c.data_ptr<O>(), c.data_ptr<O>() + channels);
 }
 
+constexpr int64_t kChannelGrain = 16;  // channels per task for [N, C] inputs
+
 c10::ScalarType stats_type(c10::ScalarType t) { return t == c10::kDouble ? c10::kDouble : c10::kFloat; }
 
 // f(c, x + offset of (n, c)) for each sample n of channel c, channels spread over threads.
@@ -95,7 +98,32 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm(const Tensor& input, const 
     }
     const T* xp = x.data_ptr<T>();
     T* op = out.data_ptr<T>();
-    for_each_channel(s, [&](int64_t c) {
+    if (s.spatial == 1) {  // [N, C]: a block of channels per task, walking the rows
+      at::parallel_for(0, s.channels, kChannelGrain, [&](int64_t c0, int64_t c1) {
+        if (training) {
+          std::vector<O> sum(c1 - c0), sq(c1 - c0);
+          for (int64_t n = 0; n < s.batch; ++n)
+            for (int64_t c = c0; c < c1; ++c) sum[c - c0] += static_cast<O>(xp[n * s.channels + c]);
+          for (int64_t c = c0; c < c1; ++c) mean[c] = count > 0 ? sum[c - c0] / static_cast<O>(count) : O(0);
+          for (int64_t n = 0; n < s.batch; ++n) {
+            for (int64_t c = c0; c < c1; ++c) {
+              const O d = static_cast<O>(xp[n * s.channels + c]) - mean[c];
+              sq[c - c0] += d * d;
+            }
+          }
+          for (int64_t c = c0; c < c1; ++c) {
+            var[c] = count > 0 ? sq[c - c0] / static_cast<O>(count) : O(0);
+            invstd[c] = 1 / std::sqrt(var[c] + static_cast<O>(eps));
+          }
+        }
+        for (int64_t n = 0; n < s.batch; ++n) {
+          for (int64_t c = c0; c < c1; ++c) {
+            const O scale = invstd[c] * w[c];
+            op[n * s.channels + c] = static_cast<T>((static_cast<O>(xp[n * s.channels + c]) - mean[c]) * scale + b[c]);
+          }
+        }
+      });
+    } else for_each_channel(s, [&](int64_t c) {
       if (training) {
         // two passes over each row while it is in cache, rows merged by Chan's update
         O m = 0, m2 = 0;
@@ -133,6 +161,7 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm(const Tensor& input, const 
       save_mean.data_ptr<O>()[c] = mean[c];
       save_invstd.data_ptr<O>()[c] = invstd[c];
     }
+    if (count == 0) return;  // an empty batch leaves the running statistics alone
     // the running statistics move toward the batch's (its unbiased variance)
     Tensor rm = running_mean, rv = running_var;
     if (rm.defined()) rm.mul_(1 - momentum).add_(mean_t.to(rm.scalar_type()), momentum);
@@ -176,7 +205,30 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm_backward(
     const T* gp = dy.data_ptr<T>();
     T* dx = grad_input.defined() ? grad_input.data_ptr<T>() : nullptr;
     const bool need_sums = output_mask[1] || output_mask[2] || (train && dx);
-    for_each_channel(s, [&](int64_t c) {
+    if (s.spatial == 1) {  // [N, C]: a block of channels per task, walking the rows
+      at::parallel_for(0, s.channels, kChannelGrain, [&](int64_t c0, int64_t c1) {
+        if (need_sums) {
+          for (int64_t n = 0; n < s.batch; ++n) {
+            for (int64_t c = c0; c < c1; ++c) {
+              const O g = static_cast<O>(gp[n * s.channels + c]);
+              sum_dy[c] += g;
+              sum_dy_xhat[c] += g * (static_cast<O>(xp[n * s.channels + c]) - mean[c]);
+            }
+          }
+          for (int64_t c = c0; c < c1; ++c) sum_dy_xhat[c] *= invstd[c];
+        }
+        if (!dx) return;
+        for (int64_t n = 0; n < s.batch; ++n) {
+          for (int64_t c = c0; c < c1; ++c) {
+            const O mean_dy = train && count > 0 ? sum_dy[c] / static_cast<O>(count) : O(0);
+            const O proj = train && count > 0 ? sum_dy_xhat[c] * invstd[c] / static_cast<O>(count) : O(0);
+            const O centred = static_cast<O>(xp[n * s.channels + c]) - mean[c];
+            dx[n * s.channels + c] =
+                static_cast<T>(w[c] * invstd[c] * (static_cast<O>(gp[n * s.channels + c]) - mean_dy - centred * proj));
+          }
+        }
+      });
+    } else for_each_channel(s, [&](int64_t c) {
       if (need_sums) {
         O a = 0, b = 0;
         for (int64_t n = 0; n < s.batch; ++n) {

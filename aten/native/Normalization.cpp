@@ -152,12 +152,9 @@ Tensor batch_norm(const Tensor& input, const std::optional<Tensor>& weight, cons
   check_size(bias, "bias");
   check_size(running_mean, "running_mean");
   check_size(running_var, "running_var");
-  if (!training) {
+  if (!training) {  // (one value per channel in training is F.batch_norm's ValueError, as in torch)
     TORCH_CHECK(running_mean && running_mean->defined(), "running_mean must be defined in evaluation mode");
     TORCH_CHECK(running_var && running_var->defined(), "running_var must be defined in evaluation mode");
-  } else {
-    const int64_t count = channels == 0 ? 0 : input.numel() / channels;
-    TORCH_CHECK(count > 1, "Expected more than 1 value per channel when training, got input size ", input.sizes());
   }
   return std::get<0>(at::native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps));
 }

@@ -184,3 +184,11 @@ ERRORS = [
 @pytest.mark.parametrize("expr", ERRORS)
 def test_errors_like_torch(expr):
     assert_raises_like_torch(expr)
+
+
+def test_batch_norm_empty_batch_leaves_running_statistics():
+    for lib in (torch, tessera):
+        rm, rv = lib.zeros(3) + 0.5, lib.ones(3) * 2
+        out = lib.nn.functional.batch_norm(lib.ones(0, 3, 4), rm, rv, training=True)
+        assert tuple(out.shape) == (0, 3, 4)
+        assert rm.tolist() == [0.5, 0.5, 0.5] and rv.tolist() == [2.0, 2.0, 2.0], lib.__name__
