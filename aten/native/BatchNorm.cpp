@@ -8,12 +8,12 @@
 #include <aten/core/Parallel.h>
 #include <aten/native/Dispatch.h>
 #include <aten/native/NativeFunctions.h>
+#include <aten/native/Normalization.h>
 #include <aten/native/Pooling.h>
 #include <aten/native/TensorFactories.h>
 #include <aten/ops/Functions.h>
 
 #include <cmath>
-#include <type_traits>
 #include <vector>
 
 namespace at::inline tessera::native {
@@ -32,22 +32,8 @@ BatchNormShape batch_norm_shape(const Tensor& input) {
   return s;
 }
 
-// The dtype of an opmath type (float or double).
-template <typename O>
-constexpr c10::ScalarType scalar_type_of = std::is_same_v<O, double> ? c10::kDouble : c10::kFloat;
-
-Tensor defined_or_empty(const std::optional<Tensor>& t) { return t && t->defined() ? *t : Tensor(); }
-
 void check_channels(const Tensor& t, int64_t channels, const char* name) {
   TORCH_CHECK(!t.defined() || t.numel() == channels, name, " should contain ", channels, " elements not ", t.numel());
-}
-
-// A per-channel parameter as opmath values (1 where absent, for weight; 0 for bias).
-template <typename O>
-std::vector<O> channel_values(const Tensor& t, int64_t channels, O absent) {
-  if (!t.defined()) return std::vector<O>(channels, absent);
-  const Tensor c = t.to(scalar_type_of<O>).contiguous();
-  return std::vector<O>(c.data_ptr<O>(), c.data_ptr<O>() + channels);
 }
 
 constexpr int64_t kChannelGrain = 16;  // channels per task for [N, C] inputs

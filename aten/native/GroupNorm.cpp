@@ -5,12 +5,12 @@
 #include <aten/core/Parallel.h>
 #include <aten/native/Dispatch.h>
 #include <aten/native/NativeFunctions.h>
+#include <aten/native/Normalization.h>
 #include <aten/native/Pooling.h>
 #include <aten/native/TensorFactories.h>
 #include <aten/ops/Functions.h>
 
 #include <cmath>
-#include <type_traits>
 #include <vector>
 
 namespace at::inline tessera::native {
@@ -37,18 +37,6 @@ GroupNormShape check_group_norm(const Tensor& input, const Tensor& weight, const
   TORCH_CHECK(c10::isFloatingType(input.scalar_type()), "\"group_norm\" not implemented for '",
               toString(input.scalar_type()), "'");
   return {N, C, HxW, group};
-}
-
-template <typename O>
-constexpr c10::ScalarType scalar_type_of = std::is_same_v<O, double> ? c10::kDouble : c10::kFloat;
-
-Tensor defined_or_empty(const std::optional<Tensor>& t) { return t && t->defined() ? *t : Tensor(); }
-
-template <typename O>
-std::vector<O> channel_values(const Tensor& t, int64_t channels, O absent) {
-  if (!t.defined()) return std::vector<O>(channels, absent);
-  const Tensor c = t.to(scalar_type_of<O>).contiguous();
-  return std::vector<O>(c.data_ptr<O>(), c.data_ptr<O>() + channels);
 }
 
 // f(block) for each (sample, group) block, spread over threads.

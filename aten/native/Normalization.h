@@ -1,9 +1,14 @@
 // Dispatch stubs of the normalization row kernels (cpu/NormalizationKernel.cpp): layer
-// norm over rows of a contiguous [M, N] view, forward and backward.
+// norm over rows of a contiguous [M, N] view, forward and backward; and the helpers the
+// batch and group norm kernels (BatchNorm.cpp, GroupNorm.cpp) share.
 #pragma once
 
 #include <aten/core/Tensor.h>
 #include <aten/native/DispatchStub.h>
+
+#include <optional>
+#include <type_traits>
+#include <vector>
 
 namespace at::inline tessera::native {
 
@@ -16,5 +21,19 @@ using layer_norm_backward_fn = void (*)(const Tensor& dy, const Tensor& x, const
                                         Tensor& db);
 DECLARE_DISPATCH(layer_norm_fn, layer_norm_stub);
 DECLARE_DISPATCH(layer_norm_backward_fn, layer_norm_backward_stub);
+
+// The dtype of an opmath type (float or double).
+template <typename O>
+constexpr c10::ScalarType scalar_type_of = std::is_same_v<O, double> ? c10::kDouble : c10::kFloat;
+
+inline Tensor defined_or_empty(const std::optional<Tensor>& t) { return t && t->defined() ? *t : Tensor(); }
+
+// A per-channel parameter as opmath values (`absent` for each channel where undefined).
+template <typename O>
+std::vector<O> channel_values(const Tensor& t, int64_t channels, O absent) {
+  if (!t.defined()) return std::vector<O>(channels, absent);
+  const Tensor c = t.to(scalar_type_of<O>).contiguous();
+  return std::vector<O>(c.data_ptr<O>(), c.data_ptr<O>() + channels);
+}
 
 }  // namespace at::inline tessera::native
