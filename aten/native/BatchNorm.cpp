@@ -9,7 +9,7 @@
 #include <aten/native/Dispatch.h>
 #include <aten/native/NativeFunctions.h>
 #include <aten/native/Normalization.h>
-#include <aten/native/Pooling.h>
+#include <aten/native/ChannelsLast.h>
 #include <aten/native/TensorFactories.h>
 #include <aten/ops/Functions.h>
 

@@ -4,6 +4,7 @@
 // bag structure (which positions count, into which bag) is read once from the indices.
 #include <aten/core/TensorOperators.h>
 #include <aten/native/Dispatch.h>
+#include <aten/native/HostVector.h>
 #include <aten/native/NativeFunctions.h>
 #include <aten/native/TensorShape.h>
 #include <aten/ops/Functions.h>
@@ -27,12 +28,6 @@ void check_index_type(const Tensor& t, const char* arg, int pos) {
 std::vector<int64_t> as_int64(const Tensor& t) {
   const Tensor c = t.to(c10::kLong).contiguous();
   return std::vector<int64_t>(c.data_ptr<int64_t>(), c.data_ptr<int64_t>() + c.numel());
-}
-
-Tensor long_tensor(const std::vector<int64_t>& v) {
-  Tensor t = at::empty({static_cast<int64_t>(v.size())}, TensorOptions().dtype(c10::kLong));
-  std::copy(v.begin(), v.end(), t.data_ptr<int64_t>());
-  return t;
 }
 
 // Which index positions count (inside a bag, not padding_idx), with their bag.
@@ -150,7 +145,7 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> embedding_bag_padding_idx(
   }
   const std::vector<int64_t> idx = as_int64(indices);
   const Bags b = read_bags(idx, as_int64(offsets), include_last_offset, pad, num_weights);
-  const Tensor bag_sizes = long_tensor(b.sizes), offset2bag = long_tensor(b.offset2bag);
+  const Tensor bag_sizes = tensor_from_vector(b.sizes), offset2bag = tensor_from_vector(b.offset2bag);
   if (mode == kMax) {
     const Tensor rows = max_rows(weight, idx, b);
     const Tensor nonempty = at::gt(bag_sizes, 0).unsqueeze(1);  // an empty bag gives 0 (not weight[0] * 0)
@@ -161,10 +156,10 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> embedding_bag_padding_idx(
   std::vector<int64_t> kept_rows;
   kept_rows.reserve(b.kept_positions.size());
   for (int64_t p : b.kept_positions) kept_rows.push_back(idx[p]);
-  Tensor rows = weight.index_select(0, long_tensor(kept_rows));
-  if (weighted) rows = rows * per_sample_weights->index_select(0, long_tensor(b.kept_positions)).unsqueeze(1);
+  Tensor rows = weight.index_select(0, tensor_from_vector(kept_rows));
+  if (weighted) rows = rows * per_sample_weights->index_select(0, tensor_from_vector(b.kept_positions)).unsqueeze(1);
   Tensor out = at::zeros({bags, dim}, TensorOptions().dtype(weight.scalar_type()))
-                   .index_add(0, long_tensor(b.kept_bags), rows);
+                   .index_add(0, tensor_from_vector(b.kept_bags), rows);
   if (mode == kMean) out = out / bag_sizes.clamp_min(1).unsqueeze(1).to(weight.scalar_type());
   return {out, offset2bag, bag_sizes, at::empty({0, dim}, index_opts)};
 }

@@ -73,16 +73,18 @@ Tensor grid_sampler_2d(const Tensor& input, const Tensor& grid, int64_t interpol
     iy = iy.clamp(0, static_cast<double>(h - 1));
   }
   const Tensor flat = input.reshape({n, c, h * w});
+  const Tensor coord_zero = at::zeros({}, TensorOptions().dtype(ix.scalar_type()));
+  const Tensor value_zero = at::zeros({}, TensorOptions().dtype(input.scalar_type()));
   // The input at integer pixel (px, py) per point, times `weight`; zero outside the image
   // (NaN coordinates included).
   auto sample = [&](const Tensor& px, const Tensor& py, const Tensor& weight) {
     const Tensor inside = at::logical_and(at::logical_and(at::ge(px, 0), at::le(px, static_cast<double>(w - 1))),
                                           at::logical_and(at::ge(py, 0), at::le(py, static_cast<double>(h - 1))));
     // pixel indices in int64 (floats hold integers exactly only so far)
-    const Tensor zero = at::zeros({}, TensorOptions().dtype(px.scalar_type()));
-    const Tensor at_pixel = at::where(inside, py, zero).to(c10::kLong) * w + at::where(inside, px, zero).to(c10::kLong);
+    const Tensor at_pixel =
+        at::where(inside, py, coord_zero).to(c10::kLong) * w + at::where(inside, px, coord_zero).to(c10::kLong);
     const Tensor values = flat.gather(2, at_pixel.expand({n, c, points}));
-    return at::where(inside, weight.defined() ? values * weight : values, at::zeros({}, TensorOptions().dtype(input.scalar_type())));
+    return at::where(inside, weight.defined() ? values * weight : values, value_zero);
   };
   Tensor out;
   if (interpolation_mode == kNearest) {

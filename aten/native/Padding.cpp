@@ -3,6 +3,7 @@
 // circular pick each padded dim's source positions with index_select, so autograd adds
 // the grads of repeated positions together.
 #include <aten/core/TensorOperators.h>
+#include <aten/native/HostVector.h>
 #include <aten/native/NativeFunctions.h>
 #include <aten/ops/Functions.h>
 
@@ -62,9 +63,7 @@ Tensor pad_index(int64_t n, int64_t before, int64_t after, std::string_view mode
     }
     idx.push_back(j);
   }
-  Tensor t = at::empty({static_cast<int64_t>(idx.size())}, TensorOptions().dtype(c10::kLong).device(like.device()));
-  if (!t.is_meta()) std::copy(idx.begin(), idx.end(), t.data_ptr<int64_t>());
-  return t;
+  return tensor_from_vector(idx, like.device());
 }
 
 Tensor index_pad(const Tensor& self, IntArrayRef pad, std::string_view mode) {

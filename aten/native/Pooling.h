@@ -4,6 +4,7 @@
 
 #include <aten/core/Parallel.h>
 #include <aten/core/Tensor.h>
+#include <aten/native/ChannelsLast.h>
 #include <aten/native/Dispatch.h>
 
 #include <cmath>
@@ -17,13 +18,6 @@ Tensor scatter_by_indices(const Tensor& grad_output, const Tensor& self, const T
 
 inline constexpr unsigned kPoolFloatTypes = kFloating | kReducedFloat;
 
-// The kernels compute NCHW; a channels-last input gets its output (and its grads) back in
-// channels-last, as torch gives them.
-inline Tensor like_input_layout(const Tensor& t, const Tensor& self) {
-  const bool channels_last = self.dim() == 4 && !self.is_contiguous() &&
-                             self.is_contiguous(c10::MemoryFormat::ChannelsLast);
-  return channels_last ? t.contiguous(c10::MemoryFormat::ChannelsLast) : t;
-}
 
 // f(plane) for planes [0, n), a block of planes per thread.
 template <typename F>

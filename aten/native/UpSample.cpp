@@ -4,6 +4,7 @@
 // shared source rows together. Source positions follow torch's rules: nearest computes
 // its scale in float; the linear modes map centres (align_corners=False) or corners.
 #include <aten/core/TensorOperators.h>
+#include <aten/native/HostVector.h>
 #include <aten/native/NativeFunctions.h>
 #include <aten/ops/Functions.h>
 
@@ -106,13 +107,9 @@ Tensor resample_dim(const Tensor& x, int64_t d, int64_t m, Mode mode, bool align
   wshape[static_cast<size_t>(d)] = m;
   Tensor out;
   for (size_t j = 0; j < taps.size(); ++j) {
-    Tensor idx = at::empty({m}, TensorOptions().dtype(c10::kLong).device(x.device()));
-    if (!idx.is_meta()) std::copy(taps[j].begin(), taps[j].end(), idx.data_ptr<int64_t>());
-    Tensor picked = x.index_select(d, idx);
+    Tensor picked = x.index_select(d, tensor_from_vector(taps[j], x.device()));
     if (!weights.empty()) {
-      Tensor w = at::empty({m}, TensorOptions().dtype(c10::kDouble).device(x.device()));
-      if (!w.is_meta()) std::copy(weights[j].begin(), weights[j].end(), w.data_ptr<double>());
-      picked = picked * w.to(x.scalar_type()).view(wshape);
+      picked = picked * tensor_from_vector(weights[j], x.device()).to(x.scalar_type()).view(wshape);
     }
     out = out.defined() ? out + picked : picked;
   }
