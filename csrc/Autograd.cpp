@@ -301,6 +301,37 @@ void init_autograd(py::module_& m) {
   });
   // detach(): an alias sharing storage and version counter, outside every graph.
   a.def("detach", [](py::handle t) { return to_py(torch::autograd::impl::tensor_data(tensor_arg(t, "self"))); });
+  // Tensor._make_subclass(cls, data, requires_grad): an instance of the Tensor subclass cls
+  // (nn.Parameter) holding an alias of data outside every graph, as detach() makes.
+  a.def("make_subclass", [](py::handle cls, py::handle data, bool requires_grad) -> py::object {
+    TORCH_CHECK_TYPE(PyType_Check(cls.ptr()) &&
+                         PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(cls.ptr()), TensorType),
+                     "_make_subclass: cls must be a subclass of Tensor");
+    at::Tensor alias = torch::autograd::impl::tensor_data(tensor_arg(data, "data"));
+    if (requires_grad) alias.set_requires_grad(true);
+    auto* type = reinterpret_cast<PyTypeObject*>(cls.ptr());
+    PyObject* obj = type->tp_alloc(type, 0);
+    if (!obj) throw py::error_already_set();
+    auto* tobj = reinterpret_cast<TensorObject*>(obj);
+    new (&tobj->tensor) at::Tensor(std::move(alias));
+    tobj->weakreflist = nullptr;
+    return py::reinterpret_steal<py::object>(obj);
+  });
+  // t.data = new: t now holds new's data (an alias of it) and keeps its requires_grad and
+  // grad, so a module's parameters keep their identity through to(dtype) and friends.
+  a.def("set_data", [](py::handle t, py::handle data) {
+    tensor_arg(t, "self");  // checks that t is a Tensor
+    at::Tensor& self = reinterpret_cast<TensorObject*>(t.ptr())->tensor;
+    const at::Tensor& source = tensor_arg(data, "data");
+    TORCH_CHECK_TYPE(source.device().type() == self.device().type() && source.layout() == self.layout(),
+                     "data set to a tensor that requires gradients must be of a compatible type: got ",
+                     source.device(), " data for a ", self.device(), " tensor");
+    at::Tensor fresh = torch::autograd::impl::tensor_data(source);
+    if (self.requires_grad()) fresh.set_requires_grad(true);
+    at::Tensor grad = self.grad();
+    if (grad.defined()) fresh.mutable_grad() = grad;
+    self = std::move(fresh);
+  });
   a.def("detach_", [](py::handle t) {
     torch::autograd::impl::detach_in_place(tensor_arg(t, "self"));
   });
