@@ -1,5 +1,8 @@
-"""tessera.nn: torch.nn's functional interface (``tessera.nn.functional``). Modules,
-parameters and initialisation belong to the training stack and are not here yet."""
+"""tessera.nn: torch.nn's modules, parameters and functional interface
+(``tessera.nn.functional``)."""
 from . import functional  # noqa: F401
+from .parameter import Parameter  # noqa: F401
+from .modules import *  # noqa: F401,F403
+from .modules import __all__ as _modules_all
 
-__all__ = ["functional"]
+__all__ = ["functional", "Parameter"] + list(_modules_all)
