@@ -52,6 +52,8 @@ globals().update({_n: getattr(_C, _n) for _n in dir(_C)
 from . import linalg  # noqa: E402,F401
 # tessera.nn.functional: torch.nn.functional's operators.
 from . import nn  # noqa: E402,F401
+# tessera.optim: optimizers and learning-rate schedulers.
+from . import optim  # noqa: E402,F401
 # unique and unique_consecutive, which torch writes in Python (torch/functional.py).
 from .functional import (  # noqa: E402,F401
     broadcast_shapes, broadcast_tensors, cdist, nonzero, unique, unique_consecutive)
@@ -59,6 +61,9 @@ from .functional import (  # noqa: E402,F401
 # Pickling (torch's reduce protocol) and tessera.TypedStorage.
 from . import _utils  # noqa: E402,F401
 from .storage import TypedStorage  # noqa: E402,F401
+# Checkpoints in torch's zip format: tessera.save / tessera.load.
+from . import serialization  # noqa: E402,F401
+from .serialization import load, save  # noqa: E402,F401
 
 # numpy and DLPack interop (from_numpy itself comes from _C).
 from ._interop import as_tensor, from_dlpack  # noqa: E402,F401
@@ -72,6 +77,8 @@ from ._tensor_str import set_printoptions  # noqa: E402,F401
 from .ops import ops  # noqa: E402,F401
 # tessera.library: operators defined and implemented from Python.
 from . import library  # noqa: E402,F401
+# tessera.multiprocessing: tensors sent between processes travel through shared memory.
+from . import multiprocessing  # noqa: E402,F401
 
 # Note: like torch, this namespace defines `float`, `int`, `bool`, ... as dtypes, so code
 # below this line must not rely on those builtins by name.

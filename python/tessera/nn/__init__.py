@@ -1,8 +1,10 @@
 """tessera.nn: torch.nn's modules, parameters and functional interface
 (``tessera.nn.functional``)."""
 from . import functional  # noqa: F401
+from . import init  # noqa: F401
+from . import utils  # noqa: F401
 from .parameter import Parameter  # noqa: F401
 from .modules import *  # noqa: F401,F403
 from .modules import __all__ as _modules_all
 
-__all__ = ["functional", "Parameter"] + list(_modules_all)
+__all__ = ["functional", "init", "utils", "Parameter"] + list(_modules_all)

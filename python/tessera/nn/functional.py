@@ -651,3 +651,6 @@ def upsample_nearest(input, size=None, scale_factor=None):
 def upsample_bilinear(input, size=None, scale_factor=None):
     warnings.warn("nn.functional.upsample_bilinear is deprecated. Use nn.functional.interpolate instead.")
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+from ._attention import multi_head_attention_forward, _canonical_mask, _none_or_dtype  # noqa: E402,F401

@@ -68,8 +68,21 @@ def _addindent(text, spaces):
     return lines[0] + "\n" + "\n".join(" " * spaces + line for line in lines[1:])
 
 
+# torch.typename's legacy tensor-type names (what torch's messages print for a tensor).
+_LEGACY_TENSOR_TYPES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
+                        "bfloat16": "BFloat16Tensor", "int64": "LongTensor", "int32": "IntTensor",
+                        "int16": "ShortTensor", "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor",
+                        "complex64": "ComplexFloatTensor", "complex128": "ComplexDoubleTensor"}
+
+
+def _tensor_type_name(t):
+    """'FloatTensor' for a float32 CPU tensor, 'cuda.FloatTensor' on the GPU."""
+    dtype = str(t.dtype).rpartition(".")[2]
+    return ("cuda." if t.is_cuda else "") + _LEGACY_TENSOR_TYPES.get(dtype, dtype)
+
+
 def _type_name(value):
-    return "torch." + type(value).__name__ if isinstance(value, Tensor) else type(value).__name__
+    return "torch." + _tensor_type_name(value) if isinstance(value, Tensor) else type(value).__name__
 
 
 def _check_name(kind, name, module):
@@ -383,8 +396,9 @@ class Module:
         def convert(t):
             target = dtype if (dtype is not None and (t.is_floating_point() or t.is_complex())) else None
             if memory_format is not None and t.dim() in (4, 5):
-                return t.to(device, target, non_blocking, memory_format=memory_format)
-            return t.to(device, target, non_blocking)
+                return t.to(device=device, dtype=target, non_blocking=non_blocking, memory_format=memory_format)
+            # keywords: Tensor.to's positional form takes no None device
+            return t.to(device=device, dtype=target, non_blocking=non_blocking)
 
         return self._apply(convert)
 

@@ -1,0 +1,354 @@
+"""The pickle half of tessera.save/load: a Pickler that writes tessera objects under the
+names torch's unpickler resolves (torch._utils._rebuild_tensor_v2, torch.FloatStorage, ...),
+and Unpicklers that resolve those names, and tessera's own, to tessera objects; the
+weights-only one refuses every global outside a fixed allowlist."""
+import builtins
+import collections
+import importlib
+import pickle
+
+from . import _C
+from .storage import TypedStorage
+
+# torch's storage class for each dtype torch 1.13 writes typed storages for.
+STORAGE_CLASS_OF = {
+    "float64": "DoubleStorage", "float32": "FloatStorage", "float16": "HalfStorage",
+    "bfloat16": "BFloat16Storage", "int64": "LongStorage", "int32": "IntStorage",
+    "int16": "ShortStorage", "int8": "CharStorage", "uint8": "ByteStorage", "bool": "BoolStorage",
+    "complex128": "ComplexDoubleStorage", "complex64": "ComplexFloatStorage",
+}
+DTYPE_OF_STORAGE_CLASS = {cls: name for name, cls in STORAGE_CLASS_OF.items()}
+# Dtypes current torch writes over an UntypedStorage with _rebuild_tensor_v3 (torch 1.13
+# cannot load these at all).
+V3_DTYPES = ("float8_e4m3fn", "float8_e5m2")
+_QUANTIZED_STORAGES = ("QInt8Storage", "QUInt8Storage", "QInt32Storage", "QUInt4x2Storage", "QUInt2x4Storage")
+
+
+def dtype_name(dtype):
+    return str(dtype).split(".", 1)[1]
+
+
+# ---------------------------------------------------------------------------- saving
+
+class TorchGlobal:
+    """A name in torch's namespace, written as a GLOBAL opcode. Only the pickler uses it:
+    tessera cannot hand pickle torch's real object, and pickle would refuse a stand-in
+    that is not the object its module/name resolves to."""
+
+    _interned = {}
+
+    def __new__(cls, module, name):
+        key = (module, name)
+        if key not in cls._interned:  # one object per name, so pickle's memo reuses it
+            self = super().__new__(cls)
+            self.module, self.name = module, name
+            cls._interned[key] = self
+        return cls._interned[key]
+
+    def __call__(self, *args, **kwargs):
+        # pickle's save_reduce insists on a callable; nothing is ever meant to call it.
+        raise TypeError(f"{self!r} only stands for torch's {self.module}.{self.name} in a pickle")
+
+    def __repr__(self):
+        return f"TorchGlobal({self.module}.{self.name})"
+
+
+class StorageRef:
+    """A storage as the pickler meets it: persistent_id turns it into torch's storage record."""
+
+    def __init__(self, flat, key, storage_class, location, numel):
+        self.flat, self.key, self.storage_class = flat, key, storage_class
+        self.location, self.numel = location, numel
+
+
+class StorageTable:
+    """The storages a save writes, keyed like torch ("0", "1", ...): views of one storage
+    map to one key, so they reload sharing memory."""
+
+    def __init__(self):
+        self.refs = {}       # key -> StorageRef
+        self._by_block = {}  # (device, storage start, nbytes) -> (key, dtype)
+
+    def ref_for(self, t, untyped=False):
+        nbytes, elsize = t._storage_nbytes(), t.element_size()
+        start = t.data_ptr() - t.storage_offset() * elsize
+        # Views of one storage share its start and size; unallocated storages are never shared.
+        block = (str(t.device), start, nbytes) if start else None
+        if block in self._by_block:
+            key, dtype = self._by_block[block]
+            if dtype != t.dtype:
+                raise RuntimeError("Cannot save multiple tensors or storages that view the same data as different types")
+            return self.refs[key]
+        key = str(len(self.refs))
+        flat = _C.as_strided(t.detach(), (nbytes // elsize,), (1,), 0)
+        if untyped:
+            flat = flat.view(_C.uint8)
+            ref = StorageRef(flat, key, TorchGlobal("torch.storage", "UntypedStorage"), _location(t), nbytes)
+        else:
+            ref = StorageRef(flat, key, TorchGlobal("torch", STORAGE_CLASS_OF[dtype_name(t.dtype)]), _location(t),
+                             flat.numel())
+        self.refs[key] = ref
+        if block is not None:
+            self._by_block[block] = (key, t.dtype)
+        return ref
+
+
+def _location(t):
+    dev = t.device
+    return "cpu" if dev.type == "cpu" else f"{dev.type}:{dev.index or 0}"
+
+
+def _reduce_tensor(t, table):
+    from .nn.parameter import Parameter
+    if isinstance(t, Parameter):
+        return (TorchGlobal("torch._utils", "_rebuild_parameter"), (t.data, t.requires_grad, collections.OrderedDict()))
+    if type(t) is not _C.Tensor:
+        raise NotImplementedError(f"tessera.save: tensor subclasses other than Parameter ({type(t).__name__}) "
+                                  "are not supported")
+    if t.layout != _C.strided:
+        raise NotImplementedError(f"tessera.save: tensors with layout {t.layout} are not supported")
+    name = dtype_name(t.dtype)
+    geometry = (t.storage_offset(), tuple(t.size()), t.stride())
+    if t.device.type == "meta":
+        return (TorchGlobal("torch._utils", "_rebuild_meta_tensor_no_storage"),
+                (t.dtype, tuple(t.size()), t.stride(), t.requires_grad))
+    if name in V3_DTYPES:
+        ref = table.ref_for(t, untyped=True)
+        return (TorchGlobal("torch._utils", "_rebuild_tensor_v3"),
+                (ref,) + geometry + (t.requires_grad, collections.OrderedDict(), t.dtype))
+    if name not in STORAGE_CLASS_OF:
+        raise NotImplementedError(f"tessera.save: tensors of dtype {t.dtype} are not supported")
+    ref = table.ref_for(t)
+    return (TorchGlobal("torch._utils", "_rebuild_tensor_v2"),
+            (ref,) + geometry + (t.requires_grad, collections.OrderedDict()))
+
+
+def _save_as_torch_global(pickler, obj, module, name):
+    pickler.write(pickle.GLOBAL + f"{module}\n{name}\n".encode("utf-8"))
+    pickler.memoize(obj)
+
+
+def make_pickler(pickle_module):
+    """A Pickler class over pickle_module's pure-Python Pickler (its dispatch table is
+    what lets us write GLOBALs for names this process cannot import)."""
+    base = getattr(pickle_module, "_Pickler", pickle_module.Pickler)
+    if not isinstance(getattr(base, "dispatch", None), dict):
+        raise TypeError(f"tessera.save: pickle_module {getattr(pickle_module, '__name__', pickle_module)!r} needs a "
+                        "pure-Python Pickler with a dispatch table, like the standard pickle module's _Pickler")
+
+    class TorchNamesPickler(base):
+        dispatch = dict(base.dispatch)
+        dispatch[TorchGlobal] = lambda self, g: _save_as_torch_global(self, g, g.module, g.name)
+        dispatch[_C.dtype] = lambda self, d: _save_as_torch_global(self, d, "torch", dtype_name(d))
+        dispatch[_C.memory_format] = lambda self, m: _save_as_torch_global(self, m, "torch", dtype_name(m))
+
+        def __init__(self, file, protocol, table):
+            super().__init__(file, protocol)
+            self.table = table
+
+        def persistent_id(self, obj):
+            if isinstance(obj, TypedStorage):  # a storage saved on its own, as torch allows
+                obj = self.table.ref_for(obj._tensor)
+            if type(obj) is StorageRef:
+                return ("storage", obj.storage_class, obj.key, obj.location, obj.numel)
+            return None
+
+        def reducer_override(self, obj):
+            if isinstance(obj, _C.Tensor):
+                return _reduce_tensor(obj, self.table)
+            if type(obj) is _C.device:
+                args = (obj.type,) if obj.index is None else (obj.type, obj.index)
+                return (TorchGlobal("torch", "device"), args)
+            if type(obj) is _C.Size:
+                return (TorchGlobal("torch", "Size"), (tuple(obj),))
+            if type(obj) is _C.layout:
+                return (TorchGlobal("torch.serialization", "_get_layout"), ("torch." + dtype_name(obj),))
+            return NotImplemented
+
+    return TorchNamesPickler
+
+
+# ---------------------------------------------------------------------------- loading
+
+class StorageType:
+    """What a torch.*Storage global unpickles to: the dtype its records hold (None for
+    UntypedStorage, whose records are bytes)."""
+
+    def __init__(self, name):
+        self.name = name
+        self.dtype = getattr(_C, DTYPE_OF_STORAGE_CLASS[name]) if name in DTYPE_OF_STORAGE_CLASS else None
+
+
+def _check_storage(storage, fn):
+    if not isinstance(storage, TypedStorage):
+        raise RuntimeError(f"{fn}: expected a storage from the checkpoint, got {type(storage).__name__}")
+
+
+def rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad, backward_hooks, metadata=None):
+    from ._utils import _rebuild_tensor_v2
+    _check_storage(storage, "_rebuild_tensor_v2")
+    return _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad, backward_hooks, metadata)
+
+
+def rebuild_tensor(storage, storage_offset, size, stride):
+    return rebuild_tensor_v2(storage, storage_offset, size, stride, False, None)
+
+
+def rebuild_tensor_v3(storage, storage_offset, size, stride, requires_grad, backward_hooks, dtype, metadata=None):
+    _check_storage(storage, "_rebuild_tensor_v3")
+    if not isinstance(dtype, _C.dtype):
+        raise RuntimeError(f"_rebuild_tensor_v3: expected a dtype, got {type(dtype).__name__}")
+    typed = TypedStorage(storage._tensor.view(_C.uint8).view(dtype), dtype)
+    return rebuild_tensor_v2(typed, storage_offset, size, stride, requires_grad, backward_hooks, metadata)
+
+
+def rebuild_meta_tensor_no_storage(dtype, size, stride, requires_grad):
+    t = _C.empty_strided(tuple(size), tuple(stride), dtype=dtype, device="meta")
+    return t.requires_grad_(True) if requires_grad else t
+
+
+def rebuild_parameter(data, requires_grad, backward_hooks):
+    from .nn.parameter import Parameter
+    if not isinstance(data, _C.Tensor):
+        raise RuntimeError(f"_rebuild_parameter: expected a tensor, got {type(data).__name__}")
+    return Parameter(data, requires_grad)
+
+
+def rebuild_parameter_with_state(data, requires_grad, backward_hooks, state):
+    param = rebuild_parameter(data, requires_grad, backward_hooks)
+    # current torch pickles Python attributes set on a Parameter as (dict, slots) or a dict
+    for part in (state if isinstance(state, tuple) else (state,)):
+        for name, value in (part or {}).items():
+            setattr(param, name, value)
+    return param
+
+
+def get_layout(name):
+    layout = getattr(_C, str(name).rsplit(".", 1)[-1], None)
+    if not isinstance(layout, _C.layout):
+        raise RuntimeError(f"unknown layout {name!r}")
+    return layout
+
+
+def codecs_encode(text, encoding):
+    # protocol-2 pickles spell bytes as _codecs.encode(latin-1 text, "latin1")
+    if not isinstance(text, str) or encoding not in ("latin1", "latin-1"):
+        raise RuntimeError("_codecs.encode is only allowed to rebuild bytes from latin-1 text")
+    return text.encode("latin1")
+
+
+def _not_supported(what):
+    def refuse(*args, **kwargs):
+        raise NotImplementedError(f"tessera.load: {what} are not supported")
+    return refuse
+
+
+def _torch_globals():
+    from .nn.parameter import Parameter
+    table = {
+        ("torch._utils", "_rebuild_tensor"): rebuild_tensor,
+        ("torch._utils", "_rebuild_tensor_v2"): rebuild_tensor_v2,
+        ("torch._utils", "_rebuild_tensor_v3"): rebuild_tensor_v3,
+        ("torch._utils", "_rebuild_parameter"): rebuild_parameter,
+        ("torch._utils", "_rebuild_parameter_with_state"): rebuild_parameter_with_state,
+        ("torch._utils", "_rebuild_meta_tensor_no_storage"): rebuild_meta_tensor_no_storage,
+        ("torch._utils", "_rebuild_sparse_tensor"): _not_supported("sparse tensors"),
+        ("torch._utils", "_rebuild_sparse_csr_tensor"): _not_supported("sparse tensors"),
+        ("torch._utils", "_rebuild_qtensor"): _not_supported("quantized tensors"),
+        ("torch.nn.parameter", "Parameter"): Parameter,
+        ("torch.serialization", "_get_layout"): get_layout,
+        ("torch", "Size"): _C.Size,
+        ("torch", "device"): _C.device,
+        # tessera's own pickling of tensors and storages (tessera._utils, tessera.storage)
+        ("tessera._utils", "_rebuild_tensor_v2"): rebuild_tensor_v2,
+        ("tessera.storage", "_load_from_bytes"): _load_storage_from_bytes,
+        ("tessera.nn.parameter", "_rebuild_parameter"): lambda data, requires_grad: rebuild_parameter(
+            data, requires_grad, None),
+        ("tessera.nn.parameter", "Parameter"): Parameter,
+        ("tessera", "Size"): _C.Size,
+        ("tessera", "device"): _C.device,
+        # plain data
+        ("collections", "OrderedDict"): collections.OrderedDict,
+        ("_codecs", "encode"): codecs_encode,
+    }
+    for name in ("set", "frozenset", "complex", "slice", "bytearray"):
+        table[("builtins", name)] = table[("__builtin__", name)] = getattr(builtins, name)
+    return table
+
+
+def _load_storage_from_bytes(data, dtype_name_):
+    from .storage import _load_from_bytes
+    if not isinstance(getattr(_C, str(dtype_name_), None), _C.dtype) or not isinstance(data, (bytes, bytearray)):
+        raise RuntimeError(f"_load_from_bytes: bad storage record (dtype {dtype_name_!r})")
+    return _load_from_bytes(data, dtype_name_)
+
+
+_SAFE_GLOBALS = None
+USER_SAFE_GLOBALS = {}  # "module.qualname" -> object, filled by serialization.add_safe_globals
+
+
+def resolve_safe(module, name):
+    """The tessera object for an allowed global, or None."""
+    global _SAFE_GLOBALS
+    if _SAFE_GLOBALS is None:
+        _SAFE_GLOBALS = _torch_globals()
+    if (module, name) in _SAFE_GLOBALS:
+        return _SAFE_GLOBALS[(module, name)]
+    if module in ("torch", "tessera"):
+        obj = getattr(_C, name, None)
+        if isinstance(obj, (_C.dtype, _C.layout, _C.memory_format)):
+            return obj
+    if module in ("torch", "torch.cuda", "torch.storage") and name.endswith("Storage"):
+        if name in _QUANTIZED_STORAGES:
+            raise NotImplementedError(f"tessera.load: quantized storages ({module}.{name}) are not supported")
+        if name in DTYPE_OF_STORAGE_CLASS or name == "UntypedStorage":
+            return StorageType(name)
+    return USER_SAFE_GLOBALS.get(f"{module}.{name}")
+
+
+class GlobalRefusal(pickle.UnpicklingError):
+    """A global the unpickler will not resolve: outside the weights-only allowlist, or a
+    torch name with no tessera equivalent."""
+
+
+def weights_only_message(detail):
+    return ("Weights only load failed. tessera.load runs with weights_only=True by default, which rebuilds only "
+            "tensors, parameters, storages, containers and plain values. Re-running it with weights_only=False "
+            "will likely succeed, but that can run arbitrary code from the file: do it only if you trust its "
+            f"source. WeightsUnpickler error: {detail}")
+
+
+def make_unpickler(pickle_module, weights_only, persistent_load):
+    base = pickle.Unpickler if weights_only else pickle_module.Unpickler
+
+    class TorchNamesUnpickler(base):
+        def find_class(self, module, name):
+            obj = resolve_safe(module, name)
+            if obj is not None:
+                return obj
+            if weights_only:
+                raise GlobalRefusal(weights_only_message(
+                    f"Unsupported global: GLOBAL {module}.{name} was not an allowed global by default. Use "
+                    "tessera.serialization.add_safe_globals([...]) to allow it if you trust it."))
+            if module == "torch" or module.startswith("torch."):
+                return _tessera_equivalent(module, name)
+            return super().find_class(module, name)
+
+    def make(file, **kwargs):
+        unpickler = TorchNamesUnpickler(file, **kwargs)
+        unpickler.persistent_load = persistent_load
+        return unpickler
+    return make
+
+
+def _tessera_equivalent(module, name):
+    # Unrestricted loads resolve torch.X.y to tessera.X.y; real torch is never imported.
+    target = "tessera" + module[len("torch"):]
+    try:
+        obj = importlib.import_module(target)
+        for part in name.split("."):
+            obj = getattr(obj, part)
+    except (ImportError, AttributeError):
+        raise GlobalRefusal(f"tessera.load: the checkpoint refers to {module}.{name}, which has no "
+                                     f"tessera equivalent (looked for {target}.{name})") from None
+    return obj

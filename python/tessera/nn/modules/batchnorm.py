@@ -1,0 +1,120 @@
+"""Batch normalisation layers (BatchNorm1d/2d/3d) and the _NormBase they share with the
+instance norms: affine parameters, running statistics buffers with num_batches_tracked,
+momentum=None as a cumulative average, and loading of checkpoints older than that buffer."""
+from ... import _C
+from .. import functional as F
+from .. import init
+from ..parameter import Parameter
+from .module import Module
+
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d"]
+
+
+class _NormBase(Module):
+    """Parameters and running-stat buffers of the batch and instance norms."""
+
+    # Version 2 added num_batches_tracked; loading a version-1 checkpoint fills it in.
+    _version = 2
+    __constants__ = ["track_running_stats", "momentum", "eps", "num_features", "affine"]
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None,
+                 dtype=None):
+        super().__init__()
+        self.num_features = num_features
+        self.eps = eps
+        self.momentum = momentum
+        self.affine = affine
+        self.track_running_stats = track_running_stats
+        if self.affine:
+            self.weight = Parameter(_C.empty(num_features, device=device, dtype=dtype))
+            self.bias = Parameter(_C.empty(num_features, device=device, dtype=dtype))
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        if self.track_running_stats:
+            self.register_buffer("running_mean", _C.zeros(num_features, device=device, dtype=dtype))
+            self.register_buffer("running_var", _C.ones(num_features, device=device, dtype=dtype))
+            # A count, so always int64 whatever the module's dtype.
+            self.register_buffer("num_batches_tracked", _C.tensor(0, dtype=_C.long, device=device))
+        else:
+            self.register_buffer("running_mean", None)
+            self.register_buffer("running_var", None)
+            self.register_buffer("num_batches_tracked", None)
+        self.reset_parameters()
+
+    def reset_running_stats(self):
+        if self.track_running_stats:
+            self.running_mean.zero_()
+            self.running_var.fill_(1)
+            self.num_batches_tracked.zero_()
+
+    def reset_parameters(self):
+        self.reset_running_stats()
+        if self.affine:
+            init.ones_(self.weight)
+            init.zeros_(self.bias)
+
+    def _check_input_dim(self, input):
+        raise NotImplementedError
+
+    def extra_repr(self):
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
+                f"track_running_stats={self.track_running_stats}")
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                              error_msgs):
+        version = local_metadata.get("version", None)
+        if (version is None or version < 2) and self.track_running_stats:
+            key = prefix + "num_batches_tracked"
+            if key not in state_dict:
+                # Current torch keeps the module's own count here (1.13 reset it to 0).
+                state_dict[key] = (self.num_batches_tracked if self.num_batches_tracked is not None
+                                   else _C.tensor(0, dtype=_C.long))
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                                      error_msgs)
+
+
+class _BatchNorm(_NormBase):
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None,
+                 dtype=None):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device=device, dtype=dtype)
+
+    def forward(self, input):
+        self._check_input_dim(input)
+        factor = 0.0 if self.momentum is None else self.momentum
+        if self.training and self.track_running_stats and self.num_batches_tracked is not None:
+            self.num_batches_tracked.add_(1)
+            if self.momentum is None:
+                # cumulative moving average: the n-th batch gets weight 1/n
+                factor = 1.0 / float(self.num_batches_tracked)
+        # Batch statistics in training, and in eval when there are no running stats to use.
+        use_batch_stats = self.training or (self.running_mean is None and self.running_var is None)
+        # The buffers are passed only when they are read (eval) or updated (training + tracking).
+        pass_buffers = not self.training or self.track_running_stats
+        return F.batch_norm(input, self.running_mean if pass_buffers else None,
+                            self.running_var if pass_buffers else None, self.weight, self.bias, use_batch_stats,
+                            factor, self.eps)
+
+
+class BatchNorm1d(_BatchNorm):
+    """Batch norm over [N, C] or [N, C, L], one mean/var per channel C."""
+
+    def _check_input_dim(self, input):
+        if input.dim() != 2 and input.dim() != 3:
+            raise ValueError(f"expected 2D or 3D input (got {input.dim()}D input)")
+
+
+class BatchNorm2d(_BatchNorm):
+    """Batch norm over [N, C, H, W], one mean/var per channel C."""
+
+    def _check_input_dim(self, input):
+        if input.dim() != 4:
+            raise ValueError(f"expected 4D input (got {input.dim()}D input)")
+
+
+class BatchNorm3d(_BatchNorm):
+    """Batch norm over [N, C, D, H, W], one mean/var per channel C."""
+
+    def _check_input_dim(self, input):
+        if input.dim() != 5:
+            raise ValueError(f"expected 5D input (got {input.dim()}D input)")

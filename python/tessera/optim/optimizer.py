@@ -1,0 +1,253 @@
+"""optim.Optimizer: parameter groups, per-parameter state, zero_grad and the
+state_dict / load_state_dict format torch uses (state keyed by parameter index, groups
+listing indices). Subclasses write step() with the multi-tensor _foreach_* operators."""
+from collections import defaultdict
+import copy
+import itertools
+
+from .. import _C
+from ..autograd.grad_mode import no_grad
+
+Tensor = _C.Tensor
+
+__all__ = ["Optimizer", "required"]
+
+
+class _RequiredParameter:
+    """The default of an argument the caller must give (SGD's lr in torch 1.13)."""
+
+    def __repr__(self):
+        return "<required parameter>"
+
+
+required = _RequiredParameter()
+
+
+class Optimizer:
+    """Base class: Optimizer(params, defaults). params is an iterable of tensors or of dicts
+    (parameter groups with their own options)."""
+
+    def __init__(self, params, defaults):
+        self.defaults = defaults
+        self.state = defaultdict(dict)
+        self.param_groups = []
+        self._optimizer_step_pre_hooks = {}
+        self._optimizer_step_post_hooks = {}
+        self._hook_ids = itertools.count()
+        if isinstance(params, Tensor):
+            raise TypeError("params argument given to the optimizer should be an iterable of Tensors or dicts, "
+                            "but got " + _typename(params))
+        param_groups = list(params)
+        if len(param_groups) == 0:
+            raise ValueError("optimizer got an empty parameter list")
+        if not isinstance(param_groups[0], dict):
+            param_groups = [{"params": param_groups}]
+        for group in param_groups:
+            self.add_param_group(group)
+
+    def __getstate__(self):
+        return {"defaults": self.defaults, "state": self.state, "param_groups": self.param_groups}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self.__dict__.setdefault("_optimizer_step_pre_hooks", {})
+        self.__dict__.setdefault("_optimizer_step_post_hooks", {})
+        self.__dict__.setdefault("_hook_ids", itertools.count())
+
+    def __repr__(self):
+        text = self.__class__.__name__ + " ("
+        for i, group in enumerate(self.param_groups):
+            text += "\nParameter Group {0}".format(i)
+            for key in sorted(group.keys()):
+                if key != "params":
+                    text += "\n    {0}: {1}".format(key, group[key])
+        return text + "\n)"
+
+    def add_param_group(self, param_group):
+        if not isinstance(param_group, dict):
+            raise TypeError("param_group must be a dict, but got " + type(param_group).__name__)
+        params = param_group["params"]
+        if isinstance(params, Tensor):
+            param_group["params"] = [params]
+        elif isinstance(params, set):
+            raise TypeError("optimizer parameters need to be organized in ordered collections, but the ordering "
+                            "of tensors in sets will change between runs. Please use a list instead.")
+        else:
+            param_group["params"] = list(params)
+        for param in param_group["params"]:
+            if not isinstance(param, Tensor):
+                raise TypeError("optimizer can only optimize Tensors, but one of the params is " + _typename(param))
+            if not param.is_leaf:
+                raise ValueError("can't optimize a non-leaf Tensor")
+        for name, default in self.defaults.items():
+            if default is required and name not in param_group:
+                raise ValueError("parameter group didn't specify a value of required optimization parameter "
+                                 + name)
+            param_group.setdefault(name, default)
+        params = param_group["params"]
+        if len(params) != len({id(p) for p in params}):
+            import warnings
+            warnings.warn("optimizer contains a parameter group with duplicate parameters; in future, this will "
+                          "cause an error; see github.com/pytorch/pytorch/issues/40967 for more information",
+                          stacklevel=3)
+        seen = set()
+        for group in self.param_groups:
+            seen.update(id(p) for p in group["params"])
+        if any(id(p) in seen for p in param_group["params"]):
+            raise ValueError("some parameters appear in more than one parameter group")
+        self.param_groups.append(param_group)
+
+    def zero_grad(self, set_to_none=True):
+        # set_to_none=True is current torch's default (1.13: False).
+        with no_grad():
+            grads = []
+            for group in self.param_groups:
+                for p in group["params"]:
+                    g = p.grad
+                    if g is None:
+                        continue
+                    if set_to_none:
+                        p.grad = None
+                    else:
+                        if g.grad_fn is not None:
+                            g.detach_()
+                        else:
+                            g.requires_grad_(False)
+                        grads.append(g)
+            if grads:
+                _C._foreach_zero_(grads)
+
+    def step(self, closure=None):
+        raise NotImplementedError(type(self).__name__ + ".step() is not implemented")
+
+    # ------------------------------------------------------------ hooks
+
+    def register_step_pre_hook(self, hook):
+        return _HookHandle(self._optimizer_step_pre_hooks, next(self._hook_ids), hook)
+
+    def register_step_post_hook(self, hook):
+        return _HookHandle(self._optimizer_step_post_hooks, next(self._hook_ids), hook)
+
+    def _run_step(self, update, closure):
+        """step()'s frame for the subclasses: hooks, the closure under enable_grad, and
+        `update` (one group at a time) under no_grad."""
+        for hook in list(self._optimizer_step_pre_hooks.values()):
+            hook(self, (), {})
+        loss = None
+        if closure is not None:
+            from ..autograd.grad_mode import enable_grad
+            with enable_grad():
+                loss = closure()
+        with no_grad():
+            for group in self.param_groups:
+                update(group)
+        for hook in list(self._optimizer_step_post_hooks.values()):
+            hook(self, (), {})
+        return loss
+
+    # ------------------------------------------------------------ state_dict
+
+    def state_dict(self):
+        """{'state': {index: state}, 'param_groups': [group with 'params': [indices]]}; the
+        tensors are the optimizer's own (not copies), as in torch."""
+        index_of = {}
+        next_index = 0
+        groups = []
+        for group in self.param_groups:
+            packed = {k: v for k, v in group.items() if k != "params"}
+            ids = []
+            for p in group["params"]:
+                if id(p) not in index_of:
+                    index_of[id(p)] = next_index
+                    next_index += 1
+                ids.append(index_of[id(p)])
+            packed["params"] = ids
+            groups.append(packed)
+        state = {index_of[id(p)]: s for p, s in _state_items(self.state) if id(p) in index_of}
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict):
+        state_dict = copy.deepcopy(_shallow_tensors(state_dict))
+        groups = self.param_groups
+        saved_groups = state_dict["param_groups"]
+        if len(groups) != len(saved_groups):
+            raise ValueError("loaded state dict has a different number of parameter groups")
+        if any(len(g["params"]) != len(s["params"]) for g, s in zip(groups, saved_groups)):
+            raise ValueError("loaded state dict contains a parameter group that doesn't match the size of "
+                             "optimizer's group")
+        id_map = {old: p for old, p in zip(itertools.chain.from_iterable(s["params"] for s in saved_groups),
+                                           itertools.chain.from_iterable(g["params"] for g in groups))}
+
+        def cast(param, value, key=None):
+            # Floating state follows its parameter's dtype, except 'step' (torch keeps it float32).
+            if isinstance(value, Tensor):
+                if key != "step" and param.is_floating_point():
+                    value = value.to(dtype=param.dtype, device=param.device)
+                else:
+                    value = value.to(device=param.device)
+                return value
+            if isinstance(value, dict):
+                return {k: cast(param, v, k) for k, v in value.items()}
+            return value
+
+        state = defaultdict(dict)
+        for k, v in state_dict["state"].items():
+            if k in id_map:
+                param = id_map[k]
+                state[param] = cast(param, v)
+            else:
+                state[k] = v
+        new_groups = []
+        for group, saved in zip(groups, saved_groups):
+            merged = dict(saved)
+            merged["params"] = group["params"]
+            new_groups.append(merged)
+        self.__setstate__({"state": state, "param_groups": new_groups})
+
+
+class _HookHandle:
+    def __init__(self, hooks, key, hook):
+        self._hooks, self.id = hooks, key
+        hooks[key] = hook
+
+    def remove(self):
+        self._hooks.pop(self.id, None)
+
+
+def _state_items(state):
+    return list(state.items())
+
+
+def _shallow_tensors(state_dict):
+    """A copy of the dict structure whose tensors are fresh aliases, so deepcopy clones
+    them once and the caller's dict is left alone."""
+    return {"state": {k: dict(v) if isinstance(v, dict) else v for k, v in state_dict["state"].items()},
+            "param_groups": [dict(g) for g in state_dict["param_groups"]]}
+
+
+def _typename(obj):
+    if isinstance(obj, Tensor):
+        return "torch.Tensor"
+    return type(obj).__module__ + "." + type(obj).__qualname__ if type(obj).__module__ != "builtins" \
+        else type(obj).__name__
+
+
+def _params_with_grad(group):
+    """The group's parameters that have a grad, and those grads (sparse grads refused)."""
+    params, grads = [], []
+    for p in group["params"]:
+        if p.grad is not None:
+            params.append(p)
+            grads.append(p.grad)
+    return params, grads
+
+
+def _by_step(state_steps, *lists):
+    """Splits parallel lists by the value of each parameter's step, so that updates whose
+    scalars depend on the step (bias corrections) run as one foreach call per distinct
+    step (one call in the usual case, every parameter at the same step)."""
+    buckets = {}
+    for i, s in enumerate(state_steps):
+        buckets.setdefault(s.item(), []).append(i)
+    for step, idx in buckets.items():
+        yield step, [[lst[i] for i in idx] for lst in lists]

@@ -1,0 +1,63 @@
+"""optim.SGD with momentum, dampening, Nesterov, weight decay and maximize; the update of
+a parameter group is a handful of _foreach_* calls, in torch 1.13's arithmetic order."""
+from .. import _C
+from .optimizer import Optimizer, _params_with_grad, required
+
+__all__ = ["SGD"]
+
+
+class SGD(Optimizer):
+    def __init__(self, params, lr=required, momentum=0, dampening=0, weight_decay=0, nesterov=False, *,
+                 maximize=False, foreach=None, differentiable=False):
+        if lr is not required and lr < 0.0:
+            raise ValueError("Invalid learning rate: {}".format(lr))
+        if momentum < 0.0:
+            raise ValueError("Invalid momentum value: {}".format(momentum))
+        if weight_decay < 0.0:
+            raise ValueError("Invalid weight_decay value: {}".format(weight_decay))
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        if differentiable:
+            raise NotImplementedError("SGD(differentiable=True) is not supported by tessera")
+        defaults = dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
+                        nesterov=nesterov, maximize=maximize, foreach=foreach, differentiable=differentiable)
+        super().__init__(params, defaults)
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group.setdefault("nesterov", False)
+            group.setdefault("maximize", False)
+            group.setdefault("foreach", None)
+            group.setdefault("differentiable", False)
+
+    def step(self, closure=None):
+        return self._run_step(self._update_group, closure)
+
+    def _update_group(self, group):
+        params, grads = _params_with_grad(group)
+        if not params:
+            return
+        lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
+        weight_decay, nesterov = group["weight_decay"], group["nesterov"]
+        if group["maximize"]:
+            grads = _C._foreach_neg(grads)
+        if weight_decay != 0:
+            grads = _C._foreach_add(grads, params, alpha=weight_decay)
+        if momentum != 0:
+            states = [self.state[p] for p in params]
+            bufs = [s.get("momentum_buffer") for s in states]
+            fresh = [i for i, b in enumerate(bufs) if b is None]
+            old = [i for i, b in enumerate(bufs) if b is not None]
+            if old:
+                kept = [bufs[i] for i in old]
+                _C._foreach_mul_(kept, momentum)
+                _C._foreach_add_(kept, [grads[i] for i in old], alpha=1 - dampening)
+            for i in fresh:  # the first step's buffer is the gradient itself
+                bufs[i] = grads[i].clone().detach()
+                states[i]["momentum_buffer"] = bufs[i]
+            if nesterov:
+                grads = _C._foreach_add(grads, bufs, alpha=momentum)
+            else:
+                grads = bufs
+        _C._foreach_add_(params, grads, alpha=-lr)
