@@ -5,6 +5,9 @@
 #                                                      # or Tessera::autograd (links aten)
 include(CMakePackageConfigHelpers)
 
+# Each library finds the others beside it ($ORIGIN), in lib/ here as in a wheel's package
+# directory (csrc/CMakeLists.txt).
+set_target_properties(c10 aten autograd PROPERTIES INSTALL_RPATH "$ORIGIN")
 install(TARGETS c10 aten autograd EXPORT TesseraTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})

@@ -18,6 +18,7 @@
 #include <c10/macros/Export.h>
 
 #include <omp.h>
+#include <pthread.h>
 #include <sched.h>
 
 #include <algorithm>
@@ -83,6 +84,18 @@ void sync_omp_threads(int n) {
     tl_omp_threads = n;
   }
 }
+
+// libgomp's thread pool does not survive fork(): a child entering a parallel region its
+// parent had used waits forever for the parent's workers. Forked children (DataLoader
+// workers, multiprocessing) therefore start with one thread, as torch's workers do; they
+// may raise it again with set_num_threads at their own risk.
+void single_thread_in_forked_child() {
+  g_num_threads.store(1, std::memory_order_relaxed);
+  tl_omp_threads = 0;
+  sync_omp_threads(1);  // oneDNN sizes its regions by omp_get_max_threads
+}
+
+[[maybe_unused]] const int g_atfork_registered = pthread_atfork(nullptr, nullptr, single_thread_in_forked_child);
 
 }  // namespace
 

@@ -103,4 +103,26 @@ Tensor& linear_out(const Tensor& input, const Tensor& weight, const std::optiona
   return into_out(at::linear(input, weight, bias), out, "linear");
 }
 
+// y[..., o] = x1[..., i] W[o, i, j] x2[..., j] + b[o], as one einsum.
+Tensor bilinear(const Tensor& input1, const Tensor& input2, const Tensor& weight, const std::optional<Tensor>& bias) {
+  TORCH_CHECK(input1.dim() == input2.dim(), "bilinear(): input dimensions do not match: got ", input1.dim(), " and ",
+              input2.dim());
+  for (int64_t d = 0; d + 1 < input1.dim(); ++d) {
+    TORCH_CHECK(input1.size(d) == input2.size(d), "bilinear(): input batch dimensions do not match: got ",
+                input1.sizes(), " and ", input2.sizes());
+  }
+  TORCH_CHECK(weight.dim() == 3, "bilinear(): weight must be 3-D [out, in1, in2], got ", weight.sizes());
+  TORCH_CHECK(input1.dim() >= 1 && input1.size(-1) == weight.size(1),
+              "bilinear(): input1 size does not match weight size: got ", input1.dim() ? input1.size(-1) : 0,
+              " but expected ", weight.size(1));
+  TORCH_CHECK(input2.size(-1) == weight.size(2), "bilinear(): input2 size does not match weight size: got ",
+              input2.size(-1), " but expected ", weight.size(2));
+  const bool has_bias = bias && bias->defined();
+  TORCH_CHECK(!has_bias || (bias->dim() == 1 && bias->size(0) == weight.size(0)),
+              "bilinear(): bias size does not match weight size: got ", has_bias ? bias->sizes() : IntArrayRef{},
+              " but expected [", weight.size(0), "]");
+  Tensor out = at::einsum("...i,oij,...j->...o", {input1, weight, input2});
+  return has_bias ? at::add(out, *bias) : out;
+}
+
 }  // namespace at::inline tessera::native

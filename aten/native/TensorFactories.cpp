@@ -393,4 +393,35 @@ Tensor& eye_m_out(int64_t n, int64_t m, Tensor& out) {
   return fill_eye(out, n, m);
 }
 
+// t.new_empty(size), new_zeros, new_ones, new_full: factories taking self's dtype and device
+// unless given.
+namespace {
+Tensor new_like(const Tensor& self, IntArrayRef size, std::optional<at::ScalarType> dtype,
+                std::optional<at::Layout> layout, std::optional<at::Device> device, std::optional<bool> pin_memory) {
+  return at::empty(size, dtype.value_or(self.scalar_type()), layout.value_or(self.layout()),
+                   device.value_or(self.device()), pin_memory, std::nullopt);
+}
+}  // namespace
+
+Tensor new_empty(const Tensor& self, IntArrayRef size, std::optional<at::ScalarType> dtype,
+                 std::optional<at::Layout> layout, std::optional<at::Device> device, std::optional<bool> pin_memory) {
+  return new_like(self, size, dtype, layout, device, pin_memory);
+}
+
+Tensor new_zeros(const Tensor& self, IntArrayRef size, std::optional<at::ScalarType> dtype,
+                 std::optional<at::Layout> layout, std::optional<at::Device> device, std::optional<bool> pin_memory) {
+  return new_like(self, size, dtype, layout, device, pin_memory).fill_(0);
+}
+
+Tensor new_ones(const Tensor& self, IntArrayRef size, std::optional<at::ScalarType> dtype,
+                std::optional<at::Layout> layout, std::optional<at::Device> device, std::optional<bool> pin_memory) {
+  return new_like(self, size, dtype, layout, device, pin_memory).fill_(1);
+}
+
+Tensor new_full(const Tensor& self, IntArrayRef size, const Scalar& fill_value, std::optional<at::ScalarType> dtype,
+                std::optional<at::Layout> layout, std::optional<at::Device> device, std::optional<bool> pin_memory) {
+  return new_like(self, size, dtype, layout, device, pin_memory).fill_(fill_value);
+}
+
 }  // namespace at::inline tessera::native
+

@@ -29,6 +29,7 @@ __version__ = _C._version
 # positional-device form, and x.where(condition, y). (T, mT, H and mH are properties of
 # the C type itself.)
 from . import _tensor_casts  # noqa: E402,F401
+from ._tensor_casts import typename  # noqa: E402,F401
 from . import _tensor_methods  # noqa: E402,F401
 from . import _tensor_autograd  # noqa: E402,F401
 

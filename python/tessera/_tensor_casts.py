@@ -5,6 +5,8 @@ the schema-driven binding of ``aten::to`` cannot express (``to.device`` requires
 
 Importing this module installs the methods on ``tessera.Tensor``.
 """
+import builtins
+
 from . import _C
 
 _preserve_format = _C.preserve_format
@@ -12,7 +14,7 @@ _schema_to = _C.Tensor.__dict__["to"]  # the generated binding of aten::to's ove
 
 
 def _is_device_like(obj):
-    return isinstance(obj, (str, _C.device)) or (isinstance(obj, int) and not isinstance(obj, bool))
+    return obj is None or isinstance(obj, (str, _C.device)) or (isinstance(obj, int) and not isinstance(obj, bool))
 
 
 def to(self, *args, **kwargs):
@@ -51,6 +53,56 @@ _CASTS = {
     "bool": _C.bool, "cfloat": _C.complex64, "cdouble": _C.complex128,
 }
 
+# torch's legacy tensor type names, which Tensor.type() reports and accepts.
+_LEGACY_NAMES = {_C.float32: "FloatTensor", _C.float64: "DoubleTensor", _C.float16: "HalfTensor",
+                 _C.bfloat16: "BFloat16Tensor", _C.int64: "LongTensor", _C.int32: "IntTensor",
+                 _C.int16: "ShortTensor", _C.int8: "CharTensor", _C.uint8: "ByteTensor", _C.bool: "BoolTensor",
+                 _C.complex64: "ComplexFloatTensor", _C.complex128: "ComplexDoubleTensor"}
+_DTYPE_OF_NAME = {name: dtype for dtype, name in _LEGACY_NAMES.items()}
+
+
+def _legacy_name(t):
+    name = _LEGACY_NAMES.get(t.dtype, str(t.dtype).rpartition(".")[2])
+    return "torch." + ("cuda." if t.is_cuda else "") + name
+
+
+def type(self, dtype=None, non_blocking=False, **kwargs):
+    """type(dtype=None, non_blocking=False) -> str or Tensor: without dtype, the legacy
+    type name ('torch.FloatTensor', as torch reports it); with one (a dtype or such a
+    name, 'torch.' or 'tessera.' prefixed), self cast to it."""
+    if dtype is None:
+        return _legacy_name(self)
+    if isinstance(dtype, str):
+        prefix, _, name = dtype.rpartition(".")
+        if prefix not in ("torch", "tessera", "torch.cuda", "tessera.cuda") or name not in _DTYPE_OF_NAME:
+            raise ValueError(f"invalid type: '{dtype}'")
+        target = _DTYPE_OF_NAME[name]
+        device = "cuda" if prefix.endswith("cuda") else "cpu"
+        if self.dtype == target and self.device.type == device:
+            return self
+        return _schema_to(self, device, target, non_blocking)
+    if isinstance(dtype, _C.dtype):
+        return self if self.dtype == dtype else _schema_to(self, dtype, non_blocking)
+    raise TypeError(f"type() expected a dtype or a type name, got {builtins.type(dtype).__name__}")
+
+
+def type_as(self, other):
+    """type_as(tensor) -> Tensor: self cast to other's dtype."""
+    return self if self.dtype == other.dtype else _schema_to(self, other.dtype)
+
+
+def typename(obj):
+    """tessera.typename(obj): 'torch.FloatTensor' for a tensor, else the object's qualified
+    type name, as torch.typename."""
+    if isinstance(obj, _C.Tensor):
+        return _legacy_name(obj)
+    module = getattr(builtins.type(obj), "__module__", "")
+    qualname = builtins.type(obj).__qualname__
+    return qualname if module in ("", "builtins") else module + "." + qualname
+
+
 _methods = {name: _cast(name, dtype) for name, dtype in _CASTS.items()}
 _methods["to"] = to
+_methods["type"] = type
+_methods["type_as"] = type_as
 _C._add_tensor_methods(_methods)

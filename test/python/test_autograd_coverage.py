@@ -88,6 +88,7 @@ NO_FORMULA = {
     "bitwise_right_shift": lambda L: L.bitwise_right_shift(L.argmax(_x(L), 1), 1),
     "bitwise_right_shift_": lambda L: L.argmax(_x(L), 1).bitwise_right_shift_(1),
     "nonzero": lambda L: L.nonzero(_x(L)),
+    "repeat_interleave": lambda L: L.repeat_interleave(L.argmax(_x(L), 1)),
     # view(dtype): a reinterpretation, never differentiable (view(shape) has a formula).
     "view": lambda L: _x(L).view(L.int64),
     # max_norm's in-place renormalisation (F.embedding runs it under no_grad)

@@ -18,6 +18,10 @@ from model import Op, Type, parse_schema  # noqa: E402
 
 # Operators of current PyTorch that 1.13 lacks (DESIGN.md: where 1.13 lags, follow current
 # PyTorch), with the schema current PyTorch gives them.
+_FUSED_ADAM_ARGS = ("Tensor(a!)[] self, Tensor(b!)[] grads, Tensor(c!)[] exp_avgs, Tensor(d!)[] exp_avg_sqs, "
+                    "Tensor(e!)[] max_exp_avg_sqs, Tensor[] state_steps, *, float lr, float beta1, float beta2, "
+                    "float weight_decay, float eps, bool amsgrad, bool maximize, Tensor? grad_scale=None, "
+                    "Tensor? found_inf=None) -> ()")
 CURRENT_TORCH_ONLY = {
     # prelu became a composite over _prelu_kernel (1.13's prelu had a kernel of its own)
     "aten::_prelu_kernel": "aten::_prelu_kernel(Tensor self, Tensor weight) -> Tensor",
@@ -29,6 +33,13 @@ CURRENT_TORCH_ONLY = {
                                                          "query, Tensor key, Tensor value, float dropout_p=0., bool "
                                                          "is_causal=False, *, Tensor? attn_mask=None, float? "
                                                          "scale=None) -> (Tensor output, Tensor logsumexp)",
+    # multi-tensor lerp (PyTorch 2.0) and the fused Adam / AdamW updates (CPU since 2.4)
+    "aten::_foreach_lerp.Scalar": "aten::_foreach_lerp.Scalar(Tensor[] self, Tensor[] tensors1, Scalar weight) -> Tensor[]",
+    "aten::_foreach_lerp_.Scalar": "aten::_foreach_lerp_.Scalar(Tensor(a!)[] self, Tensor[] tensors1, Scalar weight) -> ()",
+    "aten::_foreach_lerp.List": "aten::_foreach_lerp.List(Tensor[] self, Tensor[] tensors1, Tensor[] weights) -> Tensor[]",
+    "aten::_foreach_lerp_.List": "aten::_foreach_lerp_.List(Tensor(a!)[] self, Tensor[] tensors1, Tensor[] weights) -> ()",
+    "aten::_fused_adam_": "aten::_fused_adam_(" + _FUSED_ADAM_ARGS,
+    "aten::_fused_adamw_": "aten::_fused_adamw_(" + _FUSED_ADAM_ARGS,
 }
 
 

@@ -27,6 +27,11 @@ selu_ = _t.selu_
 sigmoid = _t.sigmoid
 tanh = _t.tanh
 
+# ---------------------------------------------------------------- linear layers
+# torch binds these from aten as well (torch._C._nn.linear, torch.bilinear).
+linear = _t.linear
+bilinear = _t.bilinear
+
 
 def relu(input, inplace=False):
     return _t.relu_(input) if inplace else _t.relu(input)

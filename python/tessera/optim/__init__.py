@@ -7,4 +7,13 @@ from .adam import Adam, AdamW  # noqa: F401
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW"]
 
 # -- more optimizers
+from .rmsprop import RMSprop  # noqa: F401,E402
+from .adagrad import Adagrad  # noqa: F401,E402
+from .adadelta import Adadelta  # noqa: F401,E402
+from .adamax import Adamax  # noqa: F401,E402
+from .nadam import NAdam  # noqa: F401,E402
+from .radam import RAdam  # noqa: F401,E402
+__all__ += ["RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam"]
 # -- lr_scheduler
+from . import lr_scheduler  # noqa: F401,E402
+__all__ += ["lr_scheduler"]

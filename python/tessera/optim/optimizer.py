@@ -251,3 +251,29 @@ def _by_step(state_steps, *lists):
         buckets.setdefault(s.item(), []).append(i)
     for step, idx in buckets.items():
         yield step, [[lst[i] for i in idx] for lst in lists]
+
+
+def _refuse_unsupported(name, params, differentiable=False, capturable=False):
+    """Flags and parameter kinds torch accepts that tessera cannot honour: a clear error
+    instead of a silently different update."""
+    if differentiable:
+        raise NotImplementedError(name + "(differentiable=True) is not supported by tessera: its optimizer "
+                                  "updates run under no_grad through the _foreach_* operators")
+    if capturable:
+        raise NotImplementedError(name + "(capturable=True) needs CUDA graphs, which tessera does not have")
+    for p in params:
+        if p.is_complex():
+            # torch updates complex parameters through view_as_real, which tessera lacks.
+            raise NotImplementedError(name + " does not support complex parameters in tessera (no view_as_real)")
+
+
+def _scalar_step(value=0.0):
+    """'step' as a float32 0-dim tensor, as current torch keeps it (1.13's RMSprop and
+    Adadelta kept a Python int; __setstate__ converts those)."""
+    return _C.tensor(float(value), dtype=_C.float32)
+
+
+def _tensor_steps(optimizer):
+    for s in optimizer.state.values():
+        if "step" in s and not isinstance(s["step"], _C.Tensor):
+            s["step"] = _scalar_step(s["step"])

@@ -7,7 +7,8 @@ __all__ = ["SGD"]
 
 
 class SGD(Optimizer):
-    def __init__(self, params, lr=required, momentum=0, dampening=0, weight_decay=0, nesterov=False, *,
+    # lr defaults to 1e-3 as in current torch (1.13 required it).
+    def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, *,
                  maximize=False, foreach=None, differentiable=False):
         if lr is not required and lr < 0.0:
             raise ValueError("Invalid learning rate: {}".format(lr))

@@ -8,7 +8,7 @@ from itertools import chain, islice
 
 from ... import _C
 from ..parameter import Parameter
-from .module import Module, _addindent, _tensor_type_name
+from .module import Module, _addindent
 
 __all__ = ["Container", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
 
@@ -309,8 +309,8 @@ class ModuleDict(Module):
 
 
 def _legacy_type_name(t):
-    """'tessera.FloatTensor' for a float32 CPU tensor, as torch.typename gives 'torch.FloatTensor'."""
-    return str(t.dtype).rpartition(".")[0] + "." + _tensor_type_name(t)
+    """'torch.FloatTensor' for a float32 CPU tensor, as torch.typename gives it."""
+    return t.type()
 
 
 def _param_line(key, value, type_text):

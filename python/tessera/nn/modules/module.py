@@ -69,20 +69,8 @@ def _addindent(text, spaces):
 
 
 # torch.typename's legacy tensor-type names (what torch's messages print for a tensor).
-_LEGACY_TENSOR_TYPES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
-                        "bfloat16": "BFloat16Tensor", "int64": "LongTensor", "int32": "IntTensor",
-                        "int16": "ShortTensor", "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor",
-                        "complex64": "ComplexFloatTensor", "complex128": "ComplexDoubleTensor"}
-
-
-def _tensor_type_name(t):
-    """'FloatTensor' for a float32 CPU tensor, 'cuda.FloatTensor' on the GPU."""
-    dtype = str(t.dtype).rpartition(".")[2]
-    return ("cuda." if t.is_cuda else "") + _LEGACY_TENSOR_TYPES.get(dtype, dtype)
-
-
 def _type_name(value):
-    return "torch." + _tensor_type_name(value) if isinstance(value, Tensor) else type(value).__name__
+    return value.type() if isinstance(value, Tensor) else type(value).__name__
 
 
 def _check_name(kind, name, module):
