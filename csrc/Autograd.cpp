@@ -317,20 +317,19 @@ void init_autograd(py::module_& m) {
     tobj->weakreflist = nullptr;
     return py::reinterpret_steal<py::object>(obj);
   });
-  // t.data = new: t now holds new's data (an alias of it) and keeps its requires_grad and
-  // grad, so a module's parameters keep their identity through to(dtype) and friends.
+  // t.data = new: t takes new's data in place (TensorImpl::set_data_from) and keeps its
+  // requires_grad, grad, hooks and version counter, as torch's set_data does.
   a.def("set_data", [](py::handle t, py::handle data) {
-    tensor_arg(t, "self");  // checks that t is a Tensor
-    at::Tensor& self = reinterpret_cast<TensorObject*>(t.ptr())->tensor;
+    const at::Tensor& self = tensor_arg(t, "self");
     const at::Tensor& source = tensor_arg(data, "data");
-    TORCH_CHECK_TYPE(source.device().type() == self.device().type() && source.layout() == self.layout(),
+    TORCH_CHECK_TYPE(source.device() == self.device() && source.layout() == self.layout(),
                      "data set to a tensor that requires gradients must be of a compatible type: got ",
                      source.device(), " data for a ", self.device(), " tensor");
-    at::Tensor fresh = torch::autograd::impl::tensor_data(source);
-    if (self.requires_grad()) fresh.set_requires_grad(true);
-    at::Tensor grad = self.grad();
-    if (grad.defined()) fresh.mutable_grad() = grad;
-    self = std::move(fresh);
+    TORCH_CHECK(!self.requires_grad() || c10::isFloatingType(source.scalar_type()) ||
+                    c10::isComplexType(source.scalar_type()),
+                "set_data: a tensor that requires grad can only hold floating point or complex data, got ",
+                c10::toString(source.scalar_type()));
+    self.unsafeGetTensorImpl()->set_data_from(*source.unsafeGetTensorImpl());
   });
   a.def("detach_", [](py::handle t) {
     torch::autograd::impl::detach_in_place(tensor_arg(t, "self"));

@@ -80,6 +80,35 @@ Pool2d pool2d_geometry(const Tensor& self, IntArrayRef kernel_size, IntArrayRef 
 }
 
 
+// The common 2x2, stride 2 window (every window whole) without the general loop's
+// branches: the four candidates in torch's scan order, each taken when larger, or when it
+// is the first NaN (a NaN wins and the first one stays).
+template <typename O, typename T>
+void max_pool_2x2_plane(const T* plane, int64_t in_w, int64_t out_h, int64_t out_w, T* out, int64_t* indices) {
+  for (int64_t oh = 0; oh < out_h; ++oh) {
+    const T* r0 = plane + 2 * oh * in_w;
+    const T* r1 = r0 + in_w;
+    T* o = out + oh * out_w;
+    int64_t* ix = indices + oh * out_w;
+    const int64_t row_base = 2 * oh * in_w;
+    for (int64_t ow = 0; ow < out_w; ++ow) {
+      const int64_t w = 2 * ow;
+      O best = static_cast<O>(r0[w]);
+      int64_t at = row_base + w;
+      auto consider = [&](O v, int64_t k) {
+        const bool take = v > best || (v != v && best == best);
+        best = take ? v : best;
+        at = take ? k : at;
+      };
+      consider(static_cast<O>(r0[w + 1]), row_base + w + 1);
+      consider(static_cast<O>(r1[w]), row_base + in_w + w);
+      consider(static_cast<O>(r1[w + 1]), row_base + in_w + w + 1);
+      o[ow] = static_cast<T>(best);
+      ix[ow] = at;
+    }
+  }
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------- max pooling
@@ -101,8 +130,15 @@ std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& self, IntArrayR
     const T* in = x.data_ptr<T>();
     T* o = out.data_ptr<T>();
     int64_t* idx = indices.data_ptr<int64_t>();
+    const bool two_by_two = g.kh == 2 && g.kw == 2 && g.sh == 2 && g.sw == 2 && g.ph == 0 && g.pw == 0 &&
+                            g.dh == 1 && g.dw == 1 && 2 * g.out_h <= g.in_h && 2 * g.out_w <= g.in_w;
     for_each_plane(g.batch * g.planes, [&](int64_t p) {
       const T* plane = in + p * g.in_h * g.in_w;
+      if (two_by_two) {
+        max_pool_2x2_plane<O>(plane, g.in_w, g.out_h, g.out_w, o + p * g.out_h * g.out_w,
+                              idx + p * g.out_h * g.out_w);
+        return;
+      }
       for (int64_t oh = 0; oh < g.out_h; ++oh) {
         int64_t h0 = oh * g.sh - g.ph;
         const int64_t h1 = std::min(h0 + (g.kh - 1) * g.dh + 1, g.in_h);

@@ -94,6 +94,16 @@ void TensorImpl::set_storage(Storage storage) {
   storage_ = std::move(storage);
 }
 
+void TensorImpl::set_data_from(const TensorImpl& src) {
+  TORCH_CHECK(src.device_ == device_ && src.layout_ == layout_, "set_data: the new data (", src.device_,
+              ") must be on the tensor's device (", device_, ") with its layout");
+  storage_ = src.storage_;
+  storage_offset_ = src.storage_offset_;
+  sizes_and_strides_ = src.sizes_and_strides_;
+  dtype_ = src.dtype_;
+  refresh_numel_and_contiguity();
+}
+
 void TensorImpl::set_wrapped_number(bool value) {
   TORCH_INTERNAL_ASSERT(dim() == 0, "only 0-dim tensors can be wrapped numbers");
   is_wrapped_number_ = value;

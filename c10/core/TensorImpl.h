@@ -90,6 +90,10 @@ class C10_API TensorImpl : public intrusive_ptr_target {
   void set_sizes_and_strides(IntArrayRef sizes, IntArrayRef strides);
   void set_storage_offset(int64_t offset);
   void set_storage(Storage storage);
+  // torch's `t.data = src` (shallow_copy_from): this tensor takes src's storage, offset,
+  // sizes, strides and dtype, and keeps its own autograd meta and version counter, so
+  // hooks, grads and graphs that hold it stay attached. src must share device and layout.
+  void set_data_from(const TensorImpl& src);
 
   // --- versions and autograd ---
   const VariableVersion& version_counter() const { return version_counter_; }

@@ -1,11 +1,13 @@
 """The pickle half of tessera.save/load: a Pickler that writes tessera objects under the
 names torch's unpickler resolves (torch._utils._rebuild_tensor_v2, torch.FloatStorage, ...),
 and Unpicklers that resolve those names, and tessera's own, to tessera objects; the
-weights-only one refuses every global outside a fixed allowlist."""
+weights-only one refuses every global outside a fixed allowlist, and every call or state
+change on anything but the allowed rebuild functions and instances of allowed types."""
 import builtins
 import collections
 import importlib
 import pickle
+import struct
 
 from . import _C
 from .storage import TypedStorage
@@ -217,9 +219,7 @@ def rebuild_parameter(data, requires_grad, backward_hooks):
 def rebuild_parameter_with_state(data, requires_grad, backward_hooks, state):
     param = rebuild_parameter(data, requires_grad, backward_hooks)
     # current torch pickles Python attributes set on a Parameter as (dict, slots) or a dict
-    for part in (state if isinstance(state, tuple) else (state,)):
-        for name, value in (part or {}).items():
-            setattr(param, name, value)
+    set_attribute_state(param, state)
     return param
 
 
@@ -235,6 +235,14 @@ def codecs_encode(text, encoding):
     if not isinstance(text, str) or encoding not in ("latin1", "latin-1"):
         raise RuntimeError("_codecs.encode is only allowed to rebuild bytes from latin-1 text")
     return text.encode("latin1")
+
+
+def rebuild_bytearray(*args):
+    # pickle writes bytearray(text, "latin-1") or bytearray(bytes); bytearray(n) from a
+    # file would zero-fill n bytes whatever the file's size.
+    if args and not isinstance(args[0], (str, bytes, bytearray)):
+        raise RuntimeError(f"bytearray may only be rebuilt from text or bytes, not {type(args[0]).__name__}")
+    return bytearray(*args)
 
 
 def _not_supported(what):
@@ -271,8 +279,9 @@ def _torch_globals():
         ("collections", "OrderedDict"): collections.OrderedDict,
         ("_codecs", "encode"): codecs_encode,
     }
-    for name in ("set", "frozenset", "complex", "slice", "bytearray"):
+    for name in ("set", "frozenset", "complex", "slice"):
         table[("builtins", name)] = table[("__builtin__", name)] = getattr(builtins, name)
+    table[("builtins", "bytearray")] = table[("__builtin__", "bytearray")] = rebuild_bytearray
     return table
 
 
@@ -306,7 +315,13 @@ def resolve_safe(module, name):
     return USER_SAFE_GLOBALS.get(f"{module}.{name}")
 
 
-class GlobalRefusal(pickle.UnpicklingError):
+class LoadRefusal(pickle.UnpicklingError):
+    """Something a weights-only load will not do: resolve a global outside the allowlist,
+    call what is not an allowed rebuild function or class, or set state on anything but an
+    instance of an allowed type."""
+
+
+class GlobalRefusal(LoadRefusal):
     """A global the unpickler will not resolve: outside the weights-only allowlist, or a
     torch name with no tessera equivalent."""
 
@@ -318,24 +333,193 @@ def weights_only_message(detail):
             f"source. WeightsUnpickler error: {detail}")
 
 
-def make_unpickler(pickle_module, weights_only, persistent_load):
-    base = pickle.Unpickler if weights_only else pickle_module.Unpickler
+def _short_repr(obj):
+    text = repr(obj)
+    return text if len(text) <= 80 else text[:77] + "..."
 
-    class TorchNamesUnpickler(base):
-        def find_class(self, module, name):
-            obj = resolve_safe(module, name)
-            if obj is not None:
-                return obj
-            if weights_only:
-                raise GlobalRefusal(weights_only_message(
-                    f"Unsupported global: GLOBAL {module}.{name} was not an allowed global by default. Use "
-                    "tessera.serialization.add_safe_globals([...]) to allow it if you trust it."))
-            if module == "torch" or module.startswith("torch."):
-                return _tessera_equivalent(module, name)
-            return super().find_class(module, name)
+
+def _refuse(detail):
+    raise LoadRefusal(weights_only_message(detail))
+
+
+def _check_attr_name(name, owner):
+    # A dunder name (__class__, __dict__, __reduce_ex__, ...) would change what the object
+    # is or how it behaves, not just hold a value; torch's state never uses one.
+    if type(name) is not str or not name.isidentifier() or name.startswith("__"):
+        _refuse(f"refusing to set attribute {name!r} on {owner}: only plain attribute names are allowed")
+
+
+def set_attribute_state(obj, state):
+    """Applies a pickled (dict) or (dict, slots) attribute state to the instance obj, with
+    plain attribute names only."""
+    parts = state if isinstance(state, tuple) else (state,)
+    if isinstance(state, tuple) and len(state) != 2 or any(part is not None and not isinstance(part, dict)
+                                                             for part in parts):
+        _refuse(f"unsupported state of type {type(state).__name__} for {type(obj).__name__}")
+    for part in parts:
+        for name, value in (part or {}).items():
+            _check_attr_name(name, f"a {type(obj).__name__}")
+            setattr(obj, name, value)
+
+
+class WeightsOnlyUnpickler(pickle._Unpickler):
+    """The pure-Python unpickler with every opcode that calls, instantiates or mutates
+    restricted: only allowed globals are called or instantiated, state is applied only to
+    instances of allowed types, and items go only into real lists, dicts and sets."""
+
+    dispatch = dict(pickle._Unpickler.dispatch)
+
+    def __init__(self, file, **kwargs):
+        super().__init__(file, **kwargs)
+        self._handed_out = {}  # id -> each allowed global find_class returned in this load
+
+    def find_class(self, module, name):
+        obj = resolve_safe(module, name)
+        if obj is None:
+            raise GlobalRefusal(weights_only_message(
+                f"Unsupported global: GLOBAL {module}.{name} was not an allowed global by default. Use "
+                "tessera.serialization.add_safe_globals([...]) to allow it if you trust it."))
+        self._handed_out[id(obj)] = obj
+        return obj
+
+    def _line(self):
+        line = self.readline()
+        if not line.endswith(b"\n"):  # a cut-off name must read as truncation, not as another name
+            raise pickle.UnpicklingError("pickle data was truncated")
+        return line[:-1]
+
+    def _load_global(self):
+        module = self._line().decode("utf-8")
+        self.append(self.find_class(module, self._line().decode("utf-8")))
+    dispatch[pickle.GLOBAL[0]] = _load_global
+
+    def _load_inst(self):
+        module = self._line().decode("ascii")
+        klass = self.find_class(module, self._line().decode("ascii"))
+        self._instantiate(klass, self.pop_mark())
+    dispatch[pickle.INST[0]] = _load_inst
+
+    def _allowed_callable(self, func, opcode):
+        if not callable(func) or self._handed_out.get(id(func)) is not func:
+            _refuse(f"{opcode} of {type(func).__name__} {_short_repr(func)}, which is not an allowed rebuild "
+                    "function or class")
+
+    def _load_reduce(self):
+        args = self.stack.pop()
+        func = self.stack[-1]
+        self._allowed_callable(func, "REDUCE")
+        if type(args) is not tuple:
+            raise pickle.UnpicklingError(f"REDUCE arguments must be a tuple, got {type(args).__name__}")
+        self.stack[-1] = func(*args)
+    dispatch[pickle.REDUCE[0]] = _load_reduce
+
+    def _load_newobj(self, with_kwargs=False):
+        kwargs = self.stack.pop() if with_kwargs else {}
+        args = self.stack.pop()
+        cls = self.stack.pop()
+        if not isinstance(cls, type):
+            _refuse(f"NEWOBJ of {_short_repr(cls)}, which is not a class")
+        self._allowed_callable(cls, "NEWOBJ")
+        if type(args) is not tuple or type(kwargs) is not dict:
+            raise pickle.UnpicklingError("NEWOBJ arguments must be a tuple (and a dict)")
+        self.append(cls.__new__(cls, *args, **kwargs))
+    dispatch[pickle.NEWOBJ[0]] = _load_newobj
+    dispatch[pickle.NEWOBJ_EX[0]] = lambda self: self._load_newobj(with_kwargs=True)
+
+    def _instantiate(self, klass, args):  # INST and OBJ
+        self._allowed_callable(klass, "INST/OBJ")
+        self.append(klass(*args))
+
+    def _load_build(self):
+        state = self.stack.pop()
+        inst = self.stack[-1]
+        from .nn.parameter import Parameter
+        kind = type(inst)
+        if kind is collections.OrderedDict or kind is _C.Tensor or kind is Parameter:
+            # a state dict's _metadata, or Python attributes of a tensor (current torch)
+            set_attribute_state(inst, state)
+        elif not isinstance(inst, type) and any(kind is g for g in USER_SAFE_GLOBALS.values()):
+            # an instance of a class the user allowed: its own __setstate__, or plain attributes
+            setstate = getattr(inst, "__setstate__", None)
+            if setstate is not None:
+                setstate(state)
+            else:
+                set_attribute_state(inst, state)
+        else:
+            _refuse(f"BUILD (setting state) on {kind.__name__} {_short_repr(inst)}: only instances of allowed types "
+                    "(OrderedDict, Tensor, Parameter, classes passed to add_safe_globals) take state")
+    dispatch[pickle.BUILD[0]] = _load_build
+
+    def _container(self, kind, opcode):
+        target = self.stack[-1]
+        if not isinstance(target, kind):
+            _refuse(f"{opcode} on {type(target).__name__}: only a {kind.__name__} takes items")
+        return target
+
+    def _load_append(self):
+        value = self.stack.pop()
+        self._container(list, "APPEND").append(value)
+    dispatch[pickle.APPEND[0]] = _load_append
+
+    def _load_appends(self):
+        items = self.pop_mark()
+        self._container(list, "APPENDS").extend(items)
+    dispatch[pickle.APPENDS[0]] = _load_appends
+
+    def _load_setitem(self):
+        value = self.stack.pop()
+        key = self.stack.pop()
+        self._container(dict, "SETITEM")[key] = value
+    dispatch[pickle.SETITEM[0]] = _load_setitem
+
+    def _load_setitems(self):
+        items = self.pop_mark()
+        target = self._container(dict, "SETITEMS")
+        if len(items) % 2:
+            raise pickle.UnpicklingError("SETITEMS needs key/value pairs")
+        for i in range(0, len(items), 2):
+            target[items[i]] = items[i + 1]
+    dispatch[pickle.SETITEMS[0]] = _load_setitems
+
+    def _load_additems(self):
+        items = self.pop_mark()
+        self._container(set, "ADDITEMS").update(items)
+    dispatch[pickle.ADDITEMS[0]] = _load_additems
+
+    def _load_bytearray8(self):
+        # Read first, then copy: a corrupt length must not allocate more than the file holds.
+        n, = struct.unpack("<Q", self.read(8))
+        data = self.read(n)
+        if len(data) != n:
+            raise pickle.UnpicklingError(f"BYTEARRAY8 of {n} bytes runs past the end of the pickle")
+        self.append(bytearray(data))
+    dispatch[pickle.BYTEARRAY8[0]] = _load_bytearray8
+
+    def _refuse_extension(self):
+        # the copyreg extension cache would hand out objects find_class never saw
+        _refuse("extension-registry opcodes (EXT1/EXT2/EXT4) are not allowed")
+    for _op in (pickle.EXT1, pickle.EXT2, pickle.EXT4):
+        dispatch[_op[0]] = _refuse_extension
+    del _op
+
+
+def make_unpickler(pickle_module, weights_only, persistent_load):
+    if weights_only:
+        base = WeightsOnlyUnpickler
+    else:
+        # The standard module's pure-Python unpickler keeps its memo in a dict: the C one
+        # grows an array to the largest index a (corrupt) PUT names, gigabytes for 4 bytes.
+        class base(pickle._Unpickler if pickle_module is pickle else pickle_module.Unpickler):
+            def find_class(self, module, name):
+                obj = resolve_safe(module, name)
+                if obj is not None:
+                    return obj
+                if module == "torch" or module.startswith("torch."):
+                    return _tessera_equivalent(module, name)
+                return super().find_class(module, name)
 
     def make(file, **kwargs):
-        unpickler = TorchNamesUnpickler(file, **kwargs)
+        unpickler = base(file, **kwargs)
         unpickler.persistent_load = persistent_load
         return unpickler
     return make

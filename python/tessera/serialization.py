@@ -20,6 +20,10 @@ DEFAULT_PROTOCOL = 2
 _ALIGNMENT = 64          # torch's writer starts every record's bytes on a 64-byte boundary
 _PAD_FIELD_ID = 0x4246   # the zip extra-field id ("FB") torch pads with
 _LEGACY_MAGIC = (0x1950a86a20f9469cfc6c).to_bytes(10, "little")  # first pickle of a pre-1.6 file
+# What zipfile raises on a damaged archive (a bad offset in the central directory is a
+# ValueError "negative seek value"; an odd size an OverflowError or struct.error).
+_ZIP_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, OSError, EOFError, ValueError,
+               OverflowError, struct.error, zlib.error, KeyError, IndexError)
 
 __all__ = ["save", "load", "add_safe_globals", "get_safe_globals", "clear_safe_globals"]
 
@@ -157,7 +161,7 @@ def _load_file(fileobj, label, mmap_path, restore, pickle_module, weights_only, 
     _check_format(fileobj, label)
     try:
         zf = zipfile.ZipFile(fileobj)
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, ValueError) as e:
+    except _ZIP_ERRORS as e:
         raise RuntimeError(f"tessera.load: {label} is corrupt or truncated: {e}") from None
     with zf:
         names = zf.namelist()
@@ -170,26 +174,35 @@ def _load_file(fileobj, label, mmap_path, restore, pickle_module, weights_only, 
         reader = _RecordReader(zf, archive, label, mmap_path)
         data_pkl = reader.read("data.pkl")
         storages = {}
+        from_map_location = []  # errors of the caller's map_location, which go out as they are
 
         def persistent_load(pid):
-            return _load_storage(pid, storages, reader, restore, label)
+            return _load_storage(pid, storages, reader, restore, label, from_map_location)
 
         unpickler = tp.make_unpickler(pickle_module, weights_only, persistent_load)(io.BytesIO(data_pkl),
                                                                                    **pickle_load_args)
         try:
             return unpickler.load()
-        except tp.GlobalRefusal:
+        except tp.LoadRefusal:
             raise
-        except (EOFError, pickle.UnpicklingError) as e:
+        except Exception as e:
+            # Anything else a damaged data.pkl sets off (a bad opcode argument, a wrong type
+            # handed to a rebuild function, an absurd length) is a corrupt file; only
+            # deliberate refusals, unsupported features and map_location's errors keep their type.
+            if isinstance(e, NotImplementedError) or any(e is err for err in from_map_location):
+                raise
+            if isinstance(e, RuntimeError) and str(e).startswith("tessera.load"):
+                raise
             raise RuntimeError(f"tessera.load: {label}: data.pkl is corrupt: {type(e).__name__}: {e}") from None
 
 
-def _load_storage(pid, storages, reader, restore, label):
+def _load_storage(pid, storages, reader, restore, label, from_map_location):
     if not isinstance(pid, tuple) or len(pid) != 5 or _ascii(pid[0]) != "storage":
         raise RuntimeError(f"tessera.load: {label}: unknown persistent id {pid!r} in data.pkl")
     _, storage_type, key, location, numel = pid
     key, location = _ascii(key), _ascii(location)
-    if not isinstance(storage_type, tp.StorageType) or not isinstance(numel, int) or numel < 0:
+    if (not isinstance(storage_type, tp.StorageType) or not isinstance(key, str) or not isinstance(location, str)
+            or type(numel) is not int or numel < 0):
         raise RuntimeError(f"tessera.load: {label}: bad storage record {pid!r} in data.pkl")
     dtype = storage_type.dtype or _C.uint8  # UntypedStorage: numel counts bytes
     if key not in storages:
@@ -197,7 +210,11 @@ def _load_storage(pid, storages, reader, restore, label):
         if reader.swap:
             flat = _swap_bytes(flat, dtype)
         storage = TypedStorage(flat.view(dtype) if dtype != _C.uint8 else flat, dtype)
-        restored = restore(storage, location)
+        try:
+            restored = restore(storage, location)
+        except Exception as e:
+            from_map_location.append(e)
+            raise
         storages[key] = restored
     storage = storages[key]
     if storage.dtype != dtype:
@@ -206,7 +223,7 @@ def _load_storage(pid, storages, reader, restore, label):
 
 
 def _ascii(value):
-    return value.decode("ascii") if isinstance(value, bytes) else value
+    return value.decode("ascii", "replace") if isinstance(value, bytes) else value
 
 
 class _RecordReader:
@@ -233,7 +250,7 @@ class _RecordReader:
         info = self._info(name)
         try:
             return self.zf.read(info)
-        except (zipfile.BadZipFile, NotImplementedError, OSError, EOFError, zlib.error) as e:
+        except _ZIP_ERRORS as e:
             raise RuntimeError(f"tessera.load: {self.label}: record {info.filename} is corrupt: {e}") from None
 
     def storage_bytes(self, key, nbytes):
@@ -256,7 +273,7 @@ class _RecordReader:
                     if not got:
                         raise EOFError("record ends early")
                     done += got
-        except (zipfile.BadZipFile, NotImplementedError, OSError, EOFError, zlib.error) as e:
+        except _ZIP_ERRORS as e:
             raise RuntimeError(f"tessera.load: {self.label}: record {info.filename} is corrupt: {e}") from None
         return _C.from_numpy(raw[:nbytes])
 

@@ -2,9 +2,13 @@
 DataLoader give the same batches, lengths and errors; with worker processes: order, seeding,
 worker info, persistent workers, timeouts, dead workers, exceptions and shared-memory cleanup."""
 import collections
+import gc
+import multiprocessing
 import os
+import pickle
 import random
 import signal
+import threading
 import time
 import warnings
 
@@ -500,3 +504,65 @@ def test_workers_warn_on_iterable_length():
         out = list(dl)
     assert sorted(int(x) for x in out) == [0, 0, 1, 1, 2, 2]
     assert any("Length of IterableDataset" in str(w.message) for w in caught)
+
+
+def test_spawn_start_failure_leaks_no_shared_memory():
+    # spawn copies the dataset's tensors into handoff blocks before it finds that the lambda
+    # collate_fn cannot be pickled; those blocks must not outlive the failed start
+    dl = sud.DataLoader(sud.TensorDataset(tessera.randn(1000, 100)), batch_size=4, num_workers=2,
+                        multiprocessing_context="spawn", collate_fn=lambda b: b)
+    with pytest.raises((pickle.PicklingError, AttributeError)):
+        iter(dl)
+    assert _shm_names([os.getpid()]) == []
+
+
+class _PicklesOnce:
+    """A collate_fn that spawn can pickle for the first worker but not the second."""
+    pickled = 0
+
+    def __call__(self, batch):
+        return batch
+
+    def __reduce__(self):
+        type(self).pickled += 1
+        if type(self).pickled > 1:
+            raise pickle.PicklingError("second worker refused")
+        return (_PicklesOnce, ())
+
+
+def test_spawn_start_failure_stops_started_workers():
+    _PicklesOnce.pickled = 0
+    dl = sud.DataLoader(sud.TensorDataset(tessera.randn(50, 10)), num_workers=2, multiprocessing_context="spawn",
+                        collate_fn=_PicklesOnce())
+    started = []
+    real_start = multiprocessing.context.SpawnProcess.start
+
+    def start(self):
+        started.append(self)
+        real_start(self)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(multiprocessing.context.SpawnProcess, "start", start)
+        with pytest.raises(pickle.PicklingError, match="second worker refused"):
+            iter(dl)
+    assert len(started) == 2 and started[0].exitcode is not None  # the first was stopped and joined
+    assert _shm_names([os.getpid(), started[0].pid]) == []
+
+
+def _collate_with_unpicklable(batch):
+    # a shared-memory batch (collated in the worker), a plain tensor that would be copied
+    # into a block of its own, then something that cannot be pickled at all
+    return sud.default_collate(batch), tessera.arange(8.0)[::2], threading.Lock()
+
+
+def test_unpicklable_batch_leaks_no_shared_memory():
+    # one batch only: a prefetched second one would be in shared memory while we look
+    dl = sud.DataLoader(sud.TensorDataset(tessera.randn(4, 3)), batch_size=4, num_workers=1,
+                        persistent_workers=True, collate_fn=_collate_with_unpicklable)
+    it = iter(dl)
+    pids = [w.pid for w in it._workers]
+    with pytest.raises(TypeError, match="Caught TypeError in DataLoader worker process 0 \\(sending its batch\\)"):
+        next(it)
+    assert all(w.is_alive() for w in it._workers)  # persistent: the loader is still up
+    assert _shm_names(pids + [os.getpid()]) == []
+    del dl, it
+    gc.collect()

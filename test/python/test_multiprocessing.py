@@ -3,6 +3,7 @@ through shared memory and come back equal (dtypes, views, autograd flags), share
 shares writes with child processes, and no shared-memory block outlives its users."""
 import gc
 import os
+import threading
 from multiprocessing.reduction import ForkingPickler
 
 import pytest
@@ -180,3 +181,25 @@ def test_module_api():
     a, b = mp.Pipe()
     a.send(tessera.arange(3.))
     assert b.recv().tolist() == [0.0, 1.0, 2.0]
+
+
+def test_failed_pickling_hands_back_its_blocks():
+    # A handoff tensor (what a DataLoader worker collates into) and a plain one are pickled
+    # before the lock fails: taking the handoffs back leaves no block behind, and the
+    # handoff tensor still sends afterwards (as a copy, its own name being gone).
+    from tessera.multiprocessing import _shm
+    from tessera.multiprocessing.reductions import new_shared
+    batch = new_shared((2, 3), tessera.float32)
+    batch.copy_(tessera.arange(6.0).view(2, 3))
+    plain = tessera.arange(4)
+    with _shm.recording_handoffs() as handoffs:
+        with pytest.raises(TypeError, match="lock"):
+            ForkingPickler.dumps((batch, plain, threading.Lock()))
+        assert len(handoffs) == 1 and len(handoffs.marked) == 1
+        handoffs.take_back()
+    assert _blocks() == []
+    assert batch.is_shared() and batch.tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+    assert equal(ForkingPickler.loads(ForkingPickler.dumps(batch)), batch)
+    del batch
+    gc.collect()
+    assert _blocks() == []

@@ -497,3 +497,157 @@ def test_corrupt_records():
     good = zipfile.ZipFile(io.BytesIO(_tessera_saved({"w": tessera.arange(4.0)}))).read("archive/data.pkl")
     with pytest.raises(RuntimeError, match="data.pkl is corrupt"):
         _ts_load(_with_pickle(good[: len(good) // 2]))
+
+
+# ---------------------------------------------------------------------------- weights_only: state and calls
+
+def _u(text):
+    """A BINUNICODE opcode for text."""
+    raw = text.encode("utf-8")
+    return b"X" + struct.pack("<I", len(raw)) + raw
+
+
+def _build_on_global(module, name, attr, value_ops):
+    """data.pkl that pushes GLOBAL module.name, then BUILDs it with the state
+    (None, {attr: value}), the form pickle applies with setattr."""
+    return (b"\x80\x02c" + f"{module}\n{name}\n".encode() + b"N}" + _u(attr) + value_ops + b"s\x86b.")
+
+
+@pytest.mark.parametrize("module,name,attr,value_ops,owner,", [
+    ("torch.nn.parameter", "Parameter", "grad", b"N", Parameter),
+    ("torch.nn.parameter", "Parameter", "__new__", b"ctorch\nSize\n", Parameter),
+    ("torch._utils", "_rebuild_tensor", "__defaults__", b"K\x01\x85", tessera._torch_pickle.rebuild_tensor),
+    ("collections", "OrderedDict", "__init__", b"N", collections.OrderedDict),
+], ids=["parameter_grad", "parameter_new", "function_defaults", "ordereddict_init"])
+def test_weights_only_build_cannot_modify_allowed_globals(module, name, attr, value_ops, owner):
+    before = vars(owner).copy() if isinstance(owner, type) else dict(owner.__dict__, __defaults__=owner.__defaults__)
+    with pytest.raises(pickle.UnpicklingError, match="BUILD"):
+        _ts_load(_with_pickle(_build_on_global(module, name, attr, value_ops)))
+    after = vars(owner).copy() if isinstance(owner, type) else dict(owner.__dict__, __defaults__=owner.__defaults__)
+    assert after == before
+    p = Parameter(tessera.ones(2))
+    (p * 3).sum().backward()
+    assert p.grad.tolist() == [3.0, 3.0]  # the class's grad descriptor is untouched
+
+
+def test_weights_only_state_only_on_allowed_instances():
+    # a state dict's _metadata (an OrderedDict attribute) comes through, as torch writes it
+    lin = torch.nn.Linear(2, 1)
+    assert _ts_load(_torch_saved(lin.state_dict()))._metadata == lin.state_dict()._metadata
+    # state with a dunder name is refused even on an allowed instance
+    data = _with_pickle(b"\x80\x02ccollections\nOrderedDict\n)R}" + _u("__class__") + b"ccollections\nOrderedDict\nsb.")
+    with pytest.raises(pickle.UnpicklingError, match="__class__"):
+        _ts_load(data)
+    # state on a plain value (a tuple, a dtype) is refused
+    with pytest.raises(pickle.UnpicklingError, match="BUILD"):
+        _ts_load(_with_pickle(b"\x80\x02)N}" + _u("x") + b"Ns\x86b."))
+
+
+class _CallableBox:
+    calls = []
+
+    def __call__(self, *args):
+        _CallableBox.calls.append(args)
+        return "called"
+
+
+def test_weights_only_reduce_only_on_allowed_globals():
+    # an instance of an allowed class is not an allowed function, even when it is callable
+    data = _with_pickle(b"\x80\x02c" + f"{__name__}\n_CallableBox\n".encode() + b")\x81K\x01\x85R.")
+    tessera.serialization.add_safe_globals([_CallableBox])
+    _CallableBox.calls.clear()
+    try:
+        with pytest.raises(pickle.UnpicklingError, match="REDUCE"):
+            _ts_load(data)
+    finally:
+        tessera.serialization.clear_safe_globals()
+    assert _CallableBox.calls == []
+    assert _ts_load(data, weights_only=False) == "called"
+    # a storage class stands for a dtype and cannot be called
+    with pytest.raises(pickle.UnpicklingError, match="REDUCE"):
+        _ts_load(_with_pickle(b"\x80\x02ctorch\nFloatStorage\n)R."))
+
+
+class _Rebuilt:
+    def __init__(self, x=0):
+        self.x = x
+
+
+def test_weights_only_user_allowed_class_state():
+    data = _tessera_saved({"obj": _Rebuilt(5)})
+    tessera.serialization.add_safe_globals([_Rebuilt])
+    try:
+        loaded = _ts_load(data)["obj"]
+    finally:
+        tessera.serialization.clear_safe_globals()
+    assert type(loaded) is _Rebuilt and loaded.x == 5
+
+
+class _ParameterWithState:
+    """Pickles as current torch pickles a Parameter with Python attributes set on it."""
+
+    def __init__(self, data, state):
+        self.data, self.state = data, state
+
+    def __reduce__(self):
+        fn = tessera._torch_pickle.TorchGlobal("torch._utils", "_rebuild_parameter_with_state")
+        return (fn, (self.data, True, collections.OrderedDict(), self.state))
+
+
+def test_rebuild_parameter_with_state_plain_names_only():
+    p = _ts_load(_tessera_saved(_ParameterWithState(tessera.ones(2), ({"tag": "w"}, {"_hf_init": True}))))
+    assert isinstance(p, Parameter) and p.tag == "w" and p._hf_init is True
+    with pytest.raises(pickle.UnpicklingError, match="__reduce_ex__"):
+        _ts_load(_tessera_saved(_ParameterWithState(tessera.ones(2), {"__reduce_ex__": 1})))
+
+
+def test_weights_only_memo_and_lengths_are_bounded():
+    # LONG_BINPUT at index 2**32 - 1: the memo is a dict, nothing is allocated for the index
+    for weights_only in (True, False):
+        assert _ts_load(_with_pickle(b"\x80\x02}r\xff\xff\xff\xff."), weights_only=weights_only) == {}
+    # BYTEARRAY8 claiming a terabyte in a 20-byte pickle
+    with pytest.raises(RuntimeError, match="data.pkl is corrupt"):
+        _ts_load(_with_pickle(b"\x80\x05\x96" + struct.pack("<Q", 1 << 40) + b"abc."))
+    # bytearray(n) would zero-fill n bytes
+    with pytest.raises(RuntimeError, match="data.pkl is corrupt"):
+        _ts_load(_with_pickle(b"\x80\x02c__builtin__\nbytearray\n\x8a\x06\x00\x00\x00\x00\x00\x01\x85R."))
+
+
+# ---------------------------------------------------------------------------- fuzzing
+
+def test_corrupt_data_pkl_fails_cleanly():
+    # every single-byte corruption of data.pkl (in an archive whose CRCs are valid) either
+    # loads or fails with RuntimeError, or UnpicklingError for a refused global / call
+    sd = collections.OrderedDict(w=tessera.arange(6.0).view(2, 3), b=tessera.ones(3, dtype=tessera.int64))
+    obj = {"sd": sd, "p": Parameter(tessera.zeros(2)), "v": sd["w"][1], "meta": [1, 2.5, "x", (3, None), {4}],
+           "d": tessera.float16, "size": tessera.Size([2, 3]), "c": 1 + 2j}
+    records = {n[len("archive/"):]: data for n, data in _zip_records(_tessera_saved(obj)).items()}
+    pkl = records["data.pkl"]
+    rng = np.random.default_rng(1234)
+    escaped = []
+    for _ in range(200):
+        bad = bytearray(pkl)
+        bad[int(rng.integers(len(bad)))] = int(rng.integers(256))
+        try:
+            _ts_load(_zip({**records, "data.pkl": bytes(bad)}))
+        except (RuntimeError, pickle.UnpicklingError):
+            pass
+        except Exception as e:  # noqa: BLE001 - what the test looks for
+            escaped.append(f"{type(e).__name__}: {e}")
+    assert escaped == []
+
+
+def _zip_records(data):
+    z = zipfile.ZipFile(io.BytesIO(data))
+    return {n: z.read(n) for n in z.namelist()}
+
+
+def test_corrupt_central_directory_offset():
+    # the end record says the central directory starts later than it does: zipfile shifts
+    # every local header offset below zero ("negative seek value")
+    data = bytearray(_tessera_saved({"w": tessera.arange(4.0)}))
+    end = data.rindex(b"PK\x05\x06")
+    offset = struct.unpack("<I", data[end + 16:end + 20])[0]
+    data[end + 16:end + 20] = struct.pack("<I", offset + 100000)
+    with pytest.raises(RuntimeError, match="corrupt"):
+        _ts_load(bytes(data))

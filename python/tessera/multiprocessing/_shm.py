@@ -30,7 +30,7 @@ MAPPED = "mapped"    # mapped by a receiver; `name` is None once it has been unl
 
 _counter = itertools.count()
 _blocks = {}  # address of a block's first byte -> _Block
-_recording = threading.local()  # .names: lists collecting what write_once hands out
+_recording = threading.local()  # .names: the Handoffs lists collecting what is handed out
 
 
 class _Block:
@@ -122,18 +122,59 @@ def write_once(src):
     return block.name
 
 
+def mark_sent(block):
+    """Records that a tracked HANDOFF block's name now belongs to its receiver."""
+    block.sent = True
+    for names in getattr(_recording, "names", ()):
+        names.marked.append(block)
+
+
+class Handoffs(list):
+    """The names of the blocks handed over while recording (write_once copies), and in
+    .marked the tracked blocks whose names were given away."""
+
+    def __init__(self):
+        super().__init__()
+        self.marked = []
+
+    def take_back(self):
+        """Undoes the handoffs of a send that never happened (its pickling failed): unlinks
+        the copies and the marked blocks' names now, before the sender reports the failure;
+        the marked blocks' mappings stay valid here, as private memory."""
+        for name in self:
+            unlink(name)
+        for block in self.marked:
+            if block.name is not None:
+                unlink(block.name)
+            block.name, block.sent = None, False
+        self.clear()
+        self.marked.clear()
+
+
 @contextlib.contextmanager
 def recording_handoffs():
-    """Collects the names of the blocks this thread hands over while in the block, so that
-    a sender can unlink those a receiver never took (a process that died starting up)."""
-    names = []
+    """Collects (as a Handoffs list) the blocks this thread hands over while in the block, so
+    that a sender can take back those a receiver never got (a failed pickling, or a
+    process that died starting up)."""
+    names = Handoffs()
     if not hasattr(_recording, "names"):
         _recording.names = []
     _recording.names.append(names)
     try:
         yield names
     finally:
-        _recording.names.remove(names)
+        # by identity: Handoffs lists with equal contents are still different recordings
+        _recording.names[:] = [n for n in _recording.names if n is not names]
+
+
+def _forget_recordings():
+    # A child forked while its parent was recording (fork-context DataLoader workers start
+    # that way) must not keep adding to the parent's lists, which nobody there reads.
+    _recording.names = []
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_recordings)
 
 
 def attach(name, nbytes, unlink_after):

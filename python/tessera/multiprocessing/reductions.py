@@ -40,10 +40,10 @@ def _tensor_args(t):
     item = t.element_size()
     block = _shm.lookup(t)
     if block is not None and block.nbytes % item == 0:
-        if block.kind == _shm.HANDOFF and not block.sent:
+        if block.kind == _shm.HANDOFF and not block.sent and block.name is not None:
             # Made for this one transfer (a batch collated in a DataLoader worker): the
             # receiver takes the name over and unlinks it.
-            block.sent = True
+            _shm.mark_sent(block)
             return block.name, True, block.nbytes, size, stride, offset
         if block.name is not None and block.kind != _shm.HANDOFF:
             # A block made by share_memory_(): receivers map it and the name stays.

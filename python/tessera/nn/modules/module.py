@@ -357,13 +357,21 @@ class Module:
                 continue
             with no_grad():
                 new_data = fn(param)
-            # The Parameter object stays the same (optimizers hold it); its data moves.
-            param.data = new_data
             grad = param.grad
-            if grad is not None:
-                with no_grad():
-                    param.grad = None
-                    param.grad = fn(grad)
+            if new_data.device == param.device and new_data.layout == param.layout:
+                # The Parameter object stays (optimizers and hooks hold it); its data
+                # changes in place, as torch's set_data path does.
+                param.data = new_data
+                if grad is not None:
+                    with no_grad():
+                        grad.data = fn(grad)
+            else:
+                # Another device or layout (to('meta')): a new Parameter, as in torch.
+                moved = Parameter(new_data, param.requires_grad)
+                if grad is not None:
+                    with no_grad():
+                        moved.grad = fn(grad).requires_grad_(grad.requires_grad)
+                self._parameters[key] = moved
         for key, buf in self._buffers.items():
             if buf is not None:
                 self._buffers[key] = fn(buf)

@@ -54,8 +54,19 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
                                   self._auto_collation, self._collate_fn, self._drop_last, self._base_seed,
                                   loader.worker_init_fn, worker_id, self._num_workers, self._persistent_workers),
                             daemon=True)
-            with _shm.recording_handoffs() as names:
-                w.start()
+            try:
+                with _shm.recording_handoffs() as names:
+                    try:
+                        w.start()
+                    except BaseException:
+                        # e.g. a collate_fn spawn cannot pickle: the dataset's tensors are
+                        # already copied into blocks no worker will take.
+                        names.take_back()
+                        raise
+            except BaseException:
+                index_queue.close()
+                self._shutdown_workers()  # the workers already started
+                raise
             self._startup_blocks += names
             self._index_queues.append(index_queue)
             self._workers.append(w)

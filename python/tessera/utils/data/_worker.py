@@ -12,6 +12,8 @@ from multiprocessing.reduction import ForkingPickler
 
 import numpy as np
 
+from ...multiprocessing import _shm
+
 __all__ = ["WorkerInfo", "get_worker_info"]
 
 # How often (seconds) a worker with nothing to do checks that the main process still exists
@@ -146,11 +148,15 @@ def _seed_all(base_seed, worker_id):
 def _put(data_queue, idx, data, worker_id):
     # Pickled here rather than in the queue's feeder thread: an object that cannot be
     # pickled becomes an error in the main process instead of a batch silently lost.
-    try:
-        payload = ForkingPickler.dumps((idx, data))
-    except Exception:
-        err = ExceptionWrapper(where=f"in DataLoader worker process {worker_id} (sending its batch)")
-        payload = ForkingPickler.dumps((idx, err))
+    with _shm.recording_handoffs() as handoffs:
+        try:
+            payload = ForkingPickler.dumps((idx, data))
+        except Exception:
+            # Tensors pickled before the failing object already gave their blocks away (or
+            # were copied into new ones) for a receiver that will never see them.
+            handoffs.take_back()
+            err = ExceptionWrapper(where=f"in DataLoader worker process {worker_id} (sending its batch)")
+            payload = ForkingPickler.dumps((idx, err))
     data_queue.put(bytes(payload))
 
 

@@ -1,0 +1,46 @@
+"""The main job as a test, kept short: examples/train_digits.py trains its CNN on the
+digits for a few epochs with tessera and must reach 97% test accuracy; its PNG and its
+checkpoint are written, and real torch loads the checkpoint into the same model and
+gets the same predictions."""
+import importlib.util
+import pathlib
+
+import numpy as np
+import torch
+
+import tessera
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def _load_example():
+    spec = importlib.util.spec_from_file_location("train_digits", ROOT / "examples" / "train_digits.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_digits_cnn_reaches_97_percent_and_its_checkpoint_loads_in_torch(tmp_path):
+    demo = _load_example()
+    args = demo.parse_args(["--epochs", "8", "--out", str(tmp_path), "--quiet"])
+    accuracy, _ = demo.train(args)
+    assert accuracy >= 0.97
+    assert (tmp_path / "digits_curves_tessera.png").stat().st_size > 10_000
+    checkpoint = tmp_path / "digits_cnn_tessera.pt"
+
+    # Real torch reads tessera's checkpoint into the same architecture...
+    state = torch.load(checkpoint)
+    torch_model = demo.build_model(torch.nn)
+    torch_model.load_state_dict(state)
+    torch_model.eval()
+    # ... and predicts what tessera's model (loaded back by tessera) predicts.
+    tessera_model = demo.build_model(tessera.nn)
+    tessera_model.load_state_dict(tessera.load(checkpoint))
+    tessera_model.eval()
+    _, x_test, _, y_test = demo.load_digits_split(args.seed)
+    with torch.no_grad():
+        want = torch_model(torch.from_numpy(x_test))
+    with tessera.no_grad():
+        got = tessera_model(tessera.from_numpy(x_test))
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-4, atol=1e-4)
+    assert (want.argmax(1).numpy() == y_test).mean() >= 0.97
