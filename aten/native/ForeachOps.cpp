@@ -2,7 +2,7 @@
 // as the optimizers' update loops need. Each is a composite over the per-tensor operator
 // (torch's CPU path does the same), so autograd, Meta and every dtype come from those;
 // the win is one dispatch from Python instead of one per parameter. Adam's update fuses
-// further in FusedAdam.cpp.
+// further in FusedOptimizers.cpp.
 #include <aten/native/NativeFunctions.h>
 #include <aten/ops/Functions.h>
 #include <c10/util/Exception.h>

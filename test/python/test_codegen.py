@@ -33,13 +33,16 @@ CURRENT_TORCH_ONLY = {
                                                          "query, Tensor key, Tensor value, float dropout_p=0., bool "
                                                          "is_causal=False, *, Tensor? attn_mask=None, float? "
                                                          "scale=None) -> (Tensor output, Tensor logsumexp)",
-    # multi-tensor lerp (PyTorch 2.0) and the fused Adam / AdamW updates (CPU since 2.4)
+    # multi-tensor lerp (PyTorch 2.0) and the fused Adam / AdamW / SGD updates (CPU since 2.4)
     "aten::_foreach_lerp.Scalar": "aten::_foreach_lerp.Scalar(Tensor[] self, Tensor[] tensors1, Scalar weight) -> Tensor[]",
     "aten::_foreach_lerp_.Scalar": "aten::_foreach_lerp_.Scalar(Tensor(a!)[] self, Tensor[] tensors1, Scalar weight) -> ()",
     "aten::_foreach_lerp.List": "aten::_foreach_lerp.List(Tensor[] self, Tensor[] tensors1, Tensor[] weights) -> Tensor[]",
     "aten::_foreach_lerp_.List": "aten::_foreach_lerp_.List(Tensor(a!)[] self, Tensor[] tensors1, Tensor[] weights) -> ()",
     "aten::_fused_adam_": "aten::_fused_adam_(" + _FUSED_ADAM_ARGS,
     "aten::_fused_adamw_": "aten::_fused_adamw_(" + _FUSED_ADAM_ARGS,
+    "aten::_fused_sgd_": "aten::_fused_sgd_(Tensor(a!)[] self, Tensor(b!)[] grads, Tensor(c!)[] momentum_buffer_list, "
+                         "*, float weight_decay, float momentum, float lr, float dampening, bool nesterov, "
+                         "bool maximize, bool is_first_step, Tensor? grad_scale=None, Tensor? found_inf=None) -> ()",
 }
 
 

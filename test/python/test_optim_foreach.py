@@ -292,3 +292,65 @@ def test_fused_adam_one_step_matches_torch_adam():
     tessera._C._fused_adam_(p, _tess(gs), zeros(), zeros(), zeros(), s,
                             **dict(ADAM_ARGS, weight_decay=0.01, amsgrad=True))
     _check(tuple(p), [t.detach() for t in tp])
+
+
+# ---------------------------------------------------------------- _fused_sgd_
+
+def test_fused_sgd_argument_errors():
+    p = [tessera.nn.Parameter(tessera.ones(3)), tessera.nn.Parameter(tessera.ones(2, 2))]
+    g = [tessera.ones(3), tessera.ones(2, 2)]
+    bufs = [tessera.zeros(3), tessera.zeros(2, 2)]
+    args = dict(weight_decay=0.0, momentum=0.9, lr=0.1, dampening=0.0, nesterov=False, maximize=False,
+                is_first_step=False)
+    with tessera.no_grad():
+        with pytest.raises(NotImplementedError, match="without tensor arguments"):  # as torch's dispatcher
+            tessera._fused_sgd_([], [], [], **args)
+        with pytest.raises(RuntimeError, match="length of params"):
+            tessera._fused_sgd_(p, g[:1], bufs, **args)
+        with pytest.raises(RuntimeError, match=r"momentum_buffer_list\[1\] must match"):
+            tessera._fused_sgd_(p, g, [bufs[0], tessera.zeros(4)], **args)
+        with pytest.raises(RuntimeError, match=r"grads\[0\] must be contiguous"):
+            tessera._fused_sgd_(p[:1], [tessera.ones(6)[::2]], bufs[:1], **args)
+        with pytest.raises(RuntimeError, match="float32 or float64"):
+            tessera._fused_sgd_([tessera.ones(3, dtype=tessera.float16)], [tessera.ones(3, dtype=tessera.float16)],
+                                [], **dict(args, momentum=0.0))
+    with pytest.raises(RuntimeError, match="in-place operation"):
+        tessera._fused_sgd_(p, g, bufs, **args)
+
+
+def test_fused_sgd_steps_match_torch_sgd():
+    """Two steps (the first making the momentum buffers) against torch's per-tensor SGD."""
+    rng = np.random.default_rng(3)
+    shapes = [(5, 4), (7,), (33,)]
+    data = [rng.standard_normal(s) for s in shapes]
+    grads = [[rng.standard_normal(s) for s in shapes] for _ in range(2)]
+    kw = dict(lr=0.1, momentum=0.9, dampening=0.1, weight_decay=0.05)
+    tp = [torch.nn.Parameter(torch.from_numpy(d.copy())) for d in data]
+    topt = torch.optim.SGD(tp, **kw)
+    mp = [tessera.nn.Parameter(tessera.from_numpy(d.copy())) for d in data]
+    bufs = [tessera.empty_like(p) for p in mp]
+    for step in range(2):
+        for p, g in zip(tp, grads[step]):
+            p.grad = torch.from_numpy(g.copy())
+        topt.step()
+        with tessera.no_grad():
+            tessera._fused_sgd_(mp, [tessera.from_numpy(g.copy()) for g in grads[step]], bufs, weight_decay=0.05,
+                                momentum=0.9, lr=0.1, dampening=0.1, nesterov=False, maximize=False,
+                                is_first_step=step == 0)
+    for a, b in zip(mp, tp):
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-13, atol=1e-14)
+    for buf, p in zip(bufs, tp):
+        np.testing.assert_allclose(buf.numpy(), topt.state[p]["momentum_buffer"].numpy(), rtol=1e-13, atol=1e-14)
+
+
+def test_grads_keep_their_parameters_layout():
+    """torch's layout contract: a Linear weight's grad (a transposed product) is stored with
+    the weight's strides, so the fused updates take it."""
+    for lib in (torch, tessera):
+        m = lib.nn.Linear(6, 4)
+        m(lib.ones(3, 6)).sum().backward()
+        assert m.weight.grad.is_contiguous() and tuple(m.weight.grad.stride()) == (6, 1)
+    conv = tessera.nn.Conv2d(3, 4, 3).to(memory_format=tessera.channels_last)
+    conv(tessera.ones(2, 3, 5, 5).contiguous(memory_format=tessera.channels_last)).sum().backward()
+    assert conv.weight.grad.is_contiguous(memory_format=tessera.channels_last)
+

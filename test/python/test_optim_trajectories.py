@@ -54,6 +54,12 @@ CASES = [
      _decay_by_hand(0.05, 0.1), 8),
 ]
 
+# SGD: the fused kernel is the default for contiguous float parameters; foreach=True
+# takes the _foreach_* composition.
+for _kw in (dict(lr=0.1, momentum=0.9), dict(lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.1),
+            dict(lr=0.05, momentum=0.8, dampening=0.3, maximize=True), dict(lr=0.1)):
+    CASES.append(("SGD", dict(_kw, foreach=True), dict(_kw, foreach=True), 1.0, None, 6))
+
 # Adam/AdamW: the fused kernel (the default for contiguous float parameters) and foreach=True.
 for _name in ("Adam", "AdamW"):
     for _kw in (dict(lr=0.05), dict(lr=0.05, amsgrad=True), dict(lr=0.05, weight_decay=0.1),

@@ -5,7 +5,7 @@ per-element arithmetic."""
 import math
 
 from .. import _C
-from .optimizer import Optimizer, _by_step, _params_with_grad
+from .optimizer import Optimizer, _by_step, _fusable, _params_with_grad, _refuse_unsupported
 
 __all__ = ["Adam", "AdamW"]
 
@@ -21,11 +21,6 @@ def _check_adam_args(lr, betas, eps, weight_decay):
         raise ValueError("Invalid beta parameter at index 1: {}".format(betas[1]))
     if not 0.0 <= weight_decay:
         raise ValueError("Invalid weight_decay value: {}".format(weight_decay))
-
-
-def _fusable(tensors):
-    return all(t.dtype in (_C.float32, _C.float64) and t.device.type == "cpu" and t.is_contiguous()
-               and t.dtype == tensors[0].dtype for t in tensors)
 
 
 class Adam(Optimizer):
@@ -66,6 +61,7 @@ class Adam(Optimizer):
         params, grads = _params_with_grad(group)
         if not params:
             return
+        _refuse_unsupported(type(self).__name__, params)
         amsgrad = group["amsgrad"]
         exp_avgs, exp_avg_sqs, max_sqs, steps = [], [], [], []
         for p in params:

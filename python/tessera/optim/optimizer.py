@@ -242,6 +242,13 @@ def _params_with_grad(group):
     return params, grads
 
 
+def _fusable(tensors):
+    """Whether a fused update (_fused_adam_, _fused_sgd_) takes these tensors: contiguous
+    CPU float32 or float64, one dtype."""
+    return all(t.dtype in (_C.float32, _C.float64) and t.device.type == "cpu" and t.is_contiguous()
+               and t.dtype == tensors[0].dtype for t in tensors)
+
+
 def _by_step(state_steps, *lists):
     """Splits parallel lists by the value of each parameter's step, so that updates whose
     scalars depend on the step (bias corrections) run as one foreach call per distinct

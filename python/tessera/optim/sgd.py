@@ -1,7 +1,8 @@
-"""optim.SGD with momentum, dampening, Nesterov, weight decay and maximize; the update of
-a parameter group is a handful of _foreach_* calls, in torch 1.13's arithmetic order."""
+"""optim.SGD with momentum, dampening, Nesterov, weight decay and maximize, in torch 1.13's
+arithmetic order. Contiguous float32/float64 parameters update through _fused_sgd_ (one
+pass over each parameter); any others through a handful of _foreach_* calls."""
 from .. import _C
-from .optimizer import Optimizer, _params_with_grad, required
+from .optimizer import Optimizer, _fusable, _params_with_grad, required
 
 __all__ = ["SGD"]
 
@@ -41,6 +42,11 @@ class SGD(Optimizer):
             return
         lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
         weight_decay, nesterov = group["weight_decay"], group["nesterov"]
+        if group["foreach"] is not True:
+            bufs = [self.state[p].get("momentum_buffer") for p in params] if momentum != 0 else []
+            if _fusable(params + grads + [b for b in bufs if b is not None]):
+                self._fused_update(group, params, grads, bufs)
+                return
         if group["maximize"]:
             grads = _C._foreach_neg(grads)
         if weight_decay != 0:
@@ -62,3 +68,21 @@ class SGD(Optimizer):
             else:
                 grads = bufs
         _C._foreach_add_(params, grads, alpha=-lr)
+
+    def _fused_update(self, group, params, grads, bufs):
+        args = dict(weight_decay=group["weight_decay"], momentum=group["momentum"], lr=group["lr"],
+                    dampening=group["dampening"], nesterov=group["nesterov"], maximize=group["maximize"])
+        if group["momentum"] == 0:
+            _C._fused_sgd_(params, grads, [], is_first_step=False, **args)
+            return
+        old = [i for i, b in enumerate(bufs) if b is not None]
+        fresh = [i for i, b in enumerate(bufs) if b is None]
+        if old:
+            _C._fused_sgd_([params[i] for i in old], [grads[i] for i in old], [bufs[i] for i in old],
+                           is_first_step=False, **args)
+        if fresh:  # the first step's buffer is the (decayed) gradient itself
+            new_bufs = [_C.empty_like(params[i]) for i in fresh]
+            for i, b in zip(fresh, new_bufs):
+                self.state[params[i]]["momentum_buffer"] = b
+            _C._fused_sgd_([params[i] for i in fresh], [grads[i] for i in fresh], new_bufs, is_first_step=True,
+                           **args)

@@ -1,12 +1,13 @@
-// Adam's update of one parameter in one pass, compiled once per ISA. Each element takes
-// the same arithmetic, in the same order, as torch's per-tensor Adam (foreach=False):
+// The fused optimizer updates of one parameter in one pass, compiled once per ISA. Each
+// element takes the same arithmetic, in the same order, as torch's per-tensor updates
+// (foreach=False). Adam:
 // m = m * b1 + g * (1 - b1); v = v * b2 + (1 - b2) * g * g;
 // p += -step_size * m / (sqrt(v) / sqrt(1 - b2^t) + eps), so trajectories agree to the
 // rounding of the last operation instead of drifting.
 #include <aten/core/Parallel.h>
 #include <aten/cpu/vec/vec.h>
 #include <aten/native/Dispatch.h>
-#include <aten/native/FusedAdam.h>
+#include <aten/native/FusedOptimizers.h>
 
 #include <cmath>
 
@@ -78,9 +79,55 @@ void fused_adam_kernel(const Tensor& param, const Tensor& grad, const Tensor& ex
   });
 }
 
+// SGD: g = grad (+ weight_decay * p); b = g on the first step, else b * momentum +
+// (1 - dampening) * g; g = nesterov ? g + momentum * b : b; p += -lr * g.
+template <typename T, typename V>
+C10_ALWAYS_INLINE void sgd_element(V& p, V& g, V* buf, const SgdStep& s) {
+  if (s.inv_grad_scale != 1.0) g = g * V(static_cast<T>(s.inv_grad_scale));
+  V d = s.maximize ? V(static_cast<T>(0)) - g : g;
+  if (s.weight_decay != 0) d = d + V(static_cast<T>(s.weight_decay)) * p;
+  if (buf) {
+    if (s.first_step) {
+      *buf = d;
+    } else {
+      *buf = *buf * V(static_cast<T>(s.momentum)) + V(static_cast<T>(1 - s.dampening)) * d;
+    }
+    d = s.nesterov ? d + V(static_cast<T>(s.momentum)) * *buf : *buf;
+  }
+  p = p + V(static_cast<T>(-s.lr)) * d;
+}
+
+template <typename T>
+void sgd_range(T* p, T* g, T* b, int64_t begin, int64_t end, const SgdStep& s) {
+  using Vec = Vectorized<T>;
+  const bool write_grad = s.inv_grad_scale != 1.0;
+  int64_t i = begin;
+  for (; i + Vec::size() <= end; i += Vec::size()) {
+    Vec vp = Vec::loadu(p + i), vg = Vec::loadu(g + i);
+    Vec vb = b ? Vec::loadu(b + i) : Vec(T(0));
+    sgd_element<T>(vp, vg, b ? &vb : nullptr, s);
+    vp.store(p + i);
+    if (b) vb.store(b + i);
+    if (write_grad) vg.store(g + i);
+  }
+  for (; i < end; ++i) sgd_element<T>(p[i], g[i], b ? b + i : nullptr, s);
+}
+
+void fused_sgd_kernel(const Tensor& param, const Tensor& grad, const Tensor& momentum_buffer, const SgdStep& s) {
+  dispatch_types<kFloating>(param.scalar_type(), "_fused_sgd_", [&]<typename T>() {
+    T* p = param.data_ptr<T>();
+    T* g = grad.data_ptr<T>();
+    T* b = momentum_buffer.defined() ? momentum_buffer.data_ptr<T>() : nullptr;
+    at::parallel_for(0, param.numel(), 32768, [&](int64_t begin, int64_t end) {
+      sgd_range<T>(p, g, b, begin, end, s);
+    });
+  });
+}
+
 }  // namespace
 }  // namespace CPU_CAPABILITY
 
 REGISTER_DISPATCH(fused_adam_stub, &fused_adam_kernel);
+REGISTER_DISPATCH(fused_sgd_stub, &fused_sgd_kernel);
 
 }  // namespace at::inline tessera::native
