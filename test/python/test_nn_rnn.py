@@ -253,3 +253,57 @@ def test_errors_like_torch():
         cell(x[0, :, :2])
     with pytest.raises(RuntimeError, match="hidden0 has inconsistent hidden_size: got 3, expected 4"):
         cell(x[0], tessera.zeros(BATCH, 3))
+
+
+# ---------------------------------------------------------------- the per-step split
+
+def test_unbind_steps_gradcheck():
+    from tessera.nn.modules._rnn_utils import unbind_steps
+    x = T(rand(4, 2, 3, seed=11)).requires_grad_()
+    assert tessera.autograd.gradcheck(lambda a: unbind_steps(a), (x,))
+    assert tessera.autograd.gradgradcheck(lambda a: unbind_steps(a), (x,))
+    # slices nobody uses get no grad from autograd: backward must supply their zeros
+    assert tessera.autograd.gradcheck(lambda a: unbind_steps(a)[1].sin(), (x,))
+
+
+@pytest.mark.parametrize("used", [(0, 1, 2, 3, 4), (4, 1), (2,)])
+def test_unbind_steps_matches_torch_unbind(used):
+    from tessera.nn.modules._rnn_utils import unbind_steps
+    # a non-contiguous input, as the time-major view of batch_first data is
+    x_t = rand(3, 5, 4, seed=12).transpose(0, 1).requires_grad_()
+    x_m = T(rand(3, 5, 4, seed=12)).transpose(0, 1).requires_grad_()
+    parts_t, parts_m = x_t.unbind(0), unbind_steps(x_m)
+    assert len(parts_m) == 5
+    # one backward node for all the slices, not one per slice
+    assert len({id(p.grad_fn) for p in parts_m}) == 1
+    for a, b in zip(parts_t, parts_m):
+        torch.testing.assert_close(back(b), a, rtol=0, atol=0)
+    grads = [rand(3, 4, seed=20 + i) for i in used]
+    torch.autograd.backward([parts_t[i] * parts_t[i] for i in used], grads)
+    tessera.autograd.backward([parts_m[i] * parts_m[i] for i in used], [T(g) for g in grads])
+    torch.testing.assert_close(back(x_m.grad), x_t.grad, **TOL)
+
+
+def test_unbind_steps_edge_cases():
+    from tessera.nn.modules._rnn_utils import unbind_steps
+    x = T(rand(1, 3, seed=13)).requires_grad_()
+    (only,) = unbind_steps(x)
+    (only * 3).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.full((1, 3), 3.0))
+    assert unbind_steps(tessera.zeros(0, 3)) == ()
+    with tessera.no_grad():
+        assert unbind_steps(x)[0].grad_fn is None
+    with pytest.raises(RuntimeError, match="0-d"):
+        unbind_steps(tessera.tensor(1.0))
+
+
+def test_lstm_double_backward_matches_torch():
+    """A gradient penalty: the per-step split's backward is itself differentiable."""
+    theirs, mine = make_pair("LSTM", IN, HID, num_layers=2)
+    (x_t,), (x_m,) = leaves(rand(SEQ, BATCH, IN, seed=14))
+    (g_t,) = torch.autograd.grad(theirs(x_t)[0].pow(2).sum(), x_t, create_graph=True)
+    (g_m,) = tessera.autograd.grad(mine(x_m)[0].pow(2).sum(), x_m, create_graph=True)
+    g_t.pow(2).sum().backward()
+    g_m.pow(2).sum().backward()
+    torch.testing.assert_close(back(x_m.grad), x_t.grad, **TOL)
+    torch.testing.assert_close(back(mine.weight_hh_l0.grad), theirs.weight_hh_l0.grad, **TOL)

@@ -9,6 +9,7 @@ import tessera as _t
 from ... import _C
 from .. import init
 from ..parameter import Parameter
+from ._rnn_utils import unbind_steps
 from .module import Module
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
@@ -43,7 +44,8 @@ def _run_direction(mode, x, h, c, weights, reverse):
     """One layer, one direction over time-major x (T, N, I): the input projection of every
     step in one matmul, then the recurrence step by step. Returns (outputs (T, N, H'), h, c)."""
     w_ih, w_hh, b_ih, b_hh, w_hr = weights
-    gates_in = _t.linear(x, w_ih, b_ih).unbind(0)
+    # not .unbind(0): its T backward nodes would cost O(T^2) (see unbind_steps)
+    gates_in = unbind_steps(_t.linear(x, w_ih, b_ih))
     steps = range(len(gates_in) - 1, -1, -1) if reverse else range(len(gates_in))
     outputs = [None] * len(gates_in)
     for t in steps:

@@ -1,0 +1,74 @@
+#!/usr/bin/python3
+"""Recurrent layers side by side with torch: forward + backward of nn.LSTM (2 layers,
+input 64, hidden 128, 100 steps, batch 32) and the same shapes for GRU and RNN(tanh),
+torch and tessera called alternately in one run at the same thread count
+(bench_common.THREADS); the median of each and the ratio tessera / torch.
+
+tessera runs the recurrence as a Python loop over tessera operators (one matmul for every
+step's input projection, then one step at a time); torch 1.13 runs it in C++.
+
+  PYTHONPATH=build/python /usr/bin/python3 bench/bench_rnn.py [rounds] [name filter...]
+"""
+import sys
+
+import torch
+
+import tessera
+from bench_common import header, run_case, set_threads
+
+SEQ, BATCH, INPUT, HIDDEN, LAYERS = 100, 32, 64, 128, 2
+
+
+def _setup(kind):
+    torch.manual_seed(0)
+    reference = getattr(torch.nn, kind)(INPUT, HIDDEN, LAYERS)
+    x = torch.randn(SEQ, BATCH, INPUT, generator=torch.Generator().manual_seed(1))
+
+    def setup(lib):
+        if lib is torch:
+            return reference, x
+        model = getattr(tessera.nn, kind)(INPUT, HIDDEN, LAYERS)
+        # the same starting weights, so both sides do the same arithmetic
+        model.load_state_dict({k: tessera.from_numpy(v.detach().numpy().copy())
+                               for k, v in reference.state_dict().items()})
+        return model, tessera.from_numpy(x.numpy())
+    return setup
+
+
+def _forward_backward(lib, model, x):
+    model.zero_grad()
+    out, _ = model(x)
+    out.sum().backward()
+
+
+def _forward_only(lib, model, x):
+    with lib.no_grad():
+        model(x)
+
+
+_SHAPE = f"{LAYERS}x{HIDDEN} in{INPUT} T{SEQ} b{BATCH}"
+CASES = [
+    (f"LSTM {_SHAPE} fwd+bwd", _setup("LSTM"), _forward_backward),
+    (f"LSTM {_SHAPE} fwd (no_grad)", _setup("LSTM"), _forward_only),
+    (f"GRU {_SHAPE} fwd+bwd", _setup("GRU"), _forward_backward),
+    (f"RNN {_SHAPE} fwd+bwd", _setup("RNN"), _forward_backward),
+]
+
+
+def main():
+    args = sys.argv[1:]
+    rounds = int(args.pop(0)) if args and args[0].isdigit() else 10
+    set_threads()
+    print(header(rounds))
+    print(f"| {'workload':40} | {'torch ms':>8} | {'tessera ms':>10} | {'ratio':>5} |")
+    print(f"|{'-' * 42}|{'-' * 9}:|{'-' * 11}:|{'-' * 6}:|")
+    for name, setup, op in CASES:
+        if args and not any(a in name for a in args):
+            continue
+        t_torch, t_tessera = run_case(setup, op, rounds)
+        print(f"| {name:40} | {t_torch * 1e3:8.2f} | {t_tessera * 1e3:10.2f} | {t_tessera / t_torch:5.2f} |",
+              flush=True)
+
+
+if __name__ == "__main__":
+    main()
