@@ -160,10 +160,17 @@ def main(argv=None):
             print("--compare-torch: real torch is not installed", file=sys.stderr)
             return 0 if final >= 0.97 else 1
         argv_torch = [a for a in (argv if argv is not None else sys.argv[1:]) if a != "--compare-torch"]
-        run = subprocess.run([sys.executable, os.path.abspath(__file__), "--backend", "torch", *argv_torch],
-                             stdout=subprocess.PIPE, text=True, check=True)
-        print(run.stdout, end="")
-        torch_seconds = float(run.stdout.rsplit("TRAIN_SECONDS", 1)[1].split()[0])
+        # The same script under real torch, its output passed through as it comes.
+        torch_seconds = None
+        with subprocess.Popen([sys.executable, os.path.abspath(__file__), "--backend", "torch", *argv_torch],
+                              stdout=subprocess.PIPE, text=True) as child:
+            for line in child.stdout:
+                print(line, end="", flush=True)
+                if line.startswith("TRAIN_SECONDS"):
+                    torch_seconds = float(line.split()[1])
+        if child.returncode not in (0, 1) or torch_seconds is None:
+            print(f"--compare-torch: the torch run failed (exit status {child.returncode})", file=sys.stderr)
+            return 1
         print(f"training time: tessera {elapsed:.2f} s, torch {torch_seconds:.2f} s "
               f"(ratio {elapsed / torch_seconds:.2f})")
     return 0 if final >= 0.97 else 1
