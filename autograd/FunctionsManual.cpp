@@ -351,11 +351,25 @@ Tensor scale(const Tensor& grad, const at::Scalar& factor) {
   return grad * factor;
 }
 
-Tensor mm_mat1_backward(const Tensor& grad, const Tensor& mat2, const at::Scalar& alpha) {
+namespace {
+// A 2-D layout that is the transpose of a contiguous matrix (a Linear weight's w.t()).
+bool is_transposed_layout(at::IntArrayRef sizes, at::IntArrayRef strides) {
+  return sizes.size() == 2 && strides[0] == 1 && (sizes[1] == 1 || strides[1] == sizes[0]) && sizes[0] != 1;
+}
+}  // namespace
+
+// The grad of a transposed operand is computed transposed, so that it reaches the leaf
+// behind the transpose (a Linear weight) contiguous: no copy when it is stored (torch
+// does the same).
+Tensor mm_mat1_backward(const Tensor& grad, const Tensor& mat2, at::IntArrayRef mat1_sizes,
+                        at::IntArrayRef mat1_strides, const at::Scalar& alpha) {
+  if (is_transposed_layout(mat1_sizes, mat1_strides)) return scale(mat2.mm(grad.t()).t(), alpha);
   return scale(grad.mm(mat2.t()), alpha);
 }
 
-Tensor mm_mat2_backward(const Tensor& grad, const Tensor& mat1, const at::Scalar& alpha) {
+Tensor mm_mat2_backward(const Tensor& grad, const Tensor& mat1, at::IntArrayRef mat2_sizes,
+                        at::IntArrayRef mat2_strides, const at::Scalar& alpha) {
+  if (is_transposed_layout(mat2_sizes, mat2_strides)) return scale(grad.t().mm(mat1).t(), alpha);
   return scale(mat1.t().mm(grad), alpha);
 }
 

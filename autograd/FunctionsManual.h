@@ -77,8 +77,10 @@ Tensor logit_backward(const Tensor& grad, const Tensor& self, std::optional<doub
 Tensor scale(const Tensor& grad, const at::Scalar& factor);
 
 // Matrix products.
-Tensor mm_mat1_backward(const Tensor& grad, const Tensor& mat2, const at::Scalar& alpha);
-Tensor mm_mat2_backward(const Tensor& grad, const Tensor& mat1, const at::Scalar& alpha);
+Tensor mm_mat1_backward(const Tensor& grad, const Tensor& mat2, at::IntArrayRef mat1_sizes,
+                        at::IntArrayRef mat1_strides, const at::Scalar& alpha);
+Tensor mm_mat2_backward(const Tensor& grad, const Tensor& mat1, at::IntArrayRef mat2_sizes,
+                        at::IntArrayRef mat2_strides, const at::Scalar& alpha);
 
 // Softmax.
 Tensor softmax_backward(const Tensor& grad, const Tensor& result, int64_t dim);
