@@ -13,6 +13,13 @@ each and the ratio tessera / torch.
   most 0.5x torch's faster mode.
 
   PYTHONPATH=build/python /usr/bin/python3 bench/bench_train.py [rounds] [name filter...]
+  ... bench_train.py --processes [rounds]   # the train steps, each library alone in its process
+
+In one process the two libraries share libgomp and OpenBLAS, whose wait policies are set
+by whichever loads them first (torch, here): their idle threads spin into the other
+library's calls and the figures swing (0.64-0.83 for the MLP in one afternoon).
+--processes runs each train step in fresh processes that load one library each, with its
+own defaults, alternating torch and tessera, and prints the medians.
 """
 import sys
 
@@ -93,8 +100,59 @@ CASES = [
 ]
 
 
+SOLO = r"""
+import importlib, statistics, sys, time
+import numpy as np
+lib = importlib.import_module(sys.argv[1])
+lib.set_num_threads(int(sys.argv[3]))
+nn = lib.nn
+if sys.argv[2] == "mlp":
+    model, shape = nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(),
+                                 nn.Linear(512, 10)), (128, 784)
+else:
+    model, shape = nn.Sequential(nn.Conv2d(1, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                                 nn.Conv2d(32, 64, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
+                                 nn.Linear(64 * 7 * 7, 128), nn.ReLU(), nn.Linear(128, 10)), (64, 1, 28, 28)
+opt = lib.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+rng = np.random.default_rng(0)
+x = lib.from_numpy(rng.standard_normal(shape).astype("float32"))
+y = lib.from_numpy(rng.integers(0, 10, shape[0]))
+times = []
+for i in range(45):
+    t0 = time.perf_counter()
+    opt.zero_grad()
+    lib.nn.functional.cross_entropy(model(x), y).backward()
+    opt.step()
+    times.append(time.perf_counter() - t0)
+print(statistics.median(times[5:]))
+"""
+
+
+def main_processes(rounds):
+    """Each train step in fresh processes, one library per process, alternating."""
+    import statistics
+    import subprocess
+    set_threads()
+    print(f"{header(rounds)}  (one library per process)")
+    print(f"| {'workload':44} | {'torch ms':>8} | {'tessera ms':>10} | {'ratio':>5} |")
+    print(f"|{'-' * 46}|{'-' * 9}:|{'-' * 11}:|{'-' * 6}:|")
+    for name, which in (("MLP 784-512-512-10 train step b128", "mlp"), ("CNN 28x28 train step b64", "cnn")):
+        times = {"torch": [], "tessera": []}
+        for _ in range(rounds):
+            for lib in ("torch", "tessera"):
+                out = subprocess.run([sys.executable, "-c", SOLO, lib, which, "2"], capture_output=True, text=True,
+                                     check=True)
+                times[lib].append(float(out.stdout.strip().splitlines()[-1]))
+        t_torch, t_tessera = statistics.median(times["torch"]), statistics.median(times["tessera"])
+        print(f"| {name:44} | {t_torch * 1e3:8.2f} | {t_tessera * 1e3:10.2f} | {t_tessera / t_torch:5.2f} |",
+              flush=True)
+
+
 def main():
     args = sys.argv[1:]
+    if args and args[0] == "--processes":
+        main_processes(int(args[1]) if len(args) > 1 else 5)
+        return
     rounds = int(args.pop(0)) if args and args[0].isdigit() else 20
     set_threads()
     print(header(rounds))

@@ -7,9 +7,10 @@
 // from the environment once, in their own load-time constructors, which run before any
 // constructor of libaten (and, measured, before libtessera_c10's too, in whatever order the
 // libraries are linked), and neither offers a call to change it later. So the policy is
-// set where it can be: `import tessera` (python/tessera/cpu.py) exports
-// OMP_WAIT_POLICY=PASSIVE and OPENBLAS_THREAD_TIMEOUT=4 before the extension loads libgomp
-// and OpenBLAS; C++ programs export them themselves (ParallelTest.WorkersDoNotSpinAfterARegion
+// set where it can be: `import tessera` (python/tessera/cpu.py) exports GOMP_SPINCOUNT=3000
+// (a ~0.1 ms spin, enough for a training step's back-to-back regions) and
+// OPENBLAS_THREAD_TIMEOUT=4 before the extension loads libgomp and OpenBLAS; C++ programs
+// export them (or OMP_WAIT_POLICY=PASSIVE) themselves (ParallelTest.WorkersDoNotSpinAfterARegion
 // measures both settings: ~320 ms of CPU over 50 regions + 2 ms sleeps with the defaults,
 // ~1.5 ms with these).
 #include <aten/core/Parallel.h>

@@ -8,7 +8,7 @@ Everything here comes from the extension ``tessera._C``: the Tensor type, the dt
 device, layout and memory_format objects, ``tensor()``, ``Size`` and every operator's
 binding (generated from ops.yaml), plus pure-Python modules such as ``tessera.ops``.
 """
-from . import cpu  # noqa: F401  (first: it sets OMP_WAIT_POLICY before _C loads libgomp)
+from . import cpu  # noqa: F401  (first: it sets GOMP_SPINCOUNT before _C loads libgomp)
 from . import _C
 from ._C import (  # noqa: F401  (the names spelled out are the core API)
     OutOfMemoryError,
