@@ -1,4 +1,5 @@
 #include <autograd/saved_variable.h>
+#include <autograd/saved_variable_hooks.h>
 #include <autograd/variable.h>
 
 #include <c10/util/Exception.h>
@@ -40,13 +41,47 @@ SavedVariable::SavedVariable(const Tensor& t, bool is_output) {
   AutogradMeta* meta = impl::get_autograd_meta(t);
   is_leaf_ = !meta || !meta->grad_fn_;
   output_nr_ = meta ? meta->output_nr_ : 0;
+  if (std::unique_ptr<SavedVariableHooks> hooks = saved_tensor_hooks::make_for_saved_tensor()) {
+    // The hook sees the tensor as the forward made it (torch passes outputs with their
+    // grad_fn); only its packed value is kept.
+    if (!is_output_ || is_leaf_) {
+      if (!is_leaf_) {
+        hooked_grad_fn_ = impl::grad_fn(t);
+      } else if (requires_grad_) {
+        hooked_grad_accumulator_ = impl::grad_accumulator(t);
+      }
+    }
+    hooks->call_pack_hook(t);
+    hooks_ = std::move(hooks);
+    return;
+  }
   // An output's grad_fn is the Node saving it: keeping the tensor itself would make a cycle.
   data_ = is_output_ && !is_leaf_ ? impl::tensor_data(t) : t;
 }
 
 void SavedVariable::reset_data() {
   data_.reset();
+  hooks_.reset();
+  hooked_grad_fn_.reset();
   released_ = true;
+}
+
+// Versions cannot be tracked through user hooks (torch does not check them either); the
+// unpacked tensor gets the saved tensor's place in the graph back.
+Tensor SavedVariable::unpack_hooked(const std::shared_ptr<Node>& saved_for) const {
+  Tensor var = impl::tensor_data(hooks_->call_unpack_hook());
+  if (is_output_ && !is_leaf_) {
+    if (requires_grad_ && saved_for) impl::set_gradient_edge(var, Edge(saved_for, output_nr_));
+  } else if (hooked_grad_fn_) {
+    impl::set_gradient_edge(var, Edge(hooked_grad_fn_, output_nr_));
+  } else if (is_leaf_ && requires_grad_) {
+    std::shared_ptr<Node> accumulator = hooked_grad_accumulator_.lock();
+    TORCH_CHECK(accumulator, "No grad accumulator for a saved leaf");
+    AutogradMeta* meta = impl::materialize_autograd_meta(var);
+    meta->requires_grad_ = true;
+    meta->grad_accumulator_ = accumulator;
+  }
+  return var;
 }
 
 Tensor SavedVariable::unpack(const std::shared_ptr<Node>& saved_for) const {
@@ -56,6 +91,7 @@ Tensor SavedVariable::unpack(const std::shared_ptr<Node>& saved_for) const {
               "already been freed). Saved intermediate values of the graph are freed when you call .backward() or "
               "autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or "
               "if you need to access saved tensors after calling backward.");
+  if (hooks_) return unpack_hooked(saved_for);
   uint32_t current = static_cast<uint32_t>(data_._version());
   if (current != saved_version_) {
     std::string which;

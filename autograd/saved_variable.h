@@ -2,7 +2,8 @@
 // saved. Unpacking after an in-place write to it (or any alias) fails with torch's
 // message, as does unpacking after the graph was freed by a backward without
 // retain_graph. An op's own output is kept without its autograd state (which would point
-// back at the Node holding it) and gets its history back when unpacked.
+// back at the Node holding it) and gets its history back when unpacked. Under
+// saved-tensor hooks only the hooks' packed value is kept (saved_variable_hooks.h).
 #pragma once
 
 #include <autograd/function.h>
@@ -10,6 +11,8 @@
 #include <memory>
 
 namespace torch::autograd {
+
+struct SavedVariableHooks;
 
 class TORCH_API SavedVariable {
  public:
@@ -22,7 +25,14 @@ class TORCH_API SavedVariable {
   bool defined() const { return was_defined_; }
 
  private:
+  Tensor unpack_hooked(const std::shared_ptr<Node>& saved_for) const;
+
   Tensor data_;
+  // With hooks: the hooks (holding the packed value) and what the unpacked tensor needs to
+  // rejoin the graph: an input's grad_fn, or a saved leaf's gradient accumulator.
+  std::shared_ptr<SavedVariableHooks> hooks_;
+  std::shared_ptr<Node> hooked_grad_fn_;
+  std::weak_ptr<Node> hooked_grad_accumulator_;
   uint32_t saved_version_ = 0;
   uint32_t output_nr_ = 0;
   bool was_defined_ = false;

@@ -61,6 +61,27 @@ def header(rounds):
             f"tessera ISA {tessera._C._cpu_capability()}  median of {rounds}")
 
 
+def ratio_header(width):
+    """The head of a torch ms / tessera ms / ratio table whose workload column is `width` wide."""
+    print(f"| {'workload':{width}} | {'torch ms':>8} | {'tessera ms':>10} | {'ratio':>5} |")
+    print(f"|{'-' * (width + 2)}|{'-' * 9}:|{'-' * 11}:|{'-' * 6}:|")
+
+
+def ratio_row(name, t_torch, t_tessera, width):
+    print(f"| {name:{width}} | {t_torch * 1e3:8.2f} | {t_tessera * 1e3:10.2f} | {t_tessera / t_torch:5.2f} |",
+          flush=True)
+
+
+def run_table(cases, rounds, filters=(), width=44):
+    """Times each (name, setup, op) case whose name holds one of `filters` (every case when
+    none) with run_case, printing the ratio table a row at a time."""
+    ratio_header(width)
+    for name, setup, op in cases:
+        if filters and not any(f in name for f in filters):
+            continue
+        ratio_row(name, *run_case(setup, op, rounds), width)
+
+
 def print_table(rows, ceiling, ceiling_name):
     """rows: (name, (t_torch, t_tessera, bytes) or None, note)."""
     print(f"| {'workload':34} | {'torch ms':>8} | {'tessera ms':>10} | {'ratio':>5} | {'torch GB/s':>10} | "

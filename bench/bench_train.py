@@ -26,7 +26,7 @@ import sys
 import torch
 
 import tessera
-from bench_common import header, run_case, set_threads
+from bench_common import header, ratio_header, ratio_row, run_table, set_threads
 
 
 def _data(lib, *shape, seed=0, classes=None):
@@ -134,8 +134,7 @@ def main_processes(rounds):
     import subprocess
     set_threads()
     print(f"{header(rounds)}  (one library per process)")
-    print(f"| {'workload':44} | {'torch ms':>8} | {'tessera ms':>10} | {'ratio':>5} |")
-    print(f"|{'-' * 46}|{'-' * 9}:|{'-' * 11}:|{'-' * 6}:|")
+    ratio_header(44)
     for name, which in (("MLP 784-512-512-10 train step b128", "mlp"), ("CNN 28x28 train step b64", "cnn")):
         times = {"torch": [], "tessera": []}
         for _ in range(rounds):
@@ -143,9 +142,7 @@ def main_processes(rounds):
                 out = subprocess.run([sys.executable, "-c", SOLO, lib, which, "2"], capture_output=True, text=True,
                                      check=True)
                 times[lib].append(float(out.stdout.strip().splitlines()[-1]))
-        t_torch, t_tessera = statistics.median(times["torch"]), statistics.median(times["tessera"])
-        print(f"| {name:44} | {t_torch * 1e3:8.2f} | {t_tessera * 1e3:10.2f} | {t_tessera / t_torch:5.2f} |",
-              flush=True)
+        ratio_row(name, statistics.median(times["torch"]), statistics.median(times["tessera"]), 44)
 
 
 def main():
@@ -156,14 +153,7 @@ def main():
     rounds = int(args.pop(0)) if args and args[0].isdigit() else 20
     set_threads()
     print(header(rounds))
-    print(f"| {'workload':44} | {'torch ms':>8} | {'tessera ms':>10} | {'ratio':>5} |")
-    print(f"|{'-' * 46}|{'-' * 9}:|{'-' * 11}:|{'-' * 6}:|")
-    for name, setup, op in CASES:
-        if args and not any(a in name for a in args):
-            continue
-        t_torch, t_tessera = run_case(setup, op, rounds)
-        print(f"| {name:44} | {t_torch * 1e3:8.2f} | {t_tessera * 1e3:10.2f} | {t_tessera / t_torch:5.2f} |",
-              flush=True)
+    run_table(CASES, rounds, args, width=44)
 
 
 if __name__ == "__main__":

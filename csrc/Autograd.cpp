@@ -20,6 +20,9 @@ namespace py = pybind11;
 using torch::autograd::Node;
 
 namespace tessera::python {
+
+void init_saved_tensor_hooks(py::module_& autograd);  // SavedTensorHooks.cpp
+
 namespace {
 
 const at::Tensor& tensor_arg(py::handle h, const char* what) {
@@ -190,6 +193,7 @@ void init_autograd(py::module_& m) {
     }
   });
   py::module_ a = m.def_submodule("_autograd", "The autograd engine and tensor attributes.");
+  init_saved_tensor_hooks(a);
 
   py::class_<Node, std::shared_ptr<Node>>(a, "_Node")
       .def("name", &Node::name)

@@ -198,8 +198,10 @@ def test_argument_errors():
     assert str(got.value) == str(want.value)
     with pytest.raises(ValueError, match="only supported when use_reentrant=False"):
         C.checkpoint(lambda a: a, x, use_reentrant=True, debug=True)
-    with pytest.raises(NotImplementedError, match="use_reentrant=False"):
-        C.checkpoint(lambda a: a, x, use_reentrant=False)
+    with pytest.raises(ValueError, match="determinism_check should be one of"):
+        C.checkpoint(lambda a: a, x, use_reentrant=False, determinism_check="strict")
+    with pytest.raises(NotImplementedError, match="debug=True"):
+        C.checkpoint(lambda a: a, x, use_reentrant=False, debug=True)
     with pytest.raises(RuntimeError, match="Only tuple of tensors is supported"):
         C.detach_variable([x])
 
@@ -247,3 +249,117 @@ def test_checkpoint_sequential_module():
         p.grad = None
     model(x).sum().backward()
     assert_grads_equal([p.grad.numpy() for p in model.parameters()] + [x.grad.numpy()], want)
+
+
+# ---------------------------------------------------------------- use_reentrant=False
+
+def run_mlp_nonreentrant(use_grad_api):
+    (xt, *pt), (xs, *ps) = make(8, (5, 4), (6, 4), (6,), (3, 6), (3,))
+    yt = TC.checkpoint(mlp(torch, TF, pt), xt, 2.0, "tanh", use_reentrant=False)
+    ys = C.checkpoint(mlp(tessera, F, ps), xs, 2.0, "tanh", use_reentrant=False)
+    np.testing.assert_allclose(ys.detach().numpy(), yt.detach().numpy(), rtol=1e-12)
+    if use_grad_api:  # autograd.grad through a checkpoint: only the non-reentrant one can
+        gt = torch.autograd.grad((yt * yt).sum(), [xt] + pt)
+        gs = tessera.autograd.grad((ys * ys).sum(), [xs] + ps)
+        assert all(p.grad is None for p in ps)
+        return [g.numpy() for g in gt], [g.numpy() for g in gs]
+    (yt * yt).sum().backward()
+    (ys * ys).sum().backward()
+    return grads([xt] + pt), grads([xs] + ps)
+
+
+@pytest.mark.parametrize("use_grad_api", [False, True])
+def test_nonreentrant_grads_match_torch_and_plain(use_grad_api):
+    want, got = run_mlp_nonreentrant(use_grad_api)
+    assert_grads_equal(got, want)
+    _, plain = run_mlp(False, scale=2.0)
+    (xs, *ps) = make(8, (5, 4), (6, 4), (6,), (3, 6), (3,))[1]
+    y = mlp(tessera, F, ps)(xs, 2.0)
+    (y * y).sum().backward()
+    assert_grads_equal(got, grads([xs] + ps))
+
+
+def test_nonreentrant_reaches_params_when_no_input_requires_grad():
+    # The reentrant variant warns and gives None here; the non-reentrant one, like torch's,
+    # gives the closed-over weights their gradients.
+    (wt,), (ws,) = make(9, (4, 4))
+    xt, xs = torch.ones(3, 4, dtype=torch.float64), tessera.ones(3, 4, dtype=tessera.float64)
+    TC.checkpoint(lambda x: x.matmul(wt).sin(), xt, use_reentrant=False).sum().backward()
+    C.checkpoint(lambda x: x.matmul(ws).sin(), xs, use_reentrant=False).sum().backward()
+    assert_grads_equal(grads([ws]), grads([wt]))
+
+
+def test_nonreentrant_forward_keeps_no_activations_and_recomputes_once():
+    (xs, ws) = make(10, (8, 8), (8, 8))[1]
+    runs, packed = [], []
+
+    def fn(x, *, power):
+        runs.append(tessera.is_grad_enabled())
+        h = x.matmul(ws).tanh()
+        return (h ** power).exp()
+    with tessera.autograd.graph.saved_tensors_hooks(lambda t: packed.append(t) or t, lambda t: t):
+        y = C.checkpoint(fn, xs, power=3, use_reentrant=False)
+    # The checkpoint's own hooks are the innermost: the outer ones saw nothing inside it.
+    assert packed == [] and runs == [True]
+    y.sum().backward()
+    assert runs == [True, True]
+    want = (xs.detach().matmul(ws.detach()).tanh() ** 3).exp()
+    np.testing.assert_allclose(y.detach().numpy(), want.numpy(), rtol=1e-14)
+
+
+def test_nonreentrant_retain_graph_and_dropout_rng():
+    (x, w) = make(2, (64, 32), (32, 32))[1]  # dropout_grads' leaves
+    tessera.manual_seed(3)
+    y = C.checkpoint(dropout_block(tessera, F, w), x, use_reentrant=False)
+    tessera.rand(50)
+    (y * y).sum().backward(retain_graph=True)
+    first = grads([x, w])
+    x.grad = w.grad = None
+    (y * y).sum().backward()
+    assert_grads_equal(grads([x, w]), first)
+    want, _ = dropout_grads(3, False)
+    assert_grads_equal(first, want)
+
+
+def test_nonreentrant_context_fn_and_determinism_check():
+    entered = []
+
+    class Mark:
+        def __init__(self, name):
+            self.name = name
+
+        def __enter__(self):
+            entered.append(self.name)
+
+        def __exit__(self, *exc):
+            return False
+    x = tessera.ones(3, requires_grad=True)
+    y = C.checkpoint(lambda a: a.exp(), x, use_reentrant=False, context_fn=lambda: (Mark("fwd"), Mark("re")))
+    y.sum().backward()
+    assert entered == ["fwd", "re"]
+
+    state = {"n": 3}
+
+    def shape_changes(a):
+        state["n"] += 1
+        return a[: state["n"] - 3].exp()
+    x = tessera.ones(6, requires_grad=True)
+    y = C.checkpoint(shape_changes, x, use_reentrant=False)
+    with pytest.raises(C.CheckpointError, match="determinism_check='none'"):
+        y.sum().backward()
+
+
+def test_nonreentrant_checkpoint_sequential_matches_plain_torch():
+    # torch 1.13's checkpoint_sequential has no use_reentrant (current torch does): the
+    # reference is the plain chain in torch.
+    (xt, *pt), (xs, *ps) = make(12, (4, 3), (3, 3), (3, 3), (3, 3))
+
+    def layers(ws):
+        return [(lambda w: (lambda h: (h.matmul(w)).tanh()))(w) for w in ws]
+    yt = xt
+    for f in layers(pt):
+        yt = f(yt)
+    ys = C.checkpoint_sequential(layers(ps), 2, xs, use_reentrant=False)
+    tessera.autograd.backward((ys ** 3).sum())
+    (yt ** 3).sum().backward()
+    assert_grads_equal(grads([xs] + ps), grads([xt] + pt))

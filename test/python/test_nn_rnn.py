@@ -241,11 +241,6 @@ def test_errors_like_torch():
     with pytest.raises(RuntimeError, match="For unbatched 2-D input, hx should also be 2-D but got 3-D"):
         gru(x[:, 0], tessera.zeros(1, 1, HID))
 
-    class PackedSequence(tuple):
-        pass
-
-    with pytest.raises(NotImplementedError, match="PackedSequence"):
-        gru(PackedSequence((x, None, None, None)))
     cell = nn.GRUCell(IN, HID)
     with pytest.raises(ValueError, match="GRUCell: Expected input to be 1D or 2D, got 3D"):
         cell(x)

@@ -117,6 +117,51 @@ def test_step_counts_differ_within_a_group(name, foreach):
 
 
 @pytest.mark.parametrize("name", ALL_OPTIMIZERS)
+@pytest.mark.parametrize("foreach", [None, True])
+def test_intermittent_grads_keep_each_parameters_step(name, foreach):
+    """Parameters 3 and 4 miss steps on and off, so the group holds one step count at first
+    and up to three later: the grouping by step, and its all-equal shortcut, must follow
+    each parameter's own count throughout."""
+    kw = dict(lr=LR[name])
+    if name == "Adagrad":
+        kw["lr_decay"] = 0.1
+    has_grad = {3: (0, 1, 3, 5, 6), 4: (2, 3, 5, 6, 7)}
+
+    def run(lib):
+        P = make_params(lib, "float64", extra=2)
+        x, y = data(lib, "float64")
+        opt = _opt(lib, name)(P, **(dict(kw, foreach=foreach) if lib is tessera else kw))
+        out = []
+        for k in range(8):
+            opt.zero_grad(set_to_none=True)
+            loss_fn(P, x, y, extra_scale=[1.0 if k in has_grad[i] else 0.0 for i in (3, 4)]).backward()
+            for i in (3, 4):
+                if k not in has_grad[i]:
+                    P[i].grad = None
+            opt.step()
+            out.append(snapshot(P))
+        return out, opt, P
+    want, _, _ = run(torch)
+    got, opt, P = run(tessera)
+    assert_trajectories_close(got, want, "float64")
+    if name != "SGD":
+        assert [float(opt.state[p]["step"]) for p in P] == [8.0, 8.0, 8.0, 5.0, 5.0]
+
+
+def test_by_step_groups_unstackable_steps():
+    """Steps of mixed shapes (a torch state_dict from a fused or capturable run keeps
+    shape-(1,) steps) or mixed dtypes group by value, as do all-equal steps."""
+    from tessera.optim.optimizer import _by_step
+    for steps in ([tessera.tensor(2.0), tessera.tensor([3.0]), tessera.tensor(2.0)],
+                  [tessera.tensor(2.0), tessera.tensor(3, dtype=tessera.int64), tessera.tensor(2.0)],
+                  [tessera.tensor([2.0]), tessera.tensor([3.0]), tessera.tensor([2.0])]):
+        got = {step: lists for step, lists in _by_step(steps, ["a", "b", "c"], [0, 1, 2])}
+        assert got == {2.0: [["a", "c"], [0, 2]], 3.0: [["b"], [1]]}
+    got = list(_by_step([tessera.tensor(4.0)] * 3, ["a", "b", "c"]))
+    assert got == [(4.0, [["a", "b", "c"]])]
+
+
+@pytest.mark.parametrize("name", ALL_OPTIMIZERS)
 def test_step_with_closure_returns_the_loss(name):
     def run(lib):
         P = make_params(lib, "float64")

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import tessera
-from optim_common import assert_trajectories_close, trajectory
+from optim_common import assert_trajectories_close, data, loss_fn, make_params, trajectory
 
 DTYPES = ["float32", "float64"]
 
@@ -115,3 +115,27 @@ def test_adam_fused_flag_and_noncontiguous_params():
         return W.detach().contiguous().numpy()
     import numpy as np
     np.testing.assert_allclose(run(tessera), run(torch), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("name, kw", [("Adam", dict(lr=0.05, amsgrad=True)), ("AdamW", dict(lr=0.05)),
+                                      ("SGD", dict(lr=0.1, momentum=0.9)), ("SGD", dict(lr=0.1))])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_param_made_noncontiguous_midway_follows_torch(name, kw, dtype):
+    """After two fused steps a parameter's .data becomes a transposed (non-contiguous) copy
+    in place; the fused-path check reads each tensor afresh every step, so the group takes
+    the foreach route from then on and the run goes on as torch's."""
+    def run(lib):
+        P = make_params(lib, dtype)
+        x, y = data(lib, dtype)
+        opt = getattr(lib.optim, name)(P, **kw)
+        out = []
+        for k in range(6):
+            if k == 2:
+                P[0].data = P[0].data.t().contiguous().t()
+                assert not P[0].is_contiguous()
+            opt.zero_grad(set_to_none=True)
+            loss_fn(P, x, y).backward()
+            opt.step()
+            out.append([p.detach().contiguous().numpy().copy() for p in P])
+        return out
+    assert_trajectories_close(run(tessera), run(torch), dtype)

@@ -14,6 +14,7 @@ from .grad_mode import (  # noqa: F401
 )
 from .function import Function, FunctionCtx, once_differentiable  # noqa: F401
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: F401
+from . import graph  # noqa: F401
 
 _A = _C._autograd
 

@@ -2,7 +2,7 @@
 running averages of squared gradients and squared updates. A group's update is a few
 _foreach_* calls in torch 1.13's per-element arithmetic order."""
 from .. import _C
-from .optimizer import Optimizer, _params_with_grad, _refuse_unsupported, _scalar_step, _tensor_steps
+from .optimizer import Optimizer, _decayed_grads, _params_with_grad, _refuse_unsupported
 
 __all__ = ["Adadelta"]
 
@@ -24,12 +24,7 @@ class Adadelta(Optimizer):
         super().__init__(params, defaults)
 
     def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            for key, value in (("foreach", None), ("maximize", False), ("differentiable", False),
-                               ("capturable", False)):
-                group.setdefault(key, value)
-        _tensor_steps(self)
+        self._setstate_defaults(state)
 
     def step(self, closure=None):
         return self._run_step(self._update_group, closure)
@@ -39,25 +34,10 @@ class Adadelta(Optimizer):
         if not params:
             return
         _refuse_unsupported("Adadelta", params)
-        square_avgs, acc_deltas, steps = [], [], []
-        for p in params:
-            state = self.state[p]
-            if len(state) == 0:
-                # 'step' is a tensor as in current torch (1.13: a Python int); Adadelta's
-                # update does not read it.
-                state["step"] = _scalar_step()
-                state["square_avg"] = _C.zeros_like(p, memory_format=_C.preserve_format)
-                state["acc_delta"] = _C.zeros_like(p, memory_format=_C.preserve_format)
-            square_avgs.append(state["square_avg"])
-            acc_deltas.append(state["acc_delta"])
-            steps.append(state["step"])
-        _C._foreach_add_(steps, 1)
-
-        lr, rho, eps, weight_decay = group["lr"], group["rho"], group["eps"], group["weight_decay"]
-        if group["maximize"]:
-            grads = _C._foreach_neg(grads)
-        if weight_decay != 0:
-            grads = _C._foreach_add(grads, params, alpha=weight_decay)
+        # 'step' is a tensor as in current torch (1.13: a Python int); the update does not read it.
+        square_avgs, acc_deltas, _ = self._group_state(params, ("square_avg", "acc_delta"))
+        lr, rho, eps = group["lr"], group["rho"], group["eps"]
+        grads = _decayed_grads(group, params, grads)
         _C._foreach_mul_(square_avgs, rho)
         _C._foreach_addcmul_(square_avgs, grads, grads, 1 - rho)
         std = _C._foreach_add(square_avgs, eps)

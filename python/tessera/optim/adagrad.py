@@ -2,8 +2,7 @@
 The accumulator 'sum' is created at construction as torch does; the update of a group is a
 few _foreach_* calls, in torch 1.13's per-element arithmetic order."""
 from .. import _C
-from .optimizer import (Optimizer, _by_step, _params_with_grad, _refuse_unsupported, _scalar_step,
-                        _tensor_steps)
+from .optimizer import Optimizer, _by_step, _decayed_grads, _fill_state, _params_with_grad, _refuse_unsupported
 
 __all__ = ["Adagrad"]
 
@@ -30,10 +29,10 @@ class Adagrad(Optimizer):
                         maximize=maximize, differentiable=differentiable, fused=fused)
         super().__init__(params, defaults)  # add_param_group creates each parameter's state
 
-    def _init_state(self, p, group):
-        state = self.state[p]
-        state["step"] = _scalar_step()
-        state["sum"] = _C.full_like(p, group["initial_accumulator_value"], memory_format=_C.preserve_format)
+    @staticmethod
+    def _init(group):
+        value = group["initial_accumulator_value"]
+        return {"sum": lambda p: _C.full_like(p, value, memory_format=_C.preserve_format)}
 
     def add_param_group(self, param_group):
         super().add_param_group(param_group)
@@ -41,17 +40,13 @@ class Adagrad(Optimizer):
         # with a KeyError; tessera initialises every added group's state here instead.
         group = self.param_groups[-1]
         _refuse_unsupported("Adagrad", group["params"])
+        init = self._init(group)
         for p in group["params"]:
             if len(self.state[p]) == 0:
-                self._init_state(p, group)
+                _fill_state(self.state[p], p, ("sum",), init)
 
     def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            for key, value in (("foreach", None), ("maximize", False), ("differentiable", False),
-                               ("fused", None)):
-                group.setdefault(key, value)
-        _tensor_steps(self)
+        self._setstate_defaults(state, extra=(("fused", None),), capturable=False)
 
     def share_memory(self):
         for group in self.param_groups:
@@ -65,15 +60,11 @@ class Adagrad(Optimizer):
         params, grads = _params_with_grad(group)
         if not params:
             return
-        sums = [self.state[p]["sum"] for p in params]
-        steps = [self.state[p]["step"] for p in params]
-        _C._foreach_add_(steps, 1)
-
-        lr, lr_decay, eps, weight_decay = group["lr"], group["lr_decay"], group["eps"], group["weight_decay"]
-        if group["maximize"]:
-            grads = _C._foreach_neg(grads)
-        if weight_decay != 0:
-            grads = _C._foreach_add(grads, params, alpha=weight_decay)
+        # Every parameter's state exists from add_param_group on; init serves a state_dict
+        # that lacked one.
+        sums, steps = self._group_state(params, ("sum",), self._init(group))
+        lr, lr_decay, eps = group["lr"], group["lr_decay"], group["eps"]
+        grads = _decayed_grads(group, params, grads)
         _C._foreach_addcmul_(sums, grads, grads, 1)
         std = _C._foreach_sqrt(sums)
         _C._foreach_add_(std, eps)

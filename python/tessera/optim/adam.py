@@ -5,7 +5,7 @@ per-element arithmetic."""
 import math
 
 from .. import _C
-from .optimizer import Optimizer, _by_step, _fusable, _params_with_grad, _refuse_unsupported
+from .optimizer import Optimizer, _by_step, _decayed_grads, _fusable, _params_with_grad, _refuse_unsupported
 
 __all__ = ["Adam", "AdamW"]
 
@@ -21,6 +21,9 @@ def _check_adam_args(lr, betas, eps, weight_decay):
         raise ValueError("Invalid beta parameter at index 1: {}".format(betas[1]))
     if not 0.0 <= weight_decay:
         raise ValueError("Invalid weight_decay value: {}".format(weight_decay))
+
+
+_ADAM_INIT = {"step": lambda p: _C.tensor(0.0)}
 
 
 class Adam(Optimizer):
@@ -48,11 +51,7 @@ class Adam(Optimizer):
                                            "of supported devices: ['cpu'].")
 
     def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            for key, value in (("amsgrad", False), ("maximize", False), ("foreach", None),
-                               ("capturable", False), ("differentiable", False), ("fused", None)):
-                group.setdefault(key, value)
+        self._setstate_defaults(state, extra=(("amsgrad", False), ("fused", None)))
 
     def step(self, closure=None):
         return self._run_step(self._update_group, closure)
@@ -63,46 +62,29 @@ class Adam(Optimizer):
             return
         _refuse_unsupported(type(self).__name__, params)
         amsgrad = group["amsgrad"]
-        exp_avgs, exp_avg_sqs, max_sqs, steps = [], [], [], []
-        for p in params:
-            state = self.state[p]
-            if len(state) == 0:
-                state["step"] = _C.tensor(0.0)
-                state["exp_avg"] = _C.zeros_like(p, memory_format=_C.preserve_format)
-                state["exp_avg_sq"] = _C.zeros_like(p, memory_format=_C.preserve_format)
-                if amsgrad:
-                    state["max_exp_avg_sq"] = _C.zeros_like(p, memory_format=_C.preserve_format)
-            exp_avgs.append(state["exp_avg"])
-            exp_avg_sqs.append(state["exp_avg_sq"])
-            if amsgrad:
-                max_sqs.append(state["max_exp_avg_sq"])
-            steps.append(state["step"])
-        _C._foreach_add_(steps, 1)
-        beta1, beta2 = group["betas"]
-        args = dict(lr=group["lr"], beta1=beta1, beta2=beta2, weight_decay=group["weight_decay"],
-                    eps=group["eps"], amsgrad=amsgrad, maximize=group["maximize"])
+        names = ("exp_avg", "exp_avg_sq", "max_exp_avg_sq") if amsgrad else ("exp_avg", "exp_avg_sq")
+        # 'step' follows the default dtype here, as torch 1.13's Adam makes it.
+        exp_avgs, exp_avg_sqs, *max_sqs, steps = self._group_state(params, names, _ADAM_INIT)
+        max_sqs = max_sqs[0] if amsgrad else []
         if group["foreach"] is not True and _fusable(params + grads + exp_avgs + exp_avg_sqs + max_sqs):
+            beta1, beta2 = group["betas"]
             fused = _C._fused_adamw_ if self._decoupled else _C._fused_adam_
-            fused(params, grads, exp_avgs, exp_avg_sqs, max_sqs, steps, **args)
+            fused(params, grads, exp_avgs, exp_avg_sqs, max_sqs, steps, lr=group["lr"], beta1=beta1, beta2=beta2,
+                  weight_decay=group["weight_decay"], eps=group["eps"], amsgrad=amsgrad, maximize=group["maximize"])
         else:
-            self._foreach_update(params, grads, exp_avgs, exp_avg_sqs, max_sqs, steps, **args)
+            self._foreach_update(group, params, grads, exp_avgs, exp_avg_sqs, max_sqs, steps)
 
-    def _foreach_update(self, params, grads, exp_avgs, exp_avg_sqs, max_sqs, steps, *, lr, beta1, beta2,
-                        weight_decay, eps, amsgrad, maximize):
-        if maximize:
-            grads = _C._foreach_neg(grads)
-        if weight_decay != 0:
-            if self._decoupled:
-                _C._foreach_mul_(params, 1 - lr * weight_decay)
-            else:
-                grads = _C._foreach_add(grads, params, alpha=weight_decay)
+    def _foreach_update(self, group, params, grads, exp_avgs, exp_avg_sqs, max_sqs, steps):
+        lr, eps = group["lr"], group["eps"]
+        beta1, beta2 = group["betas"]
+        grads = _decayed_grads(group, params, grads, decoupled=self._decoupled)
         _C._foreach_mul_(exp_avgs, beta1)
         _C._foreach_add_(exp_avgs, grads, alpha=1 - beta1)
         _C._foreach_mul_(exp_avg_sqs, beta2)
         _C._foreach_addcmul_(exp_avg_sqs, grads, grads, 1 - beta2)
-        if amsgrad:
+        if group["amsgrad"]:
             _C._foreach_maximum_(max_sqs, exp_avg_sqs)
-        second = max_sqs if amsgrad else exp_avg_sqs
+        second = max_sqs if group["amsgrad"] else exp_avg_sqs
         for step, (ps, ms, vs) in _by_step(steps, params, exp_avgs, second):
             step_size = lr / (1 - beta1 ** step)
             denom = _C._foreach_sqrt(vs)

@@ -3,8 +3,7 @@ maximize. A group's update is a few _foreach_* calls in torch 1.13's per-element
 order; the bias correction depends on the step, so parameters are grouped by step."""
 from .. import _C
 from .adam import _check_adam_args
-from .optimizer import (Optimizer, _by_step, _params_with_grad, _refuse_unsupported, _scalar_step,
-                        _tensor_steps)
+from .optimizer import Optimizer, _by_step, _decayed_grads, _params_with_grad, _refuse_unsupported
 
 __all__ = ["Adamax"]
 
@@ -19,12 +18,7 @@ class Adamax(Optimizer):
         super().__init__(params, defaults)
 
     def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            for key, value in (("foreach", None), ("maximize", False), ("differentiable", False),
-                               ("capturable", False)):
-                group.setdefault(key, value)
-        _tensor_steps(self)
+        self._setstate_defaults(state)
 
     def step(self, closure=None):
         return self._run_step(self._update_group, closure)
@@ -34,24 +28,10 @@ class Adamax(Optimizer):
         if not params:
             return
         _refuse_unsupported("Adamax", params)
-        exp_avgs, exp_infs, steps = [], [], []
-        for p in params:
-            state = self.state[p]
-            if len(state) == 0:
-                state["step"] = _scalar_step()
-                state["exp_avg"] = _C.zeros_like(p, memory_format=_C.preserve_format)
-                state["exp_inf"] = _C.zeros_like(p, memory_format=_C.preserve_format)
-            exp_avgs.append(state["exp_avg"])
-            exp_infs.append(state["exp_inf"])
-            steps.append(state["step"])
-        _C._foreach_add_(steps, 1)
-
-        lr, eps, weight_decay = group["lr"], group["eps"], group["weight_decay"]
+        exp_avgs, exp_infs, steps = self._group_state(params, ("exp_avg", "exp_inf"))
+        lr, eps = group["lr"], group["eps"]
         beta1, beta2 = group["betas"]
-        if group["maximize"]:
-            grads = _C._foreach_neg(grads)
-        if weight_decay != 0:
-            grads = _C._foreach_add(grads, params, alpha=weight_decay)
+        grads = _decayed_grads(group, params, grads)
         _C._foreach_mul_(exp_avgs, beta1)
         _C._foreach_add_(exp_avgs, grads, alpha=1 - beta1)
         # exp_inf = max(beta2 * exp_inf, |g| + eps), elementwise (NaN propagates as in amax).

@@ -4,10 +4,13 @@ decoupled weight decay and maximize. A group's update is a few _foreach_* calls 
 0-dim tensor per parameter ('mu_product'), rounded as torch rounds it."""
 from .. import _C
 from .adam import _check_adam_args
-from .optimizer import (Optimizer, _by_step, _params_with_grad, _refuse_unsupported, _scalar_step,
-                        _tensor_steps)
+from .optimizer import Optimizer, _by_step, _decayed_grads, _params_with_grad, _refuse_unsupported
 
 __all__ = ["NAdam"]
+
+
+# The running product of the momentum coefficients starts at 1 (float32, as torch keeps it).
+_NADAM_INIT = {"mu_product": lambda p: _C.tensor(1.0, dtype=_C.float32)}
 
 
 class NAdam(Optimizer):
@@ -25,12 +28,7 @@ class NAdam(Optimizer):
         super().__init__(params, defaults)
 
     def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            for key, value in (("foreach", None), ("maximize", False), ("capturable", False),
-                               ("differentiable", False), ("decoupled_weight_decay", False)):
-                group.setdefault(key, value)
-        _tensor_steps(self)
+        self._setstate_defaults(state, extra=(("decoupled_weight_decay", False),))
         for s in self.state.values():
             if "mu_product" in s and not isinstance(s["mu_product"], _C.Tensor):
                 s["mu_product"] = _C.tensor(float(s["mu_product"]), dtype=_C.float32)
@@ -43,30 +41,11 @@ class NAdam(Optimizer):
         if not params:
             return
         _refuse_unsupported("NAdam", params)
-        exp_avgs, exp_avg_sqs, mu_products, steps = [], [], [], []
-        for p in params:
-            state = self.state[p]
-            if len(state) == 0:
-                state["step"] = _scalar_step()
-                state["mu_product"] = _C.tensor(1.0, dtype=_C.float32)
-                state["exp_avg"] = _C.zeros_like(p, memory_format=_C.preserve_format)
-                state["exp_avg_sq"] = _C.zeros_like(p, memory_format=_C.preserve_format)
-            exp_avgs.append(state["exp_avg"])
-            exp_avg_sqs.append(state["exp_avg_sq"])
-            mu_products.append(state["mu_product"])
-            steps.append(state["step"])
-        _C._foreach_add_(steps, 1)
-
-        lr, eps, weight_decay, momentum_decay = group["lr"], group["eps"], group["weight_decay"], \
-            group["momentum_decay"]
+        mu_products, exp_avgs, exp_avg_sqs, steps = self._group_state(
+            params, ("mu_product", "exp_avg", "exp_avg_sq"), _NADAM_INIT)
+        lr, eps, momentum_decay = group["lr"], group["eps"], group["momentum_decay"]
         beta1, beta2 = group["betas"]
-        if group["maximize"]:
-            grads = _C._foreach_neg(grads)
-        if weight_decay != 0:
-            if group["decoupled_weight_decay"]:
-                _C._foreach_mul_(params, 1 - lr * weight_decay)
-            else:
-                grads = _C._foreach_add(grads, params, alpha=weight_decay)
+        grads = _decayed_grads(group, params, grads, decoupled=group["decoupled_weight_decay"])
         _C._foreach_mul_(exp_avgs, beta1)
         _C._foreach_add_(exp_avgs, grads, alpha=1 - beta1)
         _C._foreach_mul_(exp_avg_sqs, beta2)

@@ -6,8 +6,7 @@ import math
 
 from .. import _C
 from .adam import _check_adam_args
-from .optimizer import (Optimizer, _by_step, _params_with_grad, _refuse_unsupported, _scalar_step,
-                        _tensor_steps)
+from .optimizer import Optimizer, _by_step, _decayed_grads, _params_with_grad, _refuse_unsupported
 
 __all__ = ["RAdam"]
 
@@ -25,12 +24,7 @@ class RAdam(Optimizer):
         super().__init__(params, defaults)
 
     def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            for key, value in (("foreach", None), ("maximize", False), ("capturable", False),
-                               ("differentiable", False), ("decoupled_weight_decay", False)):
-                group.setdefault(key, value)
-        _tensor_steps(self)
+        self._setstate_defaults(state, extra=(("decoupled_weight_decay", False),))
 
     def step(self, closure=None):
         return self._run_step(self._update_group, closure)
@@ -40,27 +34,10 @@ class RAdam(Optimizer):
         if not params:
             return
         _refuse_unsupported("RAdam", params)
-        exp_avgs, exp_avg_sqs, steps = [], [], []
-        for p in params:
-            state = self.state[p]
-            if len(state) == 0:
-                state["step"] = _scalar_step()
-                state["exp_avg"] = _C.zeros_like(p, memory_format=_C.preserve_format)
-                state["exp_avg_sq"] = _C.zeros_like(p, memory_format=_C.preserve_format)
-            exp_avgs.append(state["exp_avg"])
-            exp_avg_sqs.append(state["exp_avg_sq"])
-            steps.append(state["step"])
-        _C._foreach_add_(steps, 1)
-
-        lr, eps, weight_decay = group["lr"], group["eps"], group["weight_decay"]
+        exp_avgs, exp_avg_sqs, steps = self._group_state(params, ("exp_avg", "exp_avg_sq"))
+        lr, eps = group["lr"], group["eps"]
         beta1, beta2 = group["betas"]
-        if group["maximize"]:
-            grads = _C._foreach_neg(grads)
-        if weight_decay != 0:
-            if group["decoupled_weight_decay"]:
-                _C._foreach_mul_(params, 1 - lr * weight_decay)
-            else:
-                grads = _C._foreach_add(grads, params, alpha=weight_decay)
+        grads = _decayed_grads(group, params, grads, decoupled=group["decoupled_weight_decay"])
         _C._foreach_mul_(exp_avgs, beta1)
         _C._foreach_add_(exp_avgs, grads, alpha=1 - beta1)
         _C._foreach_mul_(exp_avg_sqs, beta2)

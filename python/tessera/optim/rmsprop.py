@@ -2,7 +2,7 @@
 weight decay and maximize. A parameter group's update is a few _foreach_* calls in torch
 1.13's per-element arithmetic order."""
 from .. import _C
-from .optimizer import Optimizer, _params_with_grad, _refuse_unsupported, _scalar_step, _tensor_steps
+from .optimizer import Optimizer, _decayed_grads, _params_with_grad, _refuse_unsupported
 
 __all__ = ["RMSprop"]
 
@@ -27,12 +27,7 @@ class RMSprop(Optimizer):
         super().__init__(params, defaults)
 
     def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            for key, value in (("momentum", 0), ("centered", False), ("foreach", None), ("maximize", False),
-                               ("differentiable", False), ("capturable", False)):
-                group.setdefault(key, value)
-        _tensor_steps(self)
+        self._setstate_defaults(state, extra=(("momentum", 0), ("centered", False)))
 
     def step(self, closure=None):
         return self._run_step(self._update_group, closure)
@@ -43,29 +38,13 @@ class RMSprop(Optimizer):
             return
         _refuse_unsupported("RMSprop", params)
         momentum, centered = group["momentum"], group["centered"]
-        square_avgs, grad_avgs, bufs, steps = [], [], [], []
-        for p in params:
-            state = self.state[p]
-            if len(state) == 0:
-                state["step"] = _scalar_step()
-                state["square_avg"] = _C.zeros_like(p, memory_format=_C.preserve_format)
-                if momentum > 0:
-                    state["momentum_buffer"] = _C.zeros_like(p, memory_format=_C.preserve_format)
-                if centered:
-                    state["grad_avg"] = _C.zeros_like(p, memory_format=_C.preserve_format)
-            square_avgs.append(state["square_avg"])
-            if momentum > 0:
-                bufs.append(state["momentum_buffer"])
-            if centered:
-                grad_avgs.append(state["grad_avg"])
-            steps.append(state["step"])
-        _C._foreach_add_(steps, 1)
-
-        lr, alpha, eps, weight_decay = group["lr"], group["alpha"], group["eps"], group["weight_decay"]
-        if group["maximize"]:
-            grads = _C._foreach_neg(grads)
-        if weight_decay != 0:
-            grads = _C._foreach_add(grads, params, alpha=weight_decay)
+        names = ("square_avg",) + (("momentum_buffer",) if momentum > 0 else ()) + \
+            (("grad_avg",) if centered else ())
+        square_avgs, *lists, _ = self._group_state(params, names)
+        bufs = lists.pop(0) if momentum > 0 else []
+        grad_avgs = lists.pop(0) if centered else []
+        lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
+        grads = _decayed_grads(group, params, grads)
         _C._foreach_mul_(square_avgs, alpha)
         _C._foreach_addcmul_(square_avgs, grads, grads, 1 - alpha)
         if centered:

@@ -2,7 +2,7 @@
 arithmetic order. Contiguous float32/float64 parameters update through _fused_sgd_ (one
 pass over each parameter); any others through a handful of _foreach_* calls."""
 from .. import _C
-from .optimizer import Optimizer, _fusable, _params_with_grad, required
+from .optimizer import Optimizer, _decayed_grads, _fusable, _params_with_grad, required
 
 __all__ = ["SGD"]
 
@@ -26,12 +26,7 @@ class SGD(Optimizer):
         super().__init__(params, defaults)
 
     def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("nesterov", False)
-            group.setdefault("maximize", False)
-            group.setdefault("foreach", None)
-            group.setdefault("differentiable", False)
+        self._setstate_defaults(state, extra=(("nesterov", False),), capturable=False)
 
     def step(self, closure=None):
         return self._run_step(self._update_group, closure)
@@ -40,17 +35,13 @@ class SGD(Optimizer):
         params, grads = _params_with_grad(group)
         if not params:
             return
-        lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
-        weight_decay, nesterov = group["weight_decay"], group["nesterov"]
+        lr, momentum, dampening, nesterov = group["lr"], group["momentum"], group["dampening"], group["nesterov"]
         if group["foreach"] is not True:
             bufs = [self.state[p].get("momentum_buffer") for p in params] if momentum != 0 else []
             if _fusable(params + grads + [b for b in bufs if b is not None]):
                 self._fused_update(group, params, grads, bufs)
                 return
-        if group["maximize"]:
-            grads = _C._foreach_neg(grads)
-        if weight_decay != 0:
-            grads = _C._foreach_add(grads, params, alpha=weight_decay)
+        grads = _decayed_grads(group, params, grads)
         if momentum != 0:
             states = [self.state[p] for p in params]
             bufs = [s.get("momentum_buffer") for s in states]

@@ -3,19 +3,26 @@ without keeping its intermediate tensors, and is re-run with grad enabled during
 to rebuild them, trading compute for memory."""
 import contextlib
 import warnings
+import weakref
 
 import tessera as _t
 from ..autograd import Function
 from ..autograd import backward as _autograd_backward
 from ..autograd.grad_mode import enable_grad, no_grad
 
-__all__ = ["checkpoint", "checkpoint_sequential", "CheckpointFunction", "check_backward_validity",
-           "detach_variable", "noop_context_fn"]
+__all__ = ["checkpoint", "checkpoint_sequential", "CheckpointFunction", "CheckpointError",
+           "check_backward_validity", "detach_variable", "noop_context_fn"]
 
 # The first sentence is torch's, so warning filters written for torch also match here.
 _USE_REENTRANT_WARNING = (
-    "torch.utils.checkpoint: the use_reentrant parameter should be passed explicitly. tessera implements the "
-    "use_reentrant=True variant only, and uses it when use_reentrant is not passed.")
+    "torch.utils.checkpoint: the use_reentrant parameter should be passed explicitly. Like torch 1.13, tessera "
+    "uses the reentrant variant (use_reentrant=True) when it is not passed.")
+
+
+class CheckpointError(RuntimeError):
+    """A non-reentrant checkpoint's recomputation did not rebuild the tensors the forward
+    saved (different control flow, shapes or dtypes), or a saved tensor was asked for in a
+    way recomputation cannot serve."""
 
 
 def noop_context_fn():
@@ -104,6 +111,95 @@ class CheckpointFunction(Function):
         return (None, None) + tuple(x.grad if isinstance(x, _t.Tensor) else None for x in detached)
 
 
+class _SavedSlot:
+    """What the forward keeps of one saved tensor: nothing but identity. Recomputation
+    fills the frame's ``recomputed`` map for every slot still alive."""
+    __slots__ = ("__weakref__",)
+
+
+class _RecomputeFrame:
+    """One non-reentrant checkpoint call: the slots its forward saved (in order, with each
+    tensor's shape / dtype / device for the determinism check) and how to run the segment
+    again."""
+
+    def __init__(self, run, rng_state, recompute_context, check_metadata):
+        self.run = run
+        self.rng_state = rng_state
+        self.recompute_context = recompute_context
+        self.check_metadata = check_metadata
+        self.slots = []      # weak references, in the order the forward saved tensors
+        self.metadata = []
+        self.recomputed = weakref.WeakKeyDictionary()
+
+    def pack(self, tensor):
+        slot = _SavedSlot()
+        self.slots.append(weakref.ref(slot))
+        self.metadata.append((tuple(tensor.shape), tensor.dtype, tensor.device))
+        return slot
+
+    def unpack(self, slot):
+        if slot not in self.recomputed:
+            self.recompute()
+        if slot not in self.recomputed:
+            raise CheckpointError(
+                "torch.utils.checkpoint: a tensor saved inside a checkpointed region was not rebuilt when the region "
+                "was recomputed (the recomputation saved fewer tensors than the forward did)")
+        return self.recomputed[slot]
+
+    def recompute(self):
+        # The forward saved N tensors; the same code re-run with grad enabled saves the same N
+        # in the same order. Slots whose backward already ran are dead and are skipped.
+        count = 0
+
+        def pack_recomputed(tensor):
+            nonlocal count
+            index = count
+            count += 1
+            if index >= len(self.slots):
+                raise CheckpointError(
+                    "torch.utils.checkpoint: recomputing the checkpointed region saved more tensors than its forward "
+                    "did (" + str(len(self.slots)) + "); the region must run the same operations both times")
+            if self.check_metadata:
+                now = (tuple(tensor.shape), tensor.dtype, tensor.device)
+                if now != self.metadata[index]:
+                    raise CheckpointError(
+                        "torch.utils.checkpoint: recomputed tensor {} has shape/dtype/device {}, but the forward "
+                        "saved {}; the region must compute the same tensors both times (pass "
+                        "determinism_check='none' to skip this check)".format(index, now, self.metadata[index]))
+            slot = self.slots[index]()
+            if slot is not None:
+                self.recomputed[slot] = tensor.detach()
+
+        def refuse(_):
+            raise CheckpointError("torch.utils.checkpoint: a tensor saved while recomputing a checkpointed region "
+                                  "cannot be used for backward")
+
+        from ..autograd.graph import saved_tensors_hooks
+        with _cpu_rng_as(self.rng_state), enable_grad(), self.recompute_context, \
+                saved_tensors_hooks(pack_recomputed, refuse):
+            self.run()
+
+
+def _checkpoint_without_reentrant(function, preserve_rng_state, context_fn, determinism_check, debug, *args,
+                                  **kwargs):
+    """The non-reentrant checkpoint: the segment runs once with grad enabled under
+    saved-tensor hooks that keep only a slot per saved tensor; the first backward that needs
+    one of them re-runs the segment (same RNG state) and hands out the rebuilt tensors.
+    Works with autograd.grad, backward(inputs=...) and inputs that do not require grad."""
+    if determinism_check not in ("default", "none"):
+        raise ValueError("determinism_check should be one of ['default', 'none'], but got " + str(determinism_check))
+    if debug:
+        raise NotImplementedError("checkpoint(debug=True) is not supported by tessera (no operator trace on "
+                                  "recomputation errors)")
+    forward_context, recompute_context = context_fn()
+    rng_state = _t.get_rng_state() if preserve_rng_state else None
+    frame = _RecomputeFrame(lambda: function(*args, **kwargs), rng_state, recompute_context,
+                            determinism_check == "default")
+    from ..autograd.graph import saved_tensors_hooks
+    with forward_context, saved_tensors_hooks(frame.pack, frame.unpack):
+        return function(*args, **kwargs)
+
+
 def _resolve_use_reentrant(use_reentrant):
     # Current torch asks for use_reentrant explicitly and warns when it is left out, falling
     # back to the reentrant variant (torch 1.13's default was use_reentrant=True).
@@ -119,19 +215,17 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=noop_context_fn, 
     recomputed during backward. ``preserve_rng_state=True`` (a keyword) replays the CPU RNG
     so random ops recompute identically.
 
-    Only the reentrant variant (``use_reentrant=True``) exists: like torch's, it supports
-    ``backward()`` without ``inputs=``, not ``autograd.grad``, and needs an input that
-    requires grad for gradients to reach the function's parameters. Unlike torch, tessera
-    cannot yet detect ``autograd.grad`` / ``backward(inputs=...)`` through a checkpoint
-    (torch raises): the gradients returned are right, but parameters the function closes
-    over also get their ``.grad`` accumulated."""
+    ``use_reentrant=False`` (saved-tensor hooks) works with ``autograd.grad``,
+    ``backward(inputs=...)``, keyword arguments and inputs that do not require grad. The
+    reentrant variant (1.13's default), like torch's, supports ``backward()`` without
+    ``inputs=`` only and needs an input that requires grad for gradients to reach the
+    function's parameters; unlike torch it cannot detect ``autograd.grad`` through it (the
+    gradients returned are right, but closed-over parameters also get ``.grad``)."""
     use_reentrant = _resolve_use_reentrant(use_reentrant)
     preserve = kwargs.pop("preserve_rng_state", True)
     if not use_reentrant:
-        raise NotImplementedError(
-            "checkpoint(use_reentrant=False) is not supported: the non-reentrant variant needs saved-tensor hooks "
-            "(torch.autograd.graph.saved_tensors_hooks), which tessera's autograd does not provide yet. Use "
-            "use_reentrant=True.")
+        return _checkpoint_without_reentrant(function, preserve, context_fn, determinism_check, debug, *args,
+                                             **kwargs)
     if kwargs:
         raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
     if context_fn is not noop_context_fn or debug is not False:

@@ -1,6 +1,7 @@
 """Recurrent layers as torch.nn's: RNN (tanh/relu), LSTM (with optional projections) and
-GRU over whole sequences (multi-layer, bidirectional, batch_first, unbatched), and the
-single-step RNNCell, LSTMCell and GRUCell, with torch's parameter names and gate order."""
+GRU over whole sequences (multi-layer, bidirectional, batch_first, unbatched, or a
+PackedSequence of variable-length ones), and the single-step RNNCell, LSTMCell and GRUCell,
+with torch's parameter names and gate order."""
 import math
 import numbers
 import warnings
@@ -9,7 +10,8 @@ import tessera as _t
 from ... import _C
 from .. import init
 from ..parameter import Parameter
-from ._rnn_utils import unbind_steps
+from ..utils.rnn import PackedSequence
+from ._rnn_utils import split_steps, unbind_steps
 from .module import Module
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
@@ -54,10 +56,46 @@ def _run_direction(mode, x, h, c, weights, reverse):
     return _t.stack(outputs, 0), h, c
 
 
-def _reject_packed(input):
-    if type(input).__name__ == "PackedSequence":
-        raise NotImplementedError("tessera's recurrent layers do not take PackedSequence input yet; pass a padded "
-                                  "tensor (and mask or slice the outputs) instead")
+def _run_packed_direction(mode, gates, batch_sizes, h, c, weights, reverse):
+    """One layer, one direction over a packed sequence: gates (sum(batch_sizes), G) is the
+    input projection of every step, h/c the (N, *) initial states of the sorted batch. At
+    step t only the first batch_sizes[t] sequences advance, so each sequence's final state
+    is taken at its own last step, and the reverse direction starts each sequence at its own
+    end from its own initial state. Returns (packed outputs, h_n, c_n)."""
+    w_hh, b_hh, w_hr = weights
+    steps = split_steps(gates, batch_sizes)
+    outputs = [None] * len(batch_sizes)
+    if not reverse:
+        done_h, done_c = [], []
+        for t, n in enumerate(batch_sizes):
+            if n < h.size(0):
+                # the sequences n.. have ended: their states are final
+                done_h.append(h.narrow(0, n, h.size(0) - n))
+                h = h.narrow(0, 0, n)
+                if c is not None:
+                    done_c.append(c.narrow(0, n, c.size(0) - n))
+                    c = c.narrow(0, 0, n)
+            h, c = _step(mode, steps[t], h, c, w_hh, b_hh, w_hr)
+            outputs[t] = h
+        # ended blocks were collected from the batch's tail inwards
+        h_n = _t.cat([h] + done_h[::-1], 0) if done_h else h
+        c_n = None if c is None else (_t.cat([c] + done_c[::-1], 0) if done_c else c)
+    else:
+        h0, c0 = h, c
+        n = batch_sizes[-1]
+        h = h0.narrow(0, 0, n)
+        c = None if c0 is None else c0.narrow(0, 0, n)
+        for t in range(len(batch_sizes) - 1, -1, -1):
+            n, have = batch_sizes[t], h.size(0)
+            if n > have:
+                # sequences whose last step is t join, starting from their initial state
+                h = _t.cat([h, h0.narrow(0, have, n - have)], 0)
+                if c is not None:
+                    c = _t.cat([c, c0.narrow(0, have, n - have)], 0)
+            h, c = _step(mode, steps[t], h, c, w_hh, b_hh, w_hr)
+            outputs[t] = h
+        h_n, c_n = h, c
+    return _t.cat(outputs, 0), h_n, c_n
 
 
 class RNNBase(Module):
@@ -171,9 +209,14 @@ class RNNBase(Module):
                                f"got {input.size(-1)}")
 
     def get_expected_hidden_size(self, input, batch_sizes=None):
-        batch = input.size(0) if self.batch_first else input.size(1)
+        batch = self._batch_of(input, batch_sizes)
         size = self.proj_size if self.proj_size > 0 else self.hidden_size
         return (self.num_layers * self._num_directions, batch, size)
+
+    def _batch_of(self, input, batch_sizes):
+        if batch_sizes is not None:
+            return int(batch_sizes[0])
+        return input.size(0) if self.batch_first else input.size(1)
 
     def check_hidden_size(self, hx, expected_hidden_size, msg="Expected hidden size {}, got {}"):
         if tuple(hx.size()) != tuple(expected_hidden_size):
@@ -193,7 +236,6 @@ class RNNBase(Module):
 
     def _prepare(self, input, name):
         """Rejects what is not a 2-D/3-D tensor; returns (batched input, is_batched, batch dim)."""
-        _reject_packed(input)
         if input.dim() not in (2, 3):
             raise ValueError(f"{name}: Expected input to be 2D or 3D, got {input.dim()}D tensor instead")
         batch_dim = 0 if self.batch_first else 1
@@ -233,8 +275,59 @@ class RNNBase(Module):
         output = x.transpose(0, 1) if self.batch_first else x
         return output, _t.stack(h_last, 0), (None if c0 is None else _t.stack(c_last, 0))
 
+    def _direction_weights(self, k):
+        """(w_ih, w_hh, b_ih, b_hh, w_hr) of layer-direction k (layer * directions + direction)."""
+        weights = self._flat_weights
+        per_dir = len(weights) // (self.num_layers * self._num_directions)
+        w = weights[k * per_dir:(k + 1) * per_dir]
+        b_ih, b_hh = (w[2], w[3]) if self.bias else (None, None)
+        return w[0], w[1], b_ih, b_hh, (w[-1] if self.proj_size > 0 else None)
+
+    def _run_packed(self, data, batch_sizes, h0, c0=None):
+        """All layers and directions over packed data (sum(batch_sizes), I) with batch_sizes
+        a list; h0/c0 are (layers*dirs, N, *) in sorted order. Returns (data, h_n, c_n)."""
+        x = data
+        h_last, c_last = [], []
+        for layer in range(self.num_layers):
+            outs = []
+            for direction in range(self._num_directions):
+                k = layer * self._num_directions + direction
+                w_ih, w_hh, b_ih, b_hh, w_hr = self._direction_weights(k)
+                out, h, c = _run_packed_direction(self.mode, _t.linear(x, w_ih, b_ih), batch_sizes, h0[k],
+                                                  None if c0 is None else c0[k], (w_hh, b_hh, w_hr),
+                                                  reverse=direction == 1)
+                outs.append(out)
+                h_last.append(h)
+                c_last.append(c)
+            x = outs[0] if len(outs) == 1 else _t.cat(outs, 1)
+            if self.dropout > 0 and self.training and layer < self.num_layers - 1:
+                x = _t.dropout(x, self.dropout, True)
+        return x, _t.stack(h_last, 0), (None if c0 is None else _t.stack(c_last, 0))
+
+    def _forward_packed(self, packed, hx):
+        """A PackedSequence in, a PackedSequence out, as torch: hx is given in the caller's
+        batch order and is permuted into the sorted one; h_n (and c_n) are permuted back."""
+        data, batch_sizes, sorted_indices, unsorted_indices = packed
+        sizes = batch_sizes.tolist()
+        lstm = self.mode == "LSTM"
+        if hx is None:
+            real_hidden = self.proj_size if self.proj_size > 0 else self.hidden_size
+            shape = (self.num_layers * self._num_directions, sizes[0])
+            h0 = _t.zeros(shape + (real_hidden,), dtype=data.dtype, device=data.device)
+            hx = (h0, _t.zeros(shape + (self.hidden_size,), dtype=data.dtype, device=data.device)) if lstm else h0
+        else:
+            hx = self.permute_hidden(tuple(hx) if lstm else hx, sorted_indices)
+        self.check_forward_args(data, hx, batch_sizes)
+        h0, c0 = hx if lstm else (hx, None)
+        output, h_n, c_n = self._run_packed(data, sizes, h0, c0)
+        hidden = (h_n, c_n) if lstm else h_n
+        return PackedSequence(output, batch_sizes, sorted_indices, unsorted_indices), \
+            self.permute_hidden(hidden, unsorted_indices)
+
     def _forward_single_state(self, input, hx, name):
         """RNN and GRU: one hidden state tensor."""
+        if isinstance(input, PackedSequence):
+            return self._forward_packed(input, hx)
         input, is_batched, batch_dim = self._prepare(input, name)
         if hx is not None:
             if is_batched and hx.dim() != 3:
@@ -298,7 +391,7 @@ class LSTM(RNNBase):
         super().__init__("LSTM", *args, **kwargs)
 
     def get_expected_cell_size(self, input, batch_sizes=None):
-        batch = input.size(0) if self.batch_first else input.size(1)
+        batch = self._batch_of(input, batch_sizes)
         return (self.num_layers * self._num_directions, batch, self.hidden_size)
 
     def check_forward_args(self, input, hidden, batch_sizes=None):
@@ -309,6 +402,8 @@ class LSTM(RNNBase):
                                "Expected hidden[1] size {}, got {}")
 
     def forward(self, input, hx=None):
+        if isinstance(input, PackedSequence):
+            return self._forward_packed(input, hx)
         input, is_batched, batch_dim = self._prepare(input, "LSTM")
         if hx is None:
             real_hidden = self.proj_size if self.proj_size > 0 else self.hidden_size

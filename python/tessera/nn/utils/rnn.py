@@ -1,0 +1,265 @@
+"""tessera.nn.utils.rnn: batches of variable-length sequences for the recurrent layers, as
+torch.nn.utils.rnn has them: PackedSequence and the functions that pack, pad and unpad.
+Everything is built from differentiable tessera ops (narrow, cat, index_select, stack), so
+gradients flow through packing and padding."""
+import collections
+import collections.abc
+
+import tessera as _t
+
+__all__ = ["PackedSequence", "invert_permutation", "pack_padded_sequence", "pad_packed_sequence", "pad_sequence",
+           "unpad_sequence", "pack_sequence", "unpack_sequence"]
+
+_SORT_MSG = ("`lengths` array must be sorted in decreasing order when `enforce_sorted` is True. You can pass "
+             "`enforce_sorted=False` to pack_padded_sequence and/or pack_sequence to sidestep this requirement if "
+             "you do not need ONNX exportability.")
+# torch's c10 ScalarType names, which its 1-D CPU int64 checks print
+_SCALAR_NAMES = {"float64": "Double", "float32": "Float", "float16": "Half", "bfloat16": "BFloat16",
+                 "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
+                 "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+
+
+def _check_cpu_long(t, what):
+    dtype = str(t.dtype).split(".")[-1]
+    if t.dim() != 1 or t.device.type != "cpu" or dtype != "int64":
+        raise RuntimeError(f"'{what}' argument should be a 1D CPU int64 tensor, but got {t.dim()}D {t.device.type} "
+                           f"{_SCALAR_NAMES.get(dtype, dtype)} tensor")
+
+
+def invert_permutation(permutation):
+    """The permutation q with q[p[i]] = i, on p's device; None for None."""
+    if permutation is None:
+        return None
+    inverse = _t.empty_like(permutation)
+    return inverse.scatter_(0, permutation, _t.arange(permutation.numel(), device=permutation.device))
+
+
+_PackedSequenceBase = collections.namedtuple("PackedSequence", ["data", "batch_sizes", "sorted_indices",
+                                                                "unsorted_indices"])
+
+
+class PackedSequence(_PackedSequenceBase):
+    """A batch of sequences stored step by step: data holds step 0 of every sequence, then
+    step 1 of those that have one, ...; batch_sizes[t] (int64, CPU) says how many sequences
+    reach step t. The sequences are ordered longest first; sorted_indices maps that order
+    back to the caller's batch (None when it already was sorted), unsorted_indices is its
+    inverse. Make these with pack_padded_sequence or pack_sequence, not by hand."""
+
+    def __new__(cls, data, batch_sizes=None, sorted_indices=None, unsorted_indices=None):
+        if unsorted_indices is None:
+            unsorted_indices = invert_permutation(sorted_indices)
+        if batch_sizes is not None:
+            if batch_sizes.device.type != "cpu":
+                raise ValueError(
+                    "batch_sizes should always be on CPU. Instances of PackedSequence should never be created "
+                    "manually. They should be instantiated by functions like pack_sequence and "
+                    "pack_padded_sequences in nn.utils.rnn. "
+                    "https://pytorch.org/docs/stable/nn.html#torch.nn.utils.rnn.pack_sequence")
+        else:
+            # the old two-field form PackedSequence((data, batch_sizes))
+            if not isinstance(data, (list, tuple)) or len(data) != 2:
+                raise TypeError("PackedSequence: without batch_sizes, data must be a (data, batch_sizes) pair")
+            data, batch_sizes = data
+        return super().__new__(cls, data, batch_sizes, sorted_indices, unsorted_indices)
+
+    def to(self, *args, **kwargs):
+        """data.to(*args, **kwargs), with the index tensors following data's device (never
+        its dtype); self when nothing changes. batch_sizes stays on the CPU."""
+        data = self.data.to(*args, **kwargs)
+        # tessera's Tensor.to may hand back a new wrapper of the same tensor where torch
+        # returns self; the same storage, dtype and device mean nothing was converted
+        if data is self.data or (data.dtype == self.data.dtype and data.device == self.data.device
+                                 and data.data_ptr() == self.data.data_ptr()):
+            return self
+        rest = {k: v for k, v in kwargs.items() if k not in ("device", "dtype")}
+        sorted_indices = None if self.sorted_indices is None else self.sorted_indices.to(data.device, **rest)
+        unsorted_indices = None if self.unsorted_indices is None else self.unsorted_indices.to(data.device, **rest)
+        return type(self)(data, self.batch_sizes, sorted_indices, unsorted_indices)
+
+    def cuda(self, *args, **kwargs):
+        return self.to(*args, device="cuda", **kwargs)
+
+    def cpu(self, *args, **kwargs):
+        return self.to(*args, device="cpu", **kwargs)
+
+    def double(self):
+        return self.to(dtype=_t.float64)
+
+    def float(self):
+        return self.to(dtype=_t.float32)
+
+    def half(self):
+        return self.to(dtype=_t.float16)
+
+    def long(self):
+        return self.to(dtype=_t.int64)
+
+    def int(self):
+        return self.to(dtype=_t.int32)
+
+    def short(self):
+        return self.to(dtype=_t.int16)
+
+    def char(self):
+        return self.to(dtype=_t.int8)
+
+    def byte(self):
+        return self.to(dtype=_t.uint8)
+
+    @property
+    def is_cuda(self):
+        return self.data.is_cuda
+
+
+def _lengths_tensor(lengths):
+    if isinstance(lengths, _t.Tensor):
+        return lengths.to(dtype=_t.int64)
+    return _t.as_tensor(lengths, dtype=_t.int64, device="cpu")
+
+
+def _pack(input, lengths, batch_first):
+    """Packs input whose batch is sorted longest first; returns (data, batch_sizes)."""
+    _check_cpu_long(lengths, "lengths")
+    x = input.transpose(0, 1) if batch_first else input
+    if x.numel() == 0:
+        raise RuntimeError("Cannot pack empty tensors.")
+    lens = lengths.tolist()
+    batch = x.size(1)
+    if len(lens) != batch:
+        raise RuntimeError(f"Expected `len(lengths)` to be equal to batch_size, but got {len(lens)} "
+                           f"(batch_size={batch})")
+    if lens[-1] <= 0:
+        raise RuntimeError("Length of all samples has to be greater than 0, but found an element in 'lengths' that "
+                           "is <= 0")
+    if any(lens[i + 1] > lens[i] for i in range(batch - 1)):
+        raise RuntimeError(_SORT_MSG)
+    if lens[0] > x.size(0):
+        # torch does not check this and returns data shorter than batch_sizes promises
+        raise RuntimeError(f"pack_padded_sequence: a length of {lens[0]} exceeds the padded input's "
+                           f"{x.size(0)} time steps")
+    step_shape = (-1,) + tuple(x.shape[2:])
+    blocks, batch_sizes, done = [], [], 0
+    # One block per distinct length, shortest first: the steps done..l-1 of the l sequences
+    # (a prefix of the batch, as it is sorted) that are at least that long.
+    for count in range(batch, 0, -1):
+        l = lens[count - 1]
+        if l > done:
+            blocks.append(x.narrow(0, done, l - done).narrow(1, 0, count).reshape(step_shape))
+            batch_sizes += [count] * (l - done)
+            done = l
+    data = blocks[0] if len(blocks) == 1 else _t.cat(blocks, 0)
+    return data, _t.tensor(batch_sizes, dtype=_t.int64)
+
+
+def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True):
+    """Packs a padded batch (T, B, *) (or (B, T, *) with batch_first) whose sequence b is
+    lengths[b] long. With enforce_sorted the lengths must not increase; otherwise the batch
+    is sorted here and the PackedSequence remembers the order."""
+    lengths = _lengths_tensor(lengths)
+    if enforce_sorted:
+        sorted_indices = None
+    else:
+        # stable, so equal lengths keep the caller's order (torch's sort leaves ties unspecified)
+        lengths, sorted_indices = _t.sort(lengths, descending=True, stable=True)
+        sorted_indices = sorted_indices.to(input.device)
+        input = input.index_select(0 if batch_first else 1, sorted_indices)
+    data, batch_sizes = _pack(input, lengths, batch_first)
+    return PackedSequence(data, batch_sizes, sorted_indices, None)
+
+
+def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_length=None):
+    """The inverse of pack_padded_sequence: (padded (T, B, *) or (B, T, *), lengths), in the
+    caller's original batch order; T is total_length when given."""
+    max_len = sequence.batch_sizes.size(0)
+    if total_length is not None:
+        if total_length < max_len:
+            raise ValueError("Expected total_length to be at least the length of the longest sequence in input, but "
+                             f"got total_length={total_length} and max sequence length being {max_len}")
+    else:
+        total_length = max_len
+    _check_cpu_long(sequence.batch_sizes, "batch_sizes")
+    data = sequence.data
+    sizes = sequence.batch_sizes.tolist()
+    batch, trailing = sizes[0], tuple(data.shape[1:])
+
+    def padding(steps, rows):
+        return _t.full((steps, rows) + trailing, padding_value, dtype=data.dtype, device=data.device)
+
+    blocks, offset, t = [], 0, 0
+    while t < max_len:
+        # a run of steps with one batch size is one reshape of a contiguous slice of data
+        end = t
+        while end < max_len and sizes[end] == sizes[t]:
+            end += 1
+        rows = sizes[t]
+        block = data.narrow(0, offset, (end - t) * rows).reshape((end - t, rows) + trailing)
+        if rows < batch:
+            block = _t.cat([block, padding(end - t, batch - rows)], 1)
+        blocks.append(block)
+        offset += (end - t) * rows
+        t = end
+    if total_length > max_len:
+        blocks.append(padding(total_length - max_len, batch))
+    padded = blocks[0] if len(blocks) == 1 else _t.cat(blocks, 0)
+    if batch_first:
+        padded = padded.transpose(0, 1)
+
+    lengths, t = [], max_len
+    for b in range(batch):  # sizes never increase: sequence b lasts while sizes[t] > b
+        while t > 0 and sizes[t - 1] <= b:
+            t -= 1
+        lengths.append(t)
+    lengths = _t.tensor(lengths, dtype=_t.int64)
+    if sequence.unsorted_indices is not None:
+        padded = padded.index_select(0 if batch_first else 1, sequence.unsorted_indices)
+        lengths = lengths.index_select(0, sequence.unsorted_indices.to("cpu"))
+    return padded, lengths
+
+
+def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="right"):
+    """Stacks sequences of shapes (L_i, *) into (max L, B, *) (or (B, max L, *)), filling with
+    padding_value; the result has the first sequence's dtype and device. padding_side
+    ('right' or 'left') is current torch's; 1.13 always pads on the right."""
+    if not isinstance(sequences, collections.abc.Iterable):
+        raise RuntimeError(f"pad_sequence: Expected iterable for input sequences, but got arg of type: "
+                           f"{type(sequences)}")
+    if padding_side not in ("left", "right"):
+        raise ValueError(f"Expected padding_side to be one of left or right, but got {padding_side}.")
+    sequences = tuple(sequences)
+    if not sequences:
+        raise RuntimeError("received an empty list of sequences")
+    first = sequences[0]
+    trailing = tuple(first.shape[1:])
+    max_len = max(s.size(0) for s in sequences)
+    rows = []
+    for s in sequences:
+        s = s.to(dtype=first.dtype, device=first.device)
+        if tuple(s.shape[1:]) != trailing:
+            # torch copies each sequence into the output, which broadcasts its trailing dims
+            s = s.expand((s.size(0),) + trailing)
+        if s.size(0) < max_len:
+            fill = _t.full((max_len - s.size(0),) + trailing, padding_value, dtype=first.dtype, device=first.device)
+            s = _t.cat([s, fill] if padding_side == "right" else [fill, s], 0)
+        rows.append(s)
+    return _t.stack(rows, 0 if batch_first else 1)
+
+
+def unpad_sequence(padded_sequences, lengths, batch_first=False):
+    """The inverse of pad_sequence (right padding): a list of the B sequences, each cut to its
+    length. Unlike torch, a time-major input is not transposed in place."""
+    batch_major = padded_sequences if batch_first else padded_sequences.transpose(0, 1)
+    lens = lengths.tolist() if isinstance(lengths, _t.Tensor) else list(lengths)
+    max_len = batch_major.size(1)
+    return [seq.narrow(0, 0, min(int(l), max_len)) for seq, l in zip(batch_major.unbind(0), lens)]
+
+
+def pack_sequence(sequences, enforce_sorted=True):
+    """Packs a list of (L_i, *) tensors (longest first, unless enforce_sorted=False)."""
+    lengths = _t.as_tensor([s.size(0) for s in sequences], dtype=_t.int64)
+    return pack_padded_sequence(pad_sequence(sequences), lengths, enforce_sorted=enforce_sorted)
+
+
+def unpack_sequence(packed_sequences):
+    """The inverse of pack_sequence: the list of sequences in their original order."""
+    padded, lengths = pad_packed_sequence(packed_sequences, batch_first=True)
+    return unpad_sequence(padded, lengths, batch_first=True)
