@@ -6,7 +6,8 @@ find_package(Threads REQUIRED)
 # OpenMP (libgomp, the runtime Debian's oneDNN is built on): at::parallel_for.
 find_package(OpenMP REQUIRED COMPONENTS CXX)
 
-# OpenBLAS (GEMM) and oneDNN (convolution, pooling, int8) serve the aten kernels.
+# OpenBLAS (double/complex and small float GEMMs) and oneDNN (float GEMMs, convolution,
+# pooling, int8) serve the aten kernels.
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(OPENBLAS REQUIRED IMPORTED_TARGET openblas)
 # Debian's dnnl-config.cmake insists on OpenCL (its GPU runtime), which the CPU

@@ -1,21 +1,30 @@
 // batched_gemm and dot_into (Blas.h): the matmul family's kernels.
 //
-// OpenBLAS reads a matrix through a leading dimension, so a row-major view (strides
-// (ld, 1)) and a transposed one (strides (1, ld)) both go to it as they are, flagged
-// NoTrans / Trans: `a.t() @ b` copies nothing. An output stored column-major is computed
-// as its transpose (out^T = b^T @ a^T). Only operands BLAS cannot describe (a stepped
-// slice, a stride of 0 along a matrix dim) are copied to a contiguous tensor first.
+// BLAS reads a matrix through a leading dimension, so a row-major view (strides (ld, 1))
+// and a transposed one (strides (1, ld)) both go to it as they are, flagged NoTrans /
+// Trans: `a.t() @ b` copies nothing. An output stored column-major is computed as its
+// transpose (out^T = b^T @ a^T). Only operands BLAS cannot describe (a stepped slice, a
+// stride of 0 along a matrix dim) are copied to a contiguous tensor first.
+//
+// Note [float GEMM backend]: float32 products of at least 32x32x32 multiply-adds go to
+// oneDNN's sgemm, smaller ones and double/complex to OpenBLAS. Measured on this project's
+// machines (bench/gemm_backends.cpp), oneDNN's JIT kernels run 1.5-2x faster than Debian's
+// OpenBLAS 0.3.21 from 32^3 up (AVX-512 hosts, where OpenBLAS falls back to AVX2 kernels;
+// on par elsewhere), while OpenBLAS answers tiny products a fraction of a microsecond
+// sooner. oneDNN threads through OpenMP, the pool at::parallel_for uses, so a GEMM and our
+// elementwise kernels never have two thread pools spinning for the same cores.
+// TESSERA_SGEMM=openblas sends every float32 product to OpenBLAS (for A/B measurements).
 //
 // Note [BLAS threads]: OpenBLAS (Debian's pthread build here) keeps its own thread pool,
 // sized to at::get_num_threads() by set_num_threads (core/Parallel.cpp). A single GEMM
-// uses that pool; OpenBLAS itself runs a GEMM of under ~256K multiply-adds on one thread.
-// A batch of GEMMs (bmm, baddbmm, batched matmul) instead runs its matrices across our
-// OpenMP threads with OpenBLAS held to one thread for the duration: a 128x128x128 GEMM
-// is too small for two threads to split without their synchronisation costing more than
-// they gain, whereas whole matrices per thread need none, and one pool (ours) owning the
-// cores means the two never run at once and fight for them. The count is process-wide in
-// OpenBLAS, so another thread's GEMM during that window runs single-threaded too (slower,
-// never wrong).
+// uses that pool (or OpenMP's, for oneDNN). A batch of GEMMs (bmm, baddbmm, batched
+// matmul) instead runs its matrices across our OpenMP threads with OpenBLAS held to one
+// thread for the duration (oneDNN, called inside a parallel region, runs sequentially by
+// itself): a 128x128x128 GEMM is too small for two threads to split without their
+// synchronisation costing more than they gain, whereas whole matrices per thread need
+// none, and one pool owning the cores means two never run at once and fight for them. The
+// count is process-wide in OpenBLAS, so another thread's GEMM during that window runs
+// single-threaded too (slower, never wrong).
 #include <aten/native/Blas.h>
 
 #include <aten/core/Parallel.h>
@@ -24,9 +33,12 @@
 #include <aten/ops/Functions.h>
 
 #include <cblas.h>
+#include <oneapi/dnnl/dnnl.h>
 
 #include <algorithm>
 #include <climits>
+#include <cstdlib>
+#include <cstring>
 #include <optional>
 #include <vector>
 
@@ -82,12 +94,25 @@ struct product_acc<T, true> {
 template <typename T>
 using product_acc_t = typename product_acc<T>::type;
 
+// Note [float GEMM backend]: whether a float32 product goes to oneDNN.
+bool onednn_sgemm_for(int m, int n, int k) {
+  static const bool forced_openblas = [] {
+    const char* v = std::getenv("TESSERA_SGEMM");
+    return v && std::strcmp(v, "openblas") == 0;
+  }();
+  return !forced_openblas && int64_t{m} * n * k >= 32 * 32 * 32;
+}
+
 // One row-major GEMM: C (m x n, ldc) = alpha * op(A) @ op(B) + beta * C.
 template <typename T>
 void gemm(bool ta, bool tb, int m, int n, int k, T alpha, const T* a, int lda, const T* b, int ldb, T beta, T* c,
           int ldc) {
   const CBLAS_TRANSPOSE A = ta ? CblasTrans : CblasNoTrans, B = tb ? CblasTrans : CblasNoTrans;
   if constexpr (std::is_same_v<T, float>) {
+    if (onednn_sgemm_for(m, n, k) &&
+        dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) == dnnl_success) {
+      return;
+    }
     cblas_sgemm(CblasRowMajor, A, B, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   } else if constexpr (std::is_same_v<T, double>) {
     cblas_dgemm(CblasRowMajor, A, B, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
