@@ -28,7 +28,7 @@ import statistics
 import subprocess
 import sys
 
-import tessera  # first: it sets GOMP_SPINCOUNT / OPENBLAS_THREAD_TIMEOUT before libgomp and OpenBLAS load
+import tessera  # first: its GOMP_SPINCOUNT / OPENBLAS_THREAD_TIMEOUT then apply to the shared libgomp and OpenBLAS
 
 import torch  # noqa: E402  (the same libgomp and OpenBLAS, so both libraries run under that policy)
 

@@ -12,8 +12,8 @@ statistics then stay at zero (``allocator_backend()`` says which one is installe
 
 Importing this module (``import tessera`` does, before loading the extension) also sets
 GOMP_SPINCOUNT=3000 unless OMP_WAIT_POLICY or GOMP_SPINCOUNT is already set, and
-OPENBLAS_THREAD_TIMEOUT=4 unless set: libgomp and OpenBLAS read them once, when the
-extension loads them. By default idle worker threads spin for milliseconds (OpenMP) to
+OPENBLAS_THREAD_TIMEOUT=4 unless set, for this process only: libgomp and OpenBLAS read
+them once, when the extension loads them, and they are removed from os.environ after. By default idle worker threads spin for milliseconds (OpenMP) to
 ~0.1 s (OpenBLAS) after every parallel region, stealing the cores from the next GEMM; a
 short OpenMP spin (~0.1 ms) still catches the back-to-back regions of a training step,
 which fully passive workers (OMP_WAIT_POLICY=PASSIVE) would each have to be woken for
@@ -24,12 +24,21 @@ them.)
 import collections as _collections
 import os as _os
 
+# The runtime settings for this process only: they are set while the extension loads
+# libgomp and OpenBLAS (which read them then) and taken out of os.environ again, so
+# processes started later (a torch benchmark, any subprocess) get the user's environment.
+_RUNTIME_ENV = {}
 if "OMP_WAIT_POLICY" not in _os.environ and "GOMP_SPINCOUNT" not in _os.environ:
-    _os.environ["GOMP_SPINCOUNT"] = "3000"
+    _RUNTIME_ENV["GOMP_SPINCOUNT"] = "3000"
 # OpenBLAS's pool (pthreads) spin-yields 2**28 cycles (~0.1 s) after each call by default.
-_os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
-
-from . import _C  # noqa: E402  (after the environment above)
+if "OPENBLAS_THREAD_TIMEOUT" not in _os.environ:
+    _RUNTIME_ENV["OPENBLAS_THREAD_TIMEOUT"] = "4"
+_os.environ.update(_RUNTIME_ENV)
+try:
+    from . import _C  # noqa: E402  (after the environment above)
+finally:
+    for _name in _RUNTIME_ENV:
+        _os.environ.pop(_name, None)
 
 __all__ = [
     "allocator_backend",

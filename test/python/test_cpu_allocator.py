@@ -199,9 +199,13 @@ def test_default_thread_count_and_environment():
 def test_idle_workers_do_not_spin():
     # A fresh interpreter without any wait-policy setting: `import tessera` sets it.
     out = run_python("""
-        import os, resource, time, tessera
-        assert os.environ["GOMP_SPINCOUNT"] == "3000", os.environ.get("GOMP_SPINCOUNT")
-        assert "OMP_WAIT_POLICY" not in os.environ
+        import os, resource, subprocess, sys, time, tessera
+        assert tessera.cpu._RUNTIME_ENV == {"GOMP_SPINCOUNT": "3000", "OPENBLAS_THREAD_TIMEOUT": "4"}
+        # Set for this process's libgomp / OpenBLAS only: not left for child processes.
+        assert "GOMP_SPINCOUNT" not in os.environ and "OPENBLAS_THREAD_TIMEOUT" not in os.environ
+        child = subprocess.run([sys.executable, "-c", "import os; print(os.environ.get('GOMP_SPINCOUNT'))"],
+                               capture_output=True, text=True, check=True).stdout.strip()
+        assert child == "None", child
         tessera.set_num_threads(2)
         def cpu():
             r = resource.getrusage(resource.RUSAGE_SELF)
