@@ -29,6 +29,18 @@ Tensor make_view(const Tensor& self, IntArrayRef sizes, IntArrayRef strides, int
 
 Tensor make_view(const Tensor& self, const ViewGeometry& g) { return make_view(self, g.sizes, g.strides, g.offset); }
 
+namespace {
+// self's storage as a view of another dtype with geometry g (in elements of that dtype).
+Tensor make_dtype_view(const Tensor& self, c10::ScalarType dtype, const ViewGeometry& g) {
+  c10::TensorImpl* base = self.unsafeGetTensorImpl();
+  auto impl = c10::make_intrusive<c10::TensorImpl>(base->storage(), base->key_set(), dtype, base->layout());
+  impl->set_sizes_and_strides(g.sizes, g.strides);
+  impl->set_storage_offset(g.offset);
+  impl->set_version_counter(base->version_counter());
+  return Tensor(std::move(impl));
+}
+}  // namespace
+
 // self's bytes read as another dtype. A different element size rescales the last dim,
 // which must be contiguous (torch's rules for view(dtype)).
 Tensor view_dtype(const Tensor& self, c10::ScalarType dtype) {
@@ -60,12 +72,42 @@ Tensor view_dtype(const Tensor& self, c10::ScalarType dtype) {
       g.offset /= r;
     }
   }
-  c10::TensorImpl* base = self.unsafeGetTensorImpl();
-  auto impl = c10::make_intrusive<c10::TensorImpl>(base->storage(), base->key_set(), dtype, base->layout());
-  impl->set_sizes_and_strides(g.sizes, g.strides);
-  impl->set_storage_offset(g.offset);
-  impl->set_version_counter(base->version_counter());
-  return Tensor(std::move(impl));
+  return make_dtype_view(self, dtype, g);
+}
+
+// A complex tensor's storage read as (re, im) pairs of its real type: a trailing dim of 2.
+Tensor view_as_real(const Tensor& self) {
+  TORCH_CHECK(c10::isComplexType(self.scalar_type()), "view_as_real is only supported for complex tensors");
+  ViewGeometry g{self.sizes().vec(), self.strides().vec(), self.storage_offset() * 2};
+  for (int64_t& st : g.strides) st *= 2;
+  g.sizes.push_back(2);
+  g.strides.push_back(1);
+  return make_dtype_view(self, c10::toRealValueType(self.scalar_type()), g);
+}
+
+// The inverse: a trailing dim of (re, im) pairs, contiguous, read as complex numbers.
+Tensor view_as_complex(const Tensor& self) {
+  const c10::ScalarType t = self.scalar_type();
+  if (t == c10::kHalf) {
+    TORCH_CHECK_NOT_IMPLEMENTED(false, "view_as_complex of a Half tensor needs the ComplexHalf dtype, which tessera "
+                                       "does not have");
+  }
+  TORCH_CHECK(t == c10::kFloat || t == c10::kDouble,
+              "view_as_complex is only supported for half, float and double tensors, but got a tensor of scalar type: ",
+              t);
+  TORCH_CHECK(self.dim() != 0, "Input tensor must have one or more dimensions");
+  TORCH_CHECK(self.size(-1) == 2, "Tensor must have a last dimension of size 2");
+  TORCH_CHECK(self.stride(-1) == 1, "Tensor must have a last dimension with stride 1");
+  ViewGeometry g{self.sizes().vec(), self.strides().vec(), self.storage_offset()};
+  g.sizes.pop_back();
+  g.strides.pop_back();
+  for (int64_t& st : g.strides) {
+    TORCH_CHECK(st % 2 == 0, "Tensor must have a stride divisible by 2 for all but last dimension");
+    st /= 2;
+  }
+  TORCH_CHECK(g.offset % 2 == 0, "Tensor must have a storage_offset divisible by 2");
+  g.offset /= 2;
+  return make_dtype_view(self, c10::toComplexType(t), g);
 }
 
 Tensor& set_geometry_(Tensor& self, const ViewGeometry& g) {
