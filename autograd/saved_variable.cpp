@@ -2,6 +2,7 @@
 #include <autograd/saved_variable_hooks.h>
 #include <autograd/variable.h>
 
+#include <c10/core/ThreadLocalState.h>
 #include <c10/util/Exception.h>
 
 namespace torch::autograd {
@@ -51,7 +52,12 @@ SavedVariable::SavedVariable(const Tensor& t, bool is_output) {
         hooked_grad_accumulator_ = impl::grad_accumulator(t);
       }
     }
-    hooks->call_pack_hook(t);
+    {
+      // As torch: the hook's own ops record no graph (an op on a saved output would
+      // otherwise tie the packed value back to the Node holding it) and save nothing.
+      at::NoGradGuard no_grad;
+      hooks->call_pack_hook(t);
+    }
     hooks_ = std::move(hooks);
     return;
   }

@@ -2,6 +2,7 @@
 
 #include <c10/util/Exception.h>
 
+#include <optional>
 #include <vector>
 
 namespace torch::autograd::saved_tensor_hooks {
@@ -9,13 +10,13 @@ namespace {
 // Per thread, as in torch: a block on one thread never changes what another thread saves.
 struct HookState {
   std::vector<SavedVariableHooksFactory> stack;
-  std::string disabled_message;
+  std::optional<std::string> disabled_message;
 };
 thread_local HookState state;
 }  // namespace
 
 void push(SavedVariableHooksFactory factory) {
-  TORCH_CHECK(state.disabled_message.empty(), state.disabled_message);
+  TORCH_CHECK(!state.disabled_message, *state.disabled_message);
   state.stack.push_back(std::move(factory));
 }
 
@@ -30,14 +31,13 @@ std::unique_ptr<SavedVariableHooks> make_for_saved_tensor() {
 }
 
 void disable(std::string message) {
-  TORCH_CHECK(!message.empty(), "disable_saved_tensors_hooks needs an error message");
+  // Hooks already active would keep applying inside the block: refused, as torch does.
+  TORCH_CHECK(state.stack.empty(), message);
   state.disabled_message = std::move(message);
 }
 
-void enable() { state.disabled_message.clear(); }
+void enable() { state.disabled_message.reset(); }
 
-const std::string& disabled_message() { return state.disabled_message; }
-
-size_t depth() { return state.stack.size(); }
+const std::optional<std::string>& disabled_message() { return state.disabled_message; }
 
 }  // namespace torch::autograd::saved_tensor_hooks

@@ -8,6 +8,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace torch::autograd {
@@ -33,10 +34,8 @@ TORCH_API std::unique_ptr<SavedVariableHooks> make_for_saved_tensor();
 // disable_saved_tensors_hooks(message): pushing hooks fails with `message` until enable().
 TORCH_API void disable(std::string message);
 TORCH_API void enable();
-// The message set by disable(), or "" when hooks are allowed.
-TORCH_API const std::string& disabled_message();
-// The number of active blocks (the thread state a backward re-entering Python sees).
-TORCH_API size_t depth();
+// The message set by disable(), or nullopt when hooks are allowed.
+TORCH_API const std::optional<std::string>& disabled_message();
 }  // namespace saved_tensor_hooks
 
 }  // namespace torch::autograd

@@ -130,8 +130,9 @@ print(statistics.median(times[10:]))
 
 
 # The OpenMP setting tessera makes on import (python/tessera/cpu.py); the second
-# configuration gives it to torch too (it speeds torch's step up to 1.7x here), so the
-# table separates what the setting buys from what the kernels do. tessera's other setting,
+# configuration gives it to torch too (its effect on torch swung from 1.7x faster to 1.4x
+# slower between runs here), so the table separates what the setting buys from what the
+# kernels do. tessera's other setting,
 # OPENBLAS_THREAD_TIMEOUT=4, is left out: it slows torch, whose GEMMs all go to OpenBLAS.
 _TESSERA_RUNTIME_ENV = {"GOMP_SPINCOUNT": "3000"}
 

@@ -92,9 +92,9 @@ void init_saved_tensor_hooks(py::module_& autograd) {
   autograd.def("_saved_tensors_hooks_disable", [](std::string message) { hooks::disable(std::move(message)); });
   autograd.def("_saved_tensors_hooks_enable", [] { hooks::enable(); });
   autograd.def("_saved_tensors_hooks_get_disabled_error_message", []() -> py::object {
-    const std::string& m = hooks::disabled_message();
-    if (m.empty()) return py::none();
-    return py::str(m);
+    const std::optional<std::string>& m = hooks::disabled_message();
+    if (!m) return py::none();
+    return py::str(*m);
   });
 }
 

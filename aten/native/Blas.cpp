@@ -109,7 +109,9 @@ void gemm(bool ta, bool tb, int m, int n, int k, T alpha, const T* a, int lda, c
           int ldc) {
   const CBLAS_TRANSPOSE A = ta ? CblasTrans : CblasNoTrans, B = tb ? CblasTrans : CblasNoTrans;
   if constexpr (std::is_same_v<T, float>) {
-    if (onednn_sgemm_for(m, n, k) &&
+    // oneDNN sizes its region by this thread's OpenMP default: make it set_num_threads'
+    // count on threads other than the one that set it (inside a region it runs sequentially).
+    if (onednn_sgemm_for(m, n, k) && (at::in_parallel_region() || (at::init_num_threads(), true)) &&
         dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) == dnnl_success) {
       return;
     }

@@ -91,6 +91,14 @@ def type_as(self, other):
     return self if self.dtype == other.dtype else _schema_to(self, other.dtype)
 
 
+def cpu(self, memory_format=_preserve_format):
+    """cpu(memory_format=tessera.preserve_format) -> Tensor: self when it is already in CPU
+    memory, else a copy there (``self.to('cpu')``)."""
+    if self.device.type == "cpu" and memory_format is _preserve_format:
+        return self
+    return to(self, "cpu", memory_format=memory_format)
+
+
 def typename(obj):
     """tessera.typename(obj): 'torch.FloatTensor' for a tensor, else the object's qualified
     type name, as torch.typename."""
@@ -105,4 +113,5 @@ _methods = {name: _cast(name, dtype) for name, dtype in _CASTS.items()}
 _methods["to"] = to
 _methods["type"] = type
 _methods["type_as"] = type_as
+_methods["cpu"] = cpu
 _C._add_tensor_methods(_methods)

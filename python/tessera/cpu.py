@@ -13,8 +13,9 @@ statistics then stay at zero (``allocator_backend()`` says which one is installe
 Importing this module (``import tessera`` does, before loading the extension) also sets
 GOMP_SPINCOUNT=3000 unless OMP_WAIT_POLICY or GOMP_SPINCOUNT is already set, and
 OPENBLAS_THREAD_TIMEOUT=4 unless set, for this process only: libgomp and OpenBLAS read
-them once, when the extension loads them, and they are removed from os.environ after. By default idle worker threads spin for milliseconds (OpenMP) to
-~0.1 s (OpenBLAS) after every parallel region, stealing the cores from the next GEMM; a
+them once, when the extension loads them, and they are removed from os.environ after.
+By default idle worker threads spin for milliseconds (OpenMP) to ~0.1 s (OpenBLAS) after
+every parallel region, stealing the cores from the next GEMM; a
 short OpenMP spin (~0.1 ms) still catches the back-to-back regions of a training step,
 which fully passive workers (OMP_WAIT_POLICY=PASSIVE) would each have to be woken for
 (a small CNN's train step: 13.8 ms with the short spin, 24.3 ms passive). (If another

@@ -363,3 +363,25 @@ def test_nonreentrant_checkpoint_sequential_matches_plain_torch():
     tessera.autograd.backward((ys ** 3).sum())
     (yt ** 3).sum().backward()
     assert_grads_equal(grads([xs] + ps), grads([xt] + pt))
+
+
+def test_nonreentrant_nested_unused_output_and_double_backward_match_torch():
+    (xt, wt), (xs, ws) = make(13, (3, 4), (4, 4))
+
+    def inner(lib, w):
+        return lambda h: (h.matmul(w).sin(), h.cos())
+
+    def outer(lib, ckpt, w):
+        def f(h):
+            u, unused = ckpt(inner(lib, w), h, use_reentrant=False)  # noqa: F841 (one output unused)
+            return (u * u).tanh()
+        return f
+    yt = TC.checkpoint(outer(torch, TC.checkpoint, wt), xt, use_reentrant=False)
+    ys = C.checkpoint(outer(tessera, C.checkpoint, ws), xs, use_reentrant=False)
+    # create_graph: the gradient is itself differentiable through the recomputed graph.
+    gt = torch.autograd.grad(yt.sum(), xt, create_graph=True)[0]
+    gs = tessera.autograd.grad(ys.sum(), xs, create_graph=True)[0]
+    np.testing.assert_allclose(gs.detach().numpy(), gt.detach().numpy(), rtol=1e-12)
+    (gt * gt).sum().backward()
+    (gs * gs).sum().backward()
+    assert_grads_equal(grads([xs, ws]), grads([xt, wt]))

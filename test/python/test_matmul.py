@@ -165,6 +165,50 @@ def test_larger_products_against_torch(m, k, n, dtype):
     check(Both(lambda lib, x, y: lib.mm(x, y)), dtype, mT(a), mT(b), tol=tol)
 
 
+@pytest.mark.parametrize("m,k,n", [(64, 64, 64), (40, 33, 25), (300, 200, 100)])
+def test_float32_onednn_products_beta_zero_and_out_layouts(m, k, n):
+    # Note [float GEMM backend]: float32 products of 32^3 multiply-adds and up run on
+    # oneDNN's sgemm: beta = 0 must still ignore NaN, and transposed / column-major
+    # operands and outputs reach it as leading dimensions.
+    s, x, y = make_torch((m, n), "float32", 1), make_torch((m, k), "float32", 2), make_torch((k, n), "float32", 3)
+    nan = torch.full_like(s, float("nan"))
+    want = torch.addmm(s, x, y, beta=0, alpha=0.5)
+    got = to_torch(tessera.addmm(to_tessera(nan), to_tessera(x), to_tessera(y), beta=0, alpha=0.5))
+    torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
+    want = torch.addmm(s, x, y, beta=0.25)
+    got = to_torch(tessera.addmm(to_tessera(s), to_tessera(mT(x)), to_tessera(y), beta=0.25))
+    torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
+    out = tessera.empty(n, m).t()  # a column-major out= is computed as the transposed problem
+    tessera.mm(to_tessera(mT(x)), to_tessera(mT(y)), out=out)
+    torch.testing.assert_close(to_torch(out), mT(x) @ mT(y), rtol=1e-4, atol=1e-4)
+
+
+def test_float32_backends_agree():
+    # TESSERA_SGEMM=openblas (read once per process) sends every float32 product to
+    # OpenBLAS: the same products, within float32 rounding of each other and of torch.
+    import subprocess
+    import sys
+    code = ("import numpy as np, tessera; g = np.random.default_rng(0); "
+            "a = tessera.from_numpy(g.standard_normal((96, 80)).astype('float32')); "
+            "b = tessera.from_numpy(g.standard_normal((80, 72)).astype('float32')); "
+            "np.save(__import__('sys').stdout.buffer, (a @ b).numpy())")
+    import io
+    import os
+    import numpy as np
+    results = []
+    for backend in (None, "openblas"):
+        env = {k: v for k, v in os.environ.items() if k != "TESSERA_SGEMM"}
+        if backend:
+            env["TESSERA_SGEMM"] = backend
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, check=True, env=env).stdout
+        results.append(np.load(io.BytesIO(out)))
+    g = np.random.default_rng(0)
+    a, b = g.standard_normal((96, 80)).astype("float32"), g.standard_normal((80, 72)).astype("float32")
+    want = (torch.from_numpy(a) @ torch.from_numpy(b)).numpy()
+    for r in results:
+        np.testing.assert_allclose(r, want, rtol=1e-4, atol=1e-4)
+
+
 @pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "int32", "int64"])
 def test_integer_products_wrap_like_torch(dtype):
     a = torch.tensor([[100, -100, 77], [127, 127, 127]]).to(getattr(torch, dtype))

@@ -10,21 +10,10 @@ import torch.nn.utils.rnn as trnn
 import tessera
 import tessera.nn as nn
 import tessera.nn.utils.rnn as srnn
+from test_nn_rnn import T, back, rand  # the same float64 data and conversions
 
 TOL = dict(rtol=1e-9, atol=1e-10)
 IN, HID = 3, 4
-
-
-def rand(*shape, seed=0):
-    return torch.rand(shape, generator=torch.Generator().manual_seed(seed), dtype=torch.float64) * 2 - 1
-
-
-def T(t):
-    return tessera.from_numpy(t.detach().numpy().copy())
-
-
-def back(t):
-    return torch.from_numpy(t.detach().numpy().copy())
 
 
 def close(mine, theirs):

@@ -233,3 +233,37 @@ def test_packed_values_freed_with_the_graph():
     del y          # a graph that never ran backward
     gc.collect()
     assert refs[-1]() is None
+
+
+def test_pack_runs_without_grad_and_save_on_cpu_frees_the_graph():
+    modes = {}
+    for lib in (torch, tessera):
+        a = lib.ones(3, requires_grad=True)
+
+        def pack(x, lib=lib):
+            modes[lib.__name__] = lib.is_grad_enabled()
+            return x * 1  # an op on a saved output: must record no graph back to its Node
+        with lib.autograd.graph.saved_tensors_hooks(pack, lambda x: x):
+            (a * 2).exp()
+    assert modes == {"torch": False, "tessera": False}
+    a = tessera.ones(1000, requires_grad=True)
+    with tessera.autograd.graph.save_on_cpu():
+        y = (a * 1).exp()
+    ref = weakref.ref(y)
+    del y
+    gc.collect()
+    assert ref() is None  # the output, its Node and the packed copy are gone together
+
+
+def test_disable_inside_active_hooks_and_empty_message_like_torch():
+    for lib in (torch, tessera):
+        with lib.autograd.graph.saved_tensors_hooks(lambda x: x, lambda x: x):
+            with pytest.raises(RuntimeError, match="not while hooks are on"):
+                with lib.autograd.graph.disable_saved_tensors_hooks("not while hooks are on"):
+                    pass
+        with lib.autograd.graph.disable_saved_tensors_hooks(""):
+            with pytest.raises(RuntimeError) as err:
+                lib.autograd.graph.saved_tensors_hooks(lambda x: x, lambda x: x).__enter__()
+            assert str(err.value) == ""
+        with lib.autograd.graph.saved_tensors_hooks(lambda x: x, lambda x: x):
+            pass

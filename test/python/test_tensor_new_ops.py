@@ -76,3 +76,14 @@ def test_type_and_typename_follow_torch():
     assert tessera.typename(3) == torch.typename(3)
     with pytest.raises(ValueError):
         m.type("torch.NoSuchTensor")
+
+
+def test_cpu_is_self_on_cpu_and_converts_layouts_like_torch():
+    for lib in (torch, tessera):
+        t = lib.ones(2, 3, 4, 5)
+        assert t.cpu() is t
+        c = t.cpu(memory_format=lib.channels_last)
+        assert c.stride() == (60, 1, 15, 3) and c.is_contiguous(memory_format=lib.channels_last)
+    m = tessera.ones(2, device="meta")
+    with pytest.raises(NotImplementedError):
+        m.cpu()  # a meta tensor has no data to copy (torch: NotImplementedError too)

@@ -29,13 +29,18 @@ class saved_tensors_hooks:
 
 
 class save_on_cpu(saved_tensors_hooks):
-    """Keeps each saved tensor as a copy in host memory (pinned when ``pin_memory``) and
-    moves it back to its device when backward needs it."""
+    """Keeps each saved tensor in host memory (``tensor.cpu()``; with ``pin_memory``, a
+    copy, which torch pins when a CUDA device exists; tessera's Python has none) and moves
+    it back to its device when backward needs it. ``device_type`` is accepted as current
+    torch does."""
 
     def __init__(self, pin_memory=False, device_type="cuda"):
+        del device_type  # torch uses it to ask its device module about pinning
+
         def pack_to_cpu(tensor):
-            packed = _C.empty(tuple(tensor.size()), dtype=tensor.dtype, layout=tensor.layout,
-                              pin_memory=pin_memory and not tensor.is_sparse)
+            if not pin_memory:
+                return tensor.device, tensor.cpu()
+            packed = _C.empty(tuple(tensor.size()), dtype=tensor.dtype, layout=tensor.layout)
             packed.copy_(tensor)
             return tensor.device, packed
 

@@ -253,27 +253,38 @@ class RNNBase(Module):
         x = input.transpose(0, 1) if self.batch_first else input
         if x.size(0) == 0:
             raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
-        weights = self._flat_weights
-        per_dir = len(weights) // (self.num_layers * self._num_directions)
+
+        def direction(x, k, h, c, reverse):
+            return _run_direction(self.mode, x, h, c, self._direction_weights(k), reverse=reverse)
+        x, h_n, c_n = self._layers(x, h0, c0, direction)
+        return (x.transpose(0, 1) if self.batch_first else x), h_n, c_n
+
+    def _run_packed(self, data, batch_sizes, h0, c0=None):
+        """All layers and directions over packed data (sum(batch_sizes), I) with batch_sizes
+        a list; h0/c0 are (layers*dirs, N, *) in sorted order. Returns (data, h_n, c_n)."""
+        def direction(x, k, h, c, reverse):
+            w_ih, w_hh, b_ih, b_hh, w_hr = self._direction_weights(k)
+            return _run_packed_direction(self.mode, _t.linear(x, w_ih, b_ih), batch_sizes, h, c, (w_hh, b_hh, w_hr),
+                                         reverse=reverse)
+        return self._layers(data, h0, c0, direction)
+
+    def _layers(self, x, h0, c0, direction):
+        """The stack: each layer runs `direction(x, k, h0[k], c0[k], reverse)` per direction
+        (k = layer * directions + direction), joins the directions' outputs on the feature
+        dim and applies inter-layer dropout. Returns (output, h_n, c_n or None)."""
         h_last, c_last = [], []
         for layer in range(self.num_layers):
             outs = []
-            for direction in range(self._num_directions):
-                k = layer * self._num_directions + direction
-                w = weights[k * per_dir:(k + 1) * per_dir]
-                w_ih, w_hh = w[0], w[1]
-                b_ih, b_hh = (w[2], w[3]) if self.bias else (None, None)
-                w_hr = w[-1] if self.proj_size > 0 else None
-                out, h, c = _run_direction(self.mode, x, h0[k], None if c0 is None else c0[k],
-                                           (w_ih, w_hh, b_ih, b_hh, w_hr), reverse=direction == 1)
+            for d in range(self._num_directions):
+                k = layer * self._num_directions + d
+                out, h, c = direction(x, k, h0[k], None if c0 is None else c0[k], d == 1)
                 outs.append(out)
                 h_last.append(h)
                 c_last.append(c)
-            x = outs[0] if len(outs) == 1 else _t.cat(outs, 2)
+            x = outs[0] if len(outs) == 1 else _t.cat(outs, -1)
             if self.dropout > 0 and self.training and layer < self.num_layers - 1:
                 x = _t.dropout(x, self.dropout, True)
-        output = x.transpose(0, 1) if self.batch_first else x
-        return output, _t.stack(h_last, 0), (None if c0 is None else _t.stack(c_last, 0))
+        return x, _t.stack(h_last, 0), (None if c0 is None else _t.stack(c_last, 0))
 
     def _direction_weights(self, k):
         """(w_ih, w_hh, b_ih, b_hh, w_hr) of layer-direction k (layer * directions + direction)."""
@@ -282,27 +293,6 @@ class RNNBase(Module):
         w = weights[k * per_dir:(k + 1) * per_dir]
         b_ih, b_hh = (w[2], w[3]) if self.bias else (None, None)
         return w[0], w[1], b_ih, b_hh, (w[-1] if self.proj_size > 0 else None)
-
-    def _run_packed(self, data, batch_sizes, h0, c0=None):
-        """All layers and directions over packed data (sum(batch_sizes), I) with batch_sizes
-        a list; h0/c0 are (layers*dirs, N, *) in sorted order. Returns (data, h_n, c_n)."""
-        x = data
-        h_last, c_last = [], []
-        for layer in range(self.num_layers):
-            outs = []
-            for direction in range(self._num_directions):
-                k = layer * self._num_directions + direction
-                w_ih, w_hh, b_ih, b_hh, w_hr = self._direction_weights(k)
-                out, h, c = _run_packed_direction(self.mode, _t.linear(x, w_ih, b_ih), batch_sizes, h0[k],
-                                                  None if c0 is None else c0[k], (w_hh, b_hh, w_hr),
-                                                  reverse=direction == 1)
-                outs.append(out)
-                h_last.append(h)
-                c_last.append(c)
-            x = outs[0] if len(outs) == 1 else _t.cat(outs, 1)
-            if self.dropout > 0 and self.training and layer < self.num_layers - 1:
-                x = _t.dropout(x, self.dropout, True)
-        return x, _t.stack(h_last, 0), (None if c0 is None else _t.stack(c_last, 0))
 
     def _forward_packed(self, packed, hx):
         """A PackedSequence in, a PackedSequence out, as torch: hx is given in the caller's
