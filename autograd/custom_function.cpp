@@ -38,11 +38,7 @@ void AutogradContext::save_variables() {
 }
 
 variable_list AutogradContext::get_saved_variables() const {
-  TORCH_CHECK(!has_freed_buffers_,
-              "Trying to backward through the graph a second time (or directly access saved tensors after they have "
-              "already been freed). Saved intermediate values of the graph are freed when you call .backward() or "
-              "autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or "
-              "if you need to access saved tensors after calling backward.");
+  TORCH_CHECK(!has_freed_buffers_, ERR_BACKWARD_TWICE);
   const std::shared_ptr<Node> fn = grad_fn_.lock();
   variable_list out;
   out.reserve(saved_variables_.size());

@@ -7,6 +7,12 @@
 
 namespace torch::autograd {
 
+const char* const ERR_BACKWARD_TWICE =
+    "Trying to backward through the graph a second time (or directly access saved tensors after they have already "
+    "been freed). Saved intermediate values of the graph are freed when you call .backward() or autograd.grad(). "
+    "Specify retain_graph=True if you need to backward through the graph a second time or if you need to access "
+    "saved tensors after calling backward.";
+
 namespace {
 const char* legacy_type_name(c10::ScalarType t) {
   switch (t) {
@@ -92,11 +98,7 @@ Tensor SavedVariable::unpack_hooked(const std::shared_ptr<Node>& saved_for) cons
 
 Tensor SavedVariable::unpack(const std::shared_ptr<Node>& saved_for) const {
   if (!was_defined_) return Tensor();
-  TORCH_CHECK(!released_,
-              "Trying to backward through the graph a second time (or directly access saved tensors after they have "
-              "already been freed). Saved intermediate values of the graph are freed when you call .backward() or "
-              "autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or "
-              "if you need to access saved tensors after calling backward.");
+  TORCH_CHECK(!released_, ERR_BACKWARD_TWICE);
   if (hooks_) return unpack_hooked(saved_for);
   uint32_t current = static_cast<uint32_t>(data_._version());
   if (current != saved_version_) {

@@ -42,6 +42,10 @@ class TORCH_API SavedVariable {
   bool released_ = false;
 };
 
+// torch's error for using saved tensors (or a Node's state) after a backward without
+// retain_graph freed them.
+TORCH_API extern const char* const ERR_BACKWARD_TWICE;
+
 // The ", which is output 0 of MulBackward0" part of the version error, and the
 // "[tessera.FloatTensor [3]]" description of a tensor.
 TORCH_API std::string describe_tensor_type(const Tensor& t);

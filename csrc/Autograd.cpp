@@ -90,11 +90,7 @@ class PyNode final : public Node {
     {
       std::lock_guard<std::mutex> lock(mutex());  // before the GIL: release_variables takes only this
       py::gil_scoped_acquire gil;
-      TORCH_CHECK(ctx_, "Trying to backward through the graph a second time (or directly access saved tensors "
-                        "after they have already been freed). Saved intermediate values of the graph are freed when "
-                        "you call .backward() or autograd.grad(). Specify retain_graph=True if you need to backward "
-                        "through the graph a second time or if you need to access saved tensors after calling "
-                        "backward.");
+      TORCH_CHECK(ctx_, torch::autograd::ERR_BACKWARD_TWICE);
       py::tuple args(inputs.size() + 1);
       args[0] = ctx_;
       for (size_t i = 0; i < inputs.size(); ++i) args[i + 1] = inputs[i].defined() ? to_py(inputs[i]) : py::none();

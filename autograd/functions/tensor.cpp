@@ -1,4 +1,5 @@
 #include <autograd/functions/tensor.h>
+#include <autograd/saved_variable.h>
 
 #include <aten/ops/Functions.h>
 #include <c10/util/Exception.h>
@@ -56,8 +57,7 @@ CopySlices::CopySlices(const Tensor& base, const Tensor& view, std::shared_ptr<N
 
 variable_list CopySlices::apply(variable_list&& grads) {
   const Tensor& grad = grads[0];
-  TORCH_CHECK(fn_ != nullptr, "CopySlices: its in-place function was released (backward through the graph a "
-                              "second time without retain_graph=True?)");
+  TORCH_CHECK(fn_ != nullptr, ERR_BACKWARD_TWICE);
   if (!grad.defined()) return variable_list(num_outputs());
   Tensor result = base_.empty_like();
   result.copy_(grad);
@@ -79,8 +79,9 @@ variable_list CopySlices::apply(variable_list&& grads) {
   return outputs;
 }
 
-void CopySlices::release_variables() {
-  if (fn_) fn_->release_variables();
-}
+// Drops the in-place op's Node rather than emptying it: with create_graph, the graph built
+// by the first backward can reach that Node directly (through the op's saved output), and a
+// later backward over that graph still needs its saved tensors. Unshared, it goes now.
+void CopySlices::release_variables() { fn_.reset(); }
 
 }  // namespace torch::autograd

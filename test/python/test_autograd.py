@@ -608,3 +608,31 @@ def test_complex_autograd_is_refused_rather_than_wrong():
         x.to(tessera.complex64)
     with tessera.no_grad():
         assert x.to(tessera.complex64).dtype == tessera.complex64
+
+
+def test_double_backward_through_an_in_place_op_on_a_view_like_torch():
+    # The create_graph pass reaches exp_'s Node both through CopySlices (via the base) and
+    # directly (via its saved output); freeing the first graph in the second pass must not
+    # empty that Node before both are done (torch drops CopySlices' reference instead).
+    def run(lib, retain):
+        x = lib.tensor([0.5, 1.0, 1.5, 2.0], dtype=lib.float64, requires_grad=True)
+        b = x * 1
+        b[:2].exp_()
+        (g,) = lib.autograd.grad((b * b).sum(), x, create_graph=True)
+        (h,) = lib.autograd.grad(g.sum(), x, retain_graph=retain)
+        return g.detach().tolist(), h.tolist()
+    for retain in (None, True):
+        got, want = run(tessera, retain), run(torch, retain)
+        for a, b in zip(got, want):
+            assert a == pytest.approx(b, rel=1e-13)
+
+
+def test_backward_twice_through_copy_slices_gives_torchs_error():
+    for lib in (torch, tessera):
+        x = lib.ones(4, dtype=lib.float64, requires_grad=True)
+        b = x * 1
+        b[:2].mul_(3)
+        y = (b * b).sum()
+        y.backward()
+        with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
+            y.backward()
