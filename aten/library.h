@@ -133,18 +133,36 @@ class TORCH_API Library {
   std::vector<c10::RegistrationHandleRAII> registrations_;
 };
 
+// Shared libraries of operators. dlopen runs a library's TORCH_LIBRARY blocks, but dlclose
+// may leave the library mapped (a GNU_UNIQUE symbol makes it a no-op), and with it the
+// blocks' registrations. load_library records the blocks a library runs while it loads;
+// unload_library undoes them itself, and a later load_library runs them again if the
+// library never left memory. Both throw c10::Error (Python: OSError for a failed dlopen).
+TORCH_API void load_library(const std::string& path);
+TORCH_API void unload_library(const std::string& path);
+
 namespace detail {
-// Runs a TORCH_LIBRARY block when its (static) object is constructed.
-class TorchLibraryInit {
+// Runs a TORCH_LIBRARY block when its (static) object is constructed, and again on demand
+// (see load_library).
+class TORCH_API TorchLibraryInit {
  public:
   TorchLibraryInit(Library::Kind kind, void (*init)(Library&), const char* ns, std::optional<DispatchKey> key,
-                   const char* file, uint32_t line)
-      : lib_(kind, ns, key, file, line) {
-    init(lib_);
-  }
+                   const char* file, uint32_t line);
+  ~TorchLibraryInit();
+  TorchLibraryInit(const TorchLibraryInit&) = delete;
+  TorchLibraryInit& operator=(const TorchLibraryInit&) = delete;
+
+  void run();    // registers the block's operators and kernels (no-op when registered)
+  void reset();  // removes them
 
  private:
-  Library lib_;
+  Library::Kind kind_;
+  void (*init_)(Library&);
+  const char* ns_;
+  std::optional<DispatchKey> key_;
+  const char* file_;
+  uint32_t line_;
+  std::optional<Library> lib_;
 };
 }  // namespace detail
 

@@ -5,12 +5,10 @@
 #include "python_api.h"
 
 #include <aten/dispatch/Dispatcher.h>
+#include <aten/library.h>
 
-#include <dlfcn.h>
 
-#include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 
 namespace tessera::python {
@@ -171,36 +169,28 @@ PyObject* dispatch_dump(PyObject*, PyObject* arg) {
   END_HANDLE_TH_ERRORS
 }
 
-std::mutex g_libraries_mutex;
-std::map<std::string, void*>& libraries() {
-  static std::map<std::string, void*> libs;
-  return libs;
-}
-
-// Loads a shared library whose static TORCH_LIBRARY blocks register its operators.
+// Loads a shared library whose TORCH_LIBRARY blocks register its operators. A library that
+// cannot be opened is an OSError, as torch.ops.load_library's ctypes.CDLL raises.
 PyObject* load_library(PyObject*, PyObject* arg) {
   HANDLE_TH_ERRORS
   const char* path = PyUnicode_AsUTF8(arg);
   if (!path) return nullptr;
-  std::lock_guard<std::mutex> lock(g_libraries_mutex);
-  if (libraries().count(path)) Py_RETURN_NONE;
-  void* handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  TORCH_CHECK(handle != nullptr, "Could not load library ", path, ": ", dlerror());
-  libraries()[path] = handle;
+  try {
+    torch::load_library(path);
+  } catch (const c10::Error& e) {
+    PyErr_SetString(PyExc_OSError, e.what());
+    return nullptr;
+  }
   Py_RETURN_NONE;
   END_HANDLE_TH_ERRORS
 }
 
-// Unloads it again: its static Library objects die and take their registrations along.
+// Unloads it again: its registrations go, whether or not the loader unmaps it.
 PyObject* unload_library(PyObject*, PyObject* arg) {
   HANDLE_TH_ERRORS
   const char* path = PyUnicode_AsUTF8(arg);
   if (!path) return nullptr;
-  std::lock_guard<std::mutex> lock(g_libraries_mutex);
-  auto it = libraries().find(path);
-  TORCH_CHECK(it != libraries().end(), "library ", path, " was not loaded with tessera.ops.load_library");
-  TORCH_CHECK(dlclose(it->second) == 0, "Could not unload library ", path, ": ", dlerror());
-  libraries().erase(it);
+  torch::unload_library(path);
   Py_RETURN_NONE;
   END_HANDLE_TH_ERRORS
 }

@@ -6,6 +6,7 @@
 
 #include <aten/native/TensorFactories.h>
 #include <c10/util/Exception.h>
+#include <c10/util/safe_numerics.h>
 
 #include <cstdint>
 #include <vector>
@@ -182,14 +183,20 @@ at::Tensor tensor_from_dlpack(PyObject* capsule) {
   const DLTensor& dl = managed->dl_tensor;
   const c10::ScalarType dtype = scalar_type_of(dl.dtype);
   const c10::Device device = device_of(dl.device);
+  TORCH_CHECK(dl.ndim >= 0 && (dl.ndim == 0 || dl.shape != nullptr), "from_dlpack: invalid DLTensor: ndim ", dl.ndim,
+              dl.shape ? "" : " with no shape array");
   std::vector<int64_t> sizes(dl.shape, dl.shape + dl.ndim);
   std::vector<int64_t> strides;
   if (dl.strides) {
     strides.assign(dl.strides, dl.strides + dl.ndim);
   } else {  // a null strides array means compact row-major
     strides.assign(static_cast<size_t>(dl.ndim), 1);
-    for (int32_t d = dl.ndim - 2; d >= 0; --d) strides[d] = strides[d + 1] * std::max<int64_t>(sizes[d + 1], 1);
+    for (int32_t d = dl.ndim - 2; d >= 0; --d) {
+      TORCH_CHECK(!c10::mul_overflows(strides[d + 1], std::max<int64_t>(sizes[d + 1], 1), &strides[d]),
+                  "from_dlpack: the element count of shape ", c10::IntArrayRef(sizes), " overflows");
+    }
   }
+  // from_blob checks the sizes and strides (computeStorageNbytes) before anything is made.
   void* data = static_cast<char*>(dl.data) + dl.byte_offset;
   // The capsule is consumed first: from here on the tensor's storage owns `managed`.
   if (PyCapsule_SetName(capsule, kUsedCapsuleName) != 0) throw python_error();

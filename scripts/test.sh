@@ -10,6 +10,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 jobs=$(nproc)
+# ccache keys on paths relative to the checkout, so a fresh clone elsewhere (CI) reuses a
+# developer's cache.
+export CCACHE_BASEDIR="$root" CCACHE_NOHASHDIR=1
 
 scripts/install-deps.sh
 

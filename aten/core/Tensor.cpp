@@ -36,7 +36,7 @@ void SetVariableHooks(VariableHooksInterface* hooks) { g_variable_hooks.store(ho
 
 const VariableHooksInterface& GetVariableHooks() {
   VariableHooksInterface* h = g_variable_hooks.load(std::memory_order_acquire);
-  TORCH_CHECK(h != nullptr, "autograd is not available: link libtessera_autograd (Tessera::aten does) to use it");
+  TORCH_CHECK(h != nullptr, "autograd is not available: link libtessera_autograd (the CMake target Tessera::aten brings it) to use it");
   return *h;
 }
 }  // namespace impl

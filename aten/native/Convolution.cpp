@@ -10,6 +10,7 @@
 #include <aten/native/TensorShape.h>
 #include <aten/ops/Functions.h>
 
+#include <algorithm>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -40,6 +41,23 @@ std::string per_dim(const char* name, const std::vector<int64_t>& v) {
   return s.str();
 }
 
+// A kernel with a zero-size spatial dim, refused as torch refuses it. With an empty input
+// torch 1.13 fails on its empty-input path, indexing an empty tensor (an IndexError); with
+// a non-empty one its backend reports the kernel as it sees it (1-D runs as 2-D there).
+void check_kernel_nonempty(const Tensor& input, const Tensor& weight, bool transposed) {
+  const IntArrayRef w = weight.sizes();
+  std::vector<int64_t> kernel(w.begin() + 2, w.end());
+  if (std::all_of(kernel.begin(), kernel.end(), [](int64_t k) { return k > 0; })) return;
+  TORCH_CHECK_INDEX(input.numel() != 0, "select(): index 0 out of range for tensor of size [0] at dimension 0");
+  if (kernel.size() == 3) {
+    TORCH_CHECK(!transposed, "non-empty 5D (n_output_plane x n_input_plane x kernel_depth x kernel_height x "
+                "kernel_width) tensor expected for weight, but got: ", w);
+    TORCH_CHECK(false, "kernel size should be greater than zero, but got: ", join(kernel, " x "), " (TxHxW)");
+  }
+  if (kernel.size() == 1) kernel.insert(kernel.begin(), 1);
+  TORCH_CHECK(false, "kernel size should be greater than zero, but got ", per_dim("kernel", kernel));
+}
+
 struct ConvSetup {
   ConvShape shape;
   std::vector<int64_t> output_sizes;
@@ -64,7 +82,10 @@ ConvSetup setup_convolution(const Tensor& input, const Tensor& weight, std::opti
     TORCH_CHECK(padding[i] >= 0, "negative padding is not supported");
     TORCH_CHECK(output_padding[i] >= 0, "negative output_padding is not supported");
     TORCH_CHECK(stride[i] > 0, "non-positive stride is not supported");
-    TORCH_CHECK(dilation[i] > 0, "dilation should be greater than zero, but got ", IntArrayRef(dilation));
+    // torch refuses a zero dilation only where there is work to do (in its backends), so an
+    // empty input passes; a negative one always (current torch; 1.13 passed it when empty).
+    TORCH_CHECK(dilation[i] > 0 || (dilation[i] == 0 && input.numel() == 0),
+                "dilation should be greater than zero, but got ", IntArrayRef(dilation));
   }
   TORCH_CHECK(weight.dim() == input.dim(), "Expected ", weight.dim(), "-dimensional input for ", weight.dim(),
               "-dimensional weight ", w, ", but got ", input.dim(), "-dimensional input of size ", input.sizes(),
@@ -109,7 +130,8 @@ ConvSetup setup_convolution(const Tensor& input, const Tensor& weight, std::opti
                 " elements, but got bias of size ", bias_sizes.value_or(IntArrayRef()), " instead");
     std::vector<int64_t> in_sizes, out_sizes;
     for (int i = 0; i < spatial; ++i) {
-      TORCH_CHECK(output_padding[i] < stride[i] || output_padding[i] < dilation[i],
+      // torch checks this in its backends, which an empty batch never reaches.
+      TORCH_CHECK(input.numel() == 0 || output_padding[i] < stride[i] || output_padding[i] < dilation[i],
                   "output padding must be smaller than either stride or dilation, but got ",
                   per_dim("output_padding", output_padding), " ", per_dim("stride", stride), " ",
                   per_dim("dilation", dilation));
@@ -126,6 +148,7 @@ ConvSetup setup_convolution(const Tensor& input, const Tensor& weight, std::opti
     c.output_sizes = {input.size(0), w[1] * groups};
     c.output_sizes.insert(c.output_sizes.end(), out_sizes.begin(), out_sizes.end());
   }
+  check_kernel_nonempty(input, weight, transposed);
   if (input.dim() == 4 && (suggest_memory_format(input) == c10::MemoryFormat::ChannelsLast ||
                            suggest_memory_format(weight) == c10::MemoryFormat::ChannelsLast)) {
     c.format = c10::MemoryFormat::ChannelsLast;

@@ -48,7 +48,8 @@ const char* cpp_type_name(c10::ScalarType t) {
 void add_product(const Tensor& out3, const Tensor& out, const Tensor& self, const Tensor& a3, const Tensor& b3,
                  const c10::Scalar& beta, const c10::Scalar& alpha, const char* op) {
   native::check_product_out_dtype(out, a3.scalar_type());
-  for (int64_t d = 0; d < out.dim(); ++d) {
+  // An empty out writes nothing, so its strides (all zero from numpy) cannot overlap.
+  for (int64_t d = 0; d < out.dim() && out.numel() != 0; ++d) {
     TORCH_CHECK(out.size(d) <= 1 || out.stride(d) != 0,
                 "unsupported operation: more than one element of the written-to tensor refers to a single memory "
                 "location. Please clone() the tensor before performing the operation.");

@@ -36,8 +36,7 @@ std::tuple<Tensor, Tensor> moments(const Tensor& self, std::optional<IntArrayRef
   if (!blocks.data.is_contiguous()) blocks.data = blocks.data.contiguous();
   Tensor v = compute == in ? var : make_empty(sizes, c10::toRealValueType(compute), self.device());
   Tensor m = compute == in ? mean : make_empty(sizes, compute, self.device());
-  var_mean_stub(c10::DeviceType::CPU, blocks, static_cast<double>(correction.value_or(1)), v, m);
-  if (take_sqrt) v.sqrt_();
+  var_mean_stub(c10::DeviceType::CPU, blocks, static_cast<double>(correction.value_or(1)), take_sqrt, v, m);
   if (!v.is_same(var)) var.copy_(v);
   if (!m.is_same(mean)) mean.copy_(m);
   return {var, mean};

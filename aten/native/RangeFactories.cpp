@@ -83,6 +83,19 @@ void linspace_fill(T* data, const Scalar& start, const Scalar& end, int64_t step
   }
 }
 
+// torch converts each power to an integer type with a bare static_cast, which x86's
+// cvttsd2si does: a value out of range (or NaN) becomes the "integer indefinite" INT64_MIN,
+// or INT32_MIN for the narrower types, which convert through int32 and then wrap.
+template <typename T>
+T truncate_like_x86(double v) {
+  if constexpr (sizeof(T) == 8) {
+    return v >= -0x1p63 && v < 0x1p63 ? static_cast<T>(v) : std::numeric_limits<T>::min();
+  } else {
+    const int32_t i = v >= -0x1p31 && v < 0x1p31 ? static_cast<int32_t>(v) : std::numeric_limits<int32_t>::min();
+    return static_cast<T>(i);
+  }
+}
+
 template <typename T>
 void logspace_fill(T* data, const Scalar& start, const Scalar& end, int64_t steps, double base) {
   const int64_t halfway = steps / 2;
@@ -92,7 +105,7 @@ void logspace_fill(T* data, const Scalar& start, const Scalar& end, int64_t step
     const double fbase = static_cast<float>(base);
     for (int64_t i = 0; i < steps; ++i) {
       double e = i < halfway ? a + step * static_cast<double>(i) : b - step * static_cast<double>(steps - i - 1);
-      data[i] = cast<T>(std::pow(fbase, e));
+      data[i] = truncate_like_x86<T>(std::pow(fbase, e));
     }
   } else if constexpr (c10::detail::is_complex_v<T>) {
     using C = c10::complex<double>;
@@ -217,13 +230,15 @@ Tensor logspace(const Scalar& start, const Scalar& end, int64_t steps, double ba
 static Tensor& logspace_out_impl(const Scalar& start, const Scalar& end, int64_t steps, double base, Tensor& out,
                                  bool run) {
   return space_out("logspace_cpu", start, end, steps, out, run, [&]<typename T>(T* data) {
+    // One step is torch's fill_ with base^start, a checked Scalar conversion: a power out
+    // of the dtype's range raises "value cannot be converted to type ... without overflow".
     if (steps == 1) {
       if constexpr (c10::detail::is_complex_v<T>) {
         auto s = start.to<c10::complex<double>>();
         std::complex<double> r = std::pow(std::complex<double>(base, 0), std::complex<double>(s.real(), s.imag()));
-        data[0] = T(static_cast<typename T::value_type>(r.real()), static_cast<typename T::value_type>(r.imag()));
+        data[0] = Scalar(c10::complex<double>(r.real(), r.imag())).to<T>();
       } else {
-        data[0] = cast<T>(std::pow(base, start.to<double>()));
+        data[0] = Scalar(std::pow(base, start.to<double>())).to<T>();
       }
     } else {
       logspace_fill<T>(data, start, end, steps, base);

@@ -53,8 +53,10 @@ DECLARE_DISPATCH(reduce_fn, or_stub);
 // writes var (the real dtype) and mean (the blocks' dtype), both contiguous with
 // outer * inner elements; var = sum |x - mean|^2 / max(n - correction, 0). Two passes
 // over cache-sized pieces, pieces combined in a fixed order (Chan et al.), so the result
-// does not depend on the thread count.
-using var_mean_fn = void (*)(const DimBlocks& blocks, double correction, const Tensor& var, const Tensor& mean);
+// does not depend on the thread count. take_sqrt: var gets the standard deviation, its root
+// taken before narrowing to var's dtype.
+using var_mean_fn = void (*)(const DimBlocks& blocks, double correction, bool take_sqrt, const Tensor& var,
+                             const Tensor& mean);
 DECLARE_DISPATCH(var_mean_fn, var_mean_stub);
 
 }  // namespace at::inline tessera::native

@@ -3,29 +3,11 @@
 #include <aten/native/TensorFactories.h>
 #include <aten/native/TensorShape.h>
 #include <aten/ops/Functions.h>
+#include <c10/core/StorageBounds.h>
 
 #include <algorithm>
 
 namespace at::inline tessera::native {
-
-size_t storage_bytes_for(IntArrayRef sizes, IntArrayRef strides, size_t itemsize) {
-  int64_t last = 0;
-  for (size_t i = 0; i < sizes.size(); ++i) {
-    TORCH_CHECK(sizes[i] >= 0, "Trying to create tensor with negative dimension ", sizes[i], ": ", sizes);
-    if (sizes[i] == 0) return 0;
-  }
-  for (size_t i = 0; i < sizes.size(); ++i) {
-    TORCH_CHECK(strides[i] >= 0, "as_strided: Negative strides are not supported at the moment, got strides: ",
-                strides);
-    int64_t span = 0;
-    TORCH_CHECK(!__builtin_mul_overflow(sizes[i] - 1, strides[i], &span) && !__builtin_add_overflow(last, span, &last),
-                "Storage size calculation overflowed with sizes=", sizes, " and strides=", strides);
-  }
-  int64_t bytes = 0;
-  TORCH_CHECK(!__builtin_mul_overflow(last + 1, static_cast<int64_t>(itemsize), &bytes),
-              "Storage size calculation overflowed with sizes=", sizes, " and strides=", strides);
-  return static_cast<size_t>(bytes);
-}
 
 static Tensor allocate(IntArrayRef sizes, IntArrayRef strides, bool contiguous, c10::ScalarType dtype,
                        c10::Device device) {
@@ -38,7 +20,7 @@ static Tensor allocate(IntArrayRef sizes, IntArrayRef strides, bool contiguous, 
   } else {
     impl->set_sizes_and_strides(sizes, strides);
   }
-  size_t nbytes = storage_bytes_for(impl->sizes(), impl->strides(), c10::elementSize(dtype));
+  size_t nbytes = c10::computeStorageNbytes(impl->sizes(), impl->strides(), c10::elementSize(dtype));
   impl->set_storage(c10::Storage(c10::StorageImpl::use_byte_size_t{}, nbytes, c10::GetAllocator(device.type()),
                                  /*resizable=*/true));
   return Tensor(std::move(impl));
@@ -59,7 +41,7 @@ Tensor from_blob(c10::DataPtr data, IntArrayRef sizes, IntArrayRef strides, c10:
   auto impl = c10::make_intrusive<c10::TensorImpl>(
       c10::Storage(), c10::DispatchKeySet(c10::backendDispatchKey(device.type(), c10::kStrided)), dtype, c10::kStrided);
   impl->set_sizes_and_strides(sizes, strides);
-  const size_t nbytes = storage_bytes_for(impl->sizes(), impl->strides(), c10::elementSize(dtype));
+  const size_t nbytes = c10::computeStorageNbytes(impl->sizes(), impl->strides(), c10::elementSize(dtype));
   impl->set_storage(c10::Storage(c10::make_intrusive<c10::StorageImpl>(c10::StorageImpl::use_byte_size_t{}, nbytes,
                                                                        std::move(data), nullptr, /*resizable=*/false)));
   return Tensor(std::move(impl));
@@ -152,11 +134,11 @@ static void resize_out_impl(const Tensor& out, IntArrayRef sizes, IntArrayRef st
   } else {
     impl->set_sizes_and_strides(sizes, strides);
   }
-  size_t nbytes = storage_bytes_for(impl->sizes(), impl->strides(), impl->itemsize());
+  const size_t nbytes =
+      c10::computeStorageNbytes(impl->sizes(), impl->strides(), impl->itemsize(), impl->storage_offset());
   c10::StorageImpl* storage = impl->storage().unsafeGetStorageImpl();
   TORCH_CHECK(storage != nullptr && storage->resizable(), op, "(): the out= tensor's storage cannot be resized");
-  if (storage->nbytes() < nbytes + impl->storage_offset() * impl->itemsize()) {
-    nbytes += impl->storage_offset() * impl->itemsize();
+  if (storage->nbytes() < nbytes) {
     storage->set_data_ptr(storage->allocator()->allocate(nbytes));
     storage->set_nbytes(nbytes);
   }
@@ -256,8 +238,8 @@ void resize_factory_out(const Tensor& out, IntArrayRef sizes) {
   if (out.sizes().equals(sizes)) return;
   c10::TensorImpl* impl = out.unsafeGetTensorImpl();
   impl->set_sizes_contiguous(sizes);
-  size_t nbytes = storage_bytes_for(impl->sizes(), impl->strides(), impl->itemsize()) +
-                  static_cast<size_t>(impl->storage_offset()) * impl->itemsize();
+  const size_t nbytes =
+      c10::computeStorageNbytes(impl->sizes(), impl->strides(), impl->itemsize(), impl->storage_offset());
   c10::StorageImpl* storage = impl->storage().unsafeGetStorageImpl();
   if (impl->numel() == 0) return;
   TORCH_CHECK(storage != nullptr && storage->resizable(), "Trying to resize storage that is not resizable");

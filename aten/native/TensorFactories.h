@@ -12,9 +12,6 @@ TORCH_API Tensor make_empty_strided(IntArrayRef sizes, IntArrayRef strides, c10:
 // A tensor over memory it does not own (numpy arrays, DLPack capsules): `data`'s deleter
 // runs when the last tensor viewing it goes. The storage cannot be resized.
 TORCH_API Tensor from_blob(c10::DataPtr data, IntArrayRef sizes, IntArrayRef strides, c10::ScalarType dtype);
-// Bytes a strided tensor spans in its storage: 0 when empty, else itemsize * (1 + sum of
-// (size - 1) * stride); raises on negative strides or overflow.
-TORCH_API size_t storage_bytes_for(IntArrayRef sizes, IntArrayRef strides, size_t itemsize);
 
 }  // namespace at::inline tessera::native
 

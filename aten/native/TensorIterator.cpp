@@ -103,6 +103,9 @@ void TensorIterator::compute_shape(const TensorIteratorConfig& config) {
   for (const auto& op : operands_) {
     if (!op.is_output || !op.tensor.defined() || config.is_reduction_ || !config.check_mem_overlap_) continue;
     // Writing through a stride-0 dimension would write one element from several places.
+    // An empty tensor writes nothing, whatever its strides (numpy gives empty arrays all-zero
+    // strides, and empty_like keeps them): torch never sees internal overlap there.
+    if (op.tensor.numel() == 0) continue;
     for (int64_t d = 0; d < op.tensor.dim(); ++d) {
       TORCH_CHECK(op.tensor.size(d) <= 1 || op.tensor.stride(d) != 0,
                   "unsupported operation: more than one element of the written-to tensor refers to a single memory "

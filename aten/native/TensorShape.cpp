@@ -9,6 +9,8 @@
 #include <aten/native/NativeFunctions.h>
 #include <aten/native/TensorFactories.h>
 #include <aten/ops/Functions.h>
+#include <c10/core/StorageBounds.h>
+#include <c10/util/safe_numerics.h>
 
 #include <algorithm>
 #include <limits>
@@ -28,6 +30,18 @@ Tensor make_view(const Tensor& self, IntArrayRef sizes, IntArrayRef strides, int
 }
 
 Tensor make_view(const Tensor& self, const ViewGeometry& g) { return make_view(self, g.sizes, g.strides, g.offset); }
+
+// Every tensor's farthest element offset fits in int64 (computeStorageNbytes), so offsets
+// and strides a view derives for dims of two or more elements fit as well. A dim of size 0
+// or 1 may carry any stride, as in torch; scaling or adding such a stride can overflow, and
+// then the view keeps the unscaled one, which serves that dim equally well.
+static int64_t derived_stride(int64_t stride, int64_t factor, int64_t addend, int64_t size) {
+  int64_t out = 0;
+  if (!c10::mul_overflows(stride, factor, &out) && !c10::add_overflows(out, addend, &out)) return out;
+  TORCH_CHECK(size <= 1, "Storage size calculation overflowed: stride ", stride, " * ", factor, " + ", addend,
+              " for a dimension of size ", size);
+  return stride;
+}
 
 namespace {
 // self's storage as a view of another dtype with geometry g (in elements of that dtype).
@@ -54,7 +68,7 @@ Tensor view_dtype(const Tensor& self, c10::ScalarType dtype) {
     const size_t last = g.sizes.size() - 1;
     if (old_size > new_size) {
       const int64_t r = old_size / new_size;
-      for (size_t d = 0; d < last; ++d) g.strides[d] *= r;
+      for (size_t d = 0; d < last; ++d) g.strides[d] = derived_stride(g.strides[d], r, 0, g.sizes[d]);
       g.sizes[last] *= r;
       g.offset *= r;
     } else {
@@ -79,7 +93,7 @@ Tensor view_dtype(const Tensor& self, c10::ScalarType dtype) {
 Tensor view_as_real(const Tensor& self) {
   TORCH_CHECK(c10::isComplexType(self.scalar_type()), "view_as_real is only supported for complex tensors");
   ViewGeometry g{self.sizes().vec(), self.strides().vec(), self.storage_offset() * 2};
-  for (int64_t& st : g.strides) st *= 2;
+  for (size_t d = 0; d < g.strides.size(); ++d) g.strides[d] = derived_stride(g.strides[d], 2, 0, g.sizes[d]);
   g.sizes.push_back(2);
   g.strides.push_back(1);
   return make_dtype_view(self, c10::toRealValueType(self.scalar_type()), g);
@@ -265,19 +279,17 @@ Tensor view(const Tensor& self, IntArrayRef size) {
   return make_view(self, shape, *strides, self.storage_offset());
 }
 
+// The one bounds check between a caller's geometry and the storage's bytes (tessera.load
+// reaches it with a checkpoint's offsets): computeStorageNbytes checks every product and sum.
 static ViewGeometry as_strided_geometry(const Tensor& self, IntArrayRef size, IntArrayRef stride,
                                         std::optional<int64_t> storage_offset) {
   TORCH_CHECK(size.size() == stride.size(), "mismatch in length of strides and shape");
-  int64_t offset = storage_offset.value_or(self.storage_offset());
-  TORCH_CHECK(offset >= 0, "Tensor: invalid storage offset ", offset);
-  size_t needed = storage_bytes_for(size, stride, self.itemsize());
-  size_t have = self.storage().defined() ? self.storage().nbytes() : 0;
-  if (needed > 0) {
-    needed += static_cast<size_t>(offset) * self.itemsize();
-    TORCH_CHECK(needed <= have, "setStorage: sizes ", size, ", strides ", stride, ", storage offset ", offset,
-                ", and itemsize ", self.itemsize(), " requiring a storage size of ", needed,
-                " are out of bounds for storage of size ", have);
-  }
+  const int64_t offset = storage_offset.value_or(self.storage_offset());
+  const size_t needed = c10::computeStorageNbytes(size, stride, self.itemsize(), offset);
+  const size_t have = self.storage().defined() ? self.storage().nbytes() : 0;
+  TORCH_CHECK(needed <= have, "setStorage: sizes ", size, ", strides ", stride, ", storage offset ", offset,
+              ", and itemsize ", self.itemsize(), " requiring a storage size of ", needed,
+              " are out of bounds for storage of size ", have);
   return {size.vec(), stride.vec(), offset};
 }
 
@@ -430,8 +442,8 @@ Tensor slice(const Tensor& self, int64_t dim, std::optional<int64_t> start, std:
   hi = std::clamp<int64_t>(hi, lo, size);
   std::vector<int64_t> sizes = self.sizes().vec(), strides = self.strides().vec();
   int64_t offset = self.storage_offset() + lo * strides[dim];
-  sizes[dim] = (hi - lo + step - 1) / step;
-  strides[dim] *= step;
+  sizes[dim] = hi > lo ? (hi - lo - 1) / step + 1 : 0;  // ceil((hi - lo) / step), without overflowing
+  strides[dim] = derived_stride(strides[dim], step, 0, sizes[dim]);
   return make_view(self, sizes, strides, offset);
 }
 
@@ -446,8 +458,12 @@ Tensor unfold(const Tensor& self, int64_t dimension, int64_t size, int64_t step)
   sizes.push_back(size);
   strides.push_back(ndim == 0 ? 1 : strides[dimension]);
   if (ndim > 0) {
-    sizes[dimension] = (sizes[dimension] - size) / step + 1;
-    strides[dimension] *= step;
+    int64_t room = 0;  // a size near INT64_MIN would overflow: torch's overflow error then
+    TORCH_CHECK(!c10::sub_overflows(sizes[dimension], size, &room),
+                "Storage size calculation overflowed with sizes=", IntArrayRef(sizes), " and strides=",
+                IntArrayRef(strides));
+    sizes[dimension] = room / step + 1;
+    strides[dimension] = derived_stride(strides[dimension], step, 0, sizes[dimension]);
   }
   // torch reaches this through as_strided's storage check, whose message it keeps.
   TORCH_CHECK(std::all_of(sizes.begin(), sizes.end(), [](int64_t s) { return s >= 0; }),
@@ -467,7 +483,7 @@ Tensor diagonal(const Tensor& self, int64_t offset, int64_t dim1_, int64_t dim2_
   length = std::max<int64_t>(length, 0);
   int64_t storage_offset = self.storage_offset();
   if (length > 0) storage_offset += offset >= 0 ? offset * strides[dim2] : -offset * strides[dim1];
-  const int64_t stride = strides[dim1] + strides[dim2];
+  const int64_t stride = derived_stride(strides[dim1], 1, strides[dim2], length);
   for (int64_t d : {std::max(dim1, dim2), std::min(dim1, dim2)}) {
     sizes.erase(sizes.begin() + d);
     strides.erase(strides.begin() + d);

@@ -56,6 +56,14 @@ void check_sizes(const Tensor& input, const std::vector<int64_t>& out) {
   }
 }
 
+// torch allows an empty batch, but no other empty dim (checked after the sizes).
+void check_nonempty(const Tensor& input) {
+  int64_t per_sample = 1;
+  for (int64_t d = 1; d < input.dim(); ++d) per_sample *= input.size(d);
+  TORCH_CHECK(input.numel() != 0 || per_sample != 0, "Non-empty ", input.dim(),
+              "D data tensor expected but got a tensor with sizes ", input.sizes());
+}
+
 double cubic1(double x, double a) { return ((a + 2) * x - (a + 3)) * x * x + 1; }
 double cubic2(double x, double a) { return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a; }
 
@@ -120,8 +128,17 @@ Tensor upsample(const Tensor& input, std::optional<IntArrayRef> output_size, std
                 int64_t spatial, Mode mode, bool align_corners) {
   const std::vector<int64_t> out = output_sizes(input, output_size, scales, spatial);
   check_sizes(input, out);
+  check_nonempty(input);
   TORCH_CHECK(mode == Mode::Nearest || c10::isFloatingType(input.scalar_type()), "\"upsample\" not implemented for '",
               input.scalar_type(), "'");
+  std::vector<int64_t> shape(input.sizes().begin(), input.sizes().end() - spatial);
+  shape.insert(shape.end(), out.begin(), out.end());
+  // An empty batch needs no index tables, however large the spatial sizes: a reshape keeps
+  // the autograd graph (its grad is empty too).
+  if (input.numel() == 0) return input.reshape(shape).clone();
+  // torch allocates the result before any work. So does this: an output too large to
+  // allocate fails here at once, not after index tables and passes as large as itself.
+  (void)at::empty(shape, input.options());
   Tensor x = input;
   for (int64_t d = 0; d < spatial; ++d) {
     std::optional<double> scale;

@@ -5,8 +5,10 @@
 
 #include <c10/util/Exception.h>
 
+#include <algorithm>
 #include <cctype>
 #include <limits>
+#include <string_view>
 #include <utility>
 
 namespace c10::inline tessera {
@@ -19,6 +21,17 @@ using schema_detail::is_ident_char;
 using schema_detail::is_ident_start;
 using schema_detail::NumberLiteral;
 using schema_detail::SchemaLexer;
+
+// The words torch's schema lexer reads as keywords (Python's and TorchScript's), never as
+// names: there `foo(in x) -> Tensor` is an error, not an argument whose type is the type
+// variable `in`. None and NoneType may still name a type.
+bool is_keyword(std::string_view word) {
+  static constexpr std::string_view kKeywords[] = {
+      "def",   "if",    "else",   "elif",  "while",    "True", "False", "None",   "NoneType", "and",
+      "or",    "not",   "return", "for",   "in",       "is",   "raise", "assert", "break",    "continue",
+      "del",   "pass",  "class",  "import", "with",    "as",   "global", "Ellipsis"};
+  return std::find(std::begin(kKeywords), std::end(kKeywords), word) != std::end(kKeywords);
+}
 
 // A parsed type and the alias annotation written on it, which belongs to the Argument.
 struct AnnotatedType {
@@ -79,12 +92,14 @@ class Parser : private SchemaLexer {
   OperatorName operator_name() {
     OperatorName result;
     skip_ws();
-    result.name = identifier("an operator name");
-    if (accept_raw("::")) result.name += "::" + identifier("an operator name after '::'");
+    result.name = checked_identifier("an operator name");
+    if (accept_raw("::")) result.name += "::" + checked_identifier("an operator name after '::'");
     if (accept_raw(".")) {
       const size_t start = pos_;
       while (pos_ < text_.size() && is_ident_char(text_[pos_])) ++pos_;
-      if (pos_ == start) expected(pos_, "an overload name after '.'");
+      if (pos_ == start || is_keyword(text_.substr(start, pos_ - start))) {
+        expected(start, "an overload name after '.'");
+      }
       result.overload_name = std::string(text_.substr(start, pos_ - start));
     }
     return result;
@@ -102,12 +117,20 @@ class Parser : private SchemaLexer {
   }
 
  private:
+  // An identifier that is not one of torch's keywords; `what` as for identifier().
+  std::string checked_identifier(const char* what) {
+    const size_t start = skip_ws();
+    std::string word = identifier(what);
+    if (is_keyword(word)) expected(start, what);
+    return word;
+  }
+
   // ---- arguments --------------------------------------------------------------------
 
   Argument argument(bool kwarg_only) {
     skip_ws();
     AnnotatedType t = type();
-    std::string name = identifier("an argument name");
+    std::string name = checked_identifier("an argument name");
     std::optional<DefaultValue> value;
     if (accept('=')) value = default_value(t.type);
     return Argument(std::move(name), std::move(t.type), std::move(value), kwarg_only, std::move(t.alias));
@@ -117,7 +140,7 @@ class Parser : private SchemaLexer {
     skip_ws();
     AnnotatedType t = type();
     std::string name;
-    if (next_is_identifier()) name = identifier("a return name");
+    if (next_is_identifier()) name = checked_identifier("a return name");
     return Argument(std::move(name), std::move(t.type), std::nullopt, false, std::move(t.alias));
   }
 
@@ -166,6 +189,7 @@ class Parser : private SchemaLexer {
       return SchemaType::tuple(std::move(elements));
     }
     std::string name = identifier("a type");
+    if (name != "None" && name != "NoneType" && is_keyword(name)) expected(start, "a type");
     if (pos_ < text_.size() && text_[pos_] == '.') {
       while (accept_raw(".")) {
         if (pos_ >= text_.size() || !is_ident_start(text_[pos_])) expected(pos_, "a class name after '.'");
@@ -217,7 +241,7 @@ class Parser : private SchemaLexer {
     std::vector<std::string> sets;
     do {
       if (accept('*')) sets.emplace_back(AliasInfo::kWildcard);
-      else sets.push_back(identifier("an alias set name or '*'"));
+      else sets.push_back(checked_identifier("an alias set name or '*'"));
     } while (accept('|'));
     return sets;
   }

@@ -2,11 +2,14 @@
 move both ways between tessera and torch. The archive holds <name>/data.pkl (the object,
 with tensors as torch's _rebuild_tensor_v2 calls), one <name>/data/<key> record of raw
 bytes per storage, <name>/byteorder and <name>/version."""
+import contextlib
 import io
 import os
 import pickle
+import stat
 import struct
 import sys
+import tempfile
 import zipfile
 import zlib
 
@@ -60,15 +63,42 @@ def save(obj, f, pickle_module=pickle, pickle_protocol=DEFAULT_PROTOCOL, _use_ne
     buf = io.BytesIO()
     tp.make_pickler(pickle_module)(buf, pickle_protocol, table).dump(obj)
     if _is_path(f):
-        archive = _archive_name(os.fspath(f))
-        with open(f, "wb") as fileobj:
-            _write_archive(fileobj, archive, buf.getvalue(), table)
+        _save_to_path(os.fspath(f), buf.getvalue(), table)
     else:
         if not hasattr(f, "write"):
             raise AttributeError(f"tessera.save: f must be a path or a file object with write(), got {type(f).__name__}")
         _write_archive(f, "archive", buf.getvalue(), table)
         if hasattr(f, "flush"):
             f.flush()
+
+
+def _save_to_path(path, data_pkl, table):
+    """Writes a temporary file beside path, then renames it over path: a save that fails
+    (disk full, an error while writing) never leaves a truncated file where a good one was."""
+    target = os.path.realpath(path)  # through a symlink, as open(path, "wb") would write
+    directory, base = os.path.split(target)
+    fd, tmp = tempfile.mkstemp(prefix=f".{base}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as fileobj:
+            _write_archive(fileobj, _archive_name(path), data_pkl, table)
+            fileobj.flush()
+            os.fsync(fileobj.fileno())
+        os.chmod(tmp, _mode_for(target))
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _mode_for(target):
+    """The permissions open(target, "wb") would leave: the existing file's, else 0o666 less the umask."""
+    try:
+        return stat.S_IMODE(os.stat(target).st_mode)
+    except FileNotFoundError:
+        mask = os.umask(0o022)
+        os.umask(mask)
+        return 0o666 & ~mask
 
 
 def _is_path(f):

@@ -50,6 +50,41 @@ def test_load_call_unload():
         tessera.ops.myops.scale
 
 
+def test_unload_when_the_library_stays_mapped():
+    # ctypes holds a second reference, so dlclose cannot unmap the library (a GNU_UNIQUE
+    # symbol in a Release build does the same): unload must still remove its operators,
+    # and loading it again must bring them back.
+    import ctypes
+    tessera.ops.load_library(myops_path())
+    pin = ctypes.CDLL(str(myops_path()))
+    try:
+        tessera.ops.unload_library(myops_path())
+        with pytest.raises(AttributeError, match="No such operator myops::scale"):
+            tessera.ops.myops.scale
+        tessera.ops.load_library(myops_path())
+        assert tessera.ops.myops.scale(tessera.tensor([1.5]), 2.0).tolist() == [3.0]
+        tessera.ops.unload_library(myops_path())
+        with pytest.raises(AttributeError, match="No such operator myops::scale"):
+            tessera.ops.myops.scale
+    finally:
+        del pin
+
+
+def test_load_library_errors_match_torch(tmp_path):
+    import torch
+    missing = tmp_path / "libmissing.so"
+    for lib in (torch, tessera):
+        with pytest.raises(OSError, match="libmissing.so"):
+            lib.ops.load_library(missing)
+    not_a_library = tmp_path / "libjunk.so"
+    not_a_library.write_bytes(b"not an ELF file")
+    for lib in (torch, tessera):
+        with pytest.raises(OSError):
+            lib.ops.load_library(not_a_library)
+    with pytest.raises(RuntimeError, match="was not loaded with load_library"):
+        tessera.ops.unload_library(missing)
+
+
 def test_ops_return_the_object_they_wrote_to():
     # as torch.ops: in-place and out= overloads give back the caller's own tensor object
     x = tessera.zeros(3)

@@ -651,3 +651,66 @@ def test_corrupt_central_directory_offset():
     data[end + 16:end + 20] = struct.pack("<I", offset + 100000)
     with pytest.raises(RuntimeError, match="corrupt"):
         _ts_load(bytes(data))
+
+
+_FILL_DISK = r"""
+import resource, signal, sys
+import tessera
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG instead
+resource.setrlimit(resource.RLIMIT_FSIZE, (64 * 1024, 64 * 1024))
+try:
+    tessera.save({"w": tessera.ones(1 << 20)}, sys.argv[1])
+except OSError as e:
+    print("OSError", e.errno)
+else:
+    print("saved")
+"""
+
+
+def test_save_on_a_full_disk_keeps_the_old_file(tmp_path):
+    # The file-size limit stands in for a disk that fills mid-write: the save fails, and the
+    # good checkpoint that was there is still there, whole, with no temporary file left.
+    import subprocess
+    import sys
+    path = tmp_path / "ckpt.pt"
+    tessera.save({"w": tessera.arange(10.)}, path)
+    good = path.read_bytes()
+    run = subprocess.run([sys.executable, "-c", _FILL_DISK, str(path)], capture_output=True, text=True, timeout=120,
+                         env={**os.environ})
+    assert run.stdout.split()[0] == "OSError", run.stdout + run.stderr
+    assert path.read_bytes() == good
+    assert tessera.load(path)["w"].tolist() == list(map(float, range(10)))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ckpt.pt"]
+
+
+def test_save_error_mid_write_keeps_the_old_file(tmp_path, monkeypatch):
+    from tessera import serialization
+    path = tmp_path / "ckpt.pt"
+    tessera.save(tessera.arange(3.), path)
+    good = path.read_bytes()
+    calls = []
+
+    def failing_write(zf, name, data):
+        calls.append(name)
+        if len(calls) == 3:
+            raise OSError(28, "No space left on device")
+        return real_write(zf, name, data)
+    real_write = serialization._write_record
+    monkeypatch.setattr(serialization, "_write_record", failing_write)
+    with pytest.raises(OSError, match="No space left"):
+        tessera.save({"a": tessera.ones(5), "b": tessera.zeros(5)}, path)
+    assert path.read_bytes() == good and sorted(p.name for p in tmp_path.iterdir()) == ["ckpt.pt"]
+
+
+def test_save_keeps_permissions_and_follows_symlinks(tmp_path):
+    path = tmp_path / "ckpt.pt"
+    tessera.save(tessera.ones(2), path)
+    os.chmod(path, 0o640)
+    tessera.save(tessera.zeros(2), path)
+    assert oct(os.stat(path).st_mode & 0o777) == oct(0o640)
+    link = tmp_path / "latest.pt"
+    link.symlink_to(path)
+    tessera.save(tessera.full((2,), 5.0), link)
+    assert link.is_symlink() and tessera.load(path).tolist() == [5.0, 5.0]
+    # torch reads what tessera wrote through the rename
+    assert torch.load(path).tolist() == [5.0, 5.0]

@@ -30,6 +30,9 @@ grep -q "promote(Int, Float) = Float" <<<"$output"
 output=$("$work/app/ops_app")
 echo "$output"
 grep -q "example::axpy: 22" <<<"$output"
+output=$("$work/app/grad_app")
+echo "$output"
+grep -q "grad of sum(3x^2) at x=1: 6 6 6" <<<"$output"
 output=$("$work/app/autograd_app")
 echo "$output"
 grep -q "autograd fit: w=3 b=-1" <<<"$output"

@@ -10,6 +10,7 @@
 #include <aten/cpu/vec/vec.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <vector>
 
@@ -21,7 +22,7 @@ using vec::Vectorized;
 using vec::detail::is_complex_v;
 
 constexpr int64_t kPiece = 16384;  // elements of one line read twice while in L2
-constexpr int64_t kLeaf = 1024;    // elements summed in vector lanes before going to double
+constexpr int64_t kLeaf = 1024;    // elements summed in vector lanes before joining the line total
 constexpr int64_t kLanes = 256;    // columns handled together when lines run across memory
 
 template <typename T>
@@ -63,43 +64,56 @@ struct Stats {
   }
 };
 
-// Sum of x[0..len) (Square: of |x - mu|^2), in vector lanes per leaf, leaves in double.
+// Four lanes of x from x[0], widened to double. float sums and squares are taken in
+// double, as torch's do: a float square overflows above |x - mean| ~ 1.8e19, and a float
+// sum above 3.4e38, where torch's var and std stay finite.
+template <typename T>
+Vectorized<double> load_as_double(const T* x) {
+  if constexpr (std::is_same_v<T, double>) {
+    return Vectorized<double>::loadu(x);
+  } else {
+#if defined(CPU_CAPABILITY_AVX2)
+    return _mm256_cvtps_pd(_mm_loadu_ps(x));
+#else
+    double d[Vectorized<double>::size()];
+    for (int64_t k = 0; k < Vectorized<double>::size(); ++k) d[k] = static_cast<double>(x[k]);
+    return Vectorized<double>::loadu(d);
+#endif
+  }
+}
+
+// Sum of x[0..len) (Square: of |x - mu|^2), in double vector lanes per leaf, leaves summed
+// in order.
 template <bool Square, typename T>
-double leaf_sums(const T* x, int64_t len, T mu) {
+double leaf_sums(const T* x, int64_t len, double mu) {
+  using V = Vectorized<double>;
+  constexpr int64_t w = V::size();
+  const V m(mu);
   double total = 0;
   for (int64_t start = 0; start < len; start += kLeaf) {
     const int64_t end = std::min(len, start + kLeaf);
     int64_t i = start;
-    T part = T(0);
-    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-      using V = Vectorized<T>;
-      constexpr int64_t w = V::size();
-      const V m(mu);
-      V a0(T(0)), a1(T(0));
-      for (; i + 2 * w <= end; i += 2 * w) {
-        V v0 = V::loadu(x + i), v1 = V::loadu(x + i + w);
-        if constexpr (Square) {
-          v0 = v0 - m;
-          v1 = v1 - m;
-          v0 = v0 * v0;
-          v1 = v1 * v1;
-        }
-        a0 = a0 + v0;
-        a1 = a1 + v1;
-      }
-      T lanes[w];
-      (a0 + a1).store(lanes);
-      for (int64_t k = 0; k < w; ++k) part += lanes[k];
-    }
-    for (; i < end; ++i) {
+    V a0(0.0), a1(0.0);
+    for (; i + 2 * w <= end; i += 2 * w) {
+      V v0 = load_as_double(x + i), v1 = load_as_double(x + i + w);
       if constexpr (Square) {
-        const T d = x[i] - mu;
-        part += d * d;
-      } else {
-        part += x[i];
+        v0 = v0 - m;
+        v1 = v1 - m;
+        v0 = v0 * v0;
+        v1 = v1 * v1;
       }
+      a0 = a0 + v0;
+      a1 = a1 + v1;
     }
-    total += static_cast<double>(part);
+    double lanes[w];
+    (a0 + a1).store(lanes);
+    double part = 0;
+    for (int64_t k = 0; k < w; ++k) part += lanes[k];
+    for (; i < end; ++i) {
+      const double d = Square ? static_cast<double>(x[i]) - mu : static_cast<double>(x[i]);
+      part += Square ? d * d : d;
+    }
+    total += part;
   }
   return total;
 }
@@ -117,8 +131,8 @@ Stats<acc_of<T>> piece_stats(const T* x, int64_t len) {
     s.mean = sum / s.n;
     for (int64_t i = 0; i < len; ++i) s.m2 += norm2(A(x[i]) - s.mean);
   } else {
-    s.mean = leaf_sums<false>(x, len, T(0)) / s.n;
-    s.m2 = leaf_sums<true>(x, len, static_cast<T>(s.mean));
+    s.mean = leaf_sums<false>(x, len, 0.0) / s.n;
+    s.m2 = leaf_sums<true>(x, len, s.mean);
   }
   return s;
 }
@@ -131,9 +145,11 @@ Stats<acc_of<T>> row_stats(const T* x, int64_t n) {
 }
 
 template <typename T, typename R>
-void store(const Stats<acc_of<T>>& s, double correction, R* var, T* mean) {
+void store(const Stats<acc_of<T>>& s, double correction, bool take_sqrt, R* var, T* mean) {
   const double divisor = std::max(s.n - correction, 0.0);
-  *var = static_cast<R>(s.m2 / divisor);
+  // The root is taken in double: a float variance above 3.4e38 is inf, its root need not be.
+  const double v = s.m2 / divisor;
+  *var = static_cast<R>(take_sqrt ? std::sqrt(v) : v);
   if (s.n == 0) {
     *mean = T(std::numeric_limits<R>::quiet_NaN());
   } else {
@@ -144,8 +160,8 @@ void store(const Stats<acc_of<T>>& s, double correction, R* var, T* mean) {
 // Lines along the middle of [outer, n, inner] with inner > 1: kLanes columns at a time,
 // pieces of rows merged per column.
 template <typename T, typename R>
-void column_stats(const T* x, int64_t n, int64_t inner, int64_t j0, int64_t width, double correction, R* var,
-                  T* mean) {
+void column_stats(const T* x, int64_t n, int64_t inner, int64_t j0, int64_t width, double correction,
+                  bool take_sqrt, R* var, T* mean) {
   using A = acc_of<T>;
   std::vector<Stats<A>> total(static_cast<size_t>(width));
   std::vector<A> sum(static_cast<size_t>(width));
@@ -169,10 +185,13 @@ void column_stats(const T* x, int64_t n, int64_t inner, int64_t j0, int64_t widt
       total[static_cast<size_t>(j)].merge(Stats<A>{count, sum[static_cast<size_t>(j)], m2[static_cast<size_t>(j)]});
     }
   }
-  for (int64_t j = 0; j < width; ++j) store<T, R>(total[static_cast<size_t>(j)], correction, var + j, mean + j);
+  for (int64_t j = 0; j < width; ++j) {
+    store<T, R>(total[static_cast<size_t>(j)], correction, take_sqrt, var + j, mean + j);
+  }
 }
 
-void var_mean_kernel(const DimBlocks& b, double correction, const Tensor& var_t, const Tensor& mean_t) {
+void var_mean_kernel(const DimBlocks& b, double correction, bool take_sqrt, const Tensor& var_t,
+                     const Tensor& mean_t) {
   dispatch_types<kFloating | kComplex>(b.data.scalar_type(), "var_mean_cpu", [&]<typename T>() {
     using R = typename real_of<T>::type;
     using A = acc_of<T>;
@@ -190,11 +209,13 @@ void var_mean_kernel(const DimBlocks& b, double correction, const Tensor& var_t,
       });
       Stats<A> s;
       for (const auto& p : part) s.merge(p);
-      store<T, R>(s, correction, var, mean);
+      store<T, R>(s, correction, take_sqrt, var, mean);
     } else if (b.inner == 1) {
       const int64_t grain = std::max<int64_t>(1, 32768 / std::max<int64_t>(b.n, 1));
       at::parallel_for(0, b.outer, grain, [&](int64_t o0, int64_t o1) {
-        for (int64_t o = o0; o < o1; ++o) store<T, R>(row_stats(x + o * b.n, b.n), correction, var + o, mean + o);
+        for (int64_t o = o0; o < o1; ++o) {
+          store<T, R>(row_stats(x + o * b.n, b.n), correction, take_sqrt, var + o, mean + o);
+        }
       });
     } else {
       const int64_t blocks = (b.inner + kLanes - 1) / kLanes;
@@ -204,8 +225,8 @@ void var_mean_kernel(const DimBlocks& b, double correction, const Tensor& var_t,
           const int64_t o = t / blocks, j0 = (t % blocks) * kLanes;
           const int64_t width = std::min(kLanes, b.inner - j0);
           const int64_t at_out = o * b.inner + j0;
-          column_stats<T, R>(x + o * b.n * b.inner, b.n, b.inner, j0, width, correction, var + at_out,
-                             mean + at_out);
+          column_stats<T, R>(x + o * b.n * b.inner, b.n, b.inner, j0, width, correction, take_sqrt,
+                             var + at_out, mean + at_out);
         }
       });
     }

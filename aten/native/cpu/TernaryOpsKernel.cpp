@@ -110,8 +110,13 @@ void clamp_scalar_kernel(TensorIterator& iter, const std::optional<c10::Scalar>&
     using O = opmath_t<T>;
     // Bounds convert to the dtype first (an out-of-range bound raises, as in torch).
     const O lo = min ? O(min->to<T>()) : O(), hi = max ? O(max->to<T>()) : O();
-    const bool has_lo = min.has_value() && !is_nan(lo), has_hi = max.has_value() && !is_nan(hi);
-    cpu_kernel(iter, [lo, hi, has_lo, has_hi](T a) -> T {
+    const bool has_lo = min.has_value(), has_hi = max.has_value();
+    // A NaN bound makes every element NaN, as a NaN tensor bound does, and as torch's
+    // clamp_min / clamp_max and two-bound clamp do; torch 1.13 ignored a lone NaN number
+    // bound of clamp, a bug current torch fixed (pytorch#172200).
+    const bool nan_bound = (has_lo && is_nan(lo)) || (has_hi && is_nan(hi));
+    cpu_kernel(iter, [lo, hi, has_lo, has_hi, nan_bound](T a) -> T {
+      if (nan_bound) return T(std::numeric_limits<O>::quiet_NaN());
       O x = O(a);
       if (is_nan(x)) return a;
       return T(clamp_value<O>(x, has_lo ? &lo : nullptr, has_hi ? &hi : nullptr));

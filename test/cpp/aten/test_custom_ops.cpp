@@ -1,5 +1,6 @@
-// A custom-op library loaded with dlopen: its operators appear, work through the
-// dispatcher (typed and boxed), and vanish with their kernels when it is unloaded.
+// A custom-op library loaded with torch::load_library: its operators appear, work through
+// the dispatcher (typed and boxed), and vanish with their kernels when it is unloaded, even
+// when the dynamic loader keeps the library mapped.
 #include <aten/aten.h>
 
 #include <dlfcn.h>
@@ -12,8 +13,7 @@ TEST(CustomOps, LoadCallUnload) {
   c10::OperatorName scale{"myops::scale", ""};
   ASSERT_FALSE(d.findSchema(scale).has_value());
 
-  void* lib = dlopen(TESSERA_MYOPS_PATH, RTLD_NOW | RTLD_LOCAL);
-  ASSERT_NE(lib, nullptr) << dlerror();
+  torch::load_library(TESSERA_MYOPS_PATH);
   auto handle = d.findSchema(scale);
   ASSERT_TRUE(handle.has_value());
   EXPECT_EQ(handle->schema().toString(), "myops::scale(Tensor x, float factor) -> Tensor");
@@ -31,10 +31,47 @@ TEST(CustomOps, LoadCallUnload) {
   std::string dump = d.dumpState("myops::scale");
   EXPECT_NE(dump.find("myops.cpp"), std::string::npos) << dump;
 
-  ASSERT_EQ(dlclose(lib), 0);
+  torch::unload_library(TESSERA_MYOPS_PATH);
   EXPECT_FALSE(d.findSchema(scale).has_value()) << "unloading must remove the schema";
   // The kernels went too: the entry that remains has no CPU kernel registered.
   EXPECT_EQ(d.dumpState("myops::scale").find("CPU:"), std::string::npos);
+}
+
+// A library the loader cannot unmap (here: another dlopen holds it; in a Release build a
+// GNU_UNIQUE symbol has the same effect) still loses its registrations on unload, and gets
+// them back when loaded again although its static constructors do not run twice.
+TEST(CustomOps, UnloadRemovesRegistrationsOfALibraryThatStaysMapped) {
+  auto& d = c10::Dispatcher::singleton();
+  c10::OperatorName scale{"myops::scale", ""};
+  torch::load_library(TESSERA_MYOPS_PATH);
+  void* pin = dlopen(TESSERA_MYOPS_PATH, RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(pin, nullptr) << dlerror();
+  ASSERT_TRUE(d.findSchema(scale).has_value());
+  torch::unload_library(TESSERA_MYOPS_PATH);
+  EXPECT_FALSE(d.findSchema(scale).has_value());
+  for (int round = 0; round < 2; ++round) {
+    torch::load_library(TESSERA_MYOPS_PATH);
+    auto handle = d.findSchema(scale);
+    ASSERT_TRUE(handle.has_value()) << "round " << round;
+    at::Tensor x = at::empty({2});
+    x.fill_(2.0);
+    at::Tensor y = handle->typed<at::Tensor(const at::Tensor&, double)>().call(x, 3.0);
+    EXPECT_FLOAT_EQ(y.data_ptr<float>()[1], 6.0f);
+    EXPECT_NE(d.dumpState("myops::scale").find("CPU:"), std::string::npos);
+    torch::unload_library(TESSERA_MYOPS_PATH);
+    EXPECT_FALSE(d.findSchema(scale).has_value()) << "round " << round;
+  }
+  ASSERT_EQ(dlclose(pin), 0);
+}
+
+TEST(CustomOps, LoadErrorsNameTheLibrary) {
+  try {
+    torch::load_library("/nonexistent/libnothing.so");
+    FAIL() << "expected an error";
+  } catch (const c10::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("Could not load library /nonexistent/libnothing.so"), std::string::npos);
+  }
+  EXPECT_THROW(torch::unload_library("/nonexistent/libnothing.so"), c10::Error);
 }
 
 TEST(CustomOps, EveryNativeOperatorIsRegistered) {

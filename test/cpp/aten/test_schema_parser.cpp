@@ -351,6 +351,32 @@ TEST(SchemaParser, CustomClassesVarargsAndOtherLeaves) {
   EXPECT_EQ(u.toString(), "test::u(Union(int, str, NoneType) x, Any y, AnyEnumType z, Stream s, Scalar n) -> NoneType");
 }
 
+// torch's lexer reads Python's keywords as keywords, never as names: torch._C.parse_schema
+// refuses "foo(in x) -> Tensor" ("expected ident but found 'in'") rather than reading `in`
+// as a type variable, as an unknown lower-case type name otherwise is.
+TEST(SchemaParser, KeywordsAreNeitherTypesNorNames) {
+  std::string message = "no error";
+  try {
+    parseSchema("foo(in x) -> Tensor");
+  } catch (const c10::Error& e) {
+    message = e.what();
+  }
+  EXPECT_EQ(message.rfind("schema parse error at column 5: expected a type but found 'in'", 0), 0u) << message;
+  for (const char* schema : {"foo(Tensor in) -> Tensor", "in(Tensor x) -> Tensor", "ns::in(Tensor x) -> Tensor",
+                             "foo.in(Tensor x) -> Tensor", "foo(Tensor x) -> in", "foo(Tensor x) -> Tensor in",
+                             "foo(Tensor(in) x) -> Tensor", "foo(True x) -> Tensor", "foo(int[] is) -> ()",
+                             "foo(Tensor None) -> Tensor", "foo(Ellipsis x) -> Tensor"}) {
+    EXPECT_THROW(parseSchema(schema), c10::Error) << schema;
+  }
+  // Still accepted, as by torch: None and NoneType as types, words torch does not reserve,
+  // and other lower-case type names as type variables.
+  EXPECT_NO_THROW(parseSchema("foo(None x, NoneType y) -> None"));
+  EXPECT_NO_THROW(parseSchema("foo(Tensor from, int lambda, bool yield) -> Tensor"));
+  const auto var = parseSchema("foo(blah x) -> blah");
+  EXPECT_TRUE(var.arguments()[0].type().is(Kind::Var));
+  EXPECT_EQ(var.arguments()[0].type().name(), "blah");
+}
+
 TEST(SchemaParser, ParseNameAndType) {
   const auto n = c10::parseName("aten::add.Tensor");
   EXPECT_EQ(n.name, "aten::add");

@@ -6,7 +6,6 @@
 #include <autograd/autograd.h>
 #include <autograd/custom_function.h>
 
-#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -272,8 +271,7 @@ TEST(Threads, IndependentGraphsBackwardConcurrently) {
 }
 
 TEST(CustomOps, AutogradKernelRegisteredByALibrary) {
-  void* ops = dlopen(TESSERA_MYOPS_PATH, RTLD_NOW | RTLD_LOCAL);
-  ASSERT_NE(ops, nullptr) << dlerror();
+  torch::load_library(TESSERA_MYOPS_PATH);
   auto scale = c10::Dispatcher::singleton().findSchemaOrThrow("myops::scale", "").typed<at::Tensor(const at::Tensor&, double)>();
   at::Tensor x = vec({1.0, -2.0}, true);
   {
@@ -281,8 +279,7 @@ TEST(CustomOps, AutogradKernelRegisteredByALibrary) {
     at::Tensor y = scale.call(x, 3.0);
     EXPECT_EQ(y.grad_fn()->name(), "MulBackward0");
   }
-  void* grads = dlopen(TESSERA_MYOPS_AUTOGRAD_PATH, RTLD_NOW | RTLD_LOCAL);
-  ASSERT_NE(grads, nullptr) << dlerror();
+  torch::load_library(TESSERA_MYOPS_AUTOGRAD_PATH);
   at::Tensor y = scale.call(x, 3.0);
   expect_values(y, {3.0, -6.0});
   ASSERT_TRUE(y.requires_grad());
@@ -290,8 +287,9 @@ TEST(CustomOps, AutogradKernelRegisteredByALibrary) {
   at::sum(y * y).backward();
   expect_values(x.grad(), {18.0, -36.0});  // d/dx (3x)^2 = 18x
   y = at::Tensor();
-  EXPECT_EQ(dlclose(grads), 0);
-  EXPECT_EQ(dlclose(ops), 0);
+  torch::unload_library(TESSERA_MYOPS_AUTOGRAD_PATH);
+  torch::unload_library(TESSERA_MYOPS_PATH);
+  EXPECT_FALSE(c10::Dispatcher::singleton().findSchema({"myops::scale", ""}).has_value());
 }
 
 }  // namespace

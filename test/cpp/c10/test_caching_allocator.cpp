@@ -422,9 +422,9 @@ TEST(CachingCPUAllocator, NoNewPageFaultsOnceCached) {
   std::vector<long> cached = fault_rounds(a, 5);
   std::vector<long> plain = fault_rounds(*c10::GetPlainCPUAllocator(), 3);
   std::string report = "minor faults per 64 MiB round: caching";
-  for (long f : cached) report += " " + std::to_string(f);
+  for (long f : cached) report.append(" ").append(std::to_string(f));  // not " " + string: GCC 12 -Wrestrict
   report += "; plain";
-  for (long f : plain) report += " " + std::to_string(f);
+  for (long f : plain) report.append(" ").append(std::to_string(f));
   std::printf("%s\n", report.c_str());
   for (size_t r = 1; r < cached.size(); ++r) EXPECT_LE(cached[r], 16) << report;
   // The plain allocator maps fresh memory each time: at least one fault per huge page.

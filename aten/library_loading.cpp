@@ -1,0 +1,118 @@
+// Loading and unloading shared libraries of operators, with the registrations each one
+// makes tracked here rather than left to the dynamic loader (see load_library in library.h).
+#include <aten/library.h>
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <utility>
+
+namespace torch::inline tessera {
+namespace {
+
+struct LoadedLibrary {
+  void* handle = nullptr;  // null while unloaded but still mapped (dormant)
+  std::vector<detail::TorchLibraryInit*> blocks;
+};
+
+// Leaked on purpose: TorchLibraryInit destructors consult it during static destruction.
+std::mutex& registry_mutex() {
+  static auto* m = new std::mutex;
+  return *m;
+}
+std::map<std::string, LoadedLibrary>& registry() {
+  static auto* r = new std::map<std::string, LoadedLibrary>;
+  return *r;
+}
+// Serializes load_library / unload_library; never held by a block's constructor or destructor.
+std::mutex& loader_mutex() {
+  static auto* m = new std::mutex;
+  return *m;
+}
+// The blocks constructed by the dlopen this thread is running inside load_library.
+thread_local std::vector<detail::TorchLibraryInit*>* t_capturing = nullptr;
+
+}  // namespace
+
+namespace detail {
+
+TorchLibraryInit::TorchLibraryInit(Library::Kind kind, void (*init)(Library&), const char* ns,
+                                   std::optional<DispatchKey> key, const char* file, uint32_t line)
+    : kind_(kind), init_(init), ns_(ns), key_(key), file_(file), line_(line) {
+  run();
+  if (t_capturing) t_capturing->push_back(this);
+}
+
+TorchLibraryInit::~TorchLibraryInit() {
+  // A library the loader really unmaps destroys its blocks: forget them.
+  std::lock_guard<std::mutex> guard(registry_mutex());
+  for (auto& [path, lib] : registry()) std::erase(lib.blocks, this);
+}
+
+void TorchLibraryInit::run() {
+  if (lib_) return;
+  lib_.emplace(kind_, ns_, key_, file_, line_);
+  try {
+    init_(*lib_);
+  } catch (...) {
+    lib_.reset();
+    throw;
+  }
+}
+
+void TorchLibraryInit::reset() { lib_.reset(); }
+
+}  // namespace detail
+
+void load_library(const std::string& path) {
+  std::lock_guard<std::mutex> serial(loader_mutex());
+  {
+    std::lock_guard<std::mutex> guard(registry_mutex());
+    auto it = registry().find(path);
+    if (it != registry().end() && it->second.handle) return;  // loaded already
+  }
+  std::vector<detail::TorchLibraryInit*> captured;
+  t_capturing = &captured;
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  t_capturing = nullptr;
+  TORCH_CHECK(handle != nullptr, "Could not load library ", path, ": ", dlerror());
+  std::vector<detail::TorchLibraryInit*> dormant;
+  {
+    std::lock_guard<std::mutex> guard(registry_mutex());
+    LoadedLibrary& lib = registry()[path];
+    dormant = lib.blocks;  // still mapped since its unload: its constructors did not run again
+    lib.handle = handle;
+    lib.blocks.insert(lib.blocks.end(), captured.begin(), captured.end());
+  }
+  for (detail::TorchLibraryInit* block : dormant) block->run();
+}
+
+void unload_library(const std::string& path) {
+  std::lock_guard<std::mutex> serial(loader_mutex());
+  void* handle = nullptr;
+  std::vector<detail::TorchLibraryInit*> blocks;
+  {
+    std::lock_guard<std::mutex> guard(registry_mutex());
+    auto it = registry().find(path);
+    TORCH_CHECK(it != registry().end() && it->second.handle, "library ", path,
+                " was not loaded with load_library");
+    handle = std::exchange(it->second.handle, nullptr);
+    blocks = it->second.blocks;
+  }
+  // Kernels before the schemas they implement: undo in reverse order of registration.
+  for (auto b = blocks.rbegin(); b != blocks.rend(); ++b) (*b)->reset();
+  const bool closed = dlclose(handle) == 0;
+  const char* why = closed ? nullptr : dlerror();
+  // Still mapped (GNU_UNIQUE, or another dlopen holds it)? Then its blocks live on, dormant.
+  void* still = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+  if (still) dlclose(still);
+  {
+    std::lock_guard<std::mutex> guard(registry_mutex());
+    if (!still) registry().erase(path);
+  }
+  TORCH_CHECK(closed, "Could not unload library ", path, ": ", why);
+}
+
+}  // namespace torch::inline tessera
