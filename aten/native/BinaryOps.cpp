@@ -9,6 +9,7 @@
 #include <aten/native/NativeFunctions.h>
 #include <aten/native/TensorFactories.h>
 #include <aten/ops/Functions.h>
+#include <c10/core/DefaultDtype.h>
 
 #include <algorithm>
 
@@ -120,10 +121,15 @@ Tensor isclose(const Tensor& self, const Tensor& other, double rtol, double atol
   if (equal_nan && (c10::isFloatingType(self.scalar_type()) || c10::isComplexType(self.scalar_type()))) {
     close = at::logical_or(close, at::logical_and(at::isnan(self), at::isnan(other)));
   }
-  if (c10::isIntegralType(self.scalar_type(), true) || (rtol == 0 && atol == 0)) return close;
+  if (rtol == 0 && atol == 0) return close;
+  // Integers and bools are compared by value in the default float dtype, as torch does:
+  // their own subtraction would wrap (uint8 4 - 5 is 255), and the tolerance applies to them.
+  const bool integral = c10::isIntegralType(self.scalar_type(), true);
+  const c10::ScalarType as = c10::get_default_dtype();
+  const Tensor a = integral ? self.to(as) : self, b = integral ? other.to(as) : other;
   // Finite values: within the tolerance. Infinities only equal themselves (covered above).
-  Tensor diff = at::abs(at::sub(self, other));
-  Tensor bound = at::add(at::mul(at::abs(other), wrapped_scalar_tensor(rtol)), wrapped_scalar_tensor(atol));
+  Tensor diff = at::abs(at::sub(a, b));
+  Tensor bound = at::add(at::mul(at::abs(b), wrapped_scalar_tensor(rtol)), wrapped_scalar_tensor(atol));
   Tensor within = at::logical_and(at::le(diff, bound), at::isfinite(diff));
   return at::logical_or(close, within);
 }

@@ -54,7 +54,6 @@ Tensor& copy_cpu_(Tensor& self, const Tensor& src, bool non_blocking) {
                               .build();
     copy_stub(c10::DeviceType::CPU, iter);
   }
-  self.unsafeGetTensorImpl()->bump_version();
   return self;
 }
 

@@ -17,7 +17,6 @@ Tensor& fill_cpu_(Tensor& self, const Scalar& value) {
       }
     });
   });
-  self.unsafeGetTensorImpl()->bump_version();
   return self;
 }
 

@@ -200,7 +200,6 @@ Tensor& random_impl(Tensor& self, int64_t from, std::optional<int64_t> to, const
       });
     }
   });
-  if (run) self.unsafeGetTensorImpl()->bump_version();
   return self;
 }
 
@@ -266,7 +265,6 @@ Tensor& uniform_cpu_(Tensor& self, double from, double to, std::optional<at::Gen
       });
     }
   });
-  self.unsafeGetTensorImpl()->bump_version();
   return self;
 }
 
@@ -299,7 +297,6 @@ Tensor& normal_cpu_(Tensor& self, double mean, double std, std::optional<at::Gen
       });
     }
   });
-  self.unsafeGetTensorImpl()->bump_version();
   return self;
 }
 
@@ -333,7 +330,6 @@ Tensor& bernoulli_float_cpu_(Tensor& self, double p, std::optional<at::Generator
       out[1] = cast<T>(c10::uniform_double53(w[2], w[3]) < p ? 1 : 0);
     });
   });
-  self.unsafeGetTensorImpl()->bump_version();
   return self;
 }
 
@@ -374,7 +370,6 @@ Tensor& bernoulli_tensor_cpu_(Tensor& self, const Tensor& p, std::optional<at::G
     }
   });
   if (!dst.is_same(self)) self.copy_(dst);
-  self.unsafeGetTensorImpl()->bump_version();
   return self;
 }
 
@@ -531,7 +526,6 @@ Tensor& randperm_out_cpu(int64_t n, std::optional<at::Generator> generator, Tens
     for (int64_t i = 0; i < n; ++i) data[i] = cast<T>(perm[static_cast<size_t>(i)]);
   });
   if (!dst.is_same(out)) out.copy_(dst);
-  out.unsafeGetTensorImpl()->bump_version();
   return out;
 }
 

@@ -60,7 +60,6 @@ Tensor& arange_out_impl(const Scalar& start, const Scalar& end, const Scalar& st
     for (int64_t i = 0; i < n; ++i) data[i] = static_cast<T>(xstart + xstep * static_cast<acc>(i));
     if (!dst.is_same(out)) out.copy_(dst);
   });
-  out.unsafeGetTensorImpl()->bump_version();
   return out;
 }
 
@@ -154,7 +153,6 @@ Tensor& space_out(const char* kernel, const Scalar& start, const Scalar& end, in
   Tensor dst = out.is_contiguous() ? out : at::empty({steps}, t);
   dispatch_types<kRangeTypes | kComplex>(t, kernel, [&]<typename T>() { fill(dst.data_ptr<T>()); });
   if (!dst.is_same(out)) out.copy_(dst);
-  out.unsafeGetTensorImpl()->bump_version();
   return out;
 }
 

@@ -44,8 +44,8 @@ CatPlan plan_cat(ArrayRef<Tensor> tensors, int64_t dim) {
                 tensors[0].device(), " and ", tensors[i].device(), "!");
     if (!ref && !skipped_by_cat(tensors[i])) ref = &tensors[i];
   }
-  if (!ref) {  // only legacy empties: the result is one of them, promoted
-    plan.dim = wrap_dim(dim, 1);
+  if (!ref) {  // only legacy empties: the result is one of them, promoted; torch checks no dim
+    plan.dim = 0;
     plan.sizes = {0};
     return plan;
   }
@@ -156,7 +156,6 @@ Tensor& cat_into(ArrayRef<Tensor> tensors, int64_t dim, Tensor& out, bool meta) 
   if (!meta) {
     plan.dtype = out.scalar_type();
     fill_cat(tensors, plan, out);
-    out.unsafeGetTensorImpl()->bump_version();
   }
   return out;
 }

@@ -128,8 +128,6 @@ Tensor& set_geometry_(Tensor& self, const ViewGeometry& g) {
   c10::TensorImpl* impl = self.unsafeGetTensorImpl();
   impl->set_sizes_and_strides(g.sizes, g.strides);
   impl->set_storage_offset(g.offset);
-  // An in-place change of geometry counts as a write, as torch's in-place views do.
-  impl->bump_version();
   return self;
 }
 

@@ -21,7 +21,8 @@ struct ViewGeometry {
   int64_t offset = 0;
 };
 TORCH_API Tensor make_view(const Tensor& self, const ViewGeometry& g);
-// Gives self the geometry in place (same storage) and bumps its version; returns self.
+// Gives self the geometry in place (same storage); returns self. Its version is bumped by
+// the ADInplaceOrView kernel, as for every in-place op (kernels never bump versions).
 TORCH_API Tensor& set_geometry_(Tensor& self, const ViewGeometry& g);
 
 // Wraps a possibly negative dim into [0, ndim), raising torch's IndexError otherwise. A

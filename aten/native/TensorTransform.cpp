@@ -196,10 +196,7 @@ Tensor& trilu_(Tensor& self, int64_t k, bool lower, bool meta) {
   // Like torch, no refusal of a self with stride-0 dims: the band's kept elements are
   // left alone and only zeros are written, so the result is still well defined.
   check_matrix(self);
-  if (!meta) {
-    zero_outside(self, k, lower);
-    self.unsafeGetTensorImpl()->bump_version();
-  }
+  if (!meta) zero_outside(self, k, lower);
   return self;
 }
 

@@ -169,6 +169,30 @@ def assert_same(got, want, info: OpInfo, dtype: str, context: str):
     torch.testing.assert_close(to_torch(got), want, rtol=rtol, atol=atol, equal_nan=True, msg=lambda m: f"{context}: {m}")
 
 
+def outcome(fn):
+    try:
+        return "ok", fn()
+    except Exception as e:  # noqa: BLE001 - the class is what is compared
+        return "error", e
+
+
+def torch_reference(info, dtype, tensors, kwargs):
+    """torch's result, or for Half/BFloat16 that torch 1.13 lacks, torch's float32 result
+    rounded to the dtype (current PyTorch computes these ops in float for reduced types)."""
+    status, want = outcome(lambda: info.call(torch, *tensors, **kwargs))
+    if status == "error" and dtype in REDUCED and info.reduced_via_float:
+        status, want32 = outcome(lambda: info.call(torch, *[t.float() for t in tensors], **kwargs))
+        if status == "ok":
+            target = torch_dtype(dtype)
+
+            def rounded(w):
+                return w.to(target) if w.is_floating_point() else w
+            if isinstance(want32, tuple):  # (values, indices), ...
+                return "ok", tuple(rounded(w) for w in want32)
+            return "ok", rounded(want32)
+    return status, want
+
+
 def assert_raises_like_torch(expr: str, first_line_only: bool = False):
     """Evaluates expr with `lib` bound to torch, then to tessera (and `F` to each library's
     nn.functional): both must raise, with the same exception class and message (its first

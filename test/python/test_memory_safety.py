@@ -164,3 +164,37 @@ def test_dlpack_round_trip_of_views():
     assert y.tolist() == x.tolist() and y.stride() == x.stride()
     z = tessera.from_dlpack(torch.arange(6.).view(2, 3).t())
     assert z.tolist() == torch.arange(6.).view(2, 3).t().tolist()
+
+
+VERSION_CASES = [
+    ("fill_", lambda lib, t: t.fill_(2)),
+    ("copy_", lambda lib, t: t.copy_(lib.ones(3, 4))),
+    ("add_", lambda lib, t: t.add_(1)),
+    ("transpose_", lambda lib, t: t.transpose_(0, 1)),
+    ("t_", lambda lib, t: t.t_()),
+    ("squeeze_", lambda lib, t: t.unsqueeze_(0).squeeze_()),
+    ("as_strided_", lambda lib, t: t.as_strided_((2,), (1,), 1)),
+    ("tril_", lambda lib, t: t.tril_()),
+    ("uniform_", lambda lib, t: t.uniform_()),
+    ("normal_", lambda lib, t: t.normal_()),
+    ("random_", lambda lib, t: t.random_(0, 5)),
+    ("bernoulli_", lambda lib, t: t.bernoulli_(0.5)),
+    ("index_put_", lambda lib, t: t.index_put_((lib.tensor([0]),), lib.tensor(1.0))),
+    ("cat out", lambda lib, t: lib.cat([lib.ones(1, 4), lib.ones(2, 4)], out=t)),
+    ("arange out", lambda lib, t: lib.arange(3.0, out=t)),
+    ("linspace out", lambda lib, t: lib.linspace(0, 1, 5, out=t)),
+    ("mul out", lambda lib, t: lib.mul(lib.ones(3, 4), 2, out=t)),
+]
+
+
+@pytest.mark.parametrize("name,op", VERSION_CASES, ids=[c[0] for c in VERSION_CASES])
+def test_in_place_and_out_ops_bump_the_version_once_as_torch(name, op):
+    # The version counter is what saved tensors check (a stale save is an error): each
+    # write counts once, as in torch, not once per layer that handled it.
+    deltas = []
+    for lib in (torch, tessera):
+        t = lib.zeros(3, 4)
+        before = t._version
+        op(lib, t)
+        deltas.append(t._version - before)
+    assert deltas[1] == deltas[0]

@@ -12,35 +12,11 @@ import os
 import pathlib
 
 import opinfo
-from opinfo import REGISTRY, REDUCED, assert_same, to_tessera, to_torch
+from opinfo import REGISTRY, REDUCED, assert_same, outcome, to_tessera, to_torch, torch_reference
 
 # Every opinfo_<family>.py beside this file registers its family's entries.
 for _path in sorted(pathlib.Path(__file__).parent.glob("opinfo_*.py")):
     importlib.import_module(_path.stem)
-
-
-def outcome(fn):
-    try:
-        return "ok", fn()
-    except Exception as e:  # noqa: BLE001 - the class is what is compared
-        return "error", e
-
-
-def torch_reference(info, dtype, tensors, kwargs):
-    """torch's result, or for Half/BFloat16 that torch 1.13 lacks, torch's float32 result
-    rounded to the dtype (current PyTorch computes these ops in float for reduced types)."""
-    status, want = outcome(lambda: info.call(torch, *tensors, **kwargs))
-    if status == "error" and dtype in REDUCED and info.reduced_via_float:
-        status, want32 = outcome(lambda: info.call(torch, *[t.float() for t in tensors], **kwargs))
-        if status == "ok":
-            target = opinfo.torch_dtype(dtype)
-
-            def rounded(w):
-                return w.to(target) if w.is_floating_point() else w
-            if isinstance(want32, tuple):  # (values, indices), ...
-                return "ok", tuple(rounded(w) for w in want32)
-            return "ok", rounded(want32)
-    return status, want
 
 
 CASES = [(info, dtype) for info in REGISTRY for dtype in info.dtypes]
@@ -263,3 +239,30 @@ def test_isclose_complex_nans_with_equal_nan():
         want = torch.isclose(torch.tensor(a), torch.tensor(b), equal_nan=equal_nan).tolist()
         got = tessera.isclose(tessera.tensor(a), tessera.tensor(b), equal_nan=equal_nan).tolist()
         assert got == want, equal_nan
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "int64", "bool"])
+def test_isclose_integers_by_value_with_tolerances(dtype):
+    # Found by the differential fuzzer: integer isclose ignored rtol/atol. torch compares
+    # integers in the default float dtype (so 2**40 and 2**40 + 3 are close), never wrapping.
+    pairs = {"uint8": [(4, 5), (5, 4), (0, 255), (250, 5)], "int8": [(-128, 127), (3, 5), (-3, -1)],
+             "int64": [(3, 5), (5, 3), (2**40, 2**40 + 3)], "bool": [(True, False), (False, True)]}[dtype]
+    a, b = [p[0] for p in pairs], [p[1] for p in pairs]
+    for rtol, atol in [(0.1, 0.5), (0.5, 0.0), (0.0, 1.0), (0.0, 2.0), (0.0, 0.0), (1e-5, 1e-8)]:
+        want = torch.isclose(torch.tensor(a, dtype=getattr(torch, dtype)), torch.tensor(b, dtype=getattr(torch, dtype)),
+                             rtol=rtol, atol=atol)
+        got = tessera.isclose(tessera.tensor(a, dtype=getattr(tessera, dtype)),
+                              tessera.tensor(b, dtype=getattr(tessera, dtype)), rtol=rtol, atol=atol)
+        assert got.tolist() == want.tolist(), (rtol, atol)
+        assert tessera.allclose(tessera.tensor(a[:1], dtype=getattr(tessera, dtype)),
+                                tessera.tensor(b[:1], dtype=getattr(tessera, dtype)), rtol=rtol, atol=atol) == \
+            torch.allclose(torch.tensor(a[:1], dtype=getattr(torch, dtype)),
+                           torch.tensor(b[:1], dtype=getattr(torch, dtype)), rtol=rtol, atol=atol)
+
+
+def test_cat_of_only_legacy_empties_takes_any_dim():
+    # Found by the differential fuzzer: torch checks no dim when every input is a 1-D empty.
+    for dim in (0, 1, 100, -7):
+        for lib in (torch, tessera):
+            out = lib.cat([lib.empty(0, dtype=lib.bool), lib.empty(0)], dim=dim)
+            assert tuple(out.shape) == (0,) and str(out.dtype).endswith("float32")
