@@ -112,9 +112,8 @@ at::Tensor tensor_from_numpy(PyObject* obj) {
   ensure_numpy();
   TORCH_CHECK_TYPE(PyArray_Check(obj), "expected np.ndarray (got ", Py_TYPE(obj)->tp_name, ")");
   auto* array = reinterpret_cast<PyArrayObject*>(obj);
-  const c10::ScalarType dtype = scalar_type_of(array);
-  TORCH_CHECK_VALUE(PyArray_ISNOTSWAPPED(array), "given numpy array has byte order different from the native byte "
-                    "order. Conversion between byte orders is currently not supported.");
+  // torch's order of checks (and so of the errors a bad array gets): writability warning,
+  // strides, byte order, dtype.
   if (!PyArray_ISWRITEABLE(array)) {
     static bool warned = false;
     if (!warned) {
@@ -142,6 +141,9 @@ at::Tensor tensor_from_numpy(PyObject* obj) {
                       "numpy array to reallocate the memory.");
     strides.push_back(s / itemsize);
   }
+  TORCH_CHECK_VALUE(PyArray_ISNOTSWAPPED(array), "given numpy array has byte order different from the native byte "
+                    "order. Conversion between byte orders is currently not supported.");
+  const c10::ScalarType dtype = scalar_type_of(array);
   Py_INCREF(obj);
   c10::DataPtr data(PyArray_DATA(array), obj, release_array, c10::Device(c10::kCPU));
   return at::native::from_blob(std::move(data), sizes, strides, dtype);

@@ -4,7 +4,8 @@
 # Python op tests run at the CPU's best ISA and again at the default one), and an
 # AddressSanitizer + UndefinedBehaviorSanitizer build (default ISA, no CUDA, no benchmarks)
 # that stops at the first error, running the C++ tests and the Python op tests (the
-# interpreter with the ASan runtime preloaded: test/python/CMakeLists.txt).
+# interpreter with the ASan runtime preloaded: test/python/CMakeLists.txt). Between them,
+# short fixed-seed fuzz runs (scripts/fuzz.sh --short).
 # .ci/run calls exactly this.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,6 +24,9 @@ cmake -S . -B build/release -G Ninja -DTESSERA_WERROR=ON -DPython3_EXECUTABLE=/u
 cmake --build build/release -j "$jobs"
 step "normal tests"
 ctest --test-dir build/release --output-on-failure -j "$jobs"
+
+step "fuzzing (libFuzzer schema parser, Python fuzzers; short, fixed seeds)"
+scripts/fuzz.sh --short
 
 step "sanitizer build"
 cmake -S . -B build/asan -G Ninja -DTESSERA_WERROR=ON -DTESSERA_SANITIZE="address;undefined" \

@@ -243,7 +243,11 @@ std::string format_schema_double(double d) {
   // 17 significant digits in %g style: the shortest fixed precision that round-trips.
   std::array<char, 32> buf{};
   const int n = std::snprintf(buf.data(), buf.size(), "%.17g", d);
-  return std::string(buf.data(), static_cast<size_t>(n));
+  std::string text(buf.data(), static_cast<size_t>(n));
+  // %g writes a large whole number without '.' or exponent (6e16 as 60000000000000000),
+  // which would parse back as an int (found by fuzz_schema_parser).
+  if (text.find_first_of(".eni") == std::string::npos) text += '.';
+  return text;
 }
 
 std::string quote_schema_string(std::string_view s) {

@@ -117,6 +117,15 @@ class Parser : private SchemaLexer {
   }
 
  private:
+  // Types nest by recursion (tuples, Dict(...)) and by suffixes (`[]`, `?`); each level
+  // is a stack frame here and in the SchemaType's destructor, so hostile input such as a
+  // thousand '(' must end in an error, not a stack overflow (found by fuzz_schema_parser).
+  static constexpr int kMaxTypeDepth = 64;
+  int type_depth_ = 0;
+  void enter_type(size_t at, int extra = 0) {
+    if (type_depth_ + extra >= kMaxTypeDepth) fail(at, "types nested more than 64 deep");
+  }
+
   // An identifier that is not one of torch's keywords; `what` as for identifier().
   std::string checked_identifier(const char* what) {
     const size_t start = skip_ws();
@@ -147,9 +156,13 @@ class Parser : private SchemaLexer {
   // ---- types ------------------------------------------------------------------------
 
   AnnotatedType type() {
+    enter_type(pos_);
+    ++type_depth_;
     AnnotatedType result{primary_type(), std::nullopt};
+    --type_depth_;
     if (next_is('(')) result.alias = alias_annotation();
-    for (;;) {
+    for (int suffixes = 1;; ++suffixes) {
+      enter_type(pos_, suffixes);
       if (accept('[')) {
         std::optional<int64_t> size;
         if (skip_ws() < text_.size() && is_digit(text_[pos_])) size = integer_literal();

@@ -198,3 +198,15 @@ def test_in_place_and_out_ops_bump_the_version_once_as_torch(name, op):
         op(lib, t)
         deltas.append(t._version - before)
     assert deltas[1] == deltas[0]
+
+
+@pytest.mark.filterwarnings("ignore:The given NumPy array is not writable")
+def test_from_numpy_checks_in_torchs_order():
+    # Found by the input fuzzer: an array that is wrong in several ways gets torch's error.
+    for make in [lambda: np.zeros(3, np.dtype(">f4"))[::-1], lambda: np.zeros(3, np.dtype(">u2")),
+                 lambda: np.zeros(3, np.uint16)[::-1], lambda: np.zeros(3, np.uint16)]:
+        with pytest.raises(Exception) as want:
+            torch.from_numpy(make())
+        with pytest.raises(Exception) as got:
+            tessera.from_numpy(make())
+        assert got.type is want.type and str(got.value)[:40] == str(want.value)[:40]

@@ -392,4 +392,25 @@ TEST(SchemaParser, ParseNameAndType) {
   EXPECT_THROW(c10::parseType("Tensor(a)"), c10::Error);
 }
 
+// Found by fuzz_schema_parser (test/fuzz): deep nesting overflowed the stack, and a large
+// whole float default printed without its '.', parsing back as an int.
+TEST(SchemaParser, HostileNestingIsAnErrorNotAStackOverflow) {
+  for (const std::string& deep : {std::string(100000, '(') + "int x) -> ()", "f(int" + std::string(200000, '?') + " x) -> ()",
+                                  "f(" + std::string(50000, '(') + ") x) -> ()", "f(int" + std::string(3000, '[') + " x) -> ()"}) {
+    EXPECT_THROW(parseSchema("f(" + deep), c10::Error);
+  }
+  std::string ok = "int";
+  for (int i = 0; i < 20; ++i) ok = "(" + ok + ")[]?";
+  EXPECT_NO_THROW(parseSchema("f(" + ok + " x) -> ()"));
+}
+
+TEST(SchemaParser, LargeWholeFloatDefaultsRoundTrip) {
+  for (const char* text : {"f(float x=6e16) -> ()", "f(float x=00060000000937018318.) -> ()",
+                           "f(float[] x=[1e10, 2.5e17]) -> ()"}) {
+    const auto schema = parseSchema(text);
+    EXPECT_EQ(parseSchema(schema.toString()), schema) << schema.toString();
+  }
+  EXPECT_EQ(parseSchema("f(float x=6e16) -> ()").toString(), "f(float x=60000000000000000.) -> ()");
+}
+
 }  // namespace

@@ -143,7 +143,9 @@ TEST(SchemaDefaultValue, DoubleSpelling) {
   EXPECT_EQ(c10::format_schema_double(0.1), "0.10000000000000001");
   EXPECT_EQ(c10::format_schema_double(1.0 / 3), "0.33333333333333331");
   EXPECT_EQ(c10::format_schema_double(0.5), "0.5");
-  EXPECT_EQ(c10::format_schema_double(1e10), "10000000000");
+  // Whole numbers past 1e10 keep a '.' so they parse back as floats (torch prints them so).
+  EXPECT_EQ(c10::format_schema_double(1e10), "10000000000.");
+  EXPECT_EQ(c10::format_schema_double(6e16), "60000000000000000.");
   EXPECT_EQ(c10::format_schema_double(1e20), "1e+20");
   EXPECT_EQ(c10::format_schema_double(std::numeric_limits<double>::infinity()), "inf");
   EXPECT_EQ(c10::format_schema_double(-std::numeric_limits<double>::infinity()), "-inf");

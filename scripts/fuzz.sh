@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Fuzzing: the libFuzzer target for the schema parser (clang, ASan + UBSan), and the
+# Hypothesis / mutation fuzzers in test/python (every registry operator against torch,
+# numpy / DLPack / nested-data imports, mutated torch.save files).
+#   scripts/fuzz.sh --short      what CI runs: the libFuzzer target, fixed seed, ~15 s
+#   scripts/fuzz.sh [MINUTES]    a long run (default 30 minutes of libFuzzer, then the
+#                                Python fuzzers with many examples over several seeds);
+#                                figures go in docs/reliability.md
+# Expects a normal build in build/release (scripts/test.sh makes one).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+short=0; minutes=30
+if [[ "${1:-}" == "--short" ]]; then short=1; elif [[ -n "${1:-}" ]]; then minutes=$1; fi
+
+export CCACHE_BASEDIR="$root" CCACHE_NOHASHDIR=1
+cmake -S test/fuzz -B build/fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ >/dev/null
+cmake --build build/fuzz
+
+# Seed corpus: every schema in ops.yaml, one file each (fresh for the short run, so the
+# CI run is the same every time; a long run keeps what it found).
+corpus=build/fuzz/corpus/schema
+[[ $short -eq 1 ]] && rm -rf "$corpus"
+mkdir -p "$corpus" build/fuzz/crashes
+/usr/bin/python3 - "$corpus" <<'PY'
+import hashlib, pathlib, sys, yaml
+out = pathlib.Path(sys.argv[1])
+for entry in yaml.safe_load(open("ops.yaml")):
+    if isinstance(entry, dict) and "func" in entry:
+        (out / hashlib.sha1(entry["func"].encode()).hexdigest()[:16]).write_text(entry["func"])
+PY
+
+if [[ $short -eq 1 ]]; then
+  fuzz_args=(-runs=300000 -seed=1)
+else
+  fuzz_args=(-max_total_time=$((minutes * 60)) -seed=$RANDOM)
+fi
+build/fuzz/fuzz_schema_parser "${fuzz_args[@]}" -print_final_stats=1 -artifact_prefix=build/fuzz/crashes/ \
+  "$corpus" 2>&1 | grep -E "^(stat::|#[0-9]+ +DONE)|ERROR|SUMMARY" | tee build/fuzz/schema_parser.log
+grep -q "stat::number_of_executed_units" build/fuzz/schema_parser.log
+
+export TESSERA_BUILD_DIR="$root/build/release" PYTHONPATH="$root/build/release/python"
+pytest=(/usr/bin/python3 -m pytest -q -p no:cacheprovider -p no:warnings)
+# The short run leaves the Python fuzzers to ctest, which runs them (fixed seeds) in the
+# normal build and, for the import and loader fuzzers, under ASan/UBSan as well.
+if [[ $short -eq 0 ]]; then
+  for seed in 1 2 3 4; do
+    TESSERA_FUZZ_SEED=$seed TESSERA_FUZZ_EXAMPLES=300 "${pytest[@]}" test/python/test_fuzz_differential.py
+    TESSERA_FUZZ_SEED=$seed TESSERA_FUZZ_EXAMPLES=5000 "${pytest[@]}" test/python/test_fuzz_inputs.py
+    TESSERA_FUZZ_SEED=$seed TESSERA_FUZZ_LOAD_CASES=20000 "${pytest[@]}" test/python/test_fuzz_load.py
+  done
+fi
+echo "fuzz: done ($([[ $short -eq 1 ]] && echo short || echo "$minutes min"))"
