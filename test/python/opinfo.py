@@ -193,6 +193,23 @@ def torch_reference(info, dtype, tensors, kwargs):
     return status, want
 
 
+def same_outcome(want_status, want, got_status, got, context, same, strict=False):
+    """torch's outcome (want) against tessera's (got), each ("ok", value) or ("error", exc).
+    Where torch refused, tessera refuses with the same exception class, or (unless strict)
+    accepts: tessera supports at least torch 1.13's dtypes and follows current torch where
+    1.13 refuses. Where torch gave a result, tessera gives one and same(got, want) holds.
+    Returns whether there was a result to compare."""
+    if want_status == "error":
+        if strict:
+            assert got_status == "error", f"{context}: torch raised {want!r}, tessera gave a result"
+        if got_status == "error":
+            assert type(got).__name__ == type(want).__name__, f"{context}: {got!r} vs {want!r}"
+        return False
+    assert got_status == "ok", f"{context}: tessera raised {got!r}, torch gave a result"
+    same(got, want)
+    return True
+
+
 def assert_raises_like_torch(expr: str, first_line_only: bool = False):
     """Evaluates expr with `lib` bound to torch, then to tessera (and `F` to each library's
     nn.functional): both must raise, with the same exception class and message (its first

@@ -14,7 +14,8 @@ from hypothesis import HealthCheck, given, seed, settings, strategies as st
 
 import tessera  # noqa: F401 - the registry's calls take the library as an argument
 
-from opinfo import REDUCED, REGISTRY, Layout, OpInfo, assert_same, make_torch, outcome, to_tessera, torch_reference
+from opinfo import (REDUCED, REGISTRY, Layout, OpInfo, assert_same, make_torch, outcome, same_outcome, to_tessera,
+                    torch_reference)
 
 for _path in sorted(pathlib.Path(__file__).parent.glob("opinfo_*.py")):
     importlib.import_module(_path.stem)
@@ -105,14 +106,7 @@ def agree(info, dtype, tensors, kwargs):
     got_status, got = outcome(lambda: info.call(tessera, *ours, **kwargs))
     context = (f"{info.name} {dtype} {[(tuple(t.shape), t.stride(), t.storage_offset()) for t in tensors]} "
                f"{kwargs}")
-    if status == "error":
-        # tessera may accept what torch 1.13 refuses (dtypes it adds, current torch's
-        # behaviour); when both refuse, they refuse alike.
-        if got_status == "error":
-            assert type(got).__name__ == type(want).__name__, f"{context}: {got!r} vs {want!r}"
-        return
-    assert got_status == "ok", f"{context}: tessera raised {got!r}, torch gave a result"
-    assert_same(got, want, info, dtype, context)
+    same_outcome(status, want, got_status, got, context, lambda g, w: assert_same(g, w, info, dtype, context))
 
 
 def torch_skips_its_dtype_check(info, dtype, tensors, kwargs):

@@ -15,6 +15,8 @@ from hypothesis.extra import numpy as hnp
 
 import tessera
 
+from opinfo import outcome, same_outcome
+
 EXAMPLES = int(os.environ.get("TESSERA_FUZZ_EXAMPLES", "60"))
 SEED = int(os.environ.get("TESSERA_FUZZ_SEED", "0"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize="TESSERA_FUZZ_EXAMPLES" not in os.environ,
@@ -24,14 +26,9 @@ NUMPY_DTYPES = [np.bool_, np.uint8, np.int8, np.int16, np.int32, np.int64, np.fl
                 np.complex64, np.complex128, np.uint16, np.uint32, np.uint64]
 
 
-def outcome(fn):
-    try:
-        return "ok", fn()
-    except Exception as e:  # noqa: BLE001 - the class is what is compared
-        return "error", e
-
-
 def same_tensor(got, want, context):
+    """Same dtype, shape, strides, offset and values (NaNs equal)."""
+    assert got.stride() == want.stride() and got.storage_offset() == want.storage_offset(), context
     assert str(got.dtype).split(".")[1] == str(want.dtype).split(".")[1], context
     assert tuple(got.shape) == tuple(want.shape), context
     if want.numel():
@@ -74,13 +71,7 @@ def test_from_numpy_matches_torch(array):
     context = f"{array.dtype} shape {array.shape} strides {array.strides}"
     status, want = outcome(lambda: torch.from_numpy(array))
     got_status, got = outcome(lambda: tessera.from_numpy(array))
-    if status == "error":
-        # tessera reads some dtypes torch 1.13 refuses (uint16/32/64 are refused by both).
-        assert got_status == "error" and type(got).__name__ == type(want).__name__, f"{context}: {got!r} vs {want!r}"
-        return
-    assert got_status == "ok", f"{context}: tessera raised {got!r}"
-    same_tensor(got, want, context)
-    assert got.stride() == want.stride() and got.storage_offset() == want.storage_offset(), context
+    same_outcome(status, want, got_status, got, context, lambda g, w: same_tensor(g, w, context), strict=True)
 
 
 @seed(SEED)
@@ -99,12 +90,7 @@ def test_dlpack_from_numpy_matches_torch(array):
             assert tuple(got.shape) == array.shape and np.array_equal(got.numpy(), array, equal_nan=True), context
         return
     status, want = outcome(lambda: torch.from_dlpack(array))
-    if status == "error":
-        assert got_status == "error" and type(got).__name__ == type(want).__name__, f"{context}: {got!r} vs {want!r}"
-        return
-    assert got_status == "ok", f"{context}: tessera raised {got!r}"
-    same_tensor(got, want, context)
-    assert got.stride() == want.stride(), context
+    same_outcome(status, want, got_status, got, context, lambda g, w: same_tensor(g, w, context), strict=True)
 
 
 scalars = st.one_of(st.booleans(), st.integers(-2**70, 2**70), st.floats(allow_nan=True, allow_infinity=True),
@@ -120,11 +106,10 @@ def test_tensor_of_nested_data_matches_torch(data, dtype):
     context = f"tensor({data!r}, dtype={dtype})"
     status, want = outcome(lambda: torch.tensor(data, dtype=getattr(torch, dtype) if dtype else None))
     got_status, got = outcome(lambda: tessera.tensor(data, dtype=getattr(tessera, dtype) if dtype else None))
-    if status == "error":
-        assert got_status == "error", f"{context}: torch raised {want!r}, tessera gave {got!r}"
-        assert type(got).__name__ == type(want).__name__, f"{context}: {got!r} vs {want!r}"
-        return
-    assert got_status == "ok", f"{context}: tessera raised {got!r}"
+    same_outcome(status, want, got_status, got, context, lambda g, w: same_listed(g, w, context), strict=True)
+
+
+def same_listed(got, want, context):
     assert str(got.dtype).split(".")[1] == str(want.dtype).split(".")[1], context
     assert tuple(got.shape) == tuple(want.shape), context
     g, w = got.tolist(), want.tolist()
