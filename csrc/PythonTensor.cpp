@@ -167,18 +167,22 @@ at::Tensor readable(const at::Tensor& t, const char* what) {
 
 template <typename T>
 PyObject* element_to_python(const char* p) {
-  T v;
-  std::memcpy(&v, p, sizeof(T));
   if constexpr (std::is_same_v<T, bool>) {
-    return PyBool_FromLong(v);
-  } else if constexpr (std::is_integral_v<T>) {
-    return PyLong_FromLongLong(static_cast<long long>(v));
-  } else if constexpr (std::is_same_v<T, c10::complex<float>> || std::is_same_v<T, c10::complex<double>>) {
-    return PyComplex_FromDoubles(static_cast<double>(v.real()), static_cast<double>(v.imag()));
-  } else if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-    return PyFloat_FromDouble(static_cast<double>(v));
+    // Read as a byte: memory from outside (a file, numpy) may hold bytes other than 0 and 1,
+    // and loading those as bool is undefined; any nonzero byte is true.
+    return PyBool_FromLong(*reinterpret_cast<const unsigned char*>(p) != 0);
   } else {
-    return PyFloat_FromDouble(static_cast<double>(static_cast<float>(v)));
+    T v;
+    std::memcpy(&v, p, sizeof(T));
+    if constexpr (std::is_integral_v<T>) {
+      return PyLong_FromLongLong(static_cast<long long>(v));
+    } else if constexpr (std::is_same_v<T, c10::complex<float>> || std::is_same_v<T, c10::complex<double>>) {
+      return PyComplex_FromDoubles(static_cast<double>(v.real()), static_cast<double>(v.imag()));
+    } else if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+      return PyFloat_FromDouble(static_cast<double>(v));
+    } else {
+      return PyFloat_FromDouble(static_cast<double>(static_cast<float>(v)));
+    }
   }
 }
 

@@ -31,13 +31,17 @@ Tensor make_view(const Tensor& self, IntArrayRef sizes, IntArrayRef strides, int
 
 Tensor make_view(const Tensor& self, const ViewGeometry& g) { return make_view(self, g.sizes, g.strides, g.offset); }
 
-// Every tensor's farthest element offset fits in int64 (computeStorageNbytes), so offsets
-// and strides a view derives for dims of two or more elements fit as well. A dim of size 0
-// or 1 may carry any stride, as in torch; scaling or adding such a stride can overflow, and
-// then the view keeps the unscaled one, which serves that dim equally well.
-static int64_t derived_stride(int64_t stride, int64_t factor, int64_t addend, int64_t size) {
+// Every tensor's farthest element offset and every stride in bytes fit in int64
+// (computeStorageNbytes), so offsets and strides a view derives for dims of two or more
+// elements fit as well. A dim of size 0 or 1 may carry any such stride, as in torch;
+// scaling or adding one can overflow, and then the view keeps the unscaled one, which
+// serves that dim equally well.
+static int64_t derived_stride(int64_t stride, int64_t factor, int64_t addend, int64_t size, size_t itemsize) {
+  const int64_t max_stride = std::numeric_limits<int64_t>::max() / static_cast<int64_t>(itemsize);
   int64_t out = 0;
-  if (!c10::mul_overflows(stride, factor, &out) && !c10::add_overflows(out, addend, &out)) return out;
+  if (!c10::mul_overflows(stride, factor, &out) && !c10::add_overflows(out, addend, &out) && out <= max_stride) {
+    return out;
+  }
   TORCH_CHECK(size <= 1, "Storage size calculation overflowed: stride ", stride, " * ", factor, " + ", addend,
               " for a dimension of size ", size);
   return stride;
@@ -68,7 +72,7 @@ Tensor view_dtype(const Tensor& self, c10::ScalarType dtype) {
     const size_t last = g.sizes.size() - 1;
     if (old_size > new_size) {
       const int64_t r = old_size / new_size;
-      for (size_t d = 0; d < last; ++d) g.strides[d] = derived_stride(g.strides[d], r, 0, g.sizes[d]);
+      for (size_t d = 0; d < last; ++d) g.strides[d] = derived_stride(g.strides[d], r, 0, g.sizes[d], static_cast<size_t>(new_size));
       g.sizes[last] *= r;
       g.offset *= r;
     } else {
@@ -93,7 +97,10 @@ Tensor view_dtype(const Tensor& self, c10::ScalarType dtype) {
 Tensor view_as_real(const Tensor& self) {
   TORCH_CHECK(c10::isComplexType(self.scalar_type()), "view_as_real is only supported for complex tensors");
   ViewGeometry g{self.sizes().vec(), self.strides().vec(), self.storage_offset() * 2};
-  for (size_t d = 0; d < g.strides.size(); ++d) g.strides[d] = derived_stride(g.strides[d], 2, 0, g.sizes[d]);
+  const size_t real_size = c10::elementSize(c10::toRealValueType(self.scalar_type()));
+  for (size_t d = 0; d < g.strides.size(); ++d) {
+    g.strides[d] = derived_stride(g.strides[d], 2, 0, g.sizes[d], real_size);
+  }
   g.sizes.push_back(2);
   g.strides.push_back(1);
   return make_dtype_view(self, c10::toRealValueType(self.scalar_type()), g);
@@ -441,7 +448,7 @@ Tensor slice(const Tensor& self, int64_t dim, std::optional<int64_t> start, std:
   std::vector<int64_t> sizes = self.sizes().vec(), strides = self.strides().vec();
   int64_t offset = self.storage_offset() + lo * strides[dim];
   sizes[dim] = hi > lo ? (hi - lo - 1) / step + 1 : 0;  // ceil((hi - lo) / step), without overflowing
-  strides[dim] = derived_stride(strides[dim], step, 0, sizes[dim]);
+  strides[dim] = derived_stride(strides[dim], step, 0, sizes[dim], self.itemsize());
   return make_view(self, sizes, strides, offset);
 }
 
@@ -461,7 +468,7 @@ Tensor unfold(const Tensor& self, int64_t dimension, int64_t size, int64_t step)
                 "Storage size calculation overflowed with sizes=", IntArrayRef(sizes), " and strides=",
                 IntArrayRef(strides));
     sizes[dimension] = room / step + 1;
-    strides[dimension] = derived_stride(strides[dimension], step, 0, sizes[dimension]);
+    strides[dimension] = derived_stride(strides[dimension], step, 0, sizes[dimension], self.itemsize());
   }
   // torch reaches this through as_strided's storage check, whose message it keeps.
   TORCH_CHECK(std::all_of(sizes.begin(), sizes.end(), [](int64_t s) { return s >= 0; }),
@@ -481,7 +488,7 @@ Tensor diagonal(const Tensor& self, int64_t offset, int64_t dim1_, int64_t dim2_
   length = std::max<int64_t>(length, 0);
   int64_t storage_offset = self.storage_offset();
   if (length > 0) storage_offset += offset >= 0 ? offset * strides[dim2] : -offset * strides[dim1];
-  const int64_t stride = derived_stride(strides[dim1], 1, strides[dim2], length);
+  const int64_t stride = derived_stride(strides[dim1], 1, strides[dim2], length, self.itemsize());
   for (int64_t d : {std::max(dim1, dim2), std::min(dim1, dim2)}) {
     sizes.erase(sizes.begin() + d);
     strides.erase(strides.begin() + d);

@@ -2,6 +2,9 @@
 #include <c10/util/Exception.h>
 #include <c10/util/safe_numerics.h>
 
+#include <algorithm>
+#include <limits>
+
 namespace c10::inline tessera {
 
 size_t computeStorageNbytes(IntArrayRef sizes, IntArrayRef strides, size_t itemsize, int64_t storage_offset) {
@@ -16,8 +19,12 @@ size_t computeStorageNbytes(IntArrayRef sizes, IntArrayRef strides, size_t items
   }
   int64_t last = storage_offset, bytes = 0;  // `last`: the element index of the farthest element
   bool overflowed = false;
+  const int64_t max_stride = std::numeric_limits<int64_t>::max() / static_cast<int64_t>(std::max<size_t>(itemsize, 1));
   for (size_t i = 0; i < sizes.size(); ++i) {
     int64_t span = 0;
+    // Every stride in bytes fits too, even one of a dim of size 0 or 1, which reaches no
+    // memory: kernels turn strides into byte steps without asking.
+    overflowed |= strides[i] > max_stride;
     if (sizes[i] == 0) continue;
     overflowed |= mul_overflows(sizes[i] - 1, strides[i], &span) || add_overflows(last, span, &last);
   }

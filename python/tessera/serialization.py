@@ -239,6 +239,8 @@ def _load_storage(pid, storages, reader, restore, label, from_map_location):
         flat = reader.storage_bytes(key, numel * _C.empty(0, dtype=dtype).element_size())
         if reader.swap:
             flat = _swap_bytes(flat, dtype)
+        if dtype == _C.bool and flat.numel() and bool((flat > 1).any()):
+            flat = (flat != 0).to(_C.uint8)  # a corrupt file's bool bytes: kernels read only 0 and 1
         storage = TypedStorage(flat.view(dtype) if dtype != _C.uint8 else flat, dtype)
         try:
             restored = restore(storage, location)

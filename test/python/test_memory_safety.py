@@ -44,7 +44,7 @@ def test_as_strided_span_overflow(size, stride, offset, torch_refuses):
 
 
 def test_as_strided_in_bounds_still_works_as_torch():
-    cases = [((3,), (2,), 1), ((2, 2), (1, 2), 4), ((1,), (2**62,), 9), ((0,), (5,), 0), ((2, 0), (2**40, 1), 3)]
+    cases = [((3,), (2,), 1), ((2, 2), (1, 2), 4), ((1,), (2**60,), 9), ((0,), (5,), 0), ((2, 0), (2**40, 1), 3)]
     for size, stride, offset in cases:
         th = torch.as_strided(torch.arange(10.), size, stride, offset)
         ts = tessera.as_strided(tessera.arange(10.), size, stride, offset)
@@ -55,14 +55,18 @@ def test_as_strided_in_bounds_still_works_as_torch():
 
 
 def test_empty_geometry_that_overflows_is_refused():
-    # torch accepts an empty tensor whatever its offset; tessera requires every tensor's
-    # farthest offset to fit in int64, so views derived from it (select, diagonal, view
-    # as another dtype) cannot overflow.
+    # torch accepts an empty tensor whatever its offset, and a size-1 dim whatever its
+    # stride; tessera requires every tensor's farthest offset, and each stride in bytes, to
+    # fit in int64, so views derived from it (select, diagonal, view as another dtype) and
+    # kernels' byte steps cannot overflow.
     x = tessera.arange(10.)
     with pytest.raises(RuntimeError, match=OVERFLOW):
         tessera.as_strided(x, (0,), (1,), 2**62)
     with pytest.raises(RuntimeError, match=OVERFLOW):
         tessera.as_strided(x, (0, 5), (1, 2**62), 0)
+    with pytest.raises(RuntimeError, match=OVERFLOW):
+        tessera.as_strided(x, (1,), (2**62,), 0)  # 2**62 floats are 2**64 bytes
+    assert tessera.as_strided(x, (1,), (2**61 - 1,), 4).tolist() == [4.0]
 
 
 def test_views_of_geometry_at_the_limits_do_not_overflow():
@@ -70,16 +74,18 @@ def test_views_of_geometry_at_the_limits_do_not_overflow():
     # must not overflow (UBSan checks this when the suite runs sanitized). torch 1.13 itself
     # overflows on some of these (diagonal's stride sum), so the expected values come from
     # the definition: every view below reads storage elements starting at the offset.
-    x = tessera.as_strided(tessera.arange(10.), (1, 1), (2**62, 2**62), 3)
-    assert x.diagonal().tolist() == [3.0]
+    x = tessera.as_strided(tessera.arange(10.), (1, 1), (2**60, 2**60), 3)
+    assert x.diagonal().tolist() == [3.0]  # 2**61 floats of stride overflow in bytes
     assert x[:, ::2**62].tolist() == [[3.0]]
-    y = tessera.as_strided(tessera.arange(10.), (1, 4), (2**62, 1), 2)
+    y = tessera.as_strided(tessera.arange(10.), (1, 4), (2**60, 1), 2)
     assert y.view(tessera.uint8).shape == (1, 16)
     assert y.view(tessera.uint8).view(tessera.float32).tolist() == [[2.0, 3.0, 4.0, 5.0]]
     assert y[:, ::2**62].tolist() == [[2.0]]
     assert y.unfold(1, 2, 2**62).tolist() == [[[2.0, 3.0]]]
-    c = tessera.as_strided(tessera.arange(8.).view(tessera.complex64), (1, 2), (2**62, 1), 1)
+    assert (y[:, ::2**62] + 1).tolist() == [[3.0]]  # kernels step by the kept strides
+    c = tessera.as_strided(tessera.arange(8.).view(tessera.complex64), (1, 2), (2**59, 1), 1)
     assert tessera.view_as_real(c).tolist() == [[[2.0, 3.0], [4.0, 5.0]]]
+    assert tessera.view_as_real(c[:, ::2**62]).tolist() == [[[2.0, 3.0]]]
     for lib in (torch, tessera):
         with pytest.raises(RuntimeError):
             lib.arange(10.).unfold(0, -2**63, 1)
@@ -91,7 +97,7 @@ def test_empty_strided_overflow_matches_torch():
             lib.empty_strided((2,), (2**62,))
     with pytest.raises(RuntimeError, match="overflow"):
         tessera.empty_strided((2**40, 2**30), (2**30, 1))
-    assert tessera.empty_strided((1,), (2**62,)).shape == (1,)
+    assert tessera.empty_strided((1,), (2**60,)).shape == (1,)
 
 
 def test_out_resize_counts_the_storage_offset():
@@ -210,3 +216,24 @@ def test_from_numpy_checks_in_torchs_order():
         with pytest.raises(Exception) as got:
             tessera.from_numpy(make())
         assert got.type is want.type and str(got.value)[:40] == str(want.value)[:40]
+
+
+def test_corrupt_bool_bytes_load_as_true(tmp_path):
+    # Found by the loader fuzzer under UBSan: a bool storage holding the byte 17 made
+    # tolist() load an invalid bool. The loader maps nonzero bytes to True (1).
+    path = tmp_path / "bools.pt"
+    torch.save(torch.tensor([True, False, True]), path)
+    data = bytearray(path.read_bytes())
+    import zipfile
+    with zipfile.ZipFile(io.BytesIO(bytes(data))) as zf:
+        records = {i.filename: zf.read(i) for i in zf.infolist()}
+    key = next(n for n in records if n.endswith("data/0"))
+    records[key] = bytes([17, 0, 255])
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as zf:
+        for name, blob in records.items():
+            zf.writestr(name, blob)
+    loaded = tessera.load(io.BytesIO(out.getvalue()))
+    assert loaded.tolist() == [True, False, True]
+    assert loaded.view(tessera.uint8).tolist() == [1, 0, 1]
+    assert loaded.sum().item() == 2
