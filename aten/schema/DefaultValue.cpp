@@ -214,6 +214,10 @@ std::string DefaultValue::str() const {
 }
 
 bool operator==(const DefaultValue& a, const DefaultValue& b) {
+  // An enum constant is its number (`ScalarType x=float` prints and means `x=6`, as in torch).
+  using K = DefaultValue::Kind;
+  const auto int_like = [](K k) { return k == K::Int || k == K::Enum; };
+  if (int_like(a.kind_) && int_like(b.kind_)) return a.int_ == b.int_;
   // Doubles compare by value; a NaN default equals itself so that parse/print round trips hold.
   auto same = [](double x, double y) { return x == y || (std::isnan(x) && std::isnan(y)); };
   if (a.kind_ != b.kind_ || a.int_ != b.int_ || !same(a.real_, b.real_) || !same(a.imag_, b.imag_) ||

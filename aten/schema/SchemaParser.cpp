@@ -121,6 +121,7 @@ class Parser : private SchemaLexer {
   // is a stack frame here and in the SchemaType's destructor, so hostile input such as a
   // thousand '(' must end in an error, not a stack overflow (found by fuzz_schema_parser).
   static constexpr int kMaxTypeDepth = 64;
+  static constexpr int64_t kMaxFilledList = 1024;
   int type_depth_ = 0;
   void enter_type(size_t at, int extra = 0) {
     if (type_depth_ + extra >= kMaxTypeDepth) fail(at, "types nested more than 64 deep");
@@ -285,6 +286,8 @@ class Parser : private SchemaLexer {
       DefaultValue one = scalar_default(type.elementType(), start);
       const auto n = type.fixedSize();
       if (!n) fail(start, "a single-value default needs a fixed list size, as in int[2]");
+      // The list is built here, one value per element: a hostile size must not allocate.
+      if (*n > kMaxFilledList) fail(start, "a single-value default for a list of more than 1024 elements");
       return list_default(type, std::vector<DefaultValue>(static_cast<size_t>(*n), one), start);
     }
     return scalar_default(type, start);
@@ -336,7 +339,9 @@ class Parser : private SchemaLexer {
       }
       auto constant = DefaultValue::from_enum_name(word);
       if (!constant) expected(start, "a default value");
-      if (!int_like && !loose) mismatch("an enum constant");
+      // Only where an int fits, as in torch (which refuses `Any x=float`): the constant is
+      // printed as its number, and must parse back as the same default.
+      if (!int_like) mismatch("an enum constant");
       return std::move(*constant);
     }
     const bool negative = accept('-');

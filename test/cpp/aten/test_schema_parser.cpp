@@ -413,4 +413,27 @@ TEST(SchemaParser, LargeWholeFloatDefaultsRoundTrip) {
   EXPECT_EQ(parseSchema("f(float x=6e16) -> ()").toString(), "f(float x=60000000000000000.) -> ()");
 }
 
+// Found by the short CI fuzz run: an enum constant as the default of a type variable printed
+// as its number and parsed back as an int. torch refuses enum defaults there.
+TEST(SchemaParser, EnumDefaultsOnlyWhereAnIntFits) {
+  for (const char* text : {"f(oobl x=float) -> ()", "f(Any x=float) -> ()", "f(t x=contiguous_format) -> ()",
+                           "f(t x=strided) -> ()"}) {
+    EXPECT_THROW(parseSchema(text), c10::Error) << text;
+  }
+  for (const char* text : {"f(ScalarType x=float) -> ()", "f(ScalarType? x=float) -> ()", "f(int x=float) -> ()",
+                           "f(MemoryFormat x=contiguous_format) -> ()", "f(Layout x=strided) -> ()"}) {
+    const auto schema = parseSchema(text);
+    EXPECT_EQ(parseSchema(schema.toString()), schema) << schema.toString();
+  }
+  EXPECT_EQ(parseSchema("f(ScalarType x=float) -> ()").toString(), "f(ScalarType x=6) -> ()");
+  EXPECT_EQ(parseSchema("f(ScalarType x=float) -> ()"), parseSchema("f(ScalarType x=6) -> ()"));
+}
+
+// Also from the fuzzer: `int[88888888888883] padding=0` allocated one default per element.
+TEST(SchemaParser, FilledListDefaultsAreBounded) {
+  EXPECT_THROW(parseSchema("f(int[88888888888883] padding=0) -> ()"), c10::Error);
+  EXPECT_THROW(parseSchema("f(int[1025] padding=0) -> ()"), c10::Error);
+  EXPECT_EQ(parseSchema("f(int[1024] padding=0) -> ()").arguments()[0].default_value()->toIntList().size(), 1024u);
+}
+
 }  // namespace
