@@ -7,7 +7,6 @@
 #include <aten/dispatch/Dispatcher.h>
 #include <aten/library.h>
 
-
 #include <memory>
 #include <string>
 

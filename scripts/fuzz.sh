@@ -11,7 +11,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 short=0; minutes=30
-if [[ "${1:-}" == "--short" ]]; then short=1; elif [[ -n "${1:-}" ]]; then minutes=$1; fi
+case "${1:-}" in
+  --short) short=1 ;;
+  "") ;;
+  *[!0-9]*) echo "usage: scripts/fuzz.sh [--short | MINUTES]" >&2; exit 2 ;;
+  *) minutes=$1 ;;
+esac
 
 export CCACHE_BASEDIR="$root" CCACHE_NOHASHDIR=1
 cmake -S test/fuzz -B build/fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ >/dev/null

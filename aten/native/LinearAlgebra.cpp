@@ -5,6 +5,7 @@
 // in its order (shapes before dtypes).
 #include <aten/native/Blas.h>
 #include <aten/native/Broadcast.h>
+#include <aten/native/MemoryOverlap.h>
 #include <aten/native/MetaFunctions.h>
 #include <aten/native/NativeFunctions.h>
 #include <aten/native/StructuredHelpers.h>
@@ -48,12 +49,7 @@ const char* cpp_type_name(c10::ScalarType t) {
 void add_product(const Tensor& out3, const Tensor& out, const Tensor& self, const Tensor& a3, const Tensor& b3,
                  const c10::Scalar& beta, const c10::Scalar& alpha, const char* op) {
   native::check_product_out_dtype(out, a3.scalar_type());
-  // An empty out writes nothing, so its strides (all zero from numpy) cannot overlap.
-  for (int64_t d = 0; d < out.dim() && out.numel() != 0; ++d) {
-    TORCH_CHECK(out.size(d) <= 1 || out.stride(d) != 0,
-                "unsupported operation: more than one element of the written-to tensor refers to a single memory "
-                "location. Please clone() the tensor before performing the operation.");
-  }
+  native::assert_no_internal_overlap(out);
   if (!native::is_zero_scalar(beta) && !self.is_same(out)) out.copy_(self.expand(out.sizes()));
   native::batched_gemm(out3, a3, b3, beta, alpha, op);
 }

@@ -1,5 +1,6 @@
 #include <aten/core/Parallel.h>
 #include <aten/native/Broadcast.h>
+#include <aten/native/MemoryOverlap.h>
 #include <aten/native/NativeFunctions.h>
 #include <aten/native/StructuredHelpers.h>
 #include <aten/native/TensorFactories.h>
@@ -102,15 +103,7 @@ void TensorIterator::compute_shape(const TensorIteratorConfig& config) {
   }
   for (const auto& op : operands_) {
     if (!op.is_output || !op.tensor.defined() || config.is_reduction_ || !config.check_mem_overlap_) continue;
-    // Writing through a stride-0 dimension would write one element from several places.
-    // An empty tensor writes nothing, whatever its strides (numpy gives empty arrays all-zero
-    // strides, and empty_like keeps them): torch never sees internal overlap there.
-    if (op.tensor.numel() == 0) continue;
-    for (int64_t d = 0; d < op.tensor.dim(); ++d) {
-      TORCH_CHECK(op.tensor.size(d) <= 1 || op.tensor.stride(d) != 0,
-                  "unsupported operation: more than one element of the written-to tensor refers to a single memory "
-                  "location. Please clone() the tensor before performing the operation.");
-    }
+    native::assert_no_internal_overlap(op.tensor);
   }
   for (auto& op : operands_) {
     if (!op.is_output || !op.tensor.defined() || op.tensor.sizes().equals(shape_)) continue;
@@ -259,6 +252,15 @@ static bool partially_overlap(const Tensor& a, const Tensor& b) {
   const char* b_end = b_begin + b.nbytes();
   if (a_begin == b_begin && a_end == b_end) return !a.strides().equals(b.strides());
   return a_begin < b_end && b_begin < a_end;
+}
+
+void assert_no_internal_overlap(const Tensor& written) {
+  if (written.numel() == 0) return;
+  for (int64_t d = 0; d < written.dim(); ++d) {
+    TORCH_CHECK(written.size(d) <= 1 || written.stride(d) != 0,
+                "unsupported operation: more than one element of the written-to tensor refers to a single memory "
+                "location. Please clone() the tensor before performing the operation.");
+  }
 }
 
 void assert_no_partial_overlap(const Tensor& written, const Tensor& read) {

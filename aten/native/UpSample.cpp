@@ -7,6 +7,7 @@
 #include <aten/native/HostVector.h>
 #include <aten/native/NativeFunctions.h>
 #include <aten/ops/Functions.h>
+#include <c10/util/safe_numerics.h>
 
 #include <cmath>
 #include <sstream>
@@ -136,9 +137,13 @@ Tensor upsample(const Tensor& input, std::optional<IntArrayRef> output_size, std
   // An empty batch needs no index tables, however large the spatial sizes: a reshape keeps
   // the autograd graph (its grad is empty too).
   if (input.numel() == 0) return input.reshape(shape).clone();
-  // torch allocates the result before any work. So does this: an output too large to
-  // allocate fails here at once, not after index tables and passes as large as itself.
-  (void)at::empty(shape, input.options());
+  // torch allocates the result before any work, so an output too large to allocate fails at
+  // once. The passes below allocate as they go; for a large output (>= 1 GiB, or a size that
+  // overflows) the allocation is tried first, rather than failing after passes as large.
+  int64_t bytes = static_cast<int64_t>(input.itemsize());
+  bool large = false;
+  for (int64_t s : shape) large = large || c10::mul_overflows(bytes, s, &bytes);
+  if (large || bytes >= (int64_t{1} << 30)) (void)at::empty(shape, input.options());
   Tensor x = input;
   for (int64_t d = 0; d < spatial; ++d) {
     std::optional<double> scale;

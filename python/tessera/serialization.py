@@ -7,9 +7,9 @@ import io
 import os
 import pickle
 import stat
+import secrets
 import struct
 import sys
-import tempfile
 import zipfile
 import zlib
 
@@ -77,13 +77,14 @@ def _save_to_path(path, data_pkl, table):
     (disk full, an error while writing) never leaves a truncated file where a good one was."""
     target = os.path.realpath(path)  # through a symlink, as open(path, "wb") would write
     directory, base = os.path.split(target)
-    fd, tmp = tempfile.mkstemp(prefix=f".{base}.", suffix=".tmp", dir=directory)
+    fd, tmp = _create_beside(directory, base)
     try:
         with os.fdopen(fd, "wb") as fileobj:
             _write_archive(fileobj, _archive_name(path), data_pkl, table)
             fileobj.flush()
             os.fsync(fileobj.fileno())
-        os.chmod(tmp, _mode_for(target))
+        with contextlib.suppress(FileNotFoundError):  # a file replaced keeps its permissions
+            os.chmod(tmp, stat.S_IMODE(os.stat(target).st_mode))
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -91,14 +92,14 @@ def _save_to_path(path, data_pkl, table):
         raise
 
 
-def _mode_for(target):
-    """The permissions open(target, "wb") would leave: the existing file's, else 0o666 less the umask."""
-    try:
-        return stat.S_IMODE(os.stat(target).st_mode)
-    except FileNotFoundError:
-        mask = os.umask(0o022)
-        os.umask(mask)
-        return 0o666 & ~mask
+def _create_beside(directory, base):
+    """A new file in directory, created as open(..., "wb") would (mode 0o666 less the umask)."""
+    while True:
+        tmp = os.path.join(directory, f".{base}.{secrets.token_hex(6)}.tmp")
+        try:
+            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), tmp
+        except FileExistsError:
+            continue
 
 
 def _is_path(f):

@@ -714,3 +714,11 @@ def test_save_keeps_permissions_and_follows_symlinks(tmp_path):
     assert link.is_symlink() and tessera.load(path).tolist() == [5.0, 5.0]
     # torch reads what tessera wrote through the rename
     assert torch.load(path).tolist() == [5.0, 5.0]
+    # a new file gets what open(path, "wb") would give it under the umask
+    old_mask = os.umask(0o027)
+    try:
+        (tmp_path / "plain").write_bytes(b"")
+        tessera.save(tessera.ones(1), tmp_path / "fresh.pt")
+    finally:
+        os.umask(old_mask)
+    assert os.stat(tmp_path / "fresh.pt").st_mode & 0o777 == os.stat(tmp_path / "plain").st_mode & 0o777 == 0o640

@@ -114,9 +114,11 @@ void clamp_scalar_kernel(TensorIterator& iter, const std::optional<c10::Scalar>&
     // A NaN bound makes every element NaN, as a NaN tensor bound does, and as torch's
     // clamp_min / clamp_max and two-bound clamp do; torch 1.13 ignored a lone NaN number
     // bound of clamp, a bug current torch fixed (pytorch#172200).
-    const bool nan_bound = (has_lo && is_nan(lo)) || (has_hi && is_nan(hi));
-    cpu_kernel(iter, [lo, hi, has_lo, has_hi, nan_bound](T a) -> T {
-      if (nan_bound) return T(std::numeric_limits<O>::quiet_NaN());
+    if ((has_lo && is_nan(lo)) || (has_hi && is_nan(hi))) {
+      cpu_kernel(iter, [](T) -> T { return T(std::numeric_limits<O>::quiet_NaN()); });
+      return;
+    }
+    cpu_kernel(iter, [lo, hi, has_lo, has_hi](T a) -> T {
       O x = O(a);
       if (is_nan(x)) return a;
       return T(clamp_value<O>(x, has_lo ? &lo : nullptr, has_hi ? &hi : nullptr));
