@@ -5,9 +5,18 @@
 # AddressSanitizer + UndefinedBehaviorSanitizer build (default ISA, no CUDA, no benchmarks)
 # that stops at the first error, running the C++ tests and the Python op tests (the
 # interpreter with the ASan runtime preloaded: test/python/CMakeLists.txt). Between them,
-# short fixed-seed fuzz runs (scripts/fuzz.sh --short).
-# .ci/run calls exactly this.
+# short fixed-seed fuzz runs (scripts/fuzz.sh --short). Last, a ThreadSanitizer build of
+# only what the concurrency tests need, running them (test/cpp/concurrency, the threaded
+# tests of the other programs, DataLoader workers and Python threads).
+#   scripts/test.sh          everything (.ci/run calls exactly this)
+#   scripts/test.sh --tsan   the ThreadSanitizer job alone
 set -euo pipefail
+only_tsan=0
+case "${1:-}" in
+  --tsan) only_tsan=1 ;;
+  "") ;;
+  *) echo "usage: scripts/test.sh [--tsan]" >&2; exit 2 ;;
+esac
 cd "$(dirname "$0")/.."
 root=$PWD
 jobs=$(nproc)
@@ -19,22 +28,32 @@ scripts/install-deps.sh
 
 step() { printf '\n=== %s (%s)\n' "$1" "$(date +%T)"; }
 
-step "normal build"
-cmake -S . -B build/release -G Ninja -DTESSERA_WERROR=ON -DPython3_EXECUTABLE=/usr/bin/python3
-cmake --build build/release -j "$jobs"
-step "normal tests"
-ctest --test-dir build/release --output-on-failure -j "$jobs"
+if [[ $only_tsan -eq 0 ]]; then
+  step "normal build"
+  cmake -S . -B build/release -G Ninja -DTESSERA_WERROR=ON -DPython3_EXECUTABLE=/usr/bin/python3
+  cmake --build build/release -j "$jobs"
+  step "normal tests"
+  ctest --test-dir build/release --output-on-failure -j "$jobs"
 
-step "fuzzing (libFuzzer schema parser, Python fuzzers; short, fixed seeds)"
-scripts/fuzz.sh --short
+  step "fuzzing (libFuzzer schema parser, Python fuzzers; short, fixed seeds)"
+  scripts/fuzz.sh --short
 
-step "sanitizer build"
-cmake -S . -B build/asan -G Ninja -DTESSERA_WERROR=ON -DTESSERA_SANITIZE="address;undefined" \
-      -DTESSERA_CUDA=OFF -DTESSERA_BENCH=OFF -DTESSERA_PYTHON=ON -DCMAKE_BUILD_TYPE=Debug \
-      -DPython3_EXECUTABLE=/usr/bin/python3
-cmake --build build/asan -j "$jobs"
-step "sanitizer tests"
-ASAN_OPTIONS=halt_on_error=1:abort_on_error=1:allocator_may_return_null=1:detect_leaks=1 \
-UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-  ctest --test-dir build/asan --output-on-failure -j "$jobs"
+  step "sanitizer build"
+  cmake -S . -B build/asan -G Ninja -DTESSERA_WERROR=ON -DTESSERA_SANITIZE="address;undefined" \
+        -DTESSERA_CUDA=OFF -DTESSERA_BENCH=OFF -DTESSERA_PYTHON=ON -DCMAKE_BUILD_TYPE=Debug \
+        -DPython3_EXECUTABLE=/usr/bin/python3
+  cmake --build build/asan -j "$jobs"
+  step "sanitizer tests"
+  ASAN_OPTIONS=halt_on_error=1:abort_on_error=1:allocator_may_return_null=1:detect_leaks=1 \
+  UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+    ctest --test-dir build/asan --output-on-failure -j "$jobs"
+fi
+
+step "thread sanitizer build (concurrency tests only)"
+cmake -S . -B build/tsan -G Ninja -DTESSERA_WERROR=ON -DTESSERA_SANITIZE=thread -DTESSERA_CUDA=OFF \
+      -DTESSERA_BENCH=OFF -DTESSERA_PYTHON=ON -DCMAKE_BUILD_TYPE=Debug -DPython3_EXECUTABLE=/usr/bin/python3
+cmake --build build/tsan -j "$jobs" --target concurrency_tests c10_tests aten_tests autograd_tests _C
+step "thread sanitizer tests"
+TSAN_OPTIONS="halt_on_error=1:exitcode=66:suppressions=$root/test/tsan.supp" \
+  ctest --test-dir build/tsan --output-on-failure -j "$jobs"
 step "all tests passed in $root"
