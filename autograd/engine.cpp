@@ -1,5 +1,6 @@
 #include <autograd/engine.h>
 
+#include <autograd/functions/accumulate_grad.h>
 #include <autograd/functions/basic_ops.h>
 #include <autograd/input_buffer.h>
 #include <autograd/variable.h>
@@ -10,6 +11,7 @@
 
 #include <atomic>
 #include <mutex>
+#include <optional>
 #include <queue>
 #include <unordered_map>
 #include <unordered_set>
@@ -238,12 +240,17 @@ variable_list Engine::execute(const edge_list& roots, const variable_list& grads
   }
   // Backward formulas record a graph of their own only for create_graph.
   c10::AutoGradMode grad_mode(create_graph);
+  // Leaves' grads are stored once every Node has run: a pass that throws (an
+  // OutOfMemoryError half-way) leaves each .grad as it was.
+  std::optional<PendingLeafGrads> pending;
+  if (accumulate_grad) pending.emplace();
   task.ready.push(NodeTask{root, {}});
   while (!task.ready.empty()) {
     NodeTask t = std::move(const_cast<NodeTask&>(task.ready.top()));
     task.ready.pop();
     evaluate(std::move(t), task);
   }
+  if (pending) pending->commit();
   return std::move(task.captured);
 }
 

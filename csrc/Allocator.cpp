@@ -5,6 +5,7 @@
 
 #include <aten/core/Parallel.h>
 #include <aten/native/DispatchStub.h>
+#include <c10/core/AllocationFaults.h>
 #include <c10/core/CPUAllocator.h>
 #include <c10/core/CachingCPUAllocator.h>
 
@@ -176,7 +177,32 @@ PyObject* cpu_capability(PyObject*, PyObject*) {
   END_HANDLE_TH_ERRORS
 }
 
+// Test hooks: c10::set_allocation_fault(n) and the allocations it has counted.
+PyObject* set_allocation_fault(PyObject*, PyObject* arg) {
+  HANDLE_TH_ERRORS
+  if (!PyLong_Check(arg) || PyBool_Check(arg)) {
+    PyErr_Format(PyExc_TypeError, "_set_allocation_fault(): expected an int, got %s", Py_TYPE(arg)->tp_name);
+    return nullptr;
+  }
+  long long n = PyLong_AsLongLong(arg);
+  if (n == -1 && PyErr_Occurred()) return nullptr;
+  c10::set_allocation_fault(n);
+  Py_RETURN_NONE;
+  END_HANDLE_TH_ERRORS
+}
+
+PyObject* allocation_fault_count(PyObject*, PyObject*) {
+  HANDLE_TH_ERRORS
+  return PyLong_FromLongLong(c10::allocation_fault_count());
+  END_HANDLE_TH_ERRORS
+}
+
 PyMethodDef methods[] = {
+    {"_set_allocation_fault", set_allocation_fault, METH_O,
+     "Test hook: n >= 1 makes the n-th CPU allocation from now raise OutOfMemoryError; n < 0 counts only; 0 "
+     "turns it off."},
+    {"_allocation_fault_count", allocation_fault_count, METH_NOARGS,
+     "Allocations counted since the last _set_allocation_fault call."},
     {"_cpu_memory_stats", cpu_memory_stats, METH_NOARGS, "The caching CPU allocator's counters, as a dict."},
     {"_cpu_memory_allocated", cpu_memory_allocated, METH_NOARGS, nullptr},
     {"_cpu_memory_reserved", cpu_memory_reserved, METH_NOARGS, nullptr},

@@ -21,6 +21,8 @@ at::MemoryFormat grad_layout(const Tensor& variable) {
 
 bool obeys_layout(const Tensor& grad, const Tensor& variable) { return grad.is_contiguous(grad_layout(variable)); }
 
+thread_local PendingLeafGrads* tl_pending = nullptr;
+
 }  // namespace
 
 AccumulateGrad::AccumulateGrad(Tensor variable) : variable_(std::move(variable)) {
@@ -30,28 +32,56 @@ AccumulateGrad::AccumulateGrad(Tensor variable) : variable_(std::move(variable))
 }
 
 variable_list AccumulateGrad::apply(variable_list&& grads) {
-  std::lock_guard<std::mutex> lock(mutex());  // backward passes on several threads may share a leaf
+  std::unique_lock<std::mutex> lock(mutex());  // backward passes on several threads may share a leaf
   grads = impl::run_leaf_hooks(variable_, std::move(grads));
   if (grads.empty() || !grads[0].defined() || !variable_.requires_grad()) return {};
   Tensor new_grad = std::move(grads[0]);
-  AutogradMeta* meta = impl::materialize_autograd_meta(variable_);
-  Tensor& grad = meta->grad_;
-  if (!grad.defined()) {
-    // The engine hands over a grad nobody else holds: keep it rather than copy it, unless
-    // a graph is being built (create_graph), where the stored grad keeps its history.
-    if (!c10::GradMode::is_enabled() && new_grad.use_count() == 1 && obeys_layout(new_grad, variable_) &&
-        !impl::is_view(new_grad)) {
-      grad = impl::tensor_data(new_grad);
-    } else {
-      const at::MemoryFormat layout = grad_layout(variable_);
-      grad = c10::GradMode::is_enabled() ? new_grad.clone(layout) : impl::tensor_data(new_grad).clone(layout);
-    }
-  } else if (!c10::GradMode::is_enabled()) {
-    grad.add_(new_grad);
-  } else {
-    grad = grad + new_grad;
+  if (c10::GradMode::is_enabled()) {
+    // create_graph: the stored grad keeps its history, and is replaced rather than updated.
+    Tensor& grad = impl::materialize_autograd_meta(variable_)->grad_;
+    grad = grad.defined() ? grad + new_grad : new_grad.clone(grad_layout(variable_));
+    return {};
   }
+  // The engine hands over a grad nobody else holds: keep it rather than copy it.
+  bool owned = new_grad.use_count() == 1 && obeys_layout(new_grad, variable_) && !impl::is_view(new_grad);
+  const bool first = !impl::materialize_autograd_meta(variable_)->grad_.defined();
+  if (first && !owned) {
+    new_grad = impl::tensor_data(new_grad).clone(grad_layout(variable_));
+    owned = true;
+  }
+  if (tl_pending != nullptr) {
+    lock.unlock();
+    tl_pending->entries_.push_back({shared_from_this(), std::move(new_grad), owned});
+    return {};
+  }
+  store(std::move(new_grad), owned);
   return {};
+}
+
+void AccumulateGrad::store(Tensor new_grad, bool owned) {
+  Tensor& grad = impl::materialize_autograd_meta(variable_)->grad_;
+  if (grad.defined()) {
+    grad.add_(new_grad);
+  } else if (owned) {
+    grad = impl::tensor_data(new_grad);
+  } else {
+    // Only when another thread cleared .grad while this pass ran.
+    grad = impl::tensor_data(new_grad).clone(grad_layout(variable_));
+  }
+}
+
+PendingLeafGrads::PendingLeafGrads() : previous_(tl_pending) { tl_pending = this; }
+
+PendingLeafGrads::~PendingLeafGrads() { tl_pending = previous_; }
+
+void PendingLeafGrads::commit() {
+  tl_pending = previous_;
+  for (Entry& e : entries_) {
+    auto& acc = static_cast<AccumulateGrad&>(*e.node);
+    std::lock_guard<std::mutex> lock(acc.mutex());
+    acc.store(std::move(e.grad), e.owned);
+  }
+  entries_.clear();
 }
 
 }  // namespace torch::autograd

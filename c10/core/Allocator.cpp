@@ -1,4 +1,5 @@
 #include <c10/core/Allocator.h>
+#include <c10/core/AllocationFaults.h>
 #include <c10/core/CPUAllocator.h>
 #include <c10/core/CachingCPUAllocator.h>
 
@@ -17,6 +18,7 @@ Allocator::~Allocator() = default;
 
 void* alloc_cpu(size_t nbytes) {
   if (nbytes == 0) return nullptr;
+  check_allocation_fault(nbytes);
   // posix_memalign rejects nothing below this bound itself, but sizes near SIZE_MAX would
   // wrap inside the allocator; refuse them up front with the same error.
   void* ptr = nullptr;

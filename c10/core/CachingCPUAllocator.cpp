@@ -1,5 +1,6 @@
 #include <c10/core/CPUAllocator.h>
 #include <c10/core/CachingCPUAllocator.h>
+#include <c10/core/AllocationFaults.h>
 
 #include <fmt/format.h>
 
@@ -178,6 +179,7 @@ void CachingCPUAllocator::count_alloc(size_t size, size_t requested) {
 DataPtr CachingCPUAllocator::allocate(size_t nbytes) {
   const Device cpu(DeviceType::CPU);
   if (nbytes == 0) return DataPtr(nullptr, cpu);
+  check_allocation_fault(nbytes);
   // Sizes this large cannot be rounded without wrapping, nor ever be served.
   if (C10_UNLIKELY(nbytes > std::numeric_limits<size_t>::max() / 2)) raise_oom(nbytes);
   if (nbytes < options_.small_threshold) return allocate_small(nbytes);

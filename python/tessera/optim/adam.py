@@ -64,14 +64,16 @@ class Adam(Optimizer):
         amsgrad = group["amsgrad"]
         names = ("exp_avg", "exp_avg_sq", "max_exp_avg_sq") if amsgrad else ("exp_avg", "exp_avg_sq")
         # 'step' follows the default dtype here, as torch 1.13's Adam makes it.
-        exp_avgs, exp_avg_sqs, *max_sqs, steps = self._group_state(params, names, _ADAM_INIT)
+        exp_avgs, exp_avg_sqs, *max_sqs, steps = self._group_state(params, names, _ADAM_INIT, guard=False)
         max_sqs = max_sqs[0] if amsgrad else []
         if group["foreach"] is not True and _fusable(params + grads + exp_avgs + exp_avg_sqs + max_sqs):
             beta1, beta2 = group["betas"]
             fused = _C._fused_adamw_ if self._decoupled else _C._fused_adam_
-            fused(params, grads, exp_avgs, exp_avg_sqs, max_sqs, steps, lr=group["lr"], beta1=beta1, beta2=beta2,
-                  weight_decay=group["weight_decay"], eps=group["eps"], amsgrad=amsgrad, maximize=group["maximize"])
+            self._defer(fused, params, grads, exp_avgs, exp_avg_sqs, max_sqs, steps, lr=group["lr"], beta1=beta1,
+                        beta2=beta2, weight_decay=group["weight_decay"], eps=group["eps"], amsgrad=amsgrad,
+                        maximize=group["maximize"])
         else:
+            self._guard(params, exp_avgs, exp_avg_sqs, max_sqs)
             self._foreach_update(group, params, grads, exp_avgs, exp_avg_sqs, max_sqs, steps)
 
     def _foreach_update(self, group, params, grads, exp_avgs, exp_avg_sqs, max_sqs, steps):

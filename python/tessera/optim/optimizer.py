@@ -27,6 +27,8 @@ class Optimizer:
     """Base class: Optimizer(params, defaults). params is an iterable of tensors or of dicts
     (parameter groups with their own options)."""
 
+    _txn = None  # the _StepTransaction of the step under way
+
     def __init__(self, params, defaults):
         self.defaults = defaults
         self.state = defaultdict(dict)
@@ -133,19 +135,49 @@ class Optimizer:
                 group.setdefault(key, value)
         _tensor_steps(self)
 
-    def _group_state(self, params, names, init=None):
+    def _group_state(self, params, names, init=None, guard=True):
         """The state a step reads: one list per buffer name (across `params`), then the list
         of 'step' tensors, advanced by one. A parameter's first step creates its state: 'step'
-        0 and zero buffers shaped like it, except the entries init (name -> fn(param)) makes."""
+        0 and zero buffers shaped like it, except the entries init (name -> fn(param)) makes.
+        guard: the update writes the parameters and buffers in place with allocations in
+        between (the _foreach_* paths), so the step keeps copies to restore if one fails;
+        a fused update (one allocation-free call) passes False and goes through _defer."""
         state_of = self.state
+        txn = self._txn
         states = [state_of[p] for p in params]
         if not all(states):
             for p, state in zip(params, states):
                 if not state:
+                    if txn is not None:
+                        txn.created(state, "step", *names)
                     _fill_state(state, p, names, init)
+        buffers = [[s[name] for s in states] for name in names]
+        if guard and txn is not None:
+            txn.guard(params, *buffers)
         steps = [s["step"] for s in states]
-        _advance(steps)
-        return [[s[name] for s in states] for name in names] + [steps]
+        ones = _advance(steps)
+        if txn is not None:
+            txn.advanced(steps, ones)
+        return buffers + [steps]
+
+    def _guard(self, *tensor_lists):
+        """Before in-place writes that later allocations could interrupt: the step restores
+        these tensors if it fails."""
+        if self._txn is not None:
+            self._txn.guard(*tensor_lists)
+
+    def _created(self, state, *keys):
+        """State entries this step adds outside _group_state: a failed step removes them."""
+        if self._txn is not None:
+            self._txn.created(state, *keys)
+
+    def _defer(self, fn, *args, **kwargs):
+        """An allocation-free update (a fused kernel) runs once every group has prepared, so
+        that no failure can come after it."""
+        if self._txn is None:
+            fn(*args, **kwargs)
+        else:
+            self._txn.deferred.append((fn, args, kwargs))
 
     # ------------------------------------------------------------ hooks
 
@@ -165,9 +197,20 @@ class Optimizer:
             from ..autograd.grad_mode import enable_grad
             with enable_grad():
                 loss = closure()
+        # One step is all or nothing: an error in any group (an OutOfMemoryError from an
+        # allocation half-way) restores every parameter and state entry it had touched.
         with no_grad():
-            for group in self.param_groups:
-                update(group)
+            txn = self._txn = _StepTransaction()
+            try:
+                for group in self.param_groups:
+                    update(group)
+                for fn, args, kwargs in txn.deferred:
+                    fn(*args, **kwargs)
+            except BaseException:
+                txn.rollback()
+                raise
+            finally:
+                self._txn = None
         for hook in list(self._optimizer_step_post_hooks.values()):
             hook(self, (), {})
         return loss
@@ -232,6 +275,39 @@ class Optimizer:
         self.__setstate__({"state": state, "param_groups": new_groups})
 
 
+class _StepTransaction:
+    """What one optimizer step changed, to undo it if the step fails: copies of tensors
+    updated in place (guard), 'step' counters advanced (undone by subtracting the same
+    ones, exact in float32), state entries created. Undoing allocates nothing."""
+
+    def __init__(self):
+        self.saved = []      # (tensors, copies)
+        self.steps = []      # (steps, ones)
+        self.new = []        # (state dict, keys it did not have)
+        self.deferred = []   # fused updates, run last
+
+    def guard(self, *tensor_lists):
+        tensors = [t for lst in tensor_lists for t in lst]
+        if tensors:
+            self.saved.append((tensors, [t.clone() for t in tensors]))
+
+    def advanced(self, steps, ones):
+        self.steps.append((steps, ones))
+
+    def created(self, state, *keys):
+        self.new.append((state, keys))
+
+    def rollback(self):
+        for tensors, copies in reversed(self.saved):
+            for t, c in zip(tensors, copies):
+                t.copy_(c)
+        for steps, ones in reversed(self.steps):
+            _C._foreach_sub_(steps, ones)
+        for state, keys in reversed(self.new):
+            for k in keys:
+                state.pop(k, None)
+
+
 class _HookHandle:
     def __init__(self, hooks, key, hook):
         self._hooks, self.id = hooks, key
@@ -286,15 +362,17 @@ def _fill_state(state, p, names, init=None):
 
 
 def _advance(steps):
-    """steps += 1, in place. A list of ones in the steps' own dtype as the operand: tessera's
-    _foreach_add_(tensors, scalar) costs about twice as much a tensor (~1 us against ~0.5 us)
-    and gives the same values. Steps of mixed dtypes take the scalar form."""
+    """steps += 1, in place; returns the ones added, which a failed step subtracts again.
+    A list of ones in the steps' own dtype as the operand: tessera's _foreach_add_(tensors,
+    scalar) costs about twice as much a tensor (~1 us against ~0.5 us) and gives the same
+    values. Steps of mixed dtypes get a one of each's dtype."""
     dtype = steps[0].dtype
-    for s in steps:
-        if s.dtype is not dtype:
-            _C._foreach_add_(steps, 1)
-            return
-    _C._foreach_add_(steps, [_C.tensor(1, dtype=dtype)] * len(steps))
+    if any(s.dtype is not dtype for s in steps):
+        ones = [_C.tensor(1, dtype=s.dtype) for s in steps]
+    else:
+        ones = [_C.tensor(1, dtype=dtype)] * len(steps)
+    _C._foreach_add_(steps, ones)
+    return ones
 
 
 def _decayed_grads(group, params, grads, decoupled=False):

@@ -41,10 +41,11 @@ class SGD(Optimizer):
             if _fusable(params + grads + [b for b in bufs if b is not None]):
                 self._fused_update(group, params, grads, bufs)
                 return
+        states = [self.state[p] for p in params] if momentum != 0 else []
+        bufs = [s.get("momentum_buffer") for s in states]
+        self._guard(params, [b for b in bufs if b is not None])
         grads = _decayed_grads(group, params, grads)
         if momentum != 0:
-            states = [self.state[p] for p in params]
-            bufs = [s.get("momentum_buffer") for s in states]
             fresh = [i for i, b in enumerate(bufs) if b is None]
             old = [i for i, b in enumerate(bufs) if b is not None]
             if old:
@@ -53,6 +54,7 @@ class SGD(Optimizer):
                 _C._foreach_add_(kept, [grads[i] for i in old], alpha=1 - dampening)
             for i in fresh:  # the first step's buffer is the gradient itself
                 bufs[i] = grads[i].clone().detach()
+                self._created(states[i], "momentum_buffer")
                 states[i]["momentum_buffer"] = bufs[i]
             if nesterov:
                 grads = _C._foreach_add(grads, bufs, alpha=momentum)
@@ -64,16 +66,18 @@ class SGD(Optimizer):
         args = dict(weight_decay=group["weight_decay"], momentum=group["momentum"], lr=group["lr"],
                     dampening=group["dampening"], nesterov=group["nesterov"], maximize=group["maximize"])
         if group["momentum"] == 0:
-            _C._fused_sgd_(params, grads, [], is_first_step=False, **args)
+            self._defer(_C._fused_sgd_, params, grads, [], is_first_step=False, **args)
             return
         old = [i for i, b in enumerate(bufs) if b is not None]
         fresh = [i for i, b in enumerate(bufs) if b is None]
         if old:
-            _C._fused_sgd_([params[i] for i in old], [grads[i] for i in old], [bufs[i] for i in old],
-                           is_first_step=False, **args)
+            self._defer(_C._fused_sgd_, [params[i] for i in old], [grads[i] for i in old], [bufs[i] for i in old],
+                        is_first_step=False, **args)
         if fresh:  # the first step's buffer is the (decayed) gradient itself
             new_bufs = [_C.empty_like(params[i]) for i in fresh]
             for i, b in zip(fresh, new_bufs):
-                self.state[params[i]]["momentum_buffer"] = b
-            _C._fused_sgd_([params[i] for i in fresh], [grads[i] for i in fresh], new_bufs, is_first_step=True,
-                           **args)
+                state = self.state[params[i]]
+                self._created(state, "momentum_buffer")
+                state["momentum_buffer"] = b
+            self._defer(_C._fused_sgd_, [params[i] for i in fresh], [grads[i] for i in fresh], new_bufs,
+                        is_first_step=True, **args)

@@ -1,3 +1,4 @@
+#include <c10/core/AllocationFaults.h>
 #include <c10/core/CPUAllocator.h>
 #include <c10/core/StorageImpl.h>
 
@@ -116,3 +117,25 @@ TEST(Storage, AdoptsExternalMemory) {
 }
 
 }  // namespace
+
+// The test hook: the n-th allocation from arming fails once with OutOfMemoryError (on the
+// installed allocator and the plain one alike), zero-byte requests are not counted, and a
+// negative n counts without failing.
+TEST(AllocationFaults, TheNthAllocationFailsOnceAndAllAreCounted) {
+  for (c10::Allocator* allocator : {c10::GetCPUAllocator(), c10::GetPlainCPUAllocator()}) {
+    c10::set_allocation_fault(3);
+    c10::DataPtr a = allocator->allocate(100);
+    c10::DataPtr empty = allocator->allocate(0);
+    c10::DataPtr b = allocator->allocate(1 << 20);
+    EXPECT_THROW(allocator->allocate(64), c10::OutOfMemoryError);
+    c10::DataPtr c = allocator->allocate(64);  // once only
+    EXPECT_TRUE(a && b && c);
+    EXPECT_EQ(c10::allocation_fault_count(), 4);
+    c10::set_allocation_fault(-1);
+    for (int i = 0; i < 5; ++i) allocator->allocate(8);
+    EXPECT_EQ(c10::allocation_fault_count(), 5);
+    c10::set_allocation_fault(0);
+    allocator->allocate(8);
+    EXPECT_EQ(c10::allocation_fault_count(), 0);
+  }
+}
