@@ -9,13 +9,17 @@
 # only what the concurrency tests need, running them (test/cpp/concurrency, the threaded
 # tests of the other programs, DataLoader workers and Python threads).
 #   scripts/test.sh          everything (.ci/run calls exactly this)
+#   scripts/test.sh --quick  the normal build and its quick tier (ctest label "quick": the
+#                            fast tests of every component, sampled where a file is slow;
+#                            a few minutes after the build)
 #   scripts/test.sh --tsan   the ThreadSanitizer job alone
 set -euo pipefail
-only_tsan=0
+mode=all
 case "${1:-}" in
-  --tsan) only_tsan=1 ;;
+  --tsan) mode=tsan ;;
+  --quick) mode=quick ;;
   "") ;;
-  *) echo "usage: scripts/test.sh [--tsan]" >&2; exit 2 ;;
+  *) echo "usage: scripts/test.sh [--quick | --tsan]" >&2; exit 2 ;;
 esac
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -28,12 +32,23 @@ scripts/install-deps.sh
 
 step() { printf '\n=== %s (%s)\n' "$1" "$(date +%T)"; }
 
-if [[ $only_tsan -eq 0 ]]; then
+if [[ $mode == quick ]]; then
+  step "normal build"
+  cmake -S . -B build/release -G Ninja -DTESSERA_WERROR=ON -DPython3_EXECUTABLE=/usr/bin/python3
+  cmake --build build/release -j "$jobs"
+  step "quick tests"
+  ctest --test-dir build/release --output-on-failure -j "$jobs" -L quick
+  step "quick tests passed in $root"
+  exit 0
+fi
+
+if [[ $mode == all ]]; then
   step "normal build"
   cmake -S . -B build/release -G Ninja -DTESSERA_WERROR=ON -DPython3_EXECUTABLE=/usr/bin/python3
   cmake --build build/release -j "$jobs"
   step "normal tests"
-  ctest --test-dir build/release --output-on-failure -j "$jobs"
+  # Every test, less the quick tier's sampled copies of the slow files (label quick_only).
+  ctest --test-dir build/release --output-on-failure -j "$jobs" -LE quick_only
 
   step "fuzzing (libFuzzer schema parser, Python fuzzers; short, fixed seeds)"
   scripts/fuzz.sh --short

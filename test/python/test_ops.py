@@ -19,7 +19,18 @@ for _path in sorted(pathlib.Path(__file__).parent.glob("opinfo_*.py")):
     importlib.import_module(_path.stem)
 
 
-CASES = [(info, dtype) for info in REGISTRY for dtype in info.dtypes]
+# TESSERA_QUICK=1 (the quick tier, scripts/test.sh --quick): one dtype per operator,
+# float32 where it has one, instead of every dtype.
+QUICK = os.environ.get("TESSERA_QUICK") == "1"
+
+
+def _dtypes(info):
+    if not QUICK:
+        return info.dtypes
+    return ["float32"] if "float32" in info.dtypes else list(info.dtypes)[:1]
+
+
+CASES = [(info, dtype) for info in REGISTRY for dtype in _dtypes(info)]
 
 
 @pytest.mark.parametrize("info,dtype", CASES, ids=[f"{i.name}-{d}" for i, d in CASES])
