@@ -17,6 +17,16 @@ namespace tessera::python {
 
 namespace {
 
+// An int argument (not a bool) of a one-argument function, or false with TypeError set.
+bool int_arg(PyObject* arg, const char* function, long long* out) {
+  if (!PyLong_Check(arg) || PyBool_Check(arg)) {
+    PyErr_Format(PyExc_TypeError, "%s(): argument 'int' must be int, not %s", function, Py_TYPE(arg)->tp_name);
+    return false;
+  }
+  *out = PyLong_AsLongLong(arg);
+  return !(*out == -1 && PyErr_Occurred());
+}
+
 bool set_item(PyObject* dict, const std::string& key, int64_t value) {
   PyObject* v = PyLong_FromLongLong(value);
   if (v == nullptr) return false;
@@ -90,12 +100,8 @@ PyObject* cpu_reset_accumulated_memory_stats(PyObject*, PyObject*) {
 
 PyObject* cpu_set_cache_limit(PyObject*, PyObject* arg) {
   HANDLE_TH_ERRORS
-  if (!PyLong_Check(arg)) {
-    PyErr_Format(PyExc_TypeError, "set_cache_limit(): expected an int number of bytes, got %s", Py_TYPE(arg)->tp_name);
-    return nullptr;
-  }
-  long long n = PyLong_AsLongLong(arg);
-  if (n == -1 && PyErr_Occurred()) return nullptr;
+  long long n = 0;
+  if (!int_arg(arg, "set_cache_limit", &n)) return nullptr;
   if (n < 0) {
     PyErr_Format(PyExc_ValueError, "set_cache_limit(): the limit must be non-negative, got %lld", n);
     return nullptr;
@@ -120,12 +126,8 @@ PyObject* cpu_allocator_backend(PyObject*, PyObject*) {
 
 PyObject* set_num_threads(PyObject*, PyObject* arg) {
   HANDLE_TH_ERRORS
-  if (!PyLong_Check(arg) || PyBool_Check(arg)) {
-    PyErr_Format(PyExc_TypeError, "set_num_threads(): argument 'int' must be int, not %s", Py_TYPE(arg)->tp_name);
-    return nullptr;
-  }
-  long n = PyLong_AsLong(arg);
-  if (n == -1 && PyErr_Occurred()) return nullptr;
+  long long n = 0;
+  if (!int_arg(arg, "set_num_threads", &n)) return nullptr;
   if (n <= 0 || n > INT_MAX) {
     PyErr_SetString(PyExc_RuntimeError, "set_num_threads expects a positive integer");
     return nullptr;
@@ -180,12 +182,8 @@ PyObject* cpu_capability(PyObject*, PyObject*) {
 // Test hooks: c10::set_allocation_fault(n) and the allocations it has counted.
 PyObject* set_allocation_fault(PyObject*, PyObject* arg) {
   HANDLE_TH_ERRORS
-  if (!PyLong_Check(arg) || PyBool_Check(arg)) {
-    PyErr_Format(PyExc_TypeError, "_set_allocation_fault(): expected an int, got %s", Py_TYPE(arg)->tp_name);
-    return nullptr;
-  }
-  long long n = PyLong_AsLongLong(arg);
-  if (n == -1 && PyErr_Occurred()) return nullptr;
+  long long n = 0;
+  if (!int_arg(arg, "_set_allocation_fault", &n)) return nullptr;
   c10::set_allocation_fault(n);
   Py_RETURN_NONE;
   END_HANDLE_TH_ERRORS

@@ -2,7 +2,7 @@
 running averages of squared gradients and squared updates. A group's update is a few
 _foreach_* calls in torch 1.13's per-element arithmetic order."""
 from .. import _C
-from .optimizer import Optimizer, _decayed_grads, _params_with_grad, _refuse_unsupported
+from .optimizer import Optimizer, _decayed_grads, _refuse_unsupported
 
 __all__ = ["Adadelta"]
 
@@ -29,11 +29,7 @@ class Adadelta(Optimizer):
     def step(self, closure=None):
         return self._run_step(self._update_group, closure)
 
-    def _update_group(self, group):
-        params, grads = _params_with_grad(group)
-        if not params:
-            return
-        _refuse_unsupported("Adadelta", params)
+    def _update_group(self, group, params, grads):
         # 'step' is a tensor as in current torch (1.13: a Python int); the update does not read it.
         square_avgs, acc_deltas, _ = self._group_state(params, ("square_avg", "acc_delta"))
         lr, rho, eps = group["lr"], group["rho"], group["eps"]

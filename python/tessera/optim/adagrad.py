@@ -2,12 +2,14 @@
 The accumulator 'sum' is created at construction as torch does; the update of a group is a
 few _foreach_* calls, in torch 1.13's per-element arithmetic order."""
 from .. import _C
-from .optimizer import Optimizer, _by_step, _decayed_grads, _fill_state, _params_with_grad, _refuse_unsupported
+from .optimizer import Optimizer, _by_step, _decayed_grads, _fill_state, _refuse_unsupported
 
 __all__ = ["Adagrad"]
 
 
 class Adagrad(Optimizer):
+    _checks_complex = False  # refused when a group is added
+
     def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10,
                  foreach=None, *, maximize=False, differentiable=False, fused=None):
         if not 0.0 <= lr:
@@ -56,10 +58,7 @@ class Adagrad(Optimizer):
     def step(self, closure=None):
         return self._run_step(self._update_group, closure)
 
-    def _update_group(self, group):
-        params, grads = _params_with_grad(group)
-        if not params:
-            return
+    def _update_group(self, group, params, grads):
         # Every parameter's state exists from add_param_group on; init serves a state_dict
         # that lacked one.
         sums, steps = self._group_state(params, ("sum",), self._init(group))

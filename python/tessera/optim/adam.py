@@ -5,7 +5,7 @@ per-element arithmetic."""
 import math
 
 from .. import _C
-from .optimizer import Optimizer, _by_step, _decayed_grads, _fusable, _params_with_grad, _refuse_unsupported
+from .optimizer import Optimizer, _by_step, _decayed_grads, _fusable
 
 __all__ = ["Adam", "AdamW"]
 
@@ -56,11 +56,7 @@ class Adam(Optimizer):
     def step(self, closure=None):
         return self._run_step(self._update_group, closure)
 
-    def _update_group(self, group):
-        params, grads = _params_with_grad(group)
-        if not params:
-            return
-        _refuse_unsupported(type(self).__name__, params)
+    def _update_group(self, group, params, grads):
         amsgrad = group["amsgrad"]
         names = ("exp_avg", "exp_avg_sq", "max_exp_avg_sq") if amsgrad else ("exp_avg", "exp_avg_sq")
         # 'step' follows the default dtype here, as torch 1.13's Adam makes it.

@@ -3,7 +3,7 @@ maximize. A group's update is a few _foreach_* calls in torch 1.13's per-element
 order; the bias correction depends on the step, so parameters are grouped by step."""
 from .. import _C
 from .adam import _check_adam_args
-from .optimizer import Optimizer, _by_step, _decayed_grads, _params_with_grad, _refuse_unsupported
+from .optimizer import Optimizer, _by_step, _decayed_grads, _refuse_unsupported
 
 __all__ = ["Adamax"]
 
@@ -23,11 +23,7 @@ class Adamax(Optimizer):
     def step(self, closure=None):
         return self._run_step(self._update_group, closure)
 
-    def _update_group(self, group):
-        params, grads = _params_with_grad(group)
-        if not params:
-            return
-        _refuse_unsupported("Adamax", params)
+    def _update_group(self, group, params, grads):
         exp_avgs, exp_infs, steps = self._group_state(params, ("exp_avg", "exp_inf"))
         lr, eps = group["lr"], group["eps"]
         beta1, beta2 = group["betas"]

@@ -4,7 +4,7 @@ decoupled weight decay and maximize. A group's update is a few _foreach_* calls 
 0-dim tensor per parameter ('mu_product'), rounded as torch rounds it."""
 from .. import _C
 from .adam import _check_adam_args
-from .optimizer import Optimizer, _by_step, _decayed_grads, _params_with_grad, _refuse_unsupported
+from .optimizer import Optimizer, _by_step, _decayed_grads, _refuse_unsupported
 
 __all__ = ["NAdam"]
 
@@ -36,11 +36,7 @@ class NAdam(Optimizer):
     def step(self, closure=None):
         return self._run_step(self._update_group, closure)
 
-    def _update_group(self, group):
-        params, grads = _params_with_grad(group)
-        if not params:
-            return
-        _refuse_unsupported("NAdam", params)
+    def _update_group(self, group, params, grads):
         mu_products, exp_avgs, exp_avg_sqs, steps = self._group_state(
             params, ("mu_product", "exp_avg", "exp_avg_sq"), _NADAM_INIT)
         lr, eps, momentum_decay = group["lr"], group["eps"], group["momentum_decay"]

@@ -187,9 +187,13 @@ class Optimizer:
     def register_step_post_hook(self, hook):
         return _HookHandle(self._optimizer_step_post_hooks, next(self._hook_ids), hook)
 
+    # Whether step() refuses complex parameters each step (SGD updates them as they are;
+    # Adagrad refuses them when a group is added).
+    _checks_complex = True
+
     def _run_step(self, update, closure):
         """step()'s frame for the subclasses: hooks, the closure under enable_grad, and
-        `update` (one group at a time) under no_grad."""
+        update(group, params, grads) for each group with at least one grad, under no_grad."""
         for hook in list(self._optimizer_step_pre_hooks.values()):
             hook(self, (), {})
         loss = None
@@ -203,7 +207,12 @@ class Optimizer:
             txn = self._txn = _StepTransaction()
             try:
                 for group in self.param_groups:
-                    update(group)
+                    params, grads = _params_with_grad(group)
+                    if not params:
+                        continue
+                    if self._checks_complex:
+                        _refuse_unsupported(type(self).__name__, params)
+                    update(group, params, grads)
                 for fn, args, kwargs in txn.deferred:
                     fn(*args, **kwargs)
             except BaseException:

@@ -6,7 +6,7 @@ import math
 
 from .. import _C
 from .adam import _check_adam_args
-from .optimizer import Optimizer, _by_step, _decayed_grads, _params_with_grad, _refuse_unsupported
+from .optimizer import Optimizer, _by_step, _decayed_grads, _refuse_unsupported
 
 __all__ = ["RAdam"]
 
@@ -29,11 +29,7 @@ class RAdam(Optimizer):
     def step(self, closure=None):
         return self._run_step(self._update_group, closure)
 
-    def _update_group(self, group):
-        params, grads = _params_with_grad(group)
-        if not params:
-            return
-        _refuse_unsupported("RAdam", params)
+    def _update_group(self, group, params, grads):
         exp_avgs, exp_avg_sqs, steps = self._group_state(params, ("exp_avg", "exp_avg_sq"))
         lr, eps = group["lr"], group["eps"]
         beta1, beta2 = group["betas"]

@@ -2,7 +2,7 @@
 weight decay and maximize. A parameter group's update is a few _foreach_* calls in torch
 1.13's per-element arithmetic order."""
 from .. import _C
-from .optimizer import Optimizer, _decayed_grads, _params_with_grad, _refuse_unsupported
+from .optimizer import Optimizer, _decayed_grads, _refuse_unsupported
 
 __all__ = ["RMSprop"]
 
@@ -32,11 +32,7 @@ class RMSprop(Optimizer):
     def step(self, closure=None):
         return self._run_step(self._update_group, closure)
 
-    def _update_group(self, group):
-        params, grads = _params_with_grad(group)
-        if not params:
-            return
-        _refuse_unsupported("RMSprop", params)
+    def _update_group(self, group, params, grads):
         momentum, centered = group["momentum"], group["centered"]
         names = ("square_avg",) + (("momentum_buffer",) if momentum > 0 else ()) + \
             (("grad_avg",) if centered else ())

@@ -2,12 +2,14 @@
 arithmetic order. Contiguous float32/float64 parameters update through _fused_sgd_ (one
 pass over each parameter); any others through a handful of _foreach_* calls."""
 from .. import _C
-from .optimizer import Optimizer, _decayed_grads, _fusable, _params_with_grad, required
+from .optimizer import Optimizer, _decayed_grads, _fusable, required
 
 __all__ = ["SGD"]
 
 
 class SGD(Optimizer):
+    _checks_complex = False  # complex parameters update as they are
+
     # lr defaults to 1e-3 as in current torch (1.13 required it).
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, *,
                  maximize=False, foreach=None, differentiable=False):
@@ -31,10 +33,7 @@ class SGD(Optimizer):
     def step(self, closure=None):
         return self._run_step(self._update_group, closure)
 
-    def _update_group(self, group):
-        params, grads = _params_with_grad(group)
-        if not params:
-            return
+    def _update_group(self, group, params, grads):
         lr, momentum, dampening, nesterov = group["lr"], group["momentum"], group["dampening"], group["nesterov"]
         if group["foreach"] is not True:
             bufs = [self.state[p].get("momentum_buffer") for p in params] if momentum != 0 else []
