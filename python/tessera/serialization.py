@@ -297,6 +297,7 @@ class _RecordReader:
             start = self._data_offset(info)
             if start % _ALIGNMENT == 0 and start + nbytes <= self.mapped.size:
                 return _C.from_numpy(self.mapped[start:start + nbytes])
+        self._check_declared_size(info)
         raw = numpy.empty(info.file_size, dtype=numpy.uint8)
         try:
             with self.zf.open(info) as record:
@@ -309,6 +310,17 @@ class _RecordReader:
         except _ZIP_ERRORS as e:
             raise RuntimeError(f"tessera.load: {self.label}: record {info.filename} is corrupt: {e}") from None
         return _C.from_numpy(raw[:nbytes])
+
+    def _check_declared_size(self, info):
+        """The sizes in the central directory are the file's word: before allocating what a
+        record declares, check that the archive can hold it (its stored bytes lie before the
+        central directory, and deflate expands at most 1032 times), so a few hostile bytes
+        cannot make the loader allocate gigabytes (found by fuzz_python_entry)."""
+        stored_end = info.header_offset + info.compress_size
+        limit = info.compress_size if info.compress_type == zipfile.ZIP_STORED else 1032 * info.compress_size + 1024
+        if stored_end > self.zf.start_dir or info.file_size > limit:
+            raise RuntimeError(f"tessera.load: {self.label}: record {info.filename} declares {info.file_size} bytes, "
+                               f"more than its {info.compress_size} stored bytes can hold (corrupt checkpoint)")
 
     def _data_offset(self, info):
         header = bytes(self.mapped[info.header_offset:info.header_offset + 30])

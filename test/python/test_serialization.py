@@ -722,3 +722,28 @@ def test_save_keeps_permissions_and_follows_symlinks(tmp_path):
     finally:
         os.umask(old_mask)
     assert os.stat(tmp_path / "fresh.pt").st_mode & 0o777 == os.stat(tmp_path / "plain").st_mode & 0o777 == 0o640
+
+
+@pytest.mark.parametrize("declared", [0xF0000000, 0xFFFFFFF0])
+def test_a_record_declaring_more_than_the_archive_holds_allocates_nothing(declared):
+    # Found by fuzz_python_entry: a storage record's central-directory entry claimed 2 GB for
+    # a few stored bytes, and the loader allocated the claim before reading. Now the claim is
+    # checked against what the archive can hold first: RuntimeError, no large allocation.
+    import tracemalloc
+    buf = io.BytesIO()
+    torch.save({"w": torch.arange(6.)}, buf)
+    data = bytearray(buf.getvalue())
+    with zipfile.ZipFile(io.BytesIO(bytes(data))) as zf:
+        name = next(n for n in zf.namelist() if n.endswith("/data/0"))
+    entry = data.index(b"PK\x01\x02")  # the central directory's first entry
+    while data[entry + 46:entry + 46 + len(name)] != name.encode():
+        entry = data.index(b"PK\x01\x02", entry + 4)
+    data[entry + 24:entry + 28] = struct.pack("<I", declared)  # uncompressed size
+    tracemalloc.start()
+    try:
+        with pytest.raises(RuntimeError, match="declares .* bytes, more than its"):
+            tessera.load(io.BytesIO(bytes(data)))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 64 << 20
