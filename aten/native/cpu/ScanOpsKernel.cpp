@@ -24,21 +24,15 @@ constexpr int64_t kColumns = 256;        // lines scanned together when inner > 
 constexpr int64_t kChunk = 1 << 16;      // elements per task of one long line
 constexpr int64_t kWork = 1 << 15;       // elements per task, roughly
 
+// Scans accumulate float and complex<float> in double precision (a running sum's error
+// grows with the line), everything else as its opmath type.
 template <typename T>
 struct scan_acc {
-  using type = T;
+  using type = opmath_t<T>;
 };
 template <>
 struct scan_acc<float> {
   using type = double;
-};
-template <>
-struct scan_acc<c10::Half> {
-  using type = float;
-};
-template <>
-struct scan_acc<c10::BFloat16> {
-  using type = float;
 };
 template <>
 struct scan_acc<c10::complex<float>> {

@@ -26,9 +26,6 @@ class Adadelta(Optimizer):
     def __setstate__(self, state):
         self._setstate_defaults(state)
 
-    def step(self, closure=None):
-        return self._run_step(self._update_group, closure)
-
     def _update_group(self, group, params, grads):
         # 'step' is a tensor as in current torch (1.13: a Python int); the update does not read it.
         square_avgs, acc_deltas, _ = self._group_state(params, ("square_avg", "acc_delta"))

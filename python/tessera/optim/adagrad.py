@@ -55,9 +55,6 @@ class Adagrad(Optimizer):
             for p in group["params"]:
                 self.state[p]["sum"].share_memory_()
 
-    def step(self, closure=None):
-        return self._run_step(self._update_group, closure)
-
     def _update_group(self, group, params, grads):
         # Every parameter's state exists from add_param_group on; init serves a state_dict
         # that lacked one.

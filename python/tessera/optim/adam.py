@@ -53,9 +53,6 @@ class Adam(Optimizer):
     def __setstate__(self, state):
         self._setstate_defaults(state, extra=(("amsgrad", False), ("fused", None)))
 
-    def step(self, closure=None):
-        return self._run_step(self._update_group, closure)
-
     def _update_group(self, group, params, grads):
         amsgrad = group["amsgrad"]
         names = ("exp_avg", "exp_avg_sq", "max_exp_avg_sq") if amsgrad else ("exp_avg", "exp_avg_sq")

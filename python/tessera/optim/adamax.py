@@ -20,9 +20,6 @@ class Adamax(Optimizer):
     def __setstate__(self, state):
         self._setstate_defaults(state)
 
-    def step(self, closure=None):
-        return self._run_step(self._update_group, closure)
-
     def _update_group(self, group, params, grads):
         exp_avgs, exp_infs, steps = self._group_state(params, ("exp_avg", "exp_inf"))
         lr, eps = group["lr"], group["eps"]

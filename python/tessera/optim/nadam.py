@@ -33,9 +33,6 @@ class NAdam(Optimizer):
             if "mu_product" in s and not isinstance(s["mu_product"], _C.Tensor):
                 s["mu_product"] = _C.tensor(float(s["mu_product"]), dtype=_C.float32)
 
-    def step(self, closure=None):
-        return self._run_step(self._update_group, closure)
-
     def _update_group(self, group, params, grads):
         mu_products, exp_avgs, exp_avg_sqs, steps = self._group_state(
             params, ("mu_product", "exp_avg", "exp_avg_sq"), _NADAM_INIT)

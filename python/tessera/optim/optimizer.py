@@ -120,7 +120,12 @@ class Optimizer:
                 _C._foreach_zero_(grads)
 
     def step(self, closure=None):
-        raise NotImplementedError(type(self).__name__ + ".step() is not implemented")
+        """One update of every parameter group. The built-in optimizers define
+        _update_group(group, params, grads); a subclass of its own overrides step()."""
+        update = getattr(self, "_update_group", None)
+        if update is None:
+            raise NotImplementedError(type(self).__name__ + ".step() is not implemented")
+        return self._run_step(update, closure)
 
     # ------------------------------------------------------------ for the subclasses
 

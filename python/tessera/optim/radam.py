@@ -26,9 +26,6 @@ class RAdam(Optimizer):
     def __setstate__(self, state):
         self._setstate_defaults(state, extra=(("decoupled_weight_decay", False),))
 
-    def step(self, closure=None):
-        return self._run_step(self._update_group, closure)
-
     def _update_group(self, group, params, grads):
         exp_avgs, exp_avg_sqs, steps = self._group_state(params, ("exp_avg", "exp_avg_sq"))
         lr, eps = group["lr"], group["eps"]

@@ -29,9 +29,6 @@ class RMSprop(Optimizer):
     def __setstate__(self, state):
         self._setstate_defaults(state, extra=(("momentum", 0), ("centered", False)))
 
-    def step(self, closure=None):
-        return self._run_step(self._update_group, closure)
-
     def _update_group(self, group, params, grads):
         momentum, centered = group["momentum"], group["centered"]
         names = ("square_avg",) + (("momentum_buffer",) if momentum > 0 else ()) + \

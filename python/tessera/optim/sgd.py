@@ -30,9 +30,6 @@ class SGD(Optimizer):
     def __setstate__(self, state):
         self._setstate_defaults(state, extra=(("nesterov", False),), capturable=False)
 
-    def step(self, closure=None):
-        return self._run_step(self._update_group, closure)
-
     def _update_group(self, group, params, grads):
         lr, momentum, dampening, nesterov = group["lr"], group["momentum"], group["dampening"], group["nesterov"]
         if group["foreach"] is not True:
