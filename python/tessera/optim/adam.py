@@ -62,11 +62,11 @@ class Adam(Optimizer):
         if group["foreach"] is not True and _fusable(params + grads + exp_avgs + exp_avg_sqs + max_sqs):
             beta1, beta2 = group["betas"]
             fused = _C._fused_adamw_ if self._decoupled else _C._fused_adam_
-            self._defer(fused, params, grads, exp_avgs, exp_avg_sqs, max_sqs, steps, lr=group["lr"], beta1=beta1,
+            self._txn.defer(fused, params, grads, exp_avgs, exp_avg_sqs, max_sqs, steps, lr=group["lr"], beta1=beta1,
                         beta2=beta2, weight_decay=group["weight_decay"], eps=group["eps"], amsgrad=amsgrad,
                         maximize=group["maximize"])
         else:
-            self._guard(params, exp_avgs, exp_avg_sqs, max_sqs)
+            self._txn.guard(params, exp_avgs, exp_avg_sqs, max_sqs)
             self._foreach_update(group, params, grads, exp_avgs, exp_avg_sqs, max_sqs, steps)
 
     def _foreach_update(self, group, params, grads, exp_avgs, exp_avg_sqs, max_sqs, steps):

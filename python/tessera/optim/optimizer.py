@@ -27,7 +27,7 @@ class Optimizer:
     """Base class: Optimizer(params, defaults). params is an iterable of tensors or of dicts
     (parameter groups with their own options)."""
 
-    _txn = None  # the _StepTransaction of the step under way
+    _txn = None  # the _StepTransaction of the step under way (_run_step sets it)
 
     def __init__(self, params, defaults):
         self.defaults = defaults
@@ -146,43 +146,21 @@ class Optimizer:
         0 and zero buffers shaped like it, except the entries init (name -> fn(param)) makes.
         guard: the update writes the parameters and buffers in place with allocations in
         between (the _foreach_* paths), so the step keeps copies to restore if one fails;
-        a fused update (one allocation-free call) passes False and goes through _defer."""
-        state_of = self.state
+        a fused update (one allocation-free call) passes False and goes through
+        self._txn.defer. Called from _update_group only, inside _run_step's transaction."""
         txn = self._txn
-        states = [state_of[p] for p in params]
+        states = [self.state[p] for p in params]
         if not all(states):
             for p, state in zip(params, states):
                 if not state:
-                    if txn is not None:
-                        txn.created(state, "step", *names)
+                    txn.created(state, "step", *names)
                     _fill_state(state, p, names, init)
         buffers = [[s[name] for s in states] for name in names]
-        if guard and txn is not None:
+        if guard:
             txn.guard(params, *buffers)
         steps = [s["step"] for s in states]
-        ones = _advance(steps)
-        if txn is not None:
-            txn.advanced(steps, ones)
+        txn.advanced(steps, _advance(steps))
         return buffers + [steps]
-
-    def _guard(self, *tensor_lists):
-        """Before in-place writes that later allocations could interrupt: the step restores
-        these tensors if it fails."""
-        if self._txn is not None:
-            self._txn.guard(*tensor_lists)
-
-    def _created(self, state, *keys):
-        """State entries this step adds outside _group_state: a failed step removes them."""
-        if self._txn is not None:
-            self._txn.created(state, *keys)
-
-    def _defer(self, fn, *args, **kwargs):
-        """An allocation-free update (a fused kernel) runs once every group has prepared, so
-        that no failure can come after it."""
-        if self._txn is None:
-            fn(*args, **kwargs)
-        else:
-            self._txn.deferred.append((fn, args, kwargs))
 
     # ------------------------------------------------------------ hooks
 
@@ -301,6 +279,8 @@ class _StepTransaction:
         self.deferred = []   # fused updates, run last
 
     def guard(self, *tensor_lists):
+        """Before in-place writes that later allocations could interrupt: kept copies are
+        restored if the step fails."""
         tensors = [t for lst in tensor_lists for t in lst]
         if tensors:
             self.saved.append((tensors, [t.clone() for t in tensors]))
@@ -308,7 +288,13 @@ class _StepTransaction:
     def advanced(self, steps, ones):
         self.steps.append((steps, ones))
 
+    def defer(self, fn, *args, **kwargs):
+        """An allocation-free update (a fused kernel) runs once every group has prepared, so
+        that no failure can come after it."""
+        self.deferred.append((fn, args, kwargs))
+
     def created(self, state, *keys):
+        """State entries this step adds: a failed step removes them."""
         self.new.append((state, keys))
 
     def rollback(self):

@@ -32,25 +32,22 @@ class SGD(Optimizer):
 
     def _update_group(self, group, params, grads):
         lr, momentum, dampening, nesterov = group["lr"], group["momentum"], group["dampening"], group["nesterov"]
-        if group["foreach"] is not True:
-            bufs = [self.state[p].get("momentum_buffer") for p in params] if momentum != 0 else []
-            if _fusable(params + grads + [b for b in bufs if b is not None]):
-                self._fused_update(group, params, grads, bufs)
-                return
         states = [self.state[p] for p in params] if momentum != 0 else []
         bufs = [s.get("momentum_buffer") for s in states]
-        self._guard(params, [b for b in bufs if b is not None])
+        kept = [b for b in bufs if b is not None]
+        if group["foreach"] is not True and _fusable(params + grads + kept):
+            self._fused_update(group, params, grads, bufs)
+            return
+        self._txn.guard(params, kept)
         grads = _decayed_grads(group, params, grads)
         if momentum != 0:
             fresh = [i for i, b in enumerate(bufs) if b is None]
-            old = [i for i, b in enumerate(bufs) if b is not None]
-            if old:
-                kept = [bufs[i] for i in old]
+            if kept:
                 _C._foreach_mul_(kept, momentum)
-                _C._foreach_add_(kept, [grads[i] for i in old], alpha=1 - dampening)
+                _C._foreach_add_(kept, [g for g, b in zip(grads, bufs) if b is not None], alpha=1 - dampening)
             for i in fresh:  # the first step's buffer is the gradient itself
                 bufs[i] = grads[i].clone().detach()
-                self._created(states[i], "momentum_buffer")
+                self._txn.created(states[i], "momentum_buffer")
                 states[i]["momentum_buffer"] = bufs[i]
             if nesterov:
                 grads = _C._foreach_add(grads, bufs, alpha=momentum)
@@ -62,18 +59,18 @@ class SGD(Optimizer):
         args = dict(weight_decay=group["weight_decay"], momentum=group["momentum"], lr=group["lr"],
                     dampening=group["dampening"], nesterov=group["nesterov"], maximize=group["maximize"])
         if group["momentum"] == 0:
-            self._defer(_C._fused_sgd_, params, grads, [], is_first_step=False, **args)
+            self._txn.defer(_C._fused_sgd_, params, grads, [], is_first_step=False, **args)
             return
         old = [i for i, b in enumerate(bufs) if b is not None]
         fresh = [i for i, b in enumerate(bufs) if b is None]
         if old:
-            self._defer(_C._fused_sgd_, [params[i] for i in old], [grads[i] for i in old], [bufs[i] for i in old],
+            self._txn.defer(_C._fused_sgd_, [params[i] for i in old], [grads[i] for i in old], [bufs[i] for i in old],
                         is_first_step=False, **args)
         if fresh:  # the first step's buffer is the (decayed) gradient itself
             new_bufs = [_C.empty_like(params[i]) for i in fresh]
             for i, b in zip(fresh, new_bufs):
                 state = self.state[params[i]]
-                self._created(state, "momentum_buffer")
+                self._txn.created(state, "momentum_buffer")
                 state["momentum_buffer"] = b
-            self._defer(_C._fused_sgd_, [params[i] for i in fresh], [grads[i] for i in fresh], new_bufs,
+            self._txn.defer(_C._fused_sgd_, [params[i] for i in fresh], [grads[i] for i in fresh], new_bufs,
                         is_first_step=True, **args)
