@@ -1,7 +1,6 @@
 #include <autograd/FunctionsManual.h>
 
 #include <aten/core/TensorOperators.h>
-#include <aten/native/Broadcast.h>
 #include <aten/ops/Functions.h>
 #include <c10/util/Exception.h>
 
@@ -141,7 +140,7 @@ Tensor take_backward(const Tensor& grad, const Tensor& self, const Tensor& index
 Tensor masked_select_backward(const Tensor& grad, const Tensor& self, const Tensor& mask) {
   // Scattered over the broadcast shape in the order masked_select read it; the engine sums
   // the result down to self's shape.
-  std::vector<int64_t> shape = at::native::infer_size(self.sizes(), mask.sizes());
+  const std::vector<int64_t> shape = at::broadcast_tensors({self, mask})[0].sizes().vec();
   if (shape.empty()) {  // 0-dim operands: the forward read them as one-element vectors
     std::optional<Tensor> m = mask.reshape({1});
     return at::zeros({1}, grad.options()).index_put({&m, 1}, grad, false).reshape({});

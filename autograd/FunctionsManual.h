@@ -130,13 +130,6 @@ std::tuple<Tensor, Tensor, Tensor> convolution_double_backward(
     const Tensor& weight, IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, bool transposed,
     IntArrayRef output_padding, int64_t groups, std::array<bool, 3> grad_input_mask);
 
-// Attention (FunctionsManualNN.cpp): the fused CPU attention's backward.
-std::tuple<Tensor, Tensor, Tensor> flash_attention_backward(const Tensor& grad, const Tensor& query,
-                                                            const Tensor& key, const Tensor& value,
-                                                            const Tensor& output, const Tensor& logsumexp,
-                                                            bool is_causal, const std::optional<Tensor>& attn_mask,
-                                                            std::optional<double> scale);
-
 // Losses (FunctionsManualNN.cpp).
 Tensor binary_cross_entropy_backward(const Tensor& grad, const Tensor& self, const Tensor& target,
                                      const std::optional<Tensor>& weight, int64_t reduction);

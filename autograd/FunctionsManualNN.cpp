@@ -5,13 +5,12 @@
 
 #include <aten/core/Reduction.h>
 #include <aten/core/TensorOperators.h>
-#include <aten/native/Attention.h>
 #include <aten/ops/Functions.h>
 #include <c10/core/ThreadLocalState.h>
 
 #include <cmath>
-#include <vector>
 #include <string_view>
+#include <vector>
 
 namespace torch::autograd::generated::details {
 
@@ -245,51 +244,6 @@ std::tuple<Tensor, Tensor, Tensor> batch_norm_double_backward(
   return zeros_where_missing({d_dy, d_x, d_w}, grad_input_mask, dy, input, weight);
 }
 
-// The fused attention's backward, a key block at a time as its forward: each block's
-// probabilities come back from the saved log-sum-exp, p = exp(s - lse); then
-// dv = p^T dO, dp = dO v^T, ds = p (dp - rowsum(dO o)), dq += ds k scale, dk = ds^T q scale.
-// Written with differentiable ops, so it differentiates again.
-std::tuple<Tensor, Tensor, Tensor> flash_attention_backward(const Tensor& grad, const Tensor& query,
-                                                            const Tensor& key, const Tensor& value,
-                                                            const Tensor& output, const Tensor& logsumexp,
-                                                            bool is_causal, const std::optional<Tensor>& attn_mask,
-                                                            std::optional<double> scale) {
-  const double sc = at::native::attention_scale(query, scale);
-  const int64_t S = key.size(-2);
-  const Tensor row_dot = (grad * output).sum(std::vector<int64_t>{-1}, true);
-  // fully masked rows (lse = -inf) have no probabilities at all
-  Tensor lse = at::where(logsumexp.isinf(), at::full_like(logsumexp, INFINITY), logsumexp).unsqueeze(-1);
-  if (c10::GradMode::is_enabled()) {
-    // Differentiated again: the saved lse is a constant to autograd, so it is rebuilt from
-    // the scores, shifted by itself (sum exp(s - lse) = 1): same value, and its grad.
-    Tensor total;
-    for (int64_t j0 = 0; j0 < S; j0 += at::native::kAttentionKeyBlock) {
-      const int64_t n = std::min(at::native::kAttentionKeyBlock, S - j0);
-      Tensor part = (at::native::attention_block_scores(query, key, j0, n, sc, is_causal, attn_mask) - lse)
-                        .exp()
-                        .sum(std::vector<int64_t>{-1}, true);
-      total = total.defined() ? total + part : part;
-    }
-    // (a fully masked row keeps its +inf: its sum is 0)
-    if (total.defined()) lse = lse + at::where(total.gt(0), total, at::ones_like(total)).log();
-  }
-  Tensor grad_query = at::zeros_like(query);
-  std::vector<Tensor> grad_keys, grad_values;
-  for (int64_t j0 = 0; j0 < S; j0 += at::native::kAttentionKeyBlock) {
-    const int64_t n = std::min(at::native::kAttentionKeyBlock, S - j0);
-    Tensor p = (at::native::attention_block_scores(query, key, j0, n, sc, is_causal, attn_mask) - lse).exp();
-    Tensor v_block = value.narrow(-2, j0, n);
-    grad_values.push_back(at::matmul(p.transpose(-2, -1), grad));
-    Tensor ds = p * (at::matmul(grad, v_block.transpose(-2, -1)) - row_dot);
-    grad_query = grad_query + at::matmul(ds, key.narrow(-2, j0, n)) * sc;
-    grad_keys.push_back(at::matmul(ds.transpose(-2, -1), query) * sc);
-  }
-  if (S == 0) return {grad_query, at::zeros_like(key), at::zeros_like(value)};
-  // keys and values broadcast over the query's batch dims get the sum of their grads
-  Tensor grad_key = at::cat(grad_keys, -2).sum_to_size(key.sizes());
-  Tensor grad_value = at::cat(grad_values, -2).sum_to_size(value.sizes());
-  return {grad_query, grad_key, grad_value};
-}
 
 }  // namespace torch::autograd::generated::details
 

@@ -3,7 +3,7 @@
 #include <autograd/functions/accumulate_grad.h>
 #include <autograd/functions/tensor.h>
 
-#include <aten/native/TensorShape.h>
+#include <aten/core/TensorUtils.h>
 #include <c10/util/Exception.h>
 
 #include <atomic>
@@ -129,7 +129,7 @@ void detach_in_place(const Tensor& t) {
 
 Tensor tensor_data(const Tensor& t) {
   // make_view shares storage and version counter and starts with no autograd state.
-  Tensor alias = at::native::make_view(t, t.sizes(), t.strides(), t.storage_offset());
+  Tensor alias = at::make_view(t, t.sizes(), t.strides(), t.storage_offset());
   if (t.unsafeGetTensorImpl()->is_wrapped_number()) alias.unsafeGetTensorImpl()->set_wrapped_number(true);
   return alias;
 }

@@ -1,12 +1,12 @@
 // The two float32 GEMM libraries side by side on the shapes tessera's products hit
-// (Note [float GEMM backend] in aten/native/Blas.cpp): OpenBLAS's cblas_sgemm and
+// (Note [float GEMM backend] in aten/native/linalg/Blas.cpp): OpenBLAS's cblas_sgemm and
 // oneDNN's dnnl_sgemm, row-major, at the OpenMP/OpenBLAS thread count given by
 // --threads=N (default 2, the project's benchmark setting). The crossover where oneDNN
 // starts winning is what Blas.cpp's size threshold encodes.
 #include <benchmark/benchmark.h>
 #include <cblas.h>
-#include <oneapi/dnnl/dnnl.h>
 #include <omp.h>
+#include <oneapi/dnnl/dnnl.h>
 
 #include <cstdlib>
 #include <cstring>

@@ -13,7 +13,7 @@ DEFINE_DISPATCH(vec_bench_stub);
 
 namespace {
 
-using at::native::CPUCapability;
+using at::CPUCapability;
 using at::native::VecBenchOp;
 
 constexpr int64_t kN = 4 << 20;

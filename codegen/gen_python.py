@@ -85,6 +85,8 @@ def _return_stmt(schema, call: str, aliased_obj: str | None) -> list[str]:
         # In-place and out= ops return the very object they wrote to, as torch does.
         return [f"{call};", f"Py_INCREF({aliased_obj});", f"return {aliased_obj};"]
     if ret == "at::Tensor":
+        if aliased_obj == "self_":  # a method: self's own object when the op returns self
+            return [f"return wrap_or_self({call}, self_);"]
         return [f"return wrap({call});"]
     names = [r.name for r in schema.returns]
     if len(names) > 1 and all(names):
@@ -104,6 +106,14 @@ def _return_stmt(schema, call: str, aliased_obj: str | None) -> list[str]:
     raise ValueError(f"{schema.full_name}: no Python conversion for return type {ret}")
 
 
+def _takes_requires_grad(schema) -> bool:
+    """The parser's rule (csrc/ArgParser.cpp, takes_requires_grad): factories with
+    TensorOptions that make a tensor from none, or like one (*_like, new_*)."""
+    tensor_input = any(a.type.base == "Tensor" and not a.type.is_list for a in schema.arguments)
+    return schema.tensor_options_group and cpp.return_type(schema) == "at::Tensor" and (
+        not tensor_input or schema.name.endswith("_like") or schema.name.startswith("new_"))
+
+
 def _binding(name: str, group, ops, is_method: bool) -> str:
     schemas, outs, cases = [], [], []
     for idx, op in enumerate(group):
@@ -115,6 +125,8 @@ def _binding(name: str, group, ops, is_method: bool) -> str:
         self_expr = "self" if is_method else None
         exprs = _argument_exprs(s, locals_, self_expr)
         call = f"at::ops::op_{cpp.identifier(s)}().call({', '.join(exprs)})"
+        if _takes_requires_grad(s):
+            call = f"r.with_requires_grad({call})"
         if is_method:
             aliased = "self_"
         elif s.is_out:
@@ -141,10 +153,11 @@ def _binding(name: str, group, ops, is_method: bool) -> str:
     if is_method:
         mutable = any(a.is_write for op in group for a in op.schema.arguments if a.name == "self")
         self_decl = ("  at::Tensor self = unwrap(self_);\n" if mutable else "  const at::Tensor& self = unwrap(self_);\n")
+    numbers = "true" if any(op.python_numbers for op in group) else "false"
     fname = ("method_" if is_method else "fn_") + name
     return f"""static PyObject* {fname}(PyObject* self_, PyObject* args, PyObject* kwargs) {{
   HANDLE_TH_ERRORS
-  static const PythonArgParser parser("{name}", {{{', '.join(schemas)}}}, {{{', '.join(outs)}}}, {'true' if is_method else 'false'});
+  static const PythonArgParser parser("{name}", {{{', '.join(schemas)}}}, {{{', '.join(outs)}}}, {'true' if is_method else 'false'}, {numbers}, true);
   ParsedArgs r;
   parser.parse(args, kwargs, r);
 {self_decl}  switch (r.index) {{
@@ -211,6 +224,95 @@ PYTHON_MODULES = ("linalg", "nn")
 BINDING_PARTS = 4
 
 
+# ---------------------------------------------------------------- Python operators
+
+# dunder -> (kind, CPython slot): binary ops take a tensor or a number on either side (the
+# reflected form arrives in the same slot), in-place ones a tensor or number on the right.
+_NUMBER_SLOTS = {
+    "__add__": ("binary", "nb_add"), "__sub__": ("binary", "nb_subtract"), "__mul__": ("binary", "nb_multiply"),
+    "__truediv__": ("binary", "nb_true_divide"), "__floordiv__": ("binary", "nb_floor_divide"),
+    "__mod__": ("binary", "nb_remainder"), "__and__": ("binary", "nb_and"), "__or__": ("binary", "nb_or"),
+    "__xor__": ("binary", "nb_xor"), "__lshift__": ("binary", "nb_lshift"), "__rshift__": ("binary", "nb_rshift"),
+    "__iadd__": ("inplace", "nb_inplace_add"), "__isub__": ("inplace", "nb_inplace_subtract"),
+    "__imul__": ("inplace", "nb_inplace_multiply"), "__itruediv__": ("inplace", "nb_inplace_true_divide"),
+    "__ifloordiv__": ("inplace", "nb_inplace_floor_divide"), "__imod__": ("inplace", "nb_inplace_remainder"),
+    "__iand__": ("inplace", "nb_inplace_and"), "__ior__": ("inplace", "nb_inplace_or"),
+    "__ixor__": ("inplace", "nb_inplace_xor"), "__ilshift__": ("inplace", "nb_inplace_lshift"),
+    "__irshift__": ("inplace", "nb_inplace_rshift"),
+    "__neg__": ("unary", "nb_negative"), "__pos__": ("unary", "nb_positive"), "__abs__": ("unary", "nb_absolute"),
+    "__eq__": ("compare", "Py_EQ"), "__ne__": ("compare", "Py_NE"), "__lt__": ("compare", "Py_LT"),
+    "__le__": ("compare", "Py_LE"), "__gt__": ("compare", "Py_GT"), "__ge__": ("compare", "Py_GE"),
+}
+
+
+def _operator_function(op) -> str:
+    """A plain C++ function over the op's leading tensors, its other arguments at their defaults."""
+    s = op.schema
+    kind = _NUMBER_SLOTS[op.python_operator][0]
+    n = 1 if kind == "unary" else 2
+    tensors = [a for a in s.arguments[:n] if a.type.base == "Tensor" and not a.type.is_list and not a.type.optional]
+    rest = s.arguments[n:]
+    if len(tensors) != n or any(a.default is None for a in rest):
+        raise ValueError(f"{s.full_name}: python_operator {op.python_operator} needs {n} leading tensors "
+                         "and defaults for the rest")
+    params = ", ".join(f"const at::Tensor& {v}" for v in "ab"[:n])
+    args = ", ".join(list("ab"[:n]) + [cpp.default_value(a) for a in rest])
+    name = f"operator_{op.python_operator.strip('_')}"
+    if kind == "inplace":  # the handle takes self as Tensor& (a handle: the copy shares the tensor)
+        args = args.replace("a", "self", 1)
+        return name, (f"void {name}({params}) {{\n  at::Tensor self = a;\n"
+                      f"  at::ops::op_{cpp.identifier(s)}().call({args});\n}}")
+    return name, f"at::Tensor {name}({params}) {{ return at::ops::op_{cpp.identifier(s)}().call({args}); }}"
+
+
+def number_slots(ops) -> str:
+    """csrc/python_number_slots.cpp: tessera.Tensor's operators from ops.yaml's python_operator:
+    (pow, @ and ~ keep hand-written slots in csrc/TensorOperators.cpp)."""
+    functions, slots, compares = [], [], []
+    seen = {}
+    for op in ops:
+        dunder = op.python_operator
+        if dunder is None:
+            continue
+        if dunder not in _NUMBER_SLOTS:
+            raise ValueError(f"{op.schema.full_name}: unknown python_operator {dunder}")
+        if dunder in seen:
+            raise ValueError(f"{op.schema.full_name}: {dunder} is already {seen[dunder]}")
+        seen[dunder] = op.schema.full_name
+        kind, slot = _NUMBER_SLOTS[dunder]
+        name, text = _operator_function(op)
+        functions.append(text)
+        if kind == "compare":
+            compares.append(f"    case {slot}: return {name};")
+        else:
+            slots.append(f"  n.{slot} = {kind}_slot<{name}>;")
+    return HEADER + f"""// tessera.Tensor's Python operators named in ops.yaml (python_operator:), each one
+// dispatch through its operator's handle.
+#include <csrc/TensorOperators.h>
+
+#include <aten/ops/OperatorHandles.h>
+
+namespace tessera::python {{
+
+namespace {{
+{chr(10).join(functions)}
+}}  // namespace
+
+void init_generated_number_slots(PyNumberMethods& n) {{
+{chr(10).join(slots)}
+}}
+
+BinaryOperator comparison_operator(int op) {{
+  switch (op) {{
+{chr(10).join(compares)}
+    default: return nullptr;
+  }}
+}}
+
+}}  // namespace tessera::python
+"""
+
+
 def _part_of(name: str) -> int:
     return zlib.crc32(name.encode()) % BINDING_PARTS
 
@@ -252,6 +354,7 @@ namespace tessera::python::bindings {{
                               for _, fname, _ in bindings)
     fn_table = _table(functions, "fn_")
     m_table = _table(methods, "method_")
+    files["csrc/python_number_slots.cpp"] = number_slots(ops)
     files["csrc/python_functions.cpp"] = HEADER + f"""// The method tables of every operator binding (the bindings: python_bindings_*.cpp).
 #include <csrc/python_api.h>
 

@@ -188,6 +188,16 @@ class Op:
     # An out= op computed by a functional overload (its full name): the generated
     # CompositeExplicitAutograd kernel calls it, resizes `out` and copies the result in.
     functional: Optional[str] = None
+    # A factory made by another one and filled: `empty.memory_format(0)` calls that op with
+    # the arguments of the same names (others at their defaults), then fill_(0); the value
+    # is a number or one of the op's Scalar arguments. Its composite kernel is generated.
+    fill: Optional[str] = None
+    # A Python number may stand for the op's Tensor arguments in its binding (torch allows it
+    # for add, sub, mul, div, true_divide, floor_divide, to, _to_copy and copy_ only).
+    python_numbers: bool = False
+    # The Python operator this op implements on tessera.Tensor (__add__, __iadd__, __eq__,
+    # __neg__, ...): its number slot or rich comparison is generated (gen_python.py).
+    python_operator: Optional[str] = None
     # The Python submodule a function binding lives in (torch.linalg.vector_norm is
     # linalg_vector_norm with python_module: linalg): tessera._C._<module>.
     python_module: Optional[str] = None
@@ -199,7 +209,8 @@ class Op:
     @staticmethod
     def from_yaml(entry: dict) -> "Op":
         unknown = set(entry) - {"func", "variants", "dispatch", "structured", "structured_delegate", "python",
-                                "iterator", "manual_meta", "iterator_check", "wraps", "functional", "python_module"}
+                                "iterator", "manual_meta", "iterator_check", "wraps", "functional", "python_module",
+                                "fill", "python_numbers", "python_operator"}
         if unknown:
             raise ValueError(f"{entry.get('func')}: unknown ops.yaml fields {sorted(unknown)}")
         schema = parse_schema(entry["func"])
@@ -211,9 +222,12 @@ class Op:
         op = Op(schema, variants, dispatch, bool(entry.get("structured", False)),
                 entry.get("structured_delegate"), bool(entry.get("python", True)), entry.get("iterator"),
                 bool(entry.get("manual_meta", False)), wraps=entry.get("wraps"), functional=entry.get("functional"),
-                python_module=entry.get("python_module"), iterator_check=bool(entry.get("iterator_check", False)))
-        if op.wraps is not None and (op.dispatch or op.structured or op.structured_delegate):
-            raise ValueError(f"{schema.full_name}: wraps: is a composite; it takes no dispatch or structured keys")
+                python_module=entry.get("python_module"), iterator_check=bool(entry.get("iterator_check", False)),
+                fill=entry.get("fill"), python_numbers=bool(entry.get("python_numbers", False)),
+                python_operator=entry.get("python_operator"))
+        for generated in ("wraps", "fill"):
+            if getattr(op, generated) is not None and (op.dispatch or op.structured or op.structured_delegate):
+                raise ValueError(f"{schema.full_name}: {generated}: is a composite; it takes no dispatch or structured keys")
         if op.functional is not None and (not schema.is_out or op.dispatch or op.structured or op.structured_delegate):
             raise ValueError(f"{schema.full_name}: functional: is for out= ops without dispatch or structured keys")
         if op.iterator is not None:

@@ -3,8 +3,8 @@
 // (tessera.set_num_threads / get_num_threads), and the kernels' ISA (_cpu_capability).
 #include "python_api.h"
 
+#include <aten/core/CPUCapability.h>
 #include <aten/core/Parallel.h>
-#include <aten/native/DispatchStub.h>
 #include <c10/core/AllocationFaults.h>
 #include <c10/core/CPUAllocator.h>
 #include <c10/core/CachingCPUAllocator.h>
@@ -175,7 +175,7 @@ PyObject* parallel_sum(PyObject*, PyObject* args) {
 // tests can say which per-ISA path they ran.
 PyObject* cpu_capability(PyObject*, PyObject*) {
   HANDLE_TH_ERRORS
-  return PyUnicode_FromString(at::native::cpu_capability());
+  return PyUnicode_FromString(at::cpu_capability());
   END_HANDLE_TH_ERRORS
 }
 

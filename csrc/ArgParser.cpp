@@ -3,6 +3,7 @@
 #include "Generator.h"
 #include "python_api.h"
 
+#include <aten/core/TensorUtils.h>
 #include <aten/ops/Functions.h>
 
 #include <climits>
@@ -253,13 +254,7 @@ bool is_number(PyObject* obj) {
   return PyLong_Check(obj) || PyFloat_Check(obj) || PyComplex_Check(obj);  // bool is a PyLong
 }
 
-at::Tensor scalar_to_tensor(PyObject* obj) {
-  c10::Scalar s = unpack_scalar(obj);
-  at::Tensor t = at::empty({}, at::TensorOptions(s.type()));
-  t.fill_(s);
-  t.unsafeGetTensorImpl()->set_wrapped_number(true);
-  return t;
-}
+at::Tensor scalar_to_tensor(PyObject* obj) { return at::wrapped_scalar_tensor(unpack_scalar(obj)); }
 
 // ---------------------------------------------------------------- signatures
 
@@ -281,16 +276,28 @@ std::string PythonSignature::describe() const {
   return out + ")";
 }
 
-// torch lets a Python number stand for a Tensor argument of these functions only (others
-// take numbers through their Scalar overloads, or refuse them with a TypeError).
-static bool allows_numbers_as_tensors(const std::string& name) {
-  static const char* const kNames[] = {"add", "add_", "sub", "sub_", "mul", "mul_", "div", "div_",
-                                       "true_divide", "true_divide_", "floor_divide", "floor_divide_",
-                                       "to", "_to_copy", "copy_"};
-  for (const char* n : kNames) {
-    if (name == n) return true;
+// torch's Python factories take requires_grad=: functions with TensorOptions (dtype,
+// layout, device, pin_memory) that make a tensor from no tensor, or from one as a model
+// (*_like, new_*); not casts such as _to_copy.
+static bool takes_requires_grad(const c10::FunctionSchema& schema) {
+  int options = 0;
+  bool tensor_input = false;
+  for (const auto& a : schema.arguments()) {
+    const std::string& n = a.name();
+    options += n == "dtype" || n == "layout" || n == "device" || n == "pin_memory";
+    tensor_input |= a.type().unwrapOptional().isTensor();
   }
-  return false;
+  const std::string& full = schema.name();  // "aten::zeros_like"
+  const size_t colons = full.rfind("::");
+  const std::string name = colons == std::string::npos ? full : full.substr(colons + 2);
+  const bool like = name.size() > 5 && name.compare(name.size() - 5, 5, "_like") == 0;
+  const bool returns_tensor = schema.returns().size() == 1 && schema.returns()[0].type().isTensor();
+  return options == 4 && returns_tensor && (!tensor_input || like || name.rfind("new_", 0) == 0);
+}
+
+static const SchemaType& bool_type() {
+  static const SchemaType* type = new SchemaType(Kind::Bool);
+  return *type;
 }
 
 // The type of an out= keyword taking n tensors: Tensor[n], one per n (kept for the process).
@@ -306,9 +313,9 @@ static const SchemaType& tensor_tuple_type(size_t n) {
 }
 
 PythonArgParser::PythonArgParser(std::string name, std::vector<const c10::FunctionSchema*> schemas,
-                                 std::vector<const c10::FunctionSchema*> out_schemas, bool is_method)
+                                 std::vector<const c10::FunctionSchema*> out_schemas, bool is_method,
+                                 bool numbers_as_tensors, bool factory_requires_grad)
     : name_(std::move(name)) {
-  const bool numbers_as_tensors = allows_numbers_as_tensors(name_);
   for (size_t s = 0; s < schemas.size(); ++s) {
     PythonSignature sig;
     sig.schema = schemas[s];
@@ -344,6 +351,10 @@ PythonArgParser::PythonArgParser(std::string name, std::vector<const c10::Functi
         // Several outputs (sort's values and indices) come as one keyword, out=(v, i).
         sig.params.push_back(PythonSignature::Param{"out", &tensor_tuple_type(n_out), true, true, IValue(), false});
       }
+    }
+    if (factory_requires_grad && takes_requires_grad(*sig.schema)) {
+      sig.requires_grad_index = sig.params.size();
+      sig.params.push_back(PythonSignature::Param{"requires_grad", &bool_type(), true, true, IValue(false), false});
     }
     sig.positional_count = 0;
     for (const auto& p : sig.params) sig.positional_count += p.kwarg_only ? 0 : 1;
@@ -481,6 +492,16 @@ ParsedArgs& PythonArgParser::parse(PyObject* args, PyObject* kwargs, ParsedArgs&
 // ---------------------------------------------------------------- accessors
 
 const IValue& ParsedArgs::default_of(size_t i) const { return signature->params[i].default_value; }
+
+at::Tensor ParsedArgs::with_requires_grad(at::Tensor result) const {
+  const size_t i = signature->requires_grad_index;
+  if (i == SIZE_MAX || !toBool(i)) return result;
+  // (torch's factories capitalise this message; Tensor.requires_grad_'s does not)
+  TORCH_CHECK(c10::isFloatingType(result.scalar_type()) || c10::isComplexType(result.scalar_type()),
+              "Only Tensors of floating point and complex dtype can require gradients");
+  result.set_requires_grad(true);
+  return result;
+}
 
 at::Tensor ParsedArgs::tensor(size_t i) const {
   PyObject* obj = values[i];

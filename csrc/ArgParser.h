@@ -12,6 +12,7 @@
 #include <aten/schema/FunctionSchema.h>
 
 #include <array>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,7 +33,9 @@ struct PythonSignature {
     c10::IValue default_value; // None when absent or None
     bool allow_number_as_tensor;
   };
-  std::vector<Param> params;   // in schema order (self excluded for methods), then `out`
+  std::vector<Param> params;   // in schema order (self excluded for methods), then `out`, then
+                               // `requires_grad` for factories (schemas with TensorOptions)
+  size_t requires_grad_index = SIZE_MAX;  // that keyword's index, when the schema takes it
   size_t positional_count;     // how many may be given positionally
   // "(Tensor input, Tensor other, *, Number alpha, Tensor out)" for error messages.
   std::string describe() const;
@@ -44,8 +47,12 @@ class PythonArgParser {
  public:
   // `schemas` are the overloads in the order to try; `out_schemas[i]` is overload i's
   // out= twin or null. Methods bind `self` separately and never see it as an argument.
+  // With numbers_as_tensors (ops.yaml `python_numbers: True`) a Python number may stand for
+  // a Tensor argument. With factory_requires_grad (tessera's functions and methods, not
+  // tessera.ops), factories also take torch's keyword-only requires_grad=False.
   PythonArgParser(std::string name, std::vector<const c10::FunctionSchema*> schemas,
-                  std::vector<const c10::FunctionSchema*> out_schemas, bool is_method);
+                  std::vector<const c10::FunctionSchema*> out_schemas, bool is_method,
+                  bool numbers_as_tensors = false, bool factory_requires_grad = false);
 
   // Matches (args, kwargs) against the overloads; fills `out` and returns it, or raises
   // TypeError (via a C++ exception that the binding's END_HANDLE_TH_ERRORS translates).
@@ -111,6 +118,8 @@ class ParsedArgs {
 
   // Any argument as the boxed value its schema type calls for (custom ops, fallbacks).
   c10::IValue ivalue(size_t i) const;
+  // A factory's result with requires_grad set as the call asked (factories only).
+  at::Tensor with_requires_grad(at::Tensor result) const;
 
  private:
   const c10::IValue& default_of(size_t i) const;

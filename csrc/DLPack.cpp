@@ -4,7 +4,7 @@
 // tensor lets go. The structs are DLPack's ABI (dlpack.h, version 0.x unversioned).
 #include "python_api.h"
 
-#include <aten/native/TensorFactories.h>
+#include <aten/core/TensorUtils.h>
 #include <c10/util/Exception.h>
 #include <c10/util/safe_numerics.h>
 
@@ -201,7 +201,7 @@ at::Tensor tensor_from_dlpack(PyObject* capsule) {
   // The capsule is consumed first: from here on the tensor's storage owns `managed`.
   if (PyCapsule_SetName(capsule, kUsedCapsuleName) != 0) throw python_error();
   c10::DataPtr ptr(data, managed, release_imported, device);
-  return at::native::from_blob(std::move(ptr), sizes, strides, dtype);
+  return at::from_blob(std::move(ptr), sizes, strides, dtype);
 }
 
 namespace {

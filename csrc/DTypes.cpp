@@ -281,18 +281,16 @@ bool add_singleton(PyObject* module, PyTypeObject* type, const char* name, Obj**
 }
 
 bool ready_type(PyObject* module, PyTypeObject* type, const char* qualname, size_t size, const char* attr) {
-  Py_SET_REFCNT(type, 1);
-  Py_SET_TYPE(type, &PyType_Type);
   type->tp_name = qualname;
   type->tp_basicsize = static_cast<Py_ssize_t>(size);
   type->tp_flags = Py_TPFLAGS_DEFAULT;
-  if (PyType_Ready(type) < 0) return false;
+  if (!add_type(module, type, attr)) return false;
   // Instances see __module__ (pickle looks it up on the object to find tessera.float32).
   PyObject* module_name = PyUnicode_FromString("tessera");
   if (!module_name || PyDict_SetItemString(type->tp_dict, "__module__", module_name) != 0) return false;
   Py_DECREF(module_name);
-  Py_INCREF(type);
-  return PyModule_AddObject(module, attr, reinterpret_cast<PyObject*>(type)) == 0;
+  PyType_Modified(type);
+  return true;
 }
 
 }  // namespace

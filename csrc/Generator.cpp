@@ -219,8 +219,6 @@ at::Generator generator_of(PyObject* obj) { return gen_of(obj); }
 
 bool init_generator(PyObject* module) {
   PyTypeObject* t = &GeneratorTypeObj;
-  Py_SET_REFCNT(t, 1);
-  Py_SET_TYPE(t, &PyType_Type);
   t->tp_name = "tessera.Generator";
   t->tp_basicsize = sizeof(GeneratorObject);
   t->tp_flags = Py_TPFLAGS_DEFAULT;
@@ -230,9 +228,7 @@ bool init_generator(PyObject* module) {
   t->tp_repr = generator_repr;
   t->tp_methods = generator_methods;
   t->tp_getset = generator_getset;
-  if (PyType_Ready(t) < 0) return false;
-  Py_INCREF(t);
-  if (PyModule_AddObject(module, "Generator", reinterpret_cast<PyObject*>(t)) != 0) return false;
+  if (!add_type(module, t, "Generator")) return false;
   try {
     g_default_generator = wrap_generator(at::Generator(c10::default_cpu_generator()));
   } catch (...) {

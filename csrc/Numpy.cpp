@@ -8,7 +8,7 @@
 
 #include <numpy/arrayobject.h>
 
-#include <aten/native/TensorFactories.h>
+#include <aten/core/TensorUtils.h>
 #include <autograd/variable.h>
 #include <c10/util/Exception.h>
 
@@ -146,7 +146,7 @@ at::Tensor tensor_from_numpy(PyObject* obj) {
   const c10::ScalarType dtype = scalar_type_of(array);
   Py_INCREF(obj);
   c10::DataPtr data(PyArray_DATA(array), obj, release_array, c10::Device(c10::kCPU));
-  return at::native::from_blob(std::move(data), sizes, strides, dtype);
+  return at::from_blob(std::move(data), sizes, strides, dtype);
 }
 
 namespace {

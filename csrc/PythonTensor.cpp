@@ -4,8 +4,7 @@
 // every other method comes from the generated bindings (generated_tensor_methods()).
 #include "python_api.h"
 
-#include <aten/native/Dispatch.h>
-#include <aten/native/TensorFactories.h>
+#include <aten/core/Dispatch.h>
 #include <aten/ops/Functions.h>
 #include <c10/util/Exception.h>
 
@@ -135,8 +134,6 @@ PyMethodDef size_methods[] = {{"numel", size_numel, METH_NOARGS, "The number of 
 
 bool init_size_type(PyObject* module) {
   PyTypeObject* t = &SizeTypeObj;
-  Py_SET_REFCNT(t, 1);
-  Py_SET_TYPE(t, &PyType_Type);
   t->tp_name = "tessera.Size";
   t->tp_base = &PyTuple_Type;
   t->tp_flags = Py_TPFLAGS_DEFAULT;
@@ -149,10 +146,8 @@ bool init_size_type(PyObject* module) {
   t->tp_as_sequence = &size_as_sequence;
   t->tp_as_mapping = &size_as_mapping;
   t->tp_doc = "The shape of a tensor: a tuple of ints.";
-  if (PyType_Ready(t) < 0) return false;
   SizeType = t;
-  Py_INCREF(t);
-  return PyModule_AddObject(module, "Size", reinterpret_cast<PyObject*>(t)) == 0;
+  return add_type(module, t, "Size");
 }
 
 // ================================================================ reading elements
@@ -298,7 +293,7 @@ PyObject* tensor_is_contiguous(PyObject* self, PyObject* args, PyObject* kwargs)
 PyObject* tensor_tolist(PyObject* self, PyObject*) {
   HANDLE_TH_ERRORS
   at::Tensor t = readable(unwrap(self), "Cannot copy out of meta tensor; no data!");
-  return at::native::dispatch_types<at::native::kAllTypes>(t.scalar_type(), "tolist", [&]<typename T>() -> PyObject* {
+  return at::dispatch_types<at::kAllTypes>(t.scalar_type(), "tolist", [&]<typename T>() -> PyObject* {
     return tolist_rec<T>(static_cast<const char*>(t.data_ptr()), t.sizes(), t.strides(), 0);
   });
   END_HANDLE_TH_ERRORS
@@ -675,6 +670,14 @@ PyObject* wrap(at::Tensor t) {
   return reinterpret_cast<PyObject*>(obj);
 }
 
+PyObject* wrap_or_self(at::Tensor t, PyObject* self) {
+  if (t.defined() && t.unsafeGetTensorImpl() == unwrap(self).unsafeGetTensorImpl()) {
+    Py_INCREF(self);
+    return self;
+  }
+  return wrap(std::move(t));
+}
+
 PyObject* make_size(c10::IntArrayRef sizes) {
   auto n = static_cast<Py_ssize_t>(sizes.size());
   PyObject* s = SizeTypeObj.tp_alloc(&SizeTypeObj, n);
@@ -694,8 +697,6 @@ bool init_tensor_type(PyObject* module) {
   if (!init_size_type(module)) return false;
 
   PyTypeObject* t = &TensorTypeObj;
-  Py_SET_REFCNT(t, 1);
-  Py_SET_TYPE(t, &PyType_Type);
   t->tp_name = "tessera.Tensor";
   t->tp_basicsize = sizeof(TensorObject);
   t->tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE;
@@ -736,15 +737,14 @@ bool init_tensor_type(PyObject* module) {
   g_all_methods.push_back({nullptr, nullptr, 0, nullptr});
   t->tp_methods = g_all_methods.data();
 
-  if (PyType_Ready(t) < 0) return false;
+  TensorType = t;
+  if (!add_type(module, t, "Tensor")) return false;
   // numpy defers binary operators to types with a higher priority than its arrays.
   PyObject* priority = PyLong_FromLong(1000);
   if (!priority || PyDict_SetItemString(t->tp_dict, "__array_priority__", priority) != 0) return false;
   Py_DECREF(priority);
   PyType_Modified(t);
-  TensorType = t;
-  Py_INCREF(t);
-  return PyModule_AddObject(module, "Tensor", reinterpret_cast<PyObject*>(t)) == 0;
+  return true;
 }
 
 }  // namespace tessera::python

@@ -5,7 +5,7 @@
 // indexed dims where torch does. Every step is an operator, so autograd records it.
 #include "python_api.h"
 
-#include <aten/native/TensorShape.h>
+#include <aten/core/TensorUtils.h>
 #include <aten/ops/Functions.h>
 #include <c10/util/Exception.h>
 
@@ -183,7 +183,7 @@ at::Tensor value_to_tensor(const at::Tensor& self, PyObject* value) {
   if (is_tensor(value)) return unwrap(value);
   at::Tensor number;
   TORCH_CHECK_TYPE(number_to_tensor(value, number), "can't assign a ", Py_TYPE(value)->tp_name, " to a ",
-                   at::native::tensor_type_string(self));
+                   at::tensor_type_string(self));
   at::Tensor v = at::empty({}, self.options());
   v.fill_(number.item());
   return v;

@@ -6,7 +6,7 @@
 // conversions and overflow checks.
 #include "python_api.h"
 
-#include <aten/native/Dispatch.h>
+#include <aten/core/Dispatch.h>
 #include <aten/ops/Functions.h>
 #include <c10/core/Scalar.h>
 #include <c10/util/Exception.h>

@@ -33,6 +33,9 @@ struct TensorObject {
 
 // A new reference to a new tessera.Tensor holding `t`; an undefined Tensor gives None.
 PyObject* wrap(at::Tensor t);
+// wrap(t), except that a result that is self's own tensor (x.contiguous() of a contiguous
+// x, x.to(x.dtype)) comes back as self's object, as torch keeps one object per tensor.
+PyObject* wrap_or_self(at::Tensor t, PyObject* self);
 // Whether obj is a tessera.Tensor (or an instance of a subclass).
 inline bool is_tensor(PyObject* obj) {
   return Py_TYPE(obj) == TensorType || PyObject_TypeCheck(obj, TensorType);
@@ -149,6 +152,10 @@ PyMethodDef* allocator_functions();
 
 // Readies a static type and adds it to `module` as `name`; false with a Python error set.
 inline bool add_type(PyObject* module, PyTypeObject* type, const char* name) {
+  if (Py_TYPE(type) == nullptr) {  // a static type zero-initialised rather than with PyVarObject_HEAD_INIT
+    Py_SET_REFCNT(type, 1);
+    Py_SET_TYPE(type, &PyType_Type);
+  }
   if (PyType_Ready(type) < 0) return false;
   Py_INCREF(type);
   if (PyModule_AddObject(module, name, reinterpret_cast<PyObject*>(type)) == 0) return true;

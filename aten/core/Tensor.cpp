@@ -1,16 +1,21 @@
+#include <aten/core/Dispatch.h>
 #include <aten/core/Tensor.h>
-#include <aten/native/Dispatch.h>
 
 #include <atomic>
 
 namespace at::inline tessera {
+
+void dtype_not_implemented(const char* op, c10::ScalarType t) {
+  // torch raises RuntimeError (not NotImplementedError) for a dtype a kernel lacks.
+  TORCH_CHECK(false, "\"", op, "\" not implemented for '", t, "'");
+}
 
 c10::Scalar Tensor::item() const {
   TORCH_CHECK(defined(), "item(): the tensor is undefined");
   TORCH_CHECK(numel() == 1, "a Tensor with ", numel(), " elements cannot be converted to Scalar");
   TORCH_CHECK_NOT_IMPLEMENTED(!is_meta(), "Tensor.item() cannot be called on meta tensors");
   TORCH_CHECK(is_cpu(), "item(): reading a ", device(), " tensor is not supported by this build");
-  return native::dispatch_types<native::kAllTypes>(scalar_type(), "item", [&]<typename T>() -> c10::Scalar {
+  return dispatch_types<kAllTypes>(scalar_type(), "item", [&]<typename T>() -> c10::Scalar {
     T v = *static_cast<const T*>(data_ptr());
     if constexpr (std::is_same_v<T, c10::complex<float>>) {
       return c10::Scalar(c10::complex<double>(v.real(), v.imag()));

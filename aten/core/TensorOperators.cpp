@@ -1,12 +1,12 @@
 #include <aten/core/TensorOperators.h>
 
-#include <aten/native/BinaryOps.h>
+#include <aten/core/TensorUtils.h>
 #include <aten/ops/Functions.h>
 
 namespace at::inline tessera {
 
 namespace {
-Tensor wrap(const Scalar& s, const Tensor& like) { return native::wrapped_scalar_tensor(s, like.device()); }
+Tensor wrap(const Scalar& s, const Tensor& like) { return wrapped_scalar_tensor(s, like.device()); }
 }  // namespace
 
 Tensor operator-(const Tensor& a) { return at::neg(a); }

@@ -74,10 +74,15 @@ void no_kernel_registered(const char* stub) {
 
 }  // namespace detail
 
+}  // namespace at::inline tessera::native
+
+namespace at::inline tessera {
+
 CPUCapability get_cpu_capability() {
   // A function-local static: decided once, thread-safely, on first use (never at load).
   static const CPUCapability capability =
-      detail::choose_cpu_capability(std::getenv("TESSERA_CPU_CAPABILITY"), detail::best_cpu_capability(), warn_to_stderr);
+      native::detail::choose_cpu_capability(std::getenv("TESSERA_CPU_CAPABILITY"),
+                                            native::detail::best_cpu_capability(), native::warn_to_stderr);
   return capability;
 }
 
@@ -93,4 +98,4 @@ const char* cpu_capability_name(CPUCapability c) {
 
 const char* cpu_capability() { return cpu_capability_name(get_cpu_capability()); }
 
-}  // namespace at::inline tessera::native
+}  // namespace at::inline tessera

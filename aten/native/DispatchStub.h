@@ -2,13 +2,13 @@
 // runs chosen on first call and cached. TESSERA_CPU_CAPABILITY=default|avx2 forces a
 // lower one (tests run every path that way).
 //
-//   // a normal header (aten/native/UnaryOps.h):
+//   // a normal header (aten/native/elementwise/UnaryOps.h):
 //   using exp_fn = void (*)(TensorIteratorBase&);
 //   DECLARE_DISPATCH(exp_fn, exp_stub);
 //   // a normal .cpp:
 //   DEFINE_DISPATCH(exp_stub);
 //   ... exp_stub(kCPU, iter);            // or exp_stub(iter)
-//   // aten/native/cpu/UnaryOpsKernel.cpp, compiled per ISA:
+//   // aten/native/elementwise/cpu/UnaryOpsKernel.cpp, compiled per ISA:
 //   namespace at::native {
 //   inline namespace CPU_CAPABILITY { void exp_kernel(TensorIterator& iter) { ... } }
 //   REGISTER_DISPATCH(exp_stub, &exp_kernel);
@@ -22,6 +22,7 @@
 // call. Per-ISA files hold no other static data.
 #pragma once
 
+#include <aten/core/CPUCapability.h>
 #include <c10/core/Device.h>
 #include <c10/macros/Export.h>
 #include <c10/util/Exception.h>
@@ -31,17 +32,6 @@
 #include <utility>
 
 namespace at::inline tessera::native {
-
-enum class CPUCapability : uint8_t { DEFAULT = 0, AVX2 = 1 };
-inline constexpr int kNumCPUCapabilities = 2;
-
-// The capability kernels run with: the best the CPU supports (AVX2 needs avx2, fma, f16c
-// and the OS saving ymm registers) and the build compiled, lowered by
-// TESSERA_CPU_CAPABILITY. Decided once per process.
-TORCH_API CPUCapability get_cpu_capability();
-// Its name: "default" or "avx2" (tessera._C._cpu_capability()).
-TORCH_API const char* cpu_capability();
-TORCH_API const char* cpu_capability_name(CPUCapability c);
 
 namespace detail {
 // The best capability this CPU and build support, ignoring the environment.

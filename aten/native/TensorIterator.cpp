@@ -3,8 +3,8 @@
 #include <aten/native/MemoryOverlap.h>
 #include <aten/native/NativeFunctions.h>
 #include <aten/native/StructuredHelpers.h>
-#include <aten/native/TensorFactories.h>
 #include <aten/native/TensorIterator.h>
+#include <aten/native/factory/TensorFactories.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -283,8 +283,8 @@ void TensorIterator::check_no_partial_overlap() const {
 }
 
 static Tensor converted(const Tensor& t, c10::ScalarType dtype) {
-  Tensor out = non_overlapping_and_dense(t) ? native::make_empty_strided(t.sizes(), t.strides(), dtype, t.device())
-                                            : native::make_empty(t.sizes(), dtype, t.device());
+  Tensor out = non_overlapping_and_dense(t) ? at::make_empty_strided(t.sizes(), t.strides(), dtype, t.device())
+                                            : at::make_empty(t.sizes(), dtype, t.device());
   if (!t.is_meta()) out.copy_(t);
   return out;
 }
@@ -294,7 +294,7 @@ void TensorIterator::allocate_and_cast(const TensorIteratorConfig& config) {
   for (auto& op : operands_) {
     if (op.is_output) {
       if (!op.tensor.defined()) {
-        op.tensor = native::make_empty_strided(shape_, strides, op.target_dtype, device_);
+        op.tensor = at::make_empty_strided(shape_, strides, op.target_dtype, device_);
         continue;
       }
       if (op.will_resize) {
@@ -302,7 +302,7 @@ void TensorIterator::allocate_and_cast(const TensorIteratorConfig& config) {
       }
       if (op.tensor.scalar_type() != op.target_dtype) {
         op.original = op.tensor;
-        op.tensor = native::make_empty_strided(op.original.sizes(), op.original.strides(), op.target_dtype, device_);
+        op.tensor = at::make_empty_strided(op.original.sizes(), op.original.strides(), op.target_dtype, device_);
       }
     } else if (op.tensor.scalar_type() != op.target_dtype) {
       op.tensor = converted(op.tensor, op.target_dtype);
@@ -525,16 +525,8 @@ TensorIterator TensorIterator::binary_op(const Tensor& out, const Tensor& a, con
   return config_for(IteratorFamily::Binary).add_output(out).add_input(a).add_input(b).build();
 }
 
-TensorIterator TensorIterator::binary_float_op(const Tensor& out, const Tensor& a, const Tensor& b) {
-  return config_for(IteratorFamily::BinaryFloat).add_output(out).add_input(a).add_input(b).build();
-}
-
 TensorIterator TensorIterator::comparison_op(const Tensor& out, const Tensor& a, const Tensor& b) {
   return config_for(IteratorFamily::Comparison).add_output(out).add_input(a).add_input(b).build();
-}
-
-TensorIterator TensorIterator::unary_op(const Tensor& out, const Tensor& a) {
-  return config_for(IteratorFamily::Unary).add_output(out).add_input(a).build();
 }
 
 TensorIterator TensorIterator::unary_float_op(const Tensor& out, const Tensor& a) {

@@ -117,9 +117,7 @@ class TORCH_API TensorIterator {
   // A config with the family's flags; add the output(s), then the inputs.
   static TensorIteratorConfig config_for(IteratorFamily family);
   static TensorIterator binary_op(const Tensor& out, const Tensor& a, const Tensor& b);
-  static TensorIterator binary_float_op(const Tensor& out, const Tensor& a, const Tensor& b);
   static TensorIterator comparison_op(const Tensor& out, const Tensor& a, const Tensor& b);
-  static TensorIterator unary_op(const Tensor& out, const Tensor& a);
   static TensorIterator unary_float_op(const Tensor& out, const Tensor& a);
   static TensorIterator nullary_op(const Tensor& out);
 

@@ -87,22 +87,3 @@ from . import multiprocessing  # noqa: E402,F401
 # einsum(equation, *operands) as torch spells it (the generated binding takes a list).
 from ._einsum import einsum  # noqa: E402,F401
 
-# Factories take requires_grad=, as torch's Python signatures add it to every function
-# with TensorOptions arguments; the generated bindings do not know it, so it is applied here.
-def _with_requires_grad(factory):
-    def f(*args, requires_grad=False, **kwargs):
-        t = factory(*args, **kwargs)
-        if requires_grad:
-            t.requires_grad_(True)
-        return t
-    f.__name__ = f.__qualname__ = factory.__name__
-    f.__doc__ = factory.__doc__
-    return f
-
-
-for _n in ("empty", "zeros", "ones", "full", "rand", "randn", "randint", "arange", "linspace", "logspace", "eye",
-           "empty_like", "zeros_like", "ones_like", "full_like", "rand_like", "randn_like", "randint_like",
-           "empty_strided", "randperm", "scalar_tensor"):
-    if _n in globals():
-        globals()[_n] = _with_requires_grad(globals()[_n])
-del _n

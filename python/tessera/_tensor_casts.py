@@ -86,11 +86,6 @@ def type(self, dtype=None, non_blocking=False, **kwargs):
     raise TypeError(f"type() expected a dtype or a type name, got {builtins.type(dtype).__name__}")
 
 
-def type_as(self, other):
-    """type_as(tensor) -> Tensor: self cast to other's dtype."""
-    return self if self.dtype == other.dtype else _schema_to(self, other.dtype)
-
-
 def cpu(self, memory_format=_preserve_format):
     """cpu(memory_format=tessera.preserve_format) -> Tensor: self when it is already in CPU
     memory, else a copy there (``self.to('cpu')``)."""
@@ -112,6 +107,5 @@ def typename(obj):
 _methods = {name: _cast(name, dtype) for name, dtype in _CASTS.items()}
 _methods["to"] = to
 _methods["type"] = type
-_methods["type_as"] = type_as
 _methods["cpu"] = cpu
 _C._add_tensor_methods(_methods)

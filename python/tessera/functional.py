@@ -60,8 +60,7 @@ def nonzero(input, *, out=None, as_tuple=False):
     if as_tuple:
         if out is not None:
             raise TypeError("nonzero(): out= is not supported with as_tuple=True")
-        rows = _C._call_op("aten::nonzero", "", (input if input.dim() > 0 else input.unsqueeze(0),), None)
-        return tuple(rows.unbind(1))
+        return tuple(_C._call_op("aten::nonzero_numpy", "", (input,), None))
     if out is not None:
         return _C._call_op("aten::nonzero", "out", (input,), {"out": out})
     return _C._call_op("aten::nonzero", "", (input,), None)
@@ -105,5 +104,4 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
 
 def broadcast_tensors(*tensors):
     """Views of the tensors expanded to their common broadcast shape."""
-    shape = broadcast_shapes(*(t.shape for t in tensors))
-    return tuple(t.expand(shape) for t in tensors)
+    return tuple(_C.broadcast_tensors(tensors))

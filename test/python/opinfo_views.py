@@ -1,4 +1,4 @@
-"""OpInfo entries for the view and shape operators (aten/native/TensorShape.cpp).
+"""OpInfo entries for the view and shape operators (aten/native/shape/TensorShape.cpp).
 
 Views have no out= form. Their arguments depend on the input's rank, so each entry's
 `kwargs` are cases (a label and whatever the call needs) that its call turns into

@@ -33,6 +33,10 @@ CURRENT_TORCH_ONLY = {
                                                          "query, Tensor key, Tensor value, float dropout_p=0., bool "
                                                          "is_causal=False, *, Tensor? attn_mask=None, float? "
                                                          "scale=None) -> (Tensor output, Tensor logsumexp)",
+    "aten::_scaled_dot_product_flash_attention_for_cpu_backward":
+        "aten::_scaled_dot_product_flash_attention_for_cpu_backward(Tensor grad_out, Tensor query, Tensor key, "
+        "Tensor value, Tensor out, Tensor logsumexp, float dropout_p, bool is_causal, *, Tensor? attn_mask=None, "
+        "float? scale=None) -> (Tensor grad_query, Tensor grad_key, Tensor grad_value)",
     # multi-tensor lerp (PyTorch 2.0) and the fused Adam / AdamW / SGD updates (CPU since 2.4)
     "aten::_foreach_lerp.Scalar": "aten::_foreach_lerp.Scalar(Tensor[] self, Tensor[] tensors1, Scalar weight) -> Tensor[]",
     "aten::_foreach_lerp_.Scalar": "aten::_foreach_lerp_.Scalar(Tensor(a!)[] self, Tensor[] tensors1, Scalar weight) -> ()",
@@ -158,7 +162,8 @@ def test_generated_api(tmp_path):
     assert "TORCH_API TensorMeta add(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha);" \
            in files["aten/native/MetaFunctions.h"]
     py = "".join(text for name, text in files.items() if name.startswith("csrc/"))
-    assert 'PythonArgParser parser("add", {&at::ops::op_add_Tensor().schema()}, {&at::ops::op_add_out().schema()}, false);' in py
+    assert 'PythonArgParser parser("add", {&at::ops::op_add_Tensor().schema()}, {&at::ops::op_add_out().schema()}, ' \
+           'false, false, true);' in py
     assert '{"add", ' in py
 
 
@@ -169,6 +174,44 @@ def test_generated_api(tmp_path):
     ("- func: f(Tensor self) -> Tensor\n  structured: True\n", "only out= ops can be structured"),
 ])
 def test_bad_yaml_is_rejected(tmp_path, text, error):
+    with pytest.raises(ValueError, match=error):
+        generated(tmp_path, text)
+
+
+POLICY_YAML = SMALL_YAML.replace("  variants: function, method\n", "  variants: function, method\n"
+                                  "  python_numbers: True\n  python_operator: __add__\n") + """
+- func: zeros(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+  fill: empty.memory_format(0)
+- func: full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+  fill: empty.memory_format(fill_value)
+"""
+
+
+def test_python_policy_fields(tmp_path):
+    files = generated(tmp_path, POLICY_YAML)
+    py = "".join(text for name, text in files.items() if name.startswith("csrc/python_bindings"))
+    # numbers may stand for add's tensors; zeros takes requires_grad= (the parser's rule)
+    assert 'PythonArgParser parser("add", {&at::ops::op_add_Tensor().schema()}, {&at::ops::op_add_out().schema()}, ' \
+           'false, true, true);' in py
+    assert "r.with_requires_grad(at::ops::op_zeros().call(" in py
+    assert "r.with_requires_grad(at::ops::op_add_Tensor()" not in py
+    slots = files["csrc/python_number_slots.cpp"]
+    assert "return at::ops::op_add_Tensor().call(a, b, 1);" in slots
+    assert "n.nb_add = binary_slot<operator_add>;" in slots
+    filled = files["aten/ops/FilledFactories.cpp"]
+    assert "at::Tensor result = ops::op_empty_memory_format().call(size, dtype, layout, device, pin_memory, " \
+           "std::nullopt);\n  result.fill_(0);" in filled
+    assert "result.fill_(fill_value);" in filled
+
+
+@pytest.mark.parametrize("extra,error", [
+    ("  python_operator: __spaceship__\n", "unknown python_operator"),
+    ("  fill: nothing(0)\n", "fill: expects"),
+    ("  fill: empty.memory_format(colour)\n", "neither a number nor a Scalar argument"),
+])
+def test_bad_policy_fields_are_rejected(tmp_path, extra, error):
+    text = SMALL_YAML + "- func: g(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, " \
+                        "bool? pin_memory=None) -> Tensor\n" + extra
     with pytest.raises(ValueError, match=error):
         generated(tmp_path, text)
 

@@ -498,3 +498,36 @@ def test_to_channels_last():
         r = t.to(memory_format=lib.channels_last)
         assert r.stride() == (60, 1, 15, 3)
         assert r.to(memory_format=lib.channels_last).data_ptr() == r.data_ptr()
+
+
+# ---- requires_grad=: the parser adds it to factories (TensorOptions, no tensor input, or
+# *_like / new_*), as torch's Python signatures do
+
+@pytest.mark.parametrize("expr", [
+    "lib.zeros(2, 3, requires_grad=True)", "lib.ones(2, requires_grad=True)", "lib.full((2,), 1.5, requires_grad=True)",
+    "lib.empty(2, requires_grad=True)", "lib.rand(2, requires_grad=True)", "lib.randn(2, requires_grad=True)",
+    "lib.arange(3.0, requires_grad=True)", "lib.linspace(0, 1, 3, requires_grad=True)", "lib.eye(2, requires_grad=True)",
+    "lib.zeros_like(lib.ones(2), requires_grad=True)", "lib.full_like(lib.ones(2), 2.0, requires_grad=True)",
+    "lib.ones(2).new_zeros(3, requires_grad=True)", "lib.ones(2).new_full((2,), 3.0, requires_grad=True)",
+    "lib.scalar_tensor(2.0, requires_grad=True)", "lib.zeros(2, requires_grad=False)", "lib.zeros(2)",
+])
+def test_factories_take_requires_grad(expr):
+    want = eval(expr, {"lib": torch})
+    got = eval(expr, {"lib": tessera})
+    assert got.requires_grad == want.requires_grad and got.is_leaf
+    assert tuple(got.shape) == tuple(want.shape)
+
+
+@pytest.mark.parametrize("expr", [
+    "lib.zeros(2, dtype=lib.int64, requires_grad=True)", "lib.arange(3, requires_grad=True)",
+    "lib.ones(2).to(lib.float64, requires_grad=True)", "lib.ones(2).add(1, requires_grad=True)",
+    "lib.zeros(2, requires_grad=1.5)",
+])
+def test_requires_grad_errors_like_torch(expr):
+    with pytest.raises(Exception) as want:
+        eval(expr, {"lib": torch})
+    with pytest.raises(Exception) as got:
+        eval(expr, {"lib": tessera})
+    assert type(got.value) is type(want.value)
+    if isinstance(want.value, RuntimeError):
+        assert str(got.value) == str(want.value)

@@ -267,7 +267,7 @@ def openblas_threads():
 
 
 def test_openblas_is_the_pthread_build():
-    """Note [BLAS threads] (aten/native/Blas.cpp) assumes OpenBLAS's own pthread pool, sized
+    """Note [BLAS threads] (aten/native/linalg/Blas.cpp) assumes OpenBLAS's own pthread pool, sized
     by openblas_set_num_threads: Debian's default (libopenblas.so.0 -> openblas-pthread). An
     OpenMP build would share our OpenMP pool instead, and that note would need revisiting."""
     lib = ctypes.CDLL(ctypes.util.find_library("openblas") or "libopenblas.so.0")

@@ -116,6 +116,11 @@ def test_meta_shapes():
                                                                   tessera.empty(2, 3, 7, 4, device="meta"),
                                                                   tessera.empty(2, 3, 7, 6, device="meta"))
     assert tuple(o.shape) == (2, 3, 5, 6) and tuple(lse.shape) == (2, 3, 5)
+    # its backward is an operator too (aten/native/nn/Attention.cpp), so Meta reaches it
+    q, k, v = (tessera.empty(*s, device="meta") for s in [(2, 3, 5, 4), (2, 3, 7, 4), (2, 3, 7, 6)])
+    grads = tessera.ops.aten._scaled_dot_product_flash_attention_for_cpu_backward(o, q, k, v, o, lse, 0.0, False)
+    assert [tuple(g.shape) for g in grads] == [(2, 3, 5, 4), (2, 3, 7, 4), (2, 3, 7, 6)]
+    assert all(g.is_meta for g in grads)
 
 
 def test_errors():

@@ -137,6 +137,29 @@ def test_gradcheck_weighted_margin_losses():
                                                                          reduction="none"), (x,))
 
 
+# The four margin losses are aten operators (ops.yaml): C++ and tessera.ops.aten reach them
+# with torch.ops.aten's arguments, and their Meta forms (through the decomposition) give
+# torch's shapes and dtypes without reading data.
+ATEN_LOSSES = [
+    ("hinge_embedding_loss", [rand((4, 5), 40), signs((4, 5), 41)], [0.5, 0]),
+    ("soft_margin_loss", [rand((4, 5), 42), signs((4, 5), 43)], [2]),
+    ("multi_margin_loss", [rand((4, 5), 44), classes((4,), 5, 45)], [2, 0.5, W5, 0]),
+    ("multilabel_margin_loss", [rand((3, 5), 46), MULTILABEL], [0]),
+]
+
+
+@pytest.mark.parametrize("name,inputs,args", ATEN_LOSSES, ids=[c[0] for c in ATEN_LOSSES])
+def test_margin_losses_are_aten_operators(name, inputs, args):
+    expected = getattr(torch.ops.aten, name)(*inputs, *args)
+    got = getattr(tessera.ops.aten, name)(*[to_tessera(t) for t in inputs],
+                                           *[to_tessera(a) if isinstance(a, torch.Tensor) else a for a in args])
+    torch.testing.assert_close(to_torch(got), expected)
+    meta = getattr(tessera.ops.aten, name)(*[to_tessera(t).to("meta") for t in inputs],
+                                            *[to_tessera(a).to("meta") if isinstance(a, torch.Tensor) else a
+                                              for a in args])
+    assert meta.is_meta and tuple(meta.shape) == tuple(expected.shape) and str(meta.dtype).split(".")[-1] == str(expected.dtype).split(".")[-1]
+
+
 @pytest.mark.filterwarnings("ignore::UserWarning")
 def test_legacy_size_average_and_reduce():
     x, t = rand((3, 5), 33), classes((3,), 5, 34)

@@ -89,6 +89,18 @@ def test_which_functions_take_numbers_for_tensors():
     same_outcome(lambda lib, t: lib.lerp(t, 2), x)
     for name in ("add", "sub", "mul", "div", "true_divide", "floor_divide"):
         same_outcome(lambda lib, t, _n=name: getattr(lib, _n)(3, t), x)   # self may be a number
+    # the ops.yaml `python_numbers:` entries, their in-place and method forms included
+    for name in ("add_", "sub_", "mul_", "div_", "true_divide_", "floor_divide_", "copy_"):
+        same_outcome(lambda lib, t, _n=name: getattr(t.clone(), _n)(3), x)
+    same_outcome(lambda lib, t: t.clone().clamp_(3), x)                   # a Scalar overload
+    same_outcome(lambda lib, t: t.clone().maximum(3), x)                  # TypeError in both
+
+
+def test_a_method_returning_self_returns_the_same_object():
+    for lib in (torch, tessera):
+        x = lib.ones(2)
+        assert x.contiguous() is x and x.to(lib.float32) is x and x.type_as(x) is x and x.float() is x
+        assert x.double() is not x and x.view(2) is not x and x.t().contiguous() is not x
 
 
 def test_overloads_picked_like_torch():

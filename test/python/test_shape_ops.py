@@ -441,3 +441,50 @@ def test_roll_by_huge_shifts():
     want = torch.roll(x, (big, big, -big), (1, 1, 0))
     got = tessera.roll(to_tessera(x), (big, big, -big), (1, 1, 0))
     assert to_torch(got).tolist() == want.tolist()
+
+
+# ---- broadcast_tensors and type_as (aten operators; composites of expand and to)
+
+def test_broadcast_tensors_like_torch():
+    shapes = [(3, 1, 5), (4, 1), (1,), ()]
+    ts = [make_torch(s, "float64", i) for i, s in enumerate(shapes)]
+    got = tessera.broadcast_tensors(*[to_tessera(t) for t in ts])
+    want = torch.broadcast_tensors(*ts)
+    assert isinstance(got, tuple) and len(got) == len(want)
+    for g, w in zip(got, want):
+        assert tuple(g.shape) == tuple(w.shape) and g.stride() == w.stride()
+        torch.testing.assert_close(to_torch(g), w)
+    # views of their inputs, and differentiable: grads sum back over the broadcast dims
+    a, b = (to_tessera(t).requires_grad_() for t in ts[:2])
+    x, y = tessera.broadcast_tensors(a, b)
+    (x * y).sum().backward()
+    ta, tb = (t.clone().requires_grad_() for t in ts[:2])
+    tx, ty = torch.broadcast_tensors(ta, tb)
+    (tx * ty).sum().backward()
+    torch.testing.assert_close(to_torch(a.grad), ta.grad)
+    torch.testing.assert_close(to_torch(b.grad), tb.grad)
+    assert tessera.autograd.gradcheck(lambda u, v: tessera.broadcast_tensors(u, v), (a, b))
+    meta = tessera.broadcast_tensors(tessera.empty(3, 1, device="meta"), tessera.empty(4, device="meta"))
+    assert all(m.is_meta and tuple(m.shape) == (3, 4) for m in meta)
+    expect_same_error(lambda lib: lib.broadcast_tensors(lib.ones(3), lib.ones(4)))
+    with pytest.raises(RuntimeError, match=r"The size of tensor a \(3\) must match the size of tensor b \(4\)"):
+        tessera.broadcast_tensors(tessera.ones(3), tessera.ones(4))
+
+
+@pytest.mark.parametrize("src,dst", [("float32", "float64"), ("int64", "float32"), ("float64", "float64"),
+                                     ("bool", "int32")])
+def test_type_as_like_torch(src, dst):
+    t = make_torch((2, 3), src, 5)
+    other = make_torch((1,), dst, 6)
+    got = to_tessera(t).type_as(to_tessera(other))
+    want = t.type_as(other)
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+    torch.testing.assert_close(to_torch(got), want)
+    x = to_tessera(t)
+    assert (x.type_as(to_tessera(other)) is x) == (src == dst)  # no copy when nothing changes
+    if src == "float32" and dst == "float64":  # the grad comes back in the input's dtype, as torch's
+        v, tv = to_tessera(t).requires_grad_(), t.clone().requires_grad_()
+        (v.type_as(to_tessera(other)) * to_tessera(other)).sum().backward()
+        (tv.type_as(other) * other).sum().backward()
+        assert str(v.grad.dtype).split(".")[-1] == str(tv.grad.dtype).split(".")[-1]
+        torch.testing.assert_close(to_torch(v.grad), tv.grad)

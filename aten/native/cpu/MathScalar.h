@@ -3,8 +3,8 @@
 // special functions the standard library lacks (erfinv, digamma).
 #pragma once
 
+#include <aten/core/Dispatch.h>
 #include <aten/cpu/vec/vec_base.h>
-#include <aten/native/Dispatch.h>
 
 #include <cmath>
 #include <complex>

@@ -2,7 +2,7 @@
 // oneDNN, double through im2col + GEMM), and oneDNN's plan cache: a repeated shape
 // builds no new plan, a new shape builds one, and a plan runs on several threads at once.
 #include <aten/aten.h>
-#include <aten/native/ConvUtils.h>
+#include <aten/native/nn/ConvUtils.h>
 
 #include <gtest/gtest.h>
 

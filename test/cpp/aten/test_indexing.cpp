@@ -3,7 +3,7 @@
 // dtype, and a stateful boxed kernel registered through torch::Library. Values are worked
 // out by hand from the definitions; the Python tests compare everything with torch.
 #include <aten/aten.h>
-#include <aten/native/TensorFactories.h>
+#include <aten/native/factory/TensorFactories.h>
 #include <c10/core/DefaultDtype.h>
 
 #include <gtest/gtest.h>
@@ -85,7 +85,7 @@ TEST(FromBlob, TheDeleterRunsWhenTheLastViewGoes) {
   g_released = 0;
   {
     c10::DataPtr ptr(data, data, [](void*) { ++g_released; }, c10::Device(c10::kCPU));
-    at::Tensor t = at::native::from_blob(std::move(ptr), {2, 2}, {1, 2}, c10::kFloat);
+    at::Tensor t = at::from_blob(std::move(ptr), {2, 2}, {1, 2}, c10::kFloat);
     at::Tensor v = t.select(0, 1);
     EXPECT_EQ(values(t), (std::vector<float>{1, 3, 2, 4}));
     t = at::Tensor();

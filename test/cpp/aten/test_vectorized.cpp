@@ -29,7 +29,7 @@ DEFINE_DISPATCH(loops_test_stub);
 
 namespace {
 
-using at::native::CPUCapability;
+using at::CPUCapability;
 using at::native::VecTestOp;
 using at::vec::Vectorized;
 
@@ -314,7 +314,7 @@ void check_all_ops(c10::ScalarType dtype, CPUCapability cap) {
       }
       if (ulp_distance(out[i], expected) > bound) {
         ++failures;
-        ADD_FAILURE() << op_name(op) << " on " << c10::toString(dtype) << " (" << at::native::cpu_capability_name(cap)
+        ADD_FAILURE() << op_name(op) << " on " << c10::toString(dtype) << " (" << at::cpu_capability_name(cap)
                       << "), element " << i << ": a=" << +in.a[i] << " b=" << +in.b[i] << " c=" << +in.c[i]
                       << " got " << +out[i] << " expected " << +expected;
       }
@@ -327,7 +327,7 @@ TEST(Vectorized, EveryOpMatchesScalarReferenceOnEveryCapability) {
   const auto caps = runnable_capabilities();
   ASSERT_FALSE(caps.empty());
   for (CPUCapability cap : caps) {
-    SCOPED_TRACE(at::native::cpu_capability_name(cap));
+    SCOPED_TRACE(at::cpu_capability_name(cap));
     check_all_ops<float>(c10::ScalarType::Float, cap);
     check_all_ops<double>(c10::ScalarType::Double, cap);
     check_all_ops<int8_t>(c10::ScalarType::Char, cap);
@@ -388,7 +388,7 @@ TEST(Vectorized, Avx2ApproximationsWithinUlpBound) {
 // into the lanes past count, nothing written past it.
 TEST(Vectorized, TailsAndUnalignedAddressesOnEveryCapability) {
   for (CPUCapability cap : runnable_capabilities()) {
-    SCOPED_TRACE(at::native::cpu_capability_name(cap));
+    SCOPED_TRACE(at::cpu_capability_name(cap));
     auto kernel = at::native::vec_test_stub.kernel_for(cap);
     for (int offset = 0; offset < 4; ++offset) {
       for (int64_t n = 0; n <= 2 * Vectorized<float>::size() + 1; ++n) {
@@ -520,7 +520,7 @@ TEST(Vectorized, HalfAndBFloat16ConversionsAreBitExact) {
   std::vector<uint16_t> bits(65536 + 5);
   for (size_t i = 0; i < bits.size(); ++i) bits[i] = static_cast<uint16_t>(i);
   for (CPUCapability cap : runnable_capabilities()) {
-    SCOPED_TRACE(at::native::cpu_capability_name(cap));
+    SCOPED_TRACE(at::cpu_capability_name(cap));
     auto kernel = at::native::vec_convert_test_stub.kernel_for(cap);
     for (c10::ScalarType t : {c10::ScalarType::Half, c10::ScalarType::BFloat16}) {
       const bool half = t == c10::ScalarType::Half;
@@ -579,7 +579,7 @@ TEST(Loops, VectorPathOnContiguousAndBroadcastRowsScalarElsewhere) {
   };
   const std::vector<Layout> layouts = {{1, 1, 1}, {1, 0, 1}, {1, 1, 0}, {1, 2, 1}, {2, 1, 1}, {1, 1, 3}};
   for (CPUCapability cap : runnable_capabilities()) {
-    SCOPED_TRACE(at::native::cpu_capability_name(cap));
+    SCOPED_TRACE(at::cpu_capability_name(cap));
     auto kernel = at::native::loops_test_stub.kernel_for(cap);
     for (const Layout& l : layouts) {
       for (int64_t size0 : {0, 1, 7, 8, 9, 16, 17, 35}) {
@@ -671,8 +671,8 @@ TEST(DispatchStub, PicksBestCapabilityOrTheForcedOne) {
   EXPECT_EQ(at::native::detail::best_cpu_capability(), expected);
   const char* env = std::getenv("TESSERA_CPU_CAPABILITY");
   if (env != nullptr && std::string(env) == "default") expected = CPUCapability::DEFAULT;
-  EXPECT_EQ(at::native::get_cpu_capability(), expected);
-  EXPECT_STREQ(at::native::cpu_capability(), at::native::cpu_capability_name(expected));
+  EXPECT_EQ(at::get_cpu_capability(), expected);
+  EXPECT_STREQ(at::cpu_capability(), at::cpu_capability_name(expected));
   EXPECT_EQ(at::native::vec_test_stub.get(), at::native::vec_test_stub.kernel_for(expected));
 }
 

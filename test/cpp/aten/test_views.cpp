@@ -1,8 +1,8 @@
-// The geometry helpers behind the view operators (aten/native/TensorShape.h), and a few
+// The geometry helpers behind the view operators (aten/native/shape/TensorShape.h), and a few
 // views through the C++ API: shared storage and version counter.
 #include <aten/aten.h>
-#include <aten/native/TensorFactories.h>
-#include <aten/native/TensorShape.h>
+#include <aten/native/factory/TensorFactories.h>
+#include <aten/native/shape/TensorShape.h>
 
 #include <gtest/gtest.h>
 
@@ -82,9 +82,9 @@ TEST(ViewGeometry, MovedimPermutation) {
 }
 
 TEST(ViewGeometry, TypeString) {
-  EXPECT_EQ(at::native::tensor_type_string(at::empty({1})), "torch.FloatTensor");
-  EXPECT_EQ(at::native::tensor_type_string(at::empty({1}, at::TensorOptions().dtype(at::kBool))), "CPUBoolType");
-  EXPECT_EQ(at::native::tensor_type_string(at::empty({1}, at::TensorOptions().device("meta"))), "MetaFloatType");
+  EXPECT_EQ(at::tensor_type_string(at::empty({1})), "torch.FloatTensor");
+  EXPECT_EQ(at::tensor_type_string(at::empty({1}, at::TensorOptions().dtype(at::kBool))), "CPUBoolType");
+  EXPECT_EQ(at::tensor_type_string(at::empty({1}, at::TensorOptions().device("meta"))), "MetaFloatType");
 }
 
 TEST(Views, ShareStorageAndVersionCounter) {

@@ -1,0 +1,113 @@
+#include <aten/core/TensorUtils.h>
+
+#include <c10/core/StorageBounds.h>
+
+namespace at::inline tessera {
+
+namespace {
+
+Tensor allocate(IntArrayRef sizes, IntArrayRef strides, bool contiguous, c10::ScalarType dtype, c10::Device device) {
+  TORCH_CHECK(dtype != c10::ScalarType::Undefined, "empty: a dtype is required");
+  auto impl = c10::make_intrusive<c10::TensorImpl>(
+      c10::Storage(), c10::DispatchKeySet(c10::backendDispatchKey(device.type(), c10::kStrided)), dtype, c10::kStrided);
+  // Sizes first: they validate (negative dims, overflow) before anything is allocated.
+  if (contiguous) {
+    impl->set_sizes_contiguous(sizes);
+  } else {
+    impl->set_sizes_and_strides(sizes, strides);
+  }
+  size_t nbytes = c10::computeStorageNbytes(impl->sizes(), impl->strides(), c10::elementSize(dtype));
+  impl->set_storage(c10::Storage(c10::StorageImpl::use_byte_size_t{}, nbytes, c10::GetAllocator(device.type()),
+                                 /*resizable=*/true));
+  return Tensor(std::move(impl));
+}
+
+}  // namespace
+
+namespace {
+
+// One cached wrapped number per dtype and thread, reused while only the cache refers to it
+// (no op kept it: no autograd save, no view of its storage, no weak reference); otherwise
+// the cache lets go of it and takes a fresh one.
+template <typename T>
+Tensor cached_wrapped_number(c10::ScalarType dtype, T value) {
+  static thread_local Tensor cache;
+  if (!(cache.defined() && cache.getIntrusivePtr().unique() && cache.storage().use_count() == 1 &&
+        cache.unsafeGetTensorImpl()->is_wrapped_number())) {
+    cache = make_empty(c10::IntArrayRef(), dtype, c10::Device(c10::kCPU));
+    cache.unsafeGetTensorImpl()->set_wrapped_number(true);
+  }
+  *static_cast<T*>(cache.data_ptr()) = value;
+  return cache;
+}
+
+}  // namespace
+
+Tensor wrapped_scalar_tensor(const c10::Scalar& s, c10::Device device) {
+  if (device.is_cpu()) {
+    switch (s.type()) {
+      case c10::kDouble: return cached_wrapped_number<double>(c10::kDouble, s.toDouble());
+      case c10::kLong: return cached_wrapped_number<int64_t>(c10::kLong, s.toLong());
+      case c10::kBool: return cached_wrapped_number<bool>(c10::kBool, s.toBool());
+      case c10::kComplexDouble:
+        return cached_wrapped_number<c10::complex<double>>(c10::kComplexDouble, s.toComplexDouble());
+      default: break;
+    }
+  }
+  Tensor t = make_empty({}, s.type(), device);
+  if (!t.is_meta()) t.fill_(s);
+  t.unsafeGetTensorImpl()->set_wrapped_number(true);
+  return t;
+}
+
+Tensor make_empty(IntArrayRef sizes, c10::ScalarType dtype, c10::Device device) {
+  return allocate(sizes, {}, true, dtype, device);
+}
+
+Tensor make_empty_strided(IntArrayRef sizes, IntArrayRef strides, c10::ScalarType dtype, c10::Device device) {
+  TORCH_CHECK(sizes.size() == strides.size(), "mismatch in length of strides and shape");
+  return allocate(sizes, strides, false, dtype, device);
+}
+
+Tensor from_blob(c10::DataPtr data, IntArrayRef sizes, IntArrayRef strides, c10::ScalarType dtype) {
+  TORCH_CHECK(sizes.size() == strides.size(), "mismatch in length of strides and shape");
+  const c10::Device device = data.device();
+  auto impl = c10::make_intrusive<c10::TensorImpl>(
+      c10::Storage(), c10::DispatchKeySet(c10::backendDispatchKey(device.type(), c10::kStrided)), dtype, c10::kStrided);
+  impl->set_sizes_and_strides(sizes, strides);
+  const size_t nbytes = c10::computeStorageNbytes(impl->sizes(), impl->strides(), c10::elementSize(dtype));
+  impl->set_storage(c10::Storage(c10::make_intrusive<c10::StorageImpl>(c10::StorageImpl::use_byte_size_t{}, nbytes,
+                                                                       std::move(data), nullptr, /*resizable=*/false)));
+  return Tensor(std::move(impl));
+}
+
+Tensor make_view(const Tensor& self, IntArrayRef sizes, IntArrayRef strides, int64_t offset) {
+  c10::TensorImpl* base = self.unsafeGetTensorImpl();
+  auto impl = c10::make_intrusive<c10::TensorImpl>(base->storage(), base->key_set(), base->scalar_type(), base->layout());
+  impl->set_sizes_and_strides(sizes, strides);
+  impl->set_storage_offset(offset);
+  impl->set_version_counter(base->version_counter());
+  return Tensor(std::move(impl));
+}
+
+std::string tensor_type_string(const Tensor& t) {
+  const c10::ScalarType dtype = t.scalar_type();
+  if (t.is_cpu()) {
+    switch (dtype) {
+      case c10::ScalarType::Byte:
+      case c10::ScalarType::Char:
+      case c10::ScalarType::Short:
+      case c10::ScalarType::Int:
+      case c10::ScalarType::Long:
+      case c10::ScalarType::Half:
+      case c10::ScalarType::Float:
+      case c10::ScalarType::Double:
+        return c10::str("torch.", c10::toString(dtype), "Tensor");
+      default:
+        break;
+    }
+  }
+  return c10::str(c10::toString(c10::backendDispatchKey(t.device().type(), t.layout())), c10::toString(dtype), "Type");
+}
+
+}  // namespace at::inline tessera

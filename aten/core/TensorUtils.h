@@ -1,0 +1,34 @@
+// Tensors made below the operators, for the kernels, the Python bridge (numpy, DLPack) and
+// autograd alike: fresh memory from a device's allocator, memory made elsewhere, a new
+// geometry over an existing storage; and the legacy type name torch's messages print.
+#pragma once
+
+#include <aten/core/Tensor.h>
+
+#include <string>
+
+namespace at::inline tessera {
+
+// An uninitialised tensor with the given sizes (contiguous strides unless given) on a
+// device, its memory from that device's allocator (none for meta).
+TORCH_API Tensor make_empty(IntArrayRef sizes, c10::ScalarType dtype, c10::Device device);
+TORCH_API Tensor make_empty_strided(IntArrayRef sizes, IntArrayRef strides, c10::ScalarType dtype, c10::Device device);
+// A tensor over memory it does not own (numpy arrays, DLPack capsules): `data`'s deleter
+// runs when the last tensor viewing it goes. The storage cannot be resized.
+TORCH_API Tensor from_blob(c10::DataPtr data, IntArrayRef sizes, IntArrayRef strides, c10::ScalarType dtype);
+// A tensor over self's storage with new geometry, sharing self's version counter and
+// carrying no autograd state.
+TORCH_API Tensor make_view(const Tensor& self, IntArrayRef sizes, IntArrayRef strides, int64_t offset);
+
+// A 0-dim tensor holding `s` in its own dtype (Bool, Long, Double or ComplexDouble), marked
+// as a wrapped number so type promotion ranks it below every tensor, as a Python number in
+// torch: the one way a number becomes a tensor operand (Python's `a + 1`, the Scalar
+// overloads, C++'s `a + 1`). On CPU it reuses a per-thread tensor that nothing else holds
+// any more, which spares two allocations per call.
+TORCH_API Tensor wrapped_scalar_tensor(const c10::Scalar& s, c10::Device device = c10::Device(c10::DeviceType::CPU));
+
+// The legacy type name torch prints for a tensor in some messages: "torch.FloatTensor"
+// for CPU tensors of the old dtypes, else "<Backend><Dtype>Type" (e.g. "MetaFloatType").
+TORCH_API std::string tensor_type_string(const Tensor& t);
+
+}  // namespace at::inline tessera

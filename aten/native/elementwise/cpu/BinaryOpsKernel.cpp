@@ -1,0 +1,414 @@
+// Binary elementwise kernels, compiled once per ISA. Integer arithmetic wraps as torch's
+// does; float and double use Vectorized where the operation has a vector form.
+#include <aten/native/DispatchStubs.h>
+#include <aten/native/cpu/Loops.h>
+#include <aten/native/cpu/MathScalar.h>
+#include <aten/native/elementwise/BinaryOps.h>
+
+namespace at::inline tessera::native {
+inline namespace CPU_CAPABILITY {
+namespace {
+
+using vec::Vectorized;
+
+constexpr unsigned kNumeric = kIntegral | kFloating | kReducedFloat | kComplex;
+
+template <typename T>
+constexpr bool is_vec_v = std::is_same_v<T, float> || std::is_same_v<T, double>;
+
+// Wrapping integer arithmetic (C++ signed overflow is undefined; torch's wraps).
+template <typename T>
+T wadd(T a, T b) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    using U = wrapping_uint_t<T>;
+    return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
+  } else {
+    return a + b;
+  }
+}
+template <typename T>
+T wsub(T a, T b) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    using U = wrapping_uint_t<T>;
+    return static_cast<T>(static_cast<U>(a) - static_cast<U>(b));
+  } else {
+    return a - b;
+  }
+}
+template <typename T>
+T wmul(T a, T b) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return a && b;
+  } else if constexpr (std::is_integral_v<T>) {
+    using U = wrapping_uint_t<T>;
+    return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
+  } else {
+    return a * b;
+  }
+}
+
+// Runs a binary op in opmath (float for Half/BFloat16), vectorised for float and double.
+template <unsigned Set, typename F, typename VF>
+void binary_kernel(TensorIterator& iter, const char* name, F f, VF vf) {
+  dispatch_types<Set>(iter.common_dtype(), name, [&]<typename T>() {
+    using O = opmath_t<T>;
+    if constexpr (is_vec_v<T>) {
+      cpu_kernel_vec(iter, [f](T a, T b) -> T { return f(a, b); },
+                     [vf](Vectorized<T> a, Vectorized<T> b) { return vf(a, b); });
+    } else {
+      cpu_kernel(iter, [f](T a, T b) -> T { return T(f(O(a), O(b))); });
+    }
+  });
+}
+template <unsigned Set, typename F>
+void binary_kernel(TensorIterator& iter, const char* name, F f) {
+  dispatch_types<Set>(iter.common_dtype(), name, [&]<typename T>() {
+    using O = opmath_t<T>;
+    cpu_kernel(iter, [f](T a, T b) -> T { return T(f(O(a), O(b))); });
+  });
+}
+
+void add_kernel(TensorIterator& iter, const c10::Scalar& alpha) {
+  dispatch_types<kNumeric | kBoolType>(iter.common_dtype(), "add", [&]<typename T>() {
+    using O = opmath_t<T>;
+    const O a = alpha.to<O>();
+    if constexpr (is_vec_v<T>) {
+      if (a == O(1)) {
+        cpu_kernel_vec(iter, [](T x, T y) -> T { return x + y; }, [](Vectorized<T> x, Vectorized<T> y) { return x + y; });
+      } else {
+        const Vectorized<T> va(a);
+        cpu_kernel_vec(iter, [a](T x, T y) -> T { return x + a * y; },
+                       [va](Vectorized<T> x, Vectorized<T> y) { return x + va * y; });
+      }
+    } else {
+      cpu_kernel(iter, [a](T x, T y) -> T { return T(wadd<O>(O(x), wmul<O>(a, O(y)))); });
+    }
+  });
+}
+
+void sub_kernel(TensorIterator& iter, const c10::Scalar& alpha) {
+  dispatch_types<kNumeric>(iter.common_dtype(), "sub", [&]<typename T>() {
+    using O = opmath_t<T>;
+    const O a = alpha.to<O>();
+    if constexpr (is_vec_v<T>) {
+      const Vectorized<T> va(a);
+      cpu_kernel_vec(iter, [a](T x, T y) -> T { return x - a * y; },
+                     [va](Vectorized<T> x, Vectorized<T> y) { return x - va * y; });
+    } else {
+      cpu_kernel(iter, [a](T x, T y) -> T { return T(wsub<O>(O(x), wmul<O>(a, O(y)))); });
+    }
+  });
+}
+
+void mul_kernel(TensorIterator& iter) {
+  binary_kernel<kNumeric | kBoolType>(iter, "mul", [](auto a, auto b) { return wmul(a, b); },
+                                      [](auto a, auto b) { return a * b; });
+}
+
+[[noreturn]] void zero_division() { TORCH_CHECK(false, "ZeroDivisionError"); }
+
+void div_kernel(TensorIterator& iter) {
+  binary_kernel<kFloating | kReducedFloat | kComplex>(iter, "div", [](auto a, auto b) { return a / b; },
+                                                      [](auto a, auto b) { return a / b; });
+}
+
+// Division rounded toward zero; integers divide exactly as C++ does (after a zero check).
+void div_trunc_kernel(TensorIterator& iter) {
+  dispatch_types<kIntegral | kFloating | kReducedFloat>(iter.common_dtype(), "div_trunc", [&]<typename T>() {
+    using O = opmath_t<T>;
+    if constexpr (std::is_integral_v<T>) {
+      cpu_kernel(iter, [](T a, T b) -> T {
+        if (b == 0) zero_division();
+        if (std::is_signed_v<T> && b == T(-1)) return static_cast<T>(wsub<T>(T(0), a));
+        return static_cast<T>(a / b);
+      });
+    } else {
+      // The quotient is rounded to T before truncation, as torch does for Half and BFloat16.
+      cpu_kernel(iter, [](T a, T b) -> T { return T(std::trunc(O(T(O(a) / O(b))))); });
+    }
+  });
+}
+
+// Python's floor division: for floats torch computes it from fmod so that a == b * q + r.
+template <typename O>
+O floor_div_float(O a, O b) {
+  if (b == 0) return a / b;
+  O mod = std::fmod(a, b);
+  O div = (a - mod) / b;
+  if (mod != 0 && ((b < 0) != (mod < 0))) div -= O(1);
+  O floordiv;
+  if (div != 0) {
+    floordiv = std::floor(div);
+    if (div - floordiv > O(0.5)) floordiv += O(1);
+  } else {
+    floordiv = std::copysign(O(0), a / b);
+  }
+  return floordiv;
+}
+
+template <typename T>
+T floor_div_int(T a, T b) {
+  if (b == 0) zero_division();
+  if constexpr (std::is_signed_v<T>) {
+    if (b == T(-1)) return static_cast<T>(wsub<T>(T(0), a));
+    T q = static_cast<T>(a / b), r = static_cast<T>(a % b);
+    return (r != 0 && ((r < 0) != (b < 0))) ? static_cast<T>(q - 1) : q;
+  } else {
+    return static_cast<T>(a / b);
+  }
+}
+
+void div_floor_kernel(TensorIterator& iter) {
+  dispatch_types<kIntegral | kFloating | kReducedFloat>(iter.common_dtype(), "div_floor", [&]<typename T>() {
+    using O = opmath_t<T>;
+    if constexpr (std::is_integral_v<T>) {
+      cpu_kernel(iter, [](T a, T b) -> T { return floor_div_int(a, b); });
+    } else {
+      cpu_kernel(iter, [](T a, T b) -> T { return T(floor_div_float<O>(O(a), O(b))); });
+    }
+  });
+}
+
+void floor_divide_kernel(TensorIterator& iter) { div_floor_kernel(iter); }
+
+void remainder_kernel(TensorIterator& iter) {
+  dispatch_types<kIntegral | kFloating | kReducedFloat>(iter.common_dtype(), "remainder", [&]<typename T>() {
+    using O = opmath_t<T>;
+    if constexpr (std::is_integral_v<T>) {
+      cpu_kernel(iter, [](T a, T b) -> T {
+        if (b == 0) zero_division();
+        if constexpr (std::is_signed_v<T>) {
+          if (b == T(-1)) return T(0);
+        }
+        T r = static_cast<T>(a % b);
+        return (r != 0 && ((r < 0) != (b < 0))) ? static_cast<T>(r + b) : r;
+      });
+    } else {
+      cpu_kernel(iter, [](T a, T b) -> T {
+        O x = O(a), y = O(b);
+        O r = std::fmod(x, y);
+        if (r != 0 && ((r < 0) != (y < 0))) r += y;
+        return T(r);
+      });
+    }
+  });
+}
+
+void fmod_kernel(TensorIterator& iter) {
+  dispatch_types<kIntegral | kFloating | kReducedFloat>(iter.common_dtype(), "fmod", [&]<typename T>() {
+    using O = opmath_t<T>;
+    if constexpr (std::is_integral_v<T>) {
+      cpu_kernel(iter, [](T a, T b) -> T {
+        if (b == 0) zero_division();
+        if constexpr (std::is_signed_v<T>) {
+          if (b == T(-1)) return T(0);
+        }
+        return static_cast<T>(a % b);
+      });
+    } else {
+      cpu_kernel(iter, [](T a, T b) -> T { return T(std::fmod(O(a), O(b))); });
+    }
+  });
+}
+
+// Integer powers by squaring; negative exponents give 0 except for bases 1 and -1.
+template <typename T>
+T int_pow(T base, T exp) {
+  if constexpr (std::is_signed_v<T>) {
+    if (exp < 0) {
+      if (base == 1) return 1;
+      if (base == -1) return (exp & 1) ? T(-1) : T(1);
+      return 0;
+    }
+  }
+  using U = wrapping_uint_t<T>;
+  U result = 1, b = static_cast<U>(base);
+  auto e = static_cast<U>(exp);
+  while (e) {
+    if (e & 1) result = static_cast<U>(result * b);
+    b = static_cast<U>(b * b);
+    e >>= 1;
+  }
+  return static_cast<T>(result);
+}
+
+void pow_kernel(TensorIterator& iter) {
+  dispatch_types<kNumeric>(iter.common_dtype(), "pow", [&]<typename T>() {
+    if constexpr (std::is_integral_v<T>) {
+      cpu_kernel(iter, [](T a, T b) -> T { return int_pow(a, b); });
+    } else {
+      cpu_kernel(iter, [](T a, T b) -> T {
+        if constexpr (is_complex_v<T>) {
+          using R = typename T::value_type;
+          auto r = std::pow(std::complex<R>(a.real(), a.imag()), std::complex<R>(b.real(), b.imag()));
+          return T(r.real(), r.imag());
+        } else {
+          using O = opmath_t<T>;
+          return T(std::pow(O(a), O(b)));
+        }
+      });
+    }
+  });
+}
+
+void atan2_kernel(TensorIterator& iter) {
+  binary_kernel<kFloating | kReducedFloat>(iter, "atan2", [](auto a, auto b) { return std::atan2(a, b); });
+}
+void hypot_kernel(TensorIterator& iter) {
+  binary_kernel<kFloating | kReducedFloat>(iter, "hypot", [](auto a, auto b) { return std::hypot(a, b); });
+}
+void copysign_kernel(TensorIterator& iter) {
+  binary_kernel<kFloating | kReducedFloat>(iter, "copysign", [](auto a, auto b) { return std::copysign(a, b); });
+}
+void xlogy_kernel(TensorIterator& iter) {
+  binary_kernel<kFloating | kReducedFloat>(iter, "xlogy", [](auto x, auto y) {
+    using O = decltype(x);
+    if (y != y) return y;
+    return x == O(0) ? O(0) : x * std::log(y);
+  });
+}
+
+// maximum/minimum propagate NaN; fmax/fmin ignore it. Complex has no order.
+template <bool Max, bool PropagateNan>
+void extremum_kernel(TensorIterator& iter, const char* name) {
+  TORCH_CHECK(!c10::isComplexType(iter.common_dtype()), name, " not implemented for complex tensors.");
+  dispatch_types<kIntegral | kBoolType | kFloating | kReducedFloat>(iter.common_dtype(), name, [&]<typename T>() {
+    using O = opmath_t<T>;
+    cpu_kernel(iter, [](T a, T b) -> T {
+      if constexpr (std::is_same_v<T, bool>) {
+        return Max ? (a || b) : (a && b);
+      } else {
+        O x = O(a), y = O(b);
+        if constexpr (!std::is_integral_v<T>) {
+          if (x != x || y != y) {
+            if (PropagateNan) return T(x != x ? x : y);
+            return T(x != x ? y : x);
+          }
+        }
+        return T(Max ? (x > y ? x : y) : (x < y ? x : y));
+      }
+    });
+  });
+}
+void maximum_kernel(TensorIterator& iter) { extremum_kernel<true, true>(iter, "maximum"); }
+void minimum_kernel(TensorIterator& iter) { extremum_kernel<false, true>(iter, "minimum"); }
+void fmax_kernel(TensorIterator& iter) { extremum_kernel<true, false>(iter, "fmax"); }
+void fmin_kernel(TensorIterator& iter) { extremum_kernel<false, false>(iter, "fmin"); }
+
+// Comparisons and logical ops read the common dtype and write bool.
+template <bool Ordered, typename T, typename F>
+bool compare_values(F f, T a, T b) {
+  if constexpr (is_complex_v<T> && Ordered) {
+    return false;  // unreachable: compare_kernel rejects complex for ordered comparisons
+  } else if constexpr (is_complex_v<T> || std::is_integral_v<T>) {
+    return f(a, b);
+  } else {
+    return f(opmath_t<T>(a), opmath_t<T>(b));
+  }
+}
+
+template <bool Ordered, typename F>
+void compare_kernel(TensorIterator& iter, const char* name, F f) {
+  if (Ordered) {
+    TORCH_CHECK(!c10::isComplexType(iter.common_dtype()), name, " is not supported for complex tensors");
+  }
+  dispatch_types<kAllTypes>(iter.common_dtype(), name, [&]<typename T>() {
+    cpu_kernel(iter, [f](T a, T b) -> bool { return compare_values<Ordered>(f, a, b); });
+  });
+}
+void eq_kernel(TensorIterator& iter) { compare_kernel<false>(iter, "eq", [](auto a, auto b) { return a == b; }); }
+void ne_kernel(TensorIterator& iter) { compare_kernel<false>(iter, "ne", [](auto a, auto b) { return a != b; }); }
+void lt_kernel(TensorIterator& iter) { compare_kernel<true>(iter, "lt", [](auto a, auto b) { return a < b; }); }
+void le_kernel(TensorIterator& iter) { compare_kernel<true>(iter, "le", [](auto a, auto b) { return a <= b; }); }
+void gt_kernel(TensorIterator& iter) { compare_kernel<true>(iter, "gt", [](auto a, auto b) { return a > b; }); }
+void ge_kernel(TensorIterator& iter) { compare_kernel<true>(iter, "ge", [](auto a, auto b) { return a >= b; }); }
+
+template <typename T>
+bool truthy(T x) {
+  if constexpr (is_complex_v<T>) {
+    return x.real() != 0 || x.imag() != 0;
+  } else {
+    return static_cast<double>(x) != 0;
+  }
+}
+template <typename F>
+void logical_kernel(TensorIterator& iter, const char* name, F f) {
+  dispatch_types<kAllTypes>(iter.common_dtype(), name,
+                            [&]<typename T>() { cpu_kernel(iter, [f](T a, T b) -> bool { return f(truthy(a), truthy(b)); }); });
+}
+void logical_and_kernel(TensorIterator& iter) { logical_kernel(iter, "logical_and", [](bool a, bool b) { return a && b; }); }
+void logical_or_kernel(TensorIterator& iter) { logical_kernel(iter, "logical_or", [](bool a, bool b) { return a || b; }); }
+void logical_xor_kernel(TensorIterator& iter) { logical_kernel(iter, "logical_xor", [](bool a, bool b) { return a != b; }); }
+
+template <typename F>
+void bitwise_kernel(TensorIterator& iter, const char* name, F f) {
+  dispatch_types<kIntegral | kBoolType>(iter.common_dtype(), name, [&]<typename T>() {
+    cpu_kernel(iter, [f](T a, T b) -> T { return static_cast<T>(f(a, b)); });
+  });
+}
+void bitwise_and_kernel(TensorIterator& iter) { bitwise_kernel(iter, "bitwise_and", [](auto a, auto b) { return a & b; }); }
+void bitwise_or_kernel(TensorIterator& iter) { bitwise_kernel(iter, "bitwise_or", [](auto a, auto b) { return a | b; }); }
+void bitwise_xor_kernel(TensorIterator& iter) { bitwise_kernel(iter, "bitwise_xor", [](auto a, auto b) { return a ^ b; }); }
+
+// Shifts by at least the width give 0 (or -1 for right shifts of negatives), as torch's.
+template <bool Left>
+void shift_kernel(TensorIterator& iter, const char* name) {
+  dispatch_types<kIntegral>(iter.common_dtype(), name, [&]<typename T>() {
+    cpu_kernel(iter, [](T a, T b) -> T {
+      constexpr int64_t bits = sizeof(T) * 8;
+      using U = wrapping_uint_t<T>;
+      if (static_cast<int64_t>(b) < 0 || static_cast<int64_t>(b) >= bits) {
+        if constexpr (Left) {
+          return T(0);
+        } else {
+          return a < T(0) ? T(-1) : T(0);
+        }
+      }
+      if constexpr (Left) {
+        return static_cast<T>(static_cast<U>(a) << b);
+      } else {
+        return static_cast<T>(a >> b);
+      }
+    });
+  });
+}
+void bitwise_left_shift_kernel(TensorIterator& iter) { shift_kernel<true>(iter, "bitwise_left_shift"); }
+void bitwise_right_shift_kernel(TensorIterator& iter) { shift_kernel<false>(iter, "bitwise_right_shift"); }
+
+}  // namespace
+}  // namespace CPU_CAPABILITY
+
+REGISTER_DISPATCH(add_stub, &add_kernel);
+REGISTER_DISPATCH(sub_stub, &sub_kernel);
+REGISTER_DISPATCH(mul_stub, &mul_kernel);
+REGISTER_DISPATCH(div_stub, &div_kernel);
+REGISTER_DISPATCH(div_trunc_stub, &div_trunc_kernel);
+REGISTER_DISPATCH(div_floor_stub, &div_floor_kernel);
+REGISTER_DISPATCH(floor_divide_stub, &floor_divide_kernel);
+REGISTER_DISPATCH(remainder_Tensor_stub, &remainder_kernel);
+REGISTER_DISPATCH(fmod_Tensor_stub, &fmod_kernel);
+REGISTER_DISPATCH(pow_Tensor_Tensor_stub, &pow_kernel);
+REGISTER_DISPATCH(atan2_stub, &atan2_kernel);
+REGISTER_DISPATCH(hypot_stub, &hypot_kernel);
+REGISTER_DISPATCH(copysign_stub, &copysign_kernel);
+REGISTER_DISPATCH(xlogy_OutTensor_stub, &xlogy_kernel);
+REGISTER_DISPATCH(maximum_stub, &maximum_kernel);
+REGISTER_DISPATCH(minimum_stub, &minimum_kernel);
+REGISTER_DISPATCH(fmax_stub, &fmax_kernel);
+REGISTER_DISPATCH(fmin_stub, &fmin_kernel);
+REGISTER_DISPATCH(eq_Tensor_stub, &eq_kernel);
+REGISTER_DISPATCH(ne_Tensor_stub, &ne_kernel);
+REGISTER_DISPATCH(lt_Tensor_stub, &lt_kernel);
+REGISTER_DISPATCH(le_Tensor_stub, &le_kernel);
+REGISTER_DISPATCH(gt_Tensor_stub, &gt_kernel);
+REGISTER_DISPATCH(ge_Tensor_stub, &ge_kernel);
+REGISTER_DISPATCH(logical_and_stub, &logical_and_kernel);
+REGISTER_DISPATCH(logical_or_stub, &logical_or_kernel);
+REGISTER_DISPATCH(logical_xor_stub, &logical_xor_kernel);
+REGISTER_DISPATCH(bitwise_and_Tensor_stub, &bitwise_and_kernel);
+REGISTER_DISPATCH(bitwise_or_Tensor_stub, &bitwise_or_kernel);
+REGISTER_DISPATCH(bitwise_xor_Tensor_stub, &bitwise_xor_kernel);
+REGISTER_DISPATCH(bitwise_left_shift_Tensor_stub, &bitwise_left_shift_kernel);
+REGISTER_DISPATCH(bitwise_right_shift_Tensor_stub, &bitwise_right_shift_kernel);
+
+}  // namespace at::inline tessera::native

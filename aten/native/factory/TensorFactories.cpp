@@ -1,0 +1,311 @@
+#include <aten/native/NativeFunctions.h>
+#include <aten/native/StructuredHelpers.h>
+#include <aten/native/factory/TensorFactories.h>
+#include <aten/native/shape/TensorShape.h>
+#include <aten/ops/Functions.h>
+#include <c10/core/StorageBounds.h>
+
+#include <algorithm>
+
+namespace at::inline tessera::native {
+
+static void check_factory_options(const char* op, std::optional<at::Layout> layout, std::optional<bool> pin_memory,
+                                  std::optional<at::MemoryFormat> memory_format) {
+  TORCH_CHECK_NOT_IMPLEMENTED(layout.value_or(c10::kStrided) == c10::kStrided, op, ": layout ", *layout,
+                              " is not supported yet; only torch.strided");
+  TORCH_CHECK_NOT_IMPLEMENTED(!pin_memory.value_or(false), op, ": pin_memory=True needs CUDA, which this op lacks");
+  TORCH_CHECK(memory_format.value_or(c10::MemoryFormat::Contiguous) != c10::MemoryFormat::Preserve, op,
+              ": preserve memory format is unsupported by the empty operator");
+}
+
+static Tensor empty_impl(const char* op, IntArrayRef size, std::optional<at::ScalarType> dtype,
+                         std::optional<at::Layout> layout, std::optional<bool> pin_memory,
+                         std::optional<at::MemoryFormat> memory_format, c10::Device device) {
+  check_factory_options(op, layout, pin_memory, memory_format);
+  c10::ScalarType t = dtype.value_or(c10::get_default_dtype());
+  if (memory_format.value_or(c10::MemoryFormat::Contiguous) == c10::MemoryFormat::ChannelsLast) {
+    TORCH_CHECK(size.size() == 4, "required rank 4 tensor to use channels_last format");
+    // NHWC: C fastest, then W, then H, then N.
+    std::vector<int64_t> strides(4);
+    int64_t s = 1;
+    for (int d : {1, 3, 2, 0}) {
+      strides[d] = s;
+      s *= std::max<int64_t>(size[d], 1);
+    }
+    return make_empty_strided(size, strides, t, device);
+  }
+  return make_empty(size, t, device);
+}
+
+Tensor empty_cpu(IntArrayRef size, std::optional<at::ScalarType> dtype, std::optional<at::Layout> layout,
+                 std::optional<at::Device> device, std::optional<bool> pin_memory,
+                 std::optional<at::MemoryFormat> memory_format) {
+  return empty_impl("empty", size, dtype, layout, pin_memory, memory_format, c10::Device(c10::DeviceType::CPU));
+}
+
+Tensor empty_meta(IntArrayRef size, std::optional<at::ScalarType> dtype, std::optional<at::Layout> layout,
+                  std::optional<at::Device> device, std::optional<bool> pin_memory,
+                  std::optional<at::MemoryFormat> memory_format) {
+  return empty_impl("empty", size, dtype, layout, pin_memory, memory_format, c10::Device(c10::DeviceType::Meta));
+}
+
+Tensor empty_strided_cpu(IntArrayRef size, IntArrayRef stride, std::optional<at::ScalarType> dtype,
+                         std::optional<at::Layout> layout, std::optional<at::Device> device,
+                         std::optional<bool> pin_memory) {
+  check_factory_options("empty_strided", layout, pin_memory, std::nullopt);
+  return make_empty_strided(size, stride, dtype.value_or(c10::get_default_dtype()), c10::Device(c10::DeviceType::CPU));
+}
+
+Tensor empty_strided_meta(IntArrayRef size, IntArrayRef stride, std::optional<at::ScalarType> dtype,
+                          std::optional<at::Layout> layout, std::optional<at::Device> device,
+                          std::optional<bool> pin_memory) {
+  check_factory_options("empty_strided", layout, pin_memory, std::nullopt);
+  return make_empty_strided(size, stride, dtype.value_or(c10::get_default_dtype()), c10::Device(c10::DeviceType::Meta));
+}
+
+Tensor& empty_out(IntArrayRef size, std::optional<at::MemoryFormat> memory_format, Tensor& out) {
+  // torch accepts the argument only so the schema matches empty's; any value is an error.
+  TORCH_CHECK(!memory_format.has_value(), "'memory_format' argument is incompatible with 'out' tensor argument");
+  for (int64_t s : size) {
+    TORCH_CHECK(s >= 0, "Trying to create tensor with negative dimension ", s, ": ", size);
+  }
+  resize_factory_out(out, size);
+  return out;
+}
+
+// ---- structured helpers
+
+Tensor empty_for_meta(const meta::TensorMeta& m, c10::Device device) {
+  return m.strides.empty() ? make_empty(m.sizes, m.dtype, device) : make_empty_strided(m.sizes, m.strides, m.dtype, device);
+}
+
+void check_inplace(const Tensor& self, const meta::TensorMeta& m, const char* op) {
+  TORCH_CHECK(self.sizes().equals(m.sizes), "output with shape ", self.sizes(),
+              " doesn't match the broadcast shape ", IntArrayRef(m.sizes));
+  TORCH_CHECK(c10::canCast(m.dtype, self.scalar_type()), "result type ", m.dtype,
+              " can't be cast to the desired output type ", self.scalar_type());
+}
+
+static void resize_out_impl(const Tensor& out, IntArrayRef sizes, IntArrayRef strides, const char* op) {
+  if (out.sizes().equals(sizes)) return;
+  TORCH_CHECK(out.numel() == 0, op, "(): the out= tensor has shape ", out.sizes(), " but the result has shape ", sizes,
+              "; pass an empty tensor to have it resized");
+  c10::TensorImpl* impl = out.unsafeGetTensorImpl();
+  if (strides.empty()) {
+    impl->set_sizes_contiguous(sizes);
+  } else {
+    impl->set_sizes_and_strides(sizes, strides);
+  }
+  const size_t nbytes =
+      c10::computeStorageNbytes(impl->sizes(), impl->strides(), impl->itemsize(), impl->storage_offset());
+  c10::StorageImpl* storage = impl->storage().unsafeGetStorageImpl();
+  TORCH_CHECK(storage != nullptr && storage->resizable(), op, "(): the out= tensor's storage cannot be resized");
+  if (storage->nbytes() < nbytes) {
+    storage->set_data_ptr(storage->allocator()->allocate(nbytes));
+    storage->set_nbytes(nbytes);
+  }
+}
+
+void resize_out(const Tensor& out, const meta::TensorMeta& m, const char* op) {
+  TORCH_CHECK(c10::canCast(m.dtype, out.scalar_type()), "result type ", m.dtype,
+              " can't be cast to the desired output type ", out.scalar_type());
+  resize_out_impl(out, m.sizes, m.strides, op);
+}
+
+void resize_out_sizes(const Tensor& out, IntArrayRef sizes, const char* op) { resize_out_impl(out, sizes, {}, op); }
+
+Tensor& copy_into_out(const Tensor& result, Tensor& out, const char* op) {
+  resize_out(out, meta::TensorMeta{result.sizes().vec(), result.scalar_type()}, op);
+  out.copy_(result);
+  return out;
+}
+
+}  // namespace at::inline tessera::native
+
+// ---------------------------------------------------------------- layout rules
+
+namespace at::inline tessera::native {
+
+bool is_non_overlapping_and_dense(const Tensor& t) {
+  // An empty tensor has nothing to overlap.
+  return t.numel() == 0 || is_non_overlapping_and_dense(t.sizes(), t.strides());
+}
+
+// 4-d strides that walk C fastest, then W, then H, then N. Size-1 dims are ambiguous: a
+// tensor reads as channels-last only when its strides could not also be contiguous ones.
+static bool strides_like_channels_last(IntArrayRef sizes, IntArrayRef strides) {
+  if (sizes.size() != 4 || strides[1] == 0) return false;
+  int64_t floor = 0;  // each dim's stride must reach past the previous dim's extent
+  for (size_t d : {size_t{1}, size_t{3}, size_t{2}, size_t{0}}) {
+    if (sizes[d] == 0 || strides[d] < floor) return false;
+    if (d == 0 && floor == strides[1]) return false;  // N111-like: call it contiguous
+    floor = sizes[d] > 1 ? strides[d] * sizes[d] : strides[d];
+  }
+  return true;
+}
+
+c10::MemoryFormat suggest_memory_format(const Tensor& t) {
+  return strides_like_channels_last(t.sizes(), t.strides()) ? c10::MemoryFormat::ChannelsLast
+                                                            : c10::MemoryFormat::Contiguous;
+}
+
+std::vector<int64_t> infer_dense_strides(IntArrayRef sizes, IntArrayRef strides) {
+  const size_t ndim = sizes.size();
+  // order[0] is the innermost dim. Start from the contiguous order and move a dim inwards
+  // only past dims with a definitely larger stride (stride-0 dims compare as ties).
+  std::vector<size_t> order(ndim);
+  for (size_t i = 0; i < ndim; ++i) order[i] = ndim - 1 - i;
+  auto compare = [&](size_t inner, size_t outer) -> int {
+    int64_t a = strides[inner], b = strides[outer];
+    if (a == 0 || b == 0) return 0;
+    if (a != b) return a < b ? -1 : 1;
+    return sizes[inner] > sizes[outer] ? 1 : 0;
+  };
+  for (size_t i = 1; i < ndim; ++i) {
+    size_t moving = i;
+    for (size_t j = i; j-- > 0;) {
+      int c = compare(order[j], order[moving]);
+      if (c > 0) {
+        std::swap(order[j], order[moving]);
+        moving = j;
+      } else if (c < 0) {
+        break;
+      }
+    }
+  }
+  std::vector<int64_t> out(ndim);
+  int64_t step = 1;
+  for (size_t d : order) {
+    out[d] = step;
+    if (sizes[d] > 1) step *= sizes[d];
+  }
+  return out;
+}
+
+Tensor empty_like_impl(const Tensor& self, c10::ScalarType dtype, c10::Device device, std::optional<c10::Layout> layout,
+                       std::optional<bool> pin_memory, std::optional<c10::MemoryFormat> memory_format) {
+  c10::MemoryFormat format = memory_format.value_or(c10::MemoryFormat::Preserve);
+  std::optional<c10::Layout> lay = layout ? layout : std::optional<c10::Layout>(self.layout());
+  if (format != c10::MemoryFormat::Preserve) {
+    return at::empty(self.sizes(), dtype, lay, device, pin_memory, format);
+  }
+  if (is_non_overlapping_and_dense(self)) {
+    return at::empty_strided(self.sizes(), self.strides(), dtype, lay, device, pin_memory);
+  }
+  std::vector<int64_t> strides = infer_dense_strides(self.sizes(), self.strides());
+  return at::empty_strided(self.sizes(), strides, dtype, lay, device, pin_memory);
+}
+
+void resize_factory_out(const Tensor& out, IntArrayRef sizes) {
+  if (out.sizes().equals(sizes)) return;
+  c10::TensorImpl* impl = out.unsafeGetTensorImpl();
+  impl->set_sizes_contiguous(sizes);
+  const size_t nbytes =
+      c10::computeStorageNbytes(impl->sizes(), impl->strides(), impl->itemsize(), impl->storage_offset());
+  c10::StorageImpl* storage = impl->storage().unsafeGetStorageImpl();
+  if (impl->numel() == 0) return;
+  TORCH_CHECK(storage != nullptr && storage->resizable(), "Trying to resize storage that is not resizable");
+  if (storage->nbytes() < nbytes) {
+    storage->set_data_ptr(storage->allocator()->allocate(nbytes));
+    storage->set_nbytes(nbytes);
+  }
+}
+
+// ---------------------------------------------------------------- factories over empty + fill
+
+static c10::ScalarType full_dtype(const Scalar& value) {
+  if (value.isBoolean()) return c10::kBool;
+  if (value.isIntegral(false)) return c10::kLong;
+  if (value.isComplex()) return c10::get_default_complex_dtype();
+  return c10::get_default_dtype();
+}
+
+Tensor empty_like(const Tensor& self, std::optional<at::ScalarType> dtype, std::optional<at::Layout> layout,
+                  std::optional<at::Device> device, std::optional<bool> pin_memory,
+                  std::optional<at::MemoryFormat> memory_format) {
+  return empty_like_impl(self, dtype.value_or(self.scalar_type()), device.value_or(self.device()), layout, pin_memory,
+                         memory_format);
+}
+
+Tensor& zeros_out(IntArrayRef size, Tensor& out) {
+  resize_factory_out(out, size);
+  out.fill_(0);
+  return out;
+}
+
+Tensor& ones_out(IntArrayRef size, Tensor& out) {
+  resize_factory_out(out, size);
+  out.fill_(1);
+  return out;
+}
+
+Tensor full(IntArrayRef size, const Scalar& fill_value, std::optional<at::ScalarType> dtype,
+            std::optional<at::Layout> layout, std::optional<at::Device> device, std::optional<bool> pin_memory) {
+  Tensor t = at::empty(size, dtype.value_or(full_dtype(fill_value)), layout, device, pin_memory, std::nullopt);
+  t.fill_(fill_value);
+  return t;
+}
+
+Tensor& full_out(IntArrayRef size, const Scalar& fill_value, Tensor& out) {
+  resize_factory_out(out, size);
+  out.fill_(fill_value);
+  return out;
+}
+
+Tensor scalar_tensor(const Scalar& s, std::optional<at::ScalarType> dtype, std::optional<at::Layout> layout,
+                     std::optional<at::Device> device, std::optional<bool> pin_memory) {
+  Tensor t = at::empty({}, dtype, layout, device, pin_memory, std::nullopt);
+  t.fill_(s);
+  return t;
+}
+
+Tensor& zero_(Tensor& self) {
+  self.fill_(0);
+  return self;
+}
+
+// eye: zeros with the diagonal, a strided view of the result, filled with ones.
+static Tensor& fill_eye(Tensor& out, int64_t n, int64_t m) {
+  out.fill_(0);
+  int64_t k = std::min(n, m);
+  if (k > 0) {
+    at::as_strided(out, {k}, {out.stride(0) + out.stride(1)}, out.storage_offset()).fill_(1);
+  }
+  return out;
+}
+
+static void check_eye(int64_t n, int64_t m) {
+  TORCH_CHECK(n >= 0, "n must be greater or equal to 0, got ", n);
+  TORCH_CHECK(m >= 0, "m must be greater or equal to 0, got ", m);
+}
+
+Tensor eye(int64_t n, std::optional<at::ScalarType> dtype, std::optional<at::Layout> layout,
+           std::optional<at::Device> device, std::optional<bool> pin_memory) {
+  return eye_m(n, n, dtype, layout, device, pin_memory);
+}
+
+Tensor eye_m(int64_t n, int64_t m, std::optional<at::ScalarType> dtype, std::optional<at::Layout> layout,
+             std::optional<at::Device> device, std::optional<bool> pin_memory) {
+  check_eye(n, m);
+  Tensor t = at::empty({n, m}, dtype, layout, device, pin_memory, std::nullopt);
+  return fill_eye(t, n, m);
+}
+
+Tensor& eye_out(int64_t n, Tensor& out) { return eye_m_out(n, n, out); }
+
+Tensor& eye_m_out(int64_t n, int64_t m, Tensor& out) {
+  check_eye(n, m);
+  resize_factory_out(out, {n, m});
+  return fill_eye(out, n, m);
+}
+
+// t.new_empty(size): a factory taking self's dtype, layout and device unless given (new_zeros,
+// new_ones and new_full are it, filled: ops.yaml `fill:`).
+Tensor new_empty(const Tensor& self, IntArrayRef size, std::optional<at::ScalarType> dtype,
+                 std::optional<at::Layout> layout, std::optional<at::Device> device, std::optional<bool> pin_memory) {
+  return at::empty(size, dtype.value_or(self.scalar_type()), layout.value_or(self.layout()),
+                   device.value_or(self.device()), pin_memory, std::nullopt);
+}
+
+}  // namespace at::inline tessera::native
+

@@ -1,0 +1,334 @@
+// Convolution on oneDNN 2.6 (its v2 API: op descriptor -> primitive descriptor ->
+// primitive). A plan (primitive plus the reorders between the tensors' plain layouts and
+// the blocked layouts oneDNN picks) is built once per shape and kept in an LRU cache, so
+// a repeated call only executes. oneDNN runs on the same OpenMP threads as at::parallel_for.
+#include <aten/core/Parallel.h>
+#include <aten/native/nn/ConvUtils.h>
+
+#include <aten/ops/Functions.h>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <algorithm>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+namespace at::inline tessera::native::onednn {
+
+namespace {
+
+using dnnl::memory;
+
+const dnnl::engine& cpu_engine() {
+  static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+std::optional<memory::data_type> dnnl_type(c10::ScalarType t) {
+  if (t == c10::kFloat) return memory::data_type::f32;
+  if (t == c10::kBFloat16 && has_native_bf16()) return memory::data_type::bf16;
+  return std::nullopt;
+}
+
+// A tensor's plain layout as oneDNN sees it: its sizes and strides.
+memory::desc plain_desc(const Tensor& t, memory::data_type type) {
+  return memory::desc(memory::dims(t.sizes().begin(), t.sizes().end()), type,
+                      memory::dims(t.strides().begin(), t.strides().end()));
+}
+
+// The weight [O, I/g, k...] as oneDNN's grouped [g, O/g, I/g, k...] when groups > 1.
+memory::desc weight_desc(const Tensor& w, int64_t groups, memory::data_type type) {
+  if (groups == 1) return plain_desc(w, type);
+  memory::dims dims{groups, w.size(0) / groups}, strides{w.stride(0) * (w.size(0) / groups), w.stride(0)};
+  for (int64_t d = 1; d < w.dim(); ++d) dims.push_back(w.size(d)), strides.push_back(w.stride(d));
+  return memory::desc(dims, type, strides);
+}
+
+memory::desc any_like(const memory::desc& d) {
+  return memory::desc(d.dims(), d.data_type(), memory::format_tag::any);
+}
+
+// Every primitive takes its scratch memory from the caller (allocated per call): with the
+// library's default, scratchpads are per-thread buffers sized for the thread that built
+// the primitive, and a cached plan runs on whichever thread calls it.
+const dnnl::primitive_attr& user_scratchpad() {
+  static const dnnl::primitive_attr attr = [] {
+    dnnl::primitive_attr a;
+    a.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    return a;
+  }();
+  return attr;
+}
+
+// One operand of a plan: the argument slot, the user's layout and the primitive's, and
+// the reorder between them (with its scratchpad's size) when they differ.
+struct Operand {
+  int arg = 0;
+  memory::desc user, inner;
+  std::optional<dnnl::reorder> reorder;
+  memory::desc reorder_scratchpad;
+
+  void link(bool is_output) {
+    if (inner == user) return;
+    const dnnl::engine& e = cpu_engine();
+    const auto pd = is_output ? dnnl::reorder::primitive_desc(e, inner, e, user, user_scratchpad())
+                              : dnnl::reorder::primitive_desc(e, user, e, inner, user_scratchpad());
+    reorder = dnnl::reorder(pd);
+    reorder_scratchpad = pd.scratchpad_desc();
+  }
+};
+
+struct Plan {
+  dnnl::primitive primitive;
+  memory::desc scratchpad;
+  std::vector<Operand> inputs;  // bias, when present, is last and always plain
+  Operand output;
+};
+
+enum class Pass : int64_t { forward, backward_data, backward_weights };
+
+using Key = std::vector<int64_t>;
+struct KeyHash {
+  size_t operator()(const Key& k) const {
+    size_t h = 1469598103934665603ull;
+    for (int64_t v : k) h = (h ^ static_cast<size_t>(v)) * 1099511628211ull;
+    return h;
+  }
+};
+
+void append_layout(Key& key, const Tensor& t) {
+  key.push_back(t.dim());
+  for (int64_t d = 0; d < t.dim(); ++d) key.push_back(t.size(d)), key.push_back(t.stride(d));
+}
+
+// Plans by shape, least recently used first out. A refused shape is cached as null.
+class PlanCache {
+ public:
+  template <typename Build>
+  std::shared_ptr<const Plan> get(const Key& key, Build build) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto it = index_.find(key);
+      if (it != index_.end()) {
+        order_.splice(order_.begin(), order_, it->second);
+        return it->second->second;
+      }
+    }
+    std::shared_ptr<const Plan> plan;
+    try {
+      plan = std::make_shared<const Plan>(build());
+    } catch (const dnnl::error&) {
+      plan = nullptr;  // no implementation for this case: the GEMM path takes it
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (index_.find(key) == index_.end()) {
+      order_.emplace_front(key, plan);
+      index_[key] = order_.begin();
+      if (order_.size() > kCapacity) {
+        index_.erase(order_.back().first);
+        order_.pop_back();
+      }
+    }
+    return plan;
+  }
+  size_t usable() {  // plans oneDNN built (not the refused shapes)
+    std::lock_guard<std::mutex> lock(mutex_);
+    size_t n = 0;
+    for (const auto& entry : order_) n += entry.second != nullptr;
+    return n;
+  }
+
+ private:
+  static constexpr size_t kCapacity = 256;
+  std::mutex mutex_;
+  std::list<std::pair<Key, std::shared_ptr<const Plan>>> order_;
+  std::unordered_map<Key, std::list<std::pair<Key, std::shared_ptr<const Plan>>>::iterator, KeyHash> index_;
+};
+
+PlanCache& plan_cache() {
+  static PlanCache* cache = new PlanCache();  // leaked: primitives outlive static teardown
+  return *cache;
+}
+
+struct Geometry {
+  memory::dims strides, dilates, pad_l, pad_r;
+  // Activations stay in the tensors' layouts when there are fewer input channels per
+  // group than one of oneDNN's channel blocks (16): its GEMM kernel on plain data then
+  // beats reordering to the blocked layout and back (3-channel images: ~3x).
+  bool plain_activations;
+  memory::desc activation(const memory::desc& d) const { return plain_activations ? d : any_like(d); }
+
+  explicit Geometry(const ConvShape& s) : plain_activations(s.src_channels / s.groups < 16) {
+    for (int i = 0; i < s.spatial; ++i) {
+      strides.push_back(s.stride[i]);
+      dilates.push_back(s.dilation[i] - 1);  // oneDNN counts the gaps
+      pad_l.push_back(s.padding[i]);
+      pad_r.push_back(s.padding_right(i));
+    }
+  }
+};
+
+dnnl::convolution_forward::primitive_desc forward_desc(const memory::desc& src, const memory::desc& w,
+                                                       const memory::desc* bias, const memory::desc& dst,
+                                                       const Geometry& g) {
+  const auto kind = dnnl::prop_kind::forward_training;
+  const auto algo = dnnl::algorithm::convolution_direct;  // torch's choice; Winograd is ~6x less accurate
+  auto desc = bias ? dnnl::convolution_forward::desc(kind, algo, g.activation(src), any_like(w), *bias, g.activation(dst),
+                                                     g.strides, g.dilates, g.pad_l, g.pad_r)
+                   : dnnl::convolution_forward::desc(kind, algo, g.activation(src), any_like(w), g.activation(dst), g.strides,
+                                                     g.dilates, g.pad_l, g.pad_r);
+  return dnnl::convolution_forward::primitive_desc(desc, user_scratchpad(), cpu_engine());
+}
+
+Operand operand(int arg, const memory::desc& user, const memory::desc& inner, bool is_output) {
+  Operand o{arg, user, inner, std::nullopt, memory::desc()};
+  o.link(is_output);
+  return o;
+}
+
+// Memory in oneDNN's layout `d`, from the caching allocator (a fresh malloc of a large
+// block would page-fault on every call); `keep` holds it until the stream is done.
+memory blocked_memory(const memory::desc& d, std::vector<Tensor>& keep) {
+  keep.push_back(at::empty({std::max<int64_t>(static_cast<int64_t>(d.get_size()), 1)},
+                          TensorOptions().dtype(c10::kByte)));
+  return memory(d, cpu_engine(), keep.back().data_ptr());
+}
+
+void run_reorder(const Operand& o, dnnl::stream& stream, const memory& from, const memory& to,
+                 std::vector<Tensor>& keep) {
+  o.reorder->execute(stream, {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to},
+                              {DNNL_ARG_SCRATCHPAD, blocked_memory(o.reorder_scratchpad, keep)}});
+}
+
+// Runs a plan on the tensors' memory (inputs in plan order, then the output).
+void execute(const Plan& plan, const std::vector<const Tensor*>& inputs, const Tensor& output) {
+  init_num_threads();
+  const dnnl::engine& engine = cpu_engine();
+  dnnl::stream stream(engine);
+  std::vector<Tensor> keep;
+  std::unordered_map<int, memory> args;
+  for (size_t i = 0; i < plan.inputs.size(); ++i) {
+    const Operand& o = plan.inputs[i];
+    memory user(o.user, engine, inputs[i]->data_ptr());
+    if (!o.reorder) {
+      args.emplace(o.arg, user);
+      continue;
+    }
+    memory inner = blocked_memory(o.inner, keep);
+    run_reorder(o, stream, user, inner, keep);
+    args.emplace(o.arg, inner);
+  }
+  memory user_out(plan.output.user, engine, output.data_ptr());
+  memory inner_out = plan.output.reorder ? blocked_memory(plan.output.inner, keep) : user_out;
+  args.emplace(plan.output.arg, inner_out);
+  args.emplace(DNNL_ARG_SCRATCHPAD, blocked_memory(plan.scratchpad, keep));
+  plan.primitive.execute(stream, args);
+  if (plan.output.reorder) run_reorder(plan.output, stream, inner_out, user_out, keep);
+  stream.wait();
+}
+
+Key make_key(Pass pass, c10::ScalarType type, const ConvShape& s, std::initializer_list<const Tensor*> tensors) {
+  Key key{static_cast<int64_t>(pass), static_cast<int64_t>(type), s.groups, s.spatial};
+  for (int i = 0; i < s.spatial; ++i) {
+    key.insert(key.end(), {s.stride[i], s.padding[i], s.dilation[i], s.src[i], s.dst[i]});
+  }
+  for (const Tensor* t : tensors) {
+    if (t->defined()) append_layout(key, *t);
+    else key.push_back(-1);
+  }
+  return key;
+}
+
+bool dense(const Tensor& t) {
+  return t.is_contiguous() || t.is_contiguous(c10::MemoryFormat::ChannelsLast);
+}
+
+}  // namespace
+
+bool has_native_bf16() {
+  static const bool native = [] {
+    const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+    const auto bf16 = static_cast<unsigned>(dnnl::cpu_isa::avx512_core_bf16);
+    return (isa & bf16) == bf16;
+  }();
+  return native;
+}
+
+size_t cached_plan_count() { return plan_cache().usable(); }
+
+bool conv_forward(const Tensor& dst, const Tensor& src, const Tensor& weight, const Tensor& bias, const ConvShape& s) {
+  const auto type = dnnl_type(src.scalar_type());
+  if (!type || !dense(src) || !dense(dst) || !weight.is_contiguous()) return false;
+  const Key key = make_key(Pass::forward, src.scalar_type(), s, {&dst, &src, &weight, &bias});
+  auto plan = plan_cache().get(key, [&] {
+    const memory::desc src_md = plain_desc(src, *type), w_md = weight_desc(weight, s.groups, *type),
+                       dst_md = plain_desc(dst, *type);
+    std::optional<memory::desc> bias_md;
+    if (bias.defined()) bias_md = plain_desc(bias, *type);
+    const auto pd = forward_desc(src_md, w_md, bias_md ? &*bias_md : nullptr, dst_md, Geometry(s));
+    Plan p{dnnl::convolution_forward(pd), pd.scratchpad_desc(), {}, {}};
+    p.inputs.push_back(operand(DNNL_ARG_SRC, src_md, pd.src_desc(), false));
+    p.inputs.push_back(operand(DNNL_ARG_WEIGHTS, w_md, pd.weights_desc(), false));
+    if (bias_md) p.inputs.push_back(operand(DNNL_ARG_BIAS, *bias_md, *bias_md, false));
+    p.output = operand(DNNL_ARG_DST, dst_md, pd.dst_desc(), true);
+    return p;
+  });
+  if (!plan) return false;
+  if (bias.defined()) execute(*plan, {&src, &weight, &bias}, dst);
+  else execute(*plan, {&src, &weight}, dst);
+  return true;
+}
+
+bool conv_backward_data(const Tensor& src_grad, const Tensor& dst_grad, const Tensor& weight, const ConvShape& s) {
+  const auto type = dnnl_type(dst_grad.scalar_type());
+  if (!type || !dense(src_grad) || !dense(dst_grad) || !weight.is_contiguous()) return false;
+  const Key key = make_key(Pass::backward_data, dst_grad.scalar_type(), s, {&src_grad, &dst_grad, &weight});
+  auto plan = plan_cache().get(key, [&] {
+    const memory::desc src_md = plain_desc(src_grad, *type), w_md = weight_desc(weight, s.groups, *type),
+                       dst_md = plain_desc(dst_grad, *type);
+    const Geometry g(s);
+    const auto hint = forward_desc(src_md, w_md, nullptr, dst_md, g);
+    const dnnl::convolution_backward_data::desc desc(dnnl::algorithm::convolution_direct, g.activation(src_md),
+                                                     any_like(w_md), g.activation(dst_md), g.strides, g.dilates, g.pad_l,
+                                                     g.pad_r);
+    const dnnl::convolution_backward_data::primitive_desc pd(desc, user_scratchpad(), cpu_engine(), hint);
+    Plan p{dnnl::convolution_backward_data(pd), pd.scratchpad_desc(), {}, {}};
+    p.inputs.push_back(operand(DNNL_ARG_DIFF_DST, dst_md, pd.diff_dst_desc(), false));
+    p.inputs.push_back(operand(DNNL_ARG_WEIGHTS, w_md, pd.weights_desc(), false));
+    p.output = operand(DNNL_ARG_DIFF_SRC, src_md, pd.diff_src_desc(), true);
+    return p;
+  });
+  if (!plan) return false;
+  execute(*plan, {&dst_grad, &weight}, src_grad);
+  return true;
+}
+
+bool conv_backward_weights(const Tensor& weight_grad, const Tensor& dst_grad, const Tensor& src, const ConvShape& s) {
+  const auto type = dnnl_type(src.scalar_type());
+  if (!type || !dense(src) || !dense(dst_grad) || !weight_grad.is_contiguous()) return false;
+  const Key key = make_key(Pass::backward_weights, src.scalar_type(), s, {&weight_grad, &dst_grad, &src});
+  auto plan = plan_cache().get(key, [&] {
+    const memory::desc src_md = plain_desc(src, *type), w_md = weight_desc(weight_grad, s.groups, *type),
+                       dst_md = plain_desc(dst_grad, *type);
+    const Geometry g(s);
+    const auto hint = forward_desc(src_md, w_md, nullptr, dst_md, g);
+    const dnnl::convolution_backward_weights::desc desc(dnnl::algorithm::convolution_direct, g.activation(src_md),
+                                                        any_like(w_md), g.activation(dst_md), g.strides, g.dilates,
+                                                        g.pad_l, g.pad_r);
+    const dnnl::convolution_backward_weights::primitive_desc pd(desc, user_scratchpad(), cpu_engine(), hint);
+    Plan p{dnnl::convolution_backward_weights(pd), pd.scratchpad_desc(), {}, {}};
+    p.inputs.push_back(operand(DNNL_ARG_SRC, src_md, pd.src_desc(), false));
+    p.inputs.push_back(operand(DNNL_ARG_DIFF_DST, dst_md, pd.diff_dst_desc(), false));
+    p.output = operand(DNNL_ARG_DIFF_WEIGHTS, w_md, pd.diff_weights_desc(), true);
+    return p;
+  });
+  if (!plan) return false;
+  execute(*plan, {&src, &dst_grad}, weight_grad);
+  return true;
+}
+
+}  // namespace at::inline tessera::native::onednn

@@ -1,0 +1,152 @@
+// Vector norms (linalg.vector_norm and the older norm overloads), logsumexp and aminmax:
+// composites over the reductions and elementwise ops, so Meta and every backend come with
+// them. torch's argument checks and messages are reproduced here, before any work.
+#include <aten/native/NativeFunctions.h>
+#include <aten/native/StructuredHelpers.h>
+#include <aten/native/reduce/ReduceOps.h>
+#include <aten/native/shape/TensorShape.h>
+#include <aten/ops/Functions.h>
+#include <c10/core/ThreadLocalState.h>
+
+#include <cmath>
+#include <limits>
+#include <tuple>
+
+namespace at::inline tessera::native {
+
+namespace {
+
+
+std::vector<int64_t> dims_or_empty(std::optional<IntArrayRef> dim) {
+  return dim ? dim->vec() : std::vector<int64_t>{};
+}
+
+// A norm of order < 0 or +-inf has no identity: it cannot reduce an empty set.
+void check_norm_identity(const Tensor& x, double p, const std::vector<int64_t>& dims) {
+  if (x.numel() != 0 || !(p < 0 || std::isinf(p))) return;
+  const c10::Scalar ord(p);
+  TORCH_CHECK(!dims.empty(), "linalg.vector_norm cannot compute the ", ord,
+              " norm on an empty tensor because the operation does not have an identity");
+  for (int64_t d : dims) {
+    const int64_t w = wrap_dim(d, x.dim());
+    TORCH_CHECK(x.dim() == 0 || x.size(w) != 0, "linalg.vector_norm cannot compute the ", ord,
+                " norm on the dimension ", w, " because this dimension is empty and the operation does not have an identity");
+  }
+}
+
+}  // namespace
+
+Tensor linalg_vector_norm(const Tensor& self, const c10::Scalar& ord, std::optional<IntArrayRef> dim, bool keepdim,
+                          std::optional<c10::ScalarType> dtype) {
+  const c10::ScalarType in = self.scalar_type();
+  TORCH_CHECK(c10::isFloatingType(in) || c10::isComplexType(in),
+              "linalg.vector_norm: Expected a floating point or complex tensor as input. Got ", in);
+  if (dtype) {
+    TORCH_CHECK(c10::isFloatingType(*dtype) || c10::isComplexType(*dtype),
+                "linalg.vector_norm: dtype should be floating point or complex, but got ", *dtype);
+    TORCH_CHECK(c10::isComplexType(in) == c10::isComplexType(*dtype), "linalg.vector_norm: dtype should be ",
+                c10::isComplexType(in) ? "complex" : "real", " for ", c10::isComplexType(in) ? "complex" : "real",
+                " inputs, but got ", *dtype);
+    TORCH_CHECK(c10::promoteTypes(in, *dtype) == *dtype, "linalg.vector_norm: the dtype of the input (", in,
+                ") should be convertible without narrowing to the specified dtype (", *dtype, ")");
+  }
+  const double p = ord.toDouble();
+  const std::vector<int64_t> dims = dims_or_empty(dim);
+  check_norm_identity(self, p, dims);
+  const Tensor x = dtype && *dtype != in ? self.to(*dtype) : self;
+  const Tensor a = x.abs();  // real for complex inputs
+  const std::optional<IntArrayRef> over(dims);
+  if (p == 0) return at::sum(at::ne(a, 0), over, keepdim, a.scalar_type());
+  if (p == 1) return at::sum(a, over, keepdim, std::nullopt);
+  if (std::isinf(p)) return p > 0 ? at::amax(a, dims, keepdim) : at::amin(a, dims, keepdim);
+  Tensor sum = p == 2 ? at::sum(at::mul(a, a), over, keepdim, std::nullopt)
+                      : at::sum(at::pow(a, ord), over, keepdim, std::nullopt);
+  if (!(c10::GradMode::is_enabled() && self.requires_grad())) return p == 2 ? sum.sqrt_() : sum.pow_(1.0 / p);
+  // Differentiated: a zero norm gets a zero grad, as torch's norm backward gives (the
+  // root's derivative is infinite there, times the sum's zero, NaN).
+  Tensor zero = sum.eq(0);
+  Tensor root = at::where(zero, at::ones_like(sum), sum).pow(1.0 / p);
+  return at::where(zero, at::zeros_like(root), root);
+}
+
+Tensor& linalg_vector_norm_out(const Tensor& self, const c10::Scalar& ord, std::optional<IntArrayRef> dim,
+                               bool keepdim, std::optional<c10::ScalarType> dtype, Tensor& out) {
+  return copy_into_out(at::linalg_vector_norm(self, ord, dim, keepdim, dtype), out, "linalg.vector_norm");
+}
+
+// ---- norm: p = None means 2; with dtype= the input is converted first.
+
+namespace {
+Tensor norm_impl(const Tensor& self, const std::optional<c10::Scalar>& p, std::optional<IntArrayRef> dim,
+                 bool keepdim, std::optional<c10::ScalarType> dtype) {
+  if (!dtype) {
+    TORCH_CHECK(c10::isFloatingType(self.scalar_type()) || c10::isComplexType(self.scalar_type()),
+                "norm(): input dtype should be either floating point or complex. Got ", self.scalar_type(),
+                " instead.");
+  }
+  const Tensor x = dtype && *dtype != self.scalar_type() ? self.to(*dtype) : self;
+  // Unlike linalg.vector_norm, norm gives 0 for an empty set whatever p is.
+  if (x.numel() == 0) return at::sum(x.abs(), dim, keepdim, std::nullopt);
+  return at::linalg_vector_norm(x, p.value_or(2), dim, keepdim, std::nullopt);
+}
+}  // namespace
+
+Tensor norm_Scalar(const Tensor& self, const c10::Scalar& p) { return norm_impl(self, p, std::nullopt, false, std::nullopt); }
+Tensor norm_ScalarOpt_dim(const Tensor& self, const std::optional<c10::Scalar>& p, IntArrayRef dim, bool keepdim) {
+  return norm_impl(self, p, dim, keepdim, std::nullopt);
+}
+Tensor norm_ScalarOpt_dim_dtype(const Tensor& self, const std::optional<c10::Scalar>& p, IntArrayRef dim, bool keepdim,
+                                c10::ScalarType dtype) {
+  return norm_impl(self, p, dim, keepdim, dtype);
+}
+Tensor norm_ScalarOpt_dtype(const Tensor& self, const std::optional<c10::Scalar>& p, c10::ScalarType dtype) {
+  return norm_impl(self, p, std::nullopt, false, dtype);
+}
+
+// ---- logsumexp: max + log(sum(exp(x - max))), with an infinite max taken as 0 so that
+// all -inf gives -inf and any +inf gives +inf.
+
+// Integer and bool inputs are computed in the default float dtype (float32: tessera has no
+// set_default_dtype yet).
+Tensor logsumexp(const Tensor& self, IntArrayRef dim, bool keepdim) {
+  TORCH_CHECK(!c10::isComplexType(self.scalar_type()),
+              "logsumexp(): Expected floating point type for result tensor, but got: ", self.scalar_type());
+  const Tensor x = c10::isIntegralType(self.scalar_type(), true) ? self.to(c10::kFloat) : self;
+  const std::optional<IntArrayRef> over(dim);
+  if (x.numel() == 0) return at::sum(at::exp(x), over, keepdim, std::nullopt).log_();
+  const Tensor m = at::amax(x, dim, true);
+  const Tensor shift = at::where(at::isinf(m), c10::Scalar(0.0), m);
+  Tensor r = at::sum(at::exp(at::sub(x, shift)), over, keepdim, std::nullopt).log_();
+  return r.add_(keepdim ? shift : shift.reshape(r.sizes()));
+}
+Tensor& logsumexp_out(const Tensor& self, IntArrayRef dim, bool keepdim, Tensor& out) {
+  return copy_into_out(at::logsumexp(self, dim, keepdim), out, "logsumexp");
+}
+
+// ---- aminmax
+
+std::tuple<Tensor, Tensor> aminmax(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
+  std::vector<int64_t> dims;
+  if (dim) {
+    const int64_t d = wrap_dim(*dim, self.dim());
+    TORCH_CHECK_INDEX(self.dim() == 0 || self.size(d) != 0, "aminmax: Expected reduction dim ", d,
+                      " to have non-zero size.");
+    dims.push_back(d);
+  } else {
+    TORCH_CHECK(self.numel() != 0,
+                "aminmax(): cannot compute aminmax over an empty dimension as the operation has no identity.");
+  }
+  TORCH_CHECK(!c10::isComplexType(self.scalar_type()), "\"aminmax_cpu\" not implemented for '", self.scalar_type(),
+              "'");
+  return {at::amin(self, dims, keepdim), at::amax(self, dims, keepdim)};
+}
+
+std::tuple<Tensor&, Tensor&> aminmax_out(const Tensor& self, std::optional<int64_t> dim, bool keepdim, Tensor& min,
+                                         Tensor& max) {
+  auto [lo, hi] = at::aminmax(self, dim, keepdim);
+  copy_into_out(lo, min, "aminmax");
+  copy_into_out(hi, max, "aminmax");
+  return {min, max};
+}
+
+}  // namespace at::inline tessera::native
