@@ -182,6 +182,10 @@ class Op:
     # Arguments checked by a hand-written meta::check_<name>(...) before the generated
     # shape function (and the CPU kernel's single iterator) run: alpha, matching dtypes.
     iterator_check: bool = False
+    # The per-ISA file (its stem, under the op's family's cpu/ folder) that defines the
+    # iterator op's <name>_kernel and includes the generated Register<stem>.h; by default
+    # the iterator family's (ITERATOR_KERNEL_FILES).
+    cpu_kernels: Optional[str] = None
     # A Scalar overload (add.Scalar) that calls the named Tensor overload (add.Tensor) with
     # its Scalar operands as wrapped-number tensors: its kernel is generated.
     wraps: Optional[str] = None
@@ -210,7 +214,7 @@ class Op:
     def from_yaml(entry: dict) -> "Op":
         unknown = set(entry) - {"func", "variants", "dispatch", "structured", "structured_delegate", "python",
                                 "iterator", "manual_meta", "iterator_check", "wraps", "functional", "python_module",
-                                "fill", "python_numbers", "python_operator"}
+                                "fill", "python_numbers", "python_operator", "cpu_kernels"}
         if unknown:
             raise ValueError(f"{entry.get('func')}: unknown ops.yaml fields {sorted(unknown)}")
         schema = parse_schema(entry["func"])
@@ -224,7 +228,9 @@ class Op:
                 bool(entry.get("manual_meta", False)), wraps=entry.get("wraps"), functional=entry.get("functional"),
                 python_module=entry.get("python_module"), iterator_check=bool(entry.get("iterator_check", False)),
                 fill=entry.get("fill"), python_numbers=bool(entry.get("python_numbers", False)),
-                python_operator=entry.get("python_operator"))
+                python_operator=entry.get("python_operator"), cpu_kernels=entry.get("cpu_kernels"))
+        if op.cpu_kernels is not None and op.iterator is None:
+            raise ValueError(f"{schema.full_name}: cpu_kernels: is for iterator: ops")
         for generated in ("wraps", "fill"):
             if getattr(op, generated) is not None and (op.dispatch or op.structured or op.structured_delegate):
                 raise ValueError(f"{schema.full_name}: {generated}: is a composite; it takes no dispatch or structured keys")
@@ -240,6 +246,12 @@ class Op:
             op.dispatch.setdefault("CPU", f"iterator_kernel_{schema.name}_{schema.overload}".rstrip("_"))
         return op
 
+
+# The per-ISA file whose loops an iterator family's ops use unless cpu_kernels: says otherwise.
+ITERATOR_KERNEL_FILES = {"unary": "UnaryOpsKernel", "unary_float": "UnaryOpsKernel", "unary_bool": "UnaryOpsKernel",
+                         "unary_real_output": "UnaryOpsKernel", "binary": "BinaryOpsKernel",
+                         "binary_float": "BinaryOpsKernel", "comparison": "BinaryOpsKernel",
+                         "ternary": "TernaryOpsKernel"}
 
 # TensorIterator families (at::IteratorFamily in aten/native/TensorIterator.h).
 ITERATOR_FAMILIES = {"unary": "Unary", "unary_float": "UnaryFloat", "unary_real_output": "UnaryRealOutput",

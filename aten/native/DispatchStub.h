@@ -2,17 +2,21 @@
 // runs chosen on first call and cached. TESSERA_CPU_CAPABILITY=default|avx2 forces a
 // lower one (tests run every path that way).
 //
-//   // a normal header (aten/native/elementwise/UnaryOps.h):
-//   using exp_fn = void (*)(TensorIteratorBase&);
-//   DECLARE_DISPATCH(exp_fn, exp_stub);
+//   // a normal header (aten/native/nn/Normalization.h):
+//   using layer_norm_fn = void (*)(const Tensor&, ...);
+//   DECLARE_DISPATCH(layer_norm_fn, layer_norm_stub);
 //   // a normal .cpp:
-//   DEFINE_DISPATCH(exp_stub);
-//   ... exp_stub(kCPU, iter);            // or exp_stub(iter)
-//   // aten/native/elementwise/cpu/UnaryOpsKernel.cpp, compiled per ISA:
+//   DEFINE_DISPATCH(layer_norm_stub);
+//   ... layer_norm_stub(kCPU, x, ...);    // or layer_norm_stub(x, ...)
+//   // aten/native/nn/cpu/NormalizationKernel.cpp, compiled per ISA:
 //   namespace at::native {
-//   inline namespace CPU_CAPABILITY { void exp_kernel(TensorIterator& iter) { ... } }
-//   REGISTER_DISPATCH(exp_stub, &exp_kernel);
+//   inline namespace CPU_CAPABILITY { namespace { void layer_norm_kernel(...) { ... } } }
+//   REGISTER_DISPATCH(layer_norm_stub, &layer_norm_kernel);
 //   }
+//
+// An ops.yaml `iterator:` operator needs none of the three lines: codegen declares and
+// defines <op>_stub and writes its REGISTER_DISPATCH into Register<File>.h, which the
+// per-ISA file defining <op>_kernel includes (see cpu_kernels: in ops.yaml).
 //
 // Note [No static initialisers in per-ISA files]
 // A dynamic initialiser in an AVX2 file would run AVX2 code at load time, on any CPU. So

@@ -378,37 +378,10 @@ void bitwise_right_shift_kernel(TensorIterator& iter) { shift_kernel<false>(iter
 }  // namespace
 }  // namespace CPU_CAPABILITY
 
-REGISTER_DISPATCH(add_stub, &add_kernel);
-REGISTER_DISPATCH(sub_stub, &sub_kernel);
-REGISTER_DISPATCH(mul_stub, &mul_kernel);
-REGISTER_DISPATCH(div_stub, &div_kernel);
+// The stubs of ops.yaml's iterator operators, generated from it (each runs its <op>_kernel).
+#include <aten/native/cpu/RegisterBinaryOpsKernel.h>
+
 REGISTER_DISPATCH(div_trunc_stub, &div_trunc_kernel);
 REGISTER_DISPATCH(div_floor_stub, &div_floor_kernel);
-REGISTER_DISPATCH(floor_divide_stub, &floor_divide_kernel);
-REGISTER_DISPATCH(remainder_Tensor_stub, &remainder_kernel);
-REGISTER_DISPATCH(fmod_Tensor_stub, &fmod_kernel);
-REGISTER_DISPATCH(pow_Tensor_Tensor_stub, &pow_kernel);
-REGISTER_DISPATCH(atan2_stub, &atan2_kernel);
-REGISTER_DISPATCH(hypot_stub, &hypot_kernel);
-REGISTER_DISPATCH(copysign_stub, &copysign_kernel);
-REGISTER_DISPATCH(xlogy_OutTensor_stub, &xlogy_kernel);
-REGISTER_DISPATCH(maximum_stub, &maximum_kernel);
-REGISTER_DISPATCH(minimum_stub, &minimum_kernel);
-REGISTER_DISPATCH(fmax_stub, &fmax_kernel);
-REGISTER_DISPATCH(fmin_stub, &fmin_kernel);
-REGISTER_DISPATCH(eq_Tensor_stub, &eq_kernel);
-REGISTER_DISPATCH(ne_Tensor_stub, &ne_kernel);
-REGISTER_DISPATCH(lt_Tensor_stub, &lt_kernel);
-REGISTER_DISPATCH(le_Tensor_stub, &le_kernel);
-REGISTER_DISPATCH(gt_Tensor_stub, &gt_kernel);
-REGISTER_DISPATCH(ge_Tensor_stub, &ge_kernel);
-REGISTER_DISPATCH(logical_and_stub, &logical_and_kernel);
-REGISTER_DISPATCH(logical_or_stub, &logical_or_kernel);
-REGISTER_DISPATCH(logical_xor_stub, &logical_xor_kernel);
-REGISTER_DISPATCH(bitwise_and_Tensor_stub, &bitwise_and_kernel);
-REGISTER_DISPATCH(bitwise_or_Tensor_stub, &bitwise_or_kernel);
-REGISTER_DISPATCH(bitwise_xor_Tensor_stub, &bitwise_xor_kernel);
-REGISTER_DISPATCH(bitwise_left_shift_Tensor_stub, &bitwise_left_shift_kernel);
-REGISTER_DISPATCH(bitwise_right_shift_Tensor_stub, &bitwise_right_shift_kernel);
 
 }  // namespace at::inline tessera::native

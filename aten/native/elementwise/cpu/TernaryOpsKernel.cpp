@@ -219,9 +219,7 @@ void addcdiv_kernel(TensorIterator& iter, const c10::Scalar& value) {
 REGISTER_DISPATCH(where_stub, &where_kernel);
 REGISTER_DISPATCH(clamp_scalar_stub, &clamp_scalar_kernel);
 REGISTER_DISPATCH(clamp_tensor_stub, &clamp_tensor_kernel);
-REGISTER_DISPATCH(lerp_Scalar_stub, &lerp_scalar_kernel);
-REGISTER_DISPATCH(lerp_Tensor_stub, &lerp_tensor_kernel);
-REGISTER_DISPATCH(addcmul_stub, &addcmul_kernel);
-REGISTER_DISPATCH(addcdiv_stub, &addcdiv_kernel);
+// The stubs of ops.yaml's iterator operators, generated from it (each runs its <op>_kernel).
+#include <aten/native/cpu/RegisterTernaryOpsKernel.h>
 
 }  // namespace at::inline tessera::native

@@ -345,54 +345,9 @@ void logical_not_kernel(TensorIterator& iter) {
 }  // namespace
 }  // namespace CPU_CAPABILITY
 
-REGISTER_DISPATCH(abs_stub, &abs_kernel);
-REGISTER_DISPATCH(neg_stub, &neg_kernel);
-REGISTER_DISPATCH(sign_stub, &sign_kernel);
-REGISTER_DISPATCH(sgn_stub, &sgn_kernel);
-REGISTER_DISPATCH(floor_stub, &floor_kernel);
-REGISTER_DISPATCH(ceil_stub, &ceil_kernel);
-REGISTER_DISPATCH(round_stub, &round_kernel);
-REGISTER_DISPATCH(round_decimals_stub, &round_decimals_kernel);
-REGISTER_DISPATCH(trunc_stub, &trunc_kernel);
-REGISTER_DISPATCH(frac_stub, &frac_kernel);
-REGISTER_DISPATCH(relu_stub, &relu_kernel);
-REGISTER_DISPATCH(bitwise_not_stub, &bitwise_not_kernel);
-REGISTER_DISPATCH(square_stub, &square_kernel);
-REGISTER_DISPATCH(logit_stub, &logit_kernel);
-REGISTER_DISPATCH(nan_to_num_stub, &nan_to_num_kernel);
-REGISTER_DISPATCH(isnan_stub, &isnan_kernel);
-REGISTER_DISPATCH(isinf_stub, &isinf_kernel);
+// The stubs of ops.yaml's iterator operators, generated from it (each runs its <op>_kernel).
+#include <aten/native/cpu/RegisterUnaryOpsKernel.h>
+
 REGISTER_DISPATCH(isfinite_stub, &isfinite_kernel);
-REGISTER_DISPATCH(signbit_stub, &signbit_kernel);
-REGISTER_DISPATCH(logical_not_stub, &logical_not_kernel);
-REGISTER_DISPATCH(exp_stub, &exp_kernel);
-REGISTER_DISPATCH(exp2_stub, &exp2_kernel);
-REGISTER_DISPATCH(expm1_stub, &expm1_kernel);
-REGISTER_DISPATCH(log_stub, &log_kernel);
-REGISTER_DISPATCH(log2_stub, &log2_kernel);
-REGISTER_DISPATCH(log10_stub, &log10_kernel);
-REGISTER_DISPATCH(log1p_stub, &log1p_kernel);
-REGISTER_DISPATCH(sqrt_stub, &sqrt_kernel);
-REGISTER_DISPATCH(rsqrt_stub, &rsqrt_kernel);
-REGISTER_DISPATCH(reciprocal_stub, &reciprocal_kernel);
-REGISTER_DISPATCH(sin_stub, &sin_kernel);
-REGISTER_DISPATCH(cos_stub, &cos_kernel);
-REGISTER_DISPATCH(tan_stub, &tan_kernel);
-REGISTER_DISPATCH(asin_stub, &asin_kernel);
-REGISTER_DISPATCH(acos_stub, &acos_kernel);
-REGISTER_DISPATCH(atan_stub, &atan_kernel);
-REGISTER_DISPATCH(sinh_stub, &sinh_kernel);
-REGISTER_DISPATCH(cosh_stub, &cosh_kernel);
-REGISTER_DISPATCH(tanh_stub, &tanh_kernel);
-REGISTER_DISPATCH(asinh_stub, &asinh_kernel);
-REGISTER_DISPATCH(acosh_stub, &acosh_kernel);
-REGISTER_DISPATCH(atanh_stub, &atanh_kernel);
-REGISTER_DISPATCH(sigmoid_stub, &sigmoid_kernel);
-REGISTER_DISPATCH(erf_stub, &erf_kernel);
-REGISTER_DISPATCH(erfc_stub, &erfc_kernel);
-REGISTER_DISPATCH(erfinv_stub, &erfinv_kernel);
-REGISTER_DISPATCH(lgamma_stub, &lgamma_kernel);
-REGISTER_DISPATCH(digamma_stub, &digamma_kernel);
-REGISTER_DISPATCH(polygamma_stub, &polygamma_kernel);
 
 }  // namespace at::inline tessera::native

@@ -480,31 +480,10 @@ void prelu_kernel(TensorIterator& iter) {
 }  // namespace
 }  // namespace CPU_CAPABILITY
 
-REGISTER_DISPATCH(leaky_relu_stub, &leaky_relu_kernel);
-REGISTER_DISPATCH(elu_stub, &elu_kernel);
-REGISTER_DISPATCH(gelu_stub, &gelu_kernel);
-REGISTER_DISPATCH(silu_stub, &silu_kernel);
-REGISTER_DISPATCH(mish_stub, &mish_kernel);
-REGISTER_DISPATCH(softplus_stub, &softplus_kernel);
-REGISTER_DISPATCH(hardtanh_stub, &hardtanh_kernel);
-REGISTER_DISPATCH(hardsigmoid_stub, &hardsigmoid_kernel);
-REGISTER_DISPATCH(hardswish_stub, &hardswish_kernel);
-REGISTER_DISPATCH(threshold_stub, &threshold_kernel);
-REGISTER_DISPATCH(softshrink_stub, &softshrink_kernel);
-REGISTER_DISPATCH(hardshrink_stub, &hardshrink_kernel);
-REGISTER_DISPATCH(log_sigmoid_stub, &log_sigmoid_kernel);
-REGISTER_DISPATCH(threshold_backward_grad_input_stub, &threshold_backward_kernel);
-REGISTER_DISPATCH(leaky_relu_backward_grad_input_stub, &leaky_relu_backward_kernel);
-REGISTER_DISPATCH(elu_backward_grad_input_stub, &elu_backward_kernel);
-REGISTER_DISPATCH(gelu_backward_grad_input_stub, &gelu_backward_kernel);
-REGISTER_DISPATCH(silu_backward_grad_input_stub, &silu_backward_kernel);
+// The stubs of ops.yaml's iterator operators, generated from it (each runs its <op>_kernel).
+#include <aten/native/cpu/RegisterActivationKernel.h>
+
 REGISTER_DISPATCH(mish_backward_stub, &mish_backward_kernel);
-REGISTER_DISPATCH(softplus_backward_grad_input_stub, &softplus_backward_kernel);
-REGISTER_DISPATCH(hardtanh_backward_grad_input_stub, &hardtanh_backward_kernel);
-REGISTER_DISPATCH(hardsigmoid_backward_grad_input_stub, &hardsigmoid_backward_kernel);
-REGISTER_DISPATCH(hardswish_backward_stub, &hardswish_backward_kernel);
-REGISTER_DISPATCH(softshrink_backward_grad_input_stub, &softshrink_backward_kernel);
-REGISTER_DISPATCH(hardshrink_backward_grad_input_stub, &hardshrink_backward_kernel);
 REGISTER_DISPATCH(log_sigmoid_backward_stub, &log_sigmoid_backward_kernel);
 REGISTER_DISPATCH(prelu_stub, &prelu_kernel);
 
