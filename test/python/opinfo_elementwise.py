@@ -19,6 +19,7 @@ register(
     binary("pow", low=0.0, high=3.0),
     binary("atan2"),
     binary("hypot"),
+    binary("logaddexp", inplace=False, low=-30.0, high=30.0),
     binary("maximum", inplace=False),
     binary("minimum", inplace=False),
     binary("fmax", inplace=False),

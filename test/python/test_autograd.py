@@ -41,6 +41,7 @@ CASES = [
     ("pow", lambda L, a, b: L.pow(a, b), (P, V)),
     ("atan2", lambda L, a, b: L.atan2(a, b), (M, P)),
     ("hypot", lambda L, a, b: L.hypot(a, b), (M, P)),
+    ("logaddexp", lambda L, a, b: L.logaddexp(a, b), (M, V)),
     ("maximum", lambda L, a, b: L.maximum(a, b), (M, V)),
     ("minimum", lambda L, a, b: L.minimum(a, b), (M, V)),
     ("where", lambda L, a, b: L.where(L.gt(a, 0), a, b), (M, V)),
@@ -395,7 +396,7 @@ def test_gradcheck(name, fn, inputs):
 
 # In-place writes through views are not yet twice differentiable (the saved view is
 # rewritten by the double backward's own CopySlices): inplace_on_view is left out.
-GRADGRAD = ["activations", "activations_inplace", "losses", "normalization", "attention", "digamma_polygamma", "mul_div", "exp_log", "trig", "softmax", "mm", "sum_mean", "view_ops", "var_std", "cat", "select_narrow"]
+GRADGRAD = ["activations", "logaddexp", "activations_inplace", "losses", "normalization", "attention", "digamma_polygamma", "mul_div", "exp_log", "trig", "softmax", "mm", "sum_mean", "view_ops", "var_std", "cat", "select_narrow"]
 
 
 @pytest.mark.parametrize("name", GRADGRAD)

@@ -1,6 +1,7 @@
 """polygamma against torch: values over positive and negative arguments for n = 0..4 in
 float64 and float32, the method and in-place forms, out=, integer inputs, Meta, and the
-error for negative n. (Its derivative and digamma's are gradchecked in test_autograd.py.)"""
+error for negative n. (Its derivative and digamma's are gradchecked in test_autograd.py.)
+logaddexp where naive formulas fail: infinities, NaN, far-apart and huge arguments."""
 import math
 
 import pytest
@@ -81,3 +82,18 @@ def test_large_order_and_far_arguments():
 def test_keyword_input_like_torch():
     t, m = both([0.5, 2.0], "float64")
     assert tessera.polygamma(1, input=m).tolist() == pytest.approx(torch.polygamma(1, input=t).tolist(), rel=2e-9)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "bfloat16"])
+def test_logaddexp_at_the_edges(dtype):
+    inf, nan = math.inf, math.nan
+    a = [inf, -inf, inf, -inf, nan, 1.0, 1000.0, -1000.0, 80.0, 0.0]
+    b = [inf, -inf, -inf, 5.0, 1.0, nan, 1000.0, -1000.0, -80.0, 0.0]
+    ta, ma = both(a, dtype)
+    tb, mb = both(b, dtype)
+    want = torch.logaddexp(ta, tb)
+    got = tessera.logaddexp(ma, mb)
+    torch.testing.assert_close(torch.from_numpy(got.float().numpy()), want.float(), equal_nan=True)
+    # integer tensors are refused, as torch 1.13 does
+    with pytest.raises(RuntimeError, match="\"logaddexp_cpu\" not implemented for 'Long'"):
+        tessera.logaddexp(tessera.tensor([1]), tessera.tensor([2]))

@@ -257,6 +257,15 @@ void atan2_kernel(TensorIterator& iter) {
 void hypot_kernel(TensorIterator& iter) {
   binary_kernel<kFloating | kReducedFloat>(iter, "hypot", [](auto a, auto b) { return std::hypot(a, b); });
 }
+
+// log(exp(a) + exp(b)) without overflow: the larger plus log1p(exp(-|a - b|)). Equal
+// infinities are their own result (inf - inf would give NaN); a NaN propagates.
+void logaddexp_kernel(TensorIterator& iter) {
+  binary_kernel<kFloating | kReducedFloat>(iter, "logaddexp_cpu", [](auto a, auto b) {
+    if (a == b && std::isinf(a)) return a;
+    return std::max(a, b) + std::log1p(std::exp(-std::abs(a - b)));
+  });
+}
 void copysign_kernel(TensorIterator& iter) {
   binary_kernel<kFloating | kReducedFloat>(iter, "copysign", [](auto a, auto b) { return std::copysign(a, b); });
 }
