@@ -68,6 +68,7 @@ CASES = [
     ("tril_triu", lambda L, a: L.tril(a) + L.triu(a, 1) * 2, (M,)),
     ("cat", lambda L, a, b: L.cat([a, b * 2], 0), (M, M)),
     ("sum_mean", lambda L, a: a.sum(0) + a.mean(1, keepdim=True).sum() + a.sum(), (M,)),
+    ("trace", lambda L, a: L.trace(a) + a.t().trace() * 2, (M,)),
     ("prod", lambda L, a: a.prod(1), (M,)),
     ("prod_with_zero", lambda L, a: a.prod(1), ([[0.0, 2.0, 3.0], [1.0, 0.0, 0.0]],)),
     ("amax_amin", lambda L, a: L.amax(a, 1) + L.amin(a, 0).sum(), (M,)),

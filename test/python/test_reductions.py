@@ -74,3 +74,10 @@ def test_dim_reductions_split_across_threads_give_the_same_bits(shape, dim):
     assert one == two.tolist()
     torch.testing.assert_close(torch.tensor(two.tolist(), dtype=torch.float64), torch.tensor(want.tolist(), dtype=torch.float64),
                                rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("expr", ["lib.trace(lib.ones(3))", "lib.ones(2, 2, 2).trace()", "lib.trace(lib.tensor(1.0))",
+                                  "lib.trace(lib.ones(2, 2, dtype=lib.bool))",
+                                  "lib.trace(lib.ones(2, 2), out=lib.empty(()))"])
+def test_trace_errors_like_torch(expr):
+    assert_raises_like_torch(expr)

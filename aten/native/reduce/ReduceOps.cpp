@@ -1,4 +1,4 @@
-// Reductions: sum, nansum, prod, mean, amax, amin, any, all, count_nonzero. Shape
+// Reductions: sum, nansum, prod, mean, amax, amin, any, all, count_nonzero, trace. Shape
 // functions serve Meta and CPU; the CPU kernels fill an accumulator of the reduction's
 // dtype through make_reduction (kernels in cpu/ReduceOpsKernel.cpp) and cast it into the
 // result.
@@ -351,6 +351,13 @@ Tensor& count_nonzero_dim_IntList_out(const Tensor& self, IntArrayRef dim, Tenso
 }
 Tensor& count_nonzero_out(const Tensor& self, std::optional<int64_t> dim, Tensor& out) {
   return count_nonzero_dim_IntList_out(self, dims_of(dim), out);
+}
+
+// The sum of a matrix's main diagonal (integers in int64, as sum's).
+Tensor trace(const Tensor& self) {
+  TORCH_CHECK(self.dim() == 2, "trace: expected a matrix, but got tensor with dim ", self.dim());
+  if (self.scalar_type() == c10::kBool) dtype_not_implemented("trace", self.scalar_type());
+  return self.diagonal().sum();
 }
 
 }  // namespace native
