@@ -69,6 +69,7 @@ CASES = [
     ("cat", lambda L, a, b: L.cat([a, b * 2], 0), (M, M)),
     ("sum_mean", lambda L, a: a.sum(0) + a.mean(1, keepdim=True).sum() + a.sum(), (M,)),
     ("trace", lambda L, a: L.trace(a) + a.t().trace() * 2, (M,)),
+    ("channel_shuffle", lambda L, a: L.channel_shuffle(a.reshape(1, 6, 1), 3) * L.arange(6.0).reshape(1, 6, 1), (M,)),
     ("prod", lambda L, a: a.prod(1), (M,)),
     ("prod_with_zero", lambda L, a: a.prod(1), ([[0.0, 2.0, 3.0], [1.0, 0.0, 0.0]],)),
     ("amax_amin", lambda L, a: L.amax(a, 1) + L.amin(a, 0).sum(), (M,)),
@@ -159,7 +160,8 @@ CASES = [
 # derivative in current PyTorch (grad_output: hardsigmoid_backward(grad, self); self: 0),
 # not in 1.13; scaled_dot_product_attention is 2.x (test_nn_attention.py compares it with
 # the composite written in torch ops).
-NOT_IN_TORCH_1_13 = {"hardsigmoid_double_backward", "attention"}
+# (channel_shuffle: current torch's derivative is the inverse shuffle, channel_shuffle(grad, C / groups))
+NOT_IN_TORCH_1_13 = {"hardsigmoid_double_backward", "attention", "channel_shuffle"}
 
 
 def _weighted_sum(outs):

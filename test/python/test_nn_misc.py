@@ -173,6 +173,22 @@ def test_pixel_shuffle_round_trip_like_torch(shape, r):
     torch.testing.assert_close(to_torch(sx.grad), tx.grad)
 
 
+@pytest.mark.parametrize("shape,groups", [((2, 6, 3, 3), 3), ((1, 4, 5), 2), ((2, 4, 1, 2, 2), 4), ((0, 4, 2), 2)])
+def test_channel_shuffle_like_torch(shape, groups):
+    x = rand(shape, 3)
+    tx, sx = x.clone().requires_grad_(), to_tessera(x).requires_grad_()
+    want, got = TF.channel_shuffle(tx, groups), F.channel_shuffle(sx, groups)
+    torch.testing.assert_close(to_torch(got), want)
+    module = tessera.nn.ChannelShuffle(groups)
+    assert repr(module) == repr(torch.nn.ChannelShuffle(groups))
+    torch.testing.assert_close(to_torch(module(sx)), want)
+    # torch 1.13 has no derivative for it; current torch's is the inverse shuffle
+    (got * got).sum().backward()
+    torch.testing.assert_close(to_torch(sx.grad), TF.channel_shuffle(2 * want.detach(), shape[1] // groups))
+    meta = tessera.channel_shuffle(tessera.empty(shape, device="meta"), groups)
+    assert meta.is_meta and tuple(meta.shape) == shape
+
+
 ERRORS = [
     "F.embedding(lib.tensor([1.0]), lib.ones(3, 2))",
     "F.embedding(lib.tensor([1]), lib.ones(3))",
@@ -192,6 +208,9 @@ ERRORS = [
     "F.pixel_shuffle(lib.ones(1, 5, 2, 2), 2)",
     "F.pixel_shuffle(lib.ones(1, 4, 2, 2), 0)",
     "F.pixel_unshuffle(lib.ones(1, 1, 3, 4), 2)",
+    "F.channel_shuffle(lib.ones(2, 4), 2)",
+    "F.channel_shuffle(lib.ones(1, 4, 2), 0)",
+    "F.channel_shuffle(lib.ones(1, 3, 2), 2)",
     "F.dropout(lib.ones(3), 1.5)",
     "F.dropout1d(lib.ones(3), 0.5)",
     "lib.feature_dropout(lib.ones(3), 0.5, True)",

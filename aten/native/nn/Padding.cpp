@@ -1,4 +1,4 @@
-// F.pad's modes and pixel (un)shuffle, written over other operators: constant padding
+// F.pad's modes, pixel (un)shuffle and channel shuffle, written over other operators: constant padding
 // copies the input into a filled tensor (negative pads crop), reflect / replicate /
 // circular pick each padded dim's source positions with index_select, so autograd adds
 // the grads of repeated positions together.
@@ -123,6 +123,18 @@ Tensor pixel_shuffle(const Tensor& self, int64_t upscale_factor) {
   std::vector<int64_t> out = lead;
   out.insert(out.end(), {c / (r * r), h * r, w * r});
   return self.reshape(split).permute(perm).reshape(out);
+}
+
+// [N, C, *] seen as [N, g, C/g, *] -> [N, C/g, g, *]: channel k of group i moves to k g + i.
+Tensor channel_shuffle(const Tensor& self, int64_t groups) {
+  TORCH_CHECK(self.dim() > 2, "channel_shuffle expects input with > 2 dims, but got input with sizes ", self.sizes());
+  TORCH_CHECK(groups > 0, "Number of groups to divide channels in must be positive. Value of groups:", groups);
+  const int64_t c = self.size(1);
+  TORCH_CHECK(c % groups == 0, "Number of channels must be divisible by groups. Got ", c, " channels and ", groups,
+              " groups.");
+  std::vector<int64_t> split = {self.size(0), groups, c / groups};
+  split.insert(split.end(), self.sizes().begin() + 2, self.sizes().end());
+  return self.reshape(split).transpose(1, 2).reshape(self.sizes());
 }
 
 Tensor pixel_unshuffle(const Tensor& self, int64_t downscale_factor) {

@@ -543,6 +543,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
 one_hot = _nn.one_hot
 pad = _nn.pad
 pixel_shuffle = _t.pixel_shuffle
+channel_shuffle = _t.channel_shuffle
 pixel_unshuffle = _t.pixel_unshuffle
 
 

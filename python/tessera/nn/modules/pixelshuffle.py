@@ -1,9 +1,9 @@
-"""PixelShuffle and PixelUnshuffle: moving channel blocks into spatial positions and back,
-as torch.nn's layers."""
+"""PixelShuffle and PixelUnshuffle: moving channel blocks into spatial positions and back;
+ChannelShuffle: interleaving channel groups. As torch.nn's layers."""
 from .. import functional as F
 from .module import Module
 
-__all__ = ["PixelShuffle", "PixelUnshuffle"]
+__all__ = ["PixelShuffle", "PixelUnshuffle", "ChannelShuffle"]
 
 
 class PixelShuffle(Module):
@@ -36,3 +36,19 @@ class PixelUnshuffle(Module):
 
     def extra_repr(self):
         return f"downscale_factor={self.downscale_factor}"
+
+
+class ChannelShuffle(Module):
+    """[N, C, *] with C = g * k: channel j of group i moves to position j * g + i."""
+
+    __constants__ = ["groups"]
+
+    def __init__(self, groups):
+        super().__init__()
+        self.groups = groups
+
+    def forward(self, input):
+        return F.channel_shuffle(input, self.groups)
+
+    def extra_repr(self):
+        return f"groups={self.groups}"
