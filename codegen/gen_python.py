@@ -106,12 +106,11 @@ def _return_stmt(schema, call: str, aliased_obj: str | None) -> list[str]:
     raise ValueError(f"{schema.full_name}: no Python conversion for return type {ret}")
 
 
-def _takes_requires_grad(schema) -> bool:
-    """The parser's rule (csrc/ArgParser.cpp, takes_requires_grad): factories with
-    TensorOptions that make a tensor from none, or like one (*_like, new_*)."""
-    tensor_input = any(a.type.base == "Tensor" and not a.type.is_list for a in schema.arguments)
-    return schema.tensor_options_group and cpp.return_type(schema) == "at::Tensor" and (
-        not tensor_input or schema.name.endswith("_like") or schema.name.startswith("new_"))
+def _may_take_requires_grad(schema) -> bool:
+    """Whether the result may need requires_grad= applied: the parser decides which of these
+    signatures take the keyword (csrc/ArgParser.cpp, takes_requires_grad), and
+    ParsedArgs::with_requires_grad does nothing for the others (_to_copy, to)."""
+    return schema.tensor_options_group and cpp.return_type(schema) == "at::Tensor"
 
 
 def _binding(name: str, group, ops, is_method: bool) -> str:
@@ -125,7 +124,7 @@ def _binding(name: str, group, ops, is_method: bool) -> str:
         self_expr = "self" if is_method else None
         exprs = _argument_exprs(s, locals_, self_expr)
         call = f"at::ops::op_{cpp.identifier(s)}().call({', '.join(exprs)})"
-        if _takes_requires_grad(s):
+        if _may_take_requires_grad(s):
             call = f"r.with_requires_grad({call})"
         if is_method:
             aliased = "self_"

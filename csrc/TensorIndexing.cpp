@@ -181,11 +181,11 @@ Sliced apply_slicing(const at::Tensor& self, PyObject* index) {
 // The assigned value: a tensor as given, a number as a 0-dim tensor of self's dtype.
 at::Tensor value_to_tensor(const at::Tensor& self, PyObject* value) {
   if (is_tensor(value)) return unwrap(value);
-  at::Tensor number;
-  TORCH_CHECK_TYPE(number_to_tensor(value, number), "can't assign a ", Py_TYPE(value)->tp_name, " to a ",
+  c10::Scalar number;
+  TORCH_CHECK_TYPE(number_to_scalar(value, number), "can't assign a ", Py_TYPE(value)->tp_name, " to a ",
                    at::tensor_type_string(self));
   at::Tensor v = at::empty({}, self.options());
-  v.fill_(number.item());
+  v.fill_(number);
   return v;
 }
 

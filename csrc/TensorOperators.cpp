@@ -42,26 +42,24 @@ int64_t unpack_long_checked(PyObject* obj) {
   return v;
 }
 
-// A Python number as a 0-dim wrapped-number tensor (Bool, Long, Double or ComplexDouble,
-// which type promotion ranks below any tensor); false when obj is not a number.
 }  // namespace
 
-bool number_to_tensor(PyObject* obj, at::Tensor& out) {
+bool number_to_scalar(PyObject* obj, c10::Scalar& out) {
   if (PyFloat_Check(obj)) {
-    out = at::wrapped_scalar_tensor(PyFloat_AS_DOUBLE(obj));
+    out = PyFloat_AS_DOUBLE(obj);
     return true;
   }
   if (PyBool_Check(obj)) {
-    out = at::wrapped_scalar_tensor(obj == Py_True);
+    out = obj == Py_True;
     return true;
   }
   if (PyLong_Check(obj)) {
-    out = at::wrapped_scalar_tensor(unpack_long_checked(obj));
+    out = unpack_long_checked(obj);
     return true;
   }
   if (PyComplex_Check(obj)) {
     Py_complex z = PyComplex_AsCComplex(obj);
-    out = at::wrapped_scalar_tensor(c10::complex<double>(z.real, z.imag));
+    out = c10::complex<double>(z.real, z.imag);
     return true;
   }
   switch (numpy_scalar_kind(obj)) {
@@ -70,7 +68,7 @@ bool number_to_tensor(PyObject* obj, at::Tensor& out) {
     case NumberKind::Bool: {
       int b = PyObject_IsTrue(obj);
       if (b < 0) throw python_error();
-      out = at::wrapped_scalar_tensor(b != 0);
+      out = b != 0;
       return true;
     }
     case NumberKind::Int: {
@@ -84,25 +82,31 @@ bool number_to_tensor(PyObject* obj, at::Tensor& out) {
         throw;
       }
       Py_DECREF(index);
-      out = at::wrapped_scalar_tensor(v);
+      out = v;
       return true;
     }
     case NumberKind::Float: {
       double v = PyFloat_AsDouble(obj);
       if (v == -1.0 && PyErr_Occurred()) throw python_error();
-      out = at::wrapped_scalar_tensor(v);
+      out = v;
       return true;
     }
     case NumberKind::Complex: {
       Py_complex z = PyComplex_AsCComplex(obj);
       if (z.real == -1.0 && PyErr_Occurred()) throw python_error();
-      out = at::wrapped_scalar_tensor(c10::complex<double>(z.real, z.imag));
+      out = c10::complex<double>(z.real, z.imag);
       return true;
     }
   }
   return false;
 }
 
+bool number_to_tensor(PyObject* obj, at::Tensor& out) {
+  c10::Scalar s;
+  if (!number_to_scalar(obj, s)) return false;
+  out = at::wrapped_scalar_tensor(s);
+  return true;
+}
 
 bool operand_to_tensor(PyObject* obj, at::Tensor& out) {
   if (number_to_tensor(obj, out)) return true;
@@ -115,14 +119,8 @@ bool operand_to_tensor(PyObject* obj, at::Tensor& out) {
 
 namespace {
 
-// A Python number as a Scalar (pow takes its number operand as a Scalar, as torch's
-// Tensor.__pow__ does: int ** negative int is then refused the way torch refuses it).
-bool number_to_scalar(PyObject* obj, c10::Scalar& out) {
-  at::Tensor t;
-  if (!number_to_tensor(obj, t)) return false;
-  out = t.item();
-  return true;
-}
+// (** takes its number operand as a Scalar, as torch's Tensor.__pow__ does: int ** negative
+// int is then refused the way torch refuses it.)
 
 PyObject* tensor_power(PyObject* a, PyObject* b, PyObject* mod) {
   HANDLE_TH_ERRORS

@@ -51,8 +51,11 @@ bool is_numpy_array(PyObject* obj);
 // A device argument as torch's parsers take it: tessera.device, "cuda:1" or an int (CUDA index).
 c10::Device device_from_object(PyObject* obj);
 
-// A Python number (bool, int, float, complex or a numpy scalar) as a 0-dim wrapped-number
-// tensor; false when obj is not one. The tensor may be a per-thread cache: use it at once.
+// A Python number (bool, int, float, complex or a numpy scalar) as a Scalar (Bool, Long,
+// Double or ComplexDouble); false when obj is not one.
+bool number_to_scalar(PyObject* obj, c10::Scalar& out);
+// The same as a 0-dim wrapped-number tensor (at::wrapped_scalar_tensor). The tensor may be a
+// per-thread cache: use it at once.
 bool number_to_tensor(PyObject* obj, at::Tensor& out);
 // The other operand of a tensor operator: a number (as above) or a numpy array (copied into
 // a tensor, as torch does); false for anything else.
