@@ -15,9 +15,11 @@ int64_t wrap(int64_t dim, int64_t ndim) {
   return dim < 0 ? dim + n : dim;
 }
 
-// The reduced dims, wrapped and sorted; none (or an empty list) means every dim.
+// The reduced dims, wrapped and sorted; none (or an empty list) means every dim. A 0-dim
+// tensor has none to index (the forward accepted dim 0 or -1 as its scalar "dim").
 std::vector<int64_t> reduced_dims(std::optional<IntArrayRef> dims, int64_t ndim) {
   std::vector<int64_t> out;
+  if (ndim == 0) return out;
   if (!dims || dims->empty()) {
     for (int64_t d = 0; d < ndim; ++d) out.push_back(d);
   } else {
@@ -34,6 +36,10 @@ int64_t reduced_count(IntArrayRef sizes, std::optional<IntArrayRef> dims) {
   return n;
 }
 }  // namespace
+
+Tensor not_implemented(const char* what) {
+  TORCH_CHECK_NOT_IMPLEMENTED(false, "the derivative for '", what, "' is not implemented.");
+}
 
 void not_implemented(const char* op, const char* input) {
   TORCH_CHECK_NOT_IMPLEMENTED(false, "the derivative for '", op, "' is not implemented (input '", input, "').");

@@ -17,6 +17,9 @@ using at::IntArrayRef;
 using at::Tensor;
 
 [[noreturn]] TORCH_API void not_implemented(const char* op, const char* input);
+// A formula that refuses at backward, as torch's derivatives.yaml writes
+// `not_implemented("inplace version of acosh")`.
+[[noreturn]] TORCH_API Tensor not_implemented(const char* what);
 
 // Reductions: the grad of the reduced tensor spread back over the input's shape.
 Tensor restore_reduced_dims(const Tensor& grad, std::optional<IntArrayRef> dims, int64_t ndim, bool keepdim);

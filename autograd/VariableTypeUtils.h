@@ -68,4 +68,12 @@ TORCH_API void check_inplace(const at::Tensor& self, bool requires_grad);
 
 [[noreturn]] TORCH_API void throw_error_out_requires_grad(const char* name);
 
+// A tensor argument derivatives.yaml gives neither a formula nor `non_differentiable`
+// must not require grad (in grad mode): the op cannot differentiate it, and a silent
+// missing gradient would be wrong data.
+TORCH_API void check_no_requires_grad(const at::Tensor& t, const char* name, const char* fn);
+inline void check_no_requires_grad(const std::optional<at::Tensor>& t, const char* name, const char* fn) {
+  if (t) check_no_requires_grad(*t, name, fn);
+}
+
 }  // namespace torch::autograd

@@ -1,4 +1,4 @@
-# Operator code generated from ops.yaml and derivatives.yaml by codegen/gen.py.
+# Operator code generated from ops.yaml, derivatives.yaml and opdocs.yaml by codegen/gen.py.
 #
 # The generator runs once per build into ${TESSERA_GENERATED_DIR}, one subfolder per layer
 # (aten/, autograd/, csrc/). It rewrites only files whose text changed, and Ninja's restat
@@ -11,7 +11,7 @@ set(TESSERA_GENERATED_DIR ${CMAKE_BINARY_DIR}/generated)
 file(GLOB TESSERA_CODEGEN_SCRIPTS CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/codegen/*.py)
 set(TESSERA_CODEGEN_COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/codegen/gen.py
     --ops ${PROJECT_SOURCE_DIR}/ops.yaml --derivatives ${PROJECT_SOURCE_DIR}/derivatives.yaml
-    --out ${TESSERA_GENERATED_DIR})
+    --docs ${PROJECT_SOURCE_DIR}/opdocs.yaml --out ${TESSERA_GENERATED_DIR})
 # gen.py decides the file list, so a change to it re-runs configure.
 set_property(DIRECTORY ${PROJECT_SOURCE_DIR} APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS
              ${PROJECT_SOURCE_DIR}/codegen/gen.py)
@@ -24,8 +24,9 @@ add_custom_command(
   OUTPUT ${TESSERA_GENERATED_DIR}/codegen.stamp
   BYPRODUCTS ${TESSERA_GENERATED_FILES}
   COMMAND ${TESSERA_CODEGEN_COMMAND}
-  DEPENDS ${PROJECT_SOURCE_DIR}/ops.yaml ${PROJECT_SOURCE_DIR}/derivatives.yaml ${TESSERA_CODEGEN_SCRIPTS}
-  COMMENT "Generating operator and autograd code from ops.yaml and derivatives.yaml"
+  DEPENDS ${PROJECT_SOURCE_DIR}/ops.yaml ${PROJECT_SOURCE_DIR}/derivatives.yaml ${PROJECT_SOURCE_DIR}/opdocs.yaml
+          ${TESSERA_CODEGEN_SCRIPTS}
+  COMMENT "Generating operator and autograd code from ops.yaml, derivatives.yaml and opdocs.yaml"
   VERBATIM)
 add_custom_target(tessera_codegen DEPENDS ${TESSERA_GENERATED_DIR}/codegen.stamp)
 

@@ -653,7 +653,7 @@ def gen_filled_factories(ops) -> str:
 
 # ---------------------------------------------------------------- driver
 
-def generate(ops, derivatives_path=None) -> dict[str, str]:
+def generate(ops, derivatives_path=None, docs_path=None) -> dict[str, str]:
     files = {}
     if derivatives_path is not None:
         files.update(gen_autograd.generate(ops, derivatives_path))
@@ -670,7 +670,9 @@ def generate(ops, derivatives_path=None) -> dict[str, str]:
     files["aten/ops/ScalarWrappers.cpp"] = gen_scalar_wrappers(ops)
     files["aten/ops/FilledFactories.cpp"] = gen_filled_factories(ops)
     files.update(gen_kernel_registrations(ops))
-    files.update(gen_python.generate(ops))
+    # (no docs file, as in test_codegen's small schemas: the docstrings are the signatures)
+    docs = (yaml.safe_load(pathlib.Path(docs_path).read_text()) or {}) if docs_path else None
+    files.update(gen_python.generate(ops, docs))
     return files
 
 
@@ -686,11 +688,12 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ops", required=True)
     ap.add_argument("--derivatives", help="derivatives.yaml (generates the autograd kernels)")
+    ap.add_argument("--docs", help="opdocs.yaml (the bindings' docstrings)")
     ap.add_argument("--out", required=True)
     ap.add_argument("--list", action="store_true", help="print the files this generates and exit")
     args = ap.parse_args(argv)
     ops = load_ops(args.ops)
-    files = generate(ops, args.derivatives)
+    files = generate(ops, args.derivatives, args.docs)
     if args.list:
         print(";".join(sorted(files)))
         return

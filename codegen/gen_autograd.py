@@ -69,6 +69,7 @@ class Derivative:
     formulas: list            # [(tuple of input names, C++ expression)]
     output_differentiability: Optional[list]
     non_differentiable: set
+    refused: list = dataclasses.field(default_factory=list)  # must not require grad
     node: str = ""            # class name, set after loading
 
     @property
@@ -109,7 +110,12 @@ def load_derivatives(path, ops) -> dict:
                 nondiff.update(names)
             else:
                 formulas.append((names, str(value).strip()))
-        d = Derivative(schema, formulas, e.get("output_differentiability"), nondiff)
+        # A tensor argument with neither a formula nor `non_differentiable` is refused when
+        # it requires grad (torch's check_no_requires_grad): it takes no edge either.
+        listed = nondiff | {n for names, _ in formulas for n in names}
+        refused = [a.name for a in schema.arguments if a.type.carries_tensors and not a.is_out and not a.type.is_list
+                   and a.name not in listed]
+        d = Derivative(schema, formulas, e.get("output_differentiability"), nondiff | set(refused), refused)
         base = schema.name.rstrip("_") if schema.is_inplace else schema.name
         # node_name pins torch's class name where torch numbers overloads tessera keeps
         # composite (torch's sum() is SumBackward0, so sum.dim_IntList is SumBackward1).
@@ -447,6 +453,8 @@ def gen_kernel(op: Op, d: Optional[Derivative]) -> str:
         lines.append(f"  return {call};\n}}")
         return "\n".join(lines)
     inputs = _differentiable_inputs(s, d)
+    for name in (d.refused if d else []):
+        lines.append(f'  check_no_requires_grad({name}, "{name}", "{s.name}");')
     lines.append(f"  const bool any_requires_grad = {_requires_grad_expr(inputs)};")
     if s.is_inplace:
         lines.append("  check_inplace(self, any_requires_grad);")

@@ -4,6 +4,7 @@ PythonArgParser and calls the operator's unboxed handle. No binding is written b
 """
 from __future__ import annotations
 
+import re
 import zlib
 
 import cpp
@@ -209,9 +210,78 @@ def _groups(ops, variant: str, module: str | None = None):
     return {name: _parse_order(group) for name, group in groups.items()}
 
 
-def _table(names, prefix: str) -> str:
+def _table(groups: dict, prefix: str, docs: dict, ops, method: bool) -> str:
     return "\n".join(f'      {{"{n}", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>({prefix}{n})), '
-                     f"METH_VARARGS | METH_KEYWORDS, nullptr}}," for n in names)
+                     f"METH_VARARGS | METH_KEYWORDS, {_doc_literal(docstring(n, g, ops, method, docs))}}},"
+                     for n, g in groups.items())
+
+
+# ---------------------------------------------------------------- docstrings
+# Each binding's __doc__ is its Python signatures (from the schemas) and its prose, from
+# opdocs.yaml keyed by Python name. In-place forms (add_) and the _foreach_ family take
+# theirs from the operator they apply; every other name needs its own entry.
+
+_ALIAS = re.compile(r"\([a-z]!?\)")
+
+
+def _python_signature(op: Op, ops, method: bool) -> str:
+    s = op.schema
+    params, star = [], False
+    for a in s.non_out_arguments:
+        if method and a.name == "self":
+            continue
+        if a.kwarg_only and not star:
+            params.append("*")
+            star = True
+        name = "input" if a.name == "self" else a.name
+        params.append(name if a.default is None else f"{name}={a.default}")
+    if not method and (s.is_out or out_twin(op, ops) is not None):
+        if not star:
+            params.append("*")
+            star = True
+        params.append("out=None")
+    if not method and _may_take_requires_grad(s):
+        params.append("requires_grad=False" if star else "*, requires_grad=False")
+    return f"{s.name}({', '.join(params)}) -> {_returns_text(s.text) or 'None'}"
+
+
+def _returns_text(schema_text: str) -> str:
+    """What follows the argument list's closing parenthesis and its arrow, without alias
+    annotations ("Tensor(a)[]" -> "Tensor[]")."""
+    depth = 0
+    for i, c in enumerate(schema_text):
+        depth += c == "("
+        depth -= c == ")"
+        if c == ")" and depth == 0:
+            return _ALIAS.sub("", re.sub(r"\([a-z] -> \*\)", "", schema_text[i + 1:].split("->", 1)[1])).strip()
+    raise ValueError(f"no argument list in {schema_text}")
+
+
+def docstring(name: str, group, ops, method: bool, docs) -> str:
+    signatures = "\n".join(dict.fromkeys(_python_signature(op, ops, method) for op in group))
+    return signatures if docs is None else signatures + "\n\n" + prose(name, docs)
+
+
+def prose(name: str, docs: dict) -> str:
+    if name in docs:
+        return docs[name].strip()
+    if name.startswith("_foreach_"):
+        base = name[len("_foreach_"):]
+        inplace = base.endswith("_")
+        base = base.rstrip("_")
+        return (f"Applies `{base}` to each tensor of the list (with the matching elements of the other "
+                f"lists or the scalar), as one call" + (", writing each result into its tensor." if inplace
+                                                        else ", and returns the list of results."))
+    if name.endswith("_") and name[:-1] in docs:
+        return f"In-place version of `{name[:-1]}`: writes the result into the tensor and returns it.\n\n" + \
+            docs[name[:-1]].strip()
+    raise ValueError(f"opdocs.yaml has no entry for the Python binding '{name}'")
+
+
+def _doc_literal(text: str) -> str:
+    if ")doc\"" in text:
+        raise ValueError("a docstring may not contain )doc\"")
+    return f'R"doc({text})doc"'
 
 
 # Python submodules of tessera._C (tessera._C._linalg, ...), each with its table.
@@ -316,9 +386,9 @@ def _part_of(name: str) -> int:
     return zlib.crc32(name.encode()) % BINDING_PARTS
 
 
-def generate(ops) -> dict:
-    """{"csrc/python_functions.cpp": the method tables, "csrc/python_bindings_<k>.cpp": the
-    bindings themselves}."""
+def generate(ops, docs) -> dict:
+    """{"csrc/python_functions.cpp": the method tables with their docstrings,
+    "csrc/python_bindings_<k>.cpp": the bindings themselves}."""
     functions, methods = _groups(ops, "function"), _groups(ops, "method")
     bindings = [(n, f"fn_{n}", _binding(n, g, ops, False)) for n, g in functions.items()]
     bindings += [(n, f"method_{n}", _binding(n, g, ops, True)) for n, g in methods.items()]
@@ -329,7 +399,7 @@ def generate(ops) -> dict:
                      for n, g in group.items()]
         module_tables.append(f"""PyMethodDef* generated_{module}_functions() {{
   static PyMethodDef table[] = {{
-{_table(group, f"fn_{module}_")}
+{_table(group, f"fn_{module}_", docs, ops, False)}
       {{nullptr, nullptr, 0, nullptr}}}};
   return table;
 }}
@@ -351,8 +421,8 @@ namespace tessera::python::bindings {{
 """
     declarations = "\n".join(f"PyObject* {fname}(PyObject* self_, PyObject* args, PyObject* kwargs);"
                               for _, fname, _ in bindings)
-    fn_table = _table(functions, "fn_")
-    m_table = _table(methods, "method_")
+    fn_table = _table(functions, "fn_", docs, ops, False)
+    m_table = _table(methods, "method_", docs, ops, True)
     files["csrc/python_number_slots.cpp"] = number_slots(ops)
     files["csrc/python_functions.cpp"] = HEADER + f"""// The method tables of every operator binding (the bindings: python_bindings_*.cpp).
 #include <csrc/python_api.h>

@@ -1,10 +1,20 @@
-"""An OpInfo-like registry: one entry per operator, from which the differential tests
-against torch are generated (test_ops.py): values and dtypes on every supported dtype and
-on 0-dim, empty, broadcast and non-contiguous inputs, in-place and out= agreement, meta
-shapes, and torch's exception class where neither library supports a dtype.
+"""The operator registry: one OpInfo entry per operator, from which every per-operator
+test is generated against torch.
 
-A new op is one OpInfo(...) line in the registry at the bottom (or a family file that
-calls register()).
+- test_ops.py: values and dtypes on every supported dtype and on 0-dim, empty, broadcast
+  and non-contiguous inputs (or the entry's own sample generator), the method, in-place
+  and out= forms, meta shapes, and torch's exception class where neither library
+  supports a dtype; on each backend the entry names.
+- test_op_grads.py: gradients. Each entry's float64 samples (and its explicit GradSamples)
+  are differentiated by both libraries: torch's grads compared, tessera's gradchecked
+  (and gradgradchecked where the entry asks); where torch records no graph, or a Node
+  that is "not implemented", tessera must do the same.
+- test_op_coverage.py: every ops.yaml operator has an entry (by name, or listed in an
+  entry's `covers`), or a stated exemption; every derivatives.yaml Node is reached by
+  some entry's gradient samples.
+
+A new op is one OpInfo(...) in the family file opinfo_<family>.py that mirrors its
+ops.yaml section (each calls register()).
 """
 from __future__ import annotations
 
@@ -97,6 +107,42 @@ BINARY_LAYOUTS = [(Layout((3, 4)), Layout((3, 4))), (Layout((3, 4)), Layout((4,)
                   (Layout((2, 6), "stepped"), Layout((2, 6), "transposed")), (Layout((3, 4), "expanded"), Layout((4,)))]
 
 
+# Values for hand-written gradient samples (GradSample.inputs), on float64 leaves.
+M = [[0.5, -1.25, 2.0], [1.5, 0.75, -0.3]]
+V = [0.2, -0.7, 1.1]
+P = [[0.5, 1.25, 2.0], [1.5, 0.75, 0.3]]   # positive
+U = [[0.2, -0.5, 0.6], [0.1, 0.7, -0.3]]   # inside (-1, 1)
+R = [[0.37, -1.21, 2.3], [1.62, 0.71, -0.33]]   # away from rounding and integer-quotient jumps
+
+
+@dataclasses.dataclass
+class GradSample:
+    """A hand-written gradient check: fn(lib, *leaves) on float64 leaves made from the
+    nested lists in inputs (integer lists give index tensors, which do not require grad)."""
+    fn: Callable
+    inputs: tuple
+    label: str = ""
+    gradgrad: bool = False
+
+
+@dataclasses.dataclass
+class Backend:
+    """One value of the registry's device / layout axis: where a sample runs, and how a
+    dense CPU tensor gets there. An entry lists its backends (OpInfo.backends); a backend
+    that this build or machine lacks is skipped with its reason."""
+    name: str
+    available: Callable[[], bool]
+    convert: Callable           # tessera CPU tensor -> tensor on this backend
+    reason: str = ""
+
+
+# SparseCPU (t.to_sparse()), QuantizedCPU (quantize_per_tensor) and CUDA (t.cuda(),
+# available when tessera.cuda.is_available()) join here when their backends land.
+BACKENDS = {
+    "CPU": Backend("CPU", lambda: True, lambda t: t),
+}
+
+
 @dataclasses.dataclass
 class OpInfo:
     name: str
@@ -109,7 +155,9 @@ class OpInfo:
     high: float = 4.0
     kwargs: tuple = ({},)
     method: Optional[str] = None        # Tensor method with the same semantics
-    inplace: Optional[str] = None       # in-place method name (a_.op_(b))
+    # in-place method name (a_.op_(b)), or (lib, target, *others, **kwargs) -> target where
+    # the method takes its arguments in another order (scatter_(dim, index, src))
+    inplace: Optional[object] = None
     supports_out: bool = True
     # False for ops whose result is a Python value read from the data (allclose, equal).
     supports_meta: bool = True
@@ -117,9 +165,39 @@ class OpInfo:
     reduced_via_float: bool = True
     rtol: Optional[float] = None
     atol: Optional[float] = None
+    dtype_tolerances: dict = dataclasses.field(default_factory=dict)  # dtype -> (rtol, atol)
     # The output's shape depends on the input's values (unique, bincount): on meta tensors
     # the op raises NotImplementedError, as torch's data-dependent ops do.
     data_dependent: bool = False
+    # (dtype) -> iterable of (label, torch tensors, kwargs): the entry's own inputs, in
+    # place of the layout sweep (nn ops, index ops, factories with no tensor input).
+    sample_inputs: Optional[Callable] = None
+    # "values" compares results with torch's; "meta" only their shapes and dtypes (random
+    # draws, uninitialised memory: an exemption that says why).
+    compare: str = "values"
+    # Gradients: the entry's own float64 samples are differentiated (unless exempt "grad"
+    # says why not), then these hand-written ones; gradgrad asks gradgradcheck too.
+    grads: tuple = ()
+    gradgrad: bool = False
+    grad_samples: int = 3
+    # The value range of the gradient samples where it differs from the forward's (log's
+    # forward checks NaN on negatives; its gradients need positives).
+    grad_domain: Optional[tuple] = None
+    # (tensors, kwargs) -> whether a float64 sample is a gradient sample (a comment says why
+    # the others are not: a single element has no degrees of freedom for var, ...).
+    grad_filter: Optional[Callable] = None
+    # Positions of sample tensors that are data rather than parameters (a loss's target and
+    # class weights, running statistics): they never require grad in the gradient cases.
+    no_grad_inputs: tuple = ()
+    # Known exemptions, each with its reason: "grad" (the samples are not gradient cases),
+    # "gradcheck" (finite differences cannot resolve it), "torch_grad" (torch 1.13 has no
+    # derivative; current torch's formula is followed), "forward" (values are not
+    # compared: compare="meta"; the reason names where they are checked).
+    exempt: dict = dataclasses.field(default_factory=dict)
+    # Other ops.yaml operators this entry exercises (the backward ops its gradients run,
+    # the kernels a composite reaches), for the coverage test.
+    covers: tuple = ()
+    backends: tuple = ("CPU",)
 
     def layouts(self):
         if self.arity == 1:
@@ -130,6 +208,9 @@ class OpInfo:
                 (Layout((3, 4), "transposed"), Layout((3, 4)), Layout((3, 4), "stepped"))]
 
     def samples(self, dtype):
+        if self.sample_inputs is not None:
+            yield from self.sample_inputs(dtype)
+            return
         for i, layouts in enumerate(self.layouts()):
             for kwargs in self.kwargs:
                 tensors = [lay.make(dtype, seed=1000 * i + k, low=self.low, high=self.high)
@@ -148,7 +229,7 @@ def tolerances(info: OpInfo, dtype: str):
     default = {"float16": (1e-3, 1e-3), "bfloat16": (8e-3, 8e-3), "float32": (1.3e-6, 1e-5),
                "float64": (1e-7, 1e-7), "complex64": (1.3e-6, 1e-5), "complex128": (1e-7, 1e-7)}
     rtol, atol = default.get(dtype, (0, 0))
-    if dtype in getattr(info, "dtype_tolerances", {}):  # an entry's own (rtol, atol) for one dtype
+    if dtype in info.dtype_tolerances:  # an entry's own (rtol, atol) for one dtype
         return info.dtype_tolerances[dtype]
     return info.rtol if info.rtol is not None else rtol, info.atol if info.atol is not None else atol
 
@@ -167,6 +248,18 @@ def assert_same(got, want, info: OpInfo, dtype: str, context: str):
     assert tuple(got.shape) == tuple(want.shape), f"{context}: shape {tuple(got.shape)} vs {tuple(want.shape)}"
     rtol, atol = tolerances(info, str(want.dtype).split(".")[1])
     torch.testing.assert_close(to_torch(got), want, rtol=rtol, atol=atol, equal_nan=True, msg=lambda m: f"{context}: {m}")
+
+
+def assert_same_shapes(got, want, context: str):
+    """Shapes and dtypes only: for results whose values no two libraries share (random
+    draws, uninitialised memory)."""
+    if isinstance(want, (tuple, list)):
+        assert len(got) == len(want), context
+        for g, w in zip(got, want):
+            assert_same_shapes(g, w, context)
+        return
+    assert str(got.dtype).split(".")[1] == str(want.dtype).split(".")[1], f"{context}: dtype {got.dtype} vs {want.dtype}"
+    assert tuple(got.shape) == tuple(want.shape), f"{context}: shape {tuple(got.shape)} vs {tuple(want.shape)}"
 
 
 def outcome(fn):
@@ -226,3 +319,126 @@ def assert_raises_like_torch(expr: str, first_line_only: bool = False):
     if first_line_only:
         g, w = g.split("\n")[0], w.split("\n")[0]
     assert g == w
+
+
+# ---------------------------------------------------------------- the whole registry
+
+def load_all():
+    """Imports every opinfo_<family>.py beside this file (each registers its entries)."""
+    import importlib
+    import pathlib
+    for path in sorted(pathlib.Path(__file__).parent.glob("opinfo_*.py")):
+        importlib.import_module(path.stem)
+    return REGISTRY
+
+
+def base_name(entry_name: str) -> str:
+    """The ops.yaml operator an entry is named for: "sum[method]" -> sum,
+    "linalg.vector_norm" -> linalg_vector_norm."""
+    return entry_name.split("[")[0].replace(".", "_")
+
+
+# ---------------------------------------------------------------- gradient cases
+
+@dataclasses.dataclass
+class GradCase:
+    label: str
+    fn: Callable            # (lib, *leaves) -> result
+    inputs: list            # torch tensors; the floating ones become leaves that require grad
+    gradgrad: bool
+    # False for an entry's own samples of random draws: only what autograd records is compared
+    compare_values: bool = True
+    no_grad_inputs: tuple = ()
+
+
+def _leaf_tensor(values):
+    t = torch.tensor(values)
+    return t.to(torch.float64) if t.is_floating_point() else t
+
+
+def grad_cases(info: OpInfo):
+    """The entry's gradient cases: its own float64 samples first (non-empty, unexpanded,
+    small enough for finite differences; up to grad_samples of them), then its GradSamples."""
+    cases = []
+    if "grad" not in info.exempt and "float64" in info.dtypes:
+        source = info if info.grad_domain is None else dataclasses.replace(
+            info, low=info.grad_domain[0], high=info.grad_domain[1])
+        for label, tensors, kwargs in source.samples("float64"):
+            if len(cases) >= info.grad_samples:
+                break
+            floats = [t for t in tensors if t.is_floating_point()]
+            if not floats or any(t.numel() == 0 or t.numel() > 64 for t in floats):
+                continue
+            if any(0 in t.stride() and t.numel() > 1 for t in tensors):
+                continue  # expanded: one memory cell stands for several elements
+            if info.grad_filter is not None and not info.grad_filter(tensors, kwargs):
+                continue
+            if outcome(lambda: info.call(torch, *tensors, **kwargs))[0] == "error":
+                continue  # a refused sample: test_ops compares the errors
+            inputs = [t.contiguous() for t in tensors]
+            cases.append(GradCase(label, lambda lib, *xs, _k=kwargs: info.call(lib, *xs, **_k), inputs,
+                                  info.gradgrad, info.compare == "values", info.no_grad_inputs))
+            if info.inplace and len(cases) == 1:
+                # the in-place form on a non-leaf copy of the first sample (its own Node)
+                cases.append(GradCase(label + " in-place", lambda lib, *xs, _k=kwargs: _run_inplace(
+                    info, lib, xs[0] * 1, *xs[1:], **_k), inputs, info.gradgrad, info.compare == "values",
+                    info.no_grad_inputs))
+    for k, g in enumerate(info.grads):
+        cases.append(GradCase(g.label or f"sample{k}", g.fn, [_leaf_tensor(v) for v in g.inputs], g.gradgrad))
+    return cases
+
+
+def _run_inplace(info, lib, target, *rest, **kwargs):
+    if callable(info.inplace):
+        return info.inplace(lib, target, *rest, **kwargs)
+    return getattr(target, info.inplace)(*rest, **kwargs)
+
+
+def leaves(lib, inputs, no_grad=()):
+    """The same values as leaves of lib: floating ones require grad (but those at the
+    positions in no_grad)."""
+    out = []
+    for k, t in enumerate(inputs):
+        x = t.detach().clone() if lib is torch else to_tessera(t).detach()
+        out.append(x.requires_grad_() if t.is_floating_point() and k not in no_grad else x)
+    return out
+
+
+def differentiate(lib, fn, inputs, no_grad=()):
+    """What autograd makes of fn on fresh leaves: ("error", exc) when the forward raises,
+    ("no graph", None), ("not implemented", None) when backward refuses as unimplemented,
+    ("backward error", exc) when it raises otherwise, or ("graph",
+    the grads of a weighted sum of the outputs with respect to each floating leaf)."""
+    xs = leaves(lib, inputs, no_grad)
+    try:
+        out = fn(lib, *xs)
+    except Exception as e:  # noqa: BLE001 - compared by class
+        return "error", e
+    outs = [o for o in (out if isinstance(out, (tuple, list)) else [out])
+            if isinstance(o, lib.Tensor) and o.requires_grad]
+    if not outs:
+        return "no graph", None
+    total = sum((o * (k + 1)).sum() for k, o in enumerate(outs))
+    wrt = [x for x in xs if x.requires_grad]
+    try:
+        grads = lib.autograd.grad(total, wrt, allow_unused=True)
+    except Exception as e:  # noqa: BLE001
+        if "not implemented" in str(e):
+            return "not implemented", None
+        return "backward error", e
+    return "graph", [lib.zeros_like(x) if g is None else g for g, x in zip(grads, wrt)]
+
+
+def graph_names(out):
+    """The names of every Node reachable from the result's grad_fn(s)."""
+    outs = out if isinstance(out, (tuple, list)) else [out]
+    seen, names = set(), set()
+    stack = [o.grad_fn for o in outs if isinstance(o, tessera.Tensor)]
+    while stack:
+        node = stack.pop()
+        if node is None or node._id() in seen:
+            continue
+        seen.add(node._id())
+        names.add(node.name())
+        stack.extend(fn for fn, _ in node.next_functions)
+    return names

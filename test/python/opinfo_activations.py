@@ -5,12 +5,24 @@ from opinfo import FLOATING, OpInfo, register
 
 
 def nn_op(name, **kw):
-    """An operator of torch._C._nn (tessera._C._nn)."""
+    """An operator of torch._C._nn (tessera._C._nn); its fused backward operator is run by
+    the gradient cases and differentiated again by gradgradcheck."""
+    kw.setdefault("gradgrad", True)
+    kw.setdefault("covers", (f"{name}_backward",))
+    if name + "_" in NN_IN_PLACE:
+        kw.setdefault("inplace", lambda lib, a, _n=name + "_", **k: getattr(lib._C._nn, _n)(a, **k))
     return OpInfo(name, lambda lib, a, _n=name, **k: getattr(lib._C._nn, _n)(a, **k), **kw)
 
 
-def top_op(name, *args, **kw):
-    """An operator bound at the top level (torch.threshold, torch.selu, ...)."""
+# the in-place forms torch._C._nn binds (F.elu(x, inplace=True) reaches elu_, ...)
+NN_IN_PLACE = {"elu_", "hardtanh_", "leaky_relu_", "hardsigmoid_", "hardswish_", "silu_", "mish_", "relu6_"}
+
+
+def top_op(name, *args, inplace=False, **kw):
+    """An operator bound at the top level (torch.threshold, torch.selu, ...), and its
+    in-place form torch.<name>_ where torch has one."""
+    if inplace:
+        kw["inplace"] = lambda lib, a, _n=name + "_", **k: getattr(lib, _n)(a, *args, **k)
     return OpInfo(name, lambda lib, a, _n=name, **k: getattr(lib, _n)(a, *args, **k), **kw)
 
 
@@ -34,11 +46,12 @@ register(
     nn_op("hardswish"),
     nn_op("softshrink", kwargs=({}, {"lambd": 1.5})),
     nn_op("log_sigmoid"),
-    nn_op("relu6", supports_out=False),
-    nn_op("glu", kwargs=({}, {"dim": 0})),
-    top_op("threshold", 0.5, 2.0),
-    top_op("hardshrink", method="hardshrink", kwargs=({}, {"lambd": 1.5})),
-    top_op("selu", supports_out=False),
-    top_op("celu", supports_out=False, kwargs=({}, {"alpha": 2.0})),
-    OpInfo("prelu", _prelu, supports_out=False),
+    nn_op("relu6", supports_out=False, covers=()),
+    nn_op("glu", kwargs=({}, {"dim": 0}), covers=()),
+    top_op("threshold", 0.5, 2.0, inplace=True, gradgrad=True, covers=("threshold_backward",)),
+    top_op("hardshrink", method="hardshrink", kwargs=({}, {"lambd": 1.5}), gradgrad=True,
+           covers=("hardshrink_backward",)),
+    top_op("selu", inplace=True, supports_out=False),
+    top_op("celu", inplace=True, supports_out=False, kwargs=({}, {"alpha": 2.0})),
+    OpInfo("prelu", _prelu, supports_out=False, covers=("_prelu_kernel",)),
 )

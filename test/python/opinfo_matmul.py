@@ -4,7 +4,7 @@ stepped and expanded, empty along each dim (k = 0 included), beta/alpha and beta
 Half, which torch 1.13 lacks here, is compared with torch in float32 rounded to half."""
 import dataclasses
 
-from opinfo import ALL_DTYPES, Layout, OpInfo, register
+from opinfo import ALL_DTYPES, Layout, OpInfo, make_torch, register
 
 L = Layout
 T = "transposed"
@@ -17,7 +17,7 @@ class MatmulInfo(OpInfo):
     # round to bfloat16 as they accumulate, so a result that cancels to a few units is off
     # by an ulp of the terms (0.125 at 16..32); einsum rounds its intermediate products to
     # bfloat16 as torch does
-    dtype_tolerances: dict = dataclasses.field(default_factory=lambda: {"bfloat16": (1.6e-2, 0.25)}, repr=False)
+    dtype_tolerances: dict = dataclasses.field(default_factory=lambda: {"bfloat16": (1.6e-2, 0.25)})
     # test_ops.py's in-place overlap check calls with 2-D operands, which 3-D ops reject
     # with their own errors (torch: IndexError); test_matmul.py covers these ops instead
     overlap_test: bool = True
@@ -97,7 +97,7 @@ def baddbmm(lib, s, b1, b2, **k):
 REAL = tuple(d for d in ALL_DTYPES if not d.startswith("complex"))
 
 register(
-    product("mm", MM, **TOL),
+    product("mm", MM, gradgrad=True, **TOL),
     product("bmm", BMM, **TOL),
     product("addmm", ADDMM, inplace="addmm_", kwargs=BETA_ALPHA, **TOL),
     MatmulInfo("baddbmm", bf16_via_float(baddbmm), arity=3, cases=BADDBMM, kwargs=BETA_ALPHA, method="baddbmm",
@@ -144,3 +144,10 @@ EINSUM = {
 register(*[MatmulInfo(f"einsum[{eq}]", bf16_via_float(lambda lib, *t, _eq=eq, **k: lib.einsum(_eq, *t, **k)),
                       arity=len(cases[0]),
                       cases=cases, supports_out=False, **TOL) for eq, cases in EINSUM.items()])
+
+# cdist: p-norm distances between the rows of two batches of points
+register(OpInfo("cdist", lambda lib, a, b, **k: lib.cdist(a, b, **k), arity=2, dtypes=("float32", "float64"),
+                supports_out=False, rtol=1e-5, atol=1e-5,
+                sample_inputs=lambda dtype: (
+                    (f"p={p}", [make_torch((3, 2), dtype, 1), make_torch((4, 2), dtype, 2)], {"p": p})
+                    for p in (2.0, 1.0, 3.0, float("inf")))))

@@ -1,6 +1,6 @@
 """OpInfo entries for the reductions: every layout of the registry (0-dim, empty, strided,
 expanded) with no dim, one dim, negative dims, keepdim and dtype=."""
-from opinfo import OpInfo, register
+from opinfo import GradSample, OpInfo, register
 
 
 def reduction(name, kwargs, **kw):
@@ -21,10 +21,12 @@ def reduction(name, kwargs, **kw):
 DIMS = ({}, {"dim": 0}, {"dim": -1, "keepdim": True})
 
 register(*[info for pair in (
-    reduction("sum", DIMS + ({"dim": (0, -1)}, {"dim": 0, "dtype": "float64"}, {"dtype": "int32"})),
+    reduction("sum", DIMS + ({"dim": (0, -1)}, {"dim": 0, "dtype": "float64"}, {"dtype": "int32"}), gradgrad=True),
     reduction("nansum", DIMS + ({"dim": (0, -1)},)),
-    reduction("prod", DIMS + ({"dtype": "float64"},), low=-2.0, high=2.0),
-    reduction("mean", DIMS + ({"dim": (0,), "keepdim": True}, {"dtype": "float64"})),
+    # zeros make prod's backward take its other path (the product of the others)
+    reduction("prod", DIMS + ({"dtype": "float64"},), low=-2.0, high=2.0, grads=(
+        GradSample(lambda L, a: a.prod(1) + a.prod(), ([[0.0, 2.0, 3.0], [1.0, 0.0, 0.0]],), label="zeros"),)),
+    reduction("mean", DIMS + ({"dim": (0,), "keepdim": True}, {"dtype": "float64"}), gradgrad=True),
     reduction("amax", DIMS + ({"dim": (0, -1)},)),
     reduction("amin", DIMS + ({"dim": (0, -1)},)),
     reduction("any", DIMS),
@@ -48,19 +50,26 @@ register(OpInfo("max[other]", lambda lib, a, b, **k: lib.max(a, b, **k), arity=2
 # Second moments: the unbiased= and correction= spellings (1.13 needs dim= beside correction=).
 MOMENTS = DIMS + ({"dim": (0, -1), "correction": 0}, {"dim": 0, "correction": 2, "keepdim": True},
                   {"unbiased": False}, {"dim": None, "unbiased": True})
+# A single element has no degrees of freedom: its variance is NaN, and so is current torch's
+# gradient there (1.13 gives inf for var); gradients are sampled on two or more elements.
+SEVERAL = dict(grad_filter=lambda tensors, kwargs: tensors[0].numel() > 1)
 register(*[info for pair in (
-    reduction("var", MOMENTS),
-    reduction("std", MOMENTS),
+    reduction("var", MOMENTS, gradgrad=True, **SEVERAL),
+    reduction("std", MOMENTS, gradgrad=True, **SEVERAL),
     reduction("nanmean", DIMS + ({"dim": (0, -1)}, {"dtype": "float64"})),
     reduction("logsumexp", ({"dim": 0}, {"dim": -1, "keepdim": True}, {"dim": (0, -1)})),
     # aminmax.out takes two tensors (min, max): test_moments_scans.py checks it.
     # (keepdim with a dim is tested in test_reductions.py: torch 1.13 gives a 0-dim input a
     # result of shape (1,) there, a bug current PyTorch no longer has.)
-    reduction("aminmax", ({}, {"dim": 0}, {"dim": -1}, {"keepdim": True}), supports_out=False),
+    reduction("aminmax", ({}, {"dim": 0}, {"dim": -1}, {"keepdim": True}), supports_out=False,
+              exempt={"torch_grad": "torch 1.13's aminmax records a Node that is not implemented; tessera's "
+                                    "aminmax is amin and amax, differentiated as those are"}),
 ) for info in pair])
 # var_mean / std_mean: functions only in torch (no Tensor methods); out= takes two tensors.
-register(OpInfo("var_mean", lambda lib, a, **k: lib.var_mean(a, **k), arity=1, kwargs=MOMENTS, supports_out=False),
-         OpInfo("std_mean", lambda lib, a, **k: lib.std_mean(a, **k), arity=1, kwargs=MOMENTS, supports_out=False))
+register(OpInfo("var_mean", lambda lib, a, **k: lib.var_mean(a, **k), arity=1, kwargs=MOMENTS, supports_out=False,
+                **SEVERAL),
+         OpInfo("std_mean", lambda lib, a, **k: lib.std_mean(a, **k), arity=1, kwargs=MOMENTS, supports_out=False,
+                **SEVERAL))
 
 
 def _vector_norm(lib, a, **k):

@@ -29,8 +29,8 @@ register(
     # cummax.out / cummin.out take two tensors (values, indices): test_moments_scans.py checks them.
     *along("cummax", DIMS, supports_out=False),
     *along("cummin", DIMS, supports_out=False),
-    *along("softmax", DIMS + ({"dim": 0, "dtype": "float64"},)),
-    *along("log_softmax", DIMS + ({"dim": -1, "dtype": "float64"},)),
+    *along("softmax", DIMS + ({"dim": 0, "dtype": "float64"},), gradgrad=True),
+    *along("log_softmax", DIMS + ({"dim": -1, "dtype": "float64"},), gradgrad=True),
     OpInfo("_softmax", lambda lib, a, **k: lib._softmax(a, k["dim"], False), arity=1, kwargs=DIMS, dtypes=tuple(FLOATING),
            supports_out=False),
     OpInfo("_log_softmax", lambda lib, a, **k: lib._log_softmax(a, k["dim"], False), arity=1, kwargs=DIMS,

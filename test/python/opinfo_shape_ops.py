@@ -29,7 +29,8 @@ def dense(lib, a):
 
 register(
     # joining: two or three inputs of every layout pairing (mismatched ones raise in both)
-    OpInfo("cat", lambda lib, a, b, **k: lib.cat([a, b], **k), arity=2, kwargs=({}, {"dim": -1}, {"dim": 1})),
+    OpInfo("cat", lambda lib, a, b, **k: lib.cat([a, b], **k), arity=2, kwargs=({}, {"dim": -1}, {"dim": 1}),
+           gradgrad=True),
     OpInfo("cat[3]", lambda lib, a, b, c, **k: lib.cat((a, b, c), **k), arity=3, kwargs=({}, {"dim": 1})),
     OpInfo("stack", lambda lib, a, b, **k: lib.stack([a, b], **k), arity=2, kwargs=({}, {"dim": -1}, {"dim": 1})),
     OpInfo("hstack", lambda lib, a, b, **k: lib.hstack([a, b], **k), arity=2),
@@ -96,12 +97,12 @@ register(
     # unique: sorted output with inverse and counts (sorted=False may come in any order:
     # both sides sorted by value afterwards is not enough for inverse, so only sorted=True)
     OpInfo("unique", lambda lib, a, **k: lib.unique(a, **k), dtypes=tuple(TUPLE_DTYPES), supports_out=False,
-           data_dependent=True, kwargs=({}, {"return_inverse": True}, {"return_counts": True},
+           data_dependent=True, covers=("_unique", "_unique2"), kwargs=({}, {"return_inverse": True}, {"return_counts": True},
                                         {"return_inverse": True, "return_counts": True})),
     OpInfo("unique[method]", lambda lib, a, **k: a.unique(**k), dtypes=tuple(TUPLE_DTYPES), supports_out=False,
            data_dependent=True, kwargs=({"return_inverse": True},)),
     OpInfo("unique[dim]", lambda lib, a, **k: lib.unique(a, **k), dtypes=tuple(TUPLE_DTYPES), supports_out=False,
-           data_dependent=True, kwargs=({"dim": 0, "return_inverse": True, "return_counts": True},
+           data_dependent=True, covers=("unique_dim",), kwargs=({"dim": 0, "return_inverse": True, "return_counts": True},
                                         {"dim": -1, "return_counts": True})),
     OpInfo("unique_consecutive", lambda lib, a, **k: lib.unique_consecutive(a, **k), dtypes=tuple(TUPLE_DTYPES),
            supports_out=False, data_dependent=True,
@@ -110,4 +111,12 @@ register(
            data_dependent=True, kwargs=({}, {"minlength": 12})),
     *both("histc", lambda lib, a, **k: lib.histc(a, **k), lambda lib, a, **k: a.histc(**k), dtypes=tuple(FLOATING),
           kwargs=({}, {"bins": 7}, {"bins": 5, "min": -2, "max": 2}, {"bins": 3, "min": 1, "max": 1})),
+)
+
+register(
+    # repeats as a tensor: the output's length is their sum (data-dependent on meta)
+    OpInfo("repeat_interleave", lambda lib, a, **k: lib.repeat_interleave(a, **k), supports_out=False,
+           kwargs=({"repeats": 2}, {"repeats": 3, "dim": 0}, {"repeats": 1, "dim": -1})),
+    OpInfo("repeat_interleave[tensor]", lambda lib, a: lib.repeat_interleave(a.reshape(-1)[:3].abs().to(lib.int64)),
+           dtypes=("int64", "int32"), low=0.0, high=4.0, supports_out=False, data_dependent=True),
 )

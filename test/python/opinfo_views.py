@@ -90,6 +90,7 @@ register(
          kwargs=(case(how="reversed"), case(how="rotate"), case(how="negative"), case(how="repeat"),
                  case(how="short"))),
     view("transpose", lambda lib, a, dim0, dim1: lib.transpose(a, dim0, dim1), method="transpose",
+         inplace=lambda lib, a, dim0, dim1: a.transpose_(dim0, dim1),
          kwargs=(case(dim0=0, dim1=-1), case(dim0=-1, dim1=0), case(dim0=0, dim1=1), case(dim0=1, dim1=2),
                  case(dim0=0, dim1=0))),
     view("t", lambda lib, a: lib.t(a), method="t"),
@@ -104,13 +105,13 @@ register(
          kwargs=(case(dim=0), case(dim=-1), case(dim=1), case(dim=2))),
     view("unsqueeze", lambda lib, a, dim: lib.unsqueeze(a, dim), method="unsqueeze",
          kwargs=(case(dim=0), case(dim=-1), case(dim=1), case(dim=3), case(dim=-4))),
-    view("select", lambda lib, a, dim, index: lib.select(a, dim, index), method="select",
+    view("select", lambda lib, a, dim, index: lib.select(a, dim, index), method="select", gradgrad=True,
          kwargs=(case(dim=0, index=0), case(dim=-1, index=-1), case(dim=0, index=2), case(dim=1, index=-3))),
     view("slice", lambda lib, a, **k: _slice(lib, a, **k),
          kwargs=(case(dim=0, start=1, end=None, step=1), case(dim=-1, start=None, end=-1, step=2),
                  case(dim=0, start=-100, end=100, step=3), case(dim=0, start=2, end=1, step=1),
                  case(dim=1, start=0, end=2, step=1), case(dim=0, start=0, end=1, step=0))),
-    view("narrow", lambda lib, a, dim, start, length: lib.narrow(a, dim, start, length), method="narrow",
+    view("narrow", lambda lib, a, dim, start, length: lib.narrow(a, dim, start, length), method="narrow", gradgrad=True,
          kwargs=(case(dim=0, start=0, length=1), case(dim=-1, start=1, length=1), case(dim=0, start=-1, length=1),
                  case(dim=0, start=1, length=5), case(dim=1, start=0, length=0))),
     view("unfold", lambda lib, a, dimension, size, step: a.unfold(dimension, size, step),
@@ -147,4 +148,44 @@ register(
     view("clone", lambda lib, a, fmt=None: lib.clone(a) if fmt is None else a.clone(memory_format=getattr(lib, fmt)),
          kwargs=({}, case(fmt="contiguous_format"), case(fmt="preserve_format"), case(fmt="channels_last")),
          is_view=False),
+)
+
+
+def _as_strided(lib, a, how, inplace=False):
+    n = a.numel()
+    size, stride, offset = {"flat": ((n,), (1,), 0), "overlap": ((2, 2), (1, 1), 0),
+                            "offset": ((1,), (1,), min(n, 1)), "broadcast": ((3,), (0,), 0)}[how]
+    if n < 3 and how != "flat":
+        size, stride, offset = (n,), (1,), 0
+    base = a.contiguous()
+    return base.clone().as_strided_(size, stride, offset) if inplace else lib.as_strided(base, size, stride, offset)
+
+
+def _complex_pair(lib, a):
+    # [..., 2] real pairs viewed as complex and back (float and double only)
+    pairs = a.reshape(-1, 2) if a.numel() % 2 == 0 else a.reshape(-1)[:0].reshape(0, 2)
+    return lib.view_as_real(lib.view_as_complex(pairs.contiguous()))
+
+
+register(
+    view("as_strided", lambda lib, a, how: _as_strided(lib, a, how),
+         kwargs=(case(how="flat"), case(how="overlap"), case(how="offset"), case(how="broadcast"))),
+    view("as_strided_", lambda lib, a, how: _as_strided(lib, a, how, inplace=True),
+         kwargs=(case(how="flat"), case(how="overlap"))),
+    # view(dtype): the same bytes read as another dtype of the same size
+    view("view[dtype]", lambda lib, a, to: a.view(getattr(lib, to)), covers=("view",),
+         kwargs=(case(to="int16"), case(to="int32"), case(to="float64"))),
+    view("view_as_complex", lambda lib, a: _complex_pair(lib, a), dtypes=("float32", "float64"),
+         covers=("view_as_real",),
+         exempt={"grad": "autograd refuses complex tensors until complex autograd lands "
+                         "(test_op_coverage.test_complex_only_formulas_are_refused)"}),
+    view("sum_to_size", lambda lib, a, how: a.sum_to_size(*(1 if how == "ones" else s for s in a.shape))
+         if a.dim() else a.sum_to_size(()), kwargs=(case(how="ones"), case(how="same")), is_view=False),
+    view("broadcast_tensors", lambda lib, a, b: lib.broadcast_tensors(a, b), arity=2,
+         pairs=((Layout((3, 1)), Layout((4,))), (Layout(()), Layout((2, 3))), (Layout((3, 4)), Layout((5,))))),
+    view("channel_shuffle", lambda lib, a, groups: lib.channel_shuffle(a.reshape(1, -1, 1) if a.dim() < 3 else a,
+                                                                       groups),
+         kwargs=(case(groups=1), case(groups=2)), is_view=False,
+         exempt={"torch_grad": "torch 1.13 has no derivative for channel_shuffle; current torch's is the "
+                               "inverse shuffle, channel_shuffle(grad, C / groups)"}),
 )

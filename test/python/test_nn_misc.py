@@ -294,3 +294,11 @@ def test_zero_distance_grads_are_finite_like_torch():
         grads[lib] = (a.grad.reshape(-1).tolist(), z.grad.reshape(-1).tolist())
     assert grads[tessera][0] == pytest.approx(grads[torch][0])
     assert grads[tessera][1] == pytest.approx(grads[torch][1])
+
+
+def test_meta_one_hot_needs_num_classes():
+    # the class count would come from the values, which a meta tensor does not have
+    with pytest.raises(RuntimeError, match="needs num_classes"):
+        tessera.nn.functional.one_hot(tessera.empty(3, dtype=tessera.int64, device="meta"))
+    out = tessera.nn.functional.one_hot(tessera.empty(3, dtype=tessera.int64, device="meta"), 4)
+    assert out.is_meta and tuple(out.shape) == (3, 4)

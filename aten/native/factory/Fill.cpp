@@ -7,7 +7,10 @@
 namespace at::inline tessera::native {
 
 Tensor& fill_cpu_(Tensor& self, const Scalar& value) {
-  TensorIterator iter = TensorIterator::nullary_op(self);
+  // One value to every element: an expanded self (cells shared by several elements) is
+  // fine, as in torch, where the random fills refuse it.
+  TensorIterator iter =
+      TensorIteratorConfig().add_output(self).check_all_same_dtype(false).resize_outputs(false).check_mem_overlap(false).build();
   dispatch_types<kAllTypes>(self.scalar_type(), "fill_", [&]<typename T>() {
     const T v = value.to<T>();
     iter.for_each([v](char** data, const int64_t* strides, int64_t n0, int64_t n1) {

@@ -1,6 +1,7 @@
 // grid_sampler (nn.functional.grid_sample) on 4-D inputs: each output pixel reads the
 // input at the point its grid entry names ([-1, 1] spans the image), bilinearly or from
-// the nearest pixel, with zeros or the border outside. Written over differentiable ops
+// the nearest pixel, with zeros, the border or the mirrored image outside. Written over
+// differentiable ops
 // (gather, where, arithmetic), so the grads reach both the input and the grid.
 #include <aten/core/TensorOperators.h>
 #include <aten/native/NativeFunctions.h>
@@ -37,8 +38,6 @@ void check_grid_sampler(const Tensor& input, const Tensor& grid, int64_t interpo
   TORCH_CHECK(padding >= kZeros && padding <= kReflection, "grid_sampler(): unknown padding mode ", padding);
   TORCH_CHECK_NOT_IMPLEMENTED(interpolation != kBicubic, "grid_sample: mode='bicubic' is not implemented in tessera "
                               "yet");
-  TORCH_CHECK_NOT_IMPLEMENTED(padding != kReflection, "grid_sample: padding_mode='reflection' is not implemented in "
-                              "tessera yet");
 }
 
 // Grid coordinate in [-1, 1] to pixel coordinate: -1 and 1 are the corner pixels' centres
@@ -46,6 +45,20 @@ void check_grid_sampler(const Tensor& input, const Tensor& grid, int64_t interpo
 Tensor unnormalize(const Tensor& coord, int64_t size, bool align_corners) {
   if (align_corners) return (coord + 1) * (0.5 * static_cast<double>(size - 1));
   return ((coord + 1) * static_cast<double>(size) - 1) * 0.5;
+}
+
+// A pixel coordinate mirrored into the image: folded about the edges (the corner pixels'
+// centres with align_corners, their outer edges without) until it lands inside, then
+// clamped to the pixels (the outer half-pixels reflect onto the edge ones).
+Tensor reflect(const Tensor& coord, int64_t size, bool align_corners) {
+  const double low = align_corners ? 0.0 : -0.5;
+  const double span = align_corners ? static_cast<double>(size - 1) : static_cast<double>(size);
+  if (span == 0) return at::zeros_like(coord);
+  const Tensor distance = (coord - low).abs();
+  const Tensor within = at::fmod(distance, span);
+  const Tensor folds = (distance / span).floor();  // zero grad: the fold count is piecewise constant
+  const Tensor forward = at::eq(at::remainder(folds, 2), 0);
+  return at::where(forward, within + low, (span - within) + low).clamp(0, static_cast<double>(size - 1));
 }
 
 }  // namespace
@@ -71,6 +84,9 @@ Tensor grid_sampler_2d(const Tensor& input, const Tensor& grid, int64_t interpol
   if (padding_mode == kBorder) {
     ix = ix.clamp(0, static_cast<double>(w - 1));
     iy = iy.clamp(0, static_cast<double>(h - 1));
+  } else if (padding_mode == kReflection) {
+    ix = reflect(ix, w, align_corners);
+    iy = reflect(iy, h, align_corners);
   }
   const Tensor flat = input.reshape({n, c, h * w});
   const Tensor coord_zero = at::zeros({}, TensorOptions().dtype(ix.scalar_type()));

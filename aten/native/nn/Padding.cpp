@@ -134,7 +134,10 @@ Tensor channel_shuffle(const Tensor& self, int64_t groups) {
               " groups.");
   std::vector<int64_t> split = {self.size(0), groups, c / groups};
   split.insert(split.end(), self.sizes().begin() + 2, self.sizes().end());
-  return self.reshape(split).transpose(1, 2).reshape(self.sizes());
+  Tensor out = self.reshape(split).transpose(1, 2).reshape(self.sizes());
+  // With one group (or one channel per group) the reshapes are views of self: the result
+  // is a new tensor all the same, as torch's is.
+  return out.storage().is_alias_of(self.storage()) ? out.clone(at::MemoryFormat::Contiguous) : out;
 }
 
 Tensor pixel_unshuffle(const Tensor& self, int64_t downscale_factor) {

@@ -224,10 +224,13 @@ std::vector<int64_t> multinomial_shape(const Tensor& self, int64_t n_sample) {
 
 void check_randperm(int64_t n, c10::ScalarType t) {
   TORCH_CHECK(n >= 0, "n must be non-negative, got", n);
-  if (!(c10::isIntegralType(t, false) || t == c10::kFloat || t == c10::kDouble || t == c10::kHalf)) {
+  if (!(c10::isIntegralType(t, false) || c10::isFloatingType(t))) {
     not_implemented("randperm", t);
   }
   if (t == c10::kHalf) TORCH_CHECK(n <= (int64_t(1) << 11) + 1, "n cannot be greater than 2049 for Half type.");
+  // Beyond 2^8 + 1 BFloat16 cannot hold every index (torch 1.13 returned duplicates there;
+  // current torch checks every floating type against its precision).
+  if (t == c10::kBFloat16) TORCH_CHECK(n <= (int64_t(1) << 8) + 1, "n cannot be greater than 257 for BFloat16 type.");
   if (t == c10::kFloat) TORCH_CHECK(n <= (int64_t(1) << 24) + 1, "n cannot be greater than 2^24+1 for Float type.");
   if (t == c10::kDouble) TORCH_CHECK(n <= (int64_t(1) << 53) + 1, "n cannot be greater than 2^53+1 for Double type.");
   if (c10::isIntegralType(t, false)) {

@@ -56,7 +56,14 @@ Tensor linalg_vector_norm(const Tensor& self, const c10::Scalar& ord, std::optio
   const Tensor x = dtype && *dtype != in ? self.to(*dtype) : self;
   const Tensor a = x.abs();  // real for complex inputs
   const std::optional<IntArrayRef> over(dims);
-  if (p == 0) return at::sum(at::ne(a, 0), over, keepdim, a.scalar_type());
+  if (p == 0) {
+    Tensor count = at::sum(at::ne(a, 0), over, keepdim, a.scalar_type());
+    if (!(c10::GradMode::is_enabled() && self.requires_grad())) return count;
+    // A count is piecewise constant: differentiated, it is part of the graph with a zero
+    // grad, as torch's norm backward gives (the finite mask keeps inf and NaN out of it).
+    Tensor zero_path = at::where(at::isfinite(a), at::mul(a, 0), at::zeros_like(a));
+    return at::add(count, at::sum(zero_path, over, keepdim, std::nullopt));
+  }
   if (p == 1) return at::sum(a, over, keepdim, std::nullopt);
   if (std::isinf(p)) return p > 0 ? at::amax(a, dims, keepdim) : at::amin(a, dims, keepdim);
   Tensor sum = p == 2 ? at::sum(at::mul(a, a), over, keepdim, std::nullopt)

@@ -23,9 +23,14 @@ std::vector<bool> reduction_mask(std::optional<IntArrayRef> dims, int64_t ndim) 
     mask.assign(mask.size(), true);
     return mask;
   }
+  bool scalar_dim_seen = false;  // dims 0 and -1 both name the one "dim" of a 0-dim tensor
   for (int64_t d : *dims) {
     int64_t w = wrap_dim(d, ndim);
-    if (ndim == 0) continue;  // dims 0 and -1 name the one "dim" of a 0-dim tensor
+    if (ndim == 0) {
+      TORCH_CHECK(!scalar_dim_seen, "dim ", w, " appears multiple times in the list of dims");
+      scalar_dim_seen = true;
+      continue;
+    }
     TORCH_CHECK(!mask[static_cast<size_t>(w)], "dim ", w, " appears multiple times in the list of dims");
     mask[static_cast<size_t>(w)] = true;
   }
@@ -282,6 +287,9 @@ Tensor sum_to_size(const Tensor& self, IntArrayRef size) {
     expandable = s == d || s == 1;
   }
   TORCH_CHECK(expandable, "size {", size, "} is not expandable to size {", shape, "}.");
+  // An empty size is a full sum, even of a 0-dim tensor (its integers promote to int64),
+  // as torch's sum_to does.
+  if (size.empty()) return at::sum(self, std::optional<c10::ScalarType>());
   int64_t lead = static_cast<int64_t>(shape.size() - size.size());
   std::vector<int64_t> dims;
   for (int64_t i = 0; i < lead; ++i) dims.push_back(i);

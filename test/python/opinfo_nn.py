@@ -1,0 +1,489 @@
+"""OpInfo entries for the nn operators (aten/native/nn/), called through
+torch.nn.functional / tessera.nn.functional with sample generators: convolutions and
+fold / unfold, pooling, normalization, embedding, padding, resampling, dropout, attention
+and the losses. Each entry names the backward operators its gradients run (`covers`), and
+asks gradgradcheck where those backward operators have derivatives of their own.
+
+nn entries run on float32 and float64 (torch 1.13 lacks most reduced-precision CPU nn
+kernels; the elementwise families sweep every dtype)."""
+import math
+
+import torch
+
+from opinfo import GradSample, OpInfo, make_torch, register
+
+FLOAT = ("float32", "float64")
+
+
+def nn(name, fn, samples, **kw):
+    """fn(F, *tensors, **kwargs) with F the library's nn.functional."""
+    kw.setdefault("dtypes", FLOAT)
+    kw.setdefault("supports_out", False)
+    return OpInfo(name, lambda lib, *t, **k: fn(lib.nn.functional, *t, **k), sample_inputs=samples, **kw)
+
+
+def T(shape, dtype, seed, low=-2.0, high=2.0):
+    return make_torch(shape, dtype, seed, low, high)
+
+
+def _long(values):
+    return torch.tensor(values, dtype=torch.int64)
+
+
+# ---------------------------------------------------------------- convolution
+
+def conv2d_samples(dtype):
+    x = T((1, 2, 3, 3), dtype, 1)
+    yield "stride padding bias", [x, T((2, 2, 2, 2), dtype, 2), T((2,), dtype, 3)], {"stride": (1, 2), "padding": 1}
+    yield "groups dilation", [x, T((2, 1, 2, 2), dtype, 4)], {"groups": 2, "dilation": (1, 2)}
+    yield "same", [x, T((1, 2, 2, 2), dtype, 5)], {"padding": "same"}
+    yield "strided input", [T((1, 3, 3, 2), dtype, 6).transpose(1, 3), T((1, 2, 2, 2), dtype, 7)], {}
+
+
+def conv1d_samples(dtype):
+    yield "stride padding", [T((1, 3, 4), dtype, 1), T((3, 3, 2), dtype, 2)], {"stride": 2, "padding": 1}
+    yield "bias", [T((2, 2, 5), dtype, 3), T((1, 2, 3), dtype, 4), T((1,), dtype, 5)], {}
+
+
+def conv3d_samples(dtype):
+    yield "plain", [T((1, 2, 2, 3, 3), dtype, 1), T((1, 2, 1, 2, 2), dtype, 2)], {}
+
+
+def conv_transpose2d_samples(dtype):
+    yield "stride output_padding bias", [T((1, 2, 2, 2), dtype, 1), T((2, 3, 2, 2), dtype, 2), T((3,), dtype, 3)], \
+        {"stride": 2, "output_padding": 1}
+    yield "padding", [T((1, 2, 3, 3), dtype, 4), T((2, 1, 2, 2), dtype, 5)], {"padding": 1}
+
+
+def conv_transpose1d_samples(dtype):
+    yield "stride padding dilation", [T((1, 3, 3), dtype, 1), T((3, 2, 2), dtype, 2)], \
+        {"stride": 2, "padding": 1, "dilation": 2}
+
+
+def unfold_samples(dtype):
+    yield "padding", [T((1, 2, 3, 3), dtype, 1)], {"kernel_size": 2, "padding": 1}
+    yield "stride", [T((1, 1, 4, 3), dtype, 2)], {"kernel_size": (2, 1), "stride": 2}
+
+
+def fold_samples(dtype):
+    yield "overlapping", [T((1, 8, 4), dtype, 1)], {"output_size": (3, 3), "kernel_size": 2}
+    yield "stride padding", [T((1, 2, 4), dtype, 2)], {"output_size": (2, 4), "kernel_size": (1, 2), "stride": 2,
+                                                       "padding": (0, 1)}
+
+
+CONV = dict(gradgrad=True, covers=("convolution", "convolution_backward"), rtol=1e-5, atol=1e-5)
+register(
+    nn("conv2d", lambda F, *t, **k: F.conv2d(*t, **k), conv2d_samples, **CONV),
+    nn("conv1d", lambda F, *t, **k: F.conv1d(*t, **k), conv1d_samples, **CONV),
+    nn("conv3d", lambda F, *t, **k: F.conv3d(*t, **k), conv3d_samples, **CONV),
+    nn("conv_transpose2d", lambda F, *t, **k: F.conv_transpose2d(*t, **k), conv_transpose2d_samples, **CONV),
+    nn("conv_transpose1d", lambda F, *t, **k: F.conv_transpose1d(*t, **k), conv_transpose1d_samples, **CONV),
+    nn("unfold", lambda F, x, **k: F.unfold(x, **k), unfold_samples, covers=("im2col",)),
+    nn("fold", lambda F, x, **k: F.fold(x, **k), fold_samples, covers=("col2im",)),
+)
+
+# ---------------------------------------------------------------- pooling
+
+
+def pool2d_samples(dtype):
+    x = T((1, 2, 3, 4), dtype, 1)
+    yield "k2 s1", [x], {"kernel_size": 2, "stride": 1}
+    yield "padding ceil", [x], {"kernel_size": 2, "padding": 1, "ceil_mode": True}
+    yield "3-D input", [T((2, 3, 3), dtype, 2)], {"kernel_size": (2, 1)}
+
+
+def pool1d_samples(dtype):
+    yield "k2", [T((1, 2, 5), dtype, 1)], {"kernel_size": 2}
+    yield "stride padding", [T((2, 1, 6), dtype, 2)], {"kernel_size": 3, "stride": 2, "padding": 1}
+
+
+def adaptive2d_samples(dtype):
+    yield "(2, 1)", [T((1, 2, 3, 3), dtype, 1)], {"output_size": (2, 1)}
+    yield "(2, 3)", [T((2, 3, 5), dtype, 2)], {"output_size": (2, 3)}
+
+
+def adaptive1d_samples(dtype):
+    yield "2", [T((1, 2, 5), dtype, 1)], {"output_size": 2}
+    yield "4", [T((2, 3), dtype, 2)], {"output_size": 4}
+
+
+POOL = dict(gradgrad=True)
+register(
+    nn("max_pool2d", lambda F, x, **k: F.max_pool2d(x, **k), pool2d_samples, **POOL,
+       covers=("max_pool2d_with_indices", "max_pool2d_with_indices_backward")),
+    nn("max_pool2d[indices]", lambda F, x, **k: F.max_pool2d(x, return_indices=True, **k), pool2d_samples, **POOL),
+    nn("max_pool1d", lambda F, x, **k: F.max_pool1d(x, **k), pool1d_samples, covers=("max_pool1d_with_indices",)),
+    nn("max_pool1d[indices]", lambda F, x, **k: F.max_pool1d(x, return_indices=True, **k), pool1d_samples),
+    nn("avg_pool2d", lambda F, x, **k: F.avg_pool2d(x, **k), pool2d_samples, **POOL, covers=("avg_pool2d_backward",)),
+    nn("avg_pool2d[exclude pad]", lambda F, x, **k: F.avg_pool2d(x, count_include_pad=False, **k), pool2d_samples),
+    nn("avg_pool1d", lambda F, x, **k: F.avg_pool1d(x, **k), pool1d_samples),
+    nn("adaptive_avg_pool2d", lambda F, x, **k: F.adaptive_avg_pool2d(x, **k), adaptive2d_samples, **POOL,
+       covers=("_adaptive_avg_pool2d", "_adaptive_avg_pool2d_backward")),
+    nn("adaptive_max_pool2d", lambda F, x, **k: F.adaptive_max_pool2d(x, **k), adaptive2d_samples, **POOL,
+       covers=("adaptive_max_pool2d_backward",)),
+    nn("adaptive_avg_pool1d", lambda F, x, **k: F.adaptive_avg_pool1d(x, **k), adaptive1d_samples),
+    nn("adaptive_max_pool1d", lambda F, x, **k: F.adaptive_max_pool1d(x, **k), adaptive1d_samples),
+)
+
+# ---------------------------------------------------------------- normalization
+
+
+def batch_norm_samples(dtype):
+    """(input, weight, bias[, running mean, running var]): the statistics last, as data."""
+    x, w, b = T((3, 3, 2), dtype, 1), T((3,), dtype, 2, 0.5, 2.0), T((3,), dtype, 3)
+    stats = [T((3,), dtype, 4), T((3,), dtype, 5, 0.5, 2.0)]
+    yield "training", [x, w, b], {"training": True}
+    yield "eval stats", [x, w, b, *stats], {"training": False}
+    yield "training stats", [T((4, 3), dtype, 6), w, b, *stats], {"training": True, "momentum": 0.3}
+
+
+def _batch_norm_call(F, x, w, b, *stats, training, momentum=0.1):
+    # running statistics are buffers (updated in training): fresh copies, so that every
+    # call of a gradcheck sees the same ones
+    mean, var = [s.clone() for s in stats] if stats else (None, None)
+    return F.batch_norm(x, mean, var, w, b, training=training, momentum=momentum)
+
+
+def layer_norm_samples(dtype):
+    x = T((3, 3, 2), dtype, 1)
+    yield "last dim", [x], {"normalized_shape": [2]}
+    yield "two dims affine", [x, T((3, 2), dtype, 2, 0.5, 2.0), T((3, 2), dtype, 3)], {"normalized_shape": [3, 2]}
+
+
+def group_norm_samples(dtype):
+    yield "affine", [T((2, 4, 3), dtype, 1), T((4,), dtype, 2, 0.5, 2.0), T((4,), dtype, 3)], {"num_groups": 2}
+    yield "plain", [T((3, 3, 2), dtype, 4)], {"num_groups": 3}
+
+
+def instance_norm_samples(dtype):
+    yield "plain", [T((2, 3, 4), dtype, 1)], {}
+    yield "affine", [T((2, 2, 3), dtype, 2), T((2,), dtype, 3, 0.5, 2.0), T((2,), dtype, 4)], {}
+
+
+def _layer_norm(F, x, *wb, normalized_shape):
+    return F.layer_norm(x, normalized_shape, *wb)
+
+
+def _group_norm(F, x, *wb, num_groups):
+    return F.group_norm(x, num_groups, *wb)
+
+
+def _instance_norm(F, x, *wb):
+    return F.instance_norm(x, weight=wb[0], bias=wb[1]) if wb else F.instance_norm(x)
+
+
+NORM = dict(gradgrad=True, rtol=1e-5, atol=1e-5)
+register(
+    nn("batch_norm", _batch_norm_call, batch_norm_samples, covers=("native_batch_norm", "native_batch_norm_backward"),
+       no_grad_inputs=(3, 4), **NORM),
+    nn("layer_norm", _layer_norm, layer_norm_samples, covers=("native_layer_norm", "native_layer_norm_backward"),
+       **NORM),
+    nn("group_norm", _group_norm, group_norm_samples, covers=("native_group_norm", "native_group_norm_backward"),
+       **NORM),
+    nn("instance_norm", _instance_norm, instance_norm_samples, **NORM),
+)
+
+# ---------------------------------------------------------------- embedding, padding, resampling
+
+
+def embedding_samples(dtype):
+    w = T((5, 3), dtype, 1)
+    yield "2-D indices", [_long([[0, 2, 2], [4, 0, 1]]), w], {}
+    yield "padding_idx", [_long([1, 2, 1]), w], {"padding_idx": 1}
+
+
+def embedding_bag_samples(dtype):
+    w = T((6, 3), dtype, 1)
+    for mode in ("sum", "mean", "max"):
+        yield f"2-D {mode}", [_long([[0, 2], [5, 2]]), w], {"mode": mode}
+        yield f"offsets {mode}", [_long([1, 3, 3, 4, 0]), w, _long([0, 2])], {"mode": mode}
+
+
+def _embedding_bag(F, i, w, *offsets, mode):
+    return F.embedding_bag(i, w, offsets[0] if offsets else None, mode=mode)
+
+
+def pad_samples(dtype):
+    x = T((1, 2, 3, 3), dtype, 1)
+    yield "constant", [x], {"pad": (1, 2, 2, 0), "value": 0.5}
+    yield "reflect", [x], {"pad": (1, 2, 2, 0), "mode": "reflect"}
+    yield "replicate", [T((1, 2, 3), dtype, 2)], {"pad": (2, 1), "mode": "replicate"}
+    yield "circular", [x], {"pad": (1, 2, 2, 1), "mode": "circular"}
+
+
+def interpolate_samples(dtype):
+    x2, x1 = T((1, 2, 2, 3), dtype, 1), T((1, 2, 3), dtype, 2)
+    yield "nearest 2-D", [x2], {"scale_factor": 2, "mode": "nearest"}
+    yield "nearest 1-D", [x1], {"size": 5, "mode": "nearest"}
+    yield "linear", [x1], {"size": 5, "mode": "linear", "align_corners": False}
+    yield "bilinear", [x2], {"size": (3, 4), "mode": "bilinear", "align_corners": True}
+    yield "bicubic", [x2], {"size": (3, 4), "mode": "bicubic", "align_corners": False}
+
+
+def grid_sample_samples(dtype):
+    x = T((1, 2, 3, 3), dtype, 1)
+    for mode in ("bilinear", "nearest"):
+        for padding_mode in ("zeros", "border", "reflection"):
+            yield f"{mode} {padding_mode}", [x, T((1, 2, 2, 2), dtype, 2, -1.2, 1.2)], \
+                {"mode": mode, "padding_mode": padding_mode, "align_corners": False}
+
+
+def pixel_shuffle_samples(dtype):
+    yield "2", [T((1, 8, 2, 1), dtype, 1)], {}
+
+
+register(
+    # (padding_idx stops its row's grad by design, which finite differences cannot know:
+    # its values and grads are compared with torch's in test_nn_misc.py)
+    nn("embedding", lambda F, i, w, **k: F.embedding(i, w, **k), embedding_samples,
+       covers=("embedding_backward", "embedding_dense_backward"),
+       grad_filter=lambda tensors, kwargs: "padding_idx" not in kwargs),
+    nn("embedding_bag", _embedding_bag, embedding_bag_samples),
+    # max_norm renormalises the weight in place under no_grad: no graph in either library
+    # (the rows to renormalise are the unique indices: data-dependent on meta)
+    OpInfo("embedding_renorm_", lambda lib, w, i: lib.embedding_renorm_(w.clone(), i, 1.0, 2.0), dtypes=FLOAT,
+           supports_out=False, data_dependent=True,
+           sample_inputs=lambda dtype: [("rows", [T((4, 3), dtype, 1), _long([0, 2])], {})]),
+    nn("one_hot", lambda F, i: F.one_hot(i, 5), lambda dtype: [("2-D", [_long([[0, 3], [1, 1]])], {})],
+       dtypes=("int64",)),
+    # without num_classes the count is the largest index plus one, which a meta tensor
+    # does not have: refused there (test_meta_one_hot_needs_num_classes)
+    nn("one_hot[inferred]", lambda F, i: F.one_hot(i), lambda dtype: [("1-D", [_long([2, 0, 1])], {})],
+       dtypes=("int64",), supports_meta=False),
+    nn("pad", lambda F, x, **k: F.pad(x, **k), pad_samples, covers=("constant_pad_nd", "_pad_circular")),
+    nn("interpolate", lambda F, x, **k: F.interpolate(x, **k), interpolate_samples, rtol=1e-5, atol=1e-5,
+       covers=("upsample_nearest1d", "upsample_nearest2d", "upsample_linear1d", "upsample_bilinear2d",
+               "upsample_bicubic2d")),
+    nn("grid_sample", lambda F, x, g, **k: F.grid_sample(x, g, **k), grid_sample_samples, rtol=1e-5, atol=1e-5,
+       covers=("grid_sampler", "grid_sampler_2d")),
+    nn("pixel_shuffle", lambda F, x: F.pixel_shuffle(x, 2), pixel_shuffle_samples),
+    nn("pixel_unshuffle", lambda F, x: F.pixel_unshuffle(F.pixel_shuffle(x, 2), 2), pixel_shuffle_samples),
+)
+
+# ---------------------------------------------------------------- dropout
+# With p = 0, or outside training, dropout is the identity: values are compared. With
+# p > 0 in training the masks come from two generators: shapes and dtypes only.
+
+RANDOM = "the masks come from two different generators: shapes and dtypes only"
+
+
+def dropout_samples(dtype):
+    x = T((2, 3, 4), dtype, 1)
+    yield "p=0", [x], {"p": 0.0, "training": True}
+    yield "eval", [x], {"p": 0.4, "training": False}
+
+
+def dropout_random_samples(dtype):
+    yield "p=0.5", [T((2, 3, 4), dtype, 1)], {"p": 0.5, "training": True}
+
+
+def _native_dropout_grads(L, a):
+    L.manual_seed(0)
+    out, mask = L.native_dropout(a.reshape(1, 2, 3), 0.5, True)
+    # the kept elements' grads are scaled by 1 / (1 - p); the mask itself carries no grad
+    return out * 0 + a.reshape(1, 2, 3) * mask.to(L.float64) * 0 + a.sum()
+
+
+DROPOUTS = ["dropout", "alpha_dropout", "feature_alpha_dropout", "dropout2d", "dropout1d"]
+register(*[nn(name, lambda F, x, _n=name, **k: getattr(F, _n)(x, **k), dropout_samples) for name in DROPOUTS])
+register(*[nn(f"{name}[random]", lambda F, x, _n=name, **k: getattr(F, _n)(x, **k), dropout_random_samples,
+              compare="meta", exempt={"forward": RANDOM}) for name in DROPOUTS])
+IN_PLACE_OPS = {"dropout": "dropout_", "alpha_dropout": "alpha_dropout_",
+                "feature_alpha_dropout": "feature_alpha_dropout_", "dropout2d": "feature_dropout_",
+                "dropout1d": "feature_dropout_"}
+register(*[nn(f"{name}[inplace]", lambda F, x, _n=name, **k: getattr(F, _n)(x * 1, inplace=True, **k),
+              dropout_samples, covers=(IN_PLACE_OPS[name], "feature_dropout")) for name in DROPOUTS])
+def _native_dropout(lib, x):
+    out, mask = lib.native_dropout(x, 0.5, True)
+    # torch 1.13 returns the mask in the input's dtype; current torch (and tessera) as bool
+    return out, mask.bool() if lib is torch else mask
+
+
+register(OpInfo("native_dropout", _native_dropout, dtypes=FLOAT,
+                supports_out=False, compare="meta", exempt={"forward": RANDOM}, covers=("native_dropout_backward",),
+                grads=(GradSample(_native_dropout_grads, ([0.5, -1.2, 2.0, 0.3, 1.1, -0.4],), label="seeded"),)))
+
+# ---------------------------------------------------------------- attention
+
+
+def _attention(lib, q, k, v, **kw):
+    if lib is torch:
+        # torch 1.13 has no scaled_dot_product_attention: its definition in torch ops
+        scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+        if kw.get("is_causal"):
+            n, m = scores.shape[-2], scores.shape[-1]
+            scores = scores.masked_fill(torch.ones(n, m, dtype=torch.bool).triu(1), float("-inf"))
+        return scores.softmax(-1) @ v
+    return lib.nn.functional.scaled_dot_product_attention(q, k, v, **kw)
+
+
+def attention_samples(dtype):
+    q, k, v = T((1, 2, 3), dtype, 1), T((1, 2, 3), dtype, 2), T((1, 2, 3), dtype, 3)
+    yield "plain", [q, k, v], {}
+    yield "causal", [q, k, v], {"is_causal": True}
+    yield "4-D", [T((1, 2, 3, 2), dtype, 4), T((1, 2, 2, 2), dtype, 5), T((1, 2, 2, 2), dtype, 6)], {}
+
+
+register(OpInfo("scaled_dot_product_attention", _attention, dtypes=FLOAT, supports_out=False,
+                sample_inputs=attention_samples, rtol=1e-5, atol=1e-5, gradgrad=True,
+                covers=("_scaled_dot_product_flash_attention_for_cpu",
+                        "_scaled_dot_product_flash_attention_for_cpu_backward")))
+
+# ---------------------------------------------------------------- losses
+# Each loss on every reduction; targets built to the loss's domain.
+
+REDUCTIONS = ("mean", "sum", "none")
+
+
+def _pair_samples(target_low=-2.0, target_high=2.0, shape=(2, 3)):
+    def samples(dtype):
+        for r in REDUCTIONS:
+            yield r, [T(shape, dtype, 1), T(shape, dtype, 2, target_low, target_high)], {"reduction": r}
+    return samples
+
+
+def _sign_target(shape, seed):
+    return torch.where(make_torch(shape, "float64", seed) > 0, 1.0, -1.0)
+
+
+def _signed_samples(n_inputs, shape=(2, 3)):
+    def samples(dtype):
+        for r in REDUCTIONS:
+            ins = [T(shape, dtype, k + 1) for k in range(n_inputs)]
+            yield r, ins + [_sign_target(shape[:1] if n_inputs == 2 else shape, 9).to(ins[0].dtype)], \
+                {"reduction": r}
+    return samples
+
+
+def bce_samples(dtype):
+    for r in REDUCTIONS:
+        p, t = T((2, 3), dtype, 1, 0.05, 0.95), T((2, 3), dtype, 2, 0.0, 1.0)
+        yield r, [p, t], {"reduction": r}
+        yield r + " weight", [p, t, T((3,), dtype, 3, 0.5, 2.0)], {"reduction": r}
+
+
+def _bce(F, p, t, *w, reduction):
+    return F.binary_cross_entropy(p, t, w[0] if w else None, reduction=reduction)
+
+
+def _bce_logits(F, x, t, *w, reduction):
+    return F.binary_cross_entropy_with_logits(x, t, *w, reduction=reduction)
+
+
+def nll_samples(dtype):
+    for r in REDUCTIONS:
+        yield r, [T((2, 3), dtype, 1), _long([2, 0])], {"reduction": r}
+        yield r + " weight ignore", [T((3, 3), dtype, 2), _long([1, 2, 1]), T((3,), dtype, 3, 0.5, 2.0)], \
+            {"reduction": r, "ignore_index": 2}
+        yield r + " 2-D", [T((1, 2, 3, 1), dtype, 4), _long([[[1], [0], [1]]])], {"reduction": r}
+        yield r + " 3-D", [T((1, 2, 2, 1, 2), dtype, 5), _long([[[[1, 0]], [[0, 0]]]])], {"reduction": r}
+
+
+def _nll(F, x, t, *w, **k):
+    return F.nll_loss(x, t, w[0] if w else None, **k)
+
+
+def _cross_entropy(F, x, t, *w, **k):
+    return F.cross_entropy(x, t, w[0] if w else None, **k)
+
+
+def cross_entropy_samples(dtype):
+    yield from nll_samples(dtype)
+    yield "probabilities", [T((2, 3), dtype, 6), T((2, 3), dtype, 7, 0.0, 1.0).softmax(1)], {}
+    yield "label_smoothing", [T((2, 3), dtype, 8), _long([1, 2])], {"label_smoothing": 0.2}
+
+
+def margin_samples(dtype):
+    for r in REDUCTIONS:
+        yield r, [T((2, 3), dtype, 1), _long([2, 0])], {"reduction": r}
+        yield r + " p=2 margin", [T((2, 3), dtype, 2), _long([0, 1])], {"reduction": r, "p": 2, "margin": 0.5}
+
+
+def multilabel_samples(dtype):
+    for r in REDUCTIONS:
+        yield r, [T((2, 4), dtype, 1), _long([[3, 0, -1, 1], [1, 2, 3, -1]])], {"reduction": r}
+
+
+def kl_div_samples(dtype):
+    for r in ("mean", "sum", "none", "batchmean"):
+        yield r, [T((2, 3), dtype, 1, -3.0, -0.1), T((2, 3), dtype, 2, 0.05, 1.0)], {"reduction": r}
+    yield "log_target", [T((2, 3), dtype, 3, -3.0, -0.1), T((2, 3), dtype, 4, -3.0, -0.1)], {"log_target": True}
+
+
+def poisson_samples(dtype):
+    for r in REDUCTIONS:
+        yield r, [T((2, 3), dtype, 1), T((2, 3), dtype, 2, 0.0, 3.0)], {"reduction": r}
+    yield "rates full", [T((2, 3), dtype, 3, 0.1, 2.0), T((2, 3), dtype, 4, 0.0, 3.0)], {"log_input": False,
+                                                                                        "full": True}
+
+
+def triplet_samples(dtype):
+    for r in REDUCTIONS:
+        yield r, [T((2, 3), dtype, 1), T((2, 3), dtype, 2), T((2, 3), dtype, 3)], {"reduction": r}
+    yield "swap p=1", [T((2, 3), dtype, 4), T((2, 3), dtype, 5), T((2, 3), dtype, 6)], {"swap": True, "p": 1}
+
+
+def _loss(name):
+    return lambda F, *t, _n=name, **k: getattr(F, _n)(*t, **k)
+
+
+LOSS = dict(rtol=1e-5, atol=1e-5)
+# targets (position 1) and class weights (2) are data: torch differentiates few targets and
+# refuses the rest, which the cases below check separately (TARGET_GRADS)
+DATA = dict(LOSS, no_grad_inputs=(1, 2))
+register(
+    nn("mse_loss", _loss("mse_loss"), _pair_samples(), **LOSS),
+    nn("l1_loss", _loss("l1_loss"), _pair_samples(), **LOSS),
+    nn("huber_loss", _loss("huber_loss"), _pair_samples(), **LOSS),
+    nn("smooth_l1_loss", _loss("smooth_l1_loss"), _pair_samples(), **LOSS),
+    nn("soft_margin_loss", _loss("soft_margin_loss"), _signed_samples(1), **DATA),
+    nn("hinge_embedding_loss", _loss("hinge_embedding_loss"), _signed_samples(1), **DATA),
+    nn("margin_ranking_loss", _loss("margin_ranking_loss"), _signed_samples(2, (3,)), no_grad_inputs=(2,), **LOSS),
+    nn("cosine_embedding_loss", _loss("cosine_embedding_loss"), _signed_samples(2), no_grad_inputs=(2,), **LOSS),
+    nn("binary_cross_entropy", _bce, bce_samples, gradgrad=True, **DATA),
+    nn("binary_cross_entropy_with_logits", _bce_logits, bce_samples, **DATA),
+    nn("kl_div", _loss("kl_div"), kl_div_samples, **LOSS),
+    nn("poisson_nll_loss", _loss("poisson_nll_loss"), poisson_samples, **LOSS),
+    nn("triplet_margin_loss", _loss("triplet_margin_loss"), triplet_samples, **LOSS),
+    nn("nll_loss", _nll, nll_samples, gradgrad=True, no_grad_inputs=(2,),
+       covers=("nll_loss_forward", "nll_loss_backward", "nll_loss2d", "nll_loss2d_forward", "nll_loss2d_backward",
+               "nll_loss_nd"), **LOSS),
+    nn("cross_entropy", _cross_entropy, cross_entropy_samples, covers=("cross_entropy_loss",), no_grad_inputs=(2,),
+       **LOSS),
+    nn("multi_margin_loss", _loss("multi_margin_loss"), margin_samples, **LOSS),
+    nn("multilabel_margin_loss", _loss("multilabel_margin_loss"), multilabel_samples, **LOSS),
+)
+
+# ---------------------------------------------------------------- distances and bilinear
+
+
+def bilinear_samples(dtype):
+    yield "bias", [T((2, 3), dtype, 1), T((2, 2), dtype, 2), T((4, 3, 2), dtype, 3), T((4,), dtype, 4)], {}
+    yield "no bias", [T((3,), dtype, 5), T((2,), dtype, 6), T((1, 3, 2), dtype, 7)], {}
+
+
+register(
+    nn("cosine_similarity", lambda F, a, b, **k: F.cosine_similarity(a, b, **k), lambda dtype: [
+        ("dim 1", [T((2, 3), dtype, 1), T((2, 3), dtype, 2)], {}),
+        ("dim 0 broadcast", [T((3, 2), dtype, 3), T((3, 1), dtype, 4)], {"dim": 0})], **LOSS),
+    nn("pairwise_distance", lambda F, a, b, **k: F.pairwise_distance(a, b, **k), lambda dtype: [
+        ("p=2", [T((2, 3), dtype, 1), T((2, 3), dtype, 2)], {}),
+        ("p=1 keepdim", [T((2, 3), dtype, 3), T((1, 3), dtype, 4)], {"p": 1.0, "keepdim": True})], **LOSS),
+    nn("bilinear", lambda F, *t: F.bilinear(*t), bilinear_samples, **LOSS),
+)
+
+
+# Which loss inputs take a grad and which are refused when they require one: the same in
+# both libraries (the message is torch's check_no_requires_grad).
+TARGET_GRADS = {
+    "mse_loss": "F.mse_loss(lib.ones(2, 3), lib.zeros(2, 3, requires_grad=True))",
+    "binary_cross_entropy[target]": "F.binary_cross_entropy(lib.full((2,), 0.3), lib.full((2,), 0.6, requires_grad=True))",
+    "binary_cross_entropy[weight]": "F.binary_cross_entropy(lib.full((2,), 0.3), lib.ones(2), "
+                                    "weight=lib.ones(2, requires_grad=True))",
+    "binary_cross_entropy_with_logits[weight]": "F.binary_cross_entropy_with_logits(lib.ones(2), lib.ones(2), "
+                                                "weight=lib.ones(2, requires_grad=True))",
+    "binary_cross_entropy_with_logits[pos_weight]": "F.binary_cross_entropy_with_logits(lib.ones(2), lib.ones(2), "
+                                                    "pos_weight=lib.ones(2, requires_grad=True))",
+    "nll_loss[weight]": "F.nll_loss(lib.zeros(2, 3), lib.tensor([0, 2]), weight=lib.ones(3, requires_grad=True))",
+    "soft_margin_loss[target]": "F.soft_margin_loss(lib.ones(2), lib.ones(2, requires_grad=True))",
+}
