@@ -42,40 +42,20 @@ inline constexpr bool is_reduced_float<BFloat16> = true;
 
 }  // namespace c10::inline tessera
 
-template <>
-class std::numeric_limits<c10::BFloat16> {
- public:
-  static constexpr bool is_specialized = true;
-  static constexpr bool is_signed = true;
-  static constexpr bool is_integer = false;
-  static constexpr bool is_exact = false;
-  static constexpr bool has_infinity = true;
-  static constexpr bool has_quiet_NaN = true;
-  static constexpr bool has_signaling_NaN = true;
-  static constexpr auto has_denorm = std::denorm_present;
-  static constexpr bool has_denorm_loss = false;
-  static constexpr auto round_style = std::round_to_nearest;
-  static constexpr bool is_iec559 = false;
-  static constexpr bool is_bounded = true;
-  static constexpr bool is_modulo = false;
-  static constexpr int digits = 8;
-  static constexpr int digits10 = 2;
-  static constexpr int max_digits10 = 4;
-  static constexpr int radix = 2;
-  static constexpr int min_exponent = -125;
-  static constexpr int min_exponent10 = -37;
-  static constexpr int max_exponent = 128;
-  static constexpr int max_exponent10 = 38;
-  static constexpr bool traps = false;
-  static constexpr bool tinyness_before = false;
+namespace c10::inline tessera::detail {
+struct BFloat16Format {
+  static constexpr bool kHasInfinity = true, kHasSignalingNaN = true, kIec559 = false;
+  static constexpr int kDigits = 8, kDigits10 = 2, kMaxDigits10 = 4, kMinExponent = -125, kMinExponent10 = -37,
+                       kMaxExponent = 128, kMaxExponent10 = 38;
+  static constexpr uint16_t kMin = 0x0080, kLowest = 0xFF7F, kMax = 0x7F7F, kEpsilon = 0x3C00, kRoundError = 0x3F00,
+                            kQuietNaN = 0x7FC0, kDenormMin = 0x0001;
+};
+}  // namespace c10::inline tessera::detail
 
-  static constexpr c10::BFloat16 min() { return {0x0080, c10::BFloat16::from_bits()}; }
-  static constexpr c10::BFloat16 lowest() { return {0xFF7F, c10::BFloat16::from_bits()}; }
-  static constexpr c10::BFloat16 max() { return {0x7F7F, c10::BFloat16::from_bits()}; }
-  static constexpr c10::BFloat16 epsilon() { return {0x3C00, c10::BFloat16::from_bits()}; }
-  static constexpr c10::BFloat16 round_error() { return {0x3F00, c10::BFloat16::from_bits()}; }
-  static constexpr c10::BFloat16 infinity() { return {0x7F80, c10::BFloat16::from_bits()}; }
-  static constexpr c10::BFloat16 quiet_NaN() { return {0x7FC0, c10::BFloat16::from_bits()}; }
-  static constexpr c10::BFloat16 signaling_NaN() { return {0x7FA0, c10::BFloat16::from_bits()}; }
-  static constexpr c10::BFloat16 denorm_min() { return {0x0001, c10::BFloat16::from_bits()}; }
+template <>
+class std::numeric_limits<c10::BFloat16>
+    : public c10::detail::float_format_limits<c10::BFloat16, c10::detail::BFloat16Format> {
+ public:
+  static constexpr c10::BFloat16 infinity() { return bits(0x7F80); }
+  static constexpr c10::BFloat16 signaling_NaN() { return bits(0x7FA0); }
 };

@@ -50,39 +50,18 @@ inline constexpr bool is_reduced_float<Float8_e4m3fn> = true;
 
 }  // namespace c10::inline tessera
 
+namespace c10::inline tessera::detail {
+struct Float8_e4m3fnFormat {
+  static constexpr bool kHasInfinity = false, kHasSignalingNaN = false, kIec559 = false;
+  static constexpr int kDigits = 4, kDigits10 = 0, kMaxDigits10 = 3, kMinExponent = -5, kMinExponent10 = -1,
+                       kMaxExponent = 9, kMaxExponent10 = 2;
+  static constexpr uint8_t kMin = 0x08, kLowest = 0xFE, kMax = 0x7E, kEpsilon = 0x20, kRoundError = 0x30,
+                            kQuietNaN = 0x7F, kDenormMin = 0x01;
+};
+}  // namespace c10::inline tessera::detail
+
 // No infinity() or signaling_NaN(): the format has neither (has_infinity says so).
 template <>
-class std::numeric_limits<c10::Float8_e4m3fn> {
- public:
-  static constexpr bool is_specialized = true;
-  static constexpr bool is_signed = true;
-  static constexpr bool is_integer = false;
-  static constexpr bool is_exact = false;
-  static constexpr bool has_infinity = false;
-  static constexpr bool has_quiet_NaN = true;
-  static constexpr bool has_signaling_NaN = false;
-  static constexpr auto has_denorm = std::denorm_present;
-  static constexpr bool has_denorm_loss = false;
-  static constexpr auto round_style = std::round_to_nearest;
-  static constexpr bool is_iec559 = false;
-  static constexpr bool is_bounded = true;
-  static constexpr bool is_modulo = false;
-  static constexpr int digits = 4;
-  static constexpr int digits10 = 0;
-  static constexpr int max_digits10 = 3;
-  static constexpr int radix = 2;
-  static constexpr int min_exponent = -5;
-  static constexpr int min_exponent10 = -1;
-  static constexpr int max_exponent = 9;
-  static constexpr int max_exponent10 = 2;
-  static constexpr bool traps = false;
-  static constexpr bool tinyness_before = false;
-
-  static constexpr c10::Float8_e4m3fn min() { return {0x08, c10::Float8_e4m3fn::from_bits()}; }
-  static constexpr c10::Float8_e4m3fn lowest() { return {0xFE, c10::Float8_e4m3fn::from_bits()}; }
-  static constexpr c10::Float8_e4m3fn max() { return {0x7E, c10::Float8_e4m3fn::from_bits()}; }
-  static constexpr c10::Float8_e4m3fn epsilon() { return {0x20, c10::Float8_e4m3fn::from_bits()}; }
-  static constexpr c10::Float8_e4m3fn round_error() { return {0x30, c10::Float8_e4m3fn::from_bits()}; }
-  static constexpr c10::Float8_e4m3fn quiet_NaN() { return {0x7F, c10::Float8_e4m3fn::from_bits()}; }
-  static constexpr c10::Float8_e4m3fn denorm_min() { return {0x01, c10::Float8_e4m3fn::from_bits()}; }
+class std::numeric_limits<c10::Float8_e4m3fn>
+    : public c10::detail::float_format_limits<c10::Float8_e4m3fn, c10::detail::Float8_e4m3fnFormat> {
 };

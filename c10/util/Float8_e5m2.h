@@ -53,39 +53,19 @@ inline constexpr bool is_reduced_float<Float8_e5m2> = true;
 
 }  // namespace c10::inline tessera
 
-template <>
-class std::numeric_limits<c10::Float8_e5m2> {
- public:
-  static constexpr bool is_specialized = true;
-  static constexpr bool is_signed = true;
-  static constexpr bool is_integer = false;
-  static constexpr bool is_exact = false;
-  static constexpr bool has_infinity = true;
-  static constexpr bool has_quiet_NaN = true;
-  static constexpr bool has_signaling_NaN = false;
-  static constexpr auto has_denorm = std::denorm_present;
-  static constexpr bool has_denorm_loss = false;
-  static constexpr auto round_style = std::round_to_nearest;
-  static constexpr bool is_iec559 = false;
-  static constexpr bool is_bounded = true;
-  static constexpr bool is_modulo = false;
-  static constexpr int digits = 3;
-  static constexpr int digits10 = 0;
-  static constexpr int max_digits10 = 2;
-  static constexpr int radix = 2;
-  static constexpr int min_exponent = -13;
-  static constexpr int min_exponent10 = -4;
-  static constexpr int max_exponent = 16;
-  static constexpr int max_exponent10 = 4;
-  static constexpr bool traps = false;
-  static constexpr bool tinyness_before = false;
+namespace c10::inline tessera::detail {
+struct Float8_e5m2Format {
+  static constexpr bool kHasInfinity = true, kHasSignalingNaN = false, kIec559 = false;
+  static constexpr int kDigits = 3, kDigits10 = 0, kMaxDigits10 = 2, kMinExponent = -13, kMinExponent10 = -4,
+                       kMaxExponent = 16, kMaxExponent10 = 4;
+  static constexpr uint8_t kMin = 0x04, kLowest = 0xFB, kMax = 0x7B, kEpsilon = 0x34, kRoundError = 0x38,
+                            kQuietNaN = 0x7F, kDenormMin = 0x01;
+};
+}  // namespace c10::inline tessera::detail
 
-  static constexpr c10::Float8_e5m2 min() { return {0x04, c10::Float8_e5m2::from_bits()}; }
-  static constexpr c10::Float8_e5m2 lowest() { return {0xFB, c10::Float8_e5m2::from_bits()}; }
-  static constexpr c10::Float8_e5m2 max() { return {0x7B, c10::Float8_e5m2::from_bits()}; }
-  static constexpr c10::Float8_e5m2 epsilon() { return {0x34, c10::Float8_e5m2::from_bits()}; }
-  static constexpr c10::Float8_e5m2 round_error() { return {0x38, c10::Float8_e5m2::from_bits()}; }
-  static constexpr c10::Float8_e5m2 infinity() { return {0x7C, c10::Float8_e5m2::from_bits()}; }
-  static constexpr c10::Float8_e5m2 quiet_NaN() { return {0x7F, c10::Float8_e5m2::from_bits()}; }
-  static constexpr c10::Float8_e5m2 denorm_min() { return {0x01, c10::Float8_e5m2::from_bits()}; }
+template <>
+class std::numeric_limits<c10::Float8_e5m2>
+    : public c10::detail::float_format_limits<c10::Float8_e5m2, c10::detail::Float8_e5m2Format> {
+ public:
+  static constexpr c10::Float8_e5m2 infinity() { return bits(0x7C); }
 };

@@ -150,42 +150,68 @@ constexpr T operator+(T a) { return a; }
 template <detail::ReducedFloat T>
 std::ostream& operator<<(std::ostream& out, T value) { return out << static_cast<float>(value); }
 
-}  // namespace c10::inline tessera
+namespace detail {
 
-template <>
-class std::numeric_limits<c10::Half> {
- public:
+// What std::numeric_limits says of a binary float format: the parts every format here
+// shares, plus its parameters and the bit patterns of its special values from Format.
+// Each format's specialisation derives from this and adds infinity() and
+// signaling_NaN() where the format has them.
+template <typename T, typename Format>
+struct float_format_limits {
   static constexpr bool is_specialized = true;
   static constexpr bool is_signed = true;
   static constexpr bool is_integer = false;
   static constexpr bool is_exact = false;
-  static constexpr bool has_infinity = true;
+  static constexpr bool has_infinity = Format::kHasInfinity;
   static constexpr bool has_quiet_NaN = true;
-  static constexpr bool has_signaling_NaN = true;
+  static constexpr bool has_signaling_NaN = Format::kHasSignalingNaN;
   static constexpr auto has_denorm = std::denorm_present;
   static constexpr bool has_denorm_loss = false;
   static constexpr auto round_style = std::round_to_nearest;
-  static constexpr bool is_iec559 = true;
+  static constexpr bool is_iec559 = Format::kIec559;
   static constexpr bool is_bounded = true;
   static constexpr bool is_modulo = false;
-  static constexpr int digits = 11;
-  static constexpr int digits10 = 3;
-  static constexpr int max_digits10 = 5;
+  static constexpr int digits = Format::kDigits;
+  static constexpr int digits10 = Format::kDigits10;
+  static constexpr int max_digits10 = Format::kMaxDigits10;
   static constexpr int radix = 2;
-  static constexpr int min_exponent = -13;
-  static constexpr int min_exponent10 = -4;
-  static constexpr int max_exponent = 16;
-  static constexpr int max_exponent10 = 4;
+  static constexpr int min_exponent = Format::kMinExponent;
+  static constexpr int min_exponent10 = Format::kMinExponent10;
+  static constexpr int max_exponent = Format::kMaxExponent;
+  static constexpr int max_exponent10 = Format::kMaxExponent10;
   static constexpr bool traps = false;
   static constexpr bool tinyness_before = false;
 
-  static constexpr c10::Half min() { return {0x0400, c10::Half::from_bits()}; }
-  static constexpr c10::Half lowest() { return {0xFBFF, c10::Half::from_bits()}; }
-  static constexpr c10::Half max() { return {0x7BFF, c10::Half::from_bits()}; }
-  static constexpr c10::Half epsilon() { return {0x1400, c10::Half::from_bits()}; }
-  static constexpr c10::Half round_error() { return {0x3800, c10::Half::from_bits()}; }
-  static constexpr c10::Half infinity() { return {0x7C00, c10::Half::from_bits()}; }
-  static constexpr c10::Half quiet_NaN() { return {0x7E00, c10::Half::from_bits()}; }
-  static constexpr c10::Half signaling_NaN() { return {0x7D00, c10::Half::from_bits()}; }
-  static constexpr c10::Half denorm_min() { return {0x0001, c10::Half::from_bits()}; }
+  static constexpr T min() { return bits(Format::kMin); }
+  static constexpr T lowest() { return bits(Format::kLowest); }
+  static constexpr T max() { return bits(Format::kMax); }
+  static constexpr T epsilon() { return bits(Format::kEpsilon); }
+  static constexpr T round_error() { return bits(Format::kRoundError); }
+  static constexpr T quiet_NaN() { return bits(Format::kQuietNaN); }
+  static constexpr T denorm_min() { return bits(Format::kDenormMin); }
+
+ protected:
+  static constexpr T bits(decltype(T::x) b) { return T(b, T::from_bits()); }
+};
+
+}  // namespace detail
+
+}  // namespace c10::inline tessera
+
+namespace c10::inline tessera::detail {
+struct HalfFormat {
+  static constexpr bool kHasInfinity = true, kHasSignalingNaN = true, kIec559 = true;
+  static constexpr int kDigits = 11, kDigits10 = 3, kMaxDigits10 = 5, kMinExponent = -13, kMinExponent10 = -4,
+                       kMaxExponent = 16, kMaxExponent10 = 4;
+  static constexpr uint16_t kMin = 0x0400, kLowest = 0xFBFF, kMax = 0x7BFF, kEpsilon = 0x1400, kRoundError = 0x3800,
+                            kQuietNaN = 0x7E00, kDenormMin = 0x0001;
+};
+}  // namespace c10::inline tessera::detail
+
+template <>
+class std::numeric_limits<c10::Half>
+    : public c10::detail::float_format_limits<c10::Half, c10::detail::HalfFormat> {
+ public:
+  static constexpr c10::Half infinity() { return bits(0x7C00); }
+  static constexpr c10::Half signaling_NaN() { return bits(0x7D00); }
 };
