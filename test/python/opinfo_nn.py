@@ -487,3 +487,78 @@ TARGET_GRADS = {
     "nll_loss[weight]": "F.nll_loss(lib.zeros(2, 3), lib.tensor([0, 2]), weight=lib.ones(3, requires_grad=True))",
     "soft_margin_loss[target]": "F.soft_margin_loss(lib.ones(2), lib.ones(2, requires_grad=True))",
 }
+
+# ---------------------------------------------------------------- rrelu, recurrent cells, packing
+
+
+def _rrelu_seeded(L, a):
+    L.manual_seed(0)  # the same slopes on every call of gradcheck
+    return L.rrelu(a, 0.1, 0.4, training=True)
+
+
+register(
+    OpInfo("rrelu", lambda lib, a, **k: lib.rrelu(a, **k), dtypes=FLOAT, supports_out=False,
+           kwargs=({}, {"lower": 0.2, "upper": 0.6}), inplace=lambda lib, a, **k: lib.rrelu_(a, **k)),
+    OpInfo("rrelu[training]", lambda lib, a: lib.rrelu(a, 0.1, 0.4, training=True), dtypes=FLOAT,
+           supports_out=False, compare="meta", inplace=lambda lib, a: lib.rrelu_(a, 0.1, 0.4, training=True),
+           grads=(GradSample(_rrelu_seeded, ([[-0.5, 1.25, -2.0], [1.5, -0.75, 0.3]],), label="seeded"),),
+           exempt={"forward": RANDOM, "grad": "unseeded slopes: the seeded GradSample is the gradient case",
+                   "torch_grad": "the two generators draw different slopes: tessera's seeded grads are "
+                                 "gradchecked, torch's are not comparable"}),
+)
+
+
+def cell_samples(gates, lstm=False):
+    def samples(dtype):
+        x, h = T((2, 3), dtype, 1), T((2, 4), dtype, 2)
+        w_ih, w_hh = T((4 * gates, 3), dtype, 3, -0.6, 0.6), T((4 * gates, 4), dtype, 4, -0.6, 0.6)
+        b_ih, b_hh = T((4 * gates,), dtype, 5), T((4 * gates,), dtype, 6)
+        states = [h, T((2, 4), dtype, 7)] if lstm else [h]
+        yield "biases", [x, *states, w_ih, w_hh, b_ih, b_hh], {}
+        yield "no biases", [x, *states, w_ih, w_hh], {}
+    return samples
+
+
+def _lstm_cell(lib, x, h, c, *weights):
+    return lib.lstm_cell(x, [h, c], *weights)
+
+
+register(
+    OpInfo("rnn_tanh_cell", lambda lib, *t: lib.rnn_tanh_cell(*t), dtypes=FLOAT, supports_out=False,
+           sample_inputs=cell_samples(1), rtol=1e-5, atol=1e-5),
+    OpInfo("rnn_relu_cell", lambda lib, *t: lib.rnn_relu_cell(*t), dtypes=FLOAT, supports_out=False,
+           sample_inputs=cell_samples(1), rtol=1e-5, atol=1e-5),
+    OpInfo("gru_cell", lambda lib, *t: lib.gru_cell(*t), dtypes=FLOAT, supports_out=False,
+           sample_inputs=cell_samples(3), rtol=1e-5, atol=1e-5),
+    OpInfo("lstm_cell", _lstm_cell, dtypes=FLOAT, supports_out=False, sample_inputs=cell_samples(4, lstm=True),
+           rtol=1e-5, atol=1e-5),
+)
+
+
+def pad_sequence_samples(dtype):
+    seqs = [T((3, 2), dtype, 1), T((1, 2), dtype, 2), T((2, 2), dtype, 3)]
+    yield "time first", seqs, {}
+    yield "batch first, value", seqs, {"batch_first": True, "padding_value": -1.5}
+    yield "1-D", [T((2,), dtype, 4), T((4,), dtype, 5)], {"batch_first": True}
+
+
+def pack_samples(dtype):
+    yield "time first", [T((3, 2, 2), dtype, 1), _long([3, 1])], {"batch_first": False}
+    yield "batch first", [T((3, 4), dtype, 2), _long([4, 2, 2])], {"batch_first": True}
+
+
+def unpack_samples(dtype):
+    yield "steps 2, 1, 1", [T((4, 2), dtype, 1), _long([2, 1, 1])], {"batch_first": False, "total_length": 3}
+    yield "batch first, longer", [T((3,), dtype, 2), _long([2, 1])], {"batch_first": True, "total_length": 4}
+
+
+# (the lengths and batch sizes are read on the host: a meta tensor has no values to read)
+HOST_LENGTHS = dict(supports_meta=False, supports_out=False, dtypes=FLOAT)
+register(
+    OpInfo("pad_sequence", lambda lib, *seqs, **k: lib._C._nn.pad_sequence(list(seqs), **k), dtypes=FLOAT,
+           supports_out=False, sample_inputs=pad_sequence_samples),
+    OpInfo("_pack_padded_sequence", lambda lib, x, lengths, **k: lib._pack_padded_sequence(x, lengths, **k),
+           sample_inputs=pack_samples, **HOST_LENGTHS),
+    OpInfo("_pad_packed_sequence", lambda lib, data, sizes, **k: lib._pad_packed_sequence(
+        data, sizes, k["batch_first"], -0.5, k["total_length"]), sample_inputs=unpack_samples, **HOST_LENGTHS),
+)

@@ -2,6 +2,7 @@
 // cpu/ActivationKernel.cpp), the composite ones (relu6, selu, celu, glu, prelu) and the
 // two kernels whose operands are not one iterator family's (log_sigmoid_backward, whose
 // buffer torch's CPU kernel reads but ours recomputes, and _prelu_kernel).
+#include <aten/core/Dispatch.h>
 #include <aten/core/TensorOperators.h>
 #include <aten/native/DispatchStubs.h>
 #include <aten/native/MetaFunctions.h>
@@ -9,6 +10,7 @@
 #include <aten/native/nn/Activation.h>
 #include <aten/native/shape/TensorShape.h>
 #include <aten/ops/Functions.h>
+#include <c10/core/ThreadLocalState.h>
 
 #include <string_view>
 
@@ -128,5 +130,37 @@ Tensor glu(const Tensor& self, int64_t dim) {
   return self.narrow(d, 0, n / 2) * self.narrow(d, n / 2, n / 2).sigmoid();
 }
 
+// ---- rrelu: a random negative slope per element while training (Uniform(lower, upper),
+// held constant for autograd, so the grad is grad * slope), the mean slope otherwise.
+
+static Tensor rrelu_slopes(const Tensor& self, const Scalar& lower, const Scalar& upper,
+                           std::optional<at::Generator> generator) {
+  c10::AutoGradMode no_grad(false);
+  Tensor slopes = at::empty_like(self).uniform_(lower.toDouble(), upper.toDouble(), generator);
+  return at::where(at::le(self, 0), slopes, at::ones_like(self));
+}
+
+static void check_rrelu(const Tensor& self, const Scalar& lower, const Scalar& upper, bool training) {
+  TORCH_CHECK(lower.toDouble() <= upper.toDouble(), "Lower bound should be less than or equal to the upper bound");
+  if (training && !c10::isFloatingType(self.scalar_type())) dtype_not_implemented("rrelu_with_noise_out_cpu",
+                                                                                   self.scalar_type());
+}
+
+Tensor rrelu(const Tensor& self, const Scalar& lower, const Scalar& upper, bool training,
+             std::optional<at::Generator> generator) {
+  check_rrelu(self, lower, upper, training);
+  if (training) return self * rrelu_slopes(self, lower, upper, generator);
+  return at::leaky_relu(self, (lower.toDouble() + upper.toDouble()) / 2);
+}
+
+Tensor& rrelu_(Tensor& self, const Scalar& lower, const Scalar& upper, bool training,
+               std::optional<at::Generator> generator) {
+  check_rrelu(self, lower, upper, training);
+  if (training) return self.mul_(rrelu_slopes(self, lower, upper, generator));
+  return at::leaky_relu_(self, (lower.toDouble() + upper.toDouble()) / 2);
+}
+
+
 }  // namespace native
+
 }  // namespace at::inline tessera

@@ -3,7 +3,6 @@ multi-label / multi-class margin; aten/native/nn/Loss.cpp), and those torch writ
 Python functional (multi-label soft margin, triplet with a custom distance); and rrelu."""
 import tessera as _t
 from tessera._C import _nn
-from tessera.autograd.grad_mode import no_grad
 
 from . import functional as _F
 from ._ctc_loss import ctc_loss  # noqa: F401
@@ -104,36 +103,14 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
 
 # ---------------------------------------------------------------- randomized leaky relu
 
-def _check_rrelu(input, lower, upper, training):
-    if not lower <= upper:
-        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
-    if training and not input.is_floating_point():
-        raise _not_implemented("rrelu_with_noise_out_cpu", input)
-
-
-def _rrelu_noise(input, lower, upper):
-    """The per-element slope: Uniform(lower, upper) where input <= 0, 1 elsewhere (drawn
-    from tessera's default generator). Constant for autograd, so the gradient is grad * noise,
-    as torch's."""
-    with no_grad():
-        slopes = _t.empty_like(input).uniform_(lower, upper)
-        return _t.where(input <= 0, slopes, 1.0)
-
-
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
-    """Randomized leaky ReLU: a random negative slope per element while training, the mean
-    slope (lower + upper) / 2 otherwise."""
+    """Randomized leaky ReLU (the rrelu operator): a random negative slope per element while
+    training, the mean slope (lower + upper) / 2 otherwise."""
     if inplace:
-        return rrelu_(input, lower, upper, training)
-    _check_rrelu(input, lower, upper, training)
-    if training:
-        return input * _rrelu_noise(input, lower, upper)
-    return _nn.leaky_relu(input, (lower + upper) / 2)
+        return _t.rrelu_(input, lower, upper, training)
+    return _t.rrelu(input, lower, upper, training)
 
 
 def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
     """In-place rrelu; returns input."""
-    _check_rrelu(input, lower, upper, training)
-    if training:
-        return input.mul_(_rrelu_noise(input, lower, upper))
-    return _nn.leaky_relu_(input, (lower + upper) / 2)
+    return _t.rrelu_(input, lower, upper, training)

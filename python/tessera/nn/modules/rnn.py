@@ -452,18 +452,6 @@ class RNNCellBase(Module):
         for weight in self.parameters():
             init.uniform_(weight, -stdv, stdv)
 
-    def _check_args(self, name, input, states):
-        """Batched (2-D) input and states, with the sizes torch's cell kernels check."""
-        if input.size(1) != self.input_size:
-            raise RuntimeError(f"input has inconsistent input_size: got {input.size(1)} expected {self.input_size}")
-        for i, state in enumerate(states):
-            if state.size(0) != input.size(0):
-                raise RuntimeError(f"Input batch size {input.size(0)} doesn't match hidden{i} batch size "
-                                   f"{state.size(0)}")
-            if state.size(1) != self.hidden_size:
-                raise RuntimeError(f"hidden{i} has inconsistent hidden_size: got {state.size(1)}, expected "
-                                   f"{self.hidden_size}")
-
     def _cell(self, mode, name, input, states):
         """Unsqueezes unbatched input/states, runs one step, returns the batched-or-not result."""
         if input.dim() not in (1, 2):
@@ -480,9 +468,13 @@ class RNNCellBase(Module):
             states = (zeros,) * (2 if mode == "LSTM" else 1)
         elif not is_batched:
             states = tuple(s.unsqueeze(0) for s in states)
-        self._check_args(name, input, states)
-        gi = _t.linear(input, self.weight_ih, self.bias_ih)
-        h, c = _step(mode, gi, states[0], states[1] if mode == "LSTM" else None, self.weight_hh, self.bias_hh)
+        # one step of the cell operator (aten/native/nn/RNN.cpp), which checks the sizes
+        weights = (self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
+        if mode == "LSTM":
+            h, c = _t.lstm_cell(input, list(states), *weights)
+        else:
+            cell = {"RNN_TANH": _t.rnn_tanh_cell, "RNN_RELU": _t.rnn_relu_cell, "GRU": _t.gru_cell}[mode]
+            h, c = cell(input, states[0], *weights), None
         if not is_batched:
             h, c = h.squeeze(0), (None if c is None else c.squeeze(0))
         return (h, c) if mode == "LSTM" else h

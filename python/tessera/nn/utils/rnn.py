@@ -120,35 +120,7 @@ def _lengths_tensor(lengths):
 def _pack(input, lengths, batch_first):
     """Packs input whose batch is sorted longest first; returns (data, batch_sizes)."""
     _check_cpu_long(lengths, "lengths")
-    x = input.transpose(0, 1) if batch_first else input
-    if x.numel() == 0:
-        raise RuntimeError("Cannot pack empty tensors.")
-    lens = lengths.tolist()
-    batch = x.size(1)
-    if len(lens) != batch:
-        raise RuntimeError(f"Expected `len(lengths)` to be equal to batch_size, but got {len(lens)} "
-                           f"(batch_size={batch})")
-    if lens[-1] <= 0:
-        raise RuntimeError("Length of all samples has to be greater than 0, but found an element in 'lengths' that "
-                           "is <= 0")
-    if any(lens[i + 1] > lens[i] for i in range(batch - 1)):
-        raise RuntimeError(_SORT_MSG)
-    if lens[0] > x.size(0):
-        # torch does not check this and returns data shorter than batch_sizes promises
-        raise RuntimeError(f"pack_padded_sequence: a length of {lens[0]} exceeds the padded input's "
-                           f"{x.size(0)} time steps")
-    step_shape = (-1,) + tuple(x.shape[2:])
-    blocks, batch_sizes, done = [], [], 0
-    # One block per distinct length, shortest first: the steps done..l-1 of the l sequences
-    # (a prefix of the batch, as it is sorted) that are at least that long.
-    for count in range(batch, 0, -1):
-        l = lens[count - 1]
-        if l > done:
-            blocks.append(x.narrow(0, done, l - done).narrow(1, 0, count).reshape(step_shape))
-            batch_sizes += [count] * (l - done)
-            done = l
-    data = blocks[0] if len(blocks) == 1 else _t.cat(blocks, 0)
-    return data, _t.tensor(batch_sizes, dtype=_t.int64)
+    return _t._pack_padded_sequence(input, lengths, batch_first)
 
 
 def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True):
@@ -178,38 +150,8 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
     else:
         total_length = max_len
     _check_cpu_long(sequence.batch_sizes, "batch_sizes")
-    data = sequence.data
-    sizes = sequence.batch_sizes.tolist()
-    batch, trailing = sizes[0], tuple(data.shape[1:])
-
-    def padding(steps, rows):
-        return _t.full((steps, rows) + trailing, padding_value, dtype=data.dtype, device=data.device)
-
-    blocks, offset, t = [], 0, 0
-    while t < max_len:
-        # a run of steps with one batch size is one reshape of a contiguous slice of data
-        end = t
-        while end < max_len and sizes[end] == sizes[t]:
-            end += 1
-        rows = sizes[t]
-        block = data.narrow(0, offset, (end - t) * rows).reshape((end - t, rows) + trailing)
-        if rows < batch:
-            block = _t.cat([block, padding(end - t, batch - rows)], 1)
-        blocks.append(block)
-        offset += (end - t) * rows
-        t = end
-    if total_length > max_len:
-        blocks.append(padding(total_length - max_len, batch))
-    padded = blocks[0] if len(blocks) == 1 else _t.cat(blocks, 0)
-    if batch_first:
-        padded = padded.transpose(0, 1)
-
-    lengths, t = [], max_len
-    for b in range(batch):  # sizes never increase: sequence b lasts while sizes[t] > b
-        while t > 0 and sizes[t - 1] <= b:
-            t -= 1
-        lengths.append(t)
-    lengths = _t.tensor(lengths, dtype=_t.int64)
+    padded, lengths = _t._pad_packed_sequence(sequence.data, sequence.batch_sizes, batch_first, padding_value,
+                                              total_length)
     if sequence.unsorted_indices is not None:
         padded = padded.index_select(0 if batch_first else 1, sequence.unsorted_indices)
         lengths = lengths.index_select(0, sequence.unsorted_indices.to("cpu"))
@@ -228,6 +170,8 @@ def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="
     sequences = tuple(sequences)
     if not sequences:
         raise RuntimeError("received an empty list of sequences")
+    if padding_side == "right":
+        return _t._C._nn.pad_sequence(list(sequences), batch_first, padding_value)
     first = sequences[0]
     trailing = tuple(first.shape[1:])
     max_len = max(s.size(0) for s in sequences)
