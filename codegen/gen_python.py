@@ -42,12 +42,23 @@ _ACCESSORS = {
 }
 
 
+_OPTIONS = ("dtype", "layout", "device", "pin_memory")
+
+
+def _without_options(schema):
+    """A factory's arguments without its TensorOptions group (its out= twin has none)."""
+    return [a for a in schema.arguments if not (schema.tensor_options_group and a.name in _OPTIONS)]
+
+
 def out_twin(op: Op, ops) -> Op | None:
-    """The out= overload (with a Python binding) whose non-out arguments equal op's arguments."""
+    """The out= overload (with a Python binding) whose non-out arguments equal op's arguments
+    (a factory's without its dtype / layout / device / pin_memory, which out= checks
+    against the out tensor, as torch's parser does)."""
+    mine = [(a.name, str(a.type)) for a in _without_options(op.schema)]
     for other in ops:
         s = other.schema
         if other.python and s.name == op.schema.name and s.is_out and \
-                [(a.name, str(a.type)) for a in s.non_out_arguments] == [(a.name, str(a.type)) for a in op.schema.arguments]:
+                [(a.name, str(a.type)) for a in s.non_out_arguments] == mine:
             return other
     return None
 
@@ -144,8 +155,18 @@ def _binding(name: str, group, ops, is_method: bool) -> str:
                 # several outputs come as one keyword, out=(values, indices)
                 tlocals = [f"std::vector<at::Tensor> outs = r.tensorlist({out_index});"]
                 out_exprs = [f"outs[{k}]" for k in range(n_out)]
-            texprs = _argument_exprs(s, tlocals, self_expr) + out_exprs
+            exprs_by_arg = dict(zip([a.name for a in s.arguments], _argument_exprs(s, tlocals, self_expr)))
+            texprs = [exprs_by_arg[a.name] for a in twin.schema.non_out_arguments] + out_exprs
             tcall = f"at::ops::op_{cpp.identifier(twin.schema)}().call({', '.join(texprs)})"
+            if s.tensor_options_group:
+                # a factory's options must agree with out (torch's words), and requires_grad=
+                # applies to it
+                # (only those the call names: randint's dtype defaults to long, and out decides)
+                given = [f"r.given({[a.name for a in s.arguments].index(n)}) ? {exprs_by_arg[n]} : std::nullopt"
+                         for n in ("dtype", "layout", "device")]
+                tlocals.append(f"check_out_options(out, {', '.join(given)});")
+                if _may_take_requires_grad(s):
+                    tcall = f"r.with_requires_grad({tcall})"
             out_body = tlocals + _return_stmt(twin.schema, tcall, f"r.object({out_index})")
             body = [f"if (!r.isNone({out_index})) {{"] + ["  " + line for line in out_body] + ["}"] + body
         cases.append(f"    case {idx}: {{\n" + "\n".join("      " + line for line in body) + "\n    }")

@@ -493,6 +493,16 @@ ParsedArgs& PythonArgParser::parse(PyObject* args, PyObject* kwargs, ParsedArgs&
 
 const IValue& ParsedArgs::default_of(size_t i) const { return signature->params[i].default_value; }
 
+void check_out_options(const at::Tensor& out, std::optional<c10::ScalarType> dtype, std::optional<c10::Layout> layout,
+                       std::optional<c10::Device> device) {
+  TORCH_CHECK(!dtype || out.scalar_type() == *dtype, "dtype ", *dtype, " does not match dtype of out parameter (",
+              out.scalar_type(), ")");
+  TORCH_CHECK(!layout || out.layout() == *layout, "layout ", *layout, " does not match layout of out parameter (",
+              out.layout(), ")");
+  TORCH_CHECK(!device || out.device().type() == device->type(), "device type ", device->type(),
+              " does not match device type of out parameter (", out.device().type(), ")");
+}
+
 at::Tensor ParsedArgs::with_requires_grad(at::Tensor result) const {
   const size_t i = signature->requires_grad_index;
   if (i == SIZE_MAX || !toBool(i)) return result;

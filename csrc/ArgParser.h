@@ -87,6 +87,8 @@ class ParsedArgs {
 
   bool has(size_t i) const { return values[i] != nullptr; }
   bool isNone(size_t i) const { return values[i] == nullptr ? default_of(i).isNone() : values[i] == Py_None; }
+  // Whether the call itself passed a value (not None) for parameter i, whatever its default.
+  bool given(size_t i) const { return values[i] != nullptr && values[i] != Py_None; }
   PyObject* object(size_t i) const { return values[i]; }
 
   at::Tensor tensor(size_t i) const;
@@ -124,6 +126,11 @@ class ParsedArgs {
  private:
   const c10::IValue& default_of(size_t i) const;
 };
+
+// A factory called with out=: the options it was also given must describe out (torch's
+// check_out_type_matches, with its words).
+void check_out_options(const at::Tensor& out, std::optional<c10::ScalarType> dtype, std::optional<c10::Layout> layout,
+                       std::optional<c10::Device> device);
 
 // Python value <-> IValue by schema type; numbers become 0-dim "wrapped number" tensors
 // where a Tensor is expected and numbers are allowed.

@@ -17,10 +17,7 @@ def _resolve(lib, k):
 def factory(name, *args, dtypes=tuple(ALL_DTYPES), **kw):
     """name(*args, dtype=<the sample's dtype>): one sample per dtype, no tensor input."""
     def call(lib, _n=name, **k):
-        if "out" in k:
-            # out= decides the dtype (torch also takes dtype= beside out= when they agree;
-            # tessera's out= overloads do not take the options yet: the note of issue 21)
-            k.pop("dtype")
+        # (with out=, dtype= is checked against out's: test_ops passes an out of torch's dtype)
         return getattr(lib, _n)(*args, **_resolve(lib, k))
 
     def samples(dtype):

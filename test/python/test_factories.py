@@ -15,6 +15,7 @@ import torch
 
 import tessera
 
+from opinfo import assert_raises_like_torch
 from factory_checks import ALL_DTYPES, check_expr, check_same, name, outcome, run, strided_pair
 
 
@@ -531,3 +532,24 @@ def test_requires_grad_errors_like_torch(expr):
     assert type(got.value) is type(want.value)
     if isinstance(want.value, RuntimeError):
         assert str(got.value) == str(want.value)
+
+
+OUT_WITH_OPTIONS = [
+    "lib.zeros(2, 3, out=lib.empty(0), dtype=lib.float64)",
+    "lib.ones(2, out=lib.empty(0, dtype=lib.int64), dtype=lib.int32)",
+    "lib.arange(3, out=lib.empty(0), dtype=lib.int16)",
+]
+
+
+@pytest.mark.parametrize("expr", OUT_WITH_OPTIONS)
+def test_factory_out_refuses_options_that_disagree_with_out(expr):
+    assert_raises_like_torch(expr)
+
+
+def test_factory_out_takes_options_that_agree_and_requires_grad():
+    for lib in (torch, tessera):
+        out = lib.empty(0, dtype=lib.float64)
+        got = lib.zeros(2, 3, out=out, dtype=lib.float64, device="cpu", requires_grad=True)
+        assert got is out and tuple(out.shape) == (2, 3) and out.requires_grad
+        r = lib.arange(1, 7, 2, out=lib.empty(0, dtype=lib.int64), dtype=lib.int64)
+        assert r.tolist() == [1, 3, 5]
