@@ -22,10 +22,4 @@ void throw_error_out_requires_grad(const char* name) {
                            "the arguments requires grad.");
 }
 
-void check_no_requires_grad(const at::Tensor& t, const char* name, const char* fn) {
-  TORCH_CHECK(!(t.defined() && t.requires_grad() && c10::GradMode::is_enabled()), "The function '", fn,
-              "' is not differentiable with respect to argument '", name,
-              "'. This input cannot have requires_grad True.");
-}
-
 }  // namespace torch::autograd

@@ -3,6 +3,7 @@
 // check and record in-place writes.
 #pragma once
 
+#include <aten/core/TensorUtils.h>
 #include <autograd/function.h>
 #include <autograd/functions/basic_ops.h>
 #include <autograd/saved_variable.h>
@@ -68,12 +69,7 @@ TORCH_API void check_inplace(const at::Tensor& self, bool requires_grad);
 
 [[noreturn]] TORCH_API void throw_error_out_requires_grad(const char* name);
 
-// A tensor argument derivatives.yaml gives neither a formula nor `non_differentiable`
-// must not require grad (in grad mode): the op cannot differentiate it, and a silent
-// missing gradient would be wrong data.
-TORCH_API void check_no_requires_grad(const at::Tensor& t, const char* name, const char* fn);
-inline void check_no_requires_grad(const std::optional<at::Tensor>& t, const char* name, const char* fn) {
-  if (t) check_no_requires_grad(*t, name, fn);
-}
+// (the generated kernels refuse a grad no formula gives with aten's check)
+using at::check_no_requires_grad;
 
 }  // namespace torch::autograd

@@ -1,6 +1,7 @@
 #include <aten/core/TensorUtils.h>
 
 #include <c10/core/StorageBounds.h>
+#include <c10/core/ThreadLocalState.h>
 
 namespace at::inline tessera {
 
@@ -108,6 +109,12 @@ std::string tensor_type_string(const Tensor& t) {
     }
   }
   return c10::str(c10::toString(c10::backendDispatchKey(t.device().type(), t.layout())), c10::toString(dtype), "Type");
+}
+
+void check_no_requires_grad(const Tensor& t, const char* name, const char* fn) {
+  TORCH_CHECK(!(t.defined() && t.requires_grad() && c10::GradMode::is_enabled()), "The function '", fn,
+              "' is not differentiable with respect to argument '", name,
+              "'. This input cannot have requires_grad True.");
 }
 
 }  // namespace at::inline tessera

@@ -1,10 +1,12 @@
 // Tensors made below the operators, for the kernels, the Python bridge (numpy, DLPack) and
 // autograd alike: fresh memory from a device's allocator, memory made elsewhere, a new
-// geometry over an existing storage; and the legacy type name torch's messages print.
+// geometry over an existing storage; the legacy type name torch's messages print; and the
+// refusal of a grad no formula gives.
 #pragma once
 
 #include <aten/core/Tensor.h>
 
+#include <optional>
 #include <string>
 
 namespace at::inline tessera {
@@ -30,5 +32,13 @@ TORCH_API Tensor wrapped_scalar_tensor(const c10::Scalar& s, c10::Device device 
 // The legacy type name torch prints for a tensor in some messages: "torch.FloatTensor"
 // for CPU tensors of the old dtypes, else "<Backend><Dtype>Type" (e.g. "MetaFloatType").
 TORCH_API std::string tensor_type_string(const Tensor& t);
+
+// An input an operator cannot differentiate (derivatives.yaml gives it neither a formula
+// nor `non_differentiable`; a composite's class weights) must not require grad in grad
+// mode: a silently missing gradient would be wrong data. torch's check_no_requires_grad.
+TORCH_API void check_no_requires_grad(const Tensor& t, const char* name, const char* fn);
+inline void check_no_requires_grad(const std::optional<Tensor>& t, const char* name, const char* fn) {
+  if (t) check_no_requires_grad(*t, name, fn);
+}
 
 }  // namespace at::inline tessera

@@ -32,6 +32,14 @@ FLOATING = ["float16", "bfloat16", "float32", "float64"]
 REDUCED = ["float16", "bfloat16"]
 
 
+def resolve_dtype(lib, kwargs):
+    """kwargs with a dtype named by string ("float64") as lib's dtype object: samples name
+    dtypes once for both libraries."""
+    if isinstance(kwargs.get("dtype"), str):
+        return dict(kwargs, dtype=getattr(lib, kwargs["dtype"]))
+    return kwargs
+
+
 def torch_dtype(name):
     return getattr(torch, name)
 

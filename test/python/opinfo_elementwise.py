@@ -1,5 +1,5 @@
 """OpInfo entries for the binary elementwise operators."""
-from opinfo import ALL_DTYPES, FLOATING, GradSample, M, OpInfo, V, register
+from opinfo import ALL_DTYPES, FLOATING, GradSample, M, OpInfo, V, register, resolve_dtype
 
 
 def binary(name, method=True, inplace=True, **kw):
@@ -51,16 +51,11 @@ register(OpInfo("allclose", lambda lib, a, b, **k: lib.allclose(a, b, **k), arit
 
 def _to_copy(lib, a, **k):
     # torch 1.13 binds _to_copy only under torch.ops.aten; tessera also at the top level.
-    k = {key: getattr(lib, v) if key == "dtype" else v for key, v in k.items()}
-    return lib.ops.aten._to_copy(a, **k)
+    return lib.ops.aten._to_copy(a, **resolve_dtype(lib, k))
 
 
 register(OpInfo("_to_copy", _to_copy, arity=1, supports_out=False,
                 kwargs=({}, {"dtype": "float64"}, {"dtype": "int32"}, {"dtype": "bool"}, {"dtype": "complex64"})))
-
-
-def _resolve(lib, k):
-    return {key: getattr(lib, v) if key == "dtype" and isinstance(v, str) else v for key, v in k.items()}
 
 
 def _name(dtype):
@@ -82,7 +77,7 @@ register(
            inplace=lambda lib, a, n: a.polygamma_(n)),
     # copy_ casts to self's dtype and broadcasts the source
     OpInfo("copy_", _copy_into, arity=2, supports_out=False),
-    OpInfo("to", lambda lib, a, **k: a.to(**_resolve(lib, k)), supports_out=False,
+    OpInfo("to", lambda lib, a, **k: a.to(**resolve_dtype(lib, k)), supports_out=False,
            kwargs=({"dtype": "float64"}, {"dtype": "int16"}, {"dtype": "bool"}, {"dtype": "complex128"},
                    {"dtype": "float32", "copy": True})),
     OpInfo("type_as", lambda lib, a, b: a.type_as(b), arity=2, supports_out=False),

@@ -4,21 +4,17 @@ draws and uninitialised memory the shapes and dtypes only (compare="meta"); thei
 distributions are tested in test_random.py, their argument errors in test_factories.py.
 A factory has no tensor input: its samples carry the dtype as a string, which the call
 resolves per library, and the meta test asks it for device="meta"."""
-from opinfo import ALL_DTYPES, FLOATING, GradSample, M, OpInfo, make_torch, register
+from opinfo import ALL_DTYPES, FLOATING, GradSample, M, OpInfo, make_torch, register, resolve_dtype
 
 NUMERIC = [d for d in ALL_DTYPES if d != "bool"]
 REAL = [d for d in NUMERIC if not d.startswith("complex")]
-
-
-def _resolve(lib, k):
-    return {key: getattr(lib, v) if key == "dtype" and isinstance(v, str) else v for key, v in k.items()}
 
 
 def factory(name, *args, dtypes=tuple(ALL_DTYPES), **kw):
     """name(*args, dtype=<the sample's dtype>): one sample per dtype, no tensor input."""
     def call(lib, _n=name, **k):
         # (with out=, dtype= is checked against out's: test_ops passes an out of torch's dtype)
-        return getattr(lib, _n)(*args, **_resolve(lib, k))
+        return getattr(lib, _n)(*args, **resolve_dtype(lib, k))
 
     def samples(dtype):
         yield f"{args}", [], {"dtype": dtype}
@@ -27,12 +23,12 @@ def factory(name, *args, dtypes=tuple(ALL_DTYPES), **kw):
 
 def like(name, *args, **kw):
     """name(tensor, *args): the _like factories and new_*, on every unary layout."""
-    return OpInfo(name, lambda lib, a, _n=name, **k: getattr(lib, _n)(a, *args, **_resolve(lib, k)),
+    return OpInfo(name, lambda lib, a, _n=name, **k: getattr(lib, _n)(a, *args, **resolve_dtype(lib, k)),
                   supports_out=False, **kw)
 
 
 def method(name, *args, **kw):
-    return OpInfo(f"{name}[method]", lambda lib, a, _n=name, **k: getattr(a, _n)(*args, **_resolve(lib, k)),
+    return OpInfo(f"{name}[method]", lambda lib, a, _n=name, **k: getattr(a, _n)(*args, **resolve_dtype(lib, k)),
                   supports_out=False, **kw)
 
 

@@ -1,15 +1,13 @@
 """OpInfo entries for the reductions: every layout of the registry (0-dim, empty, strided,
 expanded) with no dim, one dim, negative dims, keepdim and dtype=."""
-from opinfo import GradSample, OpInfo, register
+from opinfo import GradSample, OpInfo, register, resolve_dtype
 
 
 def reduction(name, kwargs, **kw):
     """The function form with every kwargs sample (dtype= named by string, resolved per
     library), and the method form with the samples that need no dtype."""
     def call(lib, a, _n=name, **k):
-        if isinstance(k.get("dtype"), str):
-            k = dict(k, dtype=getattr(lib, k["dtype"]))
-        return getattr(lib, _n)(a, **k)
+        return getattr(lib, _n)(a, **resolve_dtype(lib, k))
 
     def method(lib, a, _n=name, **k):
         return getattr(a, _n)(**k)
@@ -73,9 +71,7 @@ register(OpInfo("var_mean", lambda lib, a, **k: lib.var_mean(a, **k), arity=1, k
 
 
 def _vector_norm(lib, a, **k):
-    if isinstance(k.get("dtype"), str):
-        k = dict(k, dtype=getattr(lib, k["dtype"]))
-    return lib.linalg.vector_norm(a, **k)
+    return lib.linalg.vector_norm(a, **resolve_dtype(lib, k))
 
 
 INF = float("inf")

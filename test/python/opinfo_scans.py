@@ -1,15 +1,13 @@
 """OpInfo entries for the scans and softmax: along the first and last dim, with dtype=
 where the op takes one, on every layout of the registry."""
-from opinfo import FLOATING, OpInfo, register
+from opinfo import FLOATING, OpInfo, register, resolve_dtype
 
 
 def along(name, kwargs, method=True, inplace=None, **kw):
     """Function form (dtype= named by string, resolved per library), and the method and
     in-place forms with the samples that need no dtype."""
     def call(lib, a, _n=name, **k):
-        if isinstance(k.get("dtype"), str):
-            k = dict(k, dtype=getattr(lib, k["dtype"]))
-        return getattr(lib, _n)(a, **k)
+        return getattr(lib, _n)(a, **resolve_dtype(lib, k))
 
     def as_method(lib, a, _n=name, **k):
         return getattr(a, _n)(**k)

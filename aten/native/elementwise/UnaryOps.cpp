@@ -6,7 +6,6 @@
 #include <aten/native/NativeFunctions.h>
 #include <aten/native/elementwise/UnaryOps.h>
 #include <aten/ops/Functions.h>
-#include <c10/core/ThreadLocalState.h>
 
 namespace at::inline tessera {
 
@@ -38,9 +37,8 @@ DEFINE_DISPATCH(isfinite_stub);
 // In-place abs keeps the dtype, which a complex input cannot (its magnitude is real).
 Tensor& abs_(Tensor& self) {
   TORCH_CHECK(!c10::isComplexType(self.scalar_type()), "In-place abs is not supported for complex tensors.");
-  // Differentiated, through abs (whose backward reads a copy of the input) and copy_: an
-  // out= kernel takes no grad.
-  if (c10::GradMode::is_enabled() && self.requires_grad()) return self.copy_(at::abs(self.clone()));
+  // (a backend kernel: the generated Autograd kernel runs abs's formula on a copy of the
+  // input it saves before this write)
   return at::abs_outf(self, self);
 }
 

@@ -3,11 +3,11 @@
 #include <aten/core/Dispatch.h>
 #include <aten/core/Reduction.h>
 #include <aten/core/TensorOperators.h>
+#include <aten/core/TensorUtils.h>
 #include <aten/native/Broadcast.h>
 #include <aten/native/NativeFunctions.h>
 #include <aten/native/shape/TensorShape.h>
 #include <aten/ops/Functions.h>
-#include <c10/core/ThreadLocalState.h>
 #include <c10/util/Exception.h>
 
 #include <cmath>
@@ -170,18 +170,12 @@ Tensor binary_cross_entropy(const Tensor& self, const Tensor& target, const std:
 // (1 - t) x - w_pos log(sigmoid(x)), w_pos = 1 + (pos_weight - 1) t: log_sigmoid keeps both
 // ends finite.
 // Inputs torch's formula does not differentiate (its derivatives.yaml lists no formula for
-// them): refused when they require grad, as torch's generated check does, rather than
+// them) are refused when they require grad, as torch's generated check does, rather than
 // differentiated through the decomposition here.
-static void refuse_grad(const std::optional<Tensor>& t, const char* name, const char* fn) {
-  TORCH_CHECK(!(defined(t) && t->requires_grad() && c10::GradMode::is_enabled()), "The function '", fn,
-              "' is not differentiable with respect to argument '", name,
-              "'. This input cannot have requires_grad True.");
-}
-
 Tensor binary_cross_entropy_with_logits(const Tensor& self, const Tensor& target, const std::optional<Tensor>& weight,
                                         const std::optional<Tensor>& pos_weight, int64_t reduction) {
-  refuse_grad(weight, "weight", "binary_cross_entropy_with_logits");
-  refuse_grad(pos_weight, "pos_weight", "binary_cross_entropy_with_logits");
+  check_no_requires_grad(weight, "weight", "binary_cross_entropy_with_logits");
+  check_no_requires_grad(pos_weight, "pos_weight", "binary_cross_entropy_with_logits");
   Tensor log_sig = at::log_sigmoid(self);
   Tensor loss = defined(pos_weight) ? (1 - target) * self - (1 + (*pos_weight - 1) * target) * log_sig
                                     : (1 - target) * self - log_sig;
@@ -207,7 +201,7 @@ Tensor hinge_embedding_loss(const Tensor& self, const Tensor& target, double mar
 
 // log(1 + exp(-target * input)), with torch's unguarded exp (it overflows where torch's does).
 Tensor soft_margin_loss(const Tensor& self, const Tensor& target, int64_t reduction) {
-  refuse_grad(target, "target", "soft_margin_loss");
+  check_no_requires_grad(target, "target", "soft_margin_loss");
   return reduce_loss((-self * target).exp().log1p(), reduction);
 }
 

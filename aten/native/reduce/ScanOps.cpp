@@ -8,7 +8,6 @@
 #include <aten/native/reduce/ScanOps.h>
 #include <aten/native/shape/TensorShape.h>
 #include <aten/ops/Functions.h>
-#include <c10/core/ThreadLocalState.h>
 
 #include <tuple>
 
@@ -75,10 +74,9 @@ Tensor& cumprod_out(const Tensor& self, int64_t dim, std::optional<c10::ScalarTy
   return copy_into_out(at::cumprod(self, dim, dtype), out, "cumprod");
 }
 Tensor& cumprod_(Tensor& self, int64_t dim, std::optional<c10::ScalarType> dtype) {
-  // cumprod's backward reads its input: differentiated, it reads a copy, which the
-  // write-back into self leaves as it was (torch saves the original self likewise).
-  const bool saves_input = c10::GradMode::is_enabled() && self.requires_grad();
-  return self.copy_(at::cumprod(saves_input ? self.clone() : self, dim, dtype));
+  // (a backend kernel: the generated Autograd kernel runs cumprod's formula on a copy of
+  // the input it saves before this write)
+  return self.copy_(at::cumprod(self, dim, dtype));
 }
 
 Tensor logcumsumexp(const Tensor& self, int64_t dim) {

@@ -10,21 +10,6 @@ import tessera as _t
 __all__ = ["PackedSequence", "invert_permutation", "pack_padded_sequence", "pad_packed_sequence", "pad_sequence",
            "unpad_sequence", "pack_sequence", "unpack_sequence"]
 
-_SORT_MSG = ("`lengths` array must be sorted in decreasing order when `enforce_sorted` is True. You can pass "
-             "`enforce_sorted=False` to pack_padded_sequence and/or pack_sequence to sidestep this requirement if "
-             "you do not need ONNX exportability.")
-# torch's c10 ScalarType names, which its 1-D CPU int64 checks print
-_SCALAR_NAMES = {"float64": "Double", "float32": "Float", "float16": "Half", "bfloat16": "BFloat16",
-                 "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
-                 "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
-
-
-def _check_cpu_long(t, what):
-    dtype = str(t.dtype).split(".")[-1]
-    if t.dim() != 1 or t.device.type != "cpu" or dtype != "int64":
-        raise RuntimeError(f"'{what}' argument should be a 1D CPU int64 tensor, but got {t.dim()}D {t.device.type} "
-                           f"{_SCALAR_NAMES.get(dtype, dtype)} tensor")
-
 
 def invert_permutation(permutation):
     """The permutation q with q[p[i]] = i, on p's device; None for None."""
@@ -117,12 +102,6 @@ def _lengths_tensor(lengths):
     return _t.as_tensor(lengths, dtype=_t.int64, device="cpu")
 
 
-def _pack(input, lengths, batch_first):
-    """Packs input whose batch is sorted longest first; returns (data, batch_sizes)."""
-    _check_cpu_long(lengths, "lengths")
-    return _t._pack_padded_sequence(input, lengths, batch_first)
-
-
 def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True):
     """Packs a padded batch (T, B, *) (or (B, T, *) with batch_first) whose sequence b is
     lengths[b] long. With enforce_sorted the lengths must not increase; otherwise the batch
@@ -135,7 +114,8 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
         lengths, sorted_indices = _t.sort(lengths, descending=True, stable=True)
         sorted_indices = sorted_indices.to(input.device)
         input = input.index_select(0 if batch_first else 1, sorted_indices)
-    data, batch_sizes = _pack(input, lengths, batch_first)
+    # (the operator checks lengths, as torch's does: 1-D CPU int64, sorted, positive)
+    data, batch_sizes = _t._pack_padded_sequence(input, lengths, batch_first)
     return PackedSequence(data, batch_sizes, sorted_indices, None)
 
 
@@ -149,7 +129,6 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
                              f"got total_length={total_length} and max sequence length being {max_len}")
     else:
         total_length = max_len
-    _check_cpu_long(sequence.batch_sizes, "batch_sizes")
     padded, lengths = _t._pad_packed_sequence(sequence.data, sequence.batch_sizes, batch_first, padding_value,
                                               total_length)
     if sequence.unsorted_indices is not None:
