@@ -4,8 +4,9 @@ input 64, hidden 128, 100 steps, batch 32) and the same shapes for GRU and RNN(t
 torch and tessera called alternately in one run at the same thread count
 (bench_common.THREADS); the median of each and the ratio tessera / torch.
 
-tessera runs the recurrence as a Python loop over tessera operators (one matmul for every
-step's input projection, then one step at a time); torch 1.13 runs it in C++.
+Both run the recurrence in C++ over their operators (tessera's lstm / gru / rnn_tanh
+operators, aten/native/nn/RNN.cpp: one matmul for every step's input projection, then one
+step at a time).
 
   PYTHONPATH=build/python /usr/bin/python3 bench/bench_rnn.py [rounds] [name filter...]
 """

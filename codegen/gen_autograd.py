@@ -133,7 +133,7 @@ def _tensor_returns(s: Schema) -> bool:
 
 def needs_autograd_kernel(op: Op) -> bool:
     s = op.schema
-    return not op.is_composite_implicit and s.has_tensor_arguments and _tensor_returns(s)
+    return not op.is_composite_implicit and not op.manual_autograd and s.has_tensor_arguments and _tensor_returns(s)
 
 
 def derivative_for(op: Op, derivatives: dict) -> Optional[Derivative]:
@@ -257,7 +257,7 @@ def gen_node_class(d: Derivative) -> tuple[str, str]:
     # apply(): slot offsets (runtime when a list input is involved), locals, formulas.
     body = ["  std::lock_guard<std::mutex> lock(mutex());"]
     n_rets = len(s.returns)
-    if n_rets > 1:
+    if n_rets > 1 or s.returns[0].type.is_list:
         body.append("  for (size_t i = 0; i < grads.size(); ++i) {\n"
                     "    if (!grads[i].defined() && input_metadata(i).defined) grads[i] = input_metadata(i).zeros_like();\n"
                     "  }")
@@ -568,7 +568,7 @@ def gen_inplace_or_view(ops, derivatives) -> str:
     kernels, impls = [], []
     for op in ops:
         s = op.schema
-        if op.is_composite_implicit or not s.has_tensor_arguments:
+        if op.is_composite_implicit or op.manual_autograd or not s.has_tensor_arguments:
             continue
         written = [a for a in s.arguments if a.is_write]
         view = is_view_op(op) and s.name != "detach"

@@ -205,6 +205,10 @@ class Op:
     # The Python submodule a function binding lives in (torch.linalg.vector_norm is
     # linalg_vector_norm with python_module: linalg): tessera._C._<module>.
     python_module: Optional[str] = None
+    # The op's Autograd kernel is hand-written (autograd/VariableTypeManual.cpp), as torch's
+    # VariableTypeManual: detach_ and requires_grad_ change a tensor's autograd state rather
+    # than compute; no Autograd or ADInplaceOrView kernel is generated for it.
+    manual_autograd: bool = False
 
     @property
     def is_composite_implicit(self) -> bool:
@@ -214,7 +218,7 @@ class Op:
     def from_yaml(entry: dict) -> "Op":
         unknown = set(entry) - {"func", "variants", "dispatch", "structured", "structured_delegate", "python",
                                 "iterator", "manual_meta", "iterator_check", "wraps", "functional", "python_module",
-                                "fill", "python_numbers", "python_operator", "cpu_kernels"}
+                                "fill", "python_numbers", "python_operator", "cpu_kernels", "manual_autograd"}
         if unknown:
             raise ValueError(f"{entry.get('func')}: unknown ops.yaml fields {sorted(unknown)}")
         schema = parse_schema(entry["func"])
@@ -228,7 +232,8 @@ class Op:
                 bool(entry.get("manual_meta", False)), wraps=entry.get("wraps"), functional=entry.get("functional"),
                 python_module=entry.get("python_module"), iterator_check=bool(entry.get("iterator_check", False)),
                 fill=entry.get("fill"), python_numbers=bool(entry.get("python_numbers", False)),
-                python_operator=entry.get("python_operator"), cpu_kernels=entry.get("cpu_kernels"))
+                python_operator=entry.get("python_operator"), cpu_kernels=entry.get("cpu_kernels"),
+                manual_autograd=bool(entry.get("manual_autograd", False)))
         if op.cpu_kernels is not None and op.iterator is None:
             raise ValueError(f"{schema.full_name}: cpu_kernels: is for iterator: ops")
         for generated in ("wraps", "fill"):

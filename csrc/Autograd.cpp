@@ -331,9 +331,6 @@ void init_autograd(py::module_& m) {
                 c10::toString(source.scalar_type()));
     self.unsafeGetTensorImpl()->set_data_from(*source.unsafeGetTensorImpl());
   });
-  a.def("detach_", [](py::handle t) {
-    torch::autograd::impl::detach_in_place(tensor_arg(t, "self"));
-  });
   a.def("register_hook", [](py::handle t, py::object fn) {
     return tensor_arg(t, "self")._register_hook(python_hook(std::move(fn)));
   });

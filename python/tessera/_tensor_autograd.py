@@ -1,5 +1,6 @@
 """The autograd part of tessera.Tensor: requires_grad, grad, grad_fn, is_leaf,
-backward(), register_hook() ... installed on the type (tessera._C._autograd does the work)."""
+backward(), register_hook() ... installed on the type (tessera._C._autograd does the work;
+detach, detach_ and requires_grad_ are operators, bound from ops.yaml)."""
 from . import _C
 
 _A = _C._autograd
@@ -29,12 +30,6 @@ def _set_requires_grad(self, value):
     _A.set_requires_grad(self, value)
 
 
-def requires_grad_(self, requires_grad=True):
-    """requires_grad_(requires_grad=True) -> Tensor: sets requires_grad in place."""
-    _A.set_requires_grad(self, requires_grad)
-    return self
-
-
 def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
     """Computes the gradient of this tensor with respect to the graph's leaves."""
     from . import autograd
@@ -46,11 +41,6 @@ def register_hook(self, hook):
     if not self.requires_grad:
         raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
     return _RemovableHandle(self, _A.register_hook(self, hook))
-
-
-def _detach_(self):
-    _A.detach_(self)
-    return self
 
 
 _C._add_tensor_methods({
@@ -65,10 +55,7 @@ _C._add_tensor_methods({
     "_is_view": lambda self: _A.is_view(self),
     "data": property(lambda self: _A.detach(self), _A.set_data),
     "_make_subclass": staticmethod(_A.make_subclass),
-    "requires_grad_": requires_grad_,
     "retain_grad": lambda self: _A.retain_grad(self),
     "backward": backward,
     "register_hook": register_hook,
-    "detach": lambda self: _A.detach(self),
-    "detach_": _detach_,
 })

@@ -454,6 +454,53 @@ register(
     nn("multilabel_margin_loss", _loss("multilabel_margin_loss"), multilabel_samples, **LOSS),
 )
 
+def ctc_samples(dtype, tensor_lengths=False, log_softmax=False):
+    """(log_probs or logits, targets[, input_lengths, target_lengths]) with the lengths as
+    kwargs lists, or as int64 tensors after the targets. The reduction is always given:
+    torch 1.13's Python binding reads the schema's default `reduction=Mean` as 0 (none),
+    tessera's (as torch's C++ API) as 1."""
+    cases = [
+        ("padded, mean", T((5, 2, 4), dtype, 1), _long([[1, 2], [3, 3]]), [5, 4], [2, 2], {"reduction": 1}),
+        ("concatenated, sum, blank 3", T((5, 2, 4), dtype, 2), _long([1, 2, 0, 1]), [5, 3], [2, 2],
+         {"blank": 3, "reduction": 2}),
+        ("none, zero_infinity, impossible and empty targets", T((3, 3, 3), dtype, 3),
+         _long([[1, 1, 1], [2, 0, 0], [1, 0, 0]]), [3, 3, 2], [3, 0, 1], {"reduction": 0, "zero_infinity": True}),
+        ("unbatched", T((4, 3), dtype, 4), _long([1, 2]), [4], [2], {"reduction": 1}),
+    ]
+    for label, x, targets, il, tl, kw in cases:
+        if log_softmax:
+            x = x.log_softmax(-1)
+        if tensor_lengths:
+            yield label, [x, targets, _long(il), _long(tl)], kw
+        else:
+            yield label, [x, targets], dict(kw, input_lengths=il, target_lengths=tl)
+
+
+def _ctc_of_logits(lib, logits, targets, *lengths, **k):
+    return lib.ctc_loss(logits.log_softmax(-1), targets, *lengths, **k)
+
+
+def _ctc_raw_samples(dtype):
+    for label, (x, targets), kw in ctc_samples(dtype, log_softmax=True):
+        if x.dim() == 3:
+            kw = {k: v for k, v in kw.items() if k in ("input_lengths", "target_lengths", "blank", "zero_infinity")}
+            yield label, [x, targets], kw
+
+
+# torch's derivative of _ctc_loss is with respect to the logits of a log_softmax making
+# log_probs: the ctc_loss entries differentiate that composition (exact, so gradchecked);
+# _ctc_loss itself compares its grads with torch's formula.
+register(
+    OpInfo("ctc_loss", _ctc_of_logits, dtypes=FLOAT, supports_out=False, sample_inputs=ctc_samples, **LOSS),
+    OpInfo("ctc_loss.Tensor", _ctc_of_logits, dtypes=FLOAT, supports_out=False, supports_meta=False,
+           sample_inputs=lambda dtype: ctc_samples(dtype, tensor_lengths=True), **LOSS),
+    OpInfo("_ctc_loss", lambda lib, lp, targets, **k: lib._ctc_loss(lp, targets, **k)[0], dtypes=FLOAT,
+           supports_out=False, sample_inputs=_ctc_raw_samples, covers=("_ctc_loss_backward",),
+           exempt={"gradcheck": "torch's formula is the derivative with respect to the logits behind log_softmax, "
+                                "not log_probs (gradchecked through log_softmax by the ctc_loss entries)"},
+           **LOSS),
+)
+
 # ---------------------------------------------------------------- distances and bilinear
 
 
@@ -533,6 +580,63 @@ register(
     OpInfo("lstm_cell", _lstm_cell, dtypes=FLOAT, supports_out=False, sample_inputs=cell_samples(4, lstm=True),
            rtol=1e-5, atol=1e-5),
 )
+
+
+def _layer_params(dtype, gates, input_size, hidden, layers, dirs, biases, proj=0, seed=10):
+    """torch's flat parameter list: per layer-direction w_ih, w_hh, [b_ih, b_hh], [w_hr]."""
+    out, state = [], proj or hidden
+    for layer in range(layers):
+        width = input_size if layer == 0 else state * dirs
+        for _ in range(dirs):
+            seed += 5
+            out += [T((gates * hidden, width), dtype, seed, -0.6, 0.6), T((gates * hidden, state), dtype, seed + 1, -0.6, 0.6)]
+            if biases:
+                out += [T((gates * hidden,), dtype, seed + 2), T((gates * hidden,), dtype, seed + 3)]
+            if proj:
+                out.append(T((proj, hidden), dtype, seed + 4, -0.6, 0.6))
+    return out
+
+
+def layer_samples(gates, lstm=False, packed=False):
+    """(x or data, [batch_sizes], h0, [c0], *params) with the op's flags as kwargs."""
+    configs = [("1 layer", 1, 1, True, 0, False), ("2 layers, bidirectional, no biases", 2, 2, False, 0, True)]
+    if lstm:
+        configs.append(("projections, bidirectional", 1, 2, True, 2, False))
+
+    def samples(dtype):
+        for label, layers, dirs, biases, proj, batch_first in configs:
+            flags = {"has_biases": biases, "num_layers": layers, "dropout": 0.0, "train": True,
+                     "bidirectional": dirs == 2}
+            h0 = T((layers * dirs, 3, proj or 3), dtype, 2)
+            states = [h0, T((layers * dirs, 3, 3), dtype, 3)] if lstm else [h0]
+            params = _layer_params(dtype, gates, 2, 3, layers, dirs, biases, proj)
+            if packed:
+                yield label, [T((6, 2), dtype, 1), _long([3, 2, 1]), *states, *params], flags
+            else:
+                x = T((3, 4, 2) if batch_first else (4, 3, 2), dtype, 1)
+                yield label, [x, *states, *params], dict(flags, batch_first=batch_first)
+    return samples
+
+
+def _layer_call(name, lstm, packed):
+    def call(lib, x, *rest, **k):
+        lead = [x] + ([rest[0]] if packed else [])
+        rest = rest[1:] if packed else rest
+        hx, params = ([rest[0], rest[1]], rest[2:]) if lstm else (rest[0], rest[1:])
+        return getattr(lib, name)(*lead, hx, list(params), **k)
+    return call
+
+
+def layer_entries(name, gates, lstm=False):
+    # the batch sizes are read on the host: a meta tensor has no values to read
+    return [OpInfo(name, _layer_call(name, lstm, False), dtypes=FLOAT, supports_out=False,
+                   sample_inputs=layer_samples(gates, lstm), rtol=1e-5, atol=1e-5),
+            OpInfo(name + ".data", _layer_call(name, lstm, True), dtypes=FLOAT, supports_out=False,
+                   supports_meta=False, sample_inputs=layer_samples(gates, lstm, packed=True), rtol=1e-5, atol=1e-5)]
+
+
+register(*layer_entries("rnn_tanh", 1), *layer_entries("rnn_relu", 1), *layer_entries("gru", 3),
+         *layer_entries("lstm", 4, lstm=True))
 
 
 def pad_sequence_samples(dtype):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from opinfo import UNARY_LAYOUTS, Layout, OpInfo, register
+from opinfo import FLOATING, UNARY_LAYOUTS, Layout, OpInfo, register
 
 # Higher ranks than UNARY_LAYOUTS has, for dims that need three of them.
 VIEW_LAYOUTS = UNARY_LAYOUTS + [Layout((2, 3, 4)), Layout((2, 3, 4), "transposed"), Layout((4, 1, 3), "stepped"),
@@ -188,4 +188,17 @@ register(
          kwargs=(case(groups=1), case(groups=2)), is_view=False,
          exempt={"torch_grad": "torch 1.13 has no derivative for channel_shuffle; current torch's is the "
                                "inverse shuffle, channel_shuffle(grad, C / groups)"}),
+)
+
+
+# The autograd-state operators: detach aliases its input outside every graph; detach_ and
+# requires_grad_ change the tensor they are given (here a fresh non-view one, as detach_
+# refuses views) and return it.
+register(
+    view("detach", lambda lib, a: lib.detach(a), method="detach"),
+    view("detach_", lambda lib, a: lib.detach_(a * 1), dtypes=tuple(FLOATING), is_view=False),
+    view("requires_grad_", lambda lib, a, **k: (a * 1).detach().requires_grad_(**k), dtypes=tuple(FLOATING),
+         kwargs=({}, {"requires_grad": False}), is_view=False,
+         exempt={"gradcheck": "the result is a new leaf cut from its input by detach(): no derivative connects "
+                              "them, which the torch comparison checks"}),
 )

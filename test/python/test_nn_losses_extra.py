@@ -258,13 +258,33 @@ def test_ctc_loss_of_an_empty_input():
     assert to_torch(lp.grad)[:, :2].abs().sum().item() == 0.0
 
 
-def test_ctc_loss_gradcheck_on_log_probs():
-    # the exact derivative with respect to log_probs (torch's adds exp(log_probs) * grad)
-    lp = to_tessera(_ctc_case(4, 2, 3, 53).log_softmax(2)).requires_grad_()
+def test_ctc_loss_gradcheck_through_log_softmax():
+    # torch's formula (kept) is the derivative with respect to the logits behind a
+    # log_softmax: exact for the composition, which gradcheck checks
+    logits = to_tessera(_ctc_case(4, 2, 3, 53)).requires_grad_()
     targets = to_tessera(torch.tensor([[1, 1], [2, 0]]))
     for kw in ({}, {"reduction": "none", "blank": 1}, {"reduction": "sum"}):
         tg = targets if kw.get("blank", 0) == 0 else to_tessera(torch.tensor([[0, 0], [2, 0]]))
-        assert tessera.autograd.gradcheck(lambda v: F.ctc_loss(v, tg, (4, 3), (2, 1), **kw), (lp,))
+        assert tessera.autograd.gradcheck(lambda v: F.ctc_loss(v.log_softmax(2), tg, (4, 3), (2, 1), **kw), (logits,))
+
+
+def test_ctc_loss_grad_on_log_probs_is_torchs():
+    """With log_probs the leaf, the grad is torch's formula (not d loss / d log_probs)."""
+    lp_t = _ctc_case(5, 2, 4, 55).log_softmax(2).requires_grad_()
+    lp_m = to_tessera(lp_t.detach()).requires_grad_()
+    targets = torch.tensor([[1, 3], [2, 2]])
+    for lib, F_, lp, tg in ((torch, TF, lp_t, targets), (tessera, F, lp_m, to_tessera(targets))):
+        F_.ctc_loss(lp, tg, (5, 4), (2, 2), reduction="sum").backward()
+    torch.testing.assert_close(to_torch(lp_m.grad), lp_t.grad, rtol=1e-9, atol=1e-12)
+    # and _ctc_loss_backward (no Python binding in torch: through ops.aten) gives torch's
+    nll, alpha = tessera._ctc_loss(lp_m.detach(), to_tessera(targets), [5, 4], [2, 2])
+    nll_t, alpha_t = torch._ctc_loss(lp_t.detach(), targets, [5, 4], [2, 2])
+    torch.testing.assert_close(to_torch(nll), nll_t, rtol=1e-12, atol=1e-12)
+    g = tessera.ops.aten._ctc_loss_backward(tessera.ones(2, dtype=tessera.float64), lp_m.detach(), to_tessera(targets),
+                                   [5, 4], [2, 2], nll, alpha, 0)
+    g_t = torch.ops.aten._ctc_loss_backward(torch.ones(2, dtype=torch.float64), lp_t.detach(), targets, [5, 4], [2, 2],
+                                   nll_t, alpha_t, 0)
+    torch.testing.assert_close(to_torch(g), g_t, rtol=1e-9, atol=1e-12)
 
 
 # ---------------------------------------------------------------- rrelu

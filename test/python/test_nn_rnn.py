@@ -251,45 +251,45 @@ def test_errors_like_torch():
 
 
 # ---------------------------------------------------------------- the per-step split
-
-def test_unbind_steps_gradcheck():
-    from tessera.nn.modules._rnn_utils import unbind_steps
-    x = T(rand(4, 2, 3, seed=11)).requires_grad_()
-    assert tessera.autograd.gradcheck(lambda a: unbind_steps(a), (x,))
-    assert tessera.autograd.gradgradcheck(lambda a: unbind_steps(a), (x,))
-    # slices nobody uses get no grad from autograd: backward must supply their zeros
-    assert tessera.autograd.gradcheck(lambda a: unbind_steps(a)[1].sin(), (x,))
-
+# The layers take a sequence apart with unbind (padded) and split_with_sizes (packed):
+# each records one node for all its pieces, as torch's, so the pieces' grads are joined
+# in one stack / cat (a SliceBackward per piece would cost O(T^2)).
 
 @pytest.mark.parametrize("used", [(0, 1, 2, 3, 4), (4, 1), (2,)])
-def test_unbind_steps_matches_torch_unbind(used):
-    from tessera.nn.modules._rnn_utils import unbind_steps
+@pytest.mark.parametrize("how", ["unbind", "split_with_sizes"])
+def test_sequence_split_matches_torch(how, used):
+    def pieces(x):
+        return x.unbind(0) if how == "unbind" else x.split_with_sizes([1, 1, 1, 1, 1], 0)
     # a non-contiguous input, as the time-major view of batch_first data is
     x_t = rand(3, 5, 4, seed=12).transpose(0, 1).requires_grad_()
     x_m = T(rand(3, 5, 4, seed=12)).transpose(0, 1).requires_grad_()
-    parts_t, parts_m = x_t.unbind(0), unbind_steps(x_m)
-    assert len(parts_m) == 5
-    # one backward node for all the slices, not one per slice
+    parts_t, parts_m = pieces(x_t), pieces(x_m)
     assert len({id(p.grad_fn) for p in parts_m}) == 1
+    assert parts_m[0].grad_fn.name() == parts_t[0].grad_fn.name()
     for a, b in zip(parts_t, parts_m):
         torch.testing.assert_close(back(b), a, rtol=0, atol=0)
-    grads = [rand(3, 4, seed=20 + i) for i in used]
+    grads = [rand(*parts_t[i].shape, seed=20 + i) for i in used]
     torch.autograd.backward([parts_t[i] * parts_t[i] for i in used], grads)
     tessera.autograd.backward([parts_m[i] * parts_m[i] for i in used], [T(g) for g in grads])
     torch.testing.assert_close(back(x_m.grad), x_t.grad, **TOL)
+    # slices nobody uses get zeros from the node
+    x = T(rand(5, 2, 3, seed=11)).requires_grad_()
+    assert tessera.autograd.gradcheck(lambda a: pieces(a)[1].sin(), (x,))
+    assert tessera.autograd.gradgradcheck(lambda a: pieces(a)[3].sin(), (x,))
 
 
-def test_unbind_steps_edge_cases():
-    from tessera.nn.modules._rnn_utils import unbind_steps
-    x = T(rand(1, 3, seed=13)).requires_grad_()
-    (only,) = unbind_steps(x)
-    (only * 3).sum().backward()
-    np.testing.assert_array_equal(x.grad.numpy(), np.full((1, 3), 3.0))
-    assert unbind_steps(tessera.zeros(0, 3)) == ()
-    with tessera.no_grad():
-        assert unbind_steps(x)[0].grad_fn is None
-    with pytest.raises(RuntimeError, match="0-d"):
-        unbind_steps(tessera.tensor(1.0))
+def test_write_through_a_piece_rebases_on_the_base():
+    """In-place on one piece of unbind: tessera rebases the base's history (torch refuses
+    writes to multi-output views; tessera's views replay by strides, so it can keep them)."""
+    x_t = rand(3, 4, seed=13).requires_grad_()
+    x_m = T(rand(3, 4, seed=13)).requires_grad_()
+    y = x_m * 2
+    _, b, _ = y.unbind(0)
+    b.mul_(3)
+    (y * y).sum().backward()
+    want = (x_t * 2 * torch.tensor([[1.0], [3.0], [1.0]])).pow(2).sum()
+    (g_t,) = torch.autograd.grad(want, x_t)
+    torch.testing.assert_close(back(x_m.grad), g_t, **TOL)
 
 
 def test_lstm_double_backward_matches_torch():

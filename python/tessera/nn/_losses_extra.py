@@ -1,11 +1,11 @@
 """The margin losses: front ends of the aten operators (hinge embedding, soft margin,
 multi-label / multi-class margin; aten/native/nn/Loss.cpp), and those torch writes in its
-Python functional (multi-label soft margin, triplet with a custom distance); and rrelu."""
+Python functional (multi-label soft margin, triplet with a custom distance); ctc_loss
+(aten/native/nn/LossCTC.cpp) and rrelu."""
 import tessera as _t
 from tessera._C import _nn
 
 from . import functional as _F
-from ._ctc_loss import ctc_loss  # noqa: F401
 
 __all__ = ["hinge_embedding_loss", "soft_margin_loss", "multilabel_soft_margin_loss", "multi_margin_loss",
            "multilabel_margin_loss", "triplet_margin_with_distance_loss", "ctc_loss", "rrelu", "rrelu_"]
@@ -30,6 +30,15 @@ def _apply_reduction(loss, enum):
 
 def _not_implemented(kernel, t):
     return RuntimeError(f"\"{kernel}\" not implemented for '{_scalar_name(t.dtype)}'")
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean", zero_infinity=False):
+    """Negative log-likelihood of each target under all alignments of log_probs (T, N, C) or
+    (T, C); 'mean' divides each loss by its target length, then averages over the batch.
+    As torch's, the gradient is the one with respect to the logits of the log_softmax
+    that produced log_probs (the documented use)."""
+    return _t.ctc_loss(log_probs, targets, input_lengths, target_lengths, blank, _F._reduction_enum(reduction),
+                       zero_infinity)
 
 
 # ---------------------------------------------------------------- elementwise margin losses

@@ -11,7 +11,6 @@ from ... import _C
 from .. import init
 from ..parameter import Parameter
 from ..utils.rnn import PackedSequence
-from ._rnn_utils import split_steps, unbind_steps
 from .module import Module
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
@@ -19,83 +18,8 @@ __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell"
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
 
 
-def _step(mode, gi, h, c, w_hh, b_hh, w_hr=None):
-    """One time step given the input part of the gates gi = x W_ih^T + b_ih; returns (h, c).
-    Gate order is torch's: LSTM (i, f, g, o), GRU (r, z, n) with n = tanh(x_n + r * (W_hn h + b_hn))."""
-    gh = _t.linear(h, w_hh, b_hh)
-    if mode == "RNN_TANH":
-        return _t.tanh(gi + gh), None
-    if mode == "RNN_RELU":
-        return _t.relu(gi + gh), None
-    if mode == "LSTM":
-        i, f, g, o = (gi + gh).chunk(4, 1)
-        c = _t.sigmoid(f) * c + _t.sigmoid(i) * _t.tanh(g)
-        h = _t.sigmoid(o) * _t.tanh(c)
-        if w_hr is not None:
-            h = _t.linear(h, w_hr)
-        return h, c
-    x_r, x_z, x_n = gi.chunk(3, 1)
-    h_r, h_z, h_n = gh.chunk(3, 1)
-    r = _t.sigmoid(x_r + h_r)
-    z = _t.sigmoid(x_z + h_z)
-    n = _t.tanh(x_n + r * h_n)
-    return n + z * (h - n), None
-
-
-def _run_direction(mode, x, h, c, weights, reverse):
-    """One layer, one direction over time-major x (T, N, I): the input projection of every
-    step in one matmul, then the recurrence step by step. Returns (outputs (T, N, H'), h, c)."""
-    w_ih, w_hh, b_ih, b_hh, w_hr = weights
-    # not .unbind(0): its T backward nodes would cost O(T^2) (see unbind_steps)
-    gates_in = unbind_steps(_t.linear(x, w_ih, b_ih))
-    steps = range(len(gates_in) - 1, -1, -1) if reverse else range(len(gates_in))
-    outputs = [None] * len(gates_in)
-    for t in steps:
-        h, c = _step(mode, gates_in[t], h, c, w_hh, b_hh, w_hr)
-        outputs[t] = h
-    return _t.stack(outputs, 0), h, c
-
-
-def _run_packed_direction(mode, gates, batch_sizes, h, c, weights, reverse):
-    """One layer, one direction over a packed sequence: gates (sum(batch_sizes), G) is the
-    input projection of every step, h/c the (N, *) initial states of the sorted batch. At
-    step t only the first batch_sizes[t] sequences advance, so each sequence's final state
-    is taken at its own last step, and the reverse direction starts each sequence at its own
-    end from its own initial state. Returns (packed outputs, h_n, c_n)."""
-    w_hh, b_hh, w_hr = weights
-    steps = split_steps(gates, batch_sizes)
-    outputs = [None] * len(batch_sizes)
-    if not reverse:
-        done_h, done_c = [], []
-        for t, n in enumerate(batch_sizes):
-            if n < h.size(0):
-                # the sequences n.. have ended: their states are final
-                done_h.append(h.narrow(0, n, h.size(0) - n))
-                h = h.narrow(0, 0, n)
-                if c is not None:
-                    done_c.append(c.narrow(0, n, c.size(0) - n))
-                    c = c.narrow(0, 0, n)
-            h, c = _step(mode, steps[t], h, c, w_hh, b_hh, w_hr)
-            outputs[t] = h
-        # ended blocks were collected from the batch's tail inwards
-        h_n = _t.cat([h] + done_h[::-1], 0) if done_h else h
-        c_n = None if c is None else (_t.cat([c] + done_c[::-1], 0) if done_c else c)
-    else:
-        h0, c0 = h, c
-        n = batch_sizes[-1]
-        h = h0.narrow(0, 0, n)
-        c = None if c0 is None else c0.narrow(0, 0, n)
-        for t in range(len(batch_sizes) - 1, -1, -1):
-            n, have = batch_sizes[t], h.size(0)
-            if n > have:
-                # sequences whose last step is t join, starting from their initial state
-                h = _t.cat([h, h0.narrow(0, have, n - have)], 0)
-                if c is not None:
-                    c = _t.cat([c, c0.narrow(0, have, n - have)], 0)
-            h, c = _step(mode, steps[t], h, c, w_hh, b_hh, w_hr)
-            outputs[t] = h
-        h_n, c_n = h, c
-    return _t.cat(outputs, 0), h_n, c_n
+# the whole-sequence operators (aten/native/nn/RNN.cpp), by mode
+_LAYERS = {"RNN_TANH": _C.rnn_tanh, "RNN_RELU": _C.rnn_relu, "LSTM": _C.lstm, "GRU": _C.gru}
 
 
 class RNNBase(Module):
@@ -247,69 +171,34 @@ class RNNBase(Module):
         return _t.zeros(self.num_layers * self._num_directions, batch, size, dtype=input.dtype,
                         device=input.device)
 
-    def _run(self, input, h0, c0=None):
-        """All layers and directions over a batched input; h0/c0 are (layers*dirs, N, *).
+    def _run(self, input, h0, c0=None, batch_sizes=None):
+        """All layers and directions through the mode's operator: over a batched input, or
+        over packed data when batch_sizes (a tensor) is given; h0/c0 are (layers*dirs, N, *).
         Returns (output, h_n, c_n or None)."""
-        x = input.transpose(0, 1) if self.batch_first else input
-        if x.size(0) == 0:
-            raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
-
-        def direction(x, k, h, c, reverse):
-            return _run_direction(self.mode, x, h, c, self._direction_weights(k), reverse=reverse)
-        x, h_n, c_n = self._layers(x, h0, c0, direction)
-        return (x.transpose(0, 1) if self.batch_first else x), h_n, c_n
-
-    def _run_packed(self, data, batch_sizes, h0, c0=None):
-        """All layers and directions over packed data (sum(batch_sizes), I) with batch_sizes
-        a list; h0/c0 are (layers*dirs, N, *) in sorted order. Returns (data, h_n, c_n)."""
-        def direction(x, k, h, c, reverse):
-            w_ih, w_hh, b_ih, b_hh, w_hr = self._direction_weights(k)
-            return _run_packed_direction(self.mode, _t.linear(x, w_ih, b_ih), batch_sizes, h, c, (w_hh, b_hh, w_hr),
-                                         reverse=reverse)
-        return self._layers(data, h0, c0, direction)
-
-    def _layers(self, x, h0, c0, direction):
-        """The stack: each layer runs `direction(x, k, h0[k], c0[k], reverse)` per direction
-        (k = layer * directions + direction), joins the directions' outputs on the feature
-        dim and applies inter-layer dropout. Returns (output, h_n, c_n or None)."""
-        h_last, c_last = [], []
-        for layer in range(self.num_layers):
-            outs = []
-            for d in range(self._num_directions):
-                k = layer * self._num_directions + d
-                out, h, c = direction(x, k, h0[k], None if c0 is None else c0[k], d == 1)
-                outs.append(out)
-                h_last.append(h)
-                c_last.append(c)
-            x = outs[0] if len(outs) == 1 else _t.cat(outs, -1)
-            if self.dropout > 0 and self.training and layer < self.num_layers - 1:
-                x = _t.dropout(x, self.dropout, True)
-        return x, _t.stack(h_last, 0), (None if c0 is None else _t.stack(c_last, 0))
-
-    def _direction_weights(self, k):
-        """(w_ih, w_hh, b_ih, b_hh, w_hr) of layer-direction k (layer * directions + direction)."""
-        weights = self._flat_weights
-        per_dir = len(weights) // (self.num_layers * self._num_directions)
-        w = weights[k * per_dir:(k + 1) * per_dir]
-        b_ih, b_hh = (w[2], w[3]) if self.bias else (None, None)
-        return w[0], w[1], b_ih, b_hh, (w[-1] if self.proj_size > 0 else None)
+        hx = [h0, c0] if c0 is not None else h0
+        config = (self.bias, self.num_layers, self.dropout, self.training, self.bidirectional)
+        layers = _LAYERS[self.mode]
+        if batch_sizes is not None:
+            result = layers(input, batch_sizes, hx, self._flat_weights, *config)
+        else:
+            result = layers(input, hx, self._flat_weights, *config, self.batch_first)
+        return (result[0], result[1], result[2]) if c0 is not None else (result[0], result[1], None)
 
     def _forward_packed(self, packed, hx):
         """A PackedSequence in, a PackedSequence out, as torch: hx is given in the caller's
         batch order and is permuted into the sorted one; h_n (and c_n) are permuted back."""
         data, batch_sizes, sorted_indices, unsorted_indices = packed
-        sizes = batch_sizes.tolist()
         lstm = self.mode == "LSTM"
         if hx is None:
             real_hidden = self.proj_size if self.proj_size > 0 else self.hidden_size
-            shape = (self.num_layers * self._num_directions, sizes[0])
+            shape = (self.num_layers * self._num_directions, int(batch_sizes[0]))
             h0 = _t.zeros(shape + (real_hidden,), dtype=data.dtype, device=data.device)
             hx = (h0, _t.zeros(shape + (self.hidden_size,), dtype=data.dtype, device=data.device)) if lstm else h0
         else:
             hx = self.permute_hidden(tuple(hx) if lstm else hx, sorted_indices)
         self.check_forward_args(data, hx, batch_sizes)
         h0, c0 = hx if lstm else (hx, None)
-        output, h_n, c_n = self._run_packed(data, sizes, h0, c0)
+        output, h_n, c_n = self._run(data, h0, c0, batch_sizes=batch_sizes)
         hidden = (h_n, c_n) if lstm else h_n
         return PackedSequence(output, batch_sizes, sorted_indices, unsorted_indices), \
             self.permute_hidden(hidden, unsorted_indices)
