@@ -209,6 +209,10 @@ class Op:
     # VariableTypeManual: detach_ and requires_grad_ change a tensor's autograd state rather
     # than compute; no Autograd or ADInplaceOrView kernel is generated for it.
     manual_autograd: bool = False
+    # Registered for the dispatcher only (tessera.ops.aten, boxed calls): no at:: function,
+    # Tensor method or Python binding is generated; the hand-written Tensor method and
+    # Python attribute are the op's bindings (torch's manual_cpp_binding: is_leaf, data, ...).
+    manual_cpp_binding: bool = False
 
     @property
     def is_composite_implicit(self) -> bool:
@@ -218,7 +222,8 @@ class Op:
     def from_yaml(entry: dict) -> "Op":
         unknown = set(entry) - {"func", "variants", "dispatch", "structured", "structured_delegate", "python",
                                 "iterator", "manual_meta", "iterator_check", "wraps", "functional", "python_module",
-                                "fill", "python_numbers", "python_operator", "cpu_kernels", "manual_autograd"}
+                                "fill", "python_numbers", "python_operator", "cpu_kernels", "manual_autograd",
+                                "manual_cpp_binding"}
         if unknown:
             raise ValueError(f"{entry.get('func')}: unknown ops.yaml fields {sorted(unknown)}")
         schema = parse_schema(entry["func"])
@@ -233,7 +238,12 @@ class Op:
                 python_module=entry.get("python_module"), iterator_check=bool(entry.get("iterator_check", False)),
                 fill=entry.get("fill"), python_numbers=bool(entry.get("python_numbers", False)),
                 python_operator=entry.get("python_operator"), cpu_kernels=entry.get("cpu_kernels"),
-                manual_autograd=bool(entry.get("manual_autograd", False)))
+                manual_autograd=bool(entry.get("manual_autograd", False)),
+                manual_cpp_binding=bool(entry.get("manual_cpp_binding", False)))
+        if op.manual_cpp_binding:
+            if "variants" in entry or "python" in entry:
+                raise ValueError(f"{schema.full_name}: manual_cpp_binding: has no generated variants or binding")
+            op.variants, op.python = (), False
         if op.cpu_kernels is not None and op.iterator is None:
             raise ValueError(f"{schema.full_name}: cpu_kernels: is for iterator: ops")
         for generated in ("wraps", "fill"):

@@ -9,6 +9,7 @@
 #include <autograd/engine.h>
 #include <autograd/functions/basic_ops.h>
 #include <autograd/variable.h>
+#include <aten/ops/OperatorHandles.h>
 
 #include <c10/core/ThreadLocalState.h>
 
@@ -299,8 +300,6 @@ void init_autograd(py::module_& m) {
     const at::Tensor& b = tensor_arg(t, "self")._base();
     return b.defined() ? to_py(b) : py::none();
   });
-  // detach(): an alias sharing storage and version counter, outside every graph.
-  a.def("detach", [](py::handle t) { return to_py(torch::autograd::impl::tensor_data(tensor_arg(t, "self"))); });
   // Tensor._make_subclass(cls, data, requires_grad): an instance of the Tensor subclass cls
   // (nn.Parameter) holding an alias of data outside every graph, as detach() makes.
   a.def("make_subclass", [](py::handle cls, py::handle data, bool requires_grad) -> py::object {
@@ -317,20 +316,13 @@ void init_autograd(py::module_& m) {
     tobj->weakreflist = nullptr;
     return py::reinterpret_steal<py::object>(obj);
   });
-  // t.data = new: t takes new's data in place (TensorImpl::set_data_from) and keeps its
-  // requires_grad, grad, hooks and version counter, as torch's set_data does.
+  // t.data = new (the set_data operator: t keeps its autograd state and version counter).
   a.def("set_data", [](py::handle t, py::handle data) {
-    const at::Tensor& self = tensor_arg(t, "self");
-    const at::Tensor& source = tensor_arg(data, "data");
-    TORCH_CHECK_TYPE(source.device() == self.device() && source.layout() == self.layout(),
-                     "data set to a tensor that requires gradients must be of a compatible type: got ",
-                     source.device(), " data for a ", self.device(), " tensor");
-    TORCH_CHECK(!self.requires_grad() || c10::isFloatingType(source.scalar_type()) ||
-                    c10::isComplexType(source.scalar_type()),
-                "set_data: a tensor that requires grad can only hold floating point or complex data, got ",
-                c10::toString(source.scalar_type()));
-    self.unsafeGetTensorImpl()->set_data_from(*source.unsafeGetTensorImpl());
+    at::Tensor self = tensor_arg(t, "self");
+    at::ops::op_set_data().call(self, tensor_arg(data, "data"));
   });
+  // t.data (the data operator: an alias outside every graph with its own version counter).
+  a.def("data", [](py::handle t) { return to_py(at::ops::op_data().call(tensor_arg(t, "self"))); });
   a.def("register_hook", [](py::handle t, py::object fn) {
     return tensor_arg(t, "self")._register_hook(python_hook(std::move(fn)));
   });

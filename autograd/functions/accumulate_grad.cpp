@@ -5,21 +5,46 @@
 #include <c10/core/ThreadLocalState.h>
 #include <aten/ops/Functions.h>
 
+#include <algorithm>
+#include <vector>
+
 namespace torch::autograd {
 
 namespace {
 
 // torch's gradient layout contract: a stored grad has its parameter's strides when the
-// parameter is dense (contiguous or channels-last), else contiguous ones. A Linear weight's
-// grad arrives as a transposed view; kept as it is, fused optimizer updates and the
-// parameter-shaped arithmetic after it would walk it against the grain.
-at::MemoryFormat grad_layout(const Tensor& variable) {
-  return !variable.is_contiguous() && variable.is_contiguous(at::MemoryFormat::ChannelsLast)
-             ? at::MemoryFormat::ChannelsLast
-             : at::MemoryFormat::Contiguous;
+// parameter is non-overlapping and dense (contiguous, channels-last, transposed, any
+// permutation), else contiguous ones. A Linear weight's grad arrives as a transposed
+// view; kept as it is, fused optimizer updates and the parameter-shaped arithmetic after
+// it would walk it against the grain.
+bool non_overlapping_and_dense(const Tensor& t) {
+  std::vector<int64_t> dims;
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    if (t.size(d) != 1) dims.push_back(d);
+  }
+  std::sort(dims.begin(), dims.end(), [&](int64_t a, int64_t b) { return t.stride(a) < t.stride(b); });
+  int64_t expected = 1;
+  for (int64_t d : dims) {
+    if (t.stride(d) != expected) return false;
+    expected *= t.size(d);
+  }
+  return true;
 }
 
-bool obeys_layout(const Tensor& grad, const Tensor& variable) { return grad.is_contiguous(grad_layout(variable)); }
+bool obeys_layout(const Tensor& grad, const Tensor& variable) {
+  // (a contiguous parameter, the common case, asks exactly for a contiguous grad)
+  if (variable.is_contiguous() || !non_overlapping_and_dense(variable)) return grad.is_contiguous();
+  for (int64_t d = 0; d < grad.dim(); ++d) {
+    if (grad.size(d) != 1 && grad.stride(d) != variable.stride(d)) return false;
+  }
+  return true;
+}
+
+// A copy of grad laid out as the contract asks.
+Tensor laid_out(const Tensor& grad, const Tensor& variable) {
+  if (variable.is_contiguous() || !non_overlapping_and_dense(variable)) return grad.clone(at::MemoryFormat::Contiguous);
+  return at::empty_strided(variable.sizes(), variable.strides(), grad.options()).copy_(grad);
+}
 
 thread_local PendingLeafGrads* tl_pending = nullptr;
 
@@ -39,14 +64,14 @@ variable_list AccumulateGrad::apply(variable_list&& grads) {
   if (c10::GradMode::is_enabled()) {
     // create_graph: the stored grad keeps its history, and is replaced rather than updated.
     Tensor& grad = impl::materialize_autograd_meta(variable_)->grad_;
-    grad = grad.defined() ? grad + new_grad : new_grad.clone(grad_layout(variable_));
+    grad = grad.defined() ? grad + new_grad : laid_out(new_grad, variable_);
     return {};
   }
   // The engine hands over a grad nobody else holds: keep it rather than copy it.
   bool owned = new_grad.use_count() == 1 && obeys_layout(new_grad, variable_) && !impl::is_view(new_grad);
   const bool first = !impl::materialize_autograd_meta(variable_)->grad_.defined();
   if (first && !owned) {
-    new_grad = impl::tensor_data(new_grad).clone(grad_layout(variable_));
+    new_grad = laid_out(impl::tensor_data(new_grad), variable_);
     owned = true;
   }
   if (tl_pending != nullptr) {
@@ -66,7 +91,7 @@ void AccumulateGrad::store(Tensor new_grad, bool owned) {
     grad = impl::tensor_data(new_grad);
   } else {
     // Only when another thread cleared .grad while this pass ran.
-    grad = impl::tensor_data(new_grad).clone(grad_layout(variable_));
+    grad = laid_out(impl::tensor_data(new_grad), variable_);
   }
 }
 

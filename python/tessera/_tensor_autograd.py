@@ -53,7 +53,7 @@ _C._add_tensor_methods({
     "retains_grad": property(_A.retains_grad),
     "_base": property(_A.base),
     "_is_view": lambda self: _A.is_view(self),
-    "data": property(lambda self: _A.detach(self), _A.set_data),
+    "data": property(_A.data, _A.set_data),
     "_make_subclass": staticmethod(_A.make_subclass),
     "retain_grad": lambda self: _A.retain_grad(self),
     "backward": backward,

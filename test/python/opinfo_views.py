@@ -202,3 +202,37 @@ register(
          exempt={"gradcheck": "the result is a new leaf cut from its input by detach(): no derivative connects "
                               "them, which the torch comparison checks"}),
 )
+
+
+def _set_data(lib, a):
+    t = a.clone()
+    lib.ops.aten.set_data(t, a * 2)
+    return t
+
+
+def _retain_grad(lib, a):
+    y = a.detach().clone().requires_grad_() * 2
+    lib.ops.aten.retain_grad(y)
+    return lib.tensor(y.retains_grad)
+
+
+def _backward(lib, a):
+    leaf = a.detach().clone().requires_grad_()
+    lib.ops.aten._backward((leaf * leaf).sum(), [leaf])
+    return leaf.grad
+
+
+# The manual_cpp_binding operators, called through ops.aten in both libraries (their usual
+# bindings are Tensor attributes, which test_autograd and test_tensor cover).
+ACCESSOR = dict(supports_out=False, is_view=False, supports_meta=False,
+                exempt={"grad": "autograd-state accessors: they return flags or act on their own leaves"})
+register(
+    view("data", lambda lib, a: lib.ops.aten.data(a), supports_out=False, supports_meta=False),
+    view("set_data", _set_data, **ACCESSOR),
+    view("is_leaf", lambda lib, a: lib.tensor(lib.ops.aten.is_leaf(a)), **ACCESSOR),
+    view("output_nr", lambda lib, a: lib.tensor(lib.ops.aten.output_nr(a)), **ACCESSOR),
+    view("_version", lambda lib, a: lib.tensor(lib.ops.aten._version(a * 1)), **ACCESSOR),
+    view("retains_grad", lambda lib, a: lib.tensor(lib.ops.aten.retains_grad(a)), **ACCESSOR),
+    view("retain_grad", _retain_grad, dtypes=tuple(FLOATING), **ACCESSOR),
+    view("_backward", _backward, dtypes=("float32", "float64"), **ACCESSOR),
+)

@@ -313,3 +313,27 @@ def test_backward_twice_through_copy_slices_gives_torchs_error():
         y.backward()
         with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
             y.backward()
+
+
+@pytest.mark.parametrize("layout", ["transposed", "permuted", "channels_last", "sliced", "expanded"])
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_leaf_grads_follow_torchs_layout_contract(layout, create_graph):
+    """A leaf's grad takes the leaf's strides when the leaf is non-overlapping and dense,
+    else contiguous ones, whatever layout the backward produced (torch's contract)."""
+    def leaf(lib):
+        base = lib.arange(24.0).reshape(2, 3, 4)
+        t = {"transposed": lambda: base[0].t(), "permuted": lambda: base.permute(2, 0, 1),
+             "channels_last": lambda: base.reshape(1, 2, 3, 4).contiguous(memory_format=lib.channels_last),
+             "sliced": lambda: base[:, ::2], "expanded": lambda: base[:, :1].expand(2, 3, 4)}[layout]()
+        return t.detach().requires_grad_() if layout != "channels_last" else t.requires_grad_()
+    for _ in range(2):  # the first grad is stored, the second accumulated into it
+        strides = []
+        for lib in (torch, tessera):
+            x = leaf(lib)
+            (x * x).sum().backward(create_graph=create_graph)
+            (x.sin()).sum().backward(create_graph=create_graph)
+            strides.append(x.grad.stride())
+            grad = x.grad.detach()
+        assert strides[1] == strides[0], f"{layout}: tessera {strides[1]}, torch {strides[0]}"
+        torch.testing.assert_close(torch.from_numpy(grad.numpy().copy()),
+                                   (2 * leaf(torch) + leaf(torch).cos()).detach())

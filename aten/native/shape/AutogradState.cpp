@@ -1,0 +1,71 @@
+// The autograd-state operators. detach: an alias of self sharing its storage and version
+// counter; the Autograd kernel generated for it records no history, so the alias starts
+// outside every graph. detach_ / requires_grad_: their hand-written Autograd kernels
+// (autograd/VariableTypeManual.cpp) do the work; below autograd there is no autograd
+// state to change, and they return self. The manual_cpp_binding ops (data, set_data,
+// is_leaf, output_nr, _version, retain_grad, retains_grad, _backward) make the Tensor
+// methods' and Python attributes' work reachable through the dispatcher (ops.aten).
+#include <aten/core/TensorUtils.h>
+#include <aten/native/NativeFunctions.h>
+#include <c10/util/Exception.h>
+
+namespace at::inline tessera::native {
+
+namespace {
+
+Tensor alias_of(const Tensor& self) {
+  Tensor alias = at::make_view(self, self.sizes(), self.strides(), self.storage_offset());
+  if (self.unsafeGetTensorImpl()->is_wrapped_number()) alias.unsafeGetTensorImpl()->set_wrapped_number(true);
+  return alias;
+}
+
+}  // namespace
+
+Tensor detach(const Tensor& self) { return alias_of(self); }
+
+Tensor& detach_(Tensor& self) { return self; }
+
+Tensor& requires_grad_(Tensor& self, bool requires_grad) {
+  (void)requires_grad;
+  return self;
+}
+
+// Tensor.data: the same storage outside every graph and with its own version counter, so
+// that writes through it are invisible to autograd's saved-tensor checks (torch's
+// variable_data; detach() shares the counter instead).
+Tensor data(const Tensor& self) {
+  Tensor alias = alias_of(self);
+  alias.unsafeGetTensorImpl()->set_version_counter(c10::VariableVersion());
+  return alias;
+}
+
+// t.data = new: t takes new's data in place and keeps its requires_grad, grad, hooks and
+// version counter, as torch's set_data does.
+void set_data(Tensor& self, const Tensor& new_data) {
+  TORCH_CHECK_TYPE(new_data.device() == self.device() && new_data.layout() == self.layout(),
+                   "data set to a tensor that requires gradients must be of a compatible type: got ",
+                   new_data.device(), " data for a ", self.device(), " tensor");
+  TORCH_CHECK(!self.requires_grad() || c10::isFloatingType(new_data.scalar_type()) ||
+                  c10::isComplexType(new_data.scalar_type()),
+              "set_data: a tensor that requires grad can only hold floating point or complex data, got ",
+              c10::toString(new_data.scalar_type()));
+  self.unsafeGetTensorImpl()->set_data_from(*new_data.unsafeGetTensorImpl());
+}
+
+bool is_leaf(const Tensor& self) { return self.is_leaf(); }
+
+int64_t output_nr(const Tensor& self) { return self.output_nr(); }
+
+int64_t _version(const Tensor& self) { return self._version(); }
+
+void retain_grad(Tensor& self) { self.retain_grad(); }
+
+bool retains_grad(const Tensor& self) { return self.retains_grad(); }
+
+void _backward(const Tensor& self, TensorList inputs, const std::optional<Tensor>& gradient,
+               std::optional<bool> retain_graph, bool create_graph) {
+  self.backward(gradient.value_or(Tensor()), retain_graph, create_graph,
+                inputs.empty() ? std::nullopt : std::optional<TensorList>(inputs));
+}
+
+}  // namespace at::inline tessera::native
