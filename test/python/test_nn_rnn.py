@@ -302,3 +302,20 @@ def test_lstm_double_backward_matches_torch():
     g_m.pow(2).sum().backward()
     torch.testing.assert_close(back(x_m.grad), x_t.grad, **TOL)
     torch.testing.assert_close(back(mine.weight_hh_l0.grad), theirs.weight_hh_l0.grad, **TOL)
+
+
+def test_layer_operators_check_the_initial_states():
+    """The operators themselves refuse states whose batch differs from the input's (a
+    batch of one would otherwise broadcast over the steps)."""
+    x = tessera.zeros(5, 3, IN)
+    params = [tessera.zeros(HID, IN), tessera.zeros(HID, HID)]
+    with pytest.raises(RuntimeError, match=r"Expected hx of size \(1, 3, \*\)"):
+        tessera.rnn_tanh(x, tessera.zeros(1, 1, HID), params, False, 1, 0.0, False, False, False)
+    with pytest.raises(RuntimeError, match=r"Expected cx of size \(1, 3, \*\)"):
+        tessera.lstm(x, [tessera.zeros(1, 3, HID), tessera.zeros(1, 1, HID)],
+                     [tessera.zeros(4 * HID, IN), tessera.zeros(4 * HID, HID)], False, 1, 0.0, False, False, False)
+    with pytest.raises(RuntimeError, match="got an incorrect number of RNN parameters"):
+        tessera.gru(x, tessera.zeros(1, 3, HID), params[:1], False, 1, 0.0, False, False, False)
+    data, sizes = tessera.zeros(6, IN), tessera.tensor([3, 2, 1])
+    with pytest.raises(RuntimeError, match=r"Expected hx of size \(2, 3, \*\)"):
+        tessera.gru(data, sizes, tessera.zeros(2, 1, HID), params * 2, False, 2, 0.0, False, False)

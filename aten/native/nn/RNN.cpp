@@ -310,7 +310,18 @@ struct StackSpec {
   double dropout;
   bool train;
   bool bidirectional;
+  int64_t batch;  // the sequences' count (padded) or the first step's (packed)
 };
+
+// Each initial state must be (layers * directions, batch, *): a batch of one would
+// otherwise broadcast against the steps silently.
+void check_state(const StackSpec& spec, const Tensor& state, const char* name) {
+  const int64_t stacks = spec.num_layers * (spec.bidirectional ? 2 : 1);
+  TORCH_CHECK(state.dim() == 3 && state.size(0) == stacks && state.size(1) == spec.batch, "Expected ", name,
+              " of size (", stacks, ", ", spec.batch, ", *) for ", spec.num_layers, " layer(s)",
+              spec.bidirectional ? " in two directions" : "", " and a batch of ", spec.batch, ", got ",
+              state.sizes());
+}
 
 // The layers: each runs its directions over the previous layer's output (their outputs
 // joined on the feature dim), with dropout between layers in training. h0/c0 are
@@ -319,9 +330,8 @@ template <class Direction>
 std::tuple<Tensor, Tensor, Tensor> run_stack(const StackSpec& spec, Tensor x, const Tensor& h0, const Tensor& c0,
                                              const std::vector<CellParams>& params, Direction&& direction) {
   const int64_t dirs = spec.bidirectional ? 2 : 1;
-  TORCH_CHECK(h0.dim() == 3 && h0.size(0) == spec.num_layers * dirs, "Expected hidden size (",
-              spec.num_layers * dirs, ", *, *) for ", spec.num_layers, " layer(s)", spec.bidirectional ?
-              " in two directions" : "", ", got ", h0.sizes());
+  check_state(spec, h0, "hx");
+  if (c0.defined()) check_state(spec, c0, "cx");
   std::vector<Tensor> h_last, c_last;
   for (int64_t layer = 0; layer < spec.num_layers; ++layer) {
     std::vector<Tensor> outs;
@@ -353,7 +363,7 @@ std::tuple<Tensor, Tensor, Tensor> padded_layers(Mode mode, const Tensor& input,
   const bool projections = c0.defined() && h0.size(-1) != c0.size(-1);
   const int64_t stacks = num_layers * (bidirectional ? 2 : 1);
   auto cells = gather_params(params, has_biases, projections, stacks);
-  auto [out, h, c] = run_stack({mode, num_layers, dropout, train, bidirectional}, x, h0, c0, cells,
+  auto [out, h, c] = run_stack({mode, num_layers, dropout, train, bidirectional, x.size(1)}, x, h0, c0, cells,
                                [mode](const Tensor& in, const Tensor& h, const Tensor& c, const CellParams& p, bool rev) {
                                  return run_padded(mode, in, h, c, p, rev);
                                });
@@ -379,7 +389,7 @@ std::tuple<Tensor, Tensor, Tensor> packed_layers(Mode mode, const Tensor& data, 
   const bool projections = c0.defined() && h0.size(-1) != c0.size(-1);
   const int64_t stacks = num_layers * (bidirectional ? 2 : 1);
   auto cells = gather_params(params, has_biases, projections, stacks);
-  return run_stack({mode, num_layers, dropout, train, bidirectional}, data, h0, c0, cells,
+  return run_stack({mode, num_layers, dropout, train, bidirectional, sizes[0]}, data, h0, c0, cells,
                    [mode, &sizes](const Tensor& in, const Tensor& h, const Tensor& c, const CellParams& p, bool rev) {
                      return run_packed(mode, in, sizes, h, c, p, rev);
                    });
