@@ -492,7 +492,7 @@ def _ctc_raw_samples(dtype):
 # _ctc_loss itself compares its grads with torch's formula.
 register(
     OpInfo("ctc_loss", _ctc_of_logits, dtypes=FLOAT, supports_out=False, sample_inputs=ctc_samples, **LOSS),
-    OpInfo("ctc_loss.Tensor", _ctc_of_logits, dtypes=FLOAT, supports_out=False, supports_meta=False,
+    OpInfo("ctc_loss[tensor lengths]", _ctc_of_logits, dtypes=FLOAT, supports_out=False, supports_meta=False,
            sample_inputs=lambda dtype: ctc_samples(dtype, tensor_lengths=True), **LOSS),
     OpInfo("_ctc_loss", lambda lib, lp, targets, **k: lib._ctc_loss(lp, targets, **k)[0], dtypes=FLOAT,
            supports_out=False, sample_inputs=_ctc_raw_samples, covers=("_ctc_loss_backward",),
@@ -631,7 +631,7 @@ def layer_entries(name, gates, lstm=False):
     # the batch sizes are read on the host: a meta tensor has no values to read
     return [OpInfo(name, _layer_call(name, lstm, False), dtypes=FLOAT, supports_out=False,
                    sample_inputs=layer_samples(gates, lstm), rtol=1e-5, atol=1e-5),
-            OpInfo(name + ".data", _layer_call(name, lstm, True), dtypes=FLOAT, supports_out=False,
+            OpInfo(name + "[packed]", _layer_call(name, lstm, True), dtypes=FLOAT, supports_out=False,
                    supports_meta=False, sample_inputs=layer_samples(gates, lstm, packed=True), rtol=1e-5, atol=1e-5)]
 
 
