@@ -55,9 +55,10 @@ from . import linalg  # noqa: E402,F401
 from . import nn  # noqa: E402,F401
 # tessera.optim: optimizers and learning-rate schedulers.
 from . import optim  # noqa: E402,F401
-# unique and unique_consecutive, which torch writes in Python (torch/functional.py).
+# The functions torch writes in Python (torch/functional.py) over its operators.
 from .functional import (  # noqa: E402,F401
-    broadcast_shapes, broadcast_tensors, cdist, nonzero, unique, unique_consecutive)
+    atleast_1d, atleast_2d, atleast_3d, broadcast_shapes, broadcast_tensors, cdist, nonzero, tensordot, unique,
+    unique_consecutive)
 
 # Pickling (torch's reduce protocol) and tessera.TypedStorage.
 from . import _utils  # noqa: E402,F401

@@ -1,7 +1,8 @@
 """Operators whose Python API torch writes in Python (torch/functional.py), over the
 generated bindings: ``unique`` (onto ``_unique2``, or ``unique_dim`` with a dim) and
-``unique_consecutive``, which return only the outputs asked for, and ``nonzero``, whose
-``as_tuple=True`` form returns one index tensor per dimension.
+``unique_consecutive``, which return only the outputs asked for, ``nonzero``, whose
+``as_tuple=True`` form returns one index tensor per dimension, ``tensordot`` (dims as a
+count or as two lists) and ``atleast_{1,2,3}d`` (one tensor or several).
 
 Importing this module installs ``Tensor.unique``, ``Tensor.unique_consecutive`` and
 ``Tensor.nonzero``.
@@ -105,3 +106,41 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
 def broadcast_tensors(*tensors):
     """Views of the tensors expanded to their common broadcast shape."""
     return tuple(_C.broadcast_tensors(tensors))
+
+
+def tensordot(a, b, dims=2, out=None):
+    """Contracts a and b over dims: an int n pairs a's last n dimensions with b's first n;
+    a pair of lists ([a dims], [b dims]) (or a 2 x k tensor) names them. The result has
+    a's remaining dimensions, then b's."""
+    if isinstance(dims, _C.Tensor):
+        dims = dims.tolist() if dims.numel() > 1 else int(dims.item())
+    if isinstance(dims, bool) or not isinstance(dims, (int, tuple, list)):
+        raise RuntimeError("tensordot expects dims to be int or Tuple[List[int], List[int]] or List[List[int]] "
+                           f"containing two lists, but got dims={dims}")
+    if isinstance(dims, int):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        dims_a, dims_b = list(range(-dims, 0)), list(range(dims))
+    else:
+        dims_a, dims_b = dims
+        dims_a = [dims_a] if isinstance(dims_a, int) else list(dims_a)
+        dims_b = [dims_b] if isinstance(dims_b, int) else list(dims_b)
+    if out is None:
+        return _C.tensordot(a, b, dims_a, dims_b)
+    return _C.tensordot(a, b, dims_a, dims_b, out=out)
+
+
+def _atleast(name):
+    op = getattr(_C, name)
+
+    def atleast(*tensors):
+        if len(tensors) == 1:
+            tensors = tensors[0]
+        return op(tensors) if isinstance(tensors, _C.Tensor) else tuple(op(list(tensors)))
+    atleast.__name__ = name
+    atleast.__doc__ = (f"{name}(*tensors): each tensor viewed with at least {name[-2]} dimensions; one tensor "
+                       "gives a tensor, several (or a list) give a tuple.")
+    return atleast
+
+
+atleast_1d, atleast_2d, atleast_3d = _atleast("atleast_1d"), _atleast("atleast_2d"), _atleast("atleast_3d")

@@ -33,28 +33,22 @@ struct CellParams {
 // every step of a sequence in one matmul). Returns (h, c); c is undefined but for LSTM.
 std::pair<Tensor, Tensor> step(Mode mode, const Tensor& gi, const Tensor& h, const Tensor& c, const CellParams& p) {
   const Tensor gh = linear_or_none(h, p.w_hh, p.b_hh);
-  switch (mode) {
-    case Mode::Tanh:
-      return {at::tanh(gi + gh), Tensor()};
-    case Mode::Relu:
-      return {at::relu(gi + gh), Tensor()};
-    case Mode::Lstm: {
-      std::vector<Tensor> gates = (gi + gh).chunk(4, 1);
-      Tensor cy = at::sigmoid(gates[1]) * c + at::sigmoid(gates[0]) * at::tanh(gates[2]);
-      Tensor hy = at::sigmoid(gates[3]) * at::tanh(cy);
-      if (p.w_hr.defined()) hy = at::linear(hy, p.w_hr);
-      return {hy, cy};
-    }
-    case Mode::Gru: {
-      std::vector<Tensor> x = gi.chunk(3, 1);
-      std::vector<Tensor> hh = gh.chunk(3, 1);
-      Tensor r = at::sigmoid(x[0] + hh[0]);
-      Tensor z = at::sigmoid(x[1] + hh[1]);
-      Tensor n = at::tanh(x[2] + r * hh[2]);
-      return {n + z * (h - n), Tensor()};
-    }
+  if (mode == Mode::Tanh) return {at::tanh(gi + gh), Tensor()};
+  if (mode == Mode::Relu) return {at::relu(gi + gh), Tensor()};
+  if (mode == Mode::Lstm) {
+    std::vector<Tensor> gates = (gi + gh).chunk(4, 1);
+    Tensor cy = at::sigmoid(gates[1]) * c + at::sigmoid(gates[0]) * at::tanh(gates[2]);
+    Tensor hy = at::sigmoid(gates[3]) * at::tanh(cy);
+    if (p.w_hr.defined()) hy = at::linear(hy, p.w_hr);
+    return {hy, cy};
   }
-  TORCH_INTERNAL_ASSERT(false, "unknown recurrent mode");
+  // Mode::Gru
+  std::vector<Tensor> x = gi.chunk(3, 1);
+  std::vector<Tensor> hh = gh.chunk(3, 1);
+  Tensor r = at::sigmoid(x[0] + hh[0]);
+  Tensor z = at::sigmoid(x[1] + hh[1]);
+  Tensor n = at::tanh(x[2] + r * hh[2]);
+  return {n + z * (h - n), Tensor()};
 }
 
 // torch's checks of one step's (batched) input and hidden states, with its words; a
