@@ -81,6 +81,9 @@ from .ops import ops  # noqa: E402,F401
 from . import library  # noqa: E402,F401
 # tessera.multiprocessing: tensors sent between processes travel through shared memory.
 from . import multiprocessing  # noqa: E402,F401
+# What a CPU-only torch has at start-up: tessera.cuda (no device), tessera.backends (the
+# flags and availability queries) and tessera.onnx (no export yet).
+from . import backends, cuda, onnx  # noqa: E402,F401
 
 # Note: like torch, this namespace defines `float`, `int`, `bool`, ... as dtypes, so code
 # below this line must not rely on those builtins by name.

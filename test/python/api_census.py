@@ -3,8 +3,12 @@
 `python3 api_census.py` prints the coverage per namespace; test_api_census.py checks the
 gap against the checked-in list api_census_missing.txt (names still to come: it may only
 shrink) and the short list of names tessera never provides (EXEMPT, each with its reason).
+`python3 api_census.py --write-missing` rewrites that list from the current build, after
+names have landed.
 """
 import importlib
+import pathlib
+import sys
 
 import torch
 
@@ -64,6 +68,9 @@ def public(obj):
 
 def census():
     """{namespace: (torch's public names, tessera's public names)}"""
+    # every submodule first: importing one adds its name to its parent's dir()
+    for ns in NAMESPACES:
+        namespace(torch, ns), namespace(tessera, ns)
     return {ns: (public(namespace(torch, ns)), public(namespace(tessera, ns))) for ns in NAMESPACES}
 
 
@@ -85,5 +92,15 @@ def report():
     return "\n".join(lines)
 
 
+def write_missing():
+    path = pathlib.Path(__file__).with_name("api_census_missing.txt")
+    header = [line for line in path.read_text().splitlines() if line.startswith("#")]
+    names = [f"{ns or '-'} {n}" for ns, missing in missing_now().items() for n in missing]
+    path.write_text("\n".join(header + names) + "\n")
+    return len(names)
+
+
 if __name__ == "__main__":
+    if "--write-missing" in sys.argv:
+        print(f"{write_missing()} names still missing")
     print(report())

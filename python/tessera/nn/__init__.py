@@ -6,5 +6,7 @@ from . import utils  # noqa: F401
 from .parameter import Parameter  # noqa: F401
 from .modules import *  # noqa: F401,F403
 from .modules import __all__ as _modules_all
+from . import parallel  # noqa: F401
+from .parallel import DataParallel  # noqa: F401
 
-__all__ = ["functional", "init", "utils", "Parameter"] + list(_modules_all)
+__all__ = ["functional", "init", "utils", "parallel", "Parameter", "DataParallel"] + list(_modules_all)
