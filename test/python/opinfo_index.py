@@ -134,3 +134,33 @@ register(
            data_dependent=True, covers=("nonzero_numpy",)),
     OpInfo("argwhere", lambda lib, a: lib.argwhere(a), method="argwhere", supports_out=False, data_dependent=True),
 )
+
+
+def index_fill_samples(dtype):
+    a = make_torch((3, 4), dtype, 1)
+    yield "dim1", [a, _long([0, 2])], {"dim": 1}
+    yield "dim0 negative, repeated", [a.t(), _long([-1, 0, -1])], {"dim": 0}
+    yield "0-dim index", [a, _long(1)], {"dim": -2}
+    yield "empty", [a, _long([])], {"dim": 0}
+
+
+def index_copy_samples(dtype):
+    a = make_torch((3, 4), dtype, 1)
+    yield "dim1", [a, _long([3, 0]), make_torch((3, 2), dtype, 2)], {"dim": 1}
+    yield "dim-1 strided", [a.t(), _long([2, 0, 1]), make_torch((3, 4), dtype, 3).t()], {"dim": -1}
+    yield "slice mismatch", [a, _long([0]), make_torch((2, 1), dtype, 5)], {"dim": 1}
+    yield "0-dim index", [a, _long(1), make_torch((1, 4), dtype, 4)], {"dim": 0}
+
+
+# (the index is read on the host for the bounds checks: a meta index has no values)
+register(
+    OpInfo("index_fill", lambda lib, a, i, dim, **k: lib.index_fill(a, dim, i, -1.5, **k), supports_out=False,
+           sample_inputs=index_fill_samples, supports_meta=False,
+           inplace=lambda lib, a, i, dim: a.index_fill_(dim, i, -1.5)),
+    OpInfo("index_fill[tensor value]", lambda lib, a, i, dim: a.index_fill(dim, i, lib.tensor(3).to(a.dtype)),
+           supports_out=False, sample_inputs=index_fill_samples, supports_meta=False,
+           inplace=lambda lib, a, i, dim: a.index_fill_(dim, i, lib.tensor(3).to(a.dtype))),
+    OpInfo("index_copy", lambda lib, a, i, s, dim, **k: lib.index_copy(a, dim, i, s, **k),
+           sample_inputs=index_copy_samples, supports_meta=False,
+           inplace=lambda lib, a, i, s, dim: a.index_copy_(dim, i, s)),
+)
