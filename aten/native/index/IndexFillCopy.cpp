@@ -5,6 +5,7 @@
 // them. Checks and messages are torch's.
 #include <aten/core/TensorOperators.h>
 #include <aten/native/NativeFunctions.h>
+#include <aten/native/shape/TensorShape.h>
 #include <aten/ops/Functions.h>
 #include <c10/util/Exception.h>
 
@@ -13,13 +14,6 @@
 namespace at::inline tessera::native {
 
 namespace {
-
-int64_t wrap_dim(int64_t dim, const Tensor& self) {
-  const int64_t rank = std::max<int64_t>(self.dim(), 1);
-  TORCH_CHECK_INDEX(dim >= -rank && dim < rank, "Dimension out of range (expected to be in range of [", -rank, ", ",
-                    rank - 1, "], but got ", dim, ")");
-  return dim < 0 ? dim + rank : dim;
-}
 
 std::vector<int64_t> host_indices(const Tensor& index) {
   const Tensor flat = index.reshape({-1}).contiguous();
@@ -31,7 +25,7 @@ std::vector<int64_t> host_indices(const Tensor& index) {
 Tensor positions_mask(const Tensor& self, int64_t dim, const Tensor& index) {
   TORCH_CHECK_INDEX(index.scalar_type() == c10::kLong, "index_fill_(): Expected dtype int64 for index.");
   TORCH_CHECK(index.dim() <= 1, "Index has to be a vector/scalar");
-  const int64_t d = wrap_dim(dim, self);
+  const int64_t d = wrap_dim(dim, self.dim());
   const int64_t size = self.dim() == 0 ? 1 : self.size(d);
   std::vector<int64_t> shape(static_cast<size_t>(self.dim()), 1);
   if (self.dim() > 0) shape[static_cast<size_t>(d)] = size;
@@ -95,7 +89,7 @@ Tensor& index_fill__int_Tensor(Tensor& self, int64_t dim, const Tensor& index, c
 }
 
 Tensor& index_copy_(Tensor& self, int64_t dim, const Tensor& index, const Tensor& source) {
-  const int64_t d = wrap_dim(dim, self);
+  const int64_t d = wrap_dim(dim, self.dim());
   check_copy(self, d, index, source);
   if (self.dim() == 0) return self.copy_(source.reshape({}));
   const std::vector<std::optional<Tensor>> indices = {index.reshape({-1})};

@@ -3,22 +3,13 @@
 // call. Checks and messages are torch's.
 #include <aten/core/TensorOperators.h>
 #include <aten/native/NativeFunctions.h>
+#include <aten/native/shape/TensorShape.h>
 #include <aten/ops/Functions.h>
 #include <c10/util/Exception.h>
 
 #include <vector>
 
 namespace at::inline tessera::native {
-
-namespace {
-
-int64_t wrap(int64_t dim, int64_t rank) {
-  TORCH_CHECK_INDEX(dim >= -rank && dim < rank, "Dimension out of range (expected to be in range of [", -rank, ", ",
-                    rank - 1, "], but got ", dim, ")");
-  return dim < 0 ? dim + rank : dim;
-}
-
-}  // namespace
 
 // Sum over pairs (dims_self[i], dims_other[i]): self's free dims, then other's.
 Tensor tensordot(const Tensor& self, const Tensor& other, IntArrayRef dims_self, IntArrayRef dims_other) {
@@ -27,7 +18,7 @@ Tensor tensordot(const Tensor& self, const Tensor& other, IntArrayRef dims_self,
   std::vector<int64_t> perm_self, perm_other, out_sizes;
   int64_t k = 1;
   for (size_t i = 0; i < dims_self.size(); ++i) {
-    const int64_t a = wrap(dims_self[i], self.dim()), b = wrap(dims_other[i], other.dim());
+    const int64_t a = wrap_dim(dims_self[i], self.dim()), b = wrap_dim(dims_other[i], other.dim());
     TORCH_CHECK(self.size(a) == other.size(b), "contracted dimensions need to match, but first has size ",
                 self.size(a), " in dim ", dims_self[i], " and second has size ", other.size(b), " in dim ",
                 dims_other[i]);
@@ -43,8 +34,8 @@ Tensor tensordot(const Tensor& self, const Tensor& other, IntArrayRef dims_self,
     out_sizes.push_back(self.size(d));
     m *= self.size(d);
   }
-  for (int64_t d : dims_self) perm_self.push_back(wrap(d, self.dim()));
-  for (int64_t d : dims_other) perm_other.push_back(wrap(d, other.dim()));
+  for (int64_t d : dims_self) perm_self.push_back(wrap_dim(d, self.dim()));
+  for (int64_t d : dims_other) perm_other.push_back(wrap_dim(d, other.dim()));
   for (int64_t d = 0; d < other.dim(); ++d) {
     if (contracted_other[static_cast<size_t>(d)]) continue;
     perm_other.push_back(d);

@@ -5,6 +5,7 @@
 // (current torch's where 1.13 has none: diff's negative order, diag's rank).
 #include <aten/core/TensorOperators.h>
 #include <aten/native/NativeFunctions.h>
+#include <aten/native/shape/TensorShape.h>
 #include <aten/ops/Functions.h>
 #include <c10/util/Exception.h>
 
@@ -13,16 +14,6 @@
 #include <vector>
 
 namespace at::inline tessera::native {
-
-namespace {
-
-int64_t wrap(int64_t dim, int64_t rank) {
-  TORCH_CHECK_INDEX(dim >= -rank && dim < rank, "Dimension out of range (expected to be in range of [", -rank, ", ",
-                    rank - 1, "], but got ", dim, ")");
-  return dim < 0 ? dim + rank : dim;
-}
-
-}  // namespace
 
 Tensor swapaxes(const Tensor& self, int64_t axis0, int64_t axis1) { return self.transpose(axis0, axis1); }
 Tensor& swapaxes_(Tensor& self, int64_t axis0, int64_t axis1) { return self.transpose_(axis0, axis1); }
@@ -115,7 +106,7 @@ int64_t numel(const Tensor& self) { return self.numel(); }
 // A tensor whose (offset, dim1, dim2) diagonal is self's last dim: zeros elsewhere.
 Tensor diag_embed(const Tensor& self, int64_t offset, int64_t dim1, int64_t dim2) {
   const int64_t rank = self.dim() + 1;
-  const int64_t d1 = wrap(dim1, rank), d2 = wrap(dim2, rank);
+  const int64_t d1 = wrap_dim(dim1, rank), d2 = wrap_dim(dim2, rank);
   TORCH_CHECK(d1 != d2, "diagonal dimensions cannot be identical ", dim1, ", ", dim2);
   const int64_t n = (self.dim() == 0 ? 1 : self.size(-1)) + std::abs(offset);
   std::vector<int64_t> sizes(self.sizes().begin(), self.sizes().end());
@@ -153,7 +144,7 @@ Tensor diff(const Tensor& self, int64_t n, int64_t dim, const std::optional<Tens
   parts.push_back(self);
   if (append && append->defined()) parts.push_back(*append);
   Tensor x = parts.size() == 1 ? self : at::cat(parts, dim);
-  const int64_t d = wrap(dim, x.dim());
+  const int64_t d = wrap_dim(dim, x.dim());
   for (int64_t i = 0; i < n && x.size(d) > 0; ++i) {
     const int64_t len = x.size(d) - 1;
     const Tensor hi = x.narrow(d, 1, len), lo = x.narrow(d, 0, len);
