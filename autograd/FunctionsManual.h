@@ -104,7 +104,7 @@ Tensor log_sigmoid_double_backward(const Tensor& grad, const Tensor& self);
 std::tuple<Tensor, Tensor> prelu_backward(const Tensor& grad, const Tensor& self, const Tensor& weight);
 
 // Pooling (FunctionsManualNN.cpp): grad picked at each plane's recorded indices.
-Tensor gather_at_pooling_indices(const Tensor& grad, const Tensor& indices);
+Tensor gather_at_pooling_indices(const Tensor& grad, const Tensor& indices, int64_t spatial);
 
 // Normalization (FunctionsManualNN.cpp).
 std::tuple<Tensor, Tensor, Tensor> layer_norm_double_backward(const Tensor& grad_dx, const Tensor& grad_dw,

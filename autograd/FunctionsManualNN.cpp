@@ -97,9 +97,10 @@ Tensor binary_cross_entropy_target_backward(const Tensor& grad, const Tensor& se
   return reduction == at::Reduction::Mean ? g / static_cast<double>(target.numel()) : g;
 }
 
-// The adjoint of scattering by a max pooling's indices: per plane, grad[indices].
-Tensor gather_at_pooling_indices(const Tensor& grad, const Tensor& indices) {
-  const int64_t lead = indices.dim() - 2;
+// The adjoint of scattering by a max pooling's indices (flat over the last `spatial` dims):
+// per plane, grad[indices]. Also max unpooling's derivative, which scatters by them.
+Tensor gather_at_pooling_indices(const Tensor& grad, const Tensor& indices, int64_t spatial) {
+  const int64_t lead = indices.dim() - spatial;
   Tensor flat_grad = grad.flatten(lead), flat_indices = indices.flatten(lead);
   return flat_grad.gather(lead, flat_indices).view(indices.sizes());
 }

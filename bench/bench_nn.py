@@ -52,6 +52,32 @@ def _pool_setup(lib):
     return (_input(lib, 32, 64, 112, 112),)
 
 
+def _pool3d_setup(requires_grad):
+    return lambda lib: (_input(lib, 8, 32, 16, 56, 56, requires_grad=requires_grad),)
+
+
+def _pool3d_fwd_bwd(pool):
+    def run(lib, x):
+        x.grad = None
+        pool(lib.nn.functional, x).sum().backward()
+    return run
+
+
+def _conv3d_setup(requires_grad, transposed=False):
+    def setup(lib):
+        w_shape = (16, 32, 3, 3, 3) if transposed else (32, 16, 3, 3, 3)
+        return (_input(lib, 4, 16, 16, 28, 28, requires_grad=requires_grad),
+                _input(lib, *w_shape, seed=1, requires_grad=requires_grad))
+    return setup
+
+
+def _conv3d_fwd_bwd(conv):
+    def run(lib, x, w):
+        x.grad = w.grad = None
+        conv(lib.nn.functional, x, w).sum().backward()
+    return run
+
+
 def _ln_setup(requires_grad):
     def setup(lib):
         w = _input(lib, 1024, seed=3, requires_grad=requires_grad)
@@ -172,6 +198,17 @@ CASES = [
     ("relu fwd+bwd 4096x1024", _gelu_setup(True), _forward_backward(lambda lib, x: lib.nn.functional.relu(x))),
     ("max_pool2d 32x64x112x112 k3s2p1", _pool_setup,
      lambda lib, x: lib.nn.functional.max_pool2d(x, 3, stride=2, padding=1)),
+    ("max_pool3d 8x32x16x56x56 k2", _pool3d_setup(False), lambda lib, x: lib.nn.functional.max_pool3d(x, 2)),
+    ("max_pool3d fwd+bwd k3s2p1", _pool3d_setup(True),
+     _pool3d_fwd_bwd(lambda F, x: F.max_pool3d(x, 3, stride=2, padding=1))),
+    ("avg_pool3d 8x32x16x56x56 k2", _pool3d_setup(False), lambda lib, x: lib.nn.functional.avg_pool3d(x, 2)),
+    ("avg_pool3d fwd+bwd k3s2p1", _pool3d_setup(True),
+     _pool3d_fwd_bwd(lambda F, x: F.avg_pool3d(x, 3, stride=2, padding=1))),
+    ("adaptive_avg_pool3d -> 1", _pool3d_setup(False), lambda lib, x: lib.nn.functional.adaptive_avg_pool3d(x, 1)),
+    ("conv3d fwd+bwd 4x16->32 16x28x28", _conv3d_setup(True),
+     _conv3d_fwd_bwd(lambda F, x, w: F.conv3d(x, w, padding=1))),
+    ("conv_transpose3d fwd+bwd 16->32 s2", _conv3d_setup(True, transposed=True),
+     _conv3d_fwd_bwd(lambda F, x, w: F.conv_transpose3d(x, w, stride=2))),
     ("layer_norm 4096x1024", _ln_setup(False),
      lambda lib, x, w, b, g: lib.nn.functional.layer_norm(x, (1024,), w, b)),
     ("layer_norm fwd+bwd 4096x1024", _ln_setup(True), _ln_fwd_bwd),

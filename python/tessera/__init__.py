@@ -84,6 +84,8 @@ from . import multiprocessing  # noqa: E402,F401
 # What a CPU-only torch has at start-up: tessera.cuda (no device), tessera.backends (the
 # flags and availability queries) and tessera.onnx (no export yet).
 from . import backends, cuda, onnx  # noqa: E402,F401
+# torch.random, torch.testing and torch.hub under tessera's names.
+from . import random, testing, hub  # noqa: E402,F401
 
 # Note: like torch, this namespace defines `float`, `int`, `bool`, ... as dtypes, so code
 # below this line must not rely on those builtins by name.

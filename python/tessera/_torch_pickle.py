@@ -277,6 +277,7 @@ def _torch_globals():
         ("tessera", "device"): _C.device,
         # plain data
         ("collections", "OrderedDict"): collections.OrderedDict,
+        ("collections", "Counter"): collections.Counter,  # MultiStepLR's milestones, as current torch allows
         ("_codecs", "encode"): codecs_encode,
     }
     for name in ("set", "frozenset", "complex", "slice"):

@@ -9,6 +9,7 @@ names have landed.
 import importlib
 import pathlib
 import sys
+import types
 
 import torch
 
@@ -22,12 +23,12 @@ NAMESPACES = ["", "Tensor", "nn", "nn.functional", "nn.init", "nn.utils", "nn.ut
               "autograd.functional", "testing", "backends", "random", "hub"]
 
 # Names tessera never provides, by reason. Short on purpose.
-_TYPING = "a typing or module re-export inside torch's source, not API"
+_TYPING = "a helper or module re-export inside torch's source that reexported() cannot tell, not API"
 _JIT = "TorchScript / JIT machinery: tessera has no graph compiler (eager only)"
 EXEMPT = {
     "nn.functional": {n: _TYPING for n in (
-        "BroadcastingList1", "BroadcastingList2", "BroadcastingList3", "Callable", "DType", "List", "Optional",
-        "TYPE_CHECKING", "Tuple", "Union", "Tensor", "math", "torch", "utils", "boolean_dispatch",
+        "BroadcastingList1", "BroadcastingList2", "BroadcastingList3", "DType",
+        "TYPE_CHECKING", "Tensor", "utils", "boolean_dispatch",
         "handle_torch_function", "has_torch_function", "has_torch_function_unary", "has_torch_function_variadic",
         "assert_int_or_pair", "reproducibility_notes", "sparse_support_notes", "tf32_notes")},
     "": {n: _JIT for n in ("jit", "ScriptFunction", "ScriptMethod", "ScriptModule", "ScriptObject",
@@ -66,12 +67,29 @@ def public(obj):
     return set() if obj is None else {n for n in dir(obj) if not n.startswith("_")}
 
 
+def reexported(value):
+    """True for what a torch module merely imports from elsewhere (typing names, stdlib
+    modules and helpers, the torch package itself): visible in dir() but not torch's API."""
+    if isinstance(value, types.ModuleType):
+        return not value.__name__.startswith("torch.")
+    if isinstance(value, (bool, int, float, str, tuple, list, dict, set)):
+        return False
+    owner = getattr(value, "__module__", None)
+    return isinstance(owner, str) and owner.split(".")[0] not in ("torch", "builtins")
+
+
+def torch_api(ns):
+    """torch's public names in `ns`, less its re-exports."""
+    obj = namespace(torch, ns)
+    return {n for n in public(obj) if not reexported(getattr(obj, n, None))}
+
+
 def census():
     """{namespace: (torch's public names, tessera's public names)}"""
     # every submodule first: importing one adds its name to its parent's dir()
     for ns in NAMESPACES:
         namespace(torch, ns), namespace(tessera, ns)
-    return {ns: (public(namespace(torch, ns)), public(namespace(tessera, ns))) for ns in NAMESPACES}
+    return {ns: (torch_api(ns), public(namespace(tessera, ns))) for ns in NAMESPACES}
 
 
 def missing_now():

@@ -8,6 +8,7 @@ from opinfo import ALL_DTYPES, FLOATING, GradSample, M, OpInfo, make_torch, regi
 
 NUMERIC = [d for d in ALL_DTYPES if d != "bool"]
 REAL = [d for d in NUMERIC if not d.startswith("complex")]
+INTEGRAL = ("uint8", "int8", "int16", "int32", "int64")
 
 
 def factory(name, *args, dtypes=tuple(ALL_DTYPES), **kw):
@@ -46,6 +47,10 @@ register(
     factory("linspace", -2, 2, 5, dtypes=tuple(NUMERIC)),
     factory("logspace", 0, 2, 3, dtypes=tuple(d for d in NUMERIC if d != "bfloat16"), rtol=1e-5, atol=1e-5),
     factory("scalar_tensor", 3, supports_out=False),
+    factory("triu_indices", 4, 3, 1, dtypes=INTEGRAL),
+    factory("triu_indices", 3, 5, -1, dtypes=("int64",)),
+    factory("tril_indices", 4, 3, -1, dtypes=INTEGRAL),
+    factory("tril_indices", 2, 6, 3, dtypes=("int64",)),
     factory("empty", 2, 3, compare="meta", exempt={"forward": UNINITIALISED}),
     factory("empty_strided", (2, 3), (1, 2), compare="meta", supports_out=False, exempt={"forward": UNINITIALISED}),
     factory("rand", 2, 3, dtypes=tuple(FLOATING) + ("complex64", "complex128"), compare="meta",
@@ -82,7 +87,9 @@ def _random_fills(L, a):
     inside, so gradcheck's repeated calls draw the same numbers."""
     L.manual_seed(0)
     fills = [a.mul(1).uniform_(), a.mul(1).normal_(), a.mul(1).bernoulli_(0.5), a.mul(1).bernoulli_(a.sigmoid()),
-             L.bernoulli(a.sigmoid()), a.mul(1).random_(0, 5), a.mul(1).random_(5), a.mul(1).random_().mul(0.0)]
+             L.bernoulli(a.sigmoid()), a.mul(1).random_(0, 5), a.mul(1).random_(5), a.mul(1).random_().mul(0.0),
+             a.mul(1).exponential_(2.0), a.mul(1).geometric_(0.4), a.mul(1).log_normal_(0.0, 0.5),
+             a.mul(1).cauchy_(0.0, 0.1)]
     out = a
     for f in fills:
         out = out + f
@@ -104,6 +111,14 @@ register(
     OpInfo("uniform_", _fills("uniform_", -1.0, 3.0), dtypes=tuple(FLOATING), compare="meta", supports_out=False,
            exempt={"forward": RANDOM}, grads=(GradSample(_random_fills, (M,), label="every fill"),)),
     OpInfo("random_", _fills("random_", 0, 5), dtypes=tuple(REAL), compare="meta", supports_out=False,
+           exempt={"forward": RANDOM}),
+    OpInfo("exponential_", _fills("exponential_", 1.5), dtypes=tuple(FLOATING), compare="meta", supports_out=False,
+           exempt={"forward": RANDOM}),
+    OpInfo("geometric_", _fills("geometric_", 0.3), dtypes=tuple(REAL), compare="meta", supports_out=False,
+           exempt={"forward": RANDOM}),
+    OpInfo("log_normal_", _fills("log_normal_", 0.5, 0.25), dtypes=tuple(FLOATING), compare="meta",
+           supports_out=False, exempt={"forward": RANDOM}),
+    OpInfo("cauchy_", _fills("cauchy_", 1.0, 2.0), dtypes=tuple(FLOATING), compare="meta", supports_out=False,
            exempt={"forward": RANDOM}),
     OpInfo("multinomial", lambda lib, a, **k: lib.multinomial(a.abs().reshape(-1, a.shape[-1]) + 0.1, 2, **k),
            dtypes=tuple(FLOATING), compare="meta", exempt={"forward": RANDOM}),

@@ -60,6 +60,12 @@ def conv_transpose1d_samples(dtype):
         {"stride": 2, "padding": 1, "dilation": 2}
 
 
+def conv_transpose3d_samples(dtype):
+    yield "stride output_padding bias", [T((1, 2, 2, 2, 2), dtype, 1), T((2, 2, 2, 1, 2), dtype, 2), T((2,), dtype, 3)], \
+        {"stride": 2, "output_padding": 1}
+    yield "groups padding", [T((2, 3, 2, 2), dtype, 4), T((2, 1, 2, 2, 1), dtype, 5)], {"padding": (0, 1, 0)}
+
+
 def unfold_samples(dtype):
     yield "padding", [T((1, 2, 3, 3), dtype, 1)], {"kernel_size": 2, "padding": 1}
     yield "stride", [T((1, 1, 4, 3), dtype, 2)], {"kernel_size": (2, 1), "stride": 2}
@@ -78,6 +84,7 @@ register(
     nn("conv3d", lambda F, *t, **k: F.conv3d(*t, **k), conv3d_samples, **CONV),
     nn("conv_transpose2d", lambda F, *t, **k: F.conv_transpose2d(*t, **k), conv_transpose2d_samples, **CONV),
     nn("conv_transpose1d", lambda F, *t, **k: F.conv_transpose1d(*t, **k), conv_transpose1d_samples, **CONV),
+    nn("conv_transpose3d", lambda F, *t, **k: F.conv_transpose3d(*t, **k), conv_transpose3d_samples, **CONV),
     nn("unfold", lambda F, x, **k: F.unfold(x, **k), unfold_samples, covers=("im2col",)),
     nn("fold", lambda F, x, **k: F.fold(x, **k), fold_samples, covers=("col2im",)),
 )
@@ -123,6 +130,83 @@ register(
        covers=("adaptive_max_pool2d_backward",)),
     nn("adaptive_avg_pool1d", lambda F, x, **k: F.adaptive_avg_pool1d(x, **k), adaptive1d_samples),
     nn("adaptive_max_pool1d", lambda F, x, **k: F.adaptive_max_pool1d(x, **k), adaptive1d_samples),
+)
+
+
+
+def pool3d_samples(dtype):
+    x = T((1, 2, 3, 4, 3), dtype, 1)
+    yield "k2 s1", [x], {"kernel_size": 2, "stride": 1}
+    yield "padding ceil", [x], {"kernel_size": (2, 3, 2), "stride": 2, "padding": 1, "ceil_mode": True}
+    yield "4-D input", [T((2, 3, 3, 2), dtype, 2)], {"kernel_size": (2, 1, 2)}
+
+
+def max_pool3d_samples(dtype):
+    yield from pool3d_samples(dtype)
+    yield "dilation", [T((1, 1, 4, 5, 4), dtype, 3)], {"kernel_size": 2, "dilation": (1, 2, 1), "padding": (1, 0, 1)}
+
+
+def avg_pool3d_samples(dtype):
+    yield from pool3d_samples(dtype)
+    yield "divisor", [T((1, 2, 3, 3, 3), dtype, 4)], {"kernel_size": 2, "padding": 1, "divisor_override": 3}
+
+
+def adaptive3d_samples(dtype):
+    yield "(2, 1, 3)", [T((1, 2, 3, 3, 4), dtype, 1)], {"output_size": (2, 1, 3)}
+    yield "(2, None, 3)", [T((2, 3, 5, 2), dtype, 2)], {"output_size": (2, None, 3)}
+
+
+def _unpool(n):
+    def call(F, x, **k):
+        pooled, indices = getattr(F, f"max_pool{n}d")(x, k["kernel_size"], k.get("stride"), return_indices=True)
+        return getattr(F, f"max_unpool{n}d")(pooled, indices, **k)
+    return call
+
+
+def unpool1d_samples(dtype):
+    yield "k2", [T((1, 2, 6), dtype, 1)], {"kernel_size": 2}
+    # (windows that do not overlap: an element that is the max of two windows is unpooled twice)
+    yield "output_size", [T((2, 1, 7), dtype, 2)], {"kernel_size": 2, "stride": 3, "output_size": [8]}
+
+
+def unpool2d_samples(dtype):
+    yield "k2", [T((1, 2, 4, 4), dtype, 1)], {"kernel_size": 2}
+    yield "output_size", [T((2, 5, 5), dtype, 2)], {"kernel_size": 2, "stride": 2, "output_size": (2, 5, 5)}
+
+
+def unpool3d_samples(dtype):
+    yield "k2", [T((1, 2, 4, 2, 4), dtype, 1)], {"kernel_size": 2}
+    yield "stride", [T((1, 5, 4, 3), dtype, 2)], {"kernel_size": (2, 1, 1), "stride": (2, 2, 1)}
+
+
+def lp_pool_samples(dims):
+    def samples(dtype):
+        shape = (1, 2, 5) if dims == 1 else (1, 2, 4, 5)
+        yield "p=2", [T(shape, dtype, 1)], {"norm_type": 2.0, "kernel_size": 2}
+        yield "p=3 stride ceil", [T(shape, dtype, 2, 0.1, 2.0)], {"norm_type": 3.0, "kernel_size": 3, "stride": 2,
+                                                                  "ceil_mode": True}
+    return samples
+
+
+register(
+    nn("max_pool3d", lambda F, x, **k: F.max_pool3d(x, **k), max_pool3d_samples, **POOL,
+       covers=("max_pool3d_with_indices", "max_pool3d_with_indices_backward")),
+    nn("max_pool3d[indices]", lambda F, x, **k: F.max_pool3d(x, return_indices=True, **k), max_pool3d_samples,
+       **POOL),
+    nn("avg_pool3d", lambda F, x, **k: F.avg_pool3d(x, **k), avg_pool3d_samples, **POOL,
+       covers=("avg_pool3d_backward",)),
+    nn("avg_pool3d[exclude pad]", lambda F, x, **k: F.avg_pool3d(x, count_include_pad=False, **k), pool3d_samples),
+    nn("adaptive_avg_pool3d", lambda F, x, **k: F.adaptive_avg_pool3d(x, **k), adaptive3d_samples, **POOL,
+       covers=("_adaptive_avg_pool3d", "_adaptive_avg_pool3d_backward")),
+    nn("adaptive_max_pool3d", lambda F, x, **k: F.adaptive_max_pool3d(x, **k), adaptive3d_samples, **POOL,
+       covers=("adaptive_max_pool3d_backward",)),
+    nn("adaptive_max_pool3d[indices]", lambda F, x, **k: F.adaptive_max_pool3d(x, return_indices=True, **k),
+       adaptive3d_samples),
+    nn("max_unpool1d", _unpool(1), unpool1d_samples, gradgrad=True),
+    nn("max_unpool2d", _unpool(2), unpool2d_samples, gradgrad=True),
+    nn("max_unpool3d", _unpool(3), unpool3d_samples, gradgrad=True),
+    nn("lp_pool1d", lambda F, x, **k: F.lp_pool1d(x, **k), lp_pool_samples(1)),
+    nn("lp_pool2d", lambda F, x, **k: F.lp_pool2d(x, **k), lp_pool_samples(2)),
 )
 
 # ---------------------------------------------------------------- normalization
@@ -181,6 +265,14 @@ register(
     nn("group_norm", _group_norm, group_norm_samples, covers=("native_group_norm", "native_group_norm_backward"),
        **NORM),
     nn("instance_norm", _instance_norm, instance_norm_samples, **NORM),
+    nn("normalize", lambda F, x, **k: F.normalize(x, **k), lambda dtype: [
+        ("p=2 dim 1", [T((3, 4), dtype, 1)], {}),
+        ("p=1 dim 0", [T((3, 2, 2), dtype, 2)], {"p": 1.0, "dim": 0}),
+        ("eps floor", [T((2, 3), dtype, 3) * 1e-3], {"eps": 0.1})]),
+    nn("local_response_norm", lambda F, x, **k: F.local_response_norm(x, **k), lambda dtype: [
+        ("3-D size 3", [T((2, 5, 3), dtype, 1)], {"size": 3}),
+        ("4-D size 2", [T((1, 4, 2, 3), dtype, 2)], {"size": 2, "alpha": 0.1, "beta": 0.5, "k": 2.0}),
+        ("5-D", [T((1, 3, 2, 2, 2), dtype, 3)], {"size": 4, "alpha": 0.3})], rtol=1e-5, atol=1e-6),
 )
 
 # ---------------------------------------------------------------- embedding, padding, resampling
@@ -256,6 +348,11 @@ register(
                "upsample_bicubic2d")),
     nn("grid_sample", lambda F, x, g, **k: F.grid_sample(x, g, **k), grid_sample_samples, rtol=1e-5, atol=1e-5,
        covers=("grid_sampler", "grid_sampler_2d")),
+    nn("affine_grid", lambda F, theta, **k: F.affine_grid(theta, **k), lambda dtype: [
+        ("2-D", [T((2, 2, 3), dtype, 1)], {"size": [2, 3, 4, 5], "align_corners": False}),
+        ("2-D corners", [T((1, 2, 3), dtype, 2)], {"size": [1, 1, 3, 1], "align_corners": True}),
+        ("3-D", [T((2, 3, 4), dtype, 3)], {"size": [2, 1, 2, 3, 4], "align_corners": False})],
+       covers=("affine_grid_generator",), rtol=1e-6, atol=1e-6),
     nn("pixel_shuffle", lambda F, x: F.pixel_shuffle(x, 2), pixel_shuffle_samples),
     nn("pixel_unshuffle", lambda F, x: F.pixel_unshuffle(F.pixel_shuffle(x, 2), 2), pixel_shuffle_samples),
 )
@@ -517,6 +614,12 @@ register(
         ("p=2", [T((2, 3), dtype, 1), T((2, 3), dtype, 2)], {}),
         ("p=1 keepdim", [T((2, 3), dtype, 3), T((1, 3), dtype, 4)], {"p": 1.0, "keepdim": True})], **LOSS),
     nn("bilinear", lambda F, *t: F.bilinear(*t), bilinear_samples, **LOSS),
+    nn("pdist", lambda F, x, **k: F.pdist(x, **k), lambda dtype: [
+        ("p=2", [T((4, 3), dtype, 1)], {}),
+        ("p=1", [T((3, 2), dtype, 2)], {"p": 1.0}),
+        ("p=3", [T((3, 2), dtype, 3)], {"p": 3.0}),
+        ("p=inf", [T((4, 2), dtype, 4)], {"p": float("inf")}),
+        ("one row", [T((1, 2), dtype, 5)], {})], **LOSS),
 )
 
 

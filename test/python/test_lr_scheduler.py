@@ -578,3 +578,32 @@ def test_module_layout():
     assert S.EPOCH_DEPRECATION_WARNING == torch.optim.lr_scheduler.EPOCH_DEPRECATION_WARNING
     assert math.isinf(S.ReduceLROnPlateau(TESSERA.opt()).best)
     assert copy.deepcopy(S.StepLR(TESSERA.opt(), 2).state_dict())["step_size"] == 2
+
+
+def test_multistep_state_survives_a_safe_save_and_load(tmp_path):
+    # MultiStepLR keeps its milestones in a collections.Counter: tessera.load's default
+    # (weights_only) unpickler accepts that type, so a training checkpoint resumes
+    p = tessera.nn.Parameter(tessera.zeros(2))
+    opt = tessera.optim.SGD([p], lr=1.0)
+    sched = tessera.optim.lr_scheduler.MultiStepLR(opt, [2, 4, 4], gamma=0.5)
+    for _ in range(3):
+        opt.step()
+        sched.step()
+    tessera.save({"optimizer": opt.state_dict(), "scheduler": sched.state_dict()}, tmp_path / "ckpt.pt")
+    loaded = tessera.load(tmp_path / "ckpt.pt")
+    assert loaded["scheduler"]["milestones"] == sched.state_dict()["milestones"]
+    opt2 = tessera.optim.SGD([p], lr=1.0)
+    resumed = tessera.optim.lr_scheduler.MultiStepLR(opt2, [1], gamma=0.5)
+    resumed.load_state_dict(loaded["scheduler"])
+    opt2.load_state_dict(loaded["optimizer"])
+    reference = torch.optim.lr_scheduler.MultiStepLR(torch.optim.SGD([torch.zeros(2, requires_grad=True)], lr=1.0),
+                                                     [2, 4, 4], gamma=0.5)
+    for _ in range(3):
+        reference.optimizer.step()
+        reference.step()
+    for _ in range(3):
+        opt2.step()
+        resumed.step()
+        reference.optimizer.step()
+        reference.step()
+        assert resumed.get_last_lr() == reference.get_last_lr()

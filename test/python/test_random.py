@@ -286,6 +286,59 @@ def test_uniform_(lo, hi, dtype):
     assert abs(m - (lo + hi) / 2) < 6 * (hi - lo) / math.sqrt(12 * N) + (hi - lo) * (4e-3 if "16" in dtype else 0) + 1e-9
 
 
+@pytest.mark.parametrize("dtype", ["float64", "float32", "bfloat16"])
+def test_exponential_(dtype):
+    tessera.manual_seed(6)
+    t = tessera.zeros(N, dtype=getattr(tessera, dtype))
+    assert t.exponential_(2.0) is t
+    m, v, mn, _ = moments(t)
+    assert mn >= 0
+    tol = 0.02 if dtype == "bfloat16" else 0
+    assert abs(m - 0.5) < 6 * 0.5 / math.sqrt(N) + tol and abs(v - 0.25) < 0.02 + tol
+    assert math.isinf(tessera.zeros(3).exponential_(0).min().item())  # rate 0: infinity, as torch
+
+
+@pytest.mark.parametrize("dtype", ["float64", "int64", "uint8"])
+def test_geometric_(dtype):
+    tessera.manual_seed(7)
+    p = 0.3
+    t = tessera.zeros(N, dtype=getattr(tessera, dtype)).geometric_(p)
+    m, v, mn, _ = moments(t)
+    assert mn >= 1 and as_torch(t).eq(as_torch(t).round()).all()  # whole numbers of trials, at least one
+    assert abs(m - 1 / p) < 6 * math.sqrt((1 - p) / p ** 2 / N) + (0.05 if dtype == "uint8" else 0)
+    assert abs(v - (1 - p) / p ** 2) < 0.1 * (1 - p) / p ** 2 + (0.5 if dtype == "uint8" else 0)
+    assert abs(as_torch(t).eq(1).double().mean().item() - p) < 0.01  # P(X = 1) = p
+
+
+def test_log_normal_():
+    tessera.manual_seed(8)
+    t = tessera.zeros(N, dtype=tessera.float64).log_normal_(0.5, 0.25)
+    logs = as_torch(t).log()
+    assert abs(logs.mean().item() - 0.5) < 6 * 0.25 / math.sqrt(N)
+    assert abs(logs.std().item() - 0.25) < 0.01
+
+
+def test_cauchy_():
+    tessera.manual_seed(9)
+    t = as_torch(tessera.zeros(N, dtype=tessera.float64).cauchy_(1.0, 2.0))
+    # median and quartiles: median -+ sigma
+    q = torch.quantile(t, torch.tensor([0.25, 0.5, 0.75], dtype=torch.float64))
+    assert abs(q[1].item() - 1.0) < 0.1 and abs(q[0].item() + 1.0) < 0.15 and abs(q[2].item() - 3.0) < 0.15
+
+
+def test_new_samplers_are_seeded_and_fill_non_contiguous_targets():
+    for name, args in [("exponential_", ()), ("geometric_", (0.5,)), ("log_normal_", ()), ("cauchy_", ())]:
+        tessera.manual_seed(11)
+        a = getattr(tessera.zeros(6, 4).t(), name)(*args)
+        tessera.manual_seed(11)
+        b = getattr(tessera.zeros(6, 4).t(), name)(*args)
+        tessera.manual_seed(12)
+        c = getattr(tessera.zeros(4, 6), name)(*args)
+        assert a.stride() == (1, 4) and as_torch(a).ne(0).all(), name  # every element written
+        assert torch.equal(as_torch(a), as_torch(b)), name
+        assert not torch.equal(as_torch(a), as_torch(c)), name
+
+
 def test_random_fills_non_contiguous_targets():
     tessera.manual_seed(5)
     base = tessera.zeros(4, 6)
@@ -450,6 +503,11 @@ RANDOM_ERRORS = [
     "lib.multinomial(lib.tensor([1., -1.]), 1)", "lib.multinomial(lib.ones(2, 2, 2), 1)", "lib.multinomial(lib.ones(2), 0)",
     "lib.multinomial(lib.tensor([1, 2]), 1)", "lib.multinomial(lib.tensor([1., float('nan')]), 1)",
     "lib.multinomial(lib.tensor([1., float('inf')]), 1)", "lib.multinomial(lib.ones(0), 1)",
+    "lib.zeros(3).exponential_(-1)", "lib.zeros(3, dtype=lib.int64).exponential_()",
+    "lib.zeros(3, dtype=lib.complex64).exponential_()", "lib.zeros(3).geometric_(0)", "lib.zeros(3).geometric_(1)",
+    "lib.zeros(3, dtype=lib.bool).geometric_(0.5)", "lib.zeros(3, dtype=lib.complex64).geometric_(0.5)",
+    "lib.zeros(3).log_normal_(1, 0)", "lib.zeros(3, dtype=lib.int64).log_normal_()",
+    "lib.zeros(3, dtype=lib.int32).cauchy_()", "lib.zeros(3, dtype=lib.complex64).cauchy_()",
 ]
 
 

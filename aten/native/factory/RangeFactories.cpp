@@ -6,6 +6,7 @@
 #include <aten/native/factory/TensorFactories.h>
 #include <aten/ops/Functions.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -250,6 +251,71 @@ Tensor& logspace_out_cpu(const Scalar& start, const Scalar& end, int64_t steps, 
 
 Tensor& logspace_out_meta(const Scalar& start, const Scalar& end, int64_t steps, double base, Tensor& out) {
   return logspace_out_impl(start, end, steps, base, out, false);
+}
+
+// ---- triu_indices / tril_indices: the (row, col) coordinates of a triangle of a row x col
+// matrix, row by row, as a 2 x count tensor. The upper triangle holds col >= row + offset,
+// the lower col <= row + offset.
+
+namespace {
+
+int64_t triangle_row_begin(int64_t r, int64_t col, int64_t offset, bool upper) {
+  return upper ? std::clamp<int64_t>(r + offset, 0, col) : 0;
+}
+int64_t triangle_row_end(int64_t r, int64_t col, int64_t offset, bool upper) {
+  return upper ? col : std::clamp<int64_t>(r + offset + 1, 0, col);
+}
+
+Tensor& triangle_indices_out(int64_t row, int64_t col, int64_t offset, Tensor& out, bool upper, bool run) {
+  TORCH_CHECK(row >= 0, "row must be non-negative, got", row);
+  TORCH_CHECK(col >= 0, "col must be non-negative, got", col);
+  const char* kernel = upper ? "triu_indices" : "tril_indices";
+  const c10::ScalarType t = out.scalar_type();
+  if (!c10::isIntegralType(t, false)) not_implemented(kernel, t);
+  int64_t count = 0;
+  for (int64_t r = 0; r < row; ++r) {
+    count += triangle_row_end(r, col, offset, upper) - triangle_row_begin(r, col, offset, upper);
+  }
+  resize_factory_out(out, {2, count});
+  if (!run || count == 0) return out;
+  Tensor dst = out.is_contiguous() ? out : at::empty({2, count}, t);
+  dispatch_types<kIntegral>(t, kernel, [&]<typename T>() {
+    T* rows = dst.data_ptr<T>();
+    T* cols = rows + count;
+    int64_t k = 0;
+    for (int64_t r = 0; r < row; ++r) {
+      for (int64_t c = triangle_row_begin(r, col, offset, upper); c < triangle_row_end(r, col, offset, upper); ++c) {
+        rows[k] = static_cast<T>(r), cols[k] = static_cast<T>(c), ++k;
+      }
+    }
+  });
+  if (!dst.is_same(out)) out.copy_(dst);
+  return out;
+}
+
+}  // namespace
+
+Tensor triu_indices(int64_t row, int64_t col, int64_t offset, std::optional<at::ScalarType> dtype,
+                    std::optional<at::Layout> layout, std::optional<at::Device> device, std::optional<bool> pin_memory) {
+  Tensor out = at::empty({0}, dtype.value_or(c10::kLong), layout, device, pin_memory, std::nullopt);
+  return at::triu_indices_out(out, row, col, offset);
+}
+Tensor tril_indices(int64_t row, int64_t col, int64_t offset, std::optional<at::ScalarType> dtype,
+                    std::optional<at::Layout> layout, std::optional<at::Device> device, std::optional<bool> pin_memory) {
+  Tensor out = at::empty({0}, dtype.value_or(c10::kLong), layout, device, pin_memory, std::nullopt);
+  return at::tril_indices_out(out, row, col, offset);
+}
+Tensor& triu_indices_out_cpu(int64_t row, int64_t col, int64_t offset, Tensor& out) {
+  return triangle_indices_out(row, col, offset, out, true, true);
+}
+Tensor& triu_indices_out_meta(int64_t row, int64_t col, int64_t offset, Tensor& out) {
+  return triangle_indices_out(row, col, offset, out, true, false);
+}
+Tensor& tril_indices_out_cpu(int64_t row, int64_t col, int64_t offset, Tensor& out) {
+  return triangle_indices_out(row, col, offset, out, false, true);
+}
+Tensor& tril_indices_out_meta(int64_t row, int64_t col, int64_t offset, Tensor& out) {
+  return triangle_indices_out(row, col, offset, out, false, false);
 }
 
 }  // namespace at::inline tessera::native

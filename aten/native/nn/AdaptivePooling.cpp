@@ -21,9 +21,6 @@ struct Adaptive2d {
   std::vector<int64_t> output_sizes;
 };
 
-int64_t window_start(int64_t i, int64_t in, int64_t out) { return (i * in) / out; }
-int64_t window_end(int64_t i, int64_t in, int64_t out) { return ((i + 1) * in + out - 1) / out; }
-
 Adaptive2d adaptive_geometry(const Tensor& self, IntArrayRef output_size, const char* op, const char* colon) {
   TORCH_CHECK(output_size.size() == 2, op, ": output_size must be 2");
   TORCH_CHECK(self.dim() == 3 || self.dim() == 4, op, ": Expected 3D or 4D tensor, but got", colon, " ",

@@ -390,5 +390,11 @@ Tensor conv_transpose2d_input(const Tensor& input, const Tensor& weight, const s
   return conv_transpose_nd(2, "conv_transpose2d", input, weight, bias, stride, padding, output_padding, groups,
                            dilation);
 }
+Tensor conv_transpose3d_input(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+                              IntArrayRef stride, IntArrayRef padding, IntArrayRef output_padding, int64_t groups,
+                              IntArrayRef dilation) {
+  return conv_transpose_nd(3, "conv_transpose3d", input, weight, bias, stride, padding, output_padding, groups,
+                           dilation);
+}
 
 }  // namespace at::inline tessera::native

@@ -8,6 +8,7 @@
 #include <aten/ops/Functions.h>
 
 #include <string>
+#include <vector>
 
 namespace at::inline tessera::native {
 
@@ -120,6 +121,47 @@ Tensor grid_sampler(const Tensor& input, const Tensor& grid, int64_t interpolati
   TORCH_CHECK_NOT_IMPLEMENTED(input.dim() == 4, "grid_sample: 5-D (volumetric) inputs are not implemented in tessera "
                               "yet");
   return at::grid_sampler_2d(input, grid, interpolation_mode, padding_mode, align_corners);
+}
+
+// affine_grid_generator (nn.functional.affine_grid): the sampling grid of an affine map
+// theta (N x 2 x 3, or N x 3 x 4 in 3-D) over an output of `size`: each output pixel's
+// normalized coordinates (x, y[, z], 1) times theta^T. Composite, so theta's grad is a matmul's.
+namespace {
+
+// n normalized coordinates across [-1, 1]: pixel centres, or with align_corners the corner
+// pixels' centres at -1 and 1. One pixel sits at 0.
+Tensor normalized_axis(int64_t n, bool align_corners, const Tensor& like) {
+  if (n <= 1) return at::zeros({n}, TensorOptions().dtype(like.scalar_type()).device(like.device()));
+  const Tensor axis = at::linspace(-1, 1, n, like.scalar_type(), std::nullopt, like.device(), std::nullopt);
+  return align_corners ? axis : axis * (static_cast<double>(n - 1) / static_cast<double>(n));
+}
+
+}  // namespace
+
+Tensor affine_grid_generator(const Tensor& theta, IntArrayRef size, bool align_corners) {
+  TORCH_CHECK(size.size() == 4 || size.size() == 5,
+              "AffineGridGenerator needs 4d (spatial) or 5d (volumetric) inputs.");
+  const int64_t spatial = static_cast<int64_t>(size.size()) - 2;
+  TORCH_CHECK(theta.dim() == 3 && theta.size(0) == size[0] && theta.size(1) == spatial &&
+              theta.size(2) == spatial + 1, "affine_grid_generator: expected theta of size [", size[0], ", ", spatial,
+              ", ", spatial + 1, "] for an output of size ", size, ", but got ", theta.sizes());
+  // Output dims run (D,) H, W; coordinates run x (over W), y (over H)[, z (over D)].
+  const std::vector<int64_t> extent(size.begin() + 2, size.end());
+  std::vector<Tensor> coords;
+  for (int64_t c = 0; c < spatial; ++c) {
+    const int64_t dim = spatial - 1 - c;  // x varies along the last output dim
+    std::vector<int64_t> shape(spatial, 1);
+    shape[dim] = extent[dim];
+    coords.push_back(normalized_axis(extent[dim], align_corners, theta).view(shape).expand(extent));
+  }
+  coords.push_back(at::ones(extent, TensorOptions().dtype(theta.scalar_type()).device(theta.device())));
+  int64_t points = 1;
+  for (int64_t e : extent) points *= e;
+  const Tensor base = at::stack(coords, -1).view({1, points, spatial + 1});
+  std::vector<int64_t> out_sizes{size[0]};
+  out_sizes.insert(out_sizes.end(), extent.begin(), extent.end());
+  out_sizes.push_back(spatial);
+  return at::matmul(base, theta.transpose(1, 2)).view(out_sizes);
 }
 
 }  // namespace at::inline tessera::native

@@ -339,6 +339,18 @@ Tensor pairwise_distance(const Tensor& x1, const Tensor& x2, double p, double ep
 
 // p = 2 on more than 25 rows per side (or compute_mode 1) takes the matrix-product form
 // |a|^2 + |b|^2 - 2 a.b (clamped before the root); otherwise the norm of the differences.
+// The p-norm distances between rows i < j of a 2-D input, pairs in row-major order; the
+// grads come from the norm's (zero where two rows coincide, as torch's _pdist_backward).
+Tensor pdist(const Tensor& self, double p) {
+  TORCH_CHECK(self.dim() == 2, "pdist only supports 2D tensors, got: ", self.dim(), "D");
+  TORCH_CHECK(c10::isFloatingType(self.scalar_type()), "pdist only supports floating-point dtypes");
+  TORCH_CHECK(p >= 0, "pdist only supports non-negative p values");
+  const Tensor pairs = at::triu_indices(self.size(0), self.size(0), 1, c10::kLong, std::nullopt, self.device(),
+                                        std::nullopt);
+  const Tensor diff = self.index_select(0, pairs.select(0, 0)) - self.index_select(0, pairs.select(0, 1));
+  return at::linalg_vector_norm(diff, p, IntArrayRef{1}, false, std::nullopt);
+}
+
 Tensor cdist(const Tensor& x1, const Tensor& x2, double p, std::optional<int64_t> compute_mode) {
   TORCH_CHECK(c10::isFloatingType(x1.scalar_type()), "cdist only supports floating-point dtypes, X1 got: ",
               x1.scalar_type());

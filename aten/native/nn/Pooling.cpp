@@ -32,17 +32,6 @@ struct Pool2d {
 
 int64_t pair_at(IntArrayRef v, size_t i) { return v.size() == 1 ? v[0] : v[i]; }
 
-// torch's pooling_output_shape: windows start inside the input (or its left padding).
-int64_t pooled_size(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t dilation, bool ceil_mode) {
-  TORCH_CHECK(stride != 0, "stride should not be zero");
-  TORCH_CHECK(pad >= 0, "pad must be non-negative, but got pad: ", pad);
-  TORCH_CHECK(pad <= k / 2, "pad should be at most half of kernel size, but got pad=", pad, " and kernel_size=", k);
-  const int64_t span = in + 2 * pad - dilation * (k - 1) - 1 + (ceil_mode ? stride - 1 : 0);
-  int64_t out = (span >= 0 ? span / stride : -((-span + stride - 1) / stride)) + 1;
-  if (ceil_mode && (out - 1) * stride >= in + pad) --out;
-  return out;
-}
-
 Pool2d pool2d_geometry(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,
                        IntArrayRef dilation, bool ceil_mode, const char* op, bool max) {
   TORCH_CHECK(kernel_size.size() == 1 || kernel_size.size() == 2, op,

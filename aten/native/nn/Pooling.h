@@ -1,5 +1,6 @@
-// Shared by the max pooling kernels (Pooling.cpp, AdaptivePooling.cpp): the backward of
-// a pooling that recorded, per output, the flat index of its input element in the plane.
+// Shared by the pooling kernels (Pooling.cpp, Pooling3d.cpp, AdaptivePooling.cpp): output
+// lengths, and the backward of a max pooling that recorded, per output, the flat index of
+// its input element in the plane.
 #pragma once
 
 #include <aten/core/Dispatch.h>
@@ -18,6 +19,21 @@ Tensor scatter_by_indices(const Tensor& grad_output, const Tensor& self, const T
 
 inline constexpr unsigned kPoolFloatTypes = kFloating | kReducedFloat;
 
+// torch's pooling_output_shape: windows start inside the input (or its left padding).
+inline int64_t pooled_size(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t dilation, bool ceil_mode) {
+  TORCH_CHECK(stride != 0, "stride should not be zero");
+  TORCH_CHECK(pad >= 0, "pad must be non-negative, but got pad: ", pad);
+  TORCH_CHECK(pad <= k / 2, "pad should be at most half of kernel size, but got pad=", pad, " and kernel_size=", k);
+  const int64_t span = in + 2 * pad - dilation * (k - 1) - 1 + (ceil_mode ? stride - 1 : 0);
+  int64_t out = (span >= 0 ? span / stride : -((-span + stride - 1) / stride)) + 1;
+  if (ceil_mode && (out - 1) * stride >= in + pad) --out;
+  return out;
+}
+
+// Adaptive pooling's window i of n over an input of length `in`: [floor(i * in / n),
+// ceil((i + 1) * in / n)), so the windows tile the input whatever the sizes.
+inline int64_t window_start(int64_t i, int64_t in, int64_t out) { return (i * in) / out; }
+inline int64_t window_end(int64_t i, int64_t in, int64_t out) { return ((i + 1) * in + out - 1) / out; }
 
 // f(plane) for planes [0, n), a block of planes per thread.
 template <typename F>

@@ -1,5 +1,6 @@
 // Random operators on the CPU generator (c10::CPUGeneratorImpl, Philox4x32-10): the
-// in-place samplers uniform_, normal_, random_, bernoulli_ (p a float or a tensor) and the
+// in-place samplers uniform_, normal_, random_, bernoulli_ (p a float or a tensor),
+// exponential_, geometric_, log_normal_, cauchy_ and the
 // functional bernoulli, multinomial and randperm, each with a Meta kernel that runs the
 // same checks; their out= forms; and the factories rand / randn / randint / *_like,
 // written over empty + an in-place sampler.
@@ -305,6 +306,98 @@ Tensor& normal_cpu_(Tensor& self, double mean, double std, std::optional<at::Gen
 
 Tensor& normal_meta_(Tensor& self, double mean, double std, std::optional<at::Generator> generator) {
   check_normal_args(self.scalar_type(), std);
+  return self;
+}
+
+// ---------------------------------------------------------------- samplers by inversion
+// exponential_, geometric_, log_normal_ and cauchy_: each element transforms one uniform (or,
+// for log_normal_, one normal) draw, a double per two words.
+
+namespace {
+
+// Fills self with f(u) for u uniform in (0, 1], computed in double and cast to T.
+template <unsigned Types, typename F>
+void fill_by_inversion(Tensor& self, const std::optional<Generator>& g, const char* op, F f) {
+  dispatch_types<Types>(self.scalar_type(), op, [&]<typename T>() {
+    fill_random<T, 2>(self, g, [&f](const Words& w, T* out) {
+      out[0] = cast<T>(f(1.0 - c10::uniform_double53(w[0], w[1])));
+      out[1] = cast<T>(f(1.0 - c10::uniform_double53(w[2], w[3])));
+    });
+  });
+}
+
+constexpr unsigned kRealFloating = kFloating | kReducedFloat;
+
+void check_exponential(c10::ScalarType t, double lambd) {
+  TORCH_CHECK(lambd >= 0.0, "exponential_ expects lambda >= 0.0, but found lambda=", lambd);
+  if (!c10::isFloatingType(t)) not_implemented("exponential_cpu", t);
+}
+void check_geometric(c10::ScalarType t, double p) {
+  TORCH_CHECK(0 < p && p < 1, "geometric_ expects p to be in (0, 1), but got p=", p);
+  if (!c10::isFloatingType(t) && !(c10::isIntegralType(t, false))) not_implemented("geometric_cpu", t);
+}
+void check_log_normal(c10::ScalarType t, double std) {
+  TORCH_CHECK(std > 0.0, "log_normal_ expects std > 0.0, but found std=", std);
+  if (!c10::isFloatingType(t)) not_implemented("log_normal_cpu", t);
+}
+void check_cauchy(c10::ScalarType t) {
+  if (!c10::isFloatingType(t)) not_implemented("cauchy_cpu", t);
+}
+
+}  // namespace
+
+Tensor& exponential_cpu_(Tensor& self, double lambd, std::optional<at::Generator> generator) {
+  check_exponential(self.scalar_type(), lambd);
+  fill_by_inversion<kRealFloating>(self, generator, "exponential_cpu", [lambd](double u) {
+    return -std::log(u) / lambd;
+  });
+  return self;
+}
+Tensor& exponential_meta_(Tensor& self, double lambd, std::optional<at::Generator> generator) {
+  check_exponential(self.scalar_type(), lambd);
+  return self;
+}
+
+// The number of Bernoulli(p) trials up to the first success: ceil(log(u) / log(1 - p)).
+Tensor& geometric_cpu_(Tensor& self, double p, std::optional<at::Generator> generator) {
+  check_geometric(self.scalar_type(), p);
+  const double scale = 1.0 / std::log1p(-p);
+  fill_by_inversion<kRealFloating | kIntegral>(self, generator, "geometric_cpu", [scale](double u) {
+    return std::max(1.0, std::ceil(std::log(u) * scale));
+  });
+  return self;
+}
+Tensor& geometric_meta_(Tensor& self, double p, std::optional<at::Generator> generator) {
+  check_geometric(self.scalar_type(), p);
+  return self;
+}
+
+Tensor& log_normal_cpu_(Tensor& self, double mean, double std, std::optional<at::Generator> generator) {
+  check_log_normal(self.scalar_type(), std);
+  dispatch_types<kRealFloating>(self.scalar_type(), "log_normal_cpu", [&]<typename T>() {
+    fill_random<T, 2>(self, generator, [mean, std](const Words& w, T* out) {
+      auto [z0, z1] = normal_pair(w);
+      out[0] = cast<T>(std::exp(mean + std * z0));
+      out[1] = cast<T>(std::exp(mean + std * z1));
+    });
+  });
+  return self;
+}
+Tensor& log_normal_meta_(Tensor& self, double mean, double std, std::optional<at::Generator> generator) {
+  check_log_normal(self.scalar_type(), std);
+  return self;
+}
+
+Tensor& cauchy_cpu_(Tensor& self, double median, double sigma, std::optional<at::Generator> generator) {
+  check_cauchy(self.scalar_type());
+  constexpr double kPi = kTwoPi / 2;
+  fill_by_inversion<kRealFloating>(self, generator, "cauchy_cpu", [median, sigma](double u) {
+    return median + sigma * std::tan(kPi * (u - 0.5));
+  });
+  return self;
+}
+Tensor& cauchy_meta_(Tensor& self, double median, double sigma, std::optional<at::Generator> generator) {
+  check_cauchy(self.scalar_type());
   return self;
 }
 

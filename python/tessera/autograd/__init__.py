@@ -15,6 +15,10 @@ from .grad_mode import (  # noqa: F401
 from .function import Function, FunctionCtx, once_differentiable  # noqa: F401
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: F401
 from . import graph  # noqa: F401
+from . import anomaly_mode  # noqa: F401
+from .anomaly_mode import detect_anomaly, set_detect_anomaly  # noqa: F401
+from . import variable  # noqa: F401
+from .variable import Variable  # noqa: F401
 
 _A = _C._autograd
 
@@ -50,24 +54,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     return _A.run_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused)
 
 
-class detect_anomaly:
-    """Context manager (and decorator) that turns anomaly mode on: backward checks every
-    Node's results for NaN, and an error names the forward op that made the failing Node."""
-
-    def __init__(self, check_nan=True):
-        self.check_nan = check_nan
-
-    def __enter__(self):
-        self.prev = _A.is_anomaly_enabled()
-        _A.set_anomaly_enabled(True)
-
-    def __exit__(self, *exc):
-        _A.set_anomaly_enabled(self.prev)
-
-
-def set_detect_anomaly(mode):
-    _A.set_anomaly_enabled(bool(mode))
-
-
 def is_anomaly_enabled():
     return _A.is_anomaly_enabled()
+
+
+# After grad(): functional's helpers call it.
+from . import functional  # noqa: E402,F401

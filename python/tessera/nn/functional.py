@@ -285,6 +285,7 @@ conv2d = _t.conv2d
 conv3d = _t.conv3d
 conv_transpose1d = _t.conv_transpose1d
 conv_transpose2d = _t.conv_transpose2d
+conv_transpose3d = _t.conv_transpose3d
 
 
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
@@ -297,6 +298,10 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
 
 def _pair(v):
     return tuple(v) if isinstance(v, (tuple, list)) else (v, v)
+
+
+def _ntuple(v, n):
+    return tuple(v) if isinstance(v, (tuple, list)) else (v,) * n
 
 
 # ---------------------------------------------------------------- pooling
@@ -370,6 +375,93 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
     return out if return_indices else out[0]
 
 
+def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=False):
+    return _nn.max_pool3d_with_indices(input, kernel_size, [] if stride is None else stride, padding, dilation,
+                                       ceil_mode)
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    if return_indices:
+        return max_pool3d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
+    return _t.max_pool3d(input, kernel_size, [] if stride is None else stride, padding, dilation, ceil_mode)
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    return _nn.avg_pool3d(input, kernel_size, [] if stride is None else stride, padding, ceil_mode, count_include_pad,
+                          divisor_override)
+
+
+def adaptive_avg_pool3d(input, output_size):
+    return _nn.adaptive_avg_pool3d(input, _sizes_with_default(output_size, input.size()))
+
+
+def adaptive_max_pool3d_with_indices(input, output_size, return_indices=False):
+    return _nn.adaptive_max_pool3d(input, _sizes_with_default(output_size, input.size()))
+
+
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    out = adaptive_max_pool3d_with_indices(input, output_size)
+    return out if return_indices else out[0]
+
+
+def _unpool_output_size(input, kernel_size, stride, padding, output_size):
+    """The spatial size max_unpool restores: the pooling's input size by default, else
+    `output_size` (optionally with its batch and channel sizes), which must lie within a
+    stride of that default along each dim."""
+    n = len(kernel_size)
+    default = [(input.size(-n + d) - 1) * stride[d] + kernel_size[d] - 2 * padding[d] for d in range(n)]
+    if output_size is None:
+        return default
+    if len(output_size) == n + 2:
+        output_size = output_size[2:]
+    if len(output_size) != n:
+        raise ValueError(f"output_size should be a sequence containing {n} or {n + 2} elements, but it has a length "
+                         f"of '{len(output_size)}'")
+    for d in range(n):
+        low, high = default[d] - stride[d], default[d] + stride[d]
+        if not low < output_size[d] < high:
+            raise ValueError(f'invalid output_size "{output_size}" (dim {d} must be between {low} and {high})')
+    return output_size
+
+
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    kernel_size, padding = _ntuple(kernel_size, 1), _ntuple(padding, 1)
+    stride = kernel_size if stride is None else _ntuple(stride, 1)
+    size = list(_unpool_output_size(input, kernel_size, stride, padding, output_size)) + [1]
+    return _nn.max_unpool2d(input.unsqueeze(-1), indices.unsqueeze(-1), size).squeeze(-1)
+
+
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    kernel_size, padding = _ntuple(kernel_size, 2), _ntuple(padding, 2)
+    stride = kernel_size if stride is None else _ntuple(stride, 2)
+    return _nn.max_unpool2d(input, indices, _unpool_output_size(input, kernel_size, stride, padding, output_size))
+
+
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    kernel_size, padding = _ntuple(kernel_size, 3), _ntuple(padding, 3)
+    stride = kernel_size if stride is None else _ntuple(stride, 3)
+    size = _unpool_output_size(input, kernel_size, stride, padding, output_size)
+    return _nn.max_unpool3d(input, indices, size, stride, padding)
+
+
+def _lp_root(pooled, norm_type, window):
+    # the window's sum of |x|^p (p-th powers of negative x cancel as torch's do), then its root
+    return (_t.sign(pooled) * relu(pooled.abs())).mul(window).pow(1.0 / norm_type)
+
+
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    pooled = avg_pool1d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    return _lp_root(pooled, norm_type, kernel_size)
+
+
+def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    kh, kw = _pair(kernel_size)
+    pooled = avg_pool2d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    return _lp_root(pooled, norm_type, kh * kw)
+
+
 # ---------------------------------------------------------------- normalization
 
 def _verify_batch_size(size):
@@ -386,6 +478,33 @@ def _verify_spatial_size(size):
         count *= s
     if count == 1:
         raise ValueError(f"Expected more than 1 spatial element when training, got input size {size}")
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    """input / max(||input||_p along dim, eps)."""
+    denom = input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
+    return _t.div(input, denom) if out is None else _t.div(input, denom, out=out)
+
+
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """Each element divided by (k + alpha * mean of squares over `size` neighbouring
+    channels) ** beta; the channel window is zero-padded, size // 2 before."""
+    dim = input.dim()
+    if dim < 3:
+        # (torch 1.13's message has a run of spaces from a line continuation; current torch's has not)
+        raise ValueError(f"Expected 3D or higher dimensionality input (got {dim} dimensions)")
+    if input.numel() == 0:
+        return input
+    squares = input.mul(input).unsqueeze(1)
+    if dim == 3:
+        squares = pad(squares, (0, 0, size // 2, (size - 1) // 2))
+        window = avg_pool2d(squares, (size, 1), stride=1).squeeze(1)
+    else:
+        sizes = input.size()
+        squares = squares.reshape(sizes[0], 1, sizes[1], sizes[2], -1)
+        squares = pad(squares, (0, 0, 0, 0, size // 2, (size - 1) // 2))
+        window = avg_pool3d(squares, (size, 1, 1), stride=1).squeeze(1).reshape(sizes)
+    return input / window.mul(alpha).add(k).pow(beta)
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
@@ -565,6 +684,49 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
                       "grid_sample for details.")
         align_corners = False
     return _t.grid_sampler(input, grid, _GRID_MODES[mode], _GRID_PADDING[padding_mode], align_corners)
+
+
+def affine_grid(theta, size, align_corners=None):
+    if align_corners is None:
+        warnings.warn("Default grid_sample and affine_grid behavior has changed to align_corners=False since 1.3.0. "
+                      "Please specify align_corners=True if the old behavior is desired. See the documentation of "
+                      "grid_sample for details.")
+        align_corners = False
+    if not theta.is_floating_point():
+        raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
+    if len(size) == 4:
+        if theta.dim() != 3 or theta.shape[-2] != 2 or theta.shape[-1] != 3:
+            raise ValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size {size}. "
+                             f"Got {theta.shape}.")
+    elif len(size) == 5:
+        if theta.dim() != 3 or theta.shape[-2] != 3 or theta.shape[-1] != 4:
+            raise ValueError(f"Expected a batch of 3D affine matrices of shape Nx3x4 for size {size}. "
+                             f"Got {theta.shape}.")
+    else:
+        raise NotImplementedError("affine_grid only supports 4D and 5D sizes, for 2D and 3D affine transforms, "
+                                  f"respectively. Got size {size}.")
+    if min(size[2:]) <= 0:
+        raise ValueError(f"Expected non-zero, positive output size. Got {size}")
+    return _t.affine_grid_generator(theta, size, align_corners)
+
+
+GRID_SAMPLE_INTERPOLATION_MODES = _GRID_MODES
+GRID_SAMPLE_PADDING_MODES = _GRID_PADDING
+pdist = _t.pdist
+
+
+def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
+    """softmax((logits + Gumbel noise) / tau); with hard=True the one-hot of its argmax in the
+    forward pass and the soft sample's gradient in the backward (straight-through)."""
+    if eps != 1e-10:
+        warnings.warn("`eps` parameter is deprecated and has no effect.")
+    gumbels = -_t.empty_like(logits, memory_format=_t.contiguous_format).exponential_().log()
+    soft = ((logits + gumbels) / tau).softmax(dim)
+    if not hard:
+        return soft
+    index = soft.max(dim, keepdim=True)[1]
+    one_hot_sample = _t.zeros_like(logits, memory_format=_t.contiguous_format).scatter_(dim, index, 1.0)
+    return one_hot_sample - soft.detach() + soft
 
 
 # ---------------------------------------------------------------- attention

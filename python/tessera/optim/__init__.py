@@ -17,3 +17,10 @@ __all__ += ["RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam"]
 # -- lr_scheduler
 from . import lr_scheduler  # noqa: F401,E402
 __all__ += ["lr_scheduler"]
+# -- the rest of torch 1.13's optimizers, and stochastic weight averaging
+from .rprop import Rprop  # noqa: F401,E402
+from .asgd import ASGD  # noqa: F401,E402
+from .lbfgs import LBFGS  # noqa: F401,E402
+from .sparse_adam import SparseAdam  # noqa: F401,E402
+from . import swa_utils  # noqa: F401,E402
+__all__ += ["Rprop", "ASGD", "LBFGS", "SparseAdam", "swa_utils"]

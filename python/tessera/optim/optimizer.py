@@ -250,6 +250,9 @@ class Optimizer:
                 return value
             if isinstance(value, dict):
                 return {k: cast(param, v, k) for k, v in value.items()}
+            if isinstance(value, (list, tuple)):
+                # LBFGS keeps its curvature history as lists of tensors.
+                return type(value)(cast(param, v) for v in value)
             return value
 
         state = defaultdict(dict)

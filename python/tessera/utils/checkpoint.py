@@ -11,7 +11,7 @@ from ..autograd import backward as _autograd_backward
 from ..autograd.grad_mode import enable_grad, no_grad
 
 __all__ = ["checkpoint", "checkpoint_sequential", "CheckpointFunction", "CheckpointError",
-           "check_backward_validity", "detach_variable", "noop_context_fn"]
+           "check_backward_validity", "detach_variable", "noop_context_fn", "get_device_states", "set_device_states"]
 
 # The first sentence is torch's, so warning filters written for torch also match here.
 _USE_REENTRANT_WARNING = (
@@ -51,6 +51,26 @@ def check_backward_validity(inputs):
     would then have no grad_fn, so nothing inside the segment would receive gradients."""
     if not any(inp.requires_grad for inp in inputs if isinstance(inp, _t.Tensor)):
         warnings.warn("None of the inputs have requires_grad=True. Gradients will be None")
+
+
+def get_device_states(*args):
+    """(devices, rng states) of the CUDA devices the tensors among ``args`` live on, for
+    set_device_states to restore. Every tensor is on the CPU here, so both lists are
+    empty, as in a CPU-only torch."""
+    devices = sorted({a.get_device() for a in args if isinstance(a, _t.Tensor) and a.is_cuda})
+    states = []
+    for d in devices:
+        with _t.cuda.device(d):
+            states.append(_t.cuda.get_rng_state())
+    return devices, states
+
+
+def set_device_states(devices, states):
+    """Restores the CUDA generators get_device_states captured (nothing for empty lists;
+    a device raises as torch without CUDA does)."""
+    for d, state in zip(devices, states):
+        with _t.cuda.device(d):
+            _t.cuda.set_rng_state(state)
 
 
 @contextlib.contextmanager

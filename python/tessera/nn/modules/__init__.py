@@ -4,13 +4,14 @@ from .module import Module  # noqa: F401
 __all__ = ["Module"]
 
 # -- layers (linear, conv, pooling, normalization, dropout, sparse, flatten, upsampling, container)
-from . import (batchnorm, container, conv, dropout, flatten, instancenorm, linear, normalization,  # noqa: E402
-               padding, pixelshuffle, pooling, sparse, upsampling)
+from . import (batchnorm, container, conv, dropout, flatten, fold, instancenorm, linear,  # noqa: E402
+               normalization, padding, pixelshuffle, pooling, sparse, upsampling)
 from .batchnorm import *  # noqa: F401,F403,E402
 from .container import *  # noqa: F401,F403,E402
 from .conv import *  # noqa: F401,F403,E402
 from .dropout import *  # noqa: F401,F403,E402
 from .flatten import *  # noqa: F401,F403,E402
+from .fold import *  # noqa: F401,F403,E402
 from .instancenorm import *  # noqa: F401,F403,E402
 from .linear import *  # noqa: F401,F403,E402
 from .normalization import *  # noqa: F401,F403,E402
@@ -20,8 +21,8 @@ from .pooling import *  # noqa: F401,F403,E402
 from .sparse import *  # noqa: F401,F403,E402
 from .upsampling import *  # noqa: F401,F403,E402
 
-for _layer_file in (batchnorm, container, conv, dropout, flatten, instancenorm, linear, normalization, padding,
-                    pixelshuffle, pooling, sparse, upsampling):
+for _layer_file in (batchnorm, container, conv, dropout, flatten, fold, instancenorm, linear, normalization,
+                    padding, pixelshuffle, pooling, sparse, upsampling):
     __all__ += _layer_file.__all__
 del _layer_file
 # -- activations and losses

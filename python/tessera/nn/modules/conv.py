@@ -11,7 +11,7 @@ from .. import init
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
 
 
 def _ntuple(n, name="parse"):
@@ -262,4 +262,17 @@ class ConvTranspose2d(_ConvTransposeNd):
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
                  bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
         _conv_transpose_init(self, _pair, in_channels, out_channels, kernel_size, stride, padding, output_padding,
+                             groups, bias, dilation, padding_mode, device, dtype)
+
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    """3-D transposed convolution (the gradient of Conv3d with respect to its input)."""
+
+    _conv = staticmethod(F.conv_transpose3d)
+    _num_spatial = 3
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
+                 bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
+        _conv_transpose_init(self, _triple, in_channels, out_channels, kernel_size, stride, padding, output_padding,
                              groups, bias, dilation, padding_mode, device, dtype)

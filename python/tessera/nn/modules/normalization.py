@@ -1,5 +1,6 @@
 """LayerNorm and GroupNorm: normalisation over trailing dims or channel groups, with
-torch.nn's optional elementwise affine parameters (ones/zeros at start) and printed form."""
+torch.nn's optional elementwise affine parameters (ones/zeros at start) and printed form;
+LocalResponseNorm over neighbouring channels."""
 import numbers
 
 from ... import _C
@@ -8,7 +9,7 @@ from .. import init
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["LayerNorm", "GroupNorm"]
+__all__ = ["LayerNorm", "GroupNorm", "LocalResponseNorm"]
 
 
 class LayerNorm(Module):
@@ -79,3 +80,22 @@ class GroupNorm(Module):
 
     def extra_repr(self):
         return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"
+
+
+class LocalResponseNorm(Module):
+    """Divides each element by (k + alpha * mean square over `size` neighbouring channels) ** beta."""
+
+    __constants__ = ["size", "alpha", "beta", "k"]
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1.0):
+        super().__init__()
+        self.size = size
+        self.alpha = alpha
+        self.beta = beta
+        self.k = k
+
+    def forward(self, input):
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self):
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

@@ -1,0 +1,51 @@
+"""optim.Rprop (Riedmiller & Braun 1993): each element moves by its own step size against
+the sign of its gradient; the step grows by etaplus while the gradient keeps its sign and
+shrinks by etaminus when it flips (that element then skips one update). maximize follows
+the gradient instead."""
+from .. import _C
+from .optimizer import Optimizer, _tensor_steps
+
+__all__ = ["Rprop"]
+
+
+class Rprop(Optimizer):
+    def __init__(self, params, lr=1e-2, etas=(0.5, 1.2), step_sizes=(1e-6, 50), foreach=None, maximize=False):
+        if not 0.0 <= lr:
+            raise ValueError("Invalid learning rate: {}".format(lr))
+        if not 0.0 < etas[0] < 1.0 < etas[1]:
+            raise ValueError("Invalid eta values: {}, {}".format(etas[0], etas[1]))
+        defaults = dict(lr=lr, etas=etas, step_sizes=step_sizes, foreach=foreach, maximize=maximize)
+        super().__init__(params, defaults)
+
+    def __setstate__(self, state):
+        Optimizer.__setstate__(self, state)
+        for group in self.param_groups:
+            group.setdefault("foreach", None)
+            group.setdefault("maximize", False)
+        _tensor_steps(self)  # 1.13 kept an int step; tessera a float32 tensor, as current torch
+
+    def _update_group(self, group, params, grads):
+        # torch sizes the step sizes like the gradient, filled with lr.
+        init = {"step_size": lambda p: _C.full_like(p, group["lr"], memory_format=_C.preserve_format)}
+        prevs, step_sizes, _ = self._group_state(params, ("prev", "step_size"), init)
+        etaminus, etaplus = group["etas"]
+        lo, hi = group["step_sizes"]
+        if group["maximize"]:
+            grads = _C._foreach_neg(grads)
+        products = _C._foreach_mul(grads, prevs)
+        factors, kept = [], []
+        for product, grad in zip(products, grads):
+            flipped, same = product.lt(0), product.gt(0)
+            # 1 where either gradient is zero; NaN stays NaN as in torch.
+            factor = product.sign()
+            factor.masked_fill_(same, etaplus)
+            factor.masked_fill_(flipped, etaminus)
+            factor.masked_fill_(product.eq(0), 1)
+            factors.append(factor)
+            kept.append(grad.masked_fill(flipped, 0))
+        _C._foreach_mul_(step_sizes, factors)
+        for step_size in step_sizes:
+            step_size.clamp_(lo, hi)
+        _C._foreach_addcmul_(params, [g.sign() for g in kept], step_sizes, -1)
+        for prev, grad in zip(prevs, kept):
+            prev.copy_(grad)
