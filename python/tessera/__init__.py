@@ -57,8 +57,8 @@ from . import nn  # noqa: E402,F401
 from . import optim  # noqa: E402,F401
 # The functions torch writes in Python (torch/functional.py) over its operators.
 from .functional import (  # noqa: E402,F401
-    atleast_1d, atleast_2d, atleast_3d, broadcast_shapes, broadcast_tensors, cdist, nonzero, tensordot, unique,
-    unique_consecutive)
+    atleast_1d, atleast_2d, atleast_3d, block_diag, broadcast_shapes, broadcast_tensors, cartesian_prod, cdist,
+    meshgrid, nonzero, tensordot, unique, unique_consecutive)
 
 # Pickling (torch's reduce protocol) and tessera.TypedStorage.
 from . import _utils  # noqa: E402,F401
@@ -86,6 +86,21 @@ from . import multiprocessing  # noqa: E402,F401
 from . import backends, cuda, onnx  # noqa: E402,F401
 # torch.random, torch.testing and torch.hub under tessera's names.
 from . import random, testing, hub  # noqa: E402,F401
+# torch's process-wide switches and build facts (has_*, deterministic mode, ...), its
+# legacy tensor and storage classes, and the Tensor methods old code and other devices use.
+from ._runtime_flags import *  # noqa: E402,F401,F403
+from . import _tensor_legacy  # noqa: E402,F401
+from ._tensor_legacy import (  # noqa: E402,F401
+    get_device_fn as get_device, is_inference_fn as is_inference, is_nonzero_fn as is_nonzero,
+    is_same_size_fn as is_same_size)
+from ._legacy_tensors import set_default_tensor_type  # noqa: E402,F401
+from .storage import UntypedStorage, is_storage  # noqa: E402,F401
+globals().update({_t.__name__: _t for _t in _legacy_tensors.TENSOR_TYPES.values()})
+globals().update({_s.__name__: _s for _s in storage.LEGACY_STORAGES.values()})
+Storage = FloatStorage  # noqa: F821  (set_default_tensor_type changes it, as torch's)
+legacy_contiguous_format = contiguous_format  # noqa: F405
+from . import return_types, torch_version, version  # noqa: E402,F401
+__version__ = torch_version.__version__
 
 # Note: like torch, this namespace defines `float`, `int`, `bool`, ... as dtypes, so code
 # below this line must not rely on those builtins by name.

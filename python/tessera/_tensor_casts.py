@@ -68,10 +68,12 @@ def _legacy_name(t):
 
 def type(self, dtype=None, non_blocking=False, **kwargs):
     """type(dtype=None, non_blocking=False) -> str or Tensor: without dtype, the legacy
-    type name ('torch.FloatTensor', as torch reports it); with one (a dtype or such a
-    name, 'torch.' or 'tessera.' prefixed), self cast to it."""
+    type name ('torch.FloatTensor', as torch reports it); with one (a dtype, a legacy class
+    such as tessera.DoubleTensor or its name, 'torch.' or 'tessera.' prefixed), self cast to it."""
     if dtype is None:
         return _legacy_name(self)
+    if builtins.type(dtype).__name__ == "tensortype":  # tessera.FloatTensor, ... (tessera._legacy_tensors)
+        dtype = dtype.dtype
     if isinstance(dtype, str):
         prefix, _, name = dtype.rpartition(".")
         if prefix not in ("torch", "tessera", "torch.cuda", "tessera.cuda") or name not in _DTYPE_OF_NAME:

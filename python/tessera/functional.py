@@ -2,11 +2,14 @@
 generated bindings: ``unique`` (onto ``_unique2``, or ``unique_dim`` with a dim) and
 ``unique_consecutive``, which return only the outputs asked for, ``nonzero``, whose
 ``as_tuple=True`` form returns one index tensor per dimension, ``tensordot`` (dims as a
-count or as two lists) and ``atleast_{1,2,3}d`` (one tensor or several).
+count or as two lists), ``atleast_{1,2,3}d`` (one tensor or several) and ``meshgrid``,
+``cartesian_prod`` and ``block_diag``, which take their tensors as separate arguments.
 
 Importing this module installs ``Tensor.unique``, ``Tensor.unique_consecutive`` and
 ``Tensor.nonzero``.
 """
+import warnings
+
 from . import _C
 
 
@@ -144,3 +147,29 @@ def _atleast(name):
 
 
 atleast_1d, atleast_2d, atleast_3d = _atleast("atleast_1d"), _atleast("atleast_2d"), _atleast("atleast_3d")
+
+
+def _tensor_list(tensors):
+    # (tensors as separate arguments, or one list or tuple of them, as torch accepts)
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        return list(tensors[0])
+    return list(tensors)
+
+
+def meshgrid(*tensors, indexing=None):
+    """Coordinate grids: output i holds input i's values along dim i, broadcast over the
+    others ("ij"); "xy" swaps the first two dims, as NumPy's default."""
+    if indexing is None:
+        warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument.")
+        indexing = "ij"
+    return tuple(_C._call_op("aten::meshgrid", "indexing", (_tensor_list(tensors),), {"indexing": indexing}))
+
+
+def cartesian_prod(*tensors):
+    """Every combination of one element from each 1-D input, one per row."""
+    return _C._call_op("aten::cartesian_prod", "", (_tensor_list(tensors),), None)
+
+
+def block_diag(*tensors):
+    """A block-diagonal matrix of the inputs (0-D as 1 x 1, 1-D as one row)."""
+    return _C._call_op("aten::block_diag", "", (list(tensors),), None)

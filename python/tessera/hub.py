@@ -25,6 +25,8 @@ __all__ = ["download_url_to_file", "get_dir", "help", "list", "load", "load_stat
 
 ENV_TORCH_HOME = "TORCH_HOME"
 ENV_XDG_CACHE_HOME = "XDG_CACHE_HOME"
+# the variable torch.hub reads a GitHub token from (tessera never contacts GitHub)
+ENV_GITHUB_TOKEN = "GITHUB_TOKEN"
 DEFAULT_CACHE_DIR = "~/.cache"
 VAR_DEPENDENCY = "dependencies"
 MODULE_HUBCONF = "hubconf.py"

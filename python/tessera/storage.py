@@ -3,6 +3,10 @@
 ``_rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad, hooks)``, the
 reduce protocol of torch's checkpoint format, and a storage pickles as its bytes.
 tessera.save/load (the training-stack issue) write storages as separate records instead.
+
+torch's legacy storage classes live here too: ``FloatStorage(3)`` / ``LongStorage([1, 2])``
+make TypedStorages, and isinstance(s, FloatStorage) asks for a float32 one.
+UntypedStorage is a block of bytes.
 """
 from . import _C
 
@@ -44,6 +48,87 @@ class TypedStorage:
 
     def __repr__(self):
         return f"tessera.TypedStorage(dtype={self.dtype}, size={self.size()})"
+
+
+    def __getitem__(self, index):
+        if not isinstance(index, int):
+            raise TypeError(f"storage indices must be integers, not {type(index).__name__}")
+        return self._tensor[index].item()
+
+    def __iter__(self):
+        return iter(self.tolist())
+
+
+class UntypedStorage:
+    """A block of bytes on a device, as torch.UntypedStorage: ``UntypedStorage(nbytes)``
+    (uninitialized) or ``UntypedStorage(sequence of bytes)``."""
+
+    def __init__(self, *args, device=None):
+        data = args[0] if len(args) == 1 else None
+        if len(args) > 1 or isinstance(data, bool) or not (data is None or isinstance(data, (int, list, tuple))):
+            raise TypeError("UntypedStorage(): expected no arguments, (int size) or (Sequence data), got "
+                            + ", ".join(type(a).__name__ for a in args))
+        if isinstance(data, int):
+            self._tensor = _C.empty(data, dtype=_C.uint8, device=device)
+        else:
+            self._tensor = _C.tensor(list(data or ()), dtype=_C.uint8, device=device)
+
+    @property
+    def device(self):
+        return self._tensor.device
+
+    def nbytes(self):
+        return self._tensor.numel()
+
+    size = nbytes
+    __len__ = nbytes
+
+    def tolist(self):
+        return self._tensor.tolist()
+
+    def __getitem__(self, index):
+        return TypedStorage.__getitem__(self, index)
+
+    def __repr__(self):
+        return f"tessera.UntypedStorage(device={self.device}, nbytes={self.nbytes()})"
+
+
+class _LegacyStorageType(type):
+    """The type of FloatStorage, LongStorage, ...: torch's legacy typed storage classes.
+    Calling one makes a TypedStorage of its dtype, and isinstance(s, FloatStorage) holds
+    for every TypedStorage of float32, as in torch."""
+
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, TypedStorage) and obj.dtype == cls.dtype
+
+    def __call__(cls, *args, **kwargs):
+        data = args[0] if len(args) == 1 else None
+        expected = (f"{cls!r}.__new__ received an invalid combination of arguments. Expected one of: no arguments, "
+                    "(int size), (Sequence data). ")
+        if kwargs:
+            raise RuntimeError(expected + f"Keyword argument '{next(iter(kwargs))}' cannot be specified")
+        if len(args) > 1 or not (data is None or isinstance(data, (int, list, tuple))):
+            raise TypeError(expected + "Argument types not recognized: " + ", ".join(str(type(a)) for a in args))
+        if isinstance(data, int):
+            return TypedStorage(_C.empty(data, dtype=cls.dtype), cls.dtype)
+        return TypedStorage(_C.tensor(list(data) if data is not None else [], dtype=cls.dtype), cls.dtype)
+
+
+def _legacy_storage(name, dtype):
+    return _LegacyStorageType(name, (), {"dtype": dtype, "__module__": "tessera",
+                                         "__doc__": f"Legacy storage class: a TypedStorage of {dtype}."})
+
+
+LEGACY_STORAGES = {dtype: _legacy_storage(name, dtype) for name, dtype in [
+    ("FloatStorage", _C.float32), ("DoubleStorage", _C.float64), ("HalfStorage", _C.float16),
+    ("BFloat16Storage", _C.bfloat16), ("ByteStorage", _C.uint8), ("CharStorage", _C.int8),
+    ("ShortStorage", _C.int16), ("IntStorage", _C.int32), ("LongStorage", _C.int64), ("BoolStorage", _C.bool),
+    ("ComplexFloatStorage", _C.complex64), ("ComplexDoubleStorage", _C.complex128)]}
+
+
+def is_storage(obj):
+    """Whether obj is a storage (typed or untyped)."""
+    return isinstance(obj, (TypedStorage, UntypedStorage))
 
 
 def _load_from_bytes(data, dtype_name):

@@ -43,6 +43,21 @@ register(
     binary("isclose", inplace=False, supports_out=False),
 )
 
+# Integer-only gcd / lcm; heaviside needs both dtypes equal (the sweep's mixed pairs raise in
+# both libraries); float_power_ needs a float64 (complex128) self.
+register(
+    binary("logaddexp2", inplace=False, low=-30.0, high=30.0, gradgrad=True),
+    binary("nextafter"),
+    binary("heaviside"),
+    binary("gcd", low=-40.0, high=40.0),
+    binary("lcm", low=-40.0, high=40.0),
+    binary("ldexp", low=-3.0, high=3.0, dtypes=tuple(d for d in ALL_DTYPES if d != "bool")),
+    binary("float_power", low=0.1, high=3.0),
+    OpInfo("float_power[scalar exponent]", lambda lib, a, **k: lib.float_power(a, 1.5, **k), method=None,
+           low=0.1, high=3.0, inplace=lambda lib, a: a.float_power_(1.5)),
+    OpInfo("float_power[scalar base]", lambda lib, a, **k: lib.float_power(2.5, a, **k), low=-2.0, high=2.0),
+)
+
 # allclose reduces isclose to one bool (both libraries' results compare with ==).
 register(OpInfo("allclose", lambda lib, a, b, **k: lib.allclose(a, b, **k), arity=2,
                 kwargs=({}, {"rtol": 0.1, "atol": 0.5}, {"equal_nan": True}), supports_out=False,

@@ -164,3 +164,86 @@ register(
            sample_inputs=index_copy_samples, supports_meta=False,
            inplace=lambda lib, a, i, s, dim: a.index_copy_(dim, i, s)),
 )
+
+
+# ---------------------------------------------------------------- writing into copies and picking along dims
+
+def view_scatter_samples(dtype):
+    a = make_torch((4, 3), dtype, 1)
+    yield "slice rows", [a, make_torch((2, 3), dtype, 2)], {"how": "slice", "dim": 0, "start": 1, "end": 3}
+    yield "slice stepped cols", [a.t(), make_torch((3, 2), dtype, 3)], {"how": "slice", "dim": 1, "start": 0,
+                                                                        "end": None, "step": 2}
+    yield "slice mismatch", [a, make_torch((3, 3), dtype, 4)], {"how": "slice", "dim": 0, "start": 1, "end": 3}
+    yield "select", [a, make_torch((3,), dtype, 5)], {"how": "select", "dim": 0, "index": -1}
+    yield "diagonal", [a, make_torch((2,), dtype, 6)], {"how": "diagonal", "offset": 1}
+    yield "diagonal dims", [make_torch((2, 3, 3), dtype, 7), make_torch((3, 2), dtype, 8)],  \
+        {"how": "diagonal", "offset": 0, "dim1": 1, "dim2": 2}
+
+
+def _slice_scatter(lib, a, src, dim=0, start=None, end=None, step=1):
+    """torch 1.13's slice_scatter misreads start and end (a slice of one row for 1:3); the
+    reference is current torch's meaning, written with a clone and a slice assignment."""
+    if lib is not torch:
+        return lib.slice_scatter(a, src, dim, start, end, step)
+    out = a.clone()
+    index = [slice(None)] * a.dim()
+    index[dim] = slice(start, end, step)
+    out[tuple(index)] = src
+    return out
+
+
+def _view_scatter(lib, a, src, how, **k):
+    if how == "slice":
+        return _slice_scatter(lib, a, src, **k)
+    return getattr(lib, f"{how}_scatter")(a, src, **k)
+
+
+def put_samples(dtype):
+    a = make_torch((3, 4), dtype, 1)
+    # (distinct positions: which of two writes to one place wins is unspecified, in both libraries)
+    yield "flat indices", [a, _long([0, 10, -1, 5]), make_torch((4,), dtype, 2)], {}
+    yield "accumulate repeats", [a.t(), _long([[1, 1], [3, 1]]), make_torch((2, 2), dtype, 3)], {"accumulate": True}
+    yield "out of range", [a, _long([12]), make_torch((1,), dtype, 4)], {}
+
+
+def masked_scatter_samples(dtype):
+    a = make_torch((3, 4), dtype, 1)
+    mask = torch.tensor([[True, False, True, False], [False, False, True, True], [True, True, False, False]])
+    yield "2-D mask", [a, mask, make_torch((8,), dtype, 2)], {}
+    # (on a contiguous self: torch 1.13 fills a transposed self in memory order, current torch
+    # and tessera in index order; test_more_ops.py checks that)
+    yield "broadcast row mask, longer source", [a, torch.tensor([True, False, True, True]), make_torch((3, 5), dtype, 3)], {}
+    yield "short source", [a, mask, make_torch((2,), dtype, 4)], {}
+
+
+def take_along_dim_samples(dtype):
+    a = make_torch((3, 4), dtype, 1)
+    yield "dim1", [a, _long([[0, 3], [1, 1], [2, 0]])], {"dim": 1}
+    yield "broadcast rows", [a, _long([[2], [0], [1]])], {"dim": 1}
+    yield "broadcast index", [a.t(), _long([[0, 2, 1]])], {"dim": 0}
+    yield "flattened", [a, _long([11, 0, 5])], {}
+
+
+register(
+    OpInfo("view_scatter", _view_scatter, sample_inputs=view_scatter_samples,
+           covers=("slice_scatter", "select_scatter", "diagonal_scatter")),
+    OpInfo("slice_scatter", _slice_scatter, supports_out=False,
+           sample_inputs=lambda dtype: [("dim1", [make_torch((3, 4), dtype, 1), make_torch((3, 2), dtype, 2)],
+                                         {"dim": 1, "start": 2})]),
+    OpInfo("select_scatter", lambda lib, a, s, **k: lib.select_scatter(a, s, **k), method="select_scatter",
+           sample_inputs=lambda dtype: [("dim1", [make_torch((3, 4), dtype, 1), make_torch((3,), dtype, 2)],
+                                         {"dim": 1, "index": 2})]),
+    OpInfo("diagonal_scatter", lambda lib, a, s, **k: lib.diagonal_scatter(a, s, **k), method="diagonal_scatter",
+           sample_inputs=lambda dtype: [("offset -1", [make_torch((3, 4), dtype, 1), make_torch((2,), dtype, 2)],
+                                         {"offset": -1})]),
+    # (the indices and mask are read on the host: no meta form, as torch's checks need values)
+    OpInfo("put", lambda lib, a, i, s, **k: lib.put(a, i, s, **k), method="put", sample_inputs=put_samples,
+           supports_meta=False, inplace=lambda lib, a, i, s, **k: a.put_(i, s, **k)),
+    # (torch 1.13 has no reduced-precision masked_scatter to compare with)
+    OpInfo("masked_scatter", lambda lib, a, m, s, **k: lib.masked_scatter(a, m, s, **k), method="masked_scatter",
+           sample_inputs=masked_scatter_samples, data_dependent=True,
+           dtypes=tuple(d for d in ALL_DTYPES if d not in ("float16", "bfloat16")),
+           inplace=lambda lib, a, m, s: a.masked_scatter_(m, s)),
+    OpInfo("take_along_dim", lambda lib, a, i, **k: lib.take_along_dim(a, i, **k), method="take_along_dim",
+           sample_inputs=take_along_dim_samples),
+)

@@ -86,3 +86,15 @@ register(
     OpInfo("norm[method]", lambda lib, a, **k: a.norm(**k), arity=1, kwargs=({}, {"p": 1, "dim": (0, -1)}),
            supports_out=False),
 )
+
+# renorm: the slices along dim whose p-norm passes maxnorm are scaled down to it (maxnorm is
+# set below some slices' norms and above others'); dist: the p-norm of the difference.
+register(
+    OpInfo("renorm", lambda lib, a, **k: lib.renorm(a, **k), arity=1, method="renorm",
+           dtype_tolerances={"bfloat16": (2e-2, 2e-2), "float16": (4e-3, 4e-3)},
+           inplace=lambda lib, a, **k: a.renorm_(**k),
+           kwargs=({"p": 2, "dim": 0, "maxnorm": 3.0}, {"p": 1, "dim": -1, "maxnorm": 2.5},
+                   {"p": INF, "dim": 0, "maxnorm": 1.0}, {"p": 0.5, "dim": 0, "maxnorm": 4.0})),
+    OpInfo("dist", lambda lib, a, b, **k: lib.dist(a, b, **k), arity=2, method="dist",
+           kwargs=({}, {"p": 1}, {"p": INF}, {"p": 0}, {"p": 3})),
+)

@@ -120,3 +120,35 @@ register(
     OpInfo("repeat_interleave[tensor]", lambda lib, a: lib.repeat_interleave(a.reshape(-1)[:3].abs().to(lib.int64)),
            dtypes=("int64", "int32"), low=0.0, high=4.0, supports_out=False, data_dependent=True),
 )
+
+
+# ---------------------------------------------------------------- tensors built from lists and index patterns
+def _vec(dtype, n, seed):
+    from opinfo import make_torch
+    return make_torch((n,), dtype, seed)
+
+
+def combinations_samples(dtype):
+    yield "r=2", [_vec(dtype, 4, 1)], {}
+    yield "r=3 with replacement", [_vec(dtype, 3, 2)], {"r": 3, "with_replacement": True}
+    yield "r=1", [_vec(dtype, 3, 3)], {"r": 1}
+    yield "r > n", [_vec(dtype, 2, 4)], {"r": 3}
+    yield "r=0", [_vec(dtype, 2, 5)], {"r": 0}
+
+
+def _meshgrid(lib, a, b, **k):
+    return lib.meshgrid(a, b.flatten(), **k)
+
+
+register(
+    OpInfo("combinations", lambda lib, a, **k: lib.combinations(a, **k), sample_inputs=combinations_samples,
+           supports_out=False),
+    OpInfo("concat", lambda lib, a, b, **k: lib.concat([a, b], **k), arity=2, kwargs=({}, {"dim": -1})),
+    OpInfo("concatenate", lambda lib, a, b, **k: lib.concatenate([a, b], **k), arity=2, kwargs=({}, {"dim": 1})),
+    OpInfo("block_diag", lambda lib, a, b, c: lib.block_diag(a, b, c), arity=3, supports_out=False),
+    OpInfo("cartesian_prod", lambda lib, a, b: lib.cartesian_prod(a.flatten(), b.flatten()), arity=2,
+           supports_out=False),
+    OpInfo("meshgrid", lambda lib, a, b: _meshgrid(lib, a.flatten(), b, indexing="ij"), arity=2, supports_out=False),
+    OpInfo("meshgrid[xy]", lambda lib, a, b: _meshgrid(lib, a.flatten(), b, indexing="xy"), arity=2,
+           supports_out=False),
+)

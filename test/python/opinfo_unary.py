@@ -38,3 +38,13 @@ register(
     unary("signbit", inplace=None),
     unary("isfinite", inplace=None, supports_out=False),
 )
+register(
+    unary("deg2rad"),
+    unary("rad2deg"),
+    unary("sinc", gradgrad=True),
+    unary("isposinf", inplace=None),
+    unary("isneginf", inplace=None),
+    unary("isreal", inplace=None, supports_out=False),
+    # frexp's out= takes two tensors (mantissa=, exponent=): test_elementwise_extra.py covers it
+    OpInfo("frexp", lambda lib, a: lib.frexp(a), method="frexp", supports_out=False),
+)

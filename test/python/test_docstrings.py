@@ -81,7 +81,10 @@ def _documented_in_torch():
 # accept the schema's name: torch.dot(a, tensor=b)), or documents an out= that no overload
 # takes (std_mean, var_mean).
 TORCH_DOC_NAMES_DIFFER = {"dot", "result_type", "searchsorted", "true_divide", "where", "std_mean", "var_mean",
-                          "broadcast_to"}
+                          "broadcast_to",
+                          # torch's docs name one `indices_or_sections` (or `axis`, or split's
+                          # `split_size_or_sections`) where its bindings take the schema's names
+                          "tensor_split", "hsplit", "vsplit", "dsplit", "concatenate", "unsafe_split"}
 
 
 @pytest.mark.parametrize("name", [n for n in _documented_in_torch() if n not in TORCH_DOC_NAMES_DIFFER])

@@ -34,6 +34,12 @@ static void check_alpha(const Tensor& self, const Tensor& other, const Scalar& a
 
 void check_add(const Tensor& self, const Tensor& other, const Scalar& alpha) { check_alpha(self, other, alpha); }
 
+void check_heaviside(const Tensor& self, const Tensor& values) {
+  TORCH_CHECK(!self.is_complex() && !values.is_complex(), "heaviside is not yet implemented for complex tensors.");
+  TORCH_CHECK(self.scalar_type() == values.scalar_type(),
+              "heaviside is not yet implemented for tensors with different dtypes.");
+}
+
 void check_sub(const Tensor& self, const Tensor& other, const Scalar& alpha) {
   TORCH_CHECK(self.scalar_type() != c10::kBool && other.scalar_type() != c10::kBool,
               "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a "

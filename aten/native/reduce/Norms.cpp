@@ -11,6 +11,7 @@
 #include <cmath>
 #include <limits>
 #include <tuple>
+#include <vector>
 
 namespace at::inline tessera::native {
 
@@ -155,5 +156,28 @@ std::tuple<Tensor&, Tensor&> aminmax_out(const Tensor& self, std::optional<int64
   copy_into_out(hi, max, "aminmax");
   return {min, max};
 }
+
+// Each slice along dim whose p-norm exceeds maxnorm scaled down to norm maxnorm (torch's
+// 1e-7 guard in the divisor included); the others unchanged.
+Tensor renorm(const Tensor& self, const c10::Scalar& p, int64_t dim, const c10::Scalar& maxnorm) {
+  TORCH_CHECK(!maxnorm.isComplex(), "renorm: maxnorm must be real-valued");
+  TORCH_CHECK(maxnorm.to<double>() >= 0.0, "renorm: expected maxnorm to be >= 0 but got ", maxnorm.to<double>());
+  TORCH_CHECK(p.to<double>() > 0.0, "renorm: non-positive-norm not supported");
+  const int64_t d = wrap_dim(dim, self.dim());
+  std::vector<int64_t> others;
+  for (int64_t i = 0; i < self.dim(); ++i) {
+    if (i != d) others.push_back(i);
+  }
+  const Tensor norms = at::linalg_vector_norm(self, p, IntArrayRef(others), true, std::nullopt);
+  const Tensor scaled = at::mul(at::reciprocal(at::add(norms, 1e-7)), maxnorm);
+  return at::mul(self, at::where(at::gt(norms, maxnorm), scaled, at::ones_like(norms)));
+}
+
+Tensor& renorm_(Tensor& self, const c10::Scalar& p, int64_t dim, const c10::Scalar& maxnorm) {
+  return self.copy_(at::renorm(self.clone(), p, dim, maxnorm));  // (renorm saves its input for backward)
+}
+
+// The p-norm of self - other (broadcast).
+Tensor dist(const Tensor& self, const Tensor& other, const c10::Scalar& p) { return at::norm(at::sub(self, other), p); }
 
 }  // namespace at::inline tessera::native

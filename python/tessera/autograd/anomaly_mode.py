@@ -1,5 +1,8 @@
 """Anomaly mode, as torch.autograd.anomaly_mode: backward checks every Node's results for
-NaN, and an error names the forward op that made the failing Node."""
+NaN, and an error names the forward op that made the failing Node. The top-level switches
+tessera.set_anomaly_enabled / is_anomaly_enabled / is_anomaly_check_nan_enabled live here
+too."""
+import builtins
 import functools
 import warnings
 
@@ -8,6 +11,29 @@ from .. import _C
 __all__ = ["detect_anomaly", "set_detect_anomaly"]
 
 _A = _C._autograd
+# check_nan as last set. Tessera's engine checks backward results for NaN whenever anomaly
+# mode is on: check_nan=False is kept and read back but does not turn that check off yet.
+_check_nan = [True]
+
+
+def is_anomaly_enabled():
+    """Whether autograd's anomaly mode is on."""
+    return _A.is_anomaly_enabled()
+
+
+def is_anomaly_check_nan_enabled():
+    """Whether anomaly mode was last set with check_nan=True (the default)."""
+    return _check_nan[0]
+
+
+def set_anomaly_enabled(enabled, check_nan=True):
+    """set_anomaly_enabled(enabled, check_nan=True): turns anomaly mode on or off."""
+    for position, (name, value) in enumerate((("enabled", enabled), ("check_nan", check_nan)), 1):
+        if not isinstance(value, bool):
+            raise TypeError(f"set_anomaly_enabled(): argument '{name}' (position {position}) must be bool, "
+                            f"not {builtins.type(value).__name__}")
+    _A.set_anomaly_enabled(enabled)
+    _check_nan[0] = check_nan
 
 
 class detect_anomaly:
@@ -20,11 +46,11 @@ class detect_anomaly:
                       "enabled for debugging.", stacklevel=2)
 
     def __enter__(self):
-        self.prev = _A.is_anomaly_enabled()
-        _A.set_anomaly_enabled(True)
+        self.prev = (is_anomaly_enabled(), is_anomaly_check_nan_enabled())
+        set_anomaly_enabled(True, bool(self.check_nan))
 
     def __exit__(self, *exc):
-        _A.set_anomaly_enabled(self.prev)
+        set_anomaly_enabled(*self.prev)
 
     def __call__(self, fn):
         @functools.wraps(fn)
@@ -39,12 +65,12 @@ class set_detect_anomaly:
     previous mode on exit."""
 
     def __init__(self, mode, check_nan=True):
-        self.prev = _A.is_anomaly_enabled()
+        self.prev = (is_anomaly_enabled(), is_anomaly_check_nan_enabled())
         self.check_nan = check_nan
-        _A.set_anomaly_enabled(bool(mode))
+        set_anomaly_enabled(bool(mode), bool(check_nan))
 
     def __enter__(self):
         pass
 
     def __exit__(self, *exc):
-        _A.set_anomaly_enabled(self.prev)
+        set_anomaly_enabled(*self.prev)

@@ -825,3 +825,4 @@ from ._attention import multi_head_attention_forward, _canonical_mask, _none_or_
 from ._losses_extra import (ctc_loss, hinge_embedding_loss, multi_margin_loss,  # noqa: E402,F401
                             multilabel_margin_loss, multilabel_soft_margin_loss, rrelu, rrelu_,
                             soft_margin_loss, triplet_margin_with_distance_loss)
+from . import grad  # noqa: E402,F401  (F.grad is the nn.grad module, as in torch)

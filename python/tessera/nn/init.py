@@ -5,7 +5,10 @@ import math
 import warnings
 
 import tessera as _t
+from .. import _C
 from ..autograd.grad_mode import no_grad
+
+Tensor = _C.Tensor  # re-exported, as torch.nn.init has it
 
 __all__ = [
     "calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_", "zeros_", "eye_", "dirac_",

@@ -5,6 +5,7 @@ import math
 import types
 import warnings
 from bisect import bisect_right
+from math import inf  # noqa: F401  (torch's lr_scheduler module has this name)
 from functools import partial
 
 from ._lr_scheduler_base import (  # noqa: F401

@@ -266,6 +266,60 @@ void logaddexp_kernel(TensorIterator& iter) {
     return std::max(a, b) + std::log1p(std::exp(-std::abs(a - b)));
   });
 }
+// log2(2^a + 2^b), as logaddexp but in base 2.
+void logaddexp2_kernel(TensorIterator& iter) {
+  binary_kernel<kFloating | kReducedFloat>(iter, "logaddexp2_cpu", [](auto a, auto b) {
+    if (a == b && std::isinf(a)) return a;
+    using O = decltype(a);
+    return std::max(a, b) + std::log2(O(1) + std::exp2(-std::abs(a - b)));
+  });
+}
+void nextafter_kernel(TensorIterator& iter) {
+  binary_kernel<kFloating | kReducedFloat>(iter, "nextafter_cpu", [](auto a, auto b) { return std::nextafter(a, b); });
+}
+// 0 below zero, `values` at zero, 1 above (NaN stays NaN); meta::check_heaviside checks the dtypes.
+void heaviside_kernel(TensorIterator& iter) {
+  dispatch_types<kIntegral | kBoolType | kFloating | kReducedFloat>(iter.common_dtype(), "heaviside_cpu",
+                                                                    [&]<typename T>() {
+    cpu_kernel(iter, [](T x, T values) -> T {
+      if constexpr (std::is_same_v<T, bool>) {
+        return x || values;  // (a bool is never below zero)
+      } else {
+        using O = opmath_t<T>;
+        const O v = O(x);
+        return v == O(0) ? values : T(v > O(0) ? 1 : (v != v ? v : O(0)));
+      }
+    });
+  });
+}
+// gcd by Euclid on magnitudes (non-negative results); lcm = |a / gcd * b|, 0 with a zero.
+template <typename T>
+T gcd_of(T a, T b) {
+  using U = std::make_unsigned_t<T>;
+  U x = a < 0 ? U(0) - U(a) : U(a), y = b < 0 ? U(0) - U(b) : U(b);
+  while (y != 0) {
+    const U r = x % y;
+    x = y, y = r;
+  }
+  return static_cast<T>(x);
+}
+void gcd_kernel(TensorIterator& iter) {
+  dispatch_types<kIntegral>(iter.common_dtype(), "gcd_cpu", [&]<typename T>() {
+    cpu_kernel(iter, [](T a, T b) -> T { return gcd_of(a, b); });
+  });
+}
+void lcm_kernel(TensorIterator& iter) {
+  dispatch_types<kIntegral>(iter.common_dtype(), "lcm_cpu", [&]<typename T>() {
+    cpu_kernel(iter, [](T a, T b) -> T {
+      const T g = gcd_of(a, b);
+      if (g == 0) return T(0);
+      using U = std::make_unsigned_t<T>;
+      const U m = static_cast<U>(static_cast<U>(a < 0 ? U(0) - U(a) : U(a)) / static_cast<U>(g)) *
+                  static_cast<U>(b < 0 ? U(0) - U(b) : U(b));
+      return static_cast<T>(m);
+    });
+  });
+}
 void copysign_kernel(TensorIterator& iter) {
   binary_kernel<kFloating | kReducedFloat>(iter, "copysign", [](auto a, auto b) { return std::copysign(a, b); });
 }

@@ -15,6 +15,13 @@ using vec::Vectorized;
 constexpr unsigned kFloatTypes = kFloating | kReducedFloat;
 constexpr unsigned kFloatAndComplex = kFloating | kReducedFloat | kComplex;
 
+template <typename T>
+T sinc_any(T x) {
+  if (x == T(0)) return T(1);
+  const T y = x * static_cast<decltype(std::abs(x))>(3.14159265358979323846);
+  return std::sin(y) / y;
+}
+
 // A floating op: f is generic over float/double/std::complex; vf the Vectorized form.
 template <unsigned Set, typename F, typename VF>
 void floating_kernel(TensorIterator& iter, const char* name, F f, VF vf) {
@@ -63,6 +70,17 @@ TESSERA_FLOAT_UNARY(asinh, kFloatAndComplex, std::asinh(x))
 TESSERA_FLOAT_UNARY(acosh, kFloatAndComplex, std::acosh(x))
 TESSERA_FLOAT_UNARY(atanh, kFloatAndComplex, std::atanh(x))
 TESSERA_FLOAT_UNARY_VEC(sigmoid, kFloatAndComplex, sigmoid_any(x), x.sigmoid())
+// Angle conversions: one multiplication by the constant rounded to the computing type, as torch's mul.
+void deg2rad_kernel(TensorIterator& iter) {
+  TORCH_CHECK(!c10::isComplexType(iter.common_dtype()), "deg2rad is not supported for complex tensors.");
+  floating_kernel<kFloatTypes>(iter, "deg2rad", [](auto x) { return x * decltype(x)(0.017453292519943295); });
+}
+void rad2deg_kernel(TensorIterator& iter) {
+  TORCH_CHECK(!c10::isComplexType(iter.common_dtype()), "rad2deg is not supported for complex tensors.");
+  floating_kernel<kFloatTypes>(iter, "rad2deg", [](auto x) { return x * decltype(x)(57.295779513082320876); });
+}
+// sin(pi x) / (pi x), 1 at 0.
+TESSERA_FLOAT_UNARY(sinc, kFloatAndComplex, sinc_any(x))
 TESSERA_FLOAT_UNARY(erf, kFloatTypes, std::erf(x))
 TESSERA_FLOAT_UNARY(erfc, kFloatTypes, std::erfc(x))
 TESSERA_FLOAT_UNARY(erfinv, kFloatTypes, static_cast<decltype(x)>(erfinv_double(x)))
@@ -309,6 +327,26 @@ bool any_inf(T x) {
   }
 }
 
+void isposinf_kernel(TensorIterator& iter) {
+  TORCH_CHECK(!c10::isComplexType(iter.common_dtype()), "isposinf does not support complex inputs.");
+  predicate_kernel(iter, "isposinf", 0, []<typename T>(T x) {
+    if constexpr (std::is_integral_v<T> || is_complex_v<T>) {
+      return false;
+    } else {
+      return static_cast<double>(x) == std::numeric_limits<double>::infinity();
+    }
+  });
+}
+void isneginf_kernel(TensorIterator& iter) {
+  TORCH_CHECK(!c10::isComplexType(iter.common_dtype()), "isneginf does not support complex inputs.");
+  predicate_kernel(iter, "isneginf", 0, []<typename T>(T x) {
+    if constexpr (std::is_integral_v<T> || is_complex_v<T>) {
+      return false;
+    } else {
+      return static_cast<double>(x) == -std::numeric_limits<double>::infinity();
+    }
+  });
+}
 void isnan_kernel(TensorIterator& iter) {
   predicate_kernel(iter, "isnan", 0, []<typename T>(T x) { return any_nan(x); });
 }

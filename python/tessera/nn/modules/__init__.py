@@ -3,9 +3,11 @@ from .module import Module  # noqa: F401
 
 __all__ = ["Module"]
 
-# -- layers (linear, conv, pooling, normalization, dropout, sparse, flatten, upsampling, container)
-from . import (batchnorm, container, conv, dropout, flatten, fold, instancenorm, linear,  # noqa: E402
-               normalization, padding, pixelshuffle, pooling, sparse, upsampling)
+# -- layers (linear, conv, pooling, normalization, dropout, sparse, flatten, upsampling, container,
+#    adaptive softmax)
+from . import (adaptive, batchnorm, container, conv, dropout, flatten, fold, instancenorm, lazy,  # noqa: E402
+               linear, normalization, padding, pixelshuffle, pooling, sparse, upsampling)
+from .adaptive import *  # noqa: F401,F403,E402
 from .batchnorm import *  # noqa: F401,F403,E402
 from .container import *  # noqa: F401,F403,E402
 from .conv import *  # noqa: F401,F403,E402
@@ -21,8 +23,9 @@ from .pooling import *  # noqa: F401,F403,E402
 from .sparse import *  # noqa: F401,F403,E402
 from .upsampling import *  # noqa: F401,F403,E402
 
-for _layer_file in (batchnorm, container, conv, dropout, flatten, fold, instancenorm, linear, normalization,
-                    padding, pixelshuffle, pooling, sparse, upsampling):
+# (lazy's LazyModuleMixin stays in nn.modules.lazy, as torch keeps it out of torch.nn)
+for _layer_file in (adaptive, batchnorm, container, conv, dropout, flatten, fold, instancenorm, linear,
+                    normalization, padding, pixelshuffle, pooling, sparse, upsampling):
     __all__ += _layer_file.__all__
 del _layer_file
 # -- activations and losses

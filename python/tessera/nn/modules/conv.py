@@ -1,4 +1,4 @@
-"""Convolution layers (Conv1d/2d/3d, ConvTranspose1d/2d) with torch.nn's constructor
+"""Convolution layers (Conv1d/2d/3d, ConvTranspose1d/2d/3d and their Lazy forms) with torch.nn's constructor
 arguments, parameter layout, initialisation, padding modes and printed form. Also the
 small int-or-tuple helpers (_single, _pair, ...) the other layer files share."""
 import collections.abc
@@ -8,10 +8,12 @@ import math
 from ... import _C
 from .. import functional as F
 from .. import init
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedParameter
+from .lazy import LazyModuleMixin
 from .module import Module
 
-__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "LazyConv1d",
+           "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d"]
 
 
 def _ntuple(n, name="parse"):
@@ -276,3 +278,83 @@ class ConvTranspose3d(_ConvTransposeNd):
                  bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
         _conv_transpose_init(self, _triple, in_channels, out_channels, kernel_size, stride, padding, output_padding,
                              groups, bias, dilation, padding_mode, device, dtype)
+
+
+# -- lazy convolutions: in_channels comes from the first input
+
+class _LazyConvXdMixin(LazyModuleMixin):
+    """in_channels is the input's channel dim at the first forward (dim 1, or dim 0 when
+    unbatched); the weight and bias are then shaped and initialised as the ordinary
+    layer's."""
+
+    _num_spatial = None
+
+    def _lazy_setup(self, out_channels, bias, device, dtype):
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.out_channels = out_channels
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+
+    def reset_parameters(self):
+        if not self.has_uninitialized_params() and self.in_channels != 0:
+            super().reset_parameters()
+
+    def _get_num_spatial_dims(self):
+        return type(self)._num_spatial
+
+    def _get_in_channels(self, input):
+        unbatched = self._get_num_spatial_dims() + 1
+        if input.dim() not in (unbatched, unbatched + 1):
+            raise RuntimeError(f"Expected {unbatched}D (unbatched) or {unbatched + 1}D (batched) input to "
+                               f"{type(self).__name__}, but got input of size: {input.shape}")
+        return input.shape[1] if input.dim() == unbatched + 1 else input.shape[0]
+
+    def initialize_parameters(self, input):
+        if not self.has_uninitialized_params():
+            return
+        self.in_channels = self._get_in_channels(input)
+        if self.in_channels % self.groups != 0:
+            raise ValueError("in_channels must be divisible by groups")
+        if self.transposed:
+            shape = (self.in_channels, self.out_channels // self.groups, *self.kernel_size)
+        else:
+            shape = (self.out_channels, self.in_channels // self.groups, *self.kernel_size)
+        self.weight.materialize(shape)
+        if self.bias is not None:
+            self.bias.materialize((self.out_channels,))
+        self.reset_parameters()
+
+
+def _lazy_conv_class(base, num_spatial):
+    """LazyConv{n}d / LazyConvTranspose{n}d over `base`, with base's arguments less
+    in_channels."""
+    transposed = issubclass(base, _ConvTransposeNd)
+
+    if transposed:
+        def __init__(self, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1, bias=True,
+                     dilation=1, padding_mode="zeros", device=None, dtype=None):
+            # (through the mixin, which registers the hooks and goes on to base; no bias yet)
+            LazyModuleMixin.__init__(self, 0, 0, kernel_size, stride, padding, output_padding, groups, False,
+                                     dilation, padding_mode, device=device, dtype=dtype)
+            self._lazy_setup(out_channels, bias, device, dtype)
+    else:
+        def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
+                     padding_mode="zeros", device=None, dtype=None):
+            LazyModuleMixin.__init__(self, 0, 0, kernel_size, stride, padding, dilation, groups, False,
+                                     padding_mode, device=device, dtype=dtype)
+            self._lazy_setup(out_channels, bias, device, dtype)
+
+    name = f"Lazy{base.__name__}"
+    doc = (f"A {base.__name__} whose in_channels is inferred from the first input; it then becomes a "
+           f"{base.__name__}.")
+    return type(name, (_LazyConvXdMixin, base), {"__init__": __init__, "__doc__": doc, "__module__": __name__,
+                                                 "__qualname__": name, "cls_to_become": base,
+                                                 "_num_spatial": num_spatial})
+
+
+LazyConv1d = _lazy_conv_class(Conv1d, 1)
+LazyConv2d = _lazy_conv_class(Conv2d, 2)
+LazyConv3d = _lazy_conv_class(Conv3d, 3)
+LazyConvTranspose1d = _lazy_conv_class(ConvTranspose1d, 1)
+LazyConvTranspose2d = _lazy_conv_class(ConvTranspose2d, 2)
+LazyConvTranspose3d = _lazy_conv_class(ConvTranspose3d, 3)

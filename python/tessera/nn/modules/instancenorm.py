@@ -1,11 +1,13 @@
 """InstanceNorm1d/2d/3d: per-sample, per-channel normalisation. As in torch, affine and
-track_running_stats are off by default, and unbatched inputs are accepted."""
+track_running_stats are off by default, and unbatched inputs are accepted. The Lazy forms
+(num_features from the first input) have both on by default, as torch's do."""
 import warnings
 
 from .. import functional as F
-from .batchnorm import _NormBase
+from .batchnorm import _LazyNormBase, _NormBase
 
-__all__ = ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"]
+__all__ = ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d",
+           "LazyInstanceNorm3d"]
 
 
 class _InstanceNorm(_NormBase):
@@ -81,4 +83,25 @@ class InstanceNorm2d(_InstanceNorm):
 class InstanceNorm3d(_InstanceNorm):
     """Instance norm over [N, C, D, H, W] or unbatched [C, D, H, W]."""
 
+    _no_batch_dim = 4
+
+
+class LazyInstanceNorm1d(_LazyNormBase, _InstanceNorm):
+    """InstanceNorm1d with num_features inferred from the first input."""
+
+    cls_to_become = InstanceNorm1d
+    _no_batch_dim = 2
+
+
+class LazyInstanceNorm2d(_LazyNormBase, _InstanceNorm):
+    """InstanceNorm2d with num_features inferred from the first input."""
+
+    cls_to_become = InstanceNorm2d
+    _no_batch_dim = 3
+
+
+class LazyInstanceNorm3d(_LazyNormBase, _InstanceNorm):
+    """InstanceNorm3d with num_features inferred from the first input."""
+
+    cls_to_become = InstanceNorm3d
     _no_batch_dim = 4

@@ -2,12 +2,13 @@
 buffers and submodules; the traversals (parameters, named_modules, state_dict, ...), mode
 switches, conversions and forward hooks behave as torch.nn.Module's."""
 from collections import OrderedDict, namedtuple
+import functools
 import itertools
 import weakref
 
 from ... import _C
 from ...autograd.grad_mode import no_grad
-from ..parameter import Parameter
+from ..parameter import Parameter, is_lazy
 
 Tensor = _C.Tensor
 
@@ -36,6 +37,16 @@ class RemovableHandle:
         hooks = self._hooks_ref()
         if hooks is not None and self.id in hooks:
             del hooks[self.id]
+
+    def __getstate__(self):
+        # The dict itself, not the weak reference: a deep copy or pickle of a module then
+        # gives the copy's handles the copy's hook dict (a lazy module's first forward
+        # removes its hook through such a handle).
+        return (self._hooks_ref(), self.id)
+
+    def __setstate__(self, state):
+        hooks, self.id = state
+        self._hooks_ref = weakref.ref(hooks if hooks is not None else OrderedDict())
 
     def __enter__(self):
         return self
@@ -462,6 +473,14 @@ class Module:
         self._state_dict_hooks[handle.id] = hook
         return handle
 
+    def _register_load_state_dict_pre_hook(self, hook, with_module=False):
+        """hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+        error_msgs) runs before this module loads its own entries (with the module first
+        when with_module); it may edit state_dict or the module."""
+        handle = RemovableHandle(self._load_state_dict_pre_hooks)
+        self._load_state_dict_pre_hooks[handle.id] = functools.partial(hook, self) if with_module else hook
+        return handle
+
     def _save_to_state_dict(self, destination, prefix, keep_vars):
         for name, param in self._parameters.items():
             if param is not None:
@@ -513,7 +532,9 @@ class Module:
                 error_msgs.append(f'While copying the parameter named "{key}", expected torch.Tensor or '
                                   f"Tensor-like object from checkpoint but received {type(value)}")
                 continue
-            if tuple(value.shape) != tuple(param.shape):
+            # an uninitialised (lazy) parameter takes whatever comes: its pre-hook has
+            # materialised it to a real entry's shape, or both sides are placeholders
+            if not is_lazy(param) and tuple(value.shape) != tuple(param.shape):
                 error_msgs.append(f"size mismatch for {key}: copying a param with shape "
                                   f"{_size_str(value.shape)} from checkpoint, the shape in current model "
                                   f"is {_size_str(param.shape)}.")

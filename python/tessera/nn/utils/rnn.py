@@ -6,6 +6,7 @@ import collections
 import collections.abc
 
 import tessera as _t
+from ... import _C
 
 __all__ = ["PackedSequence", "invert_permutation", "pack_padded_sequence", "pad_packed_sequence", "pad_sequence",
            "unpad_sequence", "pack_sequence", "unpack_sequence"]
@@ -19,8 +20,16 @@ def invert_permutation(permutation):
     return inverse.scatter_(0, permutation, _t.arange(permutation.numel(), device=permutation.device))
 
 
-_PackedSequenceBase = collections.namedtuple("PackedSequence", ["data", "batch_sizes", "sorted_indices",
-                                                                "unsorted_indices"])
+# the plain four-field tuple under PackedSequence (public under this name in torch)
+PackedSequence_ = collections.namedtuple("PackedSequence_", ["data", "batch_sizes", "sorted_indices",
+                                                             "unsorted_indices"])
+_PackedSequenceBase = PackedSequence_
+Tensor = _C.Tensor  # re-exported, as torch.nn.utils.rnn has it
+
+
+def bind(optional, fn):
+    """fn(optional), or None when optional is None."""
+    return None if optional is None else fn(optional)
 
 
 class PackedSequence(_PackedSequenceBase):

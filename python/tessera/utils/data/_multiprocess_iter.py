@@ -52,7 +52,8 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
             w = ctx.Process(target=_worker.worker_loop,
                             args=(self._iterable, self._dataset, index_queue, self._result_queue, self._done_event,
                                   self._auto_collation, self._collate_fn, self._drop_last, self._base_seed,
-                                  loader.worker_init_fn, worker_id, self._num_workers, self._persistent_workers),
+                                  loader.worker_init_fn, worker_id, self._num_workers, self._persistent_workers,
+                                  self._shared_seed),
                             daemon=True)
             try:
                 with _shm.recording_handoffs() as names:
@@ -85,7 +86,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
             # Persistent workers: restart every worker's fetcher, and drop whatever the last
             # epoch left in flight until each has acknowledged.
             for q in self._index_queues:
-                q.put(_worker._ResumeIteration())
+                q.put(_worker._ResumeIteration(self._shared_seed))
             pending = self._num_workers
             while pending:
                 idx, _ = self._get_data()

@@ -56,7 +56,11 @@ class _IterableDatasetStopIteration:
 
 
 class _ResumeIteration:
-    """Sent to persistent workers at the start of each epoch after the first."""
+    """Sent to persistent workers at the start of each epoch after the first, with the
+    epoch's seed for an IterDataPipe's random pipes (None for other datasets)."""
+
+    def __init__(self, seed=None):
+        self.seed = seed
 
 
 class _KeyErrorMessage(str):
@@ -160,8 +164,20 @@ def _put(data_queue, idx, data, worker_id):
     data_queue.put(bytes(payload))
 
 
+def _prepare_datapipe(dataset, shared_seed, worker_id, num_workers):
+    """An IterDataPipe worker copy: reseeded like the main process's, then sharded so that
+    the workers' sharding_filter keep disjoint shares (tessera has no distributed ranks)."""
+    from .datapipes.datapipe import IterDataPipe, MapDataPipe
+    from .dataloader import seed_random_pipes
+    from .graph_settings import apply_sharding
+    if isinstance(dataset, IterDataPipe):
+        seed_random_pipes(dataset, shared_seed)
+    if isinstance(dataset, (IterDataPipe, MapDataPipe)):
+        apply_sharding(dataset, num_workers, worker_id)
+
+
 def worker_loop(iterable, dataset, index_queue, data_queue, done_event, auto_collation, collate_fn, drop_last,
-                base_seed, init_fn, worker_id, num_workers, persistent_workers):
+                base_seed, init_fn, worker_id, num_workers, persistent_workers, shared_seed=None):
     """The body of worker `worker_id`: runs until it gets None (or the main process dies)."""
     global _worker_info
     try:
@@ -172,6 +188,7 @@ def worker_loop(iterable, dataset, index_queue, data_queue, done_event, auto_col
         init_error = None
         fetcher = None
         try:
+            _prepare_datapipe(dataset, shared_seed, worker_id, num_workers)
             if init_fn is not None:
                 init_fn(worker_id)
             fetcher = make_fetcher(iterable, dataset, auto_collation, collate_fn, drop_last)
@@ -192,6 +209,9 @@ def worker_loop(iterable, dataset, index_queue, data_queue, done_event, auto_col
             if isinstance(r, _ResumeIteration):
                 _put(data_queue, r, None, worker_id)
                 iteration_end = False
+                if r.seed is not None:
+                    from .dataloader import seed_random_pipes
+                    seed_random_pipes(dataset, r.seed)
                 if init_error is None:
                     fetcher = make_fetcher(iterable, dataset, auto_collation, collate_fn, drop_last)
                 continue

@@ -8,6 +8,8 @@ import warnings
 
 from ... import _C
 from . import _collate, _worker
+from . import graph_settings
+from .datapipes.datapipe import IterDataPipe, MapDataPipe
 from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 
@@ -56,6 +58,11 @@ class DataLoader:
         if persistent_workers and num_workers == 0:
             raise ValueError("persistent_workers option needs num_workers > 0")
 
+        # DataPipes: turn the pipeline's Shufflers on or off (shuffle=None leaves them). Unlike
+        # torch 1.13, which warns that it appends a Shuffler to a pipeline without one but then
+        # drops it, the appended Shuffler is kept.
+        if isinstance(dataset, IterDataPipe) and shuffle is not None:
+            dataset = graph_settings.apply_shuffle_settings(dataset, shuffle=shuffle)
         self.dataset = dataset
         self.num_workers = num_workers
         self.prefetch_factor = prefetch_factor
@@ -68,7 +75,7 @@ class DataLoader:
         # Iterable datasets order themselves: a sampler or shuffling has no meaning for them.
         if isinstance(dataset, IterableDataset):
             self._iterable = True
-            if shuffle not in {False, None}:
+            if shuffle not in {False, None} and not isinstance(dataset, IterDataPipe):
                 raise ValueError(f"DataLoader with IterableDataset: expected unspecified shuffle option, but got "
                                  f"shuffle={shuffle}")
             if sampler is not None:
@@ -195,9 +202,29 @@ class DataLoader:
                       f"lower the worker number to avoid potential slowness/freeze if necessary.")
 
 
+def _draw_seed(generator):
+    return _C.empty((), dtype=_C.int64).random_(generator=generator).item()
+
+
+def seed_random_pipes(datapipe, shared_seed):
+    """Seeds every random pipe of the graph from one generator seeded with `shared_seed`,
+    so the main process and every worker shuffle alike (and sharding splits one order)."""
+    rng = _C.Generator()
+    rng.manual_seed(shared_seed)
+    graph_settings.apply_random_seed(datapipe, rng)
+
+
 class _BaseDataLoaderIter:
     def __init__(self, loader):
         self._dataset = loader.dataset
+        # Note [DataPipe seeds]: an IterDataPipe's random pipes are seeded per epoch from one
+        # seed drawn (before the workers' base seed, in torch's order) from the loader's
+        # generator; workers reseed their copies from it. tessera's generator streams differ
+        # from torch's, so the orders differ; the laws (same order everywhere) do not.
+        self._shared_seed = None
+        if isinstance(self._dataset, IterDataPipe):
+            self._shared_seed = _draw_seed(loader.generator)
+            seed_random_pipes(self._dataset, self._shared_seed)
         self._iterable = loader._iterable
         self._IterableDataset_len_called = loader._IterableDataset_len_called
         self._auto_collation = loader._auto_collation
@@ -213,7 +240,7 @@ class _BaseDataLoaderIter:
         self._timeout = loader.timeout
         self._collate_fn = loader.collate_fn
         self._sampler_iter = iter(self._index_sampler)
-        self._base_seed = _C.empty((), dtype=_C.int64).random_(generator=loader.generator).item()
+        self._base_seed = _draw_seed(loader.generator)
         self._persistent_workers = loader.persistent_workers
         self._num_yielded = 0
 
@@ -224,6 +251,9 @@ class _BaseDataLoaderIter:
         self._sampler_iter = iter(self._index_sampler)
         self._num_yielded = 0
         self._IterableDataset_len_called = loader._IterableDataset_len_called
+        if isinstance(self._dataset, IterDataPipe) and not first_iter:
+            self._shared_seed = _draw_seed(loader.generator)
+            seed_random_pipes(self._dataset, self._shared_seed)
 
     def _next_index(self):
         return next(self._sampler_iter)
@@ -255,6 +285,9 @@ class _BaseDataLoaderIter:
 class _SingleProcessDataLoaderIter(_BaseDataLoaderIter):
     def __init__(self, loader):
         super().__init__(loader)
+        if isinstance(self._dataset, (IterDataPipe, MapDataPipe)):
+            # tessera has no torch.distributed: one process, rank 0, keeps every item.
+            graph_settings.apply_sharding(self._dataset, 1, 0)
         self._fetcher = _worker.make_fetcher(self._iterable, self._dataset, self._auto_collation,
                                              self._collate_fn, self._drop_last)
 
