@@ -58,7 +58,7 @@ from . import optim  # noqa: E402,F401
 # The functions torch writes in Python (torch/functional.py) over its operators.
 from .functional import (  # noqa: E402,F401
     atleast_1d, atleast_2d, atleast_3d, block_diag, broadcast_shapes, broadcast_tensors, cartesian_prod, cdist,
-    meshgrid, nonzero, tensordot, unique, unique_consecutive)
+    chain_matmul, meshgrid, nonzero, tensordot, unique, unique_consecutive)
 
 # Pickling (torch's reduce protocol) and tessera.TypedStorage.
 from . import _utils  # noqa: E402,F401
@@ -108,3 +108,5 @@ __version__ = torch_version.__version__
 # einsum(equation, *operands) as torch spells it (the generated binding takes a list).
 from ._einsum import einsum  # noqa: E402,F401
 
+# torch.range (deprecated, the end included): bound last, so the module's own code keeps the builtin.
+from .functional import deprecated_range as range  # noqa: E402,F401,A001

@@ -173,3 +173,36 @@ def cartesian_prod(*tensors):
 def block_diag(*tensors):
     """A block-diagonal matrix of the inputs (0-D as 1 x 1, 1-D as one row)."""
     return _C._call_op("aten::block_diag", "", (list(tensors),), None)
+
+
+def deprecated_range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
+                     requires_grad=False):
+    """Deprecated: like arange but the end is included (and the default floating dtype)."""
+    warnings.warn("torch.range is deprecated and will be removed in a future release because its behavior is "
+                  "inconsistent with Python's range builtin. Instead, use torch.arange, which produces values in "
+                  "[start, end).")
+    if end is None:
+        start, end = 0, start
+    result = _C._call_op("aten::range", "step", (start, end, step),
+                         {"dtype": dtype, "layout": layout, "device": device})
+    if out is not None:
+        return _copy_out(result, out)
+    return result.requires_grad_() if requires_grad else result
+
+
+def _copy_out(result, out):
+    if tuple(out.shape) != tuple(result.shape):
+        raise RuntimeError(f"range: out= must have shape {tuple(result.shape)}, got {tuple(out.shape)}")
+    return out.copy_(result)
+
+
+def chain_matmul(*matrices, out=None):
+    """Deprecated: the product of the matrices, left to right (linalg.multi_dot's job)."""
+    warnings.warn("torch.chain_matmul is deprecated and will be removed in a future PyTorch release. Use "
+                  "torch.linalg.multi_dot instead, which accepts a list of two or more tensors rather than multiple "
+                  "parameters.")
+    result = _C._call_op("aten::chain_matmul", "", (list(matrices),), None)
+    if out is not None:
+        out.copy_(result)
+        return out
+    return result

@@ -123,3 +123,29 @@ register(
     OpInfo("multinomial", lambda lib, a, **k: lib.multinomial(a.abs().reshape(-1, a.shape[-1]) + 0.1, 2, **k),
            dtypes=tuple(FLOATING), compare="meta", exempt={"forward": RANDOM}),
 )
+
+
+def _range(lib, **k):
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # deprecated in both libraries (test_more_ops.py checks the warning)
+        return lib.range(1, 4, 0.5, **resolve_dtype(lib, k))
+
+
+def _normals(lib, a, **k):
+    """The three tensor-moment forms, seeded (shapes and dtypes compared; the laws are in
+    test_random.py); their grads are zero, as torch's."""
+    lib.manual_seed(0)
+    return lib.normal(a, 0.5) + lib.normal(1.0, a.abs() + 0.1) + lib.normal(a, a.abs())
+
+
+register(
+    OpInfo("range", _range, arity=0, supports_out=False, dtypes=("float32", "float64", "int64"),
+           sample_inputs=lambda dtype: [("1..4 by 0.5", [], {"dtype": dtype})]),
+    OpInfo("normal", _normals, dtypes=("float32", "float64"), compare="meta", supports_out=False,
+           exempt={"forward": RANDOM}),
+    factory("normal", 0.5, 2.0, (2, 3), dtypes=("float32", "float64"), compare="meta", supports_out=False,
+            exempt={"forward": RANDOM}),
+    OpInfo("poisson", lambda lib, a: lib.poisson(a.abs()), dtypes=tuple(FLOATING), compare="meta",
+           supports_out=False, exempt={"forward": RANDOM}),
+)

@@ -247,3 +247,53 @@ register(
     OpInfo("take_along_dim", lambda lib, a, i, **k: lib.take_along_dim(a, i, **k), method="take_along_dim",
            sample_inputs=take_along_dim_samples),
 )
+
+
+# ---------------------------------------------------------------- bucketize, isin, fills
+def bucketize_samples(dtype):
+    boundaries = torch.tensor([-2, 0, 1, 3]).to(getattr(torch, dtype))
+    yield "left", [make_torch((3, 4), dtype, 1), boundaries], {}
+    yield "right int32", [make_torch((5,), dtype, 2), boundaries], {"right": True, "out_int32": True}
+
+
+def isin_samples(dtype):
+    a = make_torch((3, 4), dtype, 1)
+    yield "some", [a, a.reshape(-1)[::3]], {}
+    yield "invert, repeats", [a, torch.cat([a.reshape(-1)[:2], a.reshape(-1)[:2]])], {"invert": True}
+    yield "empty test", [a, a.reshape(-1)[:0]], {}
+
+
+def as_strided_scatter_samples(dtype):
+    a = make_torch((3, 4), dtype, 1)
+    yield "rows", [a, make_torch((2, 2), dtype, 2)], {"size": (2, 2), "stride": (4, 1), "storage_offset": 1}
+    yield "column", [a, make_torch((3,), dtype, 3)], {"size": (3,), "stride": (4,)}
+
+
+NO_BOOL = tuple(d for d in ALL_DTYPES if d != "bool" and not d.startswith("complex"))
+register(
+    OpInfo("bucketize", lambda lib, a, b, **k: lib.bucketize(a, b, **k), sample_inputs=bucketize_samples,
+           dtypes=NO_BOOL),
+    OpInfo("bucketize[scalar]", lambda lib, b, **k: lib.bucketize(1.5, b, **k), supports_out=False,
+           sample_inputs=lambda dtype: [("1.5", [torch.tensor([0.0, 1.0, 2.0]).to(getattr(torch, dtype))], {})],
+           dtypes=("float32", "int64")),
+    OpInfo("isin", lambda lib, a, b, **k: lib.isin(a, b, **k), sample_inputs=isin_samples, dtypes=NO_BOOL),
+    OpInfo("isin[scalar test]", lambda lib, a, **k: lib.isin(a, 1, **k), dtypes=NO_BOOL),
+    OpInfo("isin[scalar element]", lambda lib, b, **k: lib.isin(1, b, **k), supports_out=False,
+           sample_inputs=lambda dtype: [("1", [torch.tensor([0, 1, 2]).to(getattr(torch, dtype))], {})],
+           dtypes=("float32", "int64")),
+    OpInfo("fill", lambda lib, a, **k: lib.fill(a, 2, **k)),
+    OpInfo("fill[tensor]", lambda lib, a, **k: lib.fill(a, lib.tensor(3).to(a.dtype), **k)),
+    OpInfo("fill_diagonal_", lambda lib, a, **k: a.clone().fill_diagonal_(**k), supports_out=False,
+           sample_inputs=lambda dtype: [("square", [make_torch((3, 3), dtype, 1)], {"fill_value": 5}),
+                                        ("wide", [make_torch((2, 4), dtype, 2)], {"fill_value": -1}),
+                                        ("tall wrap", [make_torch((7, 3), dtype, 3)], {"fill_value": 2, "wrap": True}),
+                                        ("tall wrap strided", [make_torch((3, 7), dtype, 4).t()],
+                                         {"fill_value": 2, "wrap": True}),
+                                        ("cube", [make_torch((2, 2, 2), dtype, 5)], {"fill_value": 9})]),
+    OpInfo("as_strided_scatter", lambda lib, a, s, **k: lib.as_strided_scatter(a, s, **k),
+           sample_inputs=as_strided_scatter_samples, method="as_strided_scatter",
+           exempt={"torch_grad": "torch 1.13's backward hands self uninitialised memory; current torch's (grad "
+                                 "with the written region zeroed) is followed, and gradcheck checks it"}),
+    OpInfo("new_empty_strided", lambda lib, a: a.new_empty_strided((2, 3), (1, 2)), compare="meta",
+           supports_out=False, exempt={"forward": "empty memory holds whatever was there: shapes and dtypes only"}),
+)

@@ -1,5 +1,7 @@
 """OpInfo entries for the reductions: every layout of the registry (0-dim, empty, strided,
 expanded) with no dim, one dim, negative dims, keepdim and dtype=."""
+import torch
+
 from opinfo import GradSample, OpInfo, register, resolve_dtype
 
 
@@ -97,4 +99,103 @@ register(
                    {"p": INF, "dim": 0, "maxnorm": 1.0}, {"p": 0.5, "dim": 0, "maxnorm": 4.0})),
     OpInfo("dist", lambda lib, a, b, **k: lib.dist(a, b, **k), arity=2, method="dist",
            kwargs=({}, {"p": 1}, {"p": INF}, {"p": 0}, {"p": 3})),
+)
+
+
+# ---------------------------------------------------------------- statistics and integration
+def _m(shape, dtype, seed, low=-4.0, high=4.0):
+    from opinfo import make_torch
+    return make_torch(shape, dtype, seed, low, high)
+
+
+def cov_samples(dtype):
+    yield "rows", [_m((3, 5), dtype, 1)], {}
+    yield "one variable, correction 0", [_m((6,), dtype, 2)], {"correction": 0}
+    yield "weights", [_m((2, 4), dtype, 3), torch.tensor([1, 2, 0, 3]), _m((4,), "float64", 4, 0.1, 2.0).to(
+        torch.float64 if dtype == "float64" else torch.float32)], {}
+
+
+def _cov(lib, x, *weights, **k):
+    if weights:
+        return lib.cov(x, fweights=weights[0], aweights=weights[1], **k)
+    return lib.cov(x, **k)
+
+
+def quantile_samples(dtype):
+    x = _m((3, 5), dtype, 1)
+    for how in ("linear", "lower", "higher", "midpoint", "nearest"):
+        yield f"scalar q {how}", [x], {"q": 0.35, "dim": 1, "interpolation": how}
+    yield "tensor q keepdim", [x, torch.tensor([0.0, 0.5, 1.0], dtype=getattr(torch, dtype))], {"dim": 0,
+                                                                                              "keepdim": True}
+    yield "all elements", [x], {"q": 0.9}
+    yield "all keepdim", [x], {"q": 0.25, "keepdim": True}
+
+
+def _quantile(name):
+    def call(lib, x, *q, **k):
+        if q:
+            return getattr(lib, name)(x, q[0], **k)
+        return getattr(lib, name)(x, k.pop("q"), **k)
+    return call
+
+
+def nanquantile_samples(dtype):
+    x = _m((3, 5), dtype, 1)
+    x[0, 1] = float("nan")
+    x[2] = float("nan")
+    yield "rows with NaN", [x], {"q": 0.4, "dim": 1}
+    yield "all elements", [x], {"q": 0.5}
+
+
+def mode_samples(dtype):
+    x = torch.tensor([[1, 3, 3, 2, 1, 3], [4, 4, 2, 2, 5, 0], [7, 7, 7, 7, 7, 7]]).to(getattr(torch, dtype))
+    yield "rows", [x], {}
+    yield "columns keepdim", [x], {"dim": 0, "keepdim": True}
+    yield "0-dim", [torch.tensor(2.5).to(getattr(torch, dtype))], {"dim": 0}
+
+
+def trapezoid_samples(dtype):
+    y = _m((3, 4), dtype, 1)
+    yield "dx", [y], {"dx": 0.5}
+    yield "x 1-D dim 0", [y, torch.tensor([0.0, 0.5, 2.0], dtype=getattr(torch, dtype))], {"dim": 0}
+    yield "x broadcast", [y, _m((1, 4), dtype, 2).cumsum(-1)], {}
+
+
+def _trapezoid(name):
+    def call(lib, y, *x, **k):
+        return getattr(lib, name)(y, *x, **k)
+    return call
+
+
+FLOAT_DTYPES = ("float32", "float64")
+register(
+    OpInfo("cov", _cov, sample_inputs=cov_samples, supports_out=False, dtypes=FLOAT_DTYPES,
+           rtol=1e-5, atol=1e-6),
+    OpInfo("corrcoef", lambda lib, x: lib.corrcoef(x), method="corrcoef", supports_out=False, dtypes=FLOAT_DTYPES,
+           sample_inputs=lambda dtype: [("rows", [_m((3, 6), dtype, 5)], {})], rtol=1e-5, atol=1e-6),
+    OpInfo("quantile", _quantile("quantile"), sample_inputs=quantile_samples, dtypes=FLOAT_DTYPES,
+           supports_out=False),
+    OpInfo("nanquantile", _quantile("nanquantile"), sample_inputs=nanquantile_samples, dtypes=FLOAT_DTYPES,
+           supports_out=False, grad_filter=lambda tensors, kwargs: False,
+           exempt={"grad": "the NaN samples have no finite differences: quantile's gradient cases cover the formula"}),
+    # (the samples' ties have no finite differences: nudging one tied value leaves the mode; the
+    # gradient case has distinct values, so the mode is the smallest, with a one-hot gradient)
+    OpInfo("mode", lambda lib, x, **k: lib.mode(x, **k), sample_inputs=mode_samples, method="mode",
+           supports_out=False, dtypes=("int64", "float32", "float64"), grad_filter=lambda tensors, kwargs: False,
+           exempt={"grad": "tied samples: finite differences cannot see a mode that stays put; see grads"},
+           grads=(GradSample(lambda L, a: L.mode(a, 1).values, ([[0.5, -1.25, 2.0], [1.5, 0.75, 0.3]],),
+                             label="distinct values"),)),
+    OpInfo("trapezoid", _trapezoid("trapezoid"), sample_inputs=trapezoid_samples, dtypes=FLOAT_DTYPES,
+           supports_out=False, rtol=1e-5, atol=1e-6),
+    OpInfo("trapz", _trapezoid("trapz"), sample_inputs=trapezoid_samples, dtypes=FLOAT_DTYPES, supports_out=False,
+           rtol=1e-5, atol=1e-6),
+    OpInfo("cumulative_trapezoid", _trapezoid("cumulative_trapezoid"), sample_inputs=trapezoid_samples,
+           dtypes=FLOAT_DTYPES, supports_out=False, rtol=1e-5, atol=1e-6),
+)
+
+register(
+    OpInfo("norm_except_dim", lambda lib, v, **k: lib.norm_except_dim(v, **k), dtypes=FLOAT_DTYPES, supports_out=False,
+           sample_inputs=lambda dtype: [("dim 0", [_m((3, 4), dtype, 1)], {}),
+                                        ("pow 3 dim 1", [_m((2, 3, 2), dtype, 2)], {"pow": 3, "dim": 1}),
+                                        ("whole", [_m((3, 2), dtype, 3)], {"dim": -1})]),
 )

@@ -152,3 +152,13 @@ register(
     OpInfo("meshgrid[xy]", lambda lib, a, b: _meshgrid(lib, a.flatten(), b, indexing="xy"), arity=2,
            supports_out=False),
 )
+
+register(
+    OpInfo("native_channel_shuffle", lambda lib, a: lib.native_channel_shuffle(a, 2), supports_out=False,
+           exempt={"torch_grad": "torch 1.13 records a NotImplemented node; tessera's is channel_shuffle's gradient"},
+           sample_inputs=lambda dtype: [("4 channels", [_vec(dtype, 16, 1).reshape(1, 4, 2, 2)], {})]),
+    OpInfo("chain_matmul", lambda lib, a, b, c: lib.chain_matmul(a, b.t(), c), arity=3, supports_out=False,
+           dtypes=("float32", "float64"),
+           sample_inputs=lambda dtype: [("three", [_vec(dtype, 6, 1).reshape(2, 3), _vec(dtype, 12, 2).reshape(4, 3),
+                                                   _vec(dtype, 8, 3).reshape(4, 2)], {})]),
+)

@@ -3,6 +3,8 @@ meshgrid and friends, writing into copies, renorm / dist) beyond what their regi
 entries sweep: torch's argument errors, the forms with two outputs or Python-side
 arguments (frexp's out=, meshgrid's indexing and warning), and gradients at special
 points."""
+import subprocess
+import sys
 import warnings
 
 import pytest
@@ -59,6 +61,27 @@ ERRORS = [
     "lib.zeros(2, 3).renorm(0, 0, 1)",
     "lib.ones(2, 3, dtype=lib.int64).renorm(2, 0, 1)",
     "lib.dist(lib.ones(2, dtype=lib.int64), lib.zeros(2, dtype=lib.int64))",
+    "lib.mode(lib.tensor([]), 0)",
+    "lib.quantile(lib.tensor([1, 2, 3]), 0.3)",
+    "lib.quantile(lib.tensor([1.0, 2.0]), 1.3)",
+    "lib.quantile(lib.tensor([1.0, 2.0]), lib.tensor([0.2], dtype=lib.float64))",
+    "lib.quantile(lib.tensor([1.0, 2.0]), 0.5, interpolation='foo')",
+    "lib.quantile(lib.tensor([]), 0.5)",
+    "lib.quantile(lib.tensor([1.0, 2.0]), lib.tensor([[0.5]]))",
+    "lib.quantile(lib.tensor([1.0, 2.0]), lib.tensor([0.5, 1.5]))",
+    "lib.cov(lib.ones(2, 2, 2))",
+    "lib.cov(lib.ones(2, 3), fweights=lib.tensor([1.0, 2.0, 3.0]))",
+    "lib.cov(lib.ones(2, 3), fweights=lib.tensor([1, 2]))",
+    "lib.cov(lib.ones(2, 3), aweights=lib.tensor([1, 2, 3]))",
+    "lib.corrcoef(lib.ones(2, 2, 2))",
+    "lib.trapezoid(lib.tensor([1.0, 2.0, 4.0]), lib.tensor([0.0, 1.0]))",
+    "lib.ones(2).fill_diagonal_(5)",
+    "lib.ones(2, 3, 4).fill_diagonal_(5)",
+    "lib.fill(lib.ones(2), lib.ones(2))",
+    "lib.bucketize(lib.ones(2), lib.ones(2, 2))",
+    "lib.chain_matmul()",
+    "lib.chain_matmul(lib.ones(2, 3), lib.ones(2))",
+    "lib.range(1, 4, 0)",
 ]
 
 
@@ -88,6 +111,35 @@ def test_masked_scatter_fills_in_index_order_on_strided_self():
     want = base.t().contiguous().masked_scatter_(mask, source)
     got = to_tessera(base).t().masked_scatter_(to_tessera(mask), to_tessera(source))
     assert torch.equal(to_torch(got), want)
+
+
+def _torch_first_warning(expr):
+    # torch warns once per process: ask a fresh one
+    code = ("import warnings, torch\nwith warnings.catch_warnings(record=True) as w:\n"
+            f"    warnings.simplefilter('always')\n    {expr}\nprint(str(w[0].message))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    return out.stdout.strip().split(" (Triggered internally")[0]
+
+
+def test_deprecated_range_and_chain_matmul_warn_like_torch():
+    for expr, call in (("torch.range(1, 4)", lambda lib: lib.range(1, 4)),
+                       ("torch.chain_matmul(torch.ones(2, 3), torch.ones(3, 2))",
+                        lambda lib: lib.chain_matmul(lib.ones(2, 3), lib.ones(3, 2)))):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            want = call(torch)
+        with pytest.warns(UserWarning) as ours:
+            got = call(tessera)
+        assert str(ours[0].message) == _torch_first_warning(expr), expr
+        assert torch.equal(to_torch(got), want) and str(got.dtype).split(".")[1] == str(want.dtype).split(".")[1]
+
+
+def test_mode_ties_and_last_occurrence_like_torch():
+    x = torch.tensor([[1, 3, 3, 2, 1, 3, 1], [5, 5, 0, 0, 9, 9, 9]])
+    for dim in (0, 1, -1):
+        want, got = torch.mode(x, dim), tessera.mode(to_tessera(x), dim)
+        assert to_torch(got.values).tolist() == want.values.tolist()
+        assert to_torch(got.indices).tolist() == want.indices.tolist()
 
 
 def test_masked_scatter_wants_a_bool_mask():

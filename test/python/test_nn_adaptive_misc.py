@@ -8,21 +8,7 @@ import torch
 import tessera
 
 
-def to_t(x):
-    return tessera.from_numpy(x.detach().numpy().copy())
-
-
-def to_torch(x):
-    return torch.from_numpy(x.detach().numpy().copy())
-
-
-def rand(shape, seed):
-    return torch.randn(*shape, dtype=torch.float64, generator=torch.Generator().manual_seed(seed))
-
-
-def close(got, want, tol=1e-10):
-    assert tuple(got.shape) == tuple(want.shape)
-    torch.testing.assert_close(to_torch(got), want, rtol=tol, atol=tol)
+from torch_compare import close_to_torch as close, rand, tn as to_torch, tt as to_t  # noqa: E402
 
 
 # -- AdaptiveLogSoftmaxWithLoss

@@ -15,21 +15,7 @@ import tessera.nn.init as I
 import tessera.nn.utils as U
 
 
-def tt(x):
-    return tessera.from_numpy(np.array(x.detach().numpy(), order="C"))
-
-
-def tn(x):
-    return torch.from_numpy(np.array(x.detach().numpy()))
-
-
-def same_error(fn_torch, fn_tessera):
-    with pytest.raises(Exception) as want:
-        fn_torch()
-    with pytest.raises(Exception) as got:
-        fn_tessera()
-    assert got.type is want.type
-    assert str(got.value) == str(want.value)
+from torch_compare import same_error, tt
 
 
 # ------------------------------------------------------------------ gains and fans

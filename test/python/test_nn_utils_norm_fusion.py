@@ -15,21 +15,12 @@ import tessera.nn.utils as U
 from tessera.nn.utils import stateless as SS
 
 
-def tt(x):
-    return tessera.from_numpy(np.array(x.detach().numpy(), order="C"))
+from torch_compare import same_error, tt
+from torch_compare import close as _close
 
 
 def close(got, want, atol=1e-5):
-    np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-4, atol=atol)
-
-
-def same_error(fn_torch, fn_tessera):
-    with pytest.raises(Exception) as want:
-        fn_torch()
-    with pytest.raises(Exception) as got:
-        fn_tessera()
-    assert got.type is want.type
-    assert str(got.value) == str(want.value)
+    _close(got, want, rtol=1e-4, atol=atol)
 
 
 MODULES = {

@@ -508,6 +508,8 @@ RANDOM_ERRORS = [
     "lib.zeros(3, dtype=lib.bool).geometric_(0.5)", "lib.zeros(3, dtype=lib.complex64).geometric_(0.5)",
     "lib.zeros(3).log_normal_(1, 0)", "lib.zeros(3, dtype=lib.int64).log_normal_()",
     "lib.zeros(3, dtype=lib.int32).cauchy_()", "lib.zeros(3, dtype=lib.complex64).cauchy_()",
+    "lib.poisson(lib.tensor([1, 2]))", "lib.poisson(lib.tensor([-1.0, 2.0]))",
+    "lib.normal(lib.zeros(2), -1.0)", "lib.normal(0.0, lib.tensor([1.0, -1.0]))",
 ]
 
 
@@ -517,3 +519,26 @@ def test_random_errors(expr):
     assert isinstance(want, Exception), f"{expr}: torch raised nothing"
     # torch appends "(Could this error message be improved? ...)" to some of its checks
     assert str(want).split("\n")[0].startswith(str(got).split("\n")[0])
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_poisson_moments_and_zero_rate(dtype):
+    tessera.manual_seed(13)
+    rates = tessera.tensor([0.0, 0.5, 4.0, 40.0], dtype=getattr(tessera, dtype)).repeat(50_000)
+    draws = as_torch(tessera.poisson(rates)).reshape(-1, 4).double()
+    assert draws[:, 0].eq(0).all() and draws.eq(draws.round()).all() and draws.ge(0).all()
+    for j, rate in enumerate([0.5, 4.0, 40.0], start=1):
+        assert abs(draws[:, j].mean().item() - rate) < 6 * math.sqrt(rate / 50_000)
+        assert abs(draws[:, j].var().item() - rate) < 0.05 * rate
+
+
+def test_normal_with_tensor_moments():
+    tessera.manual_seed(14)
+    mean = tessera.tensor([-3.0, 0.0, 5.0], dtype=tessera.float64).repeat(40_000)
+    std = tessera.tensor([0.5, 1.0, 2.0], dtype=tessera.float64).repeat(40_000)
+    for draws in (tessera.normal(mean, std), tessera.normal(mean, 1.0), tessera.normal(2.0, std)):
+        assert tuple(draws.shape) == (120_000,)
+    d = as_torch(tessera.normal(mean, std)).reshape(-1, 3)
+    assert torch.allclose(d.mean(0), torch.tensor([-3.0, 0.0, 5.0], dtype=torch.float64), atol=0.05)
+    assert torch.allclose(d.std(0), torch.tensor([0.5, 1.0, 2.0], dtype=torch.float64), rtol=0.02)
+    assert tuple(tessera.normal(0.0, 1.0, (2, 5)).shape) == (2, 5)

@@ -2,7 +2,6 @@
 constructors, type names), the typed storages, Tensor.new / new_tensor, apply_ / map_ /
 map2_, as_subclass, and the device probes a CPU-only torch answers (cuda(), pin_memory(),
 is_xpu, volatile, ...)."""
-import warnings
 
 import pytest
 import torch
@@ -17,14 +16,7 @@ STORAGES = ["FloatStorage", "DoubleStorage", "HalfStorage", "BFloat16Storage", "
             "ShortStorage", "IntStorage", "LongStorage", "BoolStorage", "ComplexFloatStorage", "ComplexDoubleStorage"]
 
 
-def outcome(fn):
-    """('ok', result) or (exception type name, message), torch's spelled as tessera's."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return ("ok", fn())
-    except Exception as e:  # noqa: BLE001  (the comparison is the point)
-        return (type(e).__name__, str(e).replace("torch", "tessera"))
+from torch_compare import outcome  # noqa: E402
 
 
 def same_kind(fn):

@@ -7,7 +7,6 @@ import pickle
 import subprocess
 import sys
 import types
-import warnings
 
 import numpy as np
 import pytest
@@ -18,14 +17,7 @@ import tessera
 LIBS = (torch, tessera)
 
 
-def outcome(fn):
-    """('ok', result) or (exception type name, message), torch's spelled as tessera's."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return ("ok", fn())
-    except Exception as e:  # noqa: BLE001  (the comparison is the point)
-        return (type(e).__name__, str(e).replace("torch", "tessera"))
+from torch_compare import outcome  # noqa: E402
 
 
 @pytest.fixture

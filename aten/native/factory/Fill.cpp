@@ -3,6 +3,9 @@
 #include <aten/core/Dispatch.h>
 #include <aten/native/NativeFunctions.h>
 #include <aten/native/TensorIterator.h>
+#include <aten/ops/Functions.h>
+
+#include <algorithm>
 
 namespace at::inline tessera::native {
 
@@ -43,6 +46,37 @@ Tensor& fill_tensor_meta_(Tensor& self, const Tensor& value) {
   check_fill_value(value);
   // A value with data is checked against self's dtype as a real fill would check it.
   if (!value.is_meta()) return fill_meta_(self, value.item());
+  return self;
+}
+
+// The functional fill: a copy of self with every element set to value (through fill_ on a
+// clone, so a value tensor gets its gradient as torch's fill gives it).
+Tensor fill_Scalar(const Tensor& self, const Scalar& value) { return self.clone().fill_(value); }
+Tensor fill_Tensor(const Tensor& self, const Tensor& value) { return self.clone().fill_(value); }
+
+// The main diagonal of a matrix, or of an n-D tensor with all dims equal, set to a value; a
+// tall matrix with wrap restarts the diagonal every cols + 1 rows (NumPy's fill_diagonal).
+Tensor& fill_diagonal_(Tensor& self, const Scalar& fill_value, bool wrap) {
+  const int64_t n = self.dim();
+  TORCH_CHECK(n >= 2, "dimensions must larger than 1");
+  for (int64_t i = 1; i < n; ++i) {
+    TORCH_CHECK(n == 2 || self.size(i) == self.size(0), "all dimensions of input must be of equal length");
+  }
+  int64_t length = self.size(0), stride = 0;
+  for (int64_t i = 0; i < n; ++i) stride += self.stride(i);
+  for (int64_t i = 1; i < n; ++i) length = std::min(length, self.size(i));
+  if (n == 2 && wrap && self.size(0) > self.size(1) + 1) {
+    // every (cols + 1)-th row restarts the diagonal: the flat positions k * (cols + 1)
+    if (!self.is_contiguous()) {
+      Tensor dense = self.contiguous();
+      fill_diagonal_(dense, fill_value, wrap);
+      self.copy_(dense);
+      return self;
+    }
+    const int64_t rows = self.size(0), cols = self.size(1);
+    length = (rows * cols + cols) / (cols + 1);
+  }
+  self.as_strided({length}, {stride}, self.storage_offset()).fill_(fill_value);
   return self;
 }
 

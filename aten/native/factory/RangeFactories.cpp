@@ -5,6 +5,7 @@
 #include <aten/native/NativeFunctions.h>
 #include <aten/native/factory/TensorFactories.h>
 #include <aten/ops/Functions.h>
+#include <c10/core/DefaultDtype.h>
 
 #include <algorithm>
 #include <cmath>
@@ -316,6 +317,25 @@ Tensor& tril_indices_out_cpu(int64_t row, int64_t col, int64_t offset, Tensor& o
 }
 Tensor& tril_indices_out_meta(int64_t row, int64_t col, int64_t offset, Tensor& out) {
   return triangle_indices_out(row, col, offset, out, false, false);
+}
+
+// torch.range: like arange but the end is included; torch warns that it is deprecated (the
+// Python wrapper does), and it defaults to the default floating dtype.
+Tensor range_step(const Scalar& start, const Scalar& end, const Scalar& step, std::optional<at::ScalarType> dtype,
+                  std::optional<at::Layout> layout, std::optional<at::Device> device, std::optional<bool> pin_memory) {
+  const double a = start.to<double>(), b = end.to<double>(), s = step.to<double>();
+  TORCH_CHECK(s != 0, "step must be nonzero");
+  TORCH_CHECK(std::isfinite(a) && std::isfinite(b), "unsupported range: ", a, " -> ", b);
+  TORCH_CHECK((s > 0 && b >= a) || (s < 0 && b <= a), "upper bound and larger bound inconsistent with step sign");
+  const int64_t count = static_cast<int64_t>(std::floor((b - a) / s)) + 1;
+  Tensor out = at::empty({count}, dtype.value_or(c10::get_default_dtype()), layout, device, pin_memory,
+                         std::nullopt);
+  if (out.is_meta() || count == 0) return out;
+  return out.copy_(at::add(at::mul(at::arange(count, c10::kDouble, std::nullopt, std::nullopt, std::nullopt), s), a));
+}
+Tensor range(const Scalar& start, const Scalar& end, std::optional<at::ScalarType> dtype,
+             std::optional<at::Layout> layout, std::optional<at::Device> device, std::optional<bool> pin_memory) {
+  return range_step(start, end, 1, dtype, layout, device, pin_memory);
 }
 
 }  // namespace at::inline tessera::native

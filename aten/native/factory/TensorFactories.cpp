@@ -307,5 +307,12 @@ Tensor new_empty(const Tensor& self, IntArrayRef size, std::optional<at::ScalarT
                    device.value_or(self.device()), pin_memory, std::nullopt);
 }
 
+Tensor new_empty_strided(const Tensor& self, IntArrayRef size, IntArrayRef stride, std::optional<at::ScalarType> dtype,
+                         std::optional<at::Layout> layout, std::optional<at::Device> device,
+                         std::optional<bool> pin_memory) {
+  return at::empty_strided(size, stride, dtype.value_or(self.scalar_type()), layout.value_or(self.layout()),
+                           device.value_or(self.device()), pin_memory);
+}
+
 }  // namespace at::inline tessera::native
 

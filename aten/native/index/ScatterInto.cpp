@@ -10,7 +10,10 @@
 #include <aten/ops/Functions.h>
 #include <c10/util/Exception.h>
 
+#include <algorithm>
 #include <limits>
+#include <numeric>
+#include <vector>
 
 namespace at::inline tessera::native {
 
@@ -94,6 +97,25 @@ Tensor masked_scatter(const Tensor& self, const Tensor& mask, const Tensor& sour
   const auto sizes = infer_size(self.sizes(), mask.sizes());
   Tensor out = self.expand(sizes).clone();
   return masked_scatter_(out, mask, source);
+}
+
+// src written at the storage positions the as_strided view would read, counting them in a
+// copy of self laid out as self is (dense): the copy is taken in self's memory order and
+// index_put out of place, so the gradients come from index_put and the permutations.
+Tensor as_strided_scatter(const Tensor& self, const Tensor& src, IntArrayRef size, IntArrayRef stride,
+                          std::optional<int64_t> storage_offset) {
+  std::vector<int64_t> order(static_cast<size_t>(self.dim()));
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return self.stride(a) > self.stride(b); });
+  std::vector<int64_t> inverse(order.size());
+  for (size_t i = 0; i < order.size(); ++i) inverse[static_cast<size_t>(order[i])] = static_cast<int64_t>(i);
+  const Tensor in_memory_order = self.permute(order).contiguous();
+  const Tensor positions = at::arange(self.numel(), c10::kLong, std::nullopt, self.device(), std::nullopt)
+                               .as_strided(size, stride, storage_offset.value_or(0));
+  TORCH_CHECK(positions.sizes() == src.sizes(), "expected src to have a size equal to the slice of self. src size = ",
+              src.sizes(), ", slice size = ", positions.sizes());
+  const Tensor written = in_memory_order.reshape({-1}).index_put({positions.reshape({-1})}, src.reshape({-1}));
+  return written.view(in_memory_order.sizes()).permute(inverse);
 }
 
 }  // namespace at::inline tessera::native

@@ -112,4 +112,17 @@ Tensor& addr_(Tensor& self, const Tensor& vec1, const Tensor& vec2, const Scalar
   return self.copy_(addr_value(self, vec1, vec2, beta, alpha));
 }
 
+// The product of a chain of matrices, left to right (torch warns it is deprecated in favour
+// of linalg.multi_dot; the Python wrapper does).
+Tensor chain_matmul(TensorList matrices) {
+  TORCH_CHECK(!matrices.empty(), "chain_matmul(): Expected one or more matrices");
+  for (size_t i = 0; i < matrices.size(); ++i) {
+    TORCH_CHECK(matrices[i].dim() == 2, "Tensor dimension is ", matrices[i].dim(), ", expected 2 instead.");
+  }
+  if (matrices.size() == 1) return matrices[0].clone();
+  Tensor product = at::mm(matrices[0], matrices[1]);
+  for (size_t i = 2; i < matrices.size(); ++i) product = at::mm(product, matrices[i]);
+  return product;
+}
+
 }  // namespace at::inline tessera::native

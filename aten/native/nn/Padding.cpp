@@ -162,4 +162,6 @@ Tensor pixel_unshuffle(const Tensor& self, int64_t downscale_factor) {
   return self.reshape(split).permute(perm).reshape(out);
 }
 
+Tensor native_channel_shuffle(const Tensor& self, int64_t groups) { return at::channel_shuffle(self, groups); }
+
 }  // namespace at::inline tessera::native

@@ -10,6 +10,8 @@
 // from block first + i / per_block on whichever thread runs it: the numbers depend on the
 // seed and the call sequence only, not on the thread count.
 #include <aten/core/Dispatch.h>
+#include <aten/core/Parallel.h>
+#include <aten/native/Broadcast.h>
 #include <aten/native/NativeFunctions.h>
 #include <aten/native/TensorIterator.h>
 #include <aten/native/factory/TensorFactories.h>
@@ -21,6 +23,7 @@
 #include <limits>
 #include <mutex>
 #include <numeric>
+#include <random>
 
 namespace at::inline tessera::native {
 
@@ -399,6 +402,83 @@ Tensor& cauchy_cpu_(Tensor& self, double median, double sigma, std::optional<at:
 Tensor& cauchy_meta_(Tensor& self, double median, double sigma, std::optional<at::Generator> generator) {
   check_cauchy(self.scalar_type());
   return self;
+}
+
+// ---------------------------------------------------------------- normal with tensor moments, poisson
+
+namespace {
+void check_std_tensor(const Tensor& std) {
+  TORCH_CHECK(!std.is_complex(), "normal expects standard deviation to be non-complex");
+  if (!std.is_meta() && std.numel() > 0) {
+    TORCH_CHECK(std.min().ge(0).item().toBool(), "normal expects all elements of std >= 0.0");
+  }
+}
+}  // namespace
+
+// Samples around a tensor of means (or with a tensor of deviations): standard normals from
+// normal_, scaled and shifted. Their derivative is zero, as torch's (no reparameterization).
+Tensor normal_Tensor_float(const Tensor& mean, double std, std::optional<at::Generator> generator) {
+  check_normal_args(mean.scalar_type(), std);
+  Tensor out = at::empty_like(mean);
+  if (out.is_meta()) return out;
+  return out.normal_(0.0, std, generator).add_(mean);
+}
+
+Tensor normal_float_Tensor(double mean, const Tensor& std, std::optional<at::Generator> generator) {
+  check_std_tensor(std);
+  Tensor out = at::empty_like(std);
+  if (out.is_meta()) return out;
+  return out.normal_(0.0, 1.0, generator).mul_(std).add_(mean);
+}
+
+Tensor normal_Tensor_Tensor(const Tensor& mean, const Tensor& std, std::optional<at::Generator> generator) {
+  check_std_tensor(std);
+  const auto sizes = infer_size(mean.sizes(), std.sizes());
+  Tensor out = at::empty(sizes, TensorOptions().dtype(c10::promoteTypes(mean.scalar_type(), std.scalar_type()))
+                                    .device(mean.device()));
+  if (out.is_meta()) return out;
+  return out.normal_(0.0, 1.0, generator).mul_(std).add_(mean);
+}
+
+Tensor normal_float_float(double mean, double std, IntArrayRef size, std::optional<at::Generator> generator,
+                          std::optional<at::ScalarType> dtype, std::optional<at::Layout> layout,
+                          std::optional<at::Device> device, std::optional<bool> pin_memory) {
+  Tensor out = at::empty(size, dtype, layout, device, pin_memory, std::nullopt);
+  if (out.is_meta()) {
+    check_normal_args(out.scalar_type(), std);
+    return out;
+  }
+  return out.normal_(mean, std, generator);
+}
+
+// A Poisson draw per element with that element's rate: each element seeds its own engine
+// from its Philox block, so the draws depend on the seed and call order only.
+Tensor poisson_cpu(const Tensor& self, std::optional<at::Generator> generator) {
+  if (!c10::isFloatingType(self.scalar_type())) not_implemented("poisson_cpu", self.scalar_type());
+  const Tensor rates = self.contiguous();
+  Tensor out = at::empty_like(rates);
+  const int64_t n = rates.numel();
+  if (n == 0) return out;
+  TORCH_CHECK(rates.min().ge(0).item().toBool(), "invalid Poisson rate, expected rate to be non-negative");
+  const auto [key, first] = reserve(generator, static_cast<uint64_t>(n));
+  dispatch_types<kFloating | kReducedFloat>(self.scalar_type(), "poisson_cpu", [&]<typename T>() {
+    const T* rate = rates.data_ptr<T>();
+    T* o = out.data_ptr<T>();
+    at::parallel_for(0, n, 1024, [&, key = key, first = first](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) {
+        const Words w = CPUGeneratorImpl::philox(key, first + static_cast<uint64_t>(i));
+        std::mt19937_64 engine((static_cast<uint64_t>(w[0]) << 32) | w[1]);
+        const double lambda = static_cast<double>(rate[i]);
+        o[i] = lambda == 0 ? T(0) : cast<T>(static_cast<double>(std::poisson_distribution<int64_t>(lambda)(engine)));
+      }
+    });
+  });
+  return out;
+}
+
+Tensor poisson_meta(const Tensor& self, std::optional<at::Generator> generator) {
+  if (!c10::isFloatingType(self.scalar_type())) not_implemented("poisson_cpu", self.scalar_type());
+  return at::empty_like(self);
 }
 
 Tensor& random_from_cpu_(Tensor& self, int64_t from, std::optional<int64_t> to, std::optional<at::Generator> generator) {

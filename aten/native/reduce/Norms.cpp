@@ -180,4 +180,16 @@ Tensor& renorm_(Tensor& self, const c10::Scalar& p, int64_t dim, const c10::Scal
 // The p-norm of self - other (broadcast).
 Tensor dist(const Tensor& self, const Tensor& other, const c10::Scalar& p) { return at::norm(at::sub(self, other), p); }
 
+// The pow-norm of v over every dim but dim (weight normalization's denominator), shaped to
+// broadcast against v; dim -1 takes the norm of the whole tensor.
+Tensor norm_except_dim(const Tensor& v, int64_t pow, int64_t dim) {
+  if (dim == -1) return v.norm(pow);
+  const int64_t d = wrap_dim(dim, v.dim());
+  std::vector<int64_t> others;
+  for (int64_t i = 0; i < v.dim(); ++i) {
+    if (i != d) others.push_back(i);
+  }
+  return at::norm(v, pow, IntArrayRef(others), true);
+}
+
 }  // namespace at::inline tessera::native

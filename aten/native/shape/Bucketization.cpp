@@ -2,7 +2,8 @@
 // (the last dim of sorted_sequence; leading dims pair up with the input's). Left side finds
 // the first element not below the value, right side the first element above it; both
 // bisections move right past NaN on either side, so NaN values land at the end, as torch's.
-// An optional sorter gives the order of an unsorted sequence.
+// An optional sorter gives the order of an unsorted sequence. bucketize and isin are written
+// over it.
 #include <aten/core/Dispatch.h>
 #include <aten/core/Parallel.h>
 #include <aten/native/Broadcast.h>
@@ -137,6 +138,38 @@ Tensor& searchsorted_Scalar_out(const Tensor& sorted_sequence, const Scalar& sel
   resize_out_sizes(out, result.sizes(), "searchsorted");
   out.copy_(result);
   return out;
+}
+
+// ---- bucketize and isin, over searchsorted
+
+Tensor bucketize_Tensor(const Tensor& self, const Tensor& boundaries, bool out_int32, bool right) {
+  TORCH_CHECK(boundaries.dim() == 1, "boundaries tensor must be 1 dimension, but got dim(", boundaries.dim(), ")");
+  return at::searchsorted(boundaries, self, out_int32, right, std::nullopt, std::nullopt);
+}
+Tensor bucketize_Scalar(const Scalar& self, const Tensor& boundaries, bool out_int32, bool right) {
+  TORCH_CHECK(boundaries.dim() == 1, "boundaries tensor must be 1 dimension, but got dim(", boundaries.dim(), ")");
+  return at::searchsorted(boundaries, self, out_int32, right, std::nullopt, std::nullopt);
+}
+
+// Whether each element occurs in test_elements: a bisection into their sorted values.
+Tensor isin_Tensor_Tensor(const Tensor& elements, const Tensor& test_elements, bool assume_unique, bool invert) {
+  const c10::ScalarType common = c10::promoteTypes(elements.scalar_type(), test_elements.scalar_type());
+  const Tensor e = elements.to(common), sorted = std::get<0>(test_elements.to(common).reshape({-1}).sort());
+  Tensor found;
+  if (sorted.numel() == 0) {
+    found = at::zeros(elements.sizes(), TensorOptions().dtype(c10::kBool).device(elements.device()));
+  } else {
+    const Tensor at_ = at::clamp_max(at::searchsorted(sorted, e, false, false, std::nullopt, std::nullopt),
+                                     sorted.numel() - 1);
+    found = sorted.index_select(0, at_.reshape({-1})).reshape(elements.sizes()).eq(e);
+  }
+  return invert ? found.logical_not() : found;
+}
+Tensor isin_Tensor_Scalar(const Tensor& elements, const Scalar& test_element, bool assume_unique, bool invert) {
+  return at::isin(elements, wrapped_scalar_tensor(test_element, elements.device()), assume_unique, invert);
+}
+Tensor isin_Scalar_Tensor(const Scalar& element, const Tensor& test_elements, bool assume_unique, bool invert) {
+  return at::isin(wrapped_scalar_tensor(element, test_elements.device()), test_elements, assume_unique, invert);
 }
 
 }  // namespace at::inline tessera::native

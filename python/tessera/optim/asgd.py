@@ -5,64 +5,53 @@ so their rounding is torch's."""
 import math
 
 from .. import _C
-from .optimizer import Optimizer, _decayed_grads
+from .optimizer import Optimizer, _by_step, _decayed_grads
 
 __all__ = ["ASGD"]
+
+# State entries an old checkpoint may hold as numbers, and how each becomes a 0-dim tensor.
+_AS_TENSOR = (("step", float), ("eta", lambda v: v), ("mu", float))
 
 
 class ASGD(Optimizer):
     def __init__(self, params, lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0, foreach=None,
                  maximize=False):
-        if not 0.0 <= lr:
-            raise ValueError("Invalid learning rate: {}".format(lr))
-        if not 0.0 <= weight_decay:
-            raise ValueError("Invalid weight_decay value: {}".format(weight_decay))
-        defaults = dict(lr=lr, lambd=lambd, alpha=alpha, t0=t0, weight_decay=weight_decay, foreach=foreach,
-                        maximize=maximize)
-        super().__init__(params, defaults)
+        for value, what in ((lr, "learning rate"), (weight_decay, "weight_decay value")):
+            if not 0.0 <= value:
+                raise ValueError(f"Invalid {what}: {value}")
+        super().__init__(params, {"lr": lr, "lambd": lambd, "alpha": alpha, "t0": t0,
+                                  "weight_decay": weight_decay, "foreach": foreach, "maximize": maximize})
 
     def __setstate__(self, state):
         Optimizer.__setstate__(self, state)
         for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-        # Older checkpoints kept Python numbers.
-        for s in self.state.values():
-            if "step" in s and not isinstance(s["step"], _C.Tensor):
-                s["step"] = _C.tensor(float(s["step"]))
-            if "eta" in s and not isinstance(s["eta"], _C.Tensor):
-                s["eta"] = _C.tensor(s["eta"])
-            if "mu" in s and not isinstance(s["mu"], _C.Tensor):
-                s["mu"] = _C.tensor(float(s["mu"]))
+            for key, default in (("foreach", None), ("maximize", False)):
+                group.setdefault(key, default)
+        # Checkpoints from older versions hold Python numbers where tensors are kept now.
+        for entry in self.state.values():
+            for key, convert in _AS_TENSOR:
+                if key in entry and not isinstance(entry[key], _C.Tensor):
+                    entry[key] = _C.tensor(convert(entry[key]))
 
     def _update_group(self, group, params, grads):
-        init = {"step": lambda p: _C.tensor(0.), "eta": lambda p: _C.tensor(group["lr"]),
-                "mu": lambda p: _C.tensor(1.)}
-        etas, mus, axs, steps = self._group_state(params, ("eta", "mu", "ax"), init)
-        lr, lambd, alpha, t0 = group["lr"], group["lambd"], group["alpha"], group["t0"]
+        fresh = {"step": lambda p: _C.tensor(0.), "eta": lambda p: _C.tensor(group["lr"]),
+                 "mu": lambda p: _C.tensor(1.)}
+        etas, mus, axs, steps = self._group_state(params, ("eta", "mu", "ax"), fresh)
         grads = _decayed_grads(group, params, grads)
-        eta_values = [e.item() for e in etas]
-        if group["foreach"]:
-            # torch's multi-tensor path takes the first parameter's rate for the whole group.
-            eta_values = [eta_values[0]] * len(etas)
-        for eta, (ps, gs) in _by_value(eta_values, params, grads):
-            _C._foreach_mul_(ps, 1 - lambd * eta)
-            _C._foreach_add_(ps, gs, alpha=-eta)
+        lambd = group["lambd"]
+        # torch's multi-tensor path applies the first parameter's rate to the whole group.
+        rates = [etas[0]] * len(etas) if group["foreach"] else etas
+        for rate, (ps, gs) in _by_step(rates, params, grads):
+            _C._foreach_mul_(ps, 1 - lambd * rate)
+            _C._foreach_add_(ps, gs, alpha=-rate)
+        # The average: a plain copy of the iterate until step t0, a running mean after.
         for p, ax, mu in zip(params, axs, mus):
-            if mu.item() != 1:
-                ax.add_(p.sub(ax).mul(mu))
-            else:
+            if mu.item() == 1:
                 ax.copy_(p)
-        for s, eta, mu in zip(steps, etas, mus):
-            step = s.item()
-            eta.copy_(_C.tensor(lr / math.pow(1 + lambd * lr * step, alpha)))
-            mu.copy_(_C.tensor(1 / max(1, step - t0)))
-
-
-def _by_value(values, *lists):
-    """The parallel lists split by equal values (one bucket in the usual case)."""
-    buckets = {}
-    for i, v in enumerate(values):
-        buckets.setdefault(v, []).append(i)
-    for v, idx in buckets.items():
-        yield v, [[lst[i] for i in idx] for lst in lists]
+            else:
+                ax.add_(p.sub(ax).mul(mu))
+        lr, power, t0 = group["lr"], group["alpha"], group["t0"]
+        for count, eta, mu in zip(steps, etas, mus):
+            n = count.item()
+            eta.copy_(_C.tensor(lr / math.pow(1 + lambd * lr * n, power)))
+            mu.copy_(_C.tensor(1 / max(1, n - t0)))

@@ -1,8 +1,10 @@
-"""optim.LBFGS: limited-memory BFGS (after minFunc) over all parameters as one flat vector,
-with an optional strong-Wolfe line search. step(closure) re-evaluates the loss as often as
-the iteration needs. The scalars follow torch 1.13's types: curvature terms stay 0-dim
-tensors of the parameters' dtype and the loss a Python float, so both dtypes round as
-torch's do."""
+"""optim.LBFGS: limited-memory BFGS over all parameters taken as one flat vector, with an
+optional line search meeting the strong Wolfe conditions. step(closure) calls the closure
+as many times as its inner iterations need.
+
+Scalar types follow torch 1.13, because its users (and state_dicts) see them: the loss is
+kept as a Python float, while slopes and curvature terms stay 0-dim tensors in the
+parameters' dtype, so both round as torch's do."""
 from .. import _C
 from ..autograd.grad_mode import enable_grad, no_grad
 from .optimizer import Optimizer
@@ -10,315 +12,323 @@ from .optimizer import Optimizer
 __all__ = ["LBFGS"]
 
 
-def _cubic_min(x1, f1, g1, x2, f2, g2, bounds=None):
-    """The minimiser of the cubic through (x1, f1) and (x2, f2) with slopes g1 and g2,
-    clamped to bounds (default: the interval between x1 and x2); the interval's middle
-    when the cubic has no real minimiser."""
-    if bounds is None:
-        lo, hi = (x1, x2) if x1 <= x2 else (x2, x1)
-    else:
-        lo, hi = bounds
-    d1 = g1 + g2 - 3 * (f1 - f2) / (x1 - x2)
-    disc = d1 ** 2 - g1 * g2
-    if not disc >= 0:
+def _own_copy(vec):
+    return vec.clone(memory_format=_C.contiguous_format)
+
+
+# ---------------------------------------------------------------- interpolation
+
+def _cubic_step(a, fa, ga, b, fb, gb, lo=None, hi=None):
+    """Where the cubic Hermite interpolant of (a, fa, slope ga) and (b, fb, slope gb) has
+    its minimum (Nocedal & Wright, eq. 3.59), kept within [lo, hi] (by default the
+    interval the two points span). Without a real minimiser, the middle of [lo, hi]."""
+    if lo is None:
+        lo, hi = (a, b) if a <= b else (b, a)
+    d1 = ga + gb - 3 * (fa - fb) / (a - b)
+    radicand = d1 ** 2 - ga * gb
+    if not radicand >= 0:
         return (lo + hi) / 2.
-    d2 = disc.sqrt()
-    # Measured from the point further along, so the formula divides by the larger slope gap.
-    if x1 <= x2:
-        x = x2 - (x2 - x1) * ((g2 + d2 - d1) / (g2 - g1 + 2 * d2))
+    d2 = radicand.sqrt()
+    # The formula is written from the right-hand end of the pair.
+    if a <= b:
+        near, far, g_near, g_far = a, b, ga, gb
     else:
-        x = x1 - (x1 - x2) * ((g1 + d2 - d1) / (g1 - g2 + 2 * d2))
-    return min(max(x, lo), hi)
+        near, far, g_near, g_far = b, a, gb, ga
+    x = far - (far - near) * ((g_far + d2 - d1) / (g_far - g_near + 2 * d2))
+    if lo > x:
+        x = lo
+    if hi < x:
+        x = hi
+    return x
 
 
-class _Point:
-    """One trial of the line search: step length t, loss f, flat gradient g, slope gtd."""
-    __slots__ = ("t", "f", "g", "gtd")
+# ---------------------------------------------------------------- line search
 
-    def __init__(self, t, f, g, gtd):
-        self.t, self.f, self.g, self.gtd = t, f, g, gtd
+class _Trial:
+    """A step length tried along the search direction: t, loss f, flat gradient g, slope."""
+    __slots__ = ("t", "f", "g", "slope")
+
+    def __init__(self, t, f, g, slope):
+        self.t, self.f, self.g, self.slope = t, f, g, slope
+
+    def detached(self):
+        """The same trial holding a gradient of its own (kept in the bracket)."""
+        return _Trial(self.t, self.f, _own_copy(self.g), self.slope)
 
 
-def _strong_wolfe(evaluate, x, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_change=1e-9, max_ls=25):
-    """A step length along d satisfying the strong Wolfe conditions (Nocedal & Wright,
-    algorithms 3.5 and 3.6): a bracketing phase that grows t, then a zoom that shrinks the
-    bracket by safeguarded cubic interpolation. evaluate(x, t, d) gives (loss, flat grad)
-    at x + t d. Returns (loss, grad, t, evaluations)."""
-    d_norm = d.abs().max()
-    start = _Point(0, f, g.clone(memory_format=_C.contiguous_format), gtd)
+class _WolfeSearch:
+    """Nocedal & Wright's line search (algorithms 3.5 and 3.6): grow the step until an
+    interval is known to hold acceptable points, then narrow it by safeguarded cubic
+    interpolation until a point satisfies
+        sufficient decrease  f(t) <= f(0) + c1 t f'(0)   and
+        strong curvature     |f'(t)| <= c2 |f'(0)|.
+    `evaluate(x, t, d)` returns (loss, flat gradient) at x + t d."""
 
-    def probe(step):
-        f_new, g_new = evaluate(x, step, d)
-        return _Point(step, f_new, g_new, g_new.dot(d))
+    def __init__(self, evaluate, x, d, f0, g0, slope0, c1, c2, tolerance_change, max_ls):
+        self.evaluate, self.x, self.d = evaluate, x, d
+        self.f0, self.slope0 = f0, slope0
+        self.c1, self.c2 = c1, c2
+        self.tolerance_change, self.max_ls = tolerance_change, max_ls
+        self.origin = _Trial(0, f0, _own_copy(g0), slope0)
+        self.calls = 0
 
-    def armijo_fails(p):
-        return p.f > (f + c1 * p.t * gtd)
+    @property
+    def retries(self):
+        """Evaluations after the first; max_ls caps them."""
+        return self.calls - 1
 
-    def curvature_holds(p):
-        return abs(p.gtd) <= -c2 * gtd
+    def probe(self, t):
+        f, g = self.evaluate(self.x, t, self.d)
+        self.calls += 1
+        return _Trial(t, f, g, g.dot(self.d))
 
-    def kept(p):
-        # Points stored in the bracket keep a gradient of their own.
-        return _Point(p.t, p.f, p.g.clone(memory_format=_C.contiguous_format), p.gtd)
+    def too_high(self, p):
+        return p.f > (self.f0 + self.c1 * p.t * self.slope0)
 
-    cur = probe(t)
-    evals, tries = 1, 0
-    prev = start
-    bracket = None
-    done = False
-    while tries < max_ls:
-        if armijo_fails(cur) or (tries > 1 and cur.f >= prev.f):
-            bracket = [prev, kept(cur)]
-            break
-        if curvature_holds(cur):
-            bracket, done = [cur], True
-            break
-        if cur.gtd >= 0:
-            bracket = [prev, kept(cur)]
-            break
-        # Still descending: extrapolate, at least 1% further, at most ten times as far.
-        lo_bound = cur.t + 0.01 * (cur.t - prev.t)
-        hi_bound = cur.t * 10
-        step = _cubic_min(prev.t, prev.f, prev.gtd, cur.t, cur.f, cur.gtd, bounds=(lo_bound, hi_bound))
-        prev = kept(cur)
-        cur = probe(step)
-        evals += 1
-        tries += 1
-    if tries == max_ls:
-        # No bracket found: the start and the last point (only its step, loss and gradient).
-        bracket = [start, _Point(cur.t, cur.f, cur.g, None)]
+    def flat_enough(self, p):
+        return abs(p.slope) <= -self.c2 * self.slope0
 
-    # Zoom: shrink the bracket until a point meets both conditions.
-    low, high = (0, 1) if bracket[0].f <= bracket[-1].f else (1, 0)
-    stalled = False
-    while not done and tries < max_ls:
-        a, b = bracket[0].t, bracket[1].t
-        if abs(b - a) * d_norm < tolerance_change:
-            break
-        step = _cubic_min(a, bracket[0].f, bracket[0].gtd, b, bracket[1].f, bracket[1].gtd)
-        top, bottom = max(a, b), min(a, b)
-        margin = 0.1 * (top - bottom)
-        if min(top - step, step - bottom) < margin:
-            # Too close to an end: move a tenth of the bracket inside it when that happened
-            # twice in a row or the trial fell on (or past) an end.
-            if stalled or step >= top or step <= bottom:
-                step = top - margin if abs(step - top) < abs(step - bottom) else bottom + margin
-                stalled = False
+    def expand(self, t):
+        """Phase one. Returns (ends, accepted): ends is a single acceptable trial (accepted)
+        or the two ends of an interval to zoom into."""
+        last, here = self.origin, self.probe(t)
+        while self.retries < self.max_ls:
+            climbing = self.retries > 1 and here.f >= last.f
+            if self.too_high(here) or climbing:
+                return [last, here.detached()], False
+            if self.flat_enough(here):
+                return [here], True
+            if here.slope >= 0:
+                return [last, here.detached()], False
+            # Still going down: extrapolate by at least 1% of the last move, at most to 10 t.
+            nxt = _cubic_step(last.t, last.f, last.slope, here.t, here.f, here.slope,
+                              lo=here.t + 0.01 * (here.t - last.t), hi=here.t * 10)
+            last = here.detached()
+            here = self.probe(nxt)
+        # Out of evaluations: fall back on the start and the last trial.
+        return [self.origin, here], False
+
+    def narrow(self, ends, accepted):
+        """Phase two: returns the best trial found."""
+        best = 0 if ends[0].f <= ends[-1].f else 1
+        hugging = False  # the previous trial was already close to an end
+        while not accepted and self.retries < self.max_ls:
+            a, b = ends
+            if abs(b.t - a.t) * self.d_norm < self.tolerance_change:
+                break
+            t = _cubic_step(a.t, a.f, a.slope, b.t, b.f, b.slope)
+            right, left = max(a.t, b.t), min(a.t, b.t)
+            margin = 0.1 * (right - left)
+            if min(right - t, t - left) < margin:
+                # Pulled a tenth of the interval inwards when this happens twice running,
+                # or when the interpolant put t on or beyond an end.
+                if hugging or t >= right or t <= left:
+                    t = right - margin if abs(t - right) < abs(t - left) else left + margin
+                    hugging = False
+                else:
+                    hugging = True
             else:
-                stalled = True
-        else:
-            stalled = False
-        cur = probe(step)
-        evals += 1
-        tries += 1
-        if armijo_fails(cur) or cur.f >= bracket[low].f:
-            bracket[high] = kept(cur)
-            low, high = (0, 1) if bracket[0].f <= bracket[1].f else (1, 0)
-        else:
-            if curvature_holds(cur):
-                done = True
-            elif cur.gtd * (bracket[high].t - bracket[low].t) >= 0:
-                bracket[high] = bracket[low]
-            bracket[low] = kept(cur)
-    best = bracket[low]
-    return best.f, best.g, best.t, evals
+                hugging = False
+            p = self.probe(t)
+            worst = 1 - best
+            if self.too_high(p) or p.f >= ends[best].f:
+                ends[worst] = p.detached()
+                best = 0 if ends[0].f <= ends[1].f else 1
+                continue
+            if self.flat_enough(p):
+                accepted = True
+            elif p.slope * (ends[worst].t - ends[best].t) >= 0:
+                ends[worst] = ends[best]
+            ends[best] = p.detached()
+        return ends[best]
+
+    def run(self, t):
+        self.d_norm = self.d.abs().max()
+        chosen = self.narrow(*self.expand(t))
+        return chosen.f, chosen.g, chosen.t, self.calls
+
+
+def _line_search(evaluate, x, t, d, f, g, slope, c1=1e-4, c2=0.9, tolerance_change=1e-9, max_ls=25):
+    """(loss, flat gradient, step length, evaluations) of a strong-Wolfe search along d."""
+    return _WolfeSearch(evaluate, x, d, f, g, slope, c1, c2, tolerance_change, max_ls).run(t)
+
+
+# ---------------------------------------------------------------- the optimizer
+
+# What step() leaves in the first parameter's state after the two counters, in torch's order.
+_CARRIED = ("d", "t", "old_dirs", "old_stps", "ro", "H_diag", "prev_flat_grad", "prev_loss")
 
 
 class LBFGS(Optimizer):
-    """L-BFGS over one parameter group. Its state (iteration counts, the last direction and
-    step, the curvature history) is kept as the state of the first parameter, as in torch,
-    so that state_dict and load_state_dict carry it."""
+    """L-BFGS over a single parameter group. As in torch, everything the iteration carries
+    from one step() to the next (counters, last direction and step length, the curvature
+    pairs) is the state of the first parameter, so state_dict and load_state_dict keep it."""
 
     _checks_complex = False
 
     def __init__(self, params, lr=1, max_iter=20, max_eval=None, tolerance_grad=1e-7, tolerance_change=1e-9,
                  history_size=100, line_search_fn=None):
-        if max_eval is None:
-            max_eval = max_iter * 5 // 4
-        defaults = dict(lr=lr, max_iter=max_iter, max_eval=max_eval, tolerance_grad=tolerance_grad,
-                        tolerance_change=tolerance_change, history_size=history_size,
-                        line_search_fn=line_search_fn)
-        super().__init__(params, defaults)
+        options = {"lr": lr, "max_iter": max_iter,
+                   "max_eval": max_iter * 5 // 4 if max_eval is None else max_eval,
+                   "tolerance_grad": tolerance_grad, "tolerance_change": tolerance_change,
+                   "history_size": history_size, "line_search_fn": line_search_fn}
+        super().__init__(params, options)
         if len(self.param_groups) != 1:
             raise ValueError("LBFGS doesn't support per-parameter options (parameter groups)")
         self._params = self.param_groups[0]["params"]
-        self._numel_cache = None
 
-    # ------------------------------------------------------------ the flat vector
+    # ------------------------------------------------------------ parameters as one vector
 
-    def _numel(self):
-        if self._numel_cache is None:
-            self._numel_cache = sum(p.numel() for p in self._params)
-        return self._numel_cache
+    def _flat_grad(self):
+        return _C.cat([p.new_zeros(p.numel()) if p.grad is None else p.grad.reshape(-1)
+                       for p in self._params], 0)
 
-    def _gather_flat_grad(self):
-        pieces = []
+    def _shift(self, scale, vec):
+        """Every parameter += scale * its slice of the flat vector vec."""
+        start = 0
         for p in self._params:
-            g = p.grad
-            pieces.append(p.new_zeros(p.numel()) if g is None else g.reshape(-1))
-        return _C.cat(pieces, 0)
+            stop = start + p.numel()
+            p.add_(vec[start:stop].view_as(p), alpha=scale)
+            start = stop
 
-    def _add_grad(self, step_size, update):
-        """params += step_size * update, update being a flat vector over all parameters."""
-        offset = 0
-        for p in self._params:
-            n = p.numel()
-            p.add_(update[offset:offset + n].view_as(p), alpha=step_size)
-            offset += n
-        assert offset == self._numel()
+    def _loss_and_grad_at(self, closure, origin, scale, vec):
+        """(loss, flat gradient) at origin + scale * vec; the parameters end at origin."""
+        self._shift(scale, vec)
+        value = float(self._call(closure))
+        grad = self._flat_grad()
+        for p, saved in zip(self._params, origin):
+            p.copy_(saved)
+        return value, grad
 
-    def _clone_param(self):
-        return [p.clone(memory_format=_C.contiguous_format) for p in self._params]
-
-    def _set_param(self, values):
-        for p, v in zip(self._params, values):
-            p.copy_(v)
-
-    def _directional_evaluate(self, closure, x, t, d):
-        """Loss and flat gradient at x + t d; the parameters are put back to x after."""
-        self._add_grad(t, d)
-        loss = float(closure())
-        flat_grad = self._gather_flat_grad()
-        self._set_param(x)
-        return loss, flat_grad
+    @staticmethod
+    def _call(closure):
+        with enable_grad():
+            return closure()
 
     # ------------------------------------------------------------ the step
 
     def step(self, closure):
-        """Up to max_iter L-BFGS iterations; closure() must clear the gradients, recompute
-        the loss, call backward() and return the loss. Returns the loss of the first call."""
+        """Runs up to max_iter iterations. closure() must zero the gradients, compute the
+        loss, call backward() and return the loss; step returns its first value."""
         for hook in list(self._optimizer_step_pre_hooks.values()):
             hook(self, (), {})
         with no_grad():
-            loss = self._iterate(closure)
+            first = self._minimize(closure)
         for hook in list(self._optimizer_step_post_hooks.values()):
             hook(self, (), {})
-        return loss
+        return first
 
-    def _evaluate(self, closure):
-        with enable_grad():
-            return closure()
+    def _minimize(self, closure):
+        opts = self.param_groups[0]
+        max_iter, max_eval = opts["max_iter"], opts["max_eval"]
+        tol_grad, tol_change = opts["tolerance_grad"], opts["tolerance_change"]
+        search = opts["line_search_fn"]
 
-    def _iterate(self, closure):
-        assert len(self.param_groups) == 1
-        group = self.param_groups[0]
-        lr, max_iter, max_eval = group["lr"], group["max_iter"], group["max_eval"]
-        tolerance_grad, tolerance_change = group["tolerance_grad"], group["tolerance_change"]
-        line_search_fn, history_size = group["line_search_fn"], group["history_size"]
+        memory = self.state[self._params[0]]
+        memory.setdefault("func_evals", 0)
+        memory.setdefault("n_iter", 0)
 
-        state = self.state[self._params[0]]
-        state.setdefault("func_evals", 0)
-        state.setdefault("n_iter", 0)
+        first = self._call(closure)
+        loss = float(first)
+        memory["func_evals"] += 1
+        spent = 1
+        grad = self._flat_grad()
+        if grad.abs().max() <= tol_grad:
+            return first  # nothing to do at a stationary point
 
-        orig_loss = self._evaluate(closure)
-        loss = float(orig_loss)
-        current_evals = 1
-        state["func_evals"] += 1
-        flat_grad = self._gather_flat_grad()
-        if flat_grad.abs().max() <= tolerance_grad:
-            return orig_loss  # already optimal
+        direction, step_len, dirs, steps, rhos, h0, last_grad, last_loss = (memory.get(k) for k in _CARRIED)
 
-        d, t = state.get("d"), state.get("t")
-        old_dirs, old_stps, ro = state.get("old_dirs"), state.get("old_stps"), state.get("ro")
-        H_diag = state.get("H_diag")
-        prev_flat_grad, prev_loss = state.get("prev_flat_grad"), state.get("prev_loss")
+        for inner in range(1, max_iter + 1):
+            memory["n_iter"] += 1
+            very_first = memory["n_iter"] == 1
 
-        n_iter = 0
-        while n_iter < max_iter:
-            n_iter += 1
-            state["n_iter"] += 1
-
-            # The search direction.
-            if state["n_iter"] == 1:
-                d = flat_grad.neg()
-                old_dirs, old_stps, ro = [], [], []
-                H_diag = 1
+            if very_first:
+                direction = grad.neg()
+                dirs, steps, rhos = [], [], []
+                h0 = 1
             else:
-                y = flat_grad.sub(prev_flat_grad)
-                s = d.mul(t)
-                ys = y.dot(s)
-                if ys > 1e-10:
-                    # Keep the pair only where the curvature is positive, dropping the oldest
-                    # once history_size pairs are held.
-                    if len(old_dirs) == history_size:
-                        del old_dirs[0], old_stps[0], ro[0]
-                    old_dirs.append(y)
-                    old_stps.append(s)
-                    ro.append(1. / ys)
-                    H_diag = ys / y.dot(y)
-                d = self._two_loop(state, flat_grad, old_dirs, old_stps, ro, H_diag, history_size)
+                h0 = _record_pair(grad.sub(last_grad), direction.mul(step_len), dirs, steps, rhos, h0,
+                                  opts["history_size"])
+                direction = self._descent_direction(memory, grad, dirs, steps, rhos, h0, opts["history_size"])
 
-            if prev_flat_grad is None:
-                prev_flat_grad = flat_grad.clone(memory_format=_C.contiguous_format)
+            if last_grad is None:
+                last_grad = _own_copy(grad)
             else:
-                prev_flat_grad.copy_(flat_grad)
-            prev_loss = loss
+                last_grad.copy_(grad)
+            last_loss = loss
 
-            # The step length: the first iteration scales by the gradient's size.
-            if state["n_iter"] == 1:
-                t = min(1., 1. / flat_grad.abs().sum()) * lr
+            step_len = _first_step_length(grad, opts["lr"]) if very_first else opts["lr"]
+            slope = grad.dot(direction)
+            if slope > -tol_change:
+                break  # d no longer points downhill
+
+            if search is None:
+                self._shift(step_len, direction)
+                converged, used = False, 0
+                if inner != max_iter:
+                    # After the last iteration the loss is not re-evaluated: a stochastic
+                    # caller gets a fresh one from the next step() anyway.
+                    loss = float(self._call(closure))
+                    grad = self._flat_grad()
+                    converged, used = grad.abs().max() <= tol_grad, 1
             else:
-                t = lr
-            gtd = flat_grad.dot(d)
-            if gtd > -tolerance_change:
-                break  # not a descent direction any more
-
-            ls_func_evals = 0
-            if line_search_fn is not None:
-                if line_search_fn != "strong_wolfe":
+                if search != "strong_wolfe":
                     raise RuntimeError("only 'strong_wolfe' is supported")
-                x_init = self._clone_param()
+                origin = [_own_copy(p) for p in self._params]
 
-                def evaluate(x, step, direction):
-                    return self._directional_evaluate(lambda: self._evaluate(closure), x, step, direction)
+                def evaluate(x, t, vec):
+                    return self._loss_and_grad_at(closure, x, t, vec)
 
-                loss, flat_grad, t, ls_func_evals = _strong_wolfe(evaluate, x_init, t, d, loss, flat_grad, gtd)
-                self._add_grad(t, d)
-                opt_cond = flat_grad.abs().max() <= tolerance_grad
-            else:
-                self._add_grad(t, d)
-                opt_cond = False
-                if n_iter != max_iter:
-                    # The last iteration's loss is not re-evaluated (of no use to a stochastic
-                    # caller, who evaluates again next step).
-                    loss = float(self._evaluate(closure))
-                    flat_grad = self._gather_flat_grad()
-                    opt_cond = flat_grad.abs().max() <= tolerance_grad
-                    ls_func_evals = 1
-            current_evals += ls_func_evals
-            state["func_evals"] += ls_func_evals
+                loss, grad, step_len, used = _line_search(evaluate, origin, step_len, direction, loss, grad, slope)
+                self._shift(step_len, direction)
+                converged = grad.abs().max() <= tol_grad
+            spent += used
+            memory["func_evals"] += used
 
-            if n_iter == max_iter or current_evals >= max_eval or opt_cond:
+            if inner == max_iter or spent >= max_eval or converged:
                 break
-            if d.mul(t).abs().max() <= tolerance_change:
-                break  # the parameters barely move
-            if abs(loss - prev_loss) < tolerance_change:
-                break  # the loss barely moves
+            if direction.mul(step_len).abs().max() <= tol_change:
+                break  # the parameters have stopped moving
+            if abs(loss - last_loss) < tol_change:
+                break  # so has the loss
 
-        state["d"] = d
-        state["t"] = t
-        state["old_dirs"] = old_dirs
-        state["old_stps"] = old_stps
-        state["ro"] = ro
-        state["H_diag"] = H_diag
-        state["prev_flat_grad"] = prev_flat_grad
-        state["prev_loss"] = prev_loss
-        return orig_loss
+        memory.update(zip(_CARRIED, (direction, step_len, dirs, steps, rhos, h0, last_grad, last_loss)))
+        return first
 
     @staticmethod
-    def _two_loop(state, flat_grad, old_dirs, old_stps, ro, H_diag, history_size):
-        """-H grad for the inverse-Hessian estimate H of the stored pairs (the two-loop
-        recursion, in one buffer). The first loop's coefficients are kept in state['al']."""
-        if "al" not in state:
-            state["al"] = [None] * history_size
-        al = state["al"]
-        count = len(old_dirs)
-        q = flat_grad.neg()
-        for i in reversed(range(count)):
-            al[i] = old_stps[i].dot(q) * ro[i]
-            q.add_(old_dirs[i], alpha=-al[i])
-        r = _C.mul(q, H_diag)
-        for i in range(count):
-            be_i = old_dirs[i].dot(r) * ro[i]
-            r.add_(old_stps[i], alpha=al[i] - be_i)
+    def _descent_direction(memory, grad, dirs, steps, rhos, h0, history_size):
+        """-H grad, H the inverse-Hessian estimate built from the stored pairs over the
+        initial scaling h0 (the two-loop recursion, Nocedal & Wright algorithm 7.4). The
+        first loop's coefficients stay in memory['al'] between steps, as torch keeps them."""
+        coeffs = memory.setdefault("al", [None] * history_size)
+        pairs = list(zip(dirs, steps, rhos))
+        q = grad.neg()
+        for i in reversed(range(len(pairs))):
+            y, s, rho = pairs[i]
+            coeffs[i] = s.dot(q) * rho
+            q.add_(y, alpha=-coeffs[i])
+        r = q.mul(h0)
+        for (y, s, rho), a in zip(pairs, coeffs):
+            r.add_(s, alpha=a - y.dot(r) * rho)
         return r
+
+
+def _record_pair(y, s, dirs, steps, rhos, h0, history_size):
+    """Adds the curvature pair (y, s) when y.s is safely positive, dropping the oldest pair
+    at capacity; returns the initial Hessian scaling, y.s / y.y for a new pair."""
+    ys = y.dot(s)
+    if not ys > 1e-10:
+        return h0
+    if len(dirs) == history_size:
+        for history in (dirs, steps, rhos):
+            history.pop(0)
+    dirs.append(y)
+    steps.append(s)
+    rhos.append(1. / ys)
+    return ys / y.dot(y)
+
+
+def _first_step_length(grad, lr):
+    """The very first iteration scales its step by the gradient's size (capped at lr)."""
+    shrink = 1. / grad.abs().sum()
+    return (shrink if shrink < 1. else 1.) * lr

@@ -11,17 +11,18 @@ __all__ = ["Rprop"]
 class Rprop(Optimizer):
     def __init__(self, params, lr=1e-2, etas=(0.5, 1.2), step_sizes=(1e-6, 50), foreach=None, maximize=False):
         if not 0.0 <= lr:
-            raise ValueError("Invalid learning rate: {}".format(lr))
-        if not 0.0 < etas[0] < 1.0 < etas[1]:
-            raise ValueError("Invalid eta values: {}, {}".format(etas[0], etas[1]))
-        defaults = dict(lr=lr, etas=etas, step_sizes=step_sizes, foreach=foreach, maximize=maximize)
-        super().__init__(params, defaults)
+            raise ValueError(f"Invalid learning rate: {lr}")
+        shrink, grow = etas[0], etas[1]
+        if not 0.0 < shrink < 1.0 < grow:
+            raise ValueError(f"Invalid eta values: {shrink}, {grow}")
+        super().__init__(params, {"lr": lr, "etas": etas, "step_sizes": step_sizes, "foreach": foreach,
+                                  "maximize": maximize})
 
     def __setstate__(self, state):
         Optimizer.__setstate__(self, state)
         for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
+            for key, default in (("foreach", None), ("maximize", False)):
+                group.setdefault(key, default)
         _tensor_steps(self)  # 1.13 kept an int step; tessera a float32 tensor, as current torch
 
     def _update_group(self, group, params, grads):

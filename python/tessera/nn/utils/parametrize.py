@@ -1,18 +1,20 @@
-"""Parametrizations, as torch.nn.utils.parametrize: a module's tensor (module.weight) is
-replaced by a property that evaluates a chain of small modules on stored "original"
-tensors. The module's class is swapped for a subclass ``Parametrized<Name>`` that holds
-the properties, so other instances of the class are untouched; the chain and its
-originals live in ``module.parametrizations[name]`` (a ParametrizationList), which is
-where state_dict finds them (``parametrizations.weight.original``)."""
+"""Parametrizations, with the interface of torch.nn.utils.parametrize.
+
+Registering a parametrization on ``module.weight`` stores the tensor under
+``module.parametrizations.weight`` -- a ParametrizationList holding the chain of small
+modules and the tensor(s) they start from (``original``, or ``original0``, ``original1``,
+...) -- and makes ``weight`` a computed attribute: reading it runs the chain, assigning to
+it runs the chain's right inverses. The attribute lives on a per-instance subclass named
+``Parametrized<Class>``, so other instances of the class are not affected; the module gets
+its own class back once its last parametrization is removed."""
 import collections.abc
-from contextlib import contextmanager
 import copy
 import copyreg
 
 from ... import _C
 from ...autograd.grad_mode import no_grad
 from ..modules.container import ModuleDict, ModuleList
-from ..modules.module import Module  # noqa: F401 (torch's module namespace has it)
+from ..modules.module import Module  # noqa: F401 (part of torch's module namespace)
 from ..parameter import Parameter
 
 Tensor = _C.Tensor
@@ -20,328 +22,353 @@ Tensor = _C.Tensor
 __all__ = ["cached", "ParametrizationList", "register_parametrization", "is_parametrized",
            "remove_parametrizations", "type_before_parametrizations", "transfer_parametrizations_and_params"]
 
-# Depth of nested cached() blocks and the values computed inside them, keyed by
-# (id(module), tensor name).
+# How many cached() blocks are open, and the values computed inside them by
+# (id(module), attribute name). torch code reads the first under this name.
 _cache_enabled = 0
 _cache = {}
 
 
-def _torch_str(value):
-    # dtypes and sizes as torch prints them in its messages
+def _tstr(value):
+    # dtypes and sizes spelled as in torch's messages
     return str(value).replace("tessera.", "torch.")
 
 
-@contextmanager
-def cached():
-    """Within this block each parametrized tensor is computed once, on first access, and
-    the same value is returned afterwards (useful when a weight is used many times in one
-    forward, as in recurrent layers). Blocks nest; the cache empties at the outermost exit."""
-    global _cache, _cache_enabled
-    _cache_enabled += 1
-    try:
-        yield
-    finally:
+def _type_name(value):
+    return type(value).__name__
+
+
+class _CachingBlock:
+    def __enter__(self):
+        global _cache_enabled
+        _cache_enabled += 1
+        return self
+
+    def __exit__(self, *exc_info):
+        global _cache_enabled
         _cache_enabled -= 1
-        if not _cache_enabled:
-            _cache = {}
+        if _cache_enabled == 0:
+            _cache.clear()
+        return False
 
 
-def _register_parameter_or_buffer(module, name, value):
-    if isinstance(value, Parameter):
-        module.register_parameter(name, value)
+def cached():
+    """A context manager inside which every parametrized attribute is evaluated once, at its
+    first read, and that value is handed out again afterwards (for weights read many times
+    per forward, as in recurrent layers). Blocks may nest; the outermost exit forgets the
+    values."""
+    return _CachingBlock()
+
+
+def _register_tensor(owner, name, tensor):
+    # a Parameter stays a parameter, anything else becomes a buffer
+    if isinstance(tensor, Parameter):
+        owner.register_parameter(name, tensor)
     else:
-        module.register_buffer(name, value)
+        owner.register_buffer(name, tensor)
 
 
-def _point_at(tensor, value):
-    # torch uses tensor.set_(value): the tensor object (which optimizers hold) keeps its
-    # identity and takes value's storage and shape. Assigning .data does the same here.
-    tensor.data = value
+def _rebind(target, source):
+    # The object ``target`` (perhaps held by an optimizer) takes source's values and shape,
+    # the way torch's Tensor.set_ does.
+    target.data = source
+
+
+def _run_right_inverses(chain, value, *, required):
+    """``value`` taken back through the chain's right_inverse methods, last module first.
+    With ``required`` a module lacking one is an error; otherwise it (or one raising
+    NotImplementedError) counts as the identity."""
+    for step in reversed(list(chain)):
+        inverse = getattr(step, "right_inverse", None)
+        if inverse is None:
+            if required:
+                raise RuntimeError(f"parametrization {_type_name(step)} does not implement right_inverse.")
+            continue
+        if required:
+            value = inverse(value)
+        else:
+            try:
+                value = inverse(value)
+            except NotImplementedError:
+                pass
+    return value
 
 
 class ParametrizationList(ModuleList):
-    """The parametrizations of one tensor, applied in order, and the tensor(s) they are
-    applied to: ``original`` when the last right_inverse gives one tensor, else
-    ``original0``, ``original1``, ... Assigning to the parametrized attribute calls
-    right_inverse (each parametrization's, last to first) and stores the result."""
+    """The chain of parametrizations on one tensor, in application order, with the
+    tensor(s) it is evaluated on: ``original`` if the right inverses give back one tensor,
+    otherwise ``original0``, ``original1``, ... Its right_inverse stores new originals."""
 
     def __init__(self, modules, original, unsafe=False):
-        if len(modules) == 0:
+        if len(modules) < 1:
             raise ValueError("ParametrizationList requires one or more modules.")
         super().__init__(modules)
         self.unsafe = unsafe
-        original_shape, original_dtype = original.shape, original.dtype
-
-        # Without a right_inverse (or when it raises NotImplementedError) a parametrization
-        # is taken to be the identity on this side.
+        before = (original.shape, original.dtype)
         with no_grad():
-            new = original
-            for module in reversed(self):
-                if hasattr(module, "right_inverse"):
-                    try:
-                        new = module.right_inverse(new)
-                    except NotImplementedError:
-                        pass
-        if not isinstance(new, (Tensor, collections.abc.Sequence)):
-            raise ValueError("'right_inverse' must return a Tensor or a Sequence of tensors (list, tuple...). "
-                             f"Got {type(new).__name__}")
-        self.is_tensor = isinstance(new, Tensor)
-        self.ntensors = 1 if self.is_tensor else len(new)
-
-        if self.is_tensor:
-            if original.dtype != new.dtype:
-                raise ValueError("When `right_inverse` outputs one tensor, it may not change the dtype.\n"
-                                 f"original.dtype: {_torch_str(original.dtype)}\n"
-                                 f"right_inverse(original).dtype: {_torch_str(new.dtype)}")
-            # The same tensor object stays registered, so an optimizer holding it still works.
-            with no_grad():
-                _point_at(original, new)
-            _register_parameter_or_buffer(self, "original", original)
+            start = _run_right_inverses(self, original, required=False)
+        if isinstance(start, Tensor):
+            self.is_tensor, self.ntensors = True, 1
+            self._adopt_single(original, start)
+        elif isinstance(start, collections.abc.Sequence):
+            self.is_tensor, self.ntensors = False, len(start)
+            self._adopt_several(original, start)
         else:
-            for i, original_i in enumerate(new):
-                if not isinstance(original_i, Tensor):
-                    raise ValueError("'right_inverse' must return a Tensor or a Sequence of tensors "
-                                     "(list, tuple...). "
-                                     f"Got element {i} of the sequence with type {type(original_i).__name__}.")
-                if isinstance(original, Parameter):
-                    original_i = Parameter(original_i)
-                original_i.requires_grad_(original.requires_grad)
-                _register_parameter_or_buffer(self, f"original{i}", original_i)
+            raise ValueError("'right_inverse' must return a Tensor or a Sequence of tensors (list, tuple...). "
+                             f"Got {_type_name(start)}")
+        if not unsafe:
+            self._check_result(*before)
 
-        if not self.unsafe:
-            value = self()
-            if not isinstance(value, Tensor):
-                raise ValueError(f"A parametrization must return a tensor. Got {type(value).__name__}.")
-            if value.dtype != original_dtype:
-                raise ValueError("Registering a parametrization may not change the dtype of the tensor, unless "
-                                 "`unsafe` flag is enabled.\n"
-                                 f"unparametrized dtype: {_torch_str(original_dtype)}\n"
-                                 f"parametrized dtype: {_torch_str(value.dtype)}")
-            if value.shape != original_shape:
-                raise ValueError("Registering a parametrization may not change the shape of the tensor, unless "
-                                 "`unsafe` flag is enabled.\n"
-                                 f"unparametrized shape: {_torch_str(original_shape)}\n"
-                                 f"parametrized shape: {_torch_str(value.shape)}")
+    def _adopt_single(self, original, start):
+        # the registered tensor object is ``original`` itself, holding start's values
+        if start.dtype != original.dtype:
+            raise ValueError("When `right_inverse` outputs one tensor, it may not change the dtype.\n"
+                             f"original.dtype: {_tstr(original.dtype)}\n"
+                             f"right_inverse(original).dtype: {_tstr(start.dtype)}")
+        with no_grad():
+            _rebind(original, start)
+        _register_tensor(self, "original", original)
+
+    def _adopt_several(self, original, pieces):
+        as_parameter = isinstance(original, Parameter)
+        for k, piece in enumerate(pieces):
+            if not isinstance(piece, Tensor):
+                raise ValueError("'right_inverse' must return a Tensor or a Sequence of tensors "
+                                 "(list, tuple...). "
+                                 f"Got element {k} of the sequence with type {_type_name(piece)}.")
+            stored = Parameter(piece) if as_parameter else piece
+            stored.requires_grad_(original.requires_grad)
+            _register_tensor(self, f"original{k}", stored)
+
+    def _check_result(self, shape, dtype):
+        out = self()
+        if not isinstance(out, Tensor):
+            raise ValueError(f"A parametrization must return a tensor. Got {_type_name(out)}.")
+        problems = (("dtype", dtype, out.dtype), ("shape", shape, out.shape))
+        for what, want, got in problems:
+            if want != got:
+                raise ValueError(f"Registering a parametrization may not change the {what} of the tensor, "
+                                 "unless `unsafe` flag is enabled.\n"
+                                 f"unparametrized {what}: {_tstr(want)}\n"
+                                 f"parametrized {what}: {_tstr(got)}")
+
+    def _original_names(self):
+        return ["original"] if self.is_tensor else [f"original{k}" for k in range(self.ntensors)]
 
     def right_inverse(self, value):
-        """Stores the originals that make the chain produce ``value``."""
+        """Makes the chain evaluate to ``value`` by storing ``value`` taken back through every
+        right_inverse as the new original(s)."""
         with no_grad():
-            for module in reversed(self):
-                if not hasattr(module, "right_inverse"):
-                    raise RuntimeError(f"parametrization {type(module).__name__} does not implement "
-                                       "right_inverse.")
-                value = module.right_inverse(value)
+            back = _run_right_inverses(self, value, required=True)
             if self.is_tensor:
-                if not isinstance(value, Tensor):
-                    raise ValueError(f"`right_inverse` should return a tensor. Got {type(value).__name__}")
-                if value.dtype != self.original.dtype:
-                    raise ValueError(f"The tensor returned by `right_inverse` has dtype {_torch_str(value.dtype)} "
-                                     f"while `original` has dtype {_torch_str(self.original.dtype)}")
-                _point_at(self.original, value)
-                return
-            if not isinstance(value, collections.abc.Sequence):
-                raise ValueError(f"'right_inverse' must return a sequence of tensors. Got {type(value).__name__}.")
-            if len(value) != self.ntensors:
-                # (torch's message spells "length" as "lenght"; kept so messages compare equal)
-                raise ValueError("'right_inverse' must return a sequence of tensors of length "
-                                 f"{self.ntensors}. Got a sequence of lenght {len(value)}.")
-            for i, tensor in enumerate(value):
-                original_i = getattr(self, f"original{i}")
-                if not isinstance(tensor, Tensor):
-                    raise ValueError("`right_inverse` must return a sequence of tensors. "
-                                     f"Got element {i} of type {type(tensor).__name__}")
-                if original_i.dtype != tensor.dtype:
-                    raise ValueError(f"Tensor {i} returned by `right_inverse` has dtype {_torch_str(tensor.dtype)} "
-                                     f"while `original{i}` has dtype {_torch_str(original_i.dtype)}")
-                _point_at(original_i, tensor)
+                self._store_single(back)
+            else:
+                self._store_several(back)
+
+    def _store_single(self, back):
+        if not isinstance(back, Tensor):
+            raise ValueError(f"`right_inverse` should return a tensor. Got {_type_name(back)}")
+        current = self.original
+        if back.dtype != current.dtype:
+            raise ValueError(f"The tensor returned by `right_inverse` has dtype {_tstr(back.dtype)} "
+                             f"while `original` has dtype {_tstr(current.dtype)}")
+        _rebind(current, back)
+
+    def _store_several(self, back):
+        if not isinstance(back, collections.abc.Sequence):
+            raise ValueError(f"'right_inverse' must return a sequence of tensors. Got {_type_name(back)}.")
+        if len(back) != self.ntensors:
+            # torch's message misspells "length"; the spelling is kept so messages agree
+            raise ValueError("'right_inverse' must return a sequence of tensors of length "
+                             f"{self.ntensors}. Got a sequence of lenght {len(back)}.")
+        for k, (slot, piece) in enumerate(zip(self._original_names(), back)):
+            if not isinstance(piece, Tensor):
+                raise ValueError("`right_inverse` must return a sequence of tensors. "
+                                 f"Got element {k} of type {_type_name(piece)}")
+            current = getattr(self, slot)
+            if piece.dtype != current.dtype:
+                raise ValueError(f"Tensor {k} returned by `right_inverse` has dtype {_tstr(piece.dtype)} "
+                                 f"while `{slot}` has dtype {_tstr(current.dtype)}")
+            _rebind(current, piece)
 
     def forward(self):
-        if self.is_tensor:
-            x = self[0](self.original)
-        else:
-            x = self[0](*(getattr(self, f"original{i}") for i in range(self.ntensors)))
-        for module in list(self)[1:]:
-            x = module(x)
-        return x
+        head, *tail = list(self)
+        inputs = [getattr(self, slot) for slot in self._original_names()]
+        out = head(*inputs)
+        for step in tail:
+            out = step(out)
+        return out
 
 
-def _inject_new_class(module):
-    """Gives ``module`` a class of its own, Parametrized<Name>, to carry the properties."""
-    cls = module.__class__
+# ---------------------------------------------------------------- the per-instance class
 
-    def default_deepcopy(self, memo):
-        # What deepcopy does for a class without __deepcopy__ (defining __getstate__ below
-        # would otherwise route deepcopy through it).
-        replica = memo.get(id(self))
-        if replica is not None:
-            return replica
-        replica = self.__new__(self.__class__)
-        memo[id(self)] = replica
-        replica.__dict__ = copy.deepcopy(self.__dict__, memo)
-        for slot in copyreg._slotnames(self.__class__):
-            if hasattr(self, slot):
-                setattr(replica, slot, copy.deepcopy(getattr(self, slot), memo))
-        return replica
+class _ParametrizedAttr:
+    """The class attribute standing for a parametrized tensor: reading evaluates the
+    module's chain (once per cached() block), assigning goes through right_inverse."""
 
-    def getstate(self):
-        raise RuntimeError("Serialization of parametrized modules is only supported through state_dict(). See:\n"
-                           "https://pytorch.org/tutorials/beginner/saving_loading_models.html"
-                           "#saving-loading-a-general-checkpoint-for-inference-and-or-resuming-training")
+    def __init__(self, name):
+        self.name = name
 
-    namespace = {"__getstate__": getstate}
-    if not hasattr(cls, "__deepcopy__"):
-        namespace["__deepcopy__"] = default_deepcopy
-    module.__class__ = type(f"Parametrized{cls.__name__}", (cls,), namespace)
-
-
-def _inject_property(module, tensor_name):
-    assert not hasattr(module, tensor_name)
-
-    def get_parametrized(self):
-        parametrization = self.parametrizations[tensor_name]
+    def __get__(self, module, owner=None):
+        if module is None:
+            return self
+        chain = module.parametrizations[self.name]
         if not _cache_enabled:
-            return parametrization()
-        key = (id(self), tensor_name)
-        value = _cache.get(key)
-        if value is None:
-            value = parametrization()
-            _cache[key] = value
-        return value
+            return chain()
+        key = (id(module), self.name)
+        if key not in _cache:
+            _cache[key] = chain()
+        return _cache[key]
 
-    def set_original(self, value):
-        self.parametrizations[tensor_name].right_inverse(value)
-
-    setattr(module.__class__, tensor_name, property(get_parametrized, set_original))
+    def __set__(self, module, value):
+        module.parametrizations[self.name].right_inverse(value)
 
 
-def register_parametrization(module, tensor_name, parametrization, *, unsafe=False):
-    """Replaces ``module.<tensor_name>`` (a parameter or buffer) by ``parametrization``
-    applied to it; registering again on the same name stacks another parametrization on
-    top. ``unsafe=True`` skips the checks that the result keeps its shape and dtype.
-    Returns ``module``."""
-    parametrization.train(module.training)
-    if is_parametrized(module, tensor_name):
-        if not unsafe:
-            _check_stacked(module, tensor_name, parametrization)
-        module.parametrizations[tensor_name].append(parametrization)
-        module.parametrizations[tensor_name].unsafe |= unsafe
-    elif tensor_name in module._buffers or tensor_name in module._parameters:
-        original = getattr(module, tensor_name)
-        parametrizations = ParametrizationList([parametrization], original, unsafe=unsafe)
-        delattr(module, tensor_name)
-        if not is_parametrized(module):
-            _inject_new_class(module)
-            module.parametrizations = ModuleDict()
-        _inject_property(module, tensor_name)
-        module.parametrizations[tensor_name] = parametrizations
-    else:
-        raise ValueError(f"Module '{module}' does not have a parameter, a buffer, or a "
-                         f"parametrized element with name '{tensor_name}'")
-    return module
+def _refuse_pickling(self):
+    raise RuntimeError("Serialization of parametrized modules is only supported through state_dict(). See:\n"
+                       "https://pytorch.org/tutorials/beginner/saving_loading_models.html"
+                       "#saving-loading-a-general-checkpoint-for-inference-and-or-resuming-training")
 
+
+def _deepcopy_members(self, memo):
+    # Deep copy by members, as copy.deepcopy does for classes without hooks; needed because
+    # the __getstate__ above would otherwise be what deepcopy calls.
+    if id(self) in memo:
+        return memo[id(self)]
+    twin = type(self).__new__(type(self))
+    memo[id(self)] = twin
+    object.__setattr__(twin, "__dict__", copy.deepcopy(self.__dict__, memo))
+    for slot in copyreg._slotnames(type(self)):
+        if hasattr(self, slot):
+            object.__setattr__(twin, slot, copy.deepcopy(getattr(self, slot), memo))
+    return twin
+
+
+def _give_own_class(module):
+    base = type(module)
+    members = {"__getstate__": _refuse_pickling}
+    if not hasattr(base, "__deepcopy__"):
+        members["__deepcopy__"] = _deepcopy_members
+    module.__class__ = type("Parametrized" + base.__name__, (base,), members)
+
+
+# ---------------------------------------------------------------- public functions
 
 def _check_stacked(module, tensor_name, parametrization):
-    # A parametrization stacked on another must map tensors like module.<name> (shape,
-    # dtype) to such tensors, and so must its right_inverse when it has one.
-    current = getattr(module, tensor_name)
-    result = parametrization(current)
-    if not isinstance(result, Tensor):
-        raise ValueError(f"A parametrization must return a tensor. Got {type(result).__name__}.")
-    if result.dtype != current.dtype:
-        raise ValueError("Registering a parametrization may not change the dtype of the tensor, unless the "
-                         "`unsafe` flag is enabled.\n"
-                         f"module.{tensor_name}.dtype: {_torch_str(current.dtype)}\n"
-                         f"parametrization(module.{tensor_name}).dtype: {_torch_str(result.dtype)}")
-    if result.shape != current.shape:
-        raise ValueError("Registering a parametrization may not change the shape of the tensor, unless the "
-                         "`unsafe` flag is enabled.\n"
-                         f"module.{tensor_name}.shape: {_torch_str(current.shape)}\n"
-                         f"parametrization(module.{tensor_name}).shape: {_torch_str(result.shape)}")
-    if not hasattr(parametrization, "right_inverse"):
+    # A parametrization added on top of others must keep module.<name>'s shape and dtype,
+    # and so must its right_inverse (if it has a working one).
+    now = getattr(module, tensor_name)
+    mapped = parametrization(now)
+    if not isinstance(mapped, Tensor):
+        raise ValueError(f"A parametrization must return a tensor. Got {_type_name(mapped)}.")
+    for what in ("dtype", "shape"):
+        want, got = getattr(now, what), getattr(mapped, what)
+        if want != got:
+            raise ValueError(f"Registering a parametrization may not change the {what} of the tensor, unless "
+                             "the `unsafe` flag is enabled.\n"
+                             f"module.{tensor_name}.{what}: {_tstr(want)}\n"
+                             f"parametrization(module.{tensor_name}).{what}: {_tstr(got)}")
+    inverse = getattr(parametrization, "right_inverse", None)
+    if inverse is None:
         return
     try:
-        back = parametrization.right_inverse(result)
+        back = inverse(mapped)
     except NotImplementedError:
         return
     if not isinstance(back, Tensor):
-        raise ValueError(f"parametrization.right_inverse must return a tensor. Got: {type(back).__name__}")
-    if back.dtype != current.dtype:
-        raise ValueError("The tensor returned by parametrization.right_inverse must have the same dtype "
-                         f"as module.{tensor_name}, unless the `unsafe` flag is enabled.\n"
-                         f"module.{tensor_name}.dtype: {_torch_str(current.dtype)}\n"
-                         f"returned dtype: {_torch_str(back.dtype)}")
-    if back.shape != current.shape:
-        raise ValueError("The tensor returned by parametrization.right_inverse must have the same shape "
-                         f"as module.{tensor_name}, unless the `unsafe` flag is enabled.\n"
-                         f"module.{tensor_name}.shape: {_torch_str(current.shape)}\n"
-                         f"returned shape: {_torch_str(back.shape)}")
+        raise ValueError(f"parametrization.right_inverse must return a tensor. Got: {_type_name(back)}")
+    for what in ("dtype", "shape"):
+        want, got = getattr(now, what), getattr(back, what)
+        if want != got:
+            raise ValueError("The tensor returned by parametrization.right_inverse must have the same "
+                             f"{what} as module.{tensor_name}, unless the `unsafe` flag is enabled.\n"
+                             f"module.{tensor_name}.{what}: {_tstr(want)}\n"
+                             f"returned {what}: {_tstr(got)}")
+
+
+def register_parametrization(module, tensor_name, parametrization, *, unsafe=False):
+    """Makes ``module.<tensor_name>`` (a parameter, a buffer, or an already parametrized
+    tensor, in which case the new one goes on top) computed by ``parametrization``.
+    ``unsafe=True`` drops the checks that shape and dtype are kept. Returns ``module``."""
+    parametrization.train(module.training)
+    if is_parametrized(module, tensor_name):
+        chain = module.parametrizations[tensor_name]
+        if not unsafe:
+            _check_stacked(module, tensor_name, parametrization)
+        chain.append(parametrization)
+        chain.unsafe = chain.unsafe or unsafe
+        return module
+    if tensor_name not in module._parameters and tensor_name not in module._buffers:
+        raise ValueError(f"Module '{module}' does not have a parameter, a buffer, or a "
+                         f"parametrized element with name '{tensor_name}'")
+    chain = ParametrizationList([parametrization], getattr(module, tensor_name), unsafe=unsafe)
+    delattr(module, tensor_name)
+    first = not is_parametrized(module)
+    if first:
+        _give_own_class(module)
+    assert not hasattr(module, tensor_name)
+    setattr(type(module), tensor_name, _ParametrizedAttr(tensor_name))
+    if first:
+        module.parametrizations = ModuleDict()
+    module.parametrizations[tensor_name] = chain
+    return module
 
 
 def is_parametrized(module, tensor_name=None):
-    """Whether ``module`` has a parametrization on ``tensor_name`` (on any tensor when None)."""
-    parametrizations = getattr(module, "parametrizations", None)
-    if parametrizations is None or not isinstance(parametrizations, ModuleDict):
+    """Whether ``tensor_name`` of ``module`` is parametrized (any of its tensors, if None)."""
+    table = getattr(module, "parametrizations", None)
+    if not isinstance(table, ModuleDict):
         return False
-    if tensor_name is None:
-        return len(parametrizations) > 0
-    return tensor_name in parametrizations
+    return len(table) != 0 if tensor_name is None else tensor_name in table
 
 
 def remove_parametrizations(module, tensor_name, leave_parametrized=True):
-    """Takes the parametrizations off ``tensor_name``. With ``leave_parametrized`` the
-    tensor keeps its current (parametrized) value, else it goes back to its original.
-    The module gets its own class back once nothing on it is parametrized."""
+    """Takes every parametrization off ``tensor_name``. It becomes a plain parameter or
+    buffer again, holding its current value (``leave_parametrized``) or its original one."""
     if not is_parametrized(module, tensor_name):
         raise ValueError(f"Module {module} does not have a parametrization on {tensor_name}")
-    parametrizations = module.parametrizations[tensor_name]
-    if parametrizations.is_tensor:
-        original = parametrizations.original
-        if leave_parametrized:
-            with no_grad():
-                value = getattr(module, tensor_name)
-                _point_at(original, value)
-    else:
+    base = type_before_parametrizations(module)
+    chain = module.parametrizations[tensor_name]
+    if not chain.is_tensor:
         if not leave_parametrized:
             raise ValueError("Cannot leave unparametrized (`leave_parametrized=False`) a tensor "
                              "that is parametrized in terms of a sequence of tensors.")
-        value = getattr(module, tensor_name)  # grad mode on: whether it requires grad matters
-        original = Parameter(value) if value.requires_grad else value
-
-    delattr(module.__class__, tensor_name)
+        # evaluated with grad mode on: whether the result needs grad decides its kind
+        value = getattr(module, tensor_name)
+        restored = Parameter(value) if value.requires_grad else value
+    else:
+        restored = chain.original
+        if leave_parametrized:
+            with no_grad():
+                _rebind(restored, getattr(module, tensor_name))
+    delattr(type(module), tensor_name)
     del module.parametrizations[tensor_name]
-    _register_parameter_or_buffer(module, tensor_name, original)
+    _register_tensor(module, tensor_name, restored)
     if not is_parametrized(module):
         delattr(module, "parametrizations")
-        module.__class__ = module.__class__.__bases__[0]
+        module.__class__ = base
     return module
 
 
 def type_before_parametrizations(module):
-    """The module's class as it was before any parametrization was registered."""
-    if is_parametrized(module):
-        return module.__class__.__bases__[0]
-    return type(module)
+    """``type(module)`` as it was before any parametrization was put on it."""
+    cls = type(module)
+    return cls.__bases__[0] if is_parametrized(module) else cls
 
 
 def transfer_parametrizations_and_params(from_module, to_module, tensor_name=None):
-    """Registers ``from_module``'s parametrizations (of ``tensor_name``, or all) on
-    ``to_module`` too, creating the parameter there when missing, and makes the two
-    share the original tensors. Returns ``to_module``."""
+    """Puts ``from_module``'s parametrizations of ``tensor_name`` (or of all its tensors) on
+    ``to_module`` as well, creating the tensor there if it lacks it, with the two modules
+    sharing the original tensors. Returns ``to_module``."""
     if not is_parametrized(from_module):
         return to_module
-    names = list(from_module.parametrizations) if tensor_name is None else [tensor_name]
+    names = [tensor_name] if tensor_name is not None else list(from_module.parametrizations)
     for name in names:
+        source = from_module.parametrizations[name]
         if not hasattr(to_module, name):
             setattr(to_module, name, Parameter(getattr(from_module, name)))
-        source = from_module.parametrizations[name]
-        for parametrization in source:
-            register_parametrization(to_module, name, parametrization)
+        for step in source:
+            register_parametrization(to_module, name, step)
         target = to_module.parametrizations[name]
-        if hasattr(source, "original"):
-            target.original = source.original
-        else:
-            i = 0
-            while hasattr(source, f"original{i}"):
-                setattr(target, f"original{i}", getattr(source, f"original{i}"))
-                i += 1
+        for slot in source._original_names():
+            setattr(target, slot, getattr(source, slot))
     return to_module

@@ -1,86 +1,91 @@
-"""Calling a module with other tensors in place of its parameters and buffers, as
-torch.nn.utils.stateless.functional_call (1.13): for the call, each named submodule's
-class is swapped for a subclass whose attribute lookup answers the given tensors."""
+"""functional_call, with the interface of torch.nn.utils.stateless (1.13): run a module
+with given tensors standing in for some of its parameters and buffers. For the duration
+of the call every submodule concerned is given a throwaway subclass whose attribute
+reads and writes of the replaced names go to the given tensors."""
 import contextlib
 import warnings
 
-from tessera import Tensor  # noqa: F401 (torch's module namespace has it)
+from tessera import Tensor  # noqa: F401 (part of torch's module namespace)
 
 __all__ = ["functional_call"]
 
 
-def _change_class(module, params_and_buffers):
-    cls = module.__class__
-    attr_to_path = module._attr_to_path
+class _Substitution:
+    """One functional_call's replacements: ``values`` maps dotted paths to tensors; for
+    each submodule touched, its real class and its {attribute: path} table are kept."""
 
-    def _getattribute(self, name):
-        if name in attr_to_path:
-            return params_and_buffers[attr_to_path[name]]
-        return cls.__getattribute__(self, name)
+    def __init__(self, values):
+        self.values = values
+        self.patched = {}  # id(submodule) -> (submodule, real class, {attribute: path})
+        self.first_given = {}  # id(tensor being replaced) -> the value given for it first
 
-    def _setattr(self, name, value):
-        if name in attr_to_path:
-            params_and_buffers[attr_to_path[name]] = value
-        else:
-            return cls.__setattr__(self, name, value)
+    def _owner(self, root, path):
+        *parents, attr = path.split(".")
+        for part in parents:
+            root = getattr(root, part)
+        return root, attr
 
-    module.__class__ = type(f"StatelessReplacer{cls.__name__}", (cls,),
-                            {"__getattribute__": _getattribute, "__setattr__": _setattr})
-    module._orig_class = cls
+    def _note_tied(self, module, attr, path):
+        # Tied weights: only the paths given are replaced. Two different values for one
+        # shared tensor get torch 1.13's deprecation warning.
+        if not hasattr(module, attr):
+            return
+        shared = getattr(module, attr)
+        given = self.values[path]
+        earlier = self.first_given.setdefault(id(shared), given)
+        if earlier is not given:
+            warnings.warn("functional_call was passed multiple values for tied weights. "
+                          "This behavior is deprecated and will be an error in future versions")
 
+    def install(self, root):
+        for path in self.values:
+            module, attr = self._owner(root, path)
+            self._note_tied(module, attr, path)
+            entry = self.patched.get(id(module))
+            if entry is None:
+                entry = (module, type(module), {})
+                self.patched[id(module)] = entry
+                module.__class__ = self._stand_in(entry[1], entry[2])
+            entry[2][attr] = path
 
-def _swap_in(params_and_buffers, replaced):
-    def swap(module, tensor_name, full_path, tensor):
-        if hasattr(module, tensor_name):
-            # Tied weights: only the paths given are replaced. Two different values given
-            # for one shared tensor earn the warning torch 1.13 gives.
-            old = getattr(module, tensor_name)
-            if id(old) not in replaced:
-                replaced[id(old)] = (old, tensor)
-            elif replaced[id(old)][1] is not tensor:
-                warnings.warn("functional_call was passed multiple values for tied weights. "
-                              "This behavior is deprecated and will be an error in future versions")
-        if hasattr(module, "_attr_to_path"):
-            module._attr_to_path[tensor_name] = full_path
-        else:
-            module._attr_to_path = {tensor_name: full_path}
-            _change_class(module, params_and_buffers)
-    return swap
+    def _stand_in(self, real, table):
+        values = self.values
 
+        def __getattribute__(obj, name):
+            if name in table:
+                return values[table[name]]
+            return real.__getattribute__(obj, name)
 
-def _swap_out(module, name, full_path):
-    if hasattr(module, "_orig_class"):
-        module.__class__ = module._orig_class
-        delattr(module, "_orig_class")
-        delattr(module, "_attr_to_path")
+        def __setattr__(obj, name, value):
+            if name in table:
+                values[table[name]] = value
+                return None
+            return real.__setattr__(obj, name, value)
 
+        return type("StatelessReplacer" + real.__name__, (real,),
+                    {"__getattribute__": __getattribute__, "__setattr__": __setattr__})
 
-def _apply_to_submodule(func, module, path, full_path, args):
-    for name in path[:-1]:
-        module = getattr(module, name)
-    func(module, path[-1], full_path, *args)
+    def uninstall(self):
+        for module, real, _ in self.patched.values():
+            module.__class__ = real
+        self.patched.clear()
 
 
 @contextlib.contextmanager
-def _reparametrize_module(module, parameters_and_buffers):
-    replaced = {}
-    for name, tensor in parameters_and_buffers.items():
-        _apply_to_submodule(_swap_in(parameters_and_buffers, replaced), module, name.split("."), name, (tensor,))
+def _substituted(module, parameters_and_buffers):
+    sub = _Substitution(parameters_and_buffers)
     try:
+        sub.install(module)
         yield
     finally:
-        for name in parameters_and_buffers:
-            _apply_to_submodule(_swap_out, module, name.split("."), name, ())
+        sub.uninstall()
 
 
 def functional_call(module, parameters_and_buffers, args, kwargs=None):
-    """``module(*args, **kwargs)`` with the tensors of ``parameters_and_buffers`` (keys as
-    in ``named_parameters``/``named_buffers``, e.g. ``"0.weight"``) used in place of the
-    module's own; the module is unchanged afterwards. ``args`` that is not a tuple is
-    passed as the single argument."""
-    if kwargs is None:
-        kwargs = {}
-    with _reparametrize_module(module, parameters_and_buffers):
-        if isinstance(args, tuple):
-            return module(*args, **kwargs)
-        return module(args, **kwargs)
+    """``module(*args, **kwargs)`` computed with the tensors of ``parameters_and_buffers``
+    (named as by ``named_parameters``/``named_buffers``, e.g. ``"0.weight"``) instead of the
+    module's own; the module is left as it was. An ``args`` that is not a tuple is the one
+    positional argument."""
+    positional = args if isinstance(args, tuple) else (args,)
+    with _substituted(module, parameters_and_buffers):
+        return module(*positional, **(kwargs or {}))

@@ -1,7 +1,7 @@
-"""Weight normalization (Salimans & Kingma, 2016) the hook-based way, as
-torch.nn.utils.weight_norm: ``weight`` becomes ``weight_g * weight_v / ||weight_v||``,
-the norm taken over every dimension but ``dim``; a forward pre-hook recomputes it from
-the two parameters ``weight_g`` (magnitude) and ``weight_v`` (direction)."""
+"""Hook-based weight normalization (Salimans & Kingma, 2016), with the interface of
+torch.nn.utils.weight_norm: ``module.<name>`` is split into the parameters ``<name>_g``
+(magnitude) and ``<name>_v`` (direction), and a forward pre-hook rebuilds it each call as
+``<name>_g * <name>_v / ||<name>_v||``, the norm taken over every dimension but ``dim``."""
 import tessera as _t
 
 from ..parameter import Parameter
@@ -10,72 +10,70 @@ __all__ = ["WeightNorm", "weight_norm", "remove_weight_norm"]
 
 
 def norm_except_dim(v, pow=2, dim=0):
-    """torch.norm_except_dim: the ``pow``-norm of ``v`` over all dimensions but ``dim``,
-    kept as size-1 dimensions; ``dim=-1`` means the whole tensor (a 0-dim result)."""
+    """Like torch.norm_except_dim: the ``pow``-norm of ``v`` over every dimension except
+    ``dim``, with those dimensions kept at size 1; ``dim=-1`` reduces everything to a
+    0-dim tensor."""
     if dim == -1:
         return v.norm(pow)
-    dim = dim % v.dim()
-    others = [d for d in range(v.dim()) if d != dim]
-    if not others:
-        return v.abs() if pow != 0 else (v != 0).to(v.dtype)
-    return _t.linalg.vector_norm(v, pow, dim=others, keepdim=True)
-
-
-def _weight_norm(v, g, dim=0):
-    """torch._weight_norm: v scaled so that its norm over all dimensions but ``dim`` is g."""
-    return v * (g / norm_except_dim(v, 2, dim))
+    keep = dim % v.dim()
+    reduce_over = [d for d in range(v.dim()) if d != keep]
+    if reduce_over:
+        return _t.linalg.vector_norm(v, pow, dim=reduce_over, keepdim=True)
+    # a 1-D tensor: each entry is its own slice
+    return (v != 0).to(v.dtype) if pow == 0 else v.abs()
 
 
 class WeightNorm:
-    """The forward pre-hook that weight_norm registers; it recomputes ``module.<name>``."""
+    """The forward pre-hook weight_norm installs; it recomputes ``module.<name>``."""
 
     def __init__(self, name, dim):
         self.name = name
-        self.dim = -1 if dim is None else dim
+        self.dim = dim if dim is not None else -1
 
     def compute_weight(self, module):
-        g = getattr(module, self.name + "_g")
-        v = getattr(module, self.name + "_v")
-        return _weight_norm(v, g, self.dim)
+        direction = getattr(module, f"{self.name}_v")
+        magnitude = getattr(module, f"{self.name}_g")
+        return direction * (magnitude / norm_except_dim(direction, 2, self.dim))
 
     @staticmethod
     def apply(module, name, dim):
-        for hook in module._forward_pre_hooks.values():
-            if isinstance(hook, WeightNorm) and hook.name == name:
-                raise RuntimeError(f"Cannot register two weight_norm hooks on the same parameter {name}")
-        fn = WeightNorm(name, dim)
-        weight = getattr(module, name)
-        del module._parameters[name]
-        module.register_parameter(name + "_g", Parameter(norm_except_dim(weight, 2, fn.dim).data))
-        module.register_parameter(name + "_v", Parameter(weight.data))
-        setattr(module, name, fn.compute_weight(module))
-        module.register_forward_pre_hook(fn)
-        return fn
+        if any(isinstance(h, WeightNorm) and h.name == name for h in module._forward_pre_hooks.values()):
+            raise RuntimeError(f"Cannot register two weight_norm hooks on the same parameter {name}")
+        hook = WeightNorm(name, dim)
+        param = module._parameters.pop(name)
+        magnitude = norm_except_dim(param, 2, hook.dim)
+        module.register_parameter(f"{name}_g", Parameter(magnitude.data))
+        module.register_parameter(f"{name}_v", Parameter(param.data))
+        hook(module, None)
+        module.register_forward_pre_hook(hook)
+        return hook
 
     def remove(self, module):
-        weight = self.compute_weight(module)
+        final = self.compute_weight(module)
         delattr(module, self.name)
-        del module._parameters[self.name + "_g"]
-        del module._parameters[self.name + "_v"]
-        setattr(module, self.name, Parameter(weight.data))
+        for part in ("_g", "_v"):
+            module._parameters.pop(self.name + part)
+        module.register_parameter(self.name, Parameter(final.data))
 
     def __call__(self, module, inputs):
-        setattr(module, self.name, self.compute_weight(module))
+        rebuilt = self.compute_weight(module)
+        setattr(module, self.name, rebuilt)
 
 
 def weight_norm(module, name="weight", dim=0):
-    """Splits ``module.<name>`` into ``<name>_g`` and ``<name>_v``. The norm is taken per
-    slice along ``dim`` (per output channel by default); ``dim=None`` normalizes the whole
-    tensor, and so does ``dim=-1``, as in torch. Returns ``module``."""
+    """Reparametrizes ``module.<name>`` into ``<name>_g`` and ``<name>_v``, with one norm
+    per slice along ``dim`` (per output channel by default); ``dim=None`` (or -1, as in
+    torch) uses the norm of the whole tensor. Returns ``module``."""
     WeightNorm.apply(module, name, dim)
     return module
 
 
 def remove_weight_norm(module, name="weight"):
-    """Turns the computed weight back into one plain parameter ``<name>``."""
-    for k, hook in module._forward_pre_hooks.items():
-        if isinstance(hook, WeightNorm) and hook.name == name:
-            hook.remove(module)
-            del module._forward_pre_hooks[k]
-            return module
-    raise ValueError(f"weight_norm of '{name}' not found in {module}")
+    """Folds ``<name>_g`` and ``<name>_v`` back into one plain parameter ``<name>``."""
+    hooks = module._forward_pre_hooks
+    found = [k for k, h in hooks.items() if isinstance(h, WeightNorm) and h.name == name]
+    if not found:
+        raise ValueError(f"weight_norm of '{name}' not found in {module}")
+    hooks[found[0]].remove(module)
+    del hooks[found[0]]
+    return module

@@ -2,9 +2,9 @@
 of map for the pipes dp reads from), found by pickling dp's state and noting every other
 DataPipe met on the way (without pickling those; each is traversed in turn)."""
 import io
-import pickle
 import warnings
 from collections.abc import Collection
+from pickle import Pickler
 
 from .datapipes.datapipe import IterDataPipe, MapDataPipe
 
@@ -28,7 +28,7 @@ def _keep_pipes_and_collections(state):
     return state if wanted(state) else None
 
 
-class _ConnectionFinder(pickle.Pickler):
+class _ConnectionFinder(Pickler):
     def __init__(self, root, skip):
         super().__init__(io.BytesIO())
         self.root, self.skip, self.found = root, skip, []

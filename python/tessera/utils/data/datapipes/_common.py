@@ -73,6 +73,22 @@ def deprecation_warning(old_class_name, *, deprecation_version, removal_version,
     warnings.warn(msg, FutureWarning)
 
 
+def _each_nested(value, depth):
+    """StreamWrappers inside `value`: itself, or within its dict values, list and tuple
+    items, looked for at most 10 levels down."""
+    if depth > 10:
+        return
+    if isinstance(value, StreamWrapper):
+        yield value
+        return
+    if isinstance(value, dict):
+        value = value.values()
+    elif not isinstance(value, (list, tuple)):
+        return
+    for inner in value:
+        yield from _each_nested(inner, depth + 1)
+
+
 class StreamWrapper:
     """A file object that closes itself when garbage-collected; attribute access goes to
     the file. A child stream keeps its parent open until the last child closes (after
@@ -81,122 +97,118 @@ class StreamWrapper:
     debug_unclosed_streams = False
 
     def __init__(self, file_obj, parent_stream=None, name=None):
-        self.file_obj = file_obj
+        if parent_stream is not None and not isinstance(parent_stream, StreamWrapper):
+            raise RuntimeError(f"Parent stream should be StreamWrapper, {type(parent_stream)} was given")
+        self.file_obj, self.name, self.parent_stream = file_obj, name, parent_stream
+        self.closed = self.close_on_last_child = False
         self.child_counter = 0
-        self.close_on_last_child = False
-        self.name = name
-        self.closed = False
-        self.parent_stream = parent_stream
         if parent_stream is not None:
-            if not isinstance(parent_stream, StreamWrapper):
-                raise RuntimeError(f"Parent stream should be StreamWrapper, {type(parent_stream)} was given")
             parent_stream.child_counter += 1
-        if StreamWrapper.debug_unclosed_streams:
-            StreamWrapper.session_streams[self] = 1
+        if type(self).debug_unclosed_streams:
+            type(self).session_streams[self] = 1
 
     @classmethod
     def close_streams(cls, v, depth=0):
         """Closes every StreamWrapper found in `v` (through dicts, lists and tuples, 10 deep)."""
-        if depth > 10:
-            return
-        if isinstance(v, StreamWrapper):
-            v.close()
-        elif isinstance(v, dict):
-            for item in v.values():
-                cls.close_streams(item, depth + 1)
-        elif isinstance(v, (list, tuple)):
-            for item in v:
-                cls.close_streams(item, depth + 1)
+        for stream in _each_nested(v, depth):
+            stream.close()
 
     def __getattr__(self, name):
         return getattr(self.__dict__["file_obj"], name)
 
-    def close(self, *args, **kwargs):
-        if StreamWrapper.debug_unclosed_streams:
-            StreamWrapper.session_streams.pop(self, None)
+    def _release_parent(self):
         parent = self.__dict__.get("parent_stream")
-        if parent is not None:
-            parent.child_counter -= 1
-            if not parent.child_counter and parent.close_on_last_child:
-                parent.close()
-        try:
-            self.file_obj.close(*args, **kwargs)
-        except AttributeError:
-            pass
+        if parent is None:
+            return
+        parent.child_counter -= 1
+        if parent.close_on_last_child and parent.child_counter == 0:
+            parent.close()
+
+    def close(self, *args, **kwargs):
+        if type(self).debug_unclosed_streams:
+            type(self).session_streams.pop(self, None)
+        self._release_parent()
+        closer = getattr(self.file_obj, "close", None)
+        if closer is not None:
+            closer(*args, **kwargs)
         self.closed = True
 
     def autoclose(self):
-        if self.child_counter == 0:
+        """Closes now if no child stream is open, else once the last child closes."""
+        no_children = not self.child_counter
+        if no_children:
             self.close()
         self.close_on_last_child = True
 
     def __dir__(self):
-        return sorted(set(self.__dict__) | set(StreamWrapper.__dict__) | set(dir(self.file_obj)))
+        names = set(self.__dict__)
+        names.update(StreamWrapper.__dict__)
+        names.update(dir(self.file_obj))
+        return sorted(names)
 
     def __del__(self):
-        if not self.__dict__.get("closed", True):
-            self.close()
+        if self.__dict__.get("closed", True):
+            return
+        self.close()
 
     def __iter__(self):
-        yield from self.file_obj
+        return (line for line in self.file_obj)
 
     def __next__(self):
-        return next(self.file_obj)
+        return self.file_obj.__next__()
 
     def __repr__(self):
-        if self.name is None:
-            return f"StreamWrapper<{self.file_obj!r}>"
-        return f"StreamWrapper<{self.name},{self.file_obj!r}>"
+        label = "" if self.name is None else f"{self.name},"
+        return "StreamWrapper<" + label + repr(self.file_obj) + ">"
 
     def __getstate__(self):
         return self.file_obj
 
-    def __setstate__(self, obj):
-        self.file_obj = obj
+    def __setstate__(self, file_obj):
+        self.file_obj = file_obj
 
 
 def match_masks(name, masks):
+    """Whether `name` matches one of the glob patterns `masks` (a pattern or a list; an
+    empty one matches everything)."""
     if not masks:
         return True
-    if isinstance(masks, str):
-        masks = [masks]
-    return any(fnmatch.fnmatch(name, m) for m in masks)
+    patterns = (masks,) if isinstance(masks, str) else masks
+    return any(fnmatch.fnmatch(name, pattern) for pattern in patterns)
+
+
+def _walk_error(err):
+    warnings.warn(f"{err.filename} : {err.strerror}")
+    raise err
 
 
 def get_file_pathnames_from_root(root, masks, recursive=False, abspath=False, non_deterministic=False):
     """Paths of the files under `root` (or `root` itself, a file) whose names match
     `masks`, sorted per directory unless `non_deterministic`."""
-    def onerror(err):
-        warnings.warn(err.filename + " : " + err.strerror)
-        raise err
-
     if os.path.isfile(root):
-        path = os.path.abspath(root) if abspath else root
-        if match_masks(os.path.basename(path), masks):
-            yield path
+        candidate = os.path.abspath(root) if abspath else root
+        if match_masks(os.path.basename(candidate), masks):
+            yield candidate
         return
-    for path, dirs, files in os.walk(root, onerror=onerror):
-        if abspath:
-            path = os.path.abspath(path)
+    walker = os.walk(root, onerror=_walk_error)
+    for directory, subdirs, names in walker:
         if not non_deterministic:
-            files.sort()
-            dirs.sort()
-        for f in files:
-            if match_masks(f, masks):
-                yield os.path.join(path, f)
+            subdirs.sort()  # in place: os.walk then descends in this order
+            names = sorted(names)
+        base = os.path.abspath(directory) if abspath else directory
+        yield from (os.path.join(base, n) for n in names if match_masks(n, masks))
         if not recursive:
-            break
+            return
 
 
 def get_file_binaries_from_pathnames(pathnames, mode, encoding=None):
-    if not isinstance(pathnames, Iterable):
-        pathnames = [pathnames]
-    if mode in ("b", "t"):
-        mode = "r" + mode
-    for pathname in pathnames:
-        if not isinstance(pathname, str):
-            raise TypeError(f"Expected string type for pathname, but got {type(pathname)}")
-        yield pathname, StreamWrapper(open(pathname, mode, encoding=encoding))
+    """(path, StreamWrapper of the opened file) for each path; mode 'b'/'t' mean 'rb'/'rt'."""
+    paths = pathnames if isinstance(pathnames, Iterable) else [pathnames]
+    open_mode = "r" + mode if mode in ("b", "t") else mode
+    for path in paths:
+        if not isinstance(path, str):
+            raise TypeError(f"Expected string type for pathname, but got {type(path)}")
+        yield path, StreamWrapper(open(path, open_mode, encoding=encoding))
 
 
 def no_length(dp):

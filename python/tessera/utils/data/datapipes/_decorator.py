@@ -6,9 +6,9 @@ type-validation decorators `argument_validation`, `runtime_validation` and the
 torch 1.13 attaches no type to DataPipe classes, so the validations only check what they
 can without one (see each docstring).
 """
+import functools
 import inspect
-from functools import wraps
-from typing import get_type_hints
+import typing
 
 from .datapipe import IterDataPipe, MapDataPipe, _DataPipeMeta
 
@@ -16,44 +16,67 @@ __all__ = ["argument_validation", "functional_datapipe", "guaranteed_datapipes_d
            "runtime_validation", "runtime_validation_disabled"]
 
 
+class _Switches:
+    """Process-wide switches the contexts below flip: whether non-deterministic pipes are
+    refused, and whether runtime_validation checks items."""
+    determinism_required = False
+    validate_at_runtime = True
+
+
+class _SwitchContext:
+    """Sets `_Switches.<_switch>` to `_value` on construction (not on `__enter__`, as in
+    torch) and restores the earlier value when its `with` block ends."""
+    _switch = _value = None
+
+    def __init__(self):
+        self._previous = getattr(_Switches, self._switch)
+        setattr(_Switches, self._switch, self._value)
+
+    def __enter__(self):
+        return None
+
+    def __exit__(self, exc_type, exc_value, traceback):
+        setattr(_Switches, self._switch, self._previous)
+
+
 class functional_datapipe:
     """`@functional_datapipe("name")` on a DataPipe class makes `dp.name(*args)` build
     `Class(dp, *args)`."""
 
     def __init__(self, name, enable_df_api_tracing=False):
-        self.name = name
-        self.enable_df_api_tracing = enable_df_api_tracing
+        self.name, self.enable_df_api_tracing = name, enable_df_api_tracing
+
+    def _register_iter(self, target):
+        IterDataPipe.register_datapipe_as_function(self.name, target, self.enable_df_api_tracing)
 
     def __call__(self, cls):
-        if isinstance(cls, non_deterministic) or isinstance(getattr(cls, "__self__", None), non_deterministic):
-            IterDataPipe.register_datapipe_as_function(self.name, cls, self.enable_df_api_tracing)
-        elif isinstance(cls, type) and issubclass(cls, IterDataPipe):
-            if not isinstance(cls, _DataPipeMeta):
-                raise TypeError("`functional_datapipe` can only decorate IterDataPipe")
-            IterDataPipe.register_datapipe_as_function(self.name, cls, self.enable_df_api_tracing)
-        elif isinstance(cls, type) and issubclass(cls, MapDataPipe):
-            MapDataPipe.register_datapipe_as_function(self.name, cls)
+        wrapped_by = getattr(cls, "__self__", None)
+        if isinstance(cls, non_deterministic) or isinstance(wrapped_by, non_deterministic):
+            self._register_iter(cls)
+            return cls
+        if isinstance(cls, type):
+            if issubclass(cls, IterDataPipe):
+                if not isinstance(cls, _DataPipeMeta):
+                    raise TypeError("`functional_datapipe` can only decorate IterDataPipe")
+                self._register_iter(cls)
+            elif issubclass(cls, MapDataPipe):
+                MapDataPipe.register_datapipe_as_function(self.name, cls)
         return cls
 
 
-_determinism = False
-
-
-class guaranteed_datapipes_determinism:
+class guaranteed_datapipes_determinism(_SwitchContext):
     """While active (from construction to the end of its `with` block), building a pipe
     marked `non_deterministic` raises TypeError."""
+    _switch, _value = "determinism_required", True
 
-    def __init__(self):
-        global _determinism
-        self.prev = _determinism
-        _determinism = True
 
-    def __enter__(self):
-        pass
+def _refuse(what):
+    raise TypeError(f"{what}, but you set 'guaranteed_datapipes_determinism'. You can turn off determinism for this "
+                    "DataPipe if that is acceptable for your application")
 
-    def __exit__(self, exc_type, exc_value, traceback):
-        global _determinism
-        _determinism = self.prev
+
+def _is_iter_pipe_class(obj):
+    return isinstance(obj, type) and issubclass(obj, IterDataPipe)
 
 
 class non_deterministic:
@@ -63,81 +86,68 @@ class non_deterministic:
     cls = None
 
     def __init__(self, arg):
-        if isinstance(arg, type):
-            if not issubclass(arg, IterDataPipe):
-                raise TypeError(f"Only `IterDataPipe` can be decorated with `non_deterministic`, but {arg.__name__} "
-                                "is found")
-            self.cls = arg
-        elif callable(arg):
+        if not isinstance(arg, type):
+            if not callable(arg):
+                raise TypeError(f"{arg} can not be decorated by non_deterministic")
             self.deterministic_fn = arg
-        else:
-            raise TypeError(f"{arg} can not be decorated by non_deterministic")
+            return
+        if not issubclass(arg, IterDataPipe):
+            raise TypeError(f"Only `IterDataPipe` can be decorated with `non_deterministic`, but {arg.__name__} "
+                            "is found")
+        self.cls = arg
 
     def __call__(self, *args, **kwargs):
-        if self.cls is not None:  # decorating a class: this call builds an instance
-            if _determinism:
-                raise TypeError(f"{self.cls.__name__} is non-deterministic, but you set "
-                                "'guaranteed_datapipes_determinism'. You can turn off determinism for this DataPipe "
-                                "if that is acceptable for your application")
-            return self.cls(*args, **kwargs)
-        # non_deterministic(fn) applied to the class: this call receives the class
-        cls = args[0]
-        if not (isinstance(cls, type) and issubclass(cls, IterDataPipe)):
-            raise TypeError(f"Only `IterDataPipe` can be decorated, but {getattr(cls, '__name__', cls)} is found")
-        self.cls = cls
-        return self.deterministic_wrapper_fn
+        if self.cls is None:
+            # non_deterministic(fn) is being applied to the class itself.
+            target = args[0]
+            if not _is_iter_pipe_class(target):
+                raise TypeError(f"Only `IterDataPipe` can be decorated, but {getattr(target, '__name__', target)} "
+                                "is found")
+            self.cls = target
+            return self.deterministic_wrapper_fn
+        # The decorated class is being instantiated.
+        if _Switches.determinism_required:
+            _refuse(f"{self.cls.__name__} is non-deterministic")
+        return self.cls(*args, **kwargs)
 
     def deterministic_wrapper_fn(self, *args, **kwargs):
-        res = self.deterministic_fn(*args, **kwargs)
-        if not isinstance(res, bool):
+        verdict = self.deterministic_fn(*args, **kwargs)
+        if type(verdict) is not bool:
             raise TypeError("deterministic_fn of `non_deterministic` decorator is required to return a boolean value, "
-                            f"but {type(res)} is found")
-        if _determinism and res:
-            raise TypeError(f"{self.cls.__name__} is non-deterministic with the inputs, but you set "
-                            "'guaranteed_datapipes_determinism'. You can turn off determinism for this DataPipe if "
-                            "that is acceptable for your application")
+                            f"but {type(verdict)} is found")
+        if verdict and _Switches.determinism_required:
+            _refuse(f"{self.cls.__name__} is non-deterministic with the inputs")
         return self.cls(*args, **kwargs)
+
+
+def _check_pipe_argument(name, hint, value):
+    if not isinstance(hint, _DataPipeMeta):
+        return
+    if not isinstance(value, IterDataPipe):
+        raise TypeError(f"Expected argument '{name}' as a IterDataPipe, but found {type(value)}")
+    wanted, actual = getattr(hint, "type", None), getattr(value, "type", None)
+    if None not in (wanted, actual) and not actual.issubtype(wanted):
+        raise TypeError(f"Expected type of argument '{name}' as a subtype of hint {wanted}, but found {actual}")
 
 
 def argument_validation(f):
     """Checks, at each call, that arguments annotated with a DataPipe class are
     IterDataPipes. (torch 1.13 then compares element types the classes no longer carry;
     that comparison is made only when both sides have a `type`.)"""
-    signature = inspect.signature(f)
-    hints = get_type_hints(f)
+    annotations = typing.get_type_hints(f)
+    binder = inspect.signature(f).bind
 
-    @wraps(f)
-    def wrapper(*args, **kwargs):
-        for name, value in signature.bind(*args, **kwargs).arguments.items():
-            hint = hints.get(name)
-            if not isinstance(hint, _DataPipeMeta):
-                continue
-            if not isinstance(value, IterDataPipe):
-                raise TypeError(f"Expected argument '{name}' as a IterDataPipe, but found {type(value)}")
-            want, got = getattr(hint, "type", None), getattr(value, "type", None)
-            if want is not None and got is not None and not got.issubtype(want):
-                raise TypeError(f"Expected type of argument '{name}' as a subtype of hint {want}, but found {got}")
+    @functools.wraps(f)
+    def checked(*args, **kwargs):
+        for name, value in binder(*args, **kwargs).arguments.items():
+            _check_pipe_argument(name, annotations.get(name), value)
         return f(*args, **kwargs)
-    return wrapper
+    return checked
 
 
-_runtime_validation_enabled = True
-
-
-class runtime_validation_disabled:
+class runtime_validation_disabled(_SwitchContext):
     """Turns `runtime_validation` off from construction to the end of its `with` block."""
-
-    def __init__(self):
-        global _runtime_validation_enabled
-        self.prev = _runtime_validation_enabled
-        _runtime_validation_enabled = False
-
-    def __enter__(self):
-        pass
-
-    def __exit__(self, exc_type, exc_value, traceback):
-        global _runtime_validation_enabled
-        _runtime_validation_enabled = self.prev
+    _switch, _value = "validate_at_runtime", False
 
 
 def runtime_validation(f):
@@ -147,13 +157,11 @@ def runtime_validation(f):
     if f.__name__ != "__iter__":
         raise TypeError(f"Can not decorate function {f.__name__} with 'runtime_validation'")
 
-    @wraps(f)
-    def wrapper(self):
-        if not _runtime_validation_enabled:
-            yield from f(self)
-            return
+    @functools.wraps(f)
+    def validated_iter(self):
+        check = _Switches.validate_at_runtime
         for item in f(self):
-            if not self.type.issubtype_of_instance(item):
+            if check and not self.type.issubtype_of_instance(item):
                 raise RuntimeError(f"Expected an instance as subtype of {self.type}, but found {item}({type(item)})")
             yield item
-    return wrapper
+    return validated_iter

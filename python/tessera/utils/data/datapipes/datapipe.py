@@ -96,13 +96,14 @@ class IterDataPipe(_PipeBase, IterableDataset[T_co], metaclass=_IterDataPipeMeta
     Only one iterator per pipe is valid at a time: creating another invalidates the first,
     whose next step raises RuntimeError. Use `.fork()` to read a stream twice.
     """
+    # The registry of functional forms and the pickling/printing hooks belong to the
+    # kind (IterDataPipe), not to subclasses; see _PipeBase.
     functions: Dict[str, Callable] = {}
-    reduce_ex_hook: Optional[Callable] = None
-    getstate_hook: Optional[Callable] = None
-    str_hook: Optional[Callable] = None
-    repr_hook: Optional[Callable] = None
+    getstate_hook = reduce_ex_hook = None
+    repr_hook = str_hook = None
+    # The single-iterator rule's bookkeeping (_iterator_guard.py).
+    _number_of_samples_yielded = 0
     _valid_iterator_id: Optional[int] = None
-    _number_of_samples_yielded: int = 0
 
     @staticmethod
     def _base():
@@ -131,10 +132,8 @@ class DFIterDataPipe(IterDataPipe):
 class MapDataPipe(_PipeBase, Dataset[T_co], metaclass=_DataPipeMeta):
     """A map-style DataPipe: subclasses define `__getitem__` and usually `__len__`."""
     functions: Dict[str, Callable] = {}
-    reduce_ex_hook: Optional[Callable] = None
-    getstate_hook: Optional[Callable] = None
-    str_hook: Optional[Callable] = None
-    repr_hook: Optional[Callable] = None
+    getstate_hook = reduce_ex_hook = None
+    repr_hook = str_hook = None
 
     @staticmethod
     def _base():
@@ -154,14 +153,14 @@ class DataChunk(list, Generic[T]):
     """A list (what batching pipes yield) that also keeps the list it was built from."""
 
     def __init__(self, items):
-        super().__init__(items)
         self.items = items
+        list.__init__(self, items)
 
     def as_str(self, indent=""):
         return indent + "[" + ", ".join(str(i) for i in self) + "]"
 
-    def __iter__(self):
-        yield from super().__iter__()
-
     def raw_iterator(self):
         yield from self.items
+
+    def __iter__(self):
+        yield from list.__iter__(self)

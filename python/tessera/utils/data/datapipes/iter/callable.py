@@ -19,49 +19,46 @@ class MapperIterDataPipe(IterDataPipe):
 
     def __init__(self, datapipe, fn, input_col=None, output_col=None):
         super().__init__()
-        self.datapipe = datapipe
         check_unpickable_fn(fn)
-        self.fn = fn
-        self.input_col = input_col
-        if input_col is None and output_col is not None:
+        output_is_seq = isinstance(output_col, (list, tuple))
+        if output_col is not None and input_col is None:
             raise ValueError("`output_col` must be None when `input_col` is None.")
-        if isinstance(output_col, (list, tuple)):
-            if len(output_col) > 1:
-                raise ValueError("`output_col` must be a single-element list or tuple")
-            output_col = output_col[0]
-        self.output_col = output_col
+        if output_is_seq and len(output_col) > 1:
+            raise ValueError("`output_col` must be a single-element list or tuple")
+        if output_is_seq:
+            output_col = output_col[:1][0]
         validate_input_col(fn, input_col)
+        self.datapipe, self.fn = datapipe, fn
+        self.input_col, self.output_col = input_col, output_col
 
     def _apply_fn(self, data):
-        cols = self.input_col
-        if cols is None:
+        where = self.input_col
+        if where is None:
             return self.fn(data)
-        multi = isinstance(cols, (list, tuple))
-        res = self.fn(*(data[c] for c in cols)) if multi else self.fn(data[cols])
-        was_tuple = isinstance(data, tuple)
-        if was_tuple:
-            data = list(data)
-        if self.output_col is None:
-            if multi:
-                data[cols[0]] = res
-                for c in sorted(cols[1:], reverse=True):
-                    del data[c]
-            else:
-                data[cols] = res
-        elif self.output_col == -1:
-            data.append(res)
+        several = isinstance(where, (list, tuple))
+        result = self.fn(*[data[c] for c in where]) if several else self.fn(data[where])
+        row = list(data) if isinstance(data, tuple) else data
+        target = self.output_col
+        if target == -1:
+            row.append(result)
+        elif target is not None:
+            row[target] = result
+        elif not several:
+            row[where] = result
         else:
-            data[self.output_col] = res
-        return tuple(data) if was_tuple else data
+            # The result takes the first input column's place; the other inputs go.
+            row[where[0]] = result
+            for extra in sorted(where[1:], reverse=True):
+                del row[extra]
+        return tuple(row) if isinstance(data, tuple) else row
 
     def __iter__(self):
-        for data in self.datapipe:
-            yield self._apply_fn(data)
+        yield from map(self._apply_fn, self.datapipe)
 
     def __len__(self):
-        if isinstance(self.datapipe, Sized):
-            return len(self.datapipe)
-        raise no_length(self)
+        if not isinstance(self.datapipe, Sized):
+            raise no_length(self)
+        return len(self.datapipe)
 
 
 def _no_dataframe_collation(conversion, batch):
@@ -75,9 +72,7 @@ class CollatorIterDataPipe(MapperIterDataPipe):
     tessera.utils.data.default_collate."""
 
     def __init__(self, datapipe, conversion=default_collate, collate_fn=None):
-        if collate_fn is not None:
-            super().__init__(datapipe, fn=collate_fn)
-        elif callable(conversion):
-            super().__init__(datapipe, fn=conversion)
-        else:
-            super().__init__(datapipe, fn=functools.partial(_no_dataframe_collation, conversion))
+        if collate_fn is None:
+            collate_fn = conversion if callable(conversion) else functools.partial(_no_dataframe_collation,
+                                                                                  conversion)
+        super().__init__(datapipe, fn=collate_fn)

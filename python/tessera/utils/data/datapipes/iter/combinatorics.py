@@ -18,18 +18,19 @@ class SamplerIterDataPipe(IterDataPipe):
     def __init__(self, datapipe, sampler=SequentialSampler, sampler_args=None, sampler_kwargs=None):
         assert isinstance(datapipe, Sized), "Sampler class requires input datapipe implemented `__len__`"
         super().__init__()
-        self.datapipe = datapipe
-        self.sampler_args = () if sampler_args is None else sampler_args
-        self.sampler_kwargs = {} if sampler_kwargs is None else sampler_kwargs
-        self.sampler = sampler(*self.sampler_args, data_source=self.datapipe, **self.sampler_kwargs)
+        args = tuple() if sampler_args is None else sampler_args
+        kwargs = dict() if sampler_kwargs is None else sampler_kwargs
+        self.datapipe, self.sampler_args, self.sampler_kwargs = datapipe, args, kwargs
+        self.sampler = sampler(*args, data_source=datapipe, **kwargs)
+
+    def __len__(self):
+        known = isinstance(self.sampler, Sized) and len(self.sampler) >= 0
+        if not known:
+            raise no_length(self)
+        return len(self.sampler)
 
     def __iter__(self):
         return iter(self.sampler)
-
-    def __len__(self):
-        if isinstance(self.sampler, Sized) and len(self.sampler) >= 0:
-            return len(self.sampler)
-        raise no_length(self)
 
 
 def _fresh_seed():
@@ -51,52 +52,58 @@ class ShufflerIterDataPipe(IterDataPipe):
         super().__init__()
         self._buffer = []
         assert buffer_size > 0, "buffer_size should be larger than 0"
-        self.datapipe = datapipe if unbatch_level == 0 else datapipe.unbatch(unbatch_level=unbatch_level)
-        self.buffer_size = buffer_size
-        self._enabled = True
-        self._seed = None
-        self._rng = random.Random()
-
-    def set_shuffle(self, shuffle=True):
-        self._enabled = shuffle
-        return self
+        if unbatch_level != 0:
+            datapipe = datapipe.unbatch(unbatch_level=unbatch_level)
+        self.datapipe, self.buffer_size = datapipe, buffer_size
+        self._rng, self._seed, self._enabled = random.Random(), None, True
 
     def set_seed(self, seed):
         self._seed = seed
         return self
 
-    def __iter__(self):
-        if not self._enabled:
-            yield from self.datapipe
-            return
-        buf, rng = self._buffer, self._rng
-        for x in self.datapipe:
-            if len(buf) == self.buffer_size:
-                i = rng.randint(0, len(buf) - 1)
-                out, buf[i] = buf[i], x
-                yield out
-            else:
-                buf.append(x)
-        while buf:
-            yield buf.pop(rng.randint(0, len(buf) - 1))
-
-    def __len__(self):
-        if isinstance(self.datapipe, Sized):
-            return len(self.datapipe)
-        raise no_length(self)
+    def set_shuffle(self, shuffle=True):
+        self._enabled = shuffle
+        return self
 
     def reset(self):
         self._buffer = []
+        if not self._enabled:
+            return
+        seed, self._seed = self._seed, None
+        self._rng.seed(_fresh_seed() if seed is None else seed)
+
+    def _pick(self):
+        """A uniformly chosen position of the buffer (the same draw torch makes)."""
+        return self._rng.randint(0, len(self._buffer) - 1)
+
+    def __iter__(self):
         if self._enabled:
-            self._rng.seed(_fresh_seed() if self._seed is None else self._seed)
-            self._seed = None
+            pool = self._buffer
+            for incoming in self.datapipe:
+                if len(pool) < self.buffer_size:
+                    pool.append(incoming)
+                    continue
+                slot = self._pick()
+                outgoing = pool[slot]
+                pool[slot] = incoming
+                yield outgoing
+            while pool:
+                yield pool.pop(self._pick())
+        else:
+            yield from self.datapipe
+
+    def __len__(self):
+        if not isinstance(self.datapipe, Sized):
+            raise no_length(self)
+        return len(self.datapipe)
 
     def __getstate__(self):
-        return self._hooked_state((self.datapipe, self.buffer_size, self._enabled, self._seed, self._buffer,
-                                   self._rng.getstate(), self._valid_iterator_id, self._number_of_samples_yielded))
+        state = dict(self.__dict__)
+        state["_rng"] = self._rng.getstate()
+        return self._hooked_state(state)
 
     def __setstate__(self, state):
-        (self.datapipe, self.buffer_size, self._enabled, self._seed, self._buffer, rng_state,
-         self._valid_iterator_id, self._number_of_samples_yielded) = state
-        self._rng = random.Random()
-        self._rng.setstate(rng_state)
+        rng = random.Random()
+        rng.setstate(state["_rng"])
+        self.__dict__.update(state)
+        self._rng = rng

@@ -13,14 +13,19 @@ __all__ = ["ConcaterIterDataPipe", "DemultiplexerIterDataPipe", "ForkerIterDataP
            "ZipperIterDataPipe"]
 
 
+def _all_sized(datapipes):
+    return all(isinstance(dp, Sized) for dp in datapipes)
+
+
 class _CachedLength:
-    """len() from the inputs' lengths, computed once (-1 remembers 'unknown')."""
+    """len() worked out once from the inputs' lengths by `_combine_lengths` (a subclass
+    method); inputs without a length make it the usual TypeError."""
     length = None
 
-    def _length_from(self, combine):
+    def __len__(self):
         if self.length is None:
-            self.length = combine() if all(isinstance(dp, Sized) for dp in self.datapipes) else -1
-        if self.length == -1:
+            self.length = self._combine_lengths() if _all_sized(self.datapipes) else -1
+        if self.length < 0:
             raise no_length(self)
         return self.length
 
@@ -30,19 +35,29 @@ class ConcaterIterDataPipe(_CachedLength, IterDataPipe):
     """The items of each input pipe, one pipe after another."""
 
     def __init__(self, *datapipes):
-        if len(datapipes) == 0:
+        if not datapipes:
             raise ValueError("Expected at least one DataPipe, but got nothing")
-        if not all(isinstance(dp, IterDataPipe) for dp in datapipes):
-            raise TypeError("Expected all inputs to be `IterDataPipe`")
+        for dp in datapipes:
+            if not isinstance(dp, IterDataPipe):
+                raise TypeError("Expected all inputs to be `IterDataPipe`")
         self.datapipes = datapipes
-        self.length = None
+
+    def _combine_lengths(self):
+        return sum(map(len, self.datapipes))
 
     def __iter__(self):
-        for dp in self.datapipes:
-            yield from dp
+        for source in self.datapipes:
+            yield from source
 
-    def __len__(self):
-        return self._length_from(lambda: sum(len(dp) for dp in self.datapipes))
+
+def _drain(iterators):
+    """Reads each iterator to its end, closing any streams it still yields."""
+    for rest in iterators:
+        try:
+            for leftover in rest:
+                StreamWrapper.close_streams(leftover)
+        except RuntimeError:  # an iterator the single-iterator rule already invalidated
+            pass
 
 
 @functional_datapipe("zip")
@@ -51,26 +66,20 @@ class ZipperIterDataPipe(_CachedLength, IterDataPipe):
     are then read to their end, so that streams in them get closed."""
 
     def __init__(self, *datapipes):
-        if not all(isinstance(dp, IterDataPipe) for dp in datapipes):
+        if any(not isinstance(dp, IterDataPipe) for dp in datapipes):
             raise TypeError("All inputs are required to be `IterDataPipe` for `ZipIterDataPipe`.")
         super().__init__()
         self.datapipes = datapipes
-        self.length = None
+
+    def _combine_lengths(self):
+        return min(map(len, self.datapipes))
 
     def __iter__(self):
-        iterators = [iter(dp) for dp in self.datapipes]
+        readers = list(map(iter, self.datapipes))
         try:
-            yield from zip(*iterators)
+            yield from zip(*readers)
         finally:
-            for it in iterators:
-                try:
-                    for item in it:
-                        StreamWrapper.close_streams(item)
-                except RuntimeError:  # an iterator the single-iterator rule already invalidated
-                    pass
-
-    def __len__(self):
-        return self._length_from(lambda: min(len(dp) for dp in self.datapipes))
+            _drain(readers)
 
 
 @functional_datapipe("mux")
@@ -80,34 +89,40 @@ class MultiplexerIterDataPipe(_CachedLength, IterDataPipe):
 
     def __init__(self, *datapipes):
         self.datapipes = datapipes
-        self.length = None
-        self.buffer = []
+        self._round = []
 
-    def __iter__(self):
-        iterators = [iter(dp) for dp in self.datapipes]
-        while iterators:
-            for it in iterators:
-                try:
-                    self.buffer.append(next(it))
-                except StopIteration:
-                    self.buffer.clear()
-                    return
-            yield from self.buffer
-            self.buffer.clear()
-
-    def __len__(self):
-        return self._length_from(lambda: min(len(dp) for dp in self.datapipes) * len(self.datapipes))
+    def _combine_lengths(self):
+        return len(self.datapipes) * min(map(len, self.datapipes))
 
     def reset(self):
-        self.buffer = []
+        self._round = []
+
+    def __iter__(self):
+        readers = [iter(dp) for dp in self.datapipes]
+        if not readers:
+            return
+        pending = self._round
+        while True:
+            # Collect a whole round before yielding any of it.
+            for reader in readers:
+                try:
+                    pending.append(next(reader))
+                except StopIteration:
+                    pending.clear()
+                    return
+            while pending:
+                yield pending.pop(0)
 
     def __getstate__(self):
-        return self._hooked_state((self.datapipes, self.length, self._valid_iterator_id,
-                                   self._number_of_samples_yielded))
+        state = {name: value for name, value in self.__dict__.items() if name != "_round"}
+        return self._hooked_state(state)
 
     def __setstate__(self, state):
-        self.datapipes, self.length, self._valid_iterator_id, self._number_of_samples_yielded = state
-        self.buffer = []
+        self.__dict__.update(state)
+        self.reset()
+
+
+_PARENT_API = ("get_next_element_by_instance", "is_every_instance_exhausted", "reset")
 
 
 class _ChildDataPipe(IterDataPipe):
@@ -117,36 +132,50 @@ class _ChildDataPipe(IterDataPipe):
     _is_child_datapipe = True
 
     def __init__(self, main_datapipe, instance_id):
-        for attr in ("get_next_element_by_instance", "is_every_instance_exhausted", "reset"):
-            if not callable(getattr(main_datapipe, attr, None)):
-                raise NotImplementedError("Main Datapipe must have methods ['get_next_element_by_instance', "
-                                          "'is_every_instance_exhausted', 'reset'] implemented.")
-        self.main_datapipe = main_datapipe
-        self.instance_id = instance_id
-
-    def __iter__(self):
-        return self.main_datapipe.get_next_element_by_instance(self.instance_id)
+        if any(not callable(getattr(main_datapipe, method, None)) for method in _PARENT_API):
+            raise NotImplementedError("Main Datapipe must have methods ['get_next_element_by_instance', "
+                                      "'is_every_instance_exhausted', 'reset'] implemented.")
+        self.main_datapipe, self.instance_id = main_datapipe, instance_id
 
     def __len__(self):
-        return len(self.main_datapipe)
+        parent = self.main_datapipe
+        return len(parent)
+
+    def __iter__(self):
+        parent = self.main_datapipe
+        return parent.get_next_element_by_instance(self.instance_id)
 
     def _set_main_datapipe_valid_iterator_id(self):
         """A child that is already on the parent's current epoch starts a new one (resetting
         the parent); a child behind it joins the current epoch."""
-        main = self.main_datapipe
-        if main._valid_iterator_id is None:
-            main._valid_iterator_id = 0
-        elif main._valid_iterator_id == self._valid_iterator_id:
-            main._valid_iterator_id += 1
-            if not main.is_every_instance_exhausted():
+        parent = self.main_datapipe
+        current = parent._valid_iterator_id
+        if current is None:
+            parent._valid_iterator_id = 0
+        elif current == self._valid_iterator_id:
+            if not parent.is_every_instance_exhausted():
                 warnings.warn("Some child DataPipes are not exhausted when __iter__ is called. We are resetting the "
                               "buffer and each child DataPipe will read from the start again.", UserWarning)
-            main.reset()
-        self._valid_iterator_id = main._valid_iterator_id
+            parent._valid_iterator_id = current + 1
+            parent.reset()
+        self._valid_iterator_id = parent._valid_iterator_id
         return self._valid_iterator_id
 
     def _check_valid_iterator_id(self, iterator_id):
-        return iterator_id == self._valid_iterator_id == self.main_datapipe._valid_iterator_id
+        own = self._valid_iterator_id
+        return own == iterator_id and own == self.main_datapipe._valid_iterator_id
+
+
+def _check_instances(num_instances):
+    if num_instances >= 1:
+        return
+    raise ValueError(f"Expected `num_instaces` larger than 0, but {num_instances} is found")
+
+
+def _warn_unlimited(buffer_size, what):
+    if buffer_size < 0:
+        warnings.warn(f"Unlimited buffer size is set for `{what}`, please be aware of OOM at random places",
+                      UserWarning)
 
 
 @functional_datapipe("fork")
@@ -156,83 +185,88 @@ class ForkerIterDataPipe(IterDataPipe):
     beyond the slowest child, else BufferError. One instance returns `datapipe` itself."""
 
     def __new__(cls, datapipe, num_instances, buffer_size=1000):
-        if num_instances < 1:
-            raise ValueError(f"Expected `num_instaces` larger than 0, but {num_instances} is found")
-        if num_instances == 1:
-            return datapipe
-        parent = _ForkerIterDataPipe(datapipe, num_instances, buffer_size)
-        return [_ChildDataPipe(parent, i) for i in range(num_instances)]
+        _check_instances(num_instances)
+        if num_instances > 1:
+            hub = _ForkerIterDataPipe(datapipe, num_instances, buffer_size)
+            return [_ChildDataPipe(hub, k) for k in range(num_instances)]
+        return datapipe
 
 
 class _ForkerIterDataPipe(IterDataPipe):
-    """The parent of fork's children. Positions count from 1: child_pointers[i] is the last
-    position child i read, the buffer holds positions slowest_ptr+1 .. leading_ptr, and
-    end_ptr is one past the last position once the source ended."""
+    """The parent of fork's children. Items are numbered from 1 in source order:
+    `_seen[i]` is the number child i has read, `_window` holds items `_floor`+1 ..
+    `_front` (those some child has not read yet), and `_total` is set to the source's
+    item count plus one once the source has ended."""
 
     def __init__(self, datapipe, num_instances, buffer_size=1000):
+        _warn_unlimited(buffer_size, "fork")
         self.main_datapipe = datapipe
-        self.num_instances = num_instances
-        self.buffer_size = buffer_size
-        if buffer_size < 0:
-            warnings.warn("Unlimited buffer size is set for `fork`, please be aware of OOM at random places",
-                          UserWarning)
-        self._clear()
+        self.num_instances, self.buffer_size = num_instances, buffer_size
+        self._restart(None)
 
-    def _clear(self):
-        self._datapipe_iterator = None
-        self.buffer = deque()
-        self.child_pointers = [0] * self.num_instances
-        self.slowest_ptr = 0
-        self.leading_ptr = 0
-        self.end_ptr = None
+    def _restart(self, source_iterator):
+        self._source_it = source_iterator
+        self._window = deque()
+        self._seen = [0 for _ in range(self.num_instances)]
+        self._floor = self._front = 0
+        self._total = None
 
     def __len__(self):
         return len(self.main_datapipe)
 
+    def _unfinished(self, instance_id):
+        return self._total is None or self._seen[instance_id] + 1 < self._total
+
+    def _item_at(self, position):
+        """Item number `position`: from the window, or read from the source when it is the
+        next unread one; None (with `_total` set) when the source has ended."""
+        if self._window and position <= self._front:
+            return self._window[position - self._floor - 1], True
+        self._front = position
+        try:
+            item = next(self._source_it)
+        except StopIteration:
+            self._total = position
+            return None, False
+        self._window.append(item)
+        return item, True
+
     def get_next_element_by_instance(self, instance_id):
-        if self._datapipe_iterator is None:
-            self._datapipe_iterator = iter(self.main_datapipe)
-        ptrs = self.child_pointers
-        while self.end_ptr is None or ptrs[instance_id] + 1 < self.end_ptr:
-            ptrs[instance_id] += 1
-            if self.buffer and ptrs[instance_id] <= self.leading_ptr:
-                value = self.buffer[ptrs[instance_id] - self.slowest_ptr - 1]
-            else:  # this child leads: read a new item from the source
-                self.leading_ptr = ptrs[instance_id]
-                try:
-                    value = next(self._datapipe_iterator)
-                except StopIteration:
-                    self.end_ptr = self.leading_ptr
-                    continue
-                self.buffer.append(value)
-            if ptrs[instance_id] == self.slowest_ptr + 1:
-                # This child may have been the slowest: drop what every child has read.
-                new_min = min(ptrs)
-                if self.slowest_ptr < new_min:
-                    self.slowest_ptr = new_min
-                    self.buffer.popleft()
-            if self.buffer_size >= 0 and self.leading_ptr > self.buffer_size + self.slowest_ptr:
+        if self._source_it is None:
+            self._source_it = iter(self.main_datapipe)
+        seen = self._seen
+        while self._unfinished(instance_id):
+            seen[instance_id] += 1
+            item, found = self._item_at(seen[instance_id])
+            if not found:
+                continue
+            if seen[instance_id] - 1 == self._floor and min(seen) > self._floor:
+                # Every child has now read the oldest buffered item.
+                self._floor = min(seen)
+                self._window.popleft()
+            if self.buffer_size >= 0 and self._front - self._floor > self.buffer_size:
                 raise BufferError(f"ForkerIterDataPipe buffer overflow,buffer size {self.buffer_size} is "
                                   "insufficient.")
-            yield value
-        if all(p + 1 == self.end_ptr for p in ptrs):
-            self._datapipe_iterator = None
+            yield item
+        if all(count + 1 == self._total for count in seen):
+            self._source_it = None
 
     def is_every_instance_exhausted(self):
-        return self.end_ptr is not None and all(p in (self.end_ptr, self.end_ptr - 1) for p in self.child_pointers)
+        if self._total is None:
+            return False
+        return all(self._total - count in (0, 1) for count in self._seen)
 
     def reset(self):
-        self._clear()
-        self._datapipe_iterator = iter(self.main_datapipe)
+        self._restart(iter(self.main_datapipe))
 
     def __getstate__(self):
-        return self._hooked_state((self.main_datapipe, self.num_instances, self.buffer_size, self._valid_iterator_id,
-                                   self._number_of_samples_yielded))
+        state = {name: self.__dict__[name] for name in ("main_datapipe", "num_instances", "buffer_size")}
+        state.update({name: getattr(self, name) for name in ("_valid_iterator_id", "_number_of_samples_yielded")})
+        return self._hooked_state(state)
 
     def __setstate__(self, state):
-        (self.main_datapipe, self.num_instances, self.buffer_size, self._valid_iterator_id,
-         self._number_of_samples_yielded) = state
-        self._clear()
+        self.__dict__.update(state)
+        self._restart(None)
 
 
 @functional_datapipe("demux")
@@ -242,79 +276,84 @@ class DemultiplexerIterDataPipe(IterDataPipe):
     children wait in their buffers, at most `buffer_size` in all (-1: no limit)."""
 
     def __new__(cls, datapipe, num_instances, classifier_fn, drop_none=False, buffer_size=1000):
-        if num_instances < 1:
-            raise ValueError(f"Expected `num_instaces` larger than 0, but {num_instances} is found")
+        _check_instances(num_instances)
         check_unpickable_fn(classifier_fn)
-        parent = _DemultiplexerIterDataPipe(datapipe, num_instances, classifier_fn, drop_none, buffer_size)
-        return [_ChildDataPipe(parent, i) for i in range(num_instances)]
+        hub = _DemultiplexerIterDataPipe(datapipe, num_instances, classifier_fn, drop_none, buffer_size)
+        return [_ChildDataPipe(hub, k) for k in range(num_instances)]
 
 
 class _DemultiplexerIterDataPipe(IterDataPipe):
+    """The parent of demux's children: one source iterator, one queue per child."""
+
     def __init__(self, datapipe, num_instances, classifier_fn, drop_none, buffer_size):
+        _warn_unlimited(buffer_size, "demux")
         self.main_datapipe = datapipe
-        self.num_instances = num_instances
-        self.buffer_size = buffer_size
-        if buffer_size < 0:
-            warnings.warn("Unlimited buffer size is set for `demux`, please be aware of OOM at random places",
-                          UserWarning)
-        self.classifier_fn = classifier_fn
-        self.drop_none = drop_none
-        self._clear()
+        self.num_instances, self.buffer_size = num_instances, buffer_size
+        self.classifier_fn, self.drop_none = classifier_fn, drop_none
+        self._restart()
 
-    def _clear(self):
-        self._datapipe_iterator = None
-        self.current_buffer_usage = 0
-        self.child_buffers = [deque() for _ in range(self.num_instances)]
-        self.main_datapipe_exhausted = False
+    def _restart(self):
+        self._source_it = None
+        self._source_done = False
+        self._queues = [deque() for _ in range(self.num_instances)]
+        self._queued = 0
 
-    def _find_next(self, instance_id):
-        """The next source item for `instance_id`, buffering the others' on the way."""
-        while True:
-            if self.main_datapipe_exhausted:
-                raise StopIteration
-            value = next(self._datapipe_iterator)
-            which = self.classifier_fn(value)
-            if which is None and self.drop_none:
-                StreamWrapper.close_streams(value)
+    def _route(self, item):
+        """The child `item` belongs to, or None for an item to drop."""
+        target = self.classifier_fn(item)
+        if target is None and self.drop_none:
+            StreamWrapper.close_streams(item)
+            return None
+        if target is None or not 0 <= target < self.num_instances:
+            raise ValueError(f"Output of the classification fn should be between 0 and {self.num_instances - 1}. "
+                             f"{target} is returned.")
+        return target
+
+    def _pull_for(self, instance_id):
+        """Reads the source until an item for `instance_id` turns up, queueing the rest."""
+        for item in self._source_it:
+            target = self._route(item)
+            if target is None:
                 continue
-            if which is None or which >= self.num_instances or which < 0:
-                raise ValueError(f"Output of the classification fn should be between 0 and {self.num_instances - 1}. "
-                                 f"{which} is returned.")
-            if which == instance_id:
-                return value
-            self.child_buffers[which].append(value)
-            self.current_buffer_usage += 1
-            if 0 <= self.buffer_size < self.current_buffer_usage:
+            if target == instance_id:
+                return True, item
+            self._queues[target].append(item)
+            self._queued += 1
+            if self.buffer_size >= 0 and self._queued > self.buffer_size:
                 raise BufferError(f"DemultiplexerIterDataPipe buffer overflow, buffer size {self.buffer_size} is "
                                   "insufficient.")
+        self._source_done = True
+        self._source_it = None
+        return False, None
 
     def get_next_element_by_instance(self, instance_id):
-        if self._datapipe_iterator is None and not self.main_datapipe_exhausted:
-            self._datapipe_iterator = iter(self.main_datapipe)
+        if self._source_it is None and not self._source_done:
+            self._source_it = iter(self.main_datapipe)
+        own = self._queues[instance_id]
         while True:
-            if self.child_buffers[instance_id]:
-                self.current_buffer_usage -= 1
-                yield self.child_buffers[instance_id].popleft()
-                continue
-            try:
-                value = self._find_next(instance_id)
-            except StopIteration:
-                self.main_datapipe_exhausted = True
-                self._datapipe_iterator = None
+            if own:
+                self._queued -= 1
+                yield own.popleft()
+            elif self._source_done:
                 return
-            yield value
+            else:
+                found, item = self._pull_for(instance_id)
+                if not found:
+                    return
+                yield item
 
     def is_every_instance_exhausted(self):
-        return self.main_datapipe_exhausted and not any(self.child_buffers)
+        return self._source_done and all(len(q) == 0 for q in self._queues)
 
     def reset(self):
-        self._clear()
+        self._restart()
 
     def __getstate__(self):
-        return self._hooked_state((self.main_datapipe, self.num_instances, self.buffer_size, self.classifier_fn,
-                                   self.drop_none, self._valid_iterator_id, self._number_of_samples_yielded))
+        names = ("main_datapipe", "num_instances", "buffer_size", "classifier_fn", "drop_none")
+        state = {name: self.__dict__[name] for name in names}
+        state.update({name: getattr(self, name) for name in ("_valid_iterator_id", "_number_of_samples_yielded")})
+        return self._hooked_state(state)
 
     def __setstate__(self, state):
-        (self.main_datapipe, self.num_instances, self.buffer_size, self.classifier_fn, self.drop_none,
-         self._valid_iterator_id, self._number_of_samples_yielded) = state
-        self._clear()
+        self.__dict__.update(state)
+        self._restart()

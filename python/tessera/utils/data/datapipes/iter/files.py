@@ -10,6 +10,13 @@ __all__ = ["FileListerIterDataPipe", "FileLoaderIterDataPipe", "FileOpenerIterDa
            "StreamReaderIterDataPipe"]
 
 
+def _unknown_or(pipe, length):
+    """`length`, or the usual TypeError when it is -1 (unknown)."""
+    if length != -1:
+        return length
+    raise no_length(pipe)
+
+
 @functional_datapipe("list_files")
 class FileListerIterDataPipe(IterDataPipe):
     """Paths of the files under each root (a path, paths, or a pipe of paths) matching
@@ -18,26 +25,21 @@ class FileListerIterDataPipe(IterDataPipe):
 
     def __init__(self, root=".", masks="", *, recursive=False, abspath=False, non_deterministic=False, length=-1):
         super().__init__()
-        if isinstance(root, str):
-            root = [root]
-        if not isinstance(root, IterDataPipe):
-            root = IterableWrapperIterDataPipe(root)
-        self.datapipe = root
-        self.masks = masks
-        self.recursive = recursive
-        self.abspath = abspath
-        self.non_deterministic = non_deterministic
-        self.length = length
-
-    def __iter__(self):
-        for path in self.datapipe:
-            yield from get_file_pathnames_from_root(path, self.masks, self.recursive, self.abspath,
-                                                    self.non_deterministic)
+        roots = [root] if isinstance(root, str) else root
+        self.datapipe = roots if isinstance(roots, IterDataPipe) else IterableWrapperIterDataPipe(roots)
+        self.masks, self.length = masks, length
+        self.recursive, self.abspath, self.non_deterministic = recursive, abspath, non_deterministic
 
     def __len__(self):
-        if self.length == -1:
-            raise no_length(self)
-        return self.length
+        return _unknown_or(self, self.length)
+
+    def __iter__(self):
+        options = (self.masks, self.recursive, self.abspath, self.non_deterministic)
+        for top in self.datapipe:
+            yield from get_file_pathnames_from_root(top, *options)
+
+
+_READ_MODES = ("b", "t", "rb", "rt", "r")
 
 
 @functional_datapipe("open_files")
@@ -47,22 +49,19 @@ class FileOpenerIterDataPipe(IterDataPipe):
 
     def __init__(self, datapipe, mode="r", encoding=None, length=-1):
         super().__init__()
-        self.datapipe = datapipe
-        self.mode = mode
-        self.encoding = encoding
-        if mode not in ("b", "t", "rb", "rt", "r"):
+        if mode not in _READ_MODES:
             raise ValueError(f"Invalid mode {mode}")
-        if "b" in mode and encoding is not None:
+        if encoding is not None and "b" in mode:
             raise ValueError("binary mode doesn't take an encoding argument")
-        self.length = length
-
-    def __iter__(self):
-        yield from get_file_binaries_from_pathnames(self.datapipe, self.mode, self.encoding)
+        self.datapipe, self.length = datapipe, length
+        self.mode, self.encoding = mode, encoding
 
     def __len__(self):
-        if self.length == -1:
-            raise no_length(self)
-        return self.length
+        return _unknown_or(self, self.length)
+
+    def __iter__(self):
+        opened = get_file_binaries_from_pathnames(self.datapipe, self.mode, self.encoding)
+        yield from opened
 
 
 class FileLoaderIterDataPipe(IterDataPipe):
@@ -71,7 +70,7 @@ class FileLoaderIterDataPipe(IterDataPipe):
     def __new__(cls, datapipe, mode="b", length=-1):
         deprecation_warning(cls.__name__, deprecation_version="1.12", removal_version="1.13",
                             new_class_name="FileOpener")
-        return FileOpenerIterDataPipe(datapipe=datapipe, mode=mode, length=length)
+        return FileOpenerIterDataPipe(datapipe, mode, length=length)
 
 
 @functional_datapipe("read_from_stream")
@@ -80,14 +79,12 @@ class StreamReaderIterDataPipe(IterDataPipe):
     (path, stream); a stream is closed once read."""
 
     def __init__(self, datapipe, chunk=None):
-        self.datapipe = datapipe
-        self.chunk = chunk
+        self.chunk, self.datapipe = chunk, datapipe
 
     def __iter__(self):
         for path, stream in self.datapipe:
-            while True:
-                data = stream.read(self.chunk)
-                if not data:
-                    stream.close()
-                    break
-                yield path, data
+            piece = stream.read(self.chunk)
+            while piece:
+                yield path, piece
+                piece = stream.read(self.chunk)
+            stream.close()

@@ -1,7 +1,7 @@
 """Batcher (`batch`), UnBatcher (`unbatch`), Grouper (`groupby`) and ShardingFilter
 (`sharding_filter`, the pipe DataLoader workers split a stream at)."""
-from collections import defaultdict
 from collections.abc import Sized
+from itertools import islice
 
 from .._common import check_unpickable_fn, no_length
 from .._decorator import functional_datapipe
@@ -10,66 +10,82 @@ from ..datapipe import DataChunk, IterDataPipe
 __all__ = ["BatcherIterDataPipe", "GrouperIterDataPipe", "ShardingFilterIterDataPipe", "UnBatcherIterDataPipe"]
 
 
+def _sized_len(pipe, source):
+    """len(source), or the usual TypeError naming `pipe` when the source has no length."""
+    if not isinstance(source, Sized):
+        raise no_length(pipe)
+    return len(source)
+
+
 @functional_datapipe("sharding_filter")
 class ShardingFilterIterDataPipe(IterDataPipe):
-    """Keeps items i with i % num_of_instances == instance_id; graph_settings.apply_sharding
-    (which DataLoader calls in each worker) sets the two numbers. Unsharded: everything."""
+    """Of the source's items, keeps every `num_of_instances`-th one starting at position
+    `instance_id`. graph_settings.apply_sharding (which DataLoader calls in each worker)
+    sets both numbers; until then (1, 0) lets everything through."""
 
     def __init__(self, source_datapipe):
+        self.num_of_instances, self.instance_id = 1, 0
         self.source_datapipe = source_datapipe
-        self.num_of_instances = 1
-        self.instance_id = 0
 
     def is_shardable(self):
         return True
 
     def apply_sharding(self, num_of_instances, instance_id):
-        self.num_of_instances = num_of_instances
-        self.instance_id = instance_id
+        self.num_of_instances, self.instance_id = num_of_instances, instance_id
 
     def __iter__(self):
-        for i, item in enumerate(self.source_datapipe):
-            if i % self.num_of_instances == self.instance_id:
-                yield item
+        stride, first = self.num_of_instances, self.instance_id
+        if not 0 <= first < stride:  # a share that does not exist: read the source, keep nothing
+            for _ in self.source_datapipe:
+                pass
+            return
+        yield from islice(self.source_datapipe, first, None, stride)
 
     def __len__(self):
-        if isinstance(self.source_datapipe, Sized):
-            n, k = len(self.source_datapipe), self.num_of_instances
-            return n // k + (1 if self.instance_id < n % k else 0)
-        raise no_length(self)
+        full_rounds, leftover = divmod(_sized_len(self, self.source_datapipe), self.num_of_instances)
+        return full_rounds + int(self.instance_id < leftover)
 
 
 @functional_datapipe("batch")
 class BatcherIterDataPipe(IterDataPipe):
-    """Consecutive items in `wrapper_class` (DataChunk) batches of `batch_size`; the last,
-    shorter one is dropped when `drop_last`."""
+    """Groups consecutive items into `wrapper_class` (DataChunk) batches of `batch_size`;
+    a final, shorter batch is kept unless `drop_last`."""
 
     def __init__(self, datapipe, batch_size, drop_last=False, wrapper_class=DataChunk):
         assert batch_size > 0, "Batch size is required to be larger than 0!"
         super().__init__()
-        self.datapipe = datapipe
-        self.batch_size = batch_size
-        self.drop_last = drop_last
-        self.length = None
-        self.wrapper_class = wrapper_class
+        self.datapipe, self.wrapper_class = datapipe, wrapper_class
+        self.batch_size, self.drop_last = batch_size, drop_last
 
     def __iter__(self):
-        batch = []
-        for x in self.datapipe:
-            batch.append(x)
-            if len(batch) == self.batch_size:
-                yield self.wrapper_class(batch)
-                batch = []
-        if batch and not self.drop_last:
-            yield self.wrapper_class(batch)
+        source = iter(self.datapipe)
+        while True:
+            chunk = list(islice(source, self.batch_size))
+            if len(chunk) == self.batch_size:
+                yield self.wrapper_class(chunk)
+                continue
+            # The source ran out part-way through this batch.
+            if chunk and not self.drop_last:
+                yield self.wrapper_class(chunk)
+            return
 
     def __len__(self):
-        if self.length is None:
-            if not isinstance(self.datapipe, Sized):
-                raise no_length(self)
-            n = len(self.datapipe)
-            self.length = n // self.batch_size if self.drop_last else -(-n // self.batch_size)
-        return self.length
+        whole, partial = divmod(_sized_len(self, self.datapipe), self.batch_size)
+        return whole if (self.drop_last or not partial) else whole + 1
+
+
+def _flatten(item, depth, requested):
+    """The items `depth` list levels inside `item` (-1: every level)."""
+    if depth == 0:
+        yield item
+    elif not isinstance(item, list):  # DataChunk is a list too
+        if depth != -1:
+            raise IndexError(f"unbatch_level {requested} exceeds the depth of the DataPipe")
+        yield item
+    else:
+        below = -1 if depth == -1 else depth - 1
+        for inner in item:
+            yield from _flatten(inner, below, requested)
 
 
 @functional_datapipe("unbatch")
@@ -78,25 +94,14 @@ class UnBatcherIterDataPipe(IterDataPipe):
     than the data is an IndexError."""
 
     def __init__(self, datapipe, unbatch_level=1):
-        self.datapipe = datapipe
-        self.unbatch_level = unbatch_level
+        self.datapipe, self.unbatch_level = datapipe, unbatch_level
 
     def __iter__(self):
-        for element in self.datapipe:
-            yield from self._dive(element, self.unbatch_level)
-
-    def _dive(self, element, level):
-        if level < -1:
-            raise ValueError("unbatch_level must be -1 or >= 0")
-        if level == 0:
-            yield element
-        elif isinstance(element, list):  # DataChunk is a list
-            for item in element:
-                yield from self._dive(item, level if level == -1 else level - 1)
-        elif level == -1:
-            yield element
-        else:
-            raise IndexError(f"unbatch_level {self.unbatch_level} exceeds the depth of the DataPipe")
+        level = self.unbatch_level
+        for batch in self.datapipe:
+            if level < -1:
+                raise ValueError("unbatch_level must be -1 or >= 0")
+            yield from _flatten(batch, level, level)
 
 
 @functional_datapipe("groupby")
@@ -110,65 +115,56 @@ class GrouperIterDataPipe(IterDataPipe):
     def __init__(self, datapipe, group_key_fn, *, buffer_size=10000, group_size=None, guaranteed_group_size=None,
                  drop_remaining=False):
         check_unpickable_fn(group_key_fn)
-        self.datapipe = datapipe
-        self.group_key_fn = group_key_fn
-        self.max_buffer_size = buffer_size
-        self.buffer_elements = defaultdict(list)
-        self.curr_buffer_size = 0
-        self.group_size = group_size
-        self.guaranteed_group_size = None
+        minimum = None
         if group_size is not None and buffer_size is not None:
             assert 0 < group_size <= buffer_size
-            self.guaranteed_group_size = group_size
+            minimum = group_size
         if guaranteed_group_size is not None:
             assert group_size is not None and 0 < guaranteed_group_size <= group_size
-            self.guaranteed_group_size = guaranteed_group_size
-        self.drop_remaining = drop_remaining
+            minimum = guaranteed_group_size
+        self.datapipe, self.group_key_fn = datapipe, group_key_fn
+        self.max_buffer_size, self.group_size = buffer_size, group_size
+        self.guaranteed_group_size, self.drop_remaining = minimum, drop_remaining
         self.wrapper_class = DataChunk
-
-    def _remove_biggest_key(self):
-        biggest_key, biggest_size = None, 0
-        for key, group in self.buffer_elements.items():
-            if len(group) > biggest_size:
-                biggest_key, biggest_size = key, len(group)
-        small = self.guaranteed_group_size is not None and biggest_size < self.guaranteed_group_size
-        if small and not self.drop_remaining:
-            raise RuntimeError("Failed to group items", str(self.buffer_elements[biggest_key]))
-        result = None if small else self.buffer_elements[biggest_key]
-        self.curr_buffer_size -= biggest_size
-        del self.buffer_elements[biggest_key]
-        return result
-
-    def __iter__(self):
-        for x in self.datapipe:
-            key = self.group_key_fn(x)
-            group = self.buffer_elements[key]
-            group.append(x)
-            self.curr_buffer_size += 1
-            if self.group_size is not None and len(group) == self.group_size:
-                yield self.wrapper_class(group)
-                self.curr_buffer_size -= len(group)
-                del self.buffer_elements[key]
-            if self.curr_buffer_size == self.max_buffer_size:
-                result = self._remove_biggest_key()
-                if result is not None:
-                    yield self.wrapper_class(result)
-        for key in tuple(self.buffer_elements):
-            group = self.buffer_elements.pop(key)
-            self.curr_buffer_size -= len(group)
-            yield self.wrapper_class(group)
+        self.reset()
 
     def reset(self):
-        self.curr_buffer_size = 0
-        self.buffer_elements = defaultdict(list)
+        self._groups = {}  # key -> items, in order of (re)appearance
+        self._held = 0
+
+    def _take(self, key):
+        items = self._groups.pop(key)
+        self._held -= len(items)
+        return items
+
+    def _evict_largest(self):
+        """Removes the biggest group (the earliest among equals): returned, or None when it
+        is too small and `drop_remaining` says to discard it."""
+        key = max(self._groups, key=lambda k: len(self._groups[k]))
+        too_small = self.guaranteed_group_size is not None and len(self._groups[key]) < self.guaranteed_group_size
+        if too_small and not self.drop_remaining:
+            raise RuntimeError("Failed to group items", str(self._groups[key]))
+        items = self._take(key)
+        return None if too_small else items
+
+    def __iter__(self):
+        for element in self.datapipe:
+            key = self.group_key_fn(element)
+            self._groups.setdefault(key, []).append(element)
+            self._held += 1
+            if len(self._groups[key]) == self.group_size:
+                yield self.wrapper_class(self._take(key))
+            if self._held == self.max_buffer_size:
+                evicted = self._evict_largest()
+                if evicted is not None:
+                    yield self.wrapper_class(evicted)
+        while self._groups:
+            yield self.wrapper_class(self._take(next(iter(self._groups))))
 
     def __getstate__(self):
-        return self._hooked_state((self.datapipe, self.group_key_fn, self.max_buffer_size, self.group_size,
-                                   self.guaranteed_group_size, self.drop_remaining, self.wrapper_class,
-                                   self._valid_iterator_id, self._number_of_samples_yielded))
+        kept = {name: value for name, value in self.__dict__.items() if name not in ("_groups", "_held")}
+        return self._hooked_state(kept)
 
     def __setstate__(self, state):
-        (self.datapipe, self.group_key_fn, self.max_buffer_size, self.group_size, self.guaranteed_group_size,
-         self.drop_remaining, self.wrapper_class, self._valid_iterator_id, self._number_of_samples_yielded) = state
-        self.curr_buffer_size = 0
-        self.buffer_elements = defaultdict(list)
+        self.__dict__.update(state)
+        self.reset()

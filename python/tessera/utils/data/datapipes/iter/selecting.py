@@ -14,34 +14,36 @@ class FilterIterDataPipe(IterDataPipe):
 
     def __init__(self, datapipe, filter_fn, drop_empty_batches=None, input_col=None):
         super().__init__()
-        self.datapipe = datapipe
         check_unpickable_fn(filter_fn)
-        self.filter_fn = filter_fn
-        if drop_empty_batches is None:
-            drop_empty_batches = True
-        else:
+        if drop_empty_batches is not None:
             deprecation_warning(type(self).__name__, deprecation_version="1.12", removal_version="1.14",
                                 old_argument_name="drop_empty_batches")
-        self.drop_empty_batches = drop_empty_batches
-        self.input_col = input_col
         validate_input_col(filter_fn, input_col)
+        self.datapipe, self.filter_fn, self.input_col = datapipe, filter_fn, input_col
+        self.drop_empty_batches = True if drop_empty_batches is None else drop_empty_batches
 
-    def _keep(self, data):
-        cols = self.input_col
-        if cols is None:
-            cond = self.filter_fn(data)
-        elif isinstance(cols, (list, tuple)):
-            cond = self.filter_fn(*(data[c] for c in cols))
+    def _verdict(self, data):
+        selector = self.input_col
+        if selector is None:
+            args = (data,)
+        elif isinstance(selector, (list, tuple)):
+            args = tuple(data[c] for c in selector)
         else:
-            cond = self.filter_fn(data[cols])
-        if not isinstance(cond, bool):
-            raise ValueError("Boolean output is required for `filter_fn` of FilterIterDataPipe, got", type(cond))
-        return cond
+            args = (data[selector],)
+        keep = self.filter_fn(*args)
+        if isinstance(keep, bool):
+            return keep
+        raise ValueError("Boolean output is required for `filter_fn` of FilterIterDataPipe, got", type(keep))
+
+    def _discard(self, data):
+        """Whether an item the predicate accepted is still left out (None, or an empty batch)."""
+        if data is None:
+            return True
+        return self.drop_empty_batches and isinstance(data, list) and not data
 
     def __iter__(self):
         for data in self.datapipe:
-            if self._keep(data) and data is not None and \
-                    not (isinstance(data, list) and len(data) == 0 and self.drop_empty_batches):
-                yield data
-            else:
+            if not self._verdict(data) or self._discard(data):
                 StreamWrapper.close_streams(data)
+                continue
+            yield data

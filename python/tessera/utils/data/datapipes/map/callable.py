@@ -7,6 +7,7 @@ __all__ = ["MapperMapDataPipe"]
 
 
 def default_fn(data):
+    """The identity: Mapper's function when none is given."""
     return data
 
 
@@ -15,13 +16,12 @@ class MapperMapDataPipe(MapDataPipe):
     """`fn(datapipe[index])` for each index."""
 
     def __init__(self, datapipe, fn=default_fn):
-        super().__init__()
-        self.datapipe = datapipe
         check_unpickable_fn(fn)
-        self.fn = fn
+        self.datapipe, self.fn = datapipe, fn
+
+    def __getitem__(self, index):
+        item = self.datapipe[index]
+        return self.fn(item)
 
     def __len__(self):
         return len(self.datapipe)
-
-    def __getitem__(self, index):
-        return self.fn(self.datapipe[index])

@@ -1,11 +1,16 @@
 """Shuffler (`shuffle` on a MapDataPipe): an IterDataPipe over a random permutation of the
 indices, drawn from Python's `random.Random` seeded per iteration."""
-import random
+from random import Random
 
 from ..... import _C
 from ..datapipe import IterDataPipe, MapDataPipe
 
 __all__ = ["ShufflerIterDataPipe"]
+
+
+def _global_seed():
+    """A seed drawn from tessera's global generator, as torch draws one from its own."""
+    return int(_C.empty((), dtype=_C.int64).random_().item())
 
 
 class ShufflerIterDataPipe(IterDataPipe):
@@ -16,49 +21,50 @@ class ShufflerIterDataPipe(IterDataPipe):
 
     def __init__(self, datapipe, *, indices=None):
         super().__init__()
-        self.datapipe = datapipe
-        self.indices = list(range(len(datapipe))) if indices is None else indices
-        self._enabled = True
-        self._seed = None
-        self._rng = random.Random()
-        self._shuffled_indices = self.indices
-
-    def set_shuffle(self, shuffle=True):
-        self._enabled = shuffle
-        return self
+        if indices is None:
+            indices = list(range(len(datapipe)))
+        self.datapipe, self.indices = datapipe, indices
+        self._enabled, self._seed = True, None
+        self._rng = Random()
+        self._order = list(indices)  # what the next iteration reads, last index first
 
     def set_seed(self, seed):
         self._seed = seed
         return self
 
-    def __iter__(self):
-        if not self._enabled:
-            for i in self.indices:
-                yield self.datapipe[i]
-        else:
-            while self._shuffled_indices:
-                yield self.datapipe[self._shuffled_indices.pop()]
+    def set_shuffle(self, shuffle=True):
+        self._enabled = shuffle
+        return self
 
     def reset(self):
-        if self._enabled and self._seed is None:
-            self._seed = int(_C.empty((), dtype=_C.int64).random_().item())
-        self._rng.seed(self._seed)
+        seed = self._seed
+        if seed is None and self._enabled:
+            seed = _global_seed()
         self._seed = None
-        self._shuffled_indices = self._rng.sample(self.indices, len(self.indices))
+        self._rng.seed(seed)
+        self._order = self._rng.sample(self.indices, len(self.indices))
+
+    def __iter__(self):
+        if self._enabled:
+            order = self._order
+            while order:
+                yield self.datapipe[order.pop()]
+        else:
+            yield from (self.datapipe[i] for i in self.indices)
 
     def __len__(self):
         return len(self.datapipe)
 
     def __getstate__(self):
-        return self._hooked_state((self.datapipe, self.indices, self._enabled, self._seed, self._rng.getstate(),
-                                   self._shuffled_indices, self._valid_iterator_id,
-                                   self._number_of_samples_yielded))
+        state = dict(self.__dict__)
+        state["_rng"] = self._rng.getstate()
+        return self._hooked_state(state)
 
     def __setstate__(self, state):
-        (self.datapipe, self.indices, self._enabled, self._seed, rng_state, self._shuffled_indices,
-         self._valid_iterator_id, self._number_of_samples_yielded) = state
-        self._rng = random.Random()
-        self._rng.setstate(rng_state)
+        rng = Random()
+        rng.setstate(state["_rng"])
+        self.__dict__.update(state)
+        self._rng = rng
 
 
 MapDataPipe.register_datapipe_as_function("shuffle", ShufflerIterDataPipe)

@@ -7,13 +7,18 @@ from ..datapipe import MapDataPipe
 __all__ = ["ConcaterMapDataPipe", "ZipperMapDataPipe"]
 
 
-def _check_inputs(datapipes):
-    if len(datapipes) == 0:
-        raise ValueError("Expected at least one DataPipe, but got nothing")
-    if not all(isinstance(dp, MapDataPipe) for dp in datapipes):
-        raise TypeError("Expected all inputs to be `MapDataPipe`")
-    if not all(isinstance(dp, Sized) for dp in datapipes):
-        raise TypeError("Expected all inputs to be `Sized`")
+def _validated(datapipes):
+    """`datapipes`, once it is known to be a non-empty collection of sized MapDataPipes."""
+    problem = None
+    if not datapipes:
+        problem = ValueError("Expected at least one DataPipe, but got nothing")
+    elif any(not isinstance(dp, MapDataPipe) for dp in datapipes):
+        problem = TypeError("Expected all inputs to be `MapDataPipe`")
+    elif any(not isinstance(dp, Sized) for dp in datapipes):
+        problem = TypeError("Expected all inputs to be `Sized`")
+    if problem is not None:
+        raise problem
+    return datapipes
 
 
 @functional_datapipe("concat")
@@ -21,22 +26,19 @@ class ConcaterMapDataPipe(MapDataPipe):
     """Indices 0..len(first)-1 read the first pipe, the next ones the second, and so on."""
 
     def __init__(self, *datapipes):
-        _check_inputs(datapipes)
-        self.datapipes = datapipes
-        self.length = -1
+        self.datapipes = _validated(datapipes)
 
     def __getitem__(self, index):
-        offset = 0
-        for dp in self.datapipes:
-            if index - offset < len(dp):
-                return dp[index - offset]
-            offset += len(dp)
+        local = index
+        for part in self.datapipes:
+            size = len(part)
+            if local < size:
+                return part[local]
+            local -= size
         raise IndexError(f"Index {index} is out of range.")
 
     def __len__(self):
-        if self.length == -1:
-            self.length = sum(len(dp) for dp in self.datapipes)
-        return self.length
+        return sum(map(len, self.datapipes))
 
 
 @functional_datapipe("zip")
@@ -44,20 +46,16 @@ class ZipperMapDataPipe(MapDataPipe):
     """The tuple of every input's item at an index; as long as the shortest input."""
 
     def __init__(self, *datapipes):
-        _check_inputs(datapipes)
-        self.datapipes = datapipes
-        self.length = -1
+        self.datapipes = _validated(datapipes)
+
+    def _item_of(self, dp, index):
+        try:
+            return dp[index]
+        except IndexError:
+            raise IndexError(f"Index {index} is out of range for one of the input MapDataPipes {dp}.")
 
     def __getitem__(self, index):
-        items = []
-        for dp in self.datapipes:
-            try:
-                items.append(dp[index])
-            except IndexError:
-                raise IndexError(f"Index {index} is out of range for one of the input MapDataPipes {dp}.")
-        return tuple(items)
+        return tuple(self._item_of(dp, index) for dp in self.datapipes)
 
     def __len__(self):
-        if self.length == -1:
-            self.length = min(len(dp) for dp in self.datapipes)
-        return self.length
+        return min(map(len, self.datapipes))

@@ -16,26 +16,24 @@ class BatcherMapDataPipe(MapDataPipe):
     def __init__(self, datapipe, batch_size, drop_last=False, wrapper_class=DataChunk):
         assert batch_size > 0, "Batch size is required to be larger than 0!"
         super().__init__()
-        self.datapipe = datapipe
-        self.batch_size = batch_size
-        self.drop_last = drop_last
-        self.length = None
-        self.wrapper_class = wrapper_class
+        self.datapipe, self.wrapper_class = datapipe, wrapper_class
+        self.batch_size, self.drop_last = batch_size, drop_last
 
     def __getitem__(self, index):
-        batch = []
-        try:
-            for i in range(index * self.batch_size, (index + 1) * self.batch_size):
-                batch.append(self.datapipe[i])
-        except IndexError:
-            if self.drop_last or not batch:
+        start = index * self.batch_size
+        items = []
+        for position in range(start, start + self.batch_size):
+            try:
+                items.append(self.datapipe[position])
+            except IndexError:
+                # Past the source's end: a partial batch stands unless drop_last.
+                if items and not self.drop_last:
+                    break
                 raise IndexError(f"Index {index} is out of bound.")
-        return self.wrapper_class(batch)
+        return self.wrapper_class(items)
 
     def __len__(self):
-        if self.length is None:
-            if not isinstance(self.datapipe, Sized):
-                raise no_length(self)
-            n = len(self.datapipe)
-            self.length = n // self.batch_size if self.drop_last else -(-n // self.batch_size)
-        return self.length
+        if not isinstance(self.datapipe, Sized):
+            raise no_length(self)
+        whole, partial = divmod(len(self.datapipe), self.batch_size)
+        return whole if (self.drop_last or not partial) else whole + 1
