@@ -10,6 +10,7 @@
 #include <aten/native/nn/Pooling.h>
 #include <aten/ops/Functions.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <limits>
@@ -181,37 +182,134 @@ std::tuple<Tensor, Tensor> max_pool3d_kernel(const Tensor& self, const Pool3d& g
   return {out, indices};
 }
 
-// avg_pool3d's window: clipped to the padded input for the divisor that counts padding,
-// then to the input for the sum.
-struct AvgBox {
-  Span t, h, w;
-  int64_t divisor;
+// Averaging windows, tabulated once per call: per dim and output index, the input span
+// clipped to the input and the span's length counting padding; the divisor of an output is
+// then a product of three table entries (or the override).
+struct AverageWindows {
+  std::array<std::vector<Span>, 3> span;
+  std::array<std::vector<int64_t>, 3> padded;
+  bool count_include_pad = true;
+  std::optional<int64_t> divisor_override;
+
+  int64_t divisor(int64_t ot, int64_t oh, int64_t ow) const {
+    if (divisor_override) return *divisor_override;
+    if (count_include_pad) return padded[0][ot] * padded[1][oh] * padded[2][ow];
+    return (span[0][ot].end - span[0][ot].begin) * (span[1][oh].end - span[1][oh].begin) *
+           (span[2][ow].end - span[2][ow].begin);
+  }
+  bool empty(int64_t ot, int64_t oh, int64_t ow) const {
+    return span[0][ot].begin >= span[0][ot].end || span[1][oh].begin >= span[1][oh].end ||
+           span[2][ow].begin >= span[2][ow].end;
+  }
 };
 
-AvgBox avg_box(const Pool3d& g, int64_t k, bool count_include_pad, std::optional<int64_t> divisor_override) {
-  const int64_t o[3] = {k / (g.out[1] * g.out[2]), (k / g.out[2]) % g.out[1], k % g.out[2]};
-  Span span[3];
-  int64_t padded = 1, inside = 1;
+AverageWindows avg_windows(const Pool3d& g, bool count_include_pad, std::optional<int64_t> divisor_override) {
+  AverageWindows w;
+  w.count_include_pad = count_include_pad;
+  w.divisor_override = divisor_override;
   for (size_t i = 0; i < 3; ++i) {
-    const int64_t begin = o[i] * g.s[i] - g.p[i];
-    const int64_t end = std::min(begin + g.k[i], g.in[i] + g.p[i]);
-    padded *= end - begin;
-    span[i] = {std::max<int64_t>(begin, 0), std::min(end, g.in[i]), 1};
-    inside *= std::max<int64_t>(span[i].end - span[i].begin, 0);
+    for (int64_t o = 0; o < g.out[i]; ++o) {
+      const int64_t begin = o * g.s[i] - g.p[i], end = std::min(begin + g.k[i], g.in[i] + g.p[i]);
+      w.padded[i].push_back(end - begin);
+      w.span[i].push_back({std::max<int64_t>(begin, 0), std::min(end, g.in[i]), 1});
+    }
   }
-  return {span[0], span[1], span[2], divisor_override ? *divisor_override : (count_include_pad ? padded : inside)};
+  return w;
 }
 
-Pool3d avg3d_geometry(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,
-                      bool ceil_mode, std::optional<int64_t> divisor_override) {
-  TORCH_CHECK(!divisor_override || *divisor_override != 0, "divisor must be not zero");
-  const int64_t one = 1;
-  return pool3d_geometry(self, kernel_size, stride, padding, IntArrayRef(&one, 1), ceil_mode, false);
+AverageWindows adaptive_windows(const Pool3d& g) {
+  AverageWindows w;
+  for (size_t i = 0; i < 3; ++i) {
+    for (int64_t o = 0; o < g.out[i]; ++o) {
+      const Span span{window_start(o, g.in[i], g.out[i]), window_end(o, g.in[i], g.out[i]), 1};
+      w.span[i].push_back(span);
+      w.padded[i].push_back(span.end - span.begin);
+    }
+  }
+  return w;
+}
+
+// The sum of n consecutive values in eight interleaved partial sums (independent additions
+// the compiler can vectorize), in the accumulation type A.
+template <typename A, typename T>
+A row_sum(const T* p, int64_t n) {
+  if (n < 8) {
+    A sum = 0;
+    for (int64_t i = 0; i < n; ++i) sum += static_cast<A>(p[i]);
+    return sum;
+  }
+  A part[8] = {};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    for (int j = 0; j < 8; ++j) part[j] += static_cast<A>(p[i + j]);
+  }
+  for (; i < n; ++i) part[0] += static_cast<A>(p[i]);
+  return ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
+}
+
+Tensor average_forward(const Tensor& self, const Pool3d& g, const AverageWindows& win, unsigned types,
+                       const char* op) {
+  Tensor out = make_empty(g.output_sizes, self.scalar_type(), self.device());
+  if (self.is_meta() || out.numel() == 0) return out;
+  const Tensor x = self.contiguous();
+  auto run = [&]<typename T>() {
+    using A = std::conditional_t<std::is_integral_v<T>, int64_t, opmath_t<T>>;
+    const T* in = x.data_ptr<T>();
+    T* o = out.data_ptr<T>();
+    for_each_plane(g.planes_total, [&](int64_t plane) {
+      const T* base = in + plane * g.plane_in();
+      T* dst = o + plane * g.plane_out();
+      std::vector<A> acc(static_cast<size_t>(g.out[2]));
+      // windows along w of one length at one step (no clipping): no per-window table reads
+      const std::vector<Span>& ws = win.span[2];
+      const int64_t first_w = ws[0].begin, step_w = ws.size() > 1 ? ws[1].begin - ws[0].begin : 1;
+      int64_t uniform_w = ws[0].end - ws[0].begin;
+      for (size_t ow = 0; ow < ws.size() && uniform_w > 0; ++ow) {
+        if (ws[ow].begin != first_w + static_cast<int64_t>(ow) * step_w || ws[ow].end - ws[ow].begin != uniform_w) {
+          uniform_w = 0;
+        }
+      }
+      // one output row at a time: stream through the input rows of its windows, adding each
+      // row's window sums into the row's accumulators
+      for (int64_t ot = 0; ot < g.out[0]; ++ot) {
+        const Span t = win.span[0][ot];
+        for (int64_t oh = 0; oh < g.out[1]; ++oh) {
+          const Span h = win.span[1][oh];
+          std::fill(acc.begin(), acc.end(), A(0));
+          for (int64_t a = t.begin; a < t.end; ++a) {
+            for (int64_t b = h.begin; b < h.end; ++b) {
+              const T* row = base + (a * g.in[1] + b) * g.in[2];
+              if (uniform_w == 2 && step_w == 2) {  // the common 2-wide, stride-2 windows
+                const T* p = row + first_w;
+                for (int64_t ow = 0; ow < g.out[2]; ++ow) acc[ow] += static_cast<A>(p[2 * ow]) + static_cast<A>(p[2 * ow + 1]);
+              } else if (uniform_w > 0) {
+                for (int64_t ow = 0; ow < g.out[2]; ++ow) acc[ow] += row_sum<A>(row + first_w + ow * step_w, uniform_w);
+              } else {
+                for (int64_t ow = 0; ow < g.out[2]; ++ow) {
+                  const Span w = win.span[2][ow];
+                  acc[ow] += row_sum<A>(row + w.begin, w.end - w.begin);
+                }
+              }
+            }
+          }
+          for (int64_t ow = 0; ow < g.out[2]; ++ow) {
+            *dst++ = win.empty(ot, oh, ow) ? T(0) : static_cast<T>(acc[ow] / static_cast<A>(win.divisor(ot, oh, ow)));
+          }
+        }
+      }
+    });
+  };
+  if (types & kIntegral) {
+    dispatch_types<kPoolFloatTypes | kIntegral>(self.scalar_type(), op, run);
+  } else {
+    dispatch_types<kPoolFloatTypes>(self.scalar_type(), op, run);
+  }
+  return out;
 }
 
 // grad_input += grad_output / divisor over each window, the adjoint of an averaging.
-template <typename BoxFn>
-Tensor average_backward(const Tensor& grad_output, const Tensor& self, const Pool3d& g, BoxFn box, const char* op) {
+Tensor average_backward(const Tensor& grad_output, const Tensor& self, const Pool3d& g, const AverageWindows& win,
+                        const char* op) {
   TORCH_CHECK(grad_output.sizes() == IntArrayRef(g.output_sizes), op, ": expected grad_output of size ",
               IntArrayRef(g.output_sizes), ", got ", grad_output.sizes());
   Tensor grad_input = at::zeros(self.sizes(), TensorOptions().dtype(self.scalar_type()).device(self.device()));
@@ -223,19 +321,33 @@ Tensor average_backward(const Tensor& grad_output, const Tensor& self, const Poo
     T* gi = grad_input.data_ptr<T>();
     for_each_plane(g.planes_total, [&](int64_t plane) {
       T* base = gi + plane * g.plane_in();
-      for (int64_t k = 0; k < g.plane_out(); ++k) {
-        const AvgBox b = box(k);
-        const A share = static_cast<A>(gp[plane * g.plane_out() + k]) / static_cast<A>(b.divisor);
-        for (int64_t t = b.t.begin; t < b.t.end; ++t) {
-          for (int64_t h = b.h.begin; h < b.h.end; ++h) {
-            T* row = base + (t * g.in[1] + h) * g.in[2];
-            for (int64_t w = b.w.begin; w < b.w.end; ++w) row[w] = static_cast<T>(static_cast<A>(row[w]) + share);
+      const T* src = gp + plane * g.plane_out();
+      for (int64_t ot = 0; ot < g.out[0]; ++ot) {
+        const Span t = win.span[0][ot];
+        for (int64_t oh = 0; oh < g.out[1]; ++oh) {
+          const Span h = win.span[1][oh];
+          for (int64_t ow = 0; ow < g.out[2]; ++ow) {
+            const Span w = win.span[2][ow];
+            const A share = static_cast<A>(*src++) / static_cast<A>(win.divisor(ot, oh, ow));
+            for (int64_t a = t.begin; a < t.end; ++a) {
+              for (int64_t b = h.begin; b < h.end; ++b) {
+                T* row = base + (a * g.in[1] + b) * g.in[2];
+                for (int64_t c = w.begin; c < w.end; ++c) row[c] = static_cast<T>(static_cast<A>(row[c]) + share);
+              }
+            }
           }
         }
       }
     });
   });
   return grad_input;
+}
+
+Pool3d avg3d_geometry(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,
+                      bool ceil_mode, std::optional<int64_t> divisor_override) {
+  TORCH_CHECK(!divisor_override || *divisor_override != 0, "divisor must be not zero");
+  const int64_t one = 1;
+  return pool3d_geometry(self, kernel_size, stride, padding, IntArrayRef(&one, 1), ceil_mode, false);
 }
 
 }  // namespace
@@ -285,76 +397,21 @@ Tensor adaptive_max_pool3d_backward(const Tensor& grad_output, const Tensor& sel
 Tensor avg_pool3d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding, bool ceil_mode,
                   bool count_include_pad, std::optional<int64_t> divisor_override) {
   const Pool3d g = avg3d_geometry(self, kernel_size, stride, padding, ceil_mode, divisor_override);
-  Tensor out = make_empty(g.output_sizes, self.scalar_type(), self.device());
-  if (self.is_meta() || out.numel() == 0) return out;
-  const Tensor x = self.contiguous();
-  dispatch_types<kPoolFloatTypes | kIntegral>(self.scalar_type(), "avg_pool3d_out_frame", [&]<typename T>() {
-    using A = std::conditional_t<std::is_integral_v<T>, int64_t, opmath_t<T>>;
-    const T* in = x.data_ptr<T>();
-    T* o = out.data_ptr<T>();
-    for_each_plane(g.planes_total, [&](int64_t plane) {
-      const T* base = in + plane * g.plane_in();
-      for (int64_t k = 0; k < g.plane_out(); ++k) {
-        const AvgBox b = avg_box(g, k, count_include_pad, divisor_override);
-        A sum = 0;
-        for (int64_t t = b.t.begin; t < b.t.end; ++t) {
-          for (int64_t h = b.h.begin; h < b.h.end; ++h) {
-            const T* row = base + (t * g.in[1] + h) * g.in[2];
-            for (int64_t w = b.w.begin; w < b.w.end; ++w) sum += static_cast<A>(row[w]);
-          }
-        }
-        const bool empty = b.t.begin >= b.t.end || b.h.begin >= b.h.end || b.w.begin >= b.w.end;
-        o[plane * g.plane_out() + k] = empty ? T(0) : static_cast<T>(sum / static_cast<A>(b.divisor));
-      }
-    });
-  });
-  return out;
+  return average_forward(self, g, avg_windows(g, count_include_pad, divisor_override), kIntegral,
+                         "avg_pool3d_out_frame");
 }
 
 Tensor avg_pool3d_backward(const Tensor& grad_output, const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride,
                            IntArrayRef padding, bool ceil_mode, bool count_include_pad,
                            std::optional<int64_t> divisor_override) {
   const Pool3d g = avg3d_geometry(self, kernel_size, stride, padding, ceil_mode, divisor_override);
-  return average_backward(grad_output, self, g, [&](int64_t k) {
-    return avg_box(g, k, count_include_pad, divisor_override);
-  }, "avg_pool3d_backward");
+  return average_backward(grad_output, self, g, avg_windows(g, count_include_pad, divisor_override),
+                          "avg_pool3d_backward");
 }
-
-namespace {
-AvgBox adaptive_box(const Pool3d& g, int64_t k) {
-  const int64_t o[3] = {k / (g.out[1] * g.out[2]), (k / g.out[2]) % g.out[1], k % g.out[2]};
-  Span span[3];
-  int64_t count = 1;
-  for (size_t i = 0; i < 3; ++i) {
-    span[i] = {window_start(o[i], g.in[i], g.out[i]), window_end(o[i], g.in[i], g.out[i]), 1};
-    count *= span[i].end - span[i].begin;
-  }
-  return {span[0], span[1], span[2], count};
-}
-}  // namespace
 
 Tensor _adaptive_avg_pool3d(const Tensor& self, IntArrayRef output_size) {
   const Pool3d g = adaptive3d_geometry(self, output_size, "adaptive_avg_pool3d", "");
-  Tensor out = make_empty(g.output_sizes, self.scalar_type(), self.device());
-  if (self.is_meta() || out.numel() == 0) return out;
-  const Tensor x = self.contiguous();
-  dispatch_types<kPoolFloatTypes>(self.scalar_type(), "adaptive_avg_pool3d_cpu", [&]<typename T>() {
-    using O = opmath_t<T>;
-    const T* in = x.data_ptr<T>();
-    T* o = out.data_ptr<T>();
-    for_each_cell(g, adaptive_window(g), [&](int64_t plane, int64_t k, Span t, Span h, Span w) {
-      const T* base = in + plane * g.plane_in();
-      O sum = 0;
-      for (int64_t a = t.begin; a < t.end; ++a) {
-        for (int64_t b = h.begin; b < h.end; ++b) {
-          const T* row = base + (a * g.in[1] + b) * g.in[2];
-          for (int64_t c = w.begin; c < w.end; ++c) sum += static_cast<O>(row[c]);
-        }
-      }
-      o[k] = static_cast<T>(sum / static_cast<O>((t.end - t.begin) * (h.end - h.begin) * (w.end - w.begin)));
-    });
-  });
-  return out;
+  return average_forward(self, g, adaptive_windows(g), 0, "adaptive_avg_pool3d_cpu");
 }
 
 Tensor _adaptive_avg_pool3d_backward(const Tensor& grad_output, const Tensor& self) {
@@ -362,8 +419,7 @@ Tensor _adaptive_avg_pool3d_backward(const Tensor& grad_output, const Tensor& se
               grad_output.sizes(), " does not match the input's ", self.sizes());
   const Pool3d g = adaptive3d_geometry(self, grad_output.sizes().slice(grad_output.dim() - 3),
                                        "adaptive_avg_pool3d_backward", "");
-  return average_backward(grad_output, self, g, [&](int64_t k) { return adaptive_box(g, k); },
-                          "adaptive_avg_pool3d_backward");
+  return average_backward(grad_output, self, g, adaptive_windows(g), "adaptive_avg_pool3d_backward");
 }
 
 Tensor adaptive_avg_pool3d(const Tensor& self, IntArrayRef output_size) {
