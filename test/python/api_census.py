@@ -26,6 +26,7 @@ NAMESPACES = ["", "Tensor", "nn", "nn.functional", "nn.init", "nn.utils", "nn.ut
 _TYPING = "a helper or module re-export inside torch's source that reexported() cannot tell, not API"
 _JIT = "TorchScript / JIT machinery: tessera has no graph compiler (eager only)"
 EXEMPT = {
+    "testing": {"FileCheck": _JIT},
     "nn.functional": {n: _TYPING for n in (
         "BroadcastingList1", "BroadcastingList2", "BroadcastingList3", "DType",
         "TYPE_CHECKING", "Tensor", "utils", "boolean_dispatch",
