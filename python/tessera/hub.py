@@ -60,10 +60,15 @@ def set_dir(d):
 
 
 def _import_hubconf(repo_dir):
+    """The repository's hubconf.py as a module, imported with the repository on sys.path."""
     path = os.path.join(repo_dir, MODULE_HUBCONF)
     spec = importlib.util.spec_from_file_location(MODULE_HUBCONF, path)
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    sys.path.insert(0, repo_dir)
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(repo_dir)
     return module
 
 
@@ -120,24 +125,13 @@ def list(github, force_reload=False, skip_validation=False, trust_repo=None, *, 
     """The names of the public callables (entry points) in the repository's hubconf.py.
     ``source='local'`` (as in later torch) reads a local directory; 'github' needs the
     repository in the hub cache (see the module's docstring)."""
-    repo_dir = _repo_dir(github, source, force_reload)
-    sys.path.insert(0, repo_dir)
-    try:
-        module = _import_hubconf(repo_dir)
-    finally:
-        sys.path.remove(repo_dir)
+    module = _import_hubconf(_repo_dir(github, source, force_reload))
     return [n for n in dir(module) if callable(getattr(module, n)) and not n.startswith("_")]
 
 
 def help(github, model, force_reload=False, skip_validation=False, trust_repo=None, *, source="github"):  # noqa: A001
     """The docstring of entry point ``model`` in the repository's hubconf.py."""
-    repo_dir = _repo_dir(github, source, force_reload)
-    sys.path.insert(0, repo_dir)
-    try:
-        module = _import_hubconf(repo_dir)
-    finally:
-        sys.path.remove(repo_dir)
-    return _entry(module, model).__doc__
+    return _entry(_import_hubconf(_repo_dir(github, source, force_reload)), model).__doc__
 
 
 def load(repo_or_dir, model, *args, source="github", trust_repo=None, force_reload=False, verbose=True,
@@ -151,9 +145,9 @@ def load(repo_or_dir, model, *args, source="github", trust_repo=None, force_relo
     from the hub cache (tessera downloads no code).
     """
     repo_dir = _repo_dir(repo_or_dir, source, force_reload)
-    sys.path.insert(0, repo_dir)
+    module = _import_hubconf(repo_dir)
+    sys.path.insert(0, repo_dir)  # (the entry point may import from the repository when called)
     try:
-        module = _import_hubconf(repo_dir)
         return _entry(module, model)(*args, **kwargs)
     finally:
         sys.path.remove(repo_dir)

@@ -190,6 +190,21 @@ struct AverageWindows {
   std::array<std::vector<int64_t>, 3> padded;
   bool count_include_pad = true;
   std::optional<int64_t> divisor_override;
+  // windows along w of one length at one step (no clipping): no per-window table reads
+  int64_t first_w = 0, step_w = 1, uniform_w = 0;
+
+  void find_uniform_w() {
+    const std::vector<Span>& ws = span[2];
+    if (ws.empty()) return;
+    first_w = ws[0].begin;
+    step_w = ws.size() > 1 ? ws[1].begin - ws[0].begin : 1;
+    uniform_w = ws[0].end - ws[0].begin;
+    for (size_t ow = 0; ow < ws.size() && uniform_w > 0; ++ow) {
+      if (ws[ow].begin != first_w + static_cast<int64_t>(ow) * step_w || ws[ow].end - ws[ow].begin != uniform_w) {
+        uniform_w = 0;
+      }
+    }
+  }
 
   int64_t divisor(int64_t ot, int64_t oh, int64_t ow) const {
     if (divisor_override) return *divisor_override;
@@ -214,6 +229,7 @@ AverageWindows avg_windows(const Pool3d& g, bool count_include_pad, std::optiona
       w.span[i].push_back({std::max<int64_t>(begin, 0), std::min(end, g.in[i]), 1});
     }
   }
+  w.find_uniform_w();
   return w;
 }
 
@@ -226,6 +242,7 @@ AverageWindows adaptive_windows(const Pool3d& g) {
       w.padded[i].push_back(span.end - span.begin);
     }
   }
+  w.find_uniform_w();
   return w;
 }
 
@@ -260,15 +277,7 @@ Tensor average_forward(const Tensor& self, const Pool3d& g, const AverageWindows
       const T* base = in + plane * g.plane_in();
       T* dst = o + plane * g.plane_out();
       std::vector<A> acc(static_cast<size_t>(g.out[2]));
-      // windows along w of one length at one step (no clipping): no per-window table reads
-      const std::vector<Span>& ws = win.span[2];
-      const int64_t first_w = ws[0].begin, step_w = ws.size() > 1 ? ws[1].begin - ws[0].begin : 1;
-      int64_t uniform_w = ws[0].end - ws[0].begin;
-      for (size_t ow = 0; ow < ws.size() && uniform_w > 0; ++ow) {
-        if (ws[ow].begin != first_w + static_cast<int64_t>(ow) * step_w || ws[ow].end - ws[ow].begin != uniform_w) {
-          uniform_w = 0;
-        }
-      }
+      const int64_t first_w = win.first_w, step_w = win.step_w, uniform_w = win.uniform_w;
       // one output row at a time: stream through the input rows of its windows, adding each
       // row's window sums into the row's accumulators
       for (int64_t ot = 0; ot < g.out[0]; ++ot) {
