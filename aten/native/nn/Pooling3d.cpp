@@ -285,7 +285,12 @@ Tensor average_forward(const Tensor& self, const Pool3d& g, const AverageWindows
         for (int64_t oh = 0; oh < g.out[1]; ++oh) {
           const Span h = win.span[1][oh];
           std::fill(acc.begin(), acc.end(), A(0));
+          const bool whole_rows = g.out[2] == 1 && uniform_w == g.in[2];
           for (int64_t a = t.begin; a < t.end; ++a) {
+            if (whole_rows) {  // the window's rows are one contiguous block: one long sum
+              acc[0] += row_sum<A>(base + (a * g.in[1] + h.begin) * g.in[2], (h.end - h.begin) * g.in[2]);
+              continue;
+            }
             for (int64_t b = h.begin; b < h.end; ++b) {
               const T* row = base + (a * g.in[1] + b) * g.in[2];
               if (uniform_w == 2 && step_w == 2) {  // the common 2-wide, stride-2 windows
