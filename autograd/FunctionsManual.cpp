@@ -129,6 +129,42 @@ Tensor gather_backward(const Tensor& grad, const Tensor& self, int64_t dim, cons
   return at::zeros(self.sizes(), grad.options()).scatter_add(dim, index, grad);
 }
 
+std::tuple<Tensor, Tensor> scatter_reduce_backward(const Tensor& grad, const Tensor& self, int64_t dim,
+                                                   const Tensor& index, const Tensor& src, std::string_view reduce,
+                                                   bool include_self, const Tensor& result) {
+  Tensor grad_self, grad_src;
+  if (reduce == "sum") {
+    grad_self = grad;
+    grad_src = grad.gather(dim, index);
+  } else if (reduce == "mean") {
+    Tensor count = (include_self ? at::ones_like(grad) : at::zeros_like(grad)).scatter_add(dim, index, at::ones_like(src));
+    grad_self = grad / count.masked_fill(count.eq(0), 1);
+    grad_src = grad_self.gather(dim, index);
+  } else if (reduce == "prod") {
+    // result / x is 0 / 0 where x is 0: divide instead out of the product taken with x as 1
+    // (for self), or with a slot's only zero source as 1. A slot with two zeros has no
+    // nonzero partial derivative, which (grad * result) / x gives.
+    const Tensor masked_self = self.masked_fill(self.eq(0), 1);
+    grad_self = grad * masked_self.scatter_reduce(dim, index, src, reduce, include_self) / masked_self;
+    const Tensor src_zero = src.eq(0);
+    const Tensor zeros_in_slot =
+        at::zeros_like(self).scatter_add(dim, index, src_zero.to(self.scalar_type())).gather(dim, index);
+    const Tensor only_zero = src_zero.logical_and(zeros_in_slot.eq(1));
+    const Tensor without_it = self.scatter_reduce(dim, index, src.masked_fill(only_zero, 1), reduce, include_self);
+    grad_src = at::where(only_zero, (grad * without_it).gather(dim, index),
+                         (grad * result).gather(dim, index) / src.masked_fill(src_zero, 1));
+  } else {  // amax, amin: the grad shared evenly among the elements equal to the result
+    Tensor self_is_result = self.eq(result).to(grad.scalar_type());
+    if (!include_self) self_is_result = self_is_result.scatter(dim, index, 0);
+    const Tensor src_is_result = src.eq(result.gather(dim, index)).to(grad.scalar_type());
+    const Tensor share = grad / self_is_result.scatter_add(dim, index, src_is_result);
+    grad_self = self_is_result * share;
+    grad_src = src_is_result * share.gather(dim, index);
+  }
+  if (!include_self) grad_self = grad_self.scatter(dim, index, 0);
+  return {grad_self, grad_src};
+}
+
 Tensor index_backward(const Tensor& grad, IntArrayRef sizes, at::ArrayRef<std::optional<Tensor>> indices) {
   return at::zeros(sizes, grad.options()).index_put(indices, grad, true);
 }

@@ -42,6 +42,11 @@ Tensor index_select_backward_along(const Tensor& grad, const Tensor& indices, in
 // Indexing: grads scattered back to the positions the forward read (accumulating repeats).
 Tensor index_select_backward(const Tensor& grad, IntArrayRef sizes, int64_t dim, const Tensor& index);
 Tensor gather_backward(const Tensor& grad, const Tensor& self, int64_t dim, const Tensor& index);
+// scatter_reduce.two: (grad_self, grad_src) for sum, mean, prod (zeros handled by dividing
+// out of products taken with them replaced by 1) and amax/amin (grad shared among ties).
+std::tuple<Tensor, Tensor> scatter_reduce_backward(const Tensor& grad, const Tensor& self, int64_t dim,
+                                                   const Tensor& index, const Tensor& src, std::string_view reduce,
+                                                   bool include_self, const Tensor& result);
 Tensor index_backward(const Tensor& grad, IntArrayRef sizes, at::ArrayRef<std::optional<Tensor>> indices);
 Tensor index_put_values_backward(const Tensor& grad, at::ArrayRef<std::optional<Tensor>> indices, const Tensor& values);
 Tensor take_backward(const Tensor& grad, const Tensor& self, const Tensor& index);
@@ -105,6 +110,9 @@ std::tuple<Tensor, Tensor> prelu_backward(const Tensor& grad, const Tensor& self
 
 // Pooling (FunctionsManualNN.cpp): grad picked at each plane's recorded indices.
 Tensor gather_at_pooling_indices(const Tensor& grad, const Tensor& indices, int64_t spatial);
+// The other way: grad added into self's shape at each plane's recorded indices (the
+// backward of a pooling that records argmaxes; fractional max pooling uses it).
+Tensor scatter_at_pooling_indices(const Tensor& grad, const Tensor& self, const Tensor& indices, int64_t spatial);
 
 // Normalization (FunctionsManualNN.cpp).
 std::tuple<Tensor, Tensor, Tensor> layer_norm_double_backward(const Tensor& grad_dx, const Tensor& grad_dw,

@@ -105,6 +105,14 @@ Tensor gather_at_pooling_indices(const Tensor& grad, const Tensor& indices, int6
   return flat_grad.gather(lead, flat_indices).view(indices.sizes());
 }
 
+Tensor scatter_at_pooling_indices(const Tensor& grad, const Tensor& self, const Tensor& indices, int64_t spatial) {
+  const int64_t lead = indices.dim() - spatial;
+  std::vector<int64_t> flat_shape(self.sizes().begin(), self.sizes().begin() + lead);
+  flat_shape.push_back(-1);
+  return at::zeros_like(self).reshape(flat_shape).scatter_add(lead, indices.flatten(lead), grad.flatten(lead))
+      .view(self.sizes());
+}
+
 namespace {
 
 // The derivative of a normalization's backward, for layer norm and training batch norm

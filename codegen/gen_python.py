@@ -82,8 +82,11 @@ def _argument_exprs(schema, locals_: list, self_expr: str | None):
             locals_.append(f"auto a{i} = r.intlistOptional({i});")
             exprs.append(f"a{i} ? std::optional<at::IntArrayRef>(*a{i}) : std::nullopt")
         elif t == "std::optional<at::ArrayRef<double>>":
-            locals_.append(f"auto a{i} = r.isNone({i}) ? std::optional<std::vector<double>>() : r.doublelist({i});")
-            exprs.append(f"a{i} ? std::optional<at::ArrayRef<double>>(*a{i}) : std::nullopt")
+            # (a vector and a flag, not an optional vector: GCC 12 misreads the latter's
+            # destructor as using uninitialised memory under -Werror)
+            locals_.append(f"const bool has{i} = !r.isNone({i});")
+            locals_.append(f"const std::vector<double> a{i} = has{i} ? r.doublelist({i}) : std::vector<double>();")
+            exprs.append(f"has{i} ? std::optional<at::ArrayRef<double>>(a{i}) : std::nullopt")
         else:
             exprs.append(_ACCESSORS[t].format(i=i))
     return exprs

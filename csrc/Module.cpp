@@ -6,6 +6,7 @@
 #include "python_api.h"
 
 #include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
 
 #ifndef TESSERA_VERSION_STRING
 #define TESSERA_VERSION_STRING "0.0.0"
@@ -39,5 +40,10 @@ PYBIND11_MODULE(_C, m) {
   if (!init_generator(mod) || !init_python_library(mod) || !init_op_call_type(mod)) throw py::error_already_set();
   if (PyModule_AddFunctions(mod, allocator_functions()) != 0) throw py::error_already_set();
   init_autograd(m);
+  // The return_types named tuple of an op written in Python (histogramdd), of the same
+  // structseq kind as the generated bindings' results.
+  m.def("_named_tuple", [](const std::string& name, const std::vector<std::string>& fields, py::object items) {
+    return py::reinterpret_steal<py::object>(named_tuple_of(name, fields, items.release().ptr()));
+  });
   m.attr("_version") = TESSERA_VERSION_STRING;
 }

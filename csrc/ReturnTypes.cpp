@@ -22,12 +22,12 @@ struct NamedTupleType {
 };
 
 // Called with the GIL held, so the map needs no lock of its own.
-PyTypeObject* type_for(const char* name, std::initializer_list<const char*> fields) {
+PyTypeObject* type_for(const std::string& name, const std::vector<std::string>& fields) {
   static std::map<std::string, NamedTupleType*>* types = new std::map<std::string, NamedTupleType*>();
   auto it = types->find(name);
   if (it != types->end()) return it->second->type;
   auto* t = new NamedTupleType();
-  for (const char* f : fields) t->field_names.emplace_back(f);
+  t->field_names = fields;
   for (const auto& f : t->field_names) t->fields.push_back({f.c_str(), nullptr});
   t->fields.push_back({nullptr, nullptr});
   t->qualified_name = std::string("tessera.return_types.") + name;
@@ -44,13 +44,19 @@ PyTypeObject* type_for(const char* name, std::initializer_list<const char*> fiel
 }  // namespace
 
 PyObject* named_tuple_of(const char* name, std::initializer_list<const char*> fields, PyObject* items) {
+  return named_tuple_of(name, std::vector<std::string>(fields.begin(), fields.end()), items);
+}
+
+PyObject* named_tuple_of(const std::string& name, const std::vector<std::string>& fields, PyObject* items) {
   if (!items) throw python_error();
   PyObject* seq = PySequence_Fast(items, "expected a sequence");
   Py_DECREF(items);  // steals: the sequence (or its fast copy) keeps what is needed
   if (!seq) throw python_error();
   const Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
-  TORCH_INTERNAL_ASSERT(n == static_cast<Py_ssize_t>(fields.size()), name, ": ", n, " results for ", fields.size(),
-                        " fields");
+  if (n != static_cast<Py_ssize_t>(fields.size())) {
+    Py_DECREF(seq);
+    TORCH_CHECK(false, name, ": ", n, " results for ", fields.size(), " fields");
+  }
   PyTypeObject* type = nullptr;
   try {
     type = type_for(name, fields);

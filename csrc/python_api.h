@@ -16,6 +16,8 @@
 #include <initializer_list>
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 namespace tessera::python {
 
@@ -93,6 +95,7 @@ PyObject* memory_format_object(c10::MemoryFormat f);  // borrowed singleton
 // items of the sequence `items`, one per field. Steals `items`; a null `items` (a failed
 // conversion) rethrows the Python error already set.
 PyObject* named_tuple_of(const char* name, std::initializer_list<const char*> fields, PyObject* items);
+PyObject* named_tuple_of(const std::string& name, const std::vector<std::string>& fields, PyObject* items);
 
 // ---------------------------------------------------------------- errors
 

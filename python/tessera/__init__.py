@@ -58,7 +58,7 @@ from . import optim  # noqa: E402,F401
 # The functions torch writes in Python (torch/functional.py) over its operators.
 from .functional import (  # noqa: E402,F401
     atleast_1d, atleast_2d, atleast_3d, block_diag, broadcast_shapes, broadcast_tensors, cartesian_prod, cdist,
-    chain_matmul, meshgrid, nonzero, tensordot, unique, unique_consecutive)
+    chain_matmul, gradient, histogramdd, meshgrid, nonzero, tensordot, unique, unique_consecutive)
 
 # Pickling (torch's reduce protocol) and tessera.TypedStorage.
 from . import _utils  # noqa: E402,F401
@@ -68,7 +68,8 @@ from . import serialization  # noqa: E402,F401
 from .serialization import load, save  # noqa: E402,F401
 
 # numpy and DLPack interop (from_numpy itself comes from _C).
-from ._interop import as_tensor, from_dlpack  # noqa: E402,F401
+from ._interop import as_tensor, asarray, from_dlpack, from_file, frombuffer  # noqa: E402,F401
+from .utils.dlpack import to_dlpack  # noqa: E402,F401
 from . import utils  # noqa: E402,F401
 
 # Type queries and printing options under torch's top-level names.
@@ -86,20 +87,36 @@ from . import multiprocessing  # noqa: E402,F401
 from . import backends, cuda, onnx  # noqa: E402,F401
 # torch.random, torch.testing and torch.hub under tessera's names.
 from . import random, testing, hub  # noqa: E402,F401
+# tessera.package: torch.package's hermetic code + pickle archives (imported eagerly, as torch does).
+from . import package  # noqa: E402,F401
+# torch.quasirandom (SobolEngine): its direction-number table loads at the first engine built.
+from . import quasirandom  # noqa: E402,F401
+# tessera.masked: torch.masked's reductions and normalizations with a mask= argument.
+from . import masked  # noqa: E402,F401
 # torch's process-wide switches and build facts (has_*, deterministic mode, ...), its
 # legacy tensor and storage classes, and the Tensor methods old code and other devices use.
 from ._runtime_flags import *  # noqa: E402,F401,F403
-from . import _tensor_legacy  # noqa: E402,F401
+from . import _tensor_legacy, _tensor_resize  # noqa: E402,F401
 from ._tensor_legacy import (  # noqa: E402,F401
     get_device_fn as get_device, is_inference_fn as is_inference, is_nonzero_fn as is_nonzero,
     is_same_size_fn as is_same_size)
 from ._legacy_tensors import set_default_tensor_type  # noqa: E402,F401
-from .storage import UntypedStorage, is_storage  # noqa: E402,F401
+from .storage import StorageBase, UntypedStorage, is_storage  # noqa: E402,F401
 globals().update({_t.__name__: _t for _t in _legacy_tensors.TENSOR_TYPES.values()})
 globals().update({_s.__name__: _s for _s in storage.LEGACY_STORAGES.values()})
 Storage = FloatStorage  # noqa: F821  (set_default_tensor_type changes it, as torch's)
 legacy_contiguous_format = contiguous_format  # noqa: F405
 from . import return_types, torch_version, version  # noqa: E402,F401
+# tessera.types: the aliases annotations use (Number, Device, _size, ...); last of the
+# imports above, since it names tessera's classes.
+from . import types  # noqa: E402,F401
+
+
+class FatalError(Exception):
+    """torch.FatalError: the exception torch's core raises for an error it cannot recover
+    from. Kept for code that catches it; Tessera raises it nowhere."""
+
+
 __version__ = torch_version.__version__
 
 # Note: like torch, this namespace defines `float`, `int`, `bool`, ... as dtypes, so code

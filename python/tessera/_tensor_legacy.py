@@ -234,9 +234,46 @@ def _false(self):
     return False
 
 
+def reinforce(self, reward):
+    """reinforce(reward): removed from torch (stochastic functions went to
+    torch.distributions); raises RuntimeError with torch's instructions."""
+    raise RuntimeError("reinforce() was removed.\n"
+                       "Use torch.distributions instead.\n"
+                       "See https://pytorch.org/docs/master/distributions.html\n"
+                       "\n"
+                       "Instead of:\n"
+                       "\n"
+                       "probs = policy_network(state)\n"
+                       "action = probs.multinomial()\n"
+                       "next_state, reward = env.step(action)\n"
+                       "action.reinforce(reward)\n"
+                       "action.backward()\n"
+                       "\n"
+                       "Use:\n"
+                       "\n"
+                       "probs = policy_network(state)\n"
+                       "# NOTE: categorical is equivalent to what used to be called multinomial\n"
+                       "m = torch.distributions.Categorical(probs)\n"
+                       "action = m.sample()\n"
+                       "next_state, reward = env.step(action)\n"
+                       "loss = -m.log_prob(action) * reward\n"
+                       "loss.backward()\n")
+
+
+reinforce.__qualname__ = "Tensor.reinforce"  # a missing argument is reported as torch reports it
+
+
+def _name_get(self):
+    return None
+
+
+def _name_readonly(self, *value):
+    raise AttributeError(f"attribute 'name' of '{_Tensor.__module__}.{_Tensor.__qualname__}' objects is not writable")
+
+
 _methods = {fn.__name__: fn for fn in (
     new, new_tensor, is_same_size, is_nonzero, is_inference, get_device, storage, storage_type, apply_, map_, map2_,
-    as_subclass, cuda, pin_memory, is_pinned, record_stream)}
+    as_subclass, cuda, pin_memory, is_pinned, record_stream, reinforce)}
 _methods.update({kind: _not_linked(kind) for kind in ("xpu", "ipu")})
 # Layouts and devices a dense CPU tensor never has; no conjugate or negative bits either.
 _methods.update({name: property(_false, doc="False: Tessera's tensors are dense and strided on the CPU.")
@@ -249,6 +286,10 @@ for _name, _doc in (("is_distributed", "False: no distributed tensors."),
     _methods[_name].__name__ = _name
     _methods[_name].__doc__ = f"{_name}() -> bool: {_doc}"
 _methods["volatile"] = property(_volatile_get, _volatile_set, doc="Removed: always False (warns).")
+# torch's tracer names the tensors it records; every other tensor's name is None, and
+# the attribute cannot be set.
+_methods["name"] = property(_name_get, _name_readonly, _name_readonly, doc="None: the name torch's JIT tracer "
+                            "gives a tensor; Tessera has no tracer.")
 _C._add_tensor_methods(_methods)
 
 

@@ -3,7 +3,9 @@ generated bindings: ``unique`` (onto ``_unique2``, or ``unique_dim`` with a dim)
 ``unique_consecutive``, which return only the outputs asked for, ``nonzero``, whose
 ``as_tuple=True`` form returns one index tensor per dimension, ``tensordot`` (dims as a
 count or as two lists), ``atleast_{1,2,3}d`` (one tensor or several) and ``meshgrid``,
-``cartesian_prod`` and ``block_diag``, which take their tensors as separate arguments.
+``cartesian_prod`` and ``block_diag``, which take their tensors as separate arguments, and
+``histogramdd`` (bins as a count, counts or edge tensors, onto ``_histogramdd_*``), and
+``gradient`` (numpy's finite differences, written with tensor ops so autograd follows).
 
 Importing this module installs ``Tensor.unique``, ``Tensor.unique_consecutive`` and
 ``Tensor.nonzero``.
@@ -206,3 +208,119 @@ def chain_matmul(*matrices, out=None):
         out.copy_(result)
         return out
     return result
+
+
+def histogramdd(input, bins, *, range=None, weight=None, density=False):  # noqa: A002 (torch's names)
+    """histogramdd(input, bins, *, range=None, weight=None, density=False) -> (hist, bin_edges)
+
+    The D-dimensional histogram of the points in `input`'s innermost dimension (size D):
+    `bins` is one bin count for every dimension, a count per dimension (equal-width bins
+    over `range`, D pairs of floats, or the data's extent), or a sequence of D increasing
+    1-D tensors of bin edges. `weight` weighs each point; `density` normalises the
+    histogram to integrate to one. Returns the counts and the D edge tensors."""
+    def result_type(hist, bin_edges):
+        return _C._named_tuple("histogramdd", ["hist", "bin_edges"], (hist, bin_edges))
+
+    if isinstance(bins, _C.Tensor):
+        raise TypeError("histogramdd(): bins must be an int, a sequence of ints or a sequence of 1-D tensors, "
+                        "not a single Tensor")
+    if isinstance(bins, int):
+        bins = [bins] * (input.shape[-1] if input.dim() else 1)
+    bins = list(bins)
+    if bins and all(isinstance(b, _C.Tensor) for b in bins):
+        if range is not None:
+            raise TypeError("histogramdd(): range cannot be given with bin edge tensors")
+        hist = _C._histogramdd_from_bin_tensors(input, bins, weight=weight, density=density)
+        return result_type(hist, tuple(bins))
+    edges = _C._histogramdd_bin_edges(input, bins, range=range, weight=weight, density=density)
+    hist = _C._histogramdd_from_bin_cts(input, bins, range=range, weight=weight, density=density)
+    return result_type(hist, tuple(edges))
+
+
+def gradient(input, *, spacing=1, dim=None, edge_order=1):  # noqa: A002 (torch's names)
+    """gradient(input, *, spacing=1, dim=None, edge_order=1) -> tuple of Tensors
+
+    Estimates the derivative of the function sampled by `input` along each dimension in
+    `dim` (all by default) with second-order central differences inside and first- or
+    second-order one-sided differences (`edge_order`) at the ends. `spacing` is the
+    distance between samples (one number, or one per dimension) or, as tensors, the
+    coordinates of the samples along each dimension (then unevenly spaced)."""
+    if edge_order not in (1, 2):
+        raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
+    if input.dim() == 0:
+        return ()
+    if dim is None:
+        dims = list(range(input.dim()))
+    elif isinstance(dim, int):
+        dims = [dim]
+    else:
+        dims = list(dim)
+    dims = [d + input.dim() if d < 0 else d for d in dims]
+    for d in dims:
+        if not 0 <= d < input.dim():
+            raise IndexError(f"Dimension out of range (expected to be in range of [{-input.dim()}, "
+                             f"{input.dim() - 1}], but got {d})")
+    if len(set(dims)) != len(dims):
+        repeated = next(d for d in dims if dims.count(d) > 1)
+        raise RuntimeError(f"dim {repeated} appears multiple times in the list of dims")
+    if isinstance(spacing, (list, tuple)):
+        if len(spacing) != len(dims):
+            raise RuntimeError(f"torch.gradient expected spacing to be unspecified, a scalar or a list of length "
+                               f"{len(dims)} but got a list of length {len(spacing)}")
+        spacings = list(spacing)
+    elif isinstance(spacing, _C.Tensor):
+        raise TypeError("gradient(): spacing given as tensors must be a list or tuple of 1-D tensors, one per dim")
+    else:
+        spacings = [spacing] * len(dims)
+    for d in dims:
+        if input.shape[d] < edge_order + 1:
+            raise RuntimeError("torch.gradient expected each dimension size to be at least edge_order+1")
+    values = input if input.is_floating_point() or input.is_complex() else input.to(_C._get_default_dtype())
+    return tuple(_gradient_along(values, d, h, edge_order) for d, h in zip(dims, spacings))
+
+
+def _gradient_along(f, d, spacing, edge_order):
+    n = f.shape[d]
+
+    def part(start, length):
+        return f.narrow(d, start, length)
+
+    if not isinstance(spacing, _C.Tensor):
+        h = spacing
+        inner = (part(2, n - 2) - part(0, n - 2)) / (2 * h)
+        if edge_order == 1:
+            first, last = (part(1, 1) - part(0, 1)) / h, (part(n - 1, 1) - part(n - 2, 1)) / h
+        else:
+            first = (part(0, 1) * -1.5 + part(1, 1) * 2 - part(2, 1) * 0.5) / h
+            last = (part(n - 3, 1) * 0.5 - part(n - 2, 1) * 2 + part(n - 1, 1) * 1.5) / h
+        return _C.cat([first, inner, last], d)
+    if spacing.dim() != 1:
+        raise RuntimeError(f"torch.gradient expected each element of spacing to have one dimension, but got an "
+                           f"element with {spacing.dim()} dimensions!")
+    if spacing.numel() != n:
+        raise RuntimeError(f"torch.gradient expected the coordinates along dimension {d} to have {n} elements, "
+                           f"one per sample, but got {spacing.numel()}")
+    x = spacing if spacing.is_floating_point() else spacing.to(f.dtype)
+    shape = [1] * f.dim()
+    shape[d] = -1
+
+    def along(t):  # coordinates broadcast against f along d
+        return t.reshape(shape)
+
+    steps = x[1:] - x[:-1]
+    left, right = steps[:-1], steps[1:]
+    a = along(-right / (left * (left + right)))
+    b = along((right - left) / (left * right))
+    c = along(left / (right * (left + right)))
+    inner = a * part(0, n - 2) + b * part(1, n - 2) + c * part(2, n - 2)
+    if edge_order == 1:
+        first = (part(1, 1) - part(0, 1)) / along(steps[:1])
+        last = (part(n - 1, 1) - part(n - 2, 1)) / along(steps[-1:])
+    else:
+        s1, s2 = steps[0:1], steps[1:2]
+        first = (along(-(2 * s1 + s2) / (s1 * (s1 + s2))) * part(0, 1) + along((s1 + s2) / (s1 * s2)) * part(1, 1)
+                 + along(-s1 / (s2 * (s1 + s2))) * part(2, 1))
+        s1, s2 = steps[-2:-1], steps[-1:]
+        last = (along(s2 / (s1 * (s1 + s2))) * part(n - 3, 1) + along(-(s2 + s1) / (s1 * s2)) * part(n - 2, 1)
+                + along((2 * s2 + s1) / (s2 * (s1 + s2))) * part(n - 1, 1))
+    return _C.cat([first, inner, last], d)

@@ -31,6 +31,14 @@ if hasattr(_C, "frexp"):
     _MAKERS["frexp"] = lambda: _C.frexp(_x())
     _MAKERS["frexp_out"] = lambda: _C.frexp(_x(), out=(_C.empty(0), _C.empty(0, dtype=_C.int32)))
 
+_MAKERS["histogramdd"] = lambda: _histogramdd()(_C.tensor([[0.0, 1.0]]), 1)
+
+
+def _histogramdd():
+    from .functional import histogramdd
+    return histogramdd
+
+
 del _name, _args
 __all__ = sorted(_MAKERS)
 

@@ -59,14 +59,15 @@ class TypedStorage:
         return iter(self.tolist())
 
 
-class UntypedStorage:
-    """A block of bytes on a device, as torch.UntypedStorage: ``UntypedStorage(nbytes)``
-    (uninitialized) or ``UntypedStorage(sequence of bytes)``."""
+class StorageBase:
+    """The byte-block core of UntypedStorage (torch._C.StorageBase): ``StorageBase(nbytes)``
+    (uninitialized) or ``StorageBase(sequence of bytes)``. As in torch, the typed storages
+    (TypedStorage, FloatStorage, ...) do not derive from it; UntypedStorage does."""
 
     def __init__(self, *args, device=None):
         data = args[0] if len(args) == 1 else None
         if len(args) > 1 or isinstance(data, bool) or not (data is None or isinstance(data, (int, list, tuple))):
-            raise TypeError("UntypedStorage(): expected no arguments, (int size) or (Sequence data), got "
+            raise TypeError(f"{type(self).__name__}(): expected no arguments, (int size) or (Sequence data), got "
                             + ", ".join(type(a).__name__ for a in args))
         if isinstance(data, int):
             self._tensor = _C.empty(data, dtype=_C.uint8, device=device)
@@ -80,8 +81,18 @@ class UntypedStorage:
     def nbytes(self):
         return self._tensor.numel()
 
-    size = nbytes
-    __len__ = nbytes
+    def element_size(self):
+        return 1
+
+
+class UntypedStorage(StorageBase):
+    """A block of bytes on a device, as torch.UntypedStorage: ``UntypedStorage(nbytes)``
+    (uninitialized) or ``UntypedStorage(sequence of bytes)``."""
+
+    def size(self):
+        return self.nbytes()
+
+    __len__ = size
 
     def tolist(self):
         return self._tensor.tolist()

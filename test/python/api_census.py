@@ -54,13 +54,19 @@ EXEMPT = {
                            "SymFloatNode", "SymIntNode", "SymIntType", "TensorType", "TupleType", "Type",
                            "UnionType", "unify_type_list", "attr", "classes", "MobileOptimizerType",
                            "CONV_BN_FUSION", "FUSE_ADD_RELU", "HOIST_CONV_PACKED_PARAMS", "INSERT_FOLD_PREPACK_OPS",
-                           "REMOVE_DROPOUT", "LockingLogger", "LoggerBase", "NoopLogger", "fx")} | {
+                           "REMOVE_DROPOUT", "LockingLogger", "LoggerBase", "NoopLogger", "fx",
+                           # AggregationType's members (ThroughputBenchmark's), ScriptModule's buffer
+                           # and parameter dicts, the mobile-model operator-info API
+                           "AVG", "SUM", "BufferDict", "ParameterDict", "OperatorInfo")} | {
         n: "libtorch's own loading, build and telemetry switches (how torch's shared libraries are "
            "opened, its internal usage counters): no counterpart in a library with its own build"
         for n in ("USE_GLOBAL_DEPS", "USE_RTLD_GLOBAL_WITH_LIBTORCH", "read_vitals", "set_vital", "vitals_enabled",
                   "get_file_path", "prepare_multiprocessing_environment")} | {
         n: "a name leaked from torch/__init__.py's own code (a loop variable, a typing flag, a helper "
-           "class), not API" for n in ("candidate", "obj", "classproperty", "TYPE_CHECKING")},
+           "class), not API" for n in ("candidate", "obj", "classproperty", "TYPE_CHECKING", "name",
+                                       "PRIVATE_OPS")} | {
+        "cpp": "torch._C.cpp: bindings that wrap libtorch's C++-frontend torch::nn modules as Python modules; "
+               "tessera has no C++ module frontend to wrap (its nn modules are Python only)"},
 }
 
 
@@ -93,7 +99,8 @@ def owner(ns, name):
     if name.startswith(("sparse", "to_sparse")) or name in (
             "spmm", "smm", "hsmm", "hspmm", "dsmm", "saddmm", "sspaddmm", "coalesce", "is_coalesced", "dense_dim",
             "sparse_dim", "to_dense", "values", "indices", "crow_indices", "col_indices", "ccol_indices",
-            "row_indices", "resize_as_sparse_") or (name.endswith("_indices_copy") or name == "values_copy"):
+            "row_indices", "resize_as_sparse_", "native_norm") or (name.endswith("_indices_copy") or
+                                                                    name == "values_copy"):
         return 25
     if name.startswith(("quantize", "q_", "per_channel", "per_tensor", "quint", "QInt", "QUInt", "fake_quantize",
                         "fbgemm")) or name in ("dequantize", "int_repr", "qscheme", "fused_moving_avg_obs_fake_quant",

@@ -148,4 +148,9 @@ register(
             exempt={"forward": RANDOM}),
     OpInfo("poisson", lambda lib, a: lib.poisson(a.abs()), dtypes=tuple(FLOATING), compare="meta",
            supports_out=False, exempt={"forward": RANDOM}),
+    # (the binomial's laws: test_random.py)
+    OpInfo("binomial", lambda lib, c, p: lib.binomial(c, p), dtypes=("float32", "float64"), compare="meta",
+           supports_out=False, exempt={"forward": RANDOM},
+           sample_inputs=lambda dtype: [("broadcast", [make_torch((3, 1), dtype, 1, 0.0, 20.0),
+                                                       make_torch((4,), dtype, 2, 0.0, 1.0)], {})]),
 )

@@ -297,3 +297,59 @@ register(
     OpInfo("new_empty_strided", lambda lib, a: a.new_empty_strided((2, 3), (1, 2)), compare="meta",
            supports_out=False, exempt={"forward": "empty memory holds whatever was there: shapes and dtypes only"}),
 )
+
+
+# ---------------------------------------------------------------- scatter_reduce, index_reduce
+REDUCIBLE = tuple(d for d in ALL_DTYPES if d != "bool" and not d.startswith("complex"))
+
+
+def scatter_reduce_samples(dtype):
+    """Every reduction, with and without self's own elements; repeated indices (the
+    reductions do not depend on the order of writes beyond rounding)."""
+    a, src = make_torch((3, 4), dtype, 1), make_torch((2, 4), dtype, 2)
+    index = _long([[2, 0, 2, 0], [2, 2, 0, 1]])
+    for reduce in ("sum", "prod", "mean", "amax", "amin"):
+        for include_self in (True, False):
+            yield f"{reduce} include_self={include_self}", [a, index, src], \
+                {"dim": 0, "reduce": reduce, "include_self": include_self}
+    yield "dim1 strided", [a.t(), _long([[0, 2], [1, 1], [2, 0], [0, 0]]), make_torch((4, 2), dtype, 3)], \
+        {"dim": 1, "reduce": "amin", "include_self": False}
+    yield "0-dim", [make_torch((), dtype, 4), _long(0), make_torch((), dtype, 5)], {"dim": 0, "reduce": "prod"}
+
+
+def index_reduce_samples(dtype):
+    a = make_torch((3, 4), dtype, 1)
+    for reduce in ("prod", "mean", "amax", "amin"):
+        for include_self in (True, False):
+            yield f"{reduce} include_self={include_self}", [a, _long([2, 0, 2]), make_torch((3, 4), dtype, 2)], \
+                {"dim": 0, "reduce": reduce, "include_self": include_self}
+    yield "dim1 strided", [a.t(), _long([2, 1, 2, 0]), make_torch((4, 4), dtype, 3).t()], {"dim": 1, "reduce": "mean"}
+
+
+def _prod_with_zeros(lib, a, src):
+    """prod's gradient where self or one or two sources of a slot are zero (the division
+    by the element fails there, so the formula takes other paths)."""
+    index = lib.tensor([[0, 1, 1], [0, 1, 2]])
+    return lib.scatter_reduce(a, 0, index, src, "prod") * lib.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]])
+
+
+register(
+    OpInfo("scatter_reduce", lambda lib, a, i, s, dim, **k: lib.scatter_reduce(a, dim, i, s, **k),
+           sample_inputs=scatter_reduce_samples, dtypes=REDUCIBLE,
+           inplace=lambda lib, a, i, s, dim, **k: a.scatter_reduce_(dim, i, s, **k),
+           grads=(GradSample(_prod_with_zeros, ([[0.0, 2.0, 3.0], [1.0, 0.0, 2.0], [5.0, 6.0, 7.0]],
+                                                [[4.0, 0.0, 0.0], [3.0, 0.0, 5.0]]), label="prod with zeros"),)),
+    OpInfo("scatter_reduce[method]", lambda lib, a, i, s, dim, **k: a.scatter_reduce(dim, i, s, **k),
+           sample_inputs=scatter_reduce_samples, dtypes=("float32", "int64"), supports_out=False),
+    OpInfo("index_reduce[method]", lambda lib, a, i, s, dim, **k: a.index_reduce(dim, i, s, **k),
+           sample_inputs=index_reduce_samples, dtypes=("float32", "int64"), supports_out=False),
+    OpInfo("scatter_reduce[bool, complex]", lambda lib, a, i, s, dim, **k: lib.scatter_reduce(a, dim, i, s, **k),
+           supports_out=False, dtypes=("bool", "complex64", "complex128"),
+           sample_inputs=lambda dtype: [(r, [make_torch((3, 4), dtype, 1), _long([[2, 0, 2, 0], [2, 2, 0, 1]]),
+                                             make_torch((2, 4), dtype, 2)], {"dim": 0, "reduce": r})
+                                        for r in (("sum", "prod", "amax", "amin") if dtype == "bool"
+                                                  else ("sum", "prod", "mean"))]),
+    OpInfo("index_reduce", lambda lib, a, i, s, dim, **k: lib.index_reduce(a, dim, i, s, **k),
+           sample_inputs=index_reduce_samples, dtypes=REDUCIBLE,
+           inplace=lambda lib, a, i, s, dim, **k: a.index_reduce_(dim, i, s, **k)),
+)

@@ -77,10 +77,16 @@ def fold_samples(dtype):
                                                        "padding": (0, 1)}
 
 
+def conv_tbc_samples(dtype):
+    yield "pad 1", [T((5, 2, 3), dtype, 1), T((3, 3, 4), dtype, 2), T((4,), dtype, 3)], {"pad": 1}
+    yield "no pad, wide kernel", [T((4, 1, 2), dtype, 4), T((4, 2, 1), dtype, 5), T((1,), dtype, 6)], {}
+
+
 CONV = dict(gradgrad=True, covers=("convolution", "convolution_backward"), rtol=1e-5, atol=1e-5)
 register(
     nn("conv2d", lambda F, *t, **k: F.conv2d(*t, **k), conv2d_samples, **CONV),
     nn("conv1d", lambda F, *t, **k: F.conv1d(*t, **k), conv1d_samples, **CONV),
+    nn("conv_tbc", lambda F, *t, **k: F.conv_tbc(*t, **k), conv_tbc_samples, **CONV),
     nn("conv3d", lambda F, *t, **k: F.conv3d(*t, **k), conv3d_samples, **CONV),
     nn("conv_transpose2d", lambda F, *t, **k: F.conv_transpose2d(*t, **k), conv_transpose2d_samples, **CONV),
     nn("conv_transpose1d", lambda F, *t, **k: F.conv_transpose1d(*t, **k), conv_transpose1d_samples, **CONV),
@@ -179,6 +185,30 @@ def unpool3d_samples(dtype):
     yield "stride", [T((1, 5, 4, 3), dtype, 2)], {"kernel_size": (2, 1, 1), "stride": (2, 2, 1)}
 
 
+def fractional_samples(dims):
+    """Inputs with their random samples given (so both libraries pick the same windows)."""
+    def samples(dtype):
+        spatial = (7, 6) if dims == 2 else (5, 6, 5)
+        yield "batched", [T((2, 3) + spatial, dtype, 1), T((2, 3, dims), dtype, 2, 0.0, 1.0)], \
+            {"kernel_size": 2, "output_size": tuple(s - 3 for s in spatial)}
+        yield "unbatched, kernel 3", [T((2,) + spatial, dtype, 3), T((1, 2, dims), dtype, 4, 0.0, 1.0)], \
+            {"kernel_size": 3, "output_size": 2}
+        yield "one output cell", [T((1, 1) + spatial, dtype, 5), T((1, 1, dims), dtype, 6, 0.0, 1.0)], \
+            {"kernel_size": 2, "output_size": 1}
+        # (few enough elements for finite differences; torch's 3-D check is strict)
+        small, output = ((4, 3), (3, 2)) if dims == 2 else ((3, 3, 3), (1, 1, 1))
+        yield "small", [T((1, 2) + small, dtype, 7), T((1, 2, dims), dtype, 8, 0.0, 1.0)], \
+            {"kernel_size": 2, "output_size": output}
+    return samples
+
+
+def _fractional(dims, indices=False):
+    def call(F, x, u, **k):
+        pool = getattr(F, f"fractional_max_pool{dims}d")
+        return pool(x, _random_samples=u, return_indices=indices, **k)
+    return call
+
+
 def lp_pool_samples(dims):
     def samples(dtype):
         shape = (1, 2, 5) if dims == 1 else (1, 2, 4, 5)
@@ -205,6 +235,11 @@ register(
     nn("max_unpool1d", _unpool(1), unpool1d_samples, gradgrad=True),
     nn("max_unpool2d", _unpool(2), unpool2d_samples, gradgrad=True),
     nn("max_unpool3d", _unpool(3), unpool3d_samples, gradgrad=True),
+    # (the random samples are data: the gradient is with respect to the input only)
+    nn("fractional_max_pool2d", _fractional(2), fractional_samples(2), gradgrad=True, no_grad_inputs=(1,)),
+    nn("fractional_max_pool2d[indices]", _fractional(2, True), fractional_samples(2), no_grad_inputs=(1,)),
+    nn("fractional_max_pool3d", _fractional(3), fractional_samples(3), gradgrad=True, no_grad_inputs=(1,)),
+    nn("fractional_max_pool3d[indices]", _fractional(3, True), fractional_samples(3), no_grad_inputs=(1,)),
     nn("lp_pool1d", lambda F, x, **k: F.lp_pool1d(x, **k), lp_pool_samples(1)),
     nn("lp_pool2d", lambda F, x, **k: F.lp_pool2d(x, **k), lp_pool_samples(2)),
 )
@@ -320,6 +355,15 @@ def grid_sample_samples(dtype):
                 {"mode": mode, "padding_mode": padding_mode, "align_corners": False}
 
 
+def grid_sample_3d_samples(dtype):
+    x = T((2, 2, 3, 2, 4), dtype, 3)
+    for mode in ("bilinear", "nearest"):
+        for padding_mode in ("zeros", "border", "reflection"):
+            for align_corners in (False, True):
+                yield f"{mode} {padding_mode} align={align_corners}", [x, T((2, 2, 1, 3, 3), dtype, 4, -1.2, 1.2)], \
+                    {"mode": mode, "padding_mode": padding_mode, "align_corners": align_corners}
+
+
 def pixel_shuffle_samples(dtype):
     yield "2", [T((1, 8, 2, 1), dtype, 1)], {}
 
@@ -348,6 +392,8 @@ register(
                "upsample_bicubic2d")),
     nn("grid_sample", lambda F, x, g, **k: F.grid_sample(x, g, **k), grid_sample_samples, rtol=1e-5, atol=1e-5,
        covers=("grid_sampler", "grid_sampler_2d")),
+    nn("grid_sample[3-D]", lambda F, x, g, **k: F.grid_sample(x, g, **k), grid_sample_3d_samples, rtol=1e-5,
+       atol=1e-5, covers=("grid_sampler_3d",)),
     nn("affine_grid", lambda F, theta, **k: F.affine_grid(theta, **k), lambda dtype: [
         ("2-D", [T((2, 2, 3), dtype, 1)], {"size": [2, 3, 4, 5], "align_corners": False}),
         ("2-D corners", [T((1, 2, 3), dtype, 2)], {"size": [1, 1, 3, 1], "align_corners": True}),

@@ -113,6 +113,54 @@ register(
           kwargs=({}, {"bins": 7}, {"bins": 5, "min": -2, "max": 2}, {"bins": 3, "min": 1, "max": 1})),
 )
 
+
+def _histogram_weighted_samples(dtype):
+    import torch
+    from opinfo import make_torch
+    a = make_torch((3, 4), dtype, 1)
+    w = make_torch((3, 4), dtype, 2).abs()
+    edges = torch.tensor([-4.0, -1.0, 0.0, 0.5, 3.0]).to(getattr(torch, dtype))
+    yield "weight density", [a, w, edges], {"bins": 4, "range": (-2.0, 3.0), "density": True}
+    yield "edges weight", [a, w, edges], {}
+    yield "edges density strided", [a.t(), w.t(), edges[::2]], {"density": True}
+
+
+def _histogram_weighted(lib, a, w, edges, **k):
+    return tuple(lib.histogram(a, k.pop("bins", edges), weight=w, **k))
+
+
+def _histogramdd_samples(dtype):
+    import torch
+    from opinfo import make_torch
+    points = make_torch((6, 5, 2), dtype, 1)
+    weight = make_torch((6, 5), dtype, 2).abs()
+    edges = (torch.tensor([-4.0, 0.0, 4.0]).to(getattr(torch, dtype)),
+             torch.tensor([-2.0, -1.0, 1.0, 2.0]).to(getattr(torch, dtype)))
+    yield "one count", [points, weight, *edges], {"bins": 3}
+    yield "counts range weight", [points, weight, *edges], {"bins": [2, 4], "range": [-3.0, 3.0, -1.0, 4.0],
+                                                            "weighted": True}
+    yield "edge tensors density", [points, weight, *edges], {"density": True}
+
+
+def _histogramdd(lib, a, w, e0, e1, weighted=False, **k):
+    bins = k.pop("bins", [e0, e1])
+    hist, edges = lib.histogramdd(a, bins, weight=w if weighted else None, **k)
+    return (hist,) + tuple(edges)
+
+
+register(
+    # (NaN is not counted: test_scatter_histogram.py checks it, as torch 1.13 counts it in a bin)
+    *both("histogram", lambda lib, a, **k: tuple(lib.histogram(a, **k)), lambda lib, a, **k: tuple(a.histogram(**k)),
+          dtypes=("float32", "float64"), supports_out=False,
+          kwargs=({}, {"bins": 7}, {"bins": 5, "range": (-2.0, 2.0)}, {"bins": 3, "range": (1.0, 1.0)},
+                  {"bins": 4, "density": True})),
+    OpInfo("histogram[weight]", _histogram_weighted, supports_out=False,
+           dtypes=("float32", "float64"), sample_inputs=_histogram_weighted_samples),
+    OpInfo("histogramdd", _histogramdd, dtypes=("float32", "float64"), supports_out=False,
+           sample_inputs=_histogramdd_samples,
+           covers=("_histogramdd_bin_edges", "_histogramdd_from_bin_cts", "_histogramdd_from_bin_tensors")),
+)
+
 register(
     # repeats as a tensor: the output's length is their sum (data-dependent on meta)
     OpInfo("repeat_interleave", lambda lib, a, **k: lib.repeat_interleave(a, **k), supports_out=False,

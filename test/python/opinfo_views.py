@@ -254,3 +254,32 @@ register(
     view("retain_grad", _retain_grad, dtypes=tuple(FLOATING), **ACCESSOR),
     view("_backward", _backward, dtypes=("float32", "float64"), **ACCESSOR),
 )
+
+
+# ---------------------------------------------------------------- resize_, set_ (aten/native/shape/Resize.cpp)
+
+def _resize_smaller(lib, a, **k):
+    """A contiguous copy resized to fewer elements: they are its first ones in memory."""
+    return a.clone().reshape(-1).resize_(2, 1, **k) if a.numel() >= 2 else a.clone().resize_(0)
+
+
+def _resize_as_grown(lib, a, **k):
+    grown = a.clone().resize_as_(lib.empty(a.numel() + 3, 2), **k)
+    return grown.reshape(-1)[:a.numel()]  # (the new elements are uninitialised)
+
+
+def _set_views(lib, a):
+    """set_ in each form, onto a tensor of another shape: the result reads a's memory."""
+    whole = lib.empty(0, dtype=a.dtype).set_(a)
+    part = lib.empty(3, dtype=a.dtype).set_(a, 0, (a.numel(),), (1,)) if a.is_contiguous() else whole
+    emptied = a.clone().set_()
+    return whole.clone(), part.clone(), lib.tensor([whole.is_set_to(a), emptied.numel() == 0, a.is_set_to(emptied)])
+
+
+register(
+    OpInfo("resize_", _resize_smaller, supports_out=False, exempt={"grad": "resize_ refuses tensors that require grad (test_memory_views.py)"}),
+    OpInfo("resize_as_", _resize_as_grown, supports_out=False,
+           exempt={"grad": "resize_as_ refuses tensors that require grad (test_memory_views.py)"}),
+    OpInfo("set_", _set_views, supports_out=False, supports_meta=False, covers=("is_set_to",),
+           exempt={"grad": "set_ refuses tensors that require grad (test_memory_views.py)"}),
+)

@@ -161,3 +161,65 @@ def test_gumbel_softmax_laws():
     assert tuple(x.grad.shape) == (3, 5) and to_torch(x.grad).abs().sum() > 0
     with pytest.warns(UserWarning, match="deprecated"):
         F.gumbel_softmax(x.detach(), eps=1e-3)
+
+
+# ---------------------------------------------------------------- fractional max pooling
+
+@pytest.mark.parametrize("dims, kw", [
+    (2, {"output_size": (4, 3)}), (2, {"output_ratio": 0.5, "return_indices": True}),
+    (3, {"output_size": 2}), (3, {"output_ratio": (0.5, 0.75, 0.6), "return_indices": True}),
+])
+def test_fractional_max_pool_modules_match_torch_with_the_same_samples(dims, kw):
+    shape = (2, 3, 9, 8) if dims == 2 else (2, 2, 6, 7, 5)
+    x = make_torch(shape, "float64", seed=dims)
+    samples = make_torch((2, shape[1], dims), "float64", seed=5, low=0.0, high=1.0)
+    results = []
+    for lib in (torch, tessera):
+        conv = (lambda t: t) if lib is torch else to_tessera
+        module = getattr(lib.nn, f"FractionalMaxPool{dims}d")(2, _random_samples=conv(samples), **kw)
+        inp = conv(x).requires_grad_()
+        out = module(inp)
+        value = out[0] if kw.get("return_indices") else out
+        (value * conv(make_torch(tuple(value.shape), "float64", seed=7))).sum().backward()
+        results.append((repr(module), out, inp.grad))
+    assert results[0][0] == results[1][0]
+    for want, got in zip(results[0][1:], results[1][1:]):
+        for w, g in zip(want if isinstance(want, tuple) else (want,), got if isinstance(got, tuple) else (got,)):
+            torch.testing.assert_close(to_torch(g), w, rtol=0, atol=0)
+
+
+def test_fractional_max_pool_draws_its_own_samples():
+    x = tessera.randn(2, 3, 10, 10)
+    out, indices = tessera.nn.functional.fractional_max_pool2d(x, 3, output_ratio=0.5, return_indices=True)
+    assert out.shape == (2, 3, 5, 5) and indices.dtype == tessera.int64
+    # each output is the element of x its index names
+    assert tessera.equal(x.flatten(2).gather(2, indices.flatten(2)), out.flatten(2))
+
+
+FRACTIONAL_ERRORS = [
+    "F.fractional_max_pool2d(lib.zeros(8, 8), 2, output_size=4)",
+    "F.fractional_max_pool2d(lib.zeros(1, 1, 8, 8), 2, output_size=8)",
+    "F.fractional_max_pool2d(lib.zeros(1, 0, 8, 8), 2, output_size=4)",
+    "F.fractional_max_pool2d(lib.zeros(1, 1, 8, 8, dtype=lib.int64), 2, output_size=4)",
+    "F.fractional_max_pool2d(lib.zeros(1, 1, 8, 8), 2, output_size=4, _random_samples=lib.zeros(1, 1, 2).double())",
+    "F.fractional_max_pool2d(lib.zeros(1, 1, 8, 8), 2)",
+    "F.fractional_max_pool3d(lib.zeros(1, 2, 3, 8, 8), 2, output_size=4)",
+    "lib.nn.FractionalMaxPool2d(2)",
+    "lib.nn.FractionalMaxPool2d(2, output_size=2, output_ratio=0.5)",
+    "lib.nn.FractionalMaxPool3d(2, output_ratio=1.5)",
+]
+
+
+@pytest.mark.parametrize("expr", FRACTIONAL_ERRORS)
+def test_fractional_max_pool_errors_like_torch(expr):
+    assert_raises_like_torch(expr)
+
+
+def test_fractional_max_pool_checks_what_torch_leaves_unchecked():
+    """torch 1.13 reads past a random_samples of the wrong shape and pools empty windows
+    for a zero kernel; tessera refuses both."""
+    F = tessera.nn.functional
+    with pytest.raises(RuntimeError, match="expected random_samples of shape"):
+        F.fractional_max_pool2d(tessera.zeros(2, 3, 8, 8), 2, output_size=4, _random_samples=tessera.rand(1, 3, 2))
+    with pytest.raises(RuntimeError, match="kernel_size must be greater than zero"):
+        F.fractional_max_pool2d(tessera.zeros(1, 1, 8, 8), (0, 2), output_size=4)

@@ -532,6 +532,41 @@ def test_poisson_moments_and_zero_rate(dtype):
         assert abs(draws[:, j].var().item() - rate) < 0.05 * rate
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_binomial_moments_and_edges(dtype):
+    tessera.manual_seed(15)
+    count = tessera.tensor([10.0, 10.0, 200.0, 0.0, 7.0, 5.0, 3.5], dtype=getattr(tessera, dtype)).repeat(40_000)
+    prob = tessera.tensor([0.5, 0.05, 0.3, 0.5, 1.0, 0.0, 0.5], dtype=getattr(tessera, dtype)).repeat(40_000)
+    draws = as_torch(tessera.binomial(count, prob)).reshape(-1, 7).double()
+    assert draws.eq(draws.round()).all() and draws.ge(0).all()
+    for j, (n, p) in enumerate([(10, 0.5), (10, 0.05), (200, 0.3)]):
+        assert draws[:, j].le(n).all()
+        assert abs(draws[:, j].mean().item() - n * p) < 6 * math.sqrt(n * p * (1 - p) / 40_000)
+        assert abs(draws[:, j].var().item() - n * p * (1 - p)) < 0.05 * n * p * (1 - p)
+    # no trials, certain success, no chance; a fractional count is floored (3 trials)
+    assert draws[:, 3].eq(0).all() and draws[:, 4].eq(7).all() and draws[:, 5].eq(0).all()
+    assert draws[:, 6].le(3).all() and abs(draws[:, 6].mean().item() - 1.5) < 0.02
+    # torch's results for the same edge cases (its draws differ, its laws agree)
+    t = torch.binomial(torch.tensor([0.0, 7.0, 5.0]), torch.tensor([0.5, 1.0, 0.0]))
+    assert t.tolist() == [0.0, 7.0, 0.0]
+
+
+def test_binomial_broadcasts_checks_and_is_reproducible():
+    count, prob = tessera.tensor([[10.0], [20.0]]), tessera.tensor([0.1, 0.5, 0.9])
+    g = tessera.Generator().manual_seed(3)
+    first = tessera.binomial(count, prob, generator=g)
+    assert first.shape == torch.binomial(torch.tensor([[10.0], [20.0]]), torch.tensor([0.1, 0.5, 0.9])).shape
+    assert tessera.equal(first, tessera.binomial(count, prob, generator=tessera.Generator().manual_seed(3)))
+    assert tessera.isnan(tessera.binomial(tessera.tensor([float("nan"), 3.0]), tessera.tensor([0.5, float("nan")]))).all()
+    with pytest.raises(RuntimeError, match="Found dtype Double but expected Float"):
+        tessera.binomial(tessera.tensor([1.0]), tessera.tensor([0.5], dtype=tessera.float64))
+    with pytest.raises(RuntimeError, match="not implemented for 'Half'"):
+        tessera.binomial(tessera.tensor([1.0]).half(), tessera.tensor([0.5]).half())
+    out = tessera.binomial(tessera.tensor([4.0], requires_grad=True), tessera.tensor([0.5]))
+    with pytest.raises(RuntimeError, match="binomial"):
+        out.sum().backward()
+
+
 def test_normal_with_tensor_moments():
     tessera.manual_seed(14)
     mean = tessera.tensor([-3.0, 0.0, 5.0], dtype=tessera.float64).repeat(40_000)

@@ -1,9 +1,9 @@
 // Indexing along one dim: gather, scatter_ (plain, value, add/multiply reductions),
-// scatter_add_, index_add_ and index_select. Each views both sides at the index's shape,
-// the indexed side with stride 0 along `dim`, and runs the shared indexed loop
-// (IndexingUtils.h), whose index operand moves the indexed side by index * stride(dim).
-// index_add_ is scatter_add_ with its 1-D index broadcast along the other dims, and
-// index_select is gather with the index broadcast the same way.
+// scatter_reduce_ (sum, prod, mean, amax, amin), scatter_add_, index_add_ and index_select.
+// Each views both sides at the index's shape, the indexed side with stride 0 along `dim`, and
+// runs the shared indexed loop (IndexingUtils.h), whose index operand moves the indexed side
+// by index * stride(dim). index_add_ is scatter_add_ with its 1-D index broadcast along the
+// other dims, and index_select is gather with the index broadcast the same way.
 #include <aten/core/Dispatch.h>
 #include <aten/native/NativeFunctions.h>
 #include <aten/native/factory/TensorFactories.h>
@@ -11,6 +11,8 @@
 #include <aten/native/shape/TensorShape.h>
 #include <aten/ops/Functions.h>
 
+#include <cmath>
+#include <limits>
 #include <string_view>
 
 namespace at::inline tessera::native {
@@ -136,6 +138,113 @@ Tensor& scatter_impl(Tensor& self, int64_t dim, const Tensor& index, const Tenso
   return self;
 }
 
+// ---------------------------------------------------------------- scatter_reduce.two
+
+enum class Reduction { Sum, Prod, Mean, Amax, Amin };
+
+Reduction parse_reduction(std::string_view reduce) {
+  if (reduce == "sum") return Reduction::Sum;
+  if (reduce == "prod") return Reduction::Prod;
+  if (reduce == "mean") return Reduction::Mean;
+  if (reduce == "amax") return Reduction::Amax;
+  if (reduce == "amin") return Reduction::Amin;
+  TORCH_CHECK(false, "reduce argument must be either sum, prod, mean, amax or amin.");
+}
+
+// The value a reduction starts from when self's own element is left out (include_self=False).
+Scalar reduction_identity(Reduction r, c10::ScalarType dtype) {
+  switch (r) {
+    case Reduction::Sum:
+    case Reduction::Mean: return Scalar(0);
+    case Reduction::Prod: return Scalar(1);
+    case Reduction::Amax:
+    case Reduction::Amin: {
+      const bool lowest = r == Reduction::Amax;
+      if (dtype == c10::kBool) return Scalar(!lowest);
+      if (c10::isFloatingType(dtype)) return Scalar(lowest ? -INFINITY : INFINITY);
+      return dispatch_types<kIntegral>(dtype, "scatter_reduce", [&]<typename T>() {
+        return Scalar(static_cast<int64_t>(lowest ? std::numeric_limits<T>::lowest() : std::numeric_limits<T>::max()));
+      });
+    }
+  }
+  TORCH_INTERNAL_ASSERT(false, "unknown reduction");
+}
+
+template <unsigned Set, typename Combine>
+void combine_indexed(const TensorIterator& iter, const IndexedDims& dims, c10::ScalarType dtype, Combine combine) {
+  dispatch_types<Set>(dtype, "scatter_reduce", [&]<typename T>() {
+    for_each_indexed(iter, dims, false, false, [&](char* dst, char* s, int64_t n, int64_t ds, int64_t ss) {
+      for (int64_t i = 0; i < n; ++i) {
+        T& d = *reinterpret_cast<T*>(dst + i * ds);
+        d = combine(d, *reinterpret_cast<const T*>(s + i * ss));
+      }
+    });
+  });
+}
+
+// self[..., index[i, j], ...] = reduce(self[...] (unless include_self is false), src[i, j], ...),
+// on one thread in iteration order (sums of repeated indices add up deterministically).
+// A mean divides each written element by how many values it took (floor division for
+// integers); amax/amin propagate NaN.
+Tensor& scatter_reduce_two_impl(Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
+                                std::string_view reduce, bool include_self, bool meta) {
+  const Reduction r = parse_reduction(reduce);
+  TORCH_CHECK(index.scalar_type() == c10::kLong, "scatter(): Expected dtype int64 for index");
+  TORCH_CHECK(src.scalar_type() == self.scalar_type(), "scatter(): Expected self.dtype to be equal to src.dtype");
+  const c10::ScalarType dtype = self.scalar_type();
+  if (r == Reduction::Mean && dtype == c10::kBool) dtype_not_implemented("scatter_gather_tensor_cpu_reduce_mean", dtype);
+  if ((r == Reduction::Amax || r == Reduction::Amin) && c10::isComplexType(dtype)) {
+    dtype_not_implemented(r == Reduction::Amax ? "scatter_gather_tensor_cpu_reduce_amax"
+                                               : "scatter_gather_tensor_cpu_reduce_amin", dtype);
+  }
+  dim = wrap_dim(dim, self.dim());
+  TORCH_CHECK(nonempty_dim(index) == nonempty_dim(self), "Index tensor must have the same number of dimensions as self tensor");
+  TORCH_CHECK(nonempty_dim(index) == nonempty_dim(src), "Index tensor must have the same number of dimensions as src tensor");
+  for (int64_t d = 0; d < nonempty_dim(self); ++d) {
+    const bool fits = (d == dim || nonempty_size(index, d) <= nonempty_size(self, d)) &&
+                      nonempty_size(index, d) <= nonempty_size(src, d);
+    TORCH_CHECK(fits, "Expected index ", index.sizes(), " to be smaller than self ", self.sizes(),
+                " apart from dimension ", dim, " and to be smaller size than src ", src.sizes());
+  }
+  check_same_device("scatter_reduce", self, {&index, &src});
+  if (meta || index.numel() == 0) return self;
+  const std::vector<int64_t> sizes = nonempty_sizes(index);
+  check_no_overlap(self, index);
+  const Tensor source = view_at(written_overlaps(self, src) ? src.clone() : src, sizes, dim, nonempty_stride(src, dim));
+  const Tensor index_view = view_at(index, sizes, dim, nonempty_stride(index, dim));
+  const IndexedDims dims = along(self, dim, false, false);
+  if (!include_self) {
+    Tensor identity = value_in_dtype(dtype, reduction_identity(r, dtype));
+    Tensor filler = make_view(identity, sizes, std::vector<int64_t>(sizes.size(), 0), 0);
+    copy_along(make_index_iterator(view_at(self, sizes, dim, 0), filler, {index_view}), dims, false, false,
+               self.itemsize());
+  }
+  TensorIterator iter = make_index_iterator(view_at(self, sizes, dim, 0), source, {index_view});
+  switch (r) {
+    case Reduction::Sum:
+    case Reduction::Mean: add_indexed(iter, dims, dtype, "scatter_reduce"); break;
+    case Reduction::Prod:
+      combine_indexed<kArithmetic>(iter, dims, dtype, []<typename T>(T d, T s) { return static_cast<T>(d * s); });
+      break;
+    case Reduction::Amax:
+      combine_indexed<kIntegral | kBoolType | kFloating | kReducedFloat>(
+          iter, dims, dtype, []<typename T>(T d, T s) { return s != s ? s : (d < s ? s : d); });
+      break;
+    case Reduction::Amin:
+      combine_indexed<kIntegral | kBoolType | kFloating | kReducedFloat>(
+          iter, dims, dtype, []<typename T>(T d, T s) { return s != s ? s : (s < d ? s : d); });
+      break;
+  }
+  if (r == Reduction::Mean) {
+    Tensor count = include_self ? at::ones_like(self) : at::zeros_like(self);
+    count.scatter_add_(dim, index, at::ones_like(src));
+    count.masked_fill_(count.eq(0), 1);
+    if (c10::isFloatingType(dtype) || c10::isComplexType(dtype)) self.div_(count);
+    else self.div_(count, "floor");
+  }
+  return self;
+}
+
 // ---------------------------------------------------------------- index_add_, index_select
 
 void check_index_vector(const Tensor& index, const char* op) {
@@ -246,6 +355,19 @@ Tensor scatter_value_reduce(const Tensor& self, int64_t dim, const Tensor& index
 }
 Tensor scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
   return self.clone().scatter_add_(dim, index, src);
+}
+
+Tensor& scatter_reduce_two_cpu_(Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, std::string_view reduce,
+                                bool include_self) {
+  return scatter_reduce_two_impl(self, dim, index, src, reduce, include_self, false);
+}
+Tensor& scatter_reduce_two_meta_(Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, std::string_view reduce,
+                                 bool include_self) {
+  return scatter_reduce_two_impl(self, dim, index, src, reduce, include_self, true);
+}
+Tensor scatter_reduce_two(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, std::string_view reduce,
+                          bool include_self) {
+  return self.clone().scatter_reduce_(dim, index, src, reduce, include_self);
 }
 
 Tensor& index_add_cpu_(Tensor& self, int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha) {

@@ -2,7 +2,8 @@
 // check shapes once for CPU and Meta and send each pass to oneDNN (float32, and bfloat16
 // where the CPU has it) or the im2col + GEMM path (float64, and what oneDNN refuses).
 // Half and bfloat16 without native support compute in float32. conv1d/2d/3d and
-// conv_transpose1d/2d are composites over `convolution`, which carries the autograd.
+// conv_transpose1d/2d and conv_tbc are composites over `convolution`, which carries the
+// autograd.
 #include <aten/core/TensorOperators.h>
 #include <aten/native/NativeFunctions.h>
 #include <aten/native/factory/TensorFactories.h>
@@ -395,6 +396,23 @@ Tensor conv_transpose3d_input(const Tensor& input, const Tensor& weight, const s
                               IntArrayRef dilation) {
   return conv_transpose_nd(3, "conv_transpose3d", input, weight, bias, stride, padding, output_padding, groups,
                            dilation);
+}
+
+// conv_tbc: a 1-D convolution over time-major (time, batch, channels) input with a
+// (kernel width, in, out) weight, as conv1d on the permuted operands.
+Tensor conv_tbc(const Tensor& self, const Tensor& weight, const Tensor& bias, int64_t pad) {
+  TORCH_CHECK(self.dim() == 3, "Input must have 3 dims: time, batch, in_channel");
+  TORCH_CHECK(weight.dim() == 3, "Weight tensor must have 3 dims: kernel_width, in_channels, out_channels.");
+  TORCH_CHECK(bias.dim() == 1, "Bias must be 1-D");
+  TORCH_CHECK(self.size(2) == weight.size(1), "Input dim 2 (input channels) is not == dim 1 in the weight tensor");
+  TORCH_CHECK(weight.size(2) == bias.size(0), "Bias size must equal dim 2 in the weight tensor (output channels).");
+  const int64_t out_time = self.size(0) + 2 * pad - weight.size(0) + 1;
+  TORCH_CHECK(out_time >= 0, "Trying to create tensor with negative dimension ", out_time, ": [", out_time, ", ",
+              self.size(1), ", ", weight.size(2), "]");
+  const int64_t stride[1] = {1}, padding[1] = {pad}, dilation[1] = {1};
+  return at::conv1d(self.permute({1, 2, 0}), weight.permute({2, 1, 0}), bias, stride, padding, dilation, 1)
+      .permute({2, 0, 1})
+      .contiguous();
 }
 
 }  // namespace at::inline tessera::native

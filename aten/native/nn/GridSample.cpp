@@ -1,6 +1,6 @@
-// grid_sampler (nn.functional.grid_sample) on 4-D inputs: each output pixel reads the
-// input at the point its grid entry names ([-1, 1] spans the image), bilinearly or from
-// the nearest pixel, with zeros, the border or the mirrored image outside. Written over
+// grid_sampler (nn.functional.grid_sample) on 4-D and 5-D inputs: each output pixel reads
+// the input at the point its grid entry names ([-1, 1] spans the image), bi- or trilinearly
+// or from the nearest pixel, with zeros, the border or the mirrored image outside. Written over
 // differentiable ops
 // (gather, where, arithmetic), so the grads reach both the input and the grid.
 #include <aten/core/TensorOperators.h>
@@ -64,62 +64,111 @@ Tensor reflect(const Tensor& coord, int64_t size, bool align_corners) {
 
 }  // namespace
 
-Tensor grid_sampler_2d(const Tensor& input, const Tensor& grid, int64_t interpolation_mode, int64_t padding_mode,
-                       bool align_corners) {
+namespace {
+
+// grid_sampler_2d and _3d: the grid's last dim holds (x, y[, z]) for the input's last,
+// second-last[, third-last] dims. Bilinear / trilinear interpolation reads the 2^dims
+// neighbouring pixels, each weighted by the product of its per-dim weights.
+Tensor grid_sample_impl(const Tensor& input, const Tensor& grid, int64_t interpolation_mode, int64_t padding_mode,
+                        bool align_corners, int64_t dims) {
   check_grid_sampler(input, grid, interpolation_mode, padding_mode);
-  TORCH_CHECK(input.dim() == 4, "grid_sampler_2d(): expected 4D input and grid, but got input with sizes ",
+  const char* op = dims == 2 ? "grid_sampler_2d()" : "grid_sampler_3d()";
+  TORCH_CHECK(input.dim() == dims + 2, op, ": expected ", dims + 2, "D input and grid, but got input with sizes ",
               input.sizes());
+  TORCH_CHECK(dims == 2 || interpolation_mode != kBicubic, "grid_sampler(): bicubic interpolation only supports 4D "
+              "input");
   if (c10::isReducedFloatingType(input.scalar_type())) {  // coordinates in float32: bfloat16 has 8 bits
     const c10::ScalarType t = input.scalar_type();
-    return at::grid_sampler_2d(input.to(c10::kFloat), grid.to(c10::kFloat), interpolation_mode, padding_mode,
-                               align_corners)
+    return grid_sample_impl(input.to(c10::kFloat), grid.to(c10::kFloat), interpolation_mode, padding_mode,
+                            align_corners, dims)
         .to(t);
   }
-  const int64_t n = input.size(0), c = input.size(1), h = input.size(2), w = input.size(3);
-  const int64_t out_h = grid.size(1), out_w = grid.size(2), points = out_h * out_w;
+  const int64_t n = input.size(0), c = input.size(1);
+  std::vector<int64_t> out_sizes{n, c};
+  int64_t points = 1, pixels = 1;
+  for (int64_t d = 0; d < dims; ++d) {
+    out_sizes.push_back(grid.size(1 + d));
+    points *= grid.size(1 + d);
+    pixels *= input.size(2 + d);
+  }
   if (input.is_meta() || grid.is_meta()) {
-    return at::empty({n, c, out_h, out_w}, TensorOptions().dtype(input.scalar_type()).device(c10::kMeta));
+    return at::empty(out_sizes, TensorOptions().dtype(input.scalar_type()).device(c10::kMeta));
   }
-  Tensor ix = unnormalize(grid.select(-1, 0), w, align_corners).reshape({n, 1, points});
-  Tensor iy = unnormalize(grid.select(-1, 1), h, align_corners).reshape({n, 1, points});
-  if (padding_mode == kBorder) {
-    ix = ix.clamp(0, static_cast<double>(w - 1));
-    iy = iy.clamp(0, static_cast<double>(h - 1));
-  } else if (padding_mode == kReflection) {
-    ix = reflect(ix, w, align_corners);
-    iy = reflect(iy, h, align_corners);
+  // coord[k]: the pixel coordinate along the input's dim (dims + 1 - k), k = 0 for x.
+  std::vector<Tensor> coord;
+  std::vector<int64_t> extent;
+  for (int64_t k = 0; k < dims; ++k) {
+    const int64_t size = input.size(dims + 1 - k);
+    extent.push_back(size);
+    Tensor v = unnormalize(grid.select(-1, k), size, align_corners).reshape({n, 1, points});
+    if (padding_mode == kBorder) v = v.clamp(0, static_cast<double>(size - 1));
+    else if (padding_mode == kReflection) v = reflect(v, size, align_corners);
+    coord.push_back(v);
   }
-  const Tensor flat = input.reshape({n, c, h * w});
-  const Tensor coord_zero = at::zeros({}, TensorOptions().dtype(ix.scalar_type()));
+  const Tensor flat = input.reshape({n, c, pixels});
+  const Tensor coord_zero = at::zeros({}, TensorOptions().dtype(coord[0].scalar_type()));
   const Tensor value_zero = at::zeros({}, TensorOptions().dtype(input.scalar_type()));
-  // The input at integer pixel (px, py) per point, times `weight`; zero outside the image
-  // (NaN coordinates included).
-  auto sample = [&](const Tensor& px, const Tensor& py, const Tensor& weight) {
-    const Tensor inside = at::logical_and(at::logical_and(at::ge(px, 0), at::le(px, static_cast<double>(w - 1))),
-                                          at::logical_and(at::ge(py, 0), at::le(py, static_cast<double>(h - 1))));
+  // The input at integer pixel p (one coordinate per k) per point, times `weight`; zero
+  // outside the image (NaN coordinates included).
+  auto sample = [&](const std::vector<Tensor>& p, const Tensor& weight) {
+    Tensor inside;
+    for (int64_t k = 0; k < dims; ++k) {
+      const Tensor in_k = at::logical_and(at::ge(p[k], 0), at::le(p[k], static_cast<double>(extent[k] - 1)));
+      inside = inside.defined() ? at::logical_and(inside, in_k) : in_k;
+    }
     // pixel indices in int64 (floats hold integers exactly only so far)
-    const Tensor at_pixel =
-        at::where(inside, py, coord_zero).to(c10::kLong) * w + at::where(inside, px, coord_zero).to(c10::kLong);
+    Tensor at_pixel;
+    for (int64_t k = dims - 1; k >= 0; --k) {  // the slowest-varying dim (the last coordinate) first
+      const Tensor index = at::where(inside, p[k], coord_zero).to(c10::kLong);
+      at_pixel = at_pixel.defined() ? at_pixel * extent[k] + index : index;
+    }
     const Tensor values = flat.gather(2, at_pixel.expand({n, c, points}));
     return at::where(inside, weight.defined() ? values * weight : values, value_zero);
   };
   Tensor out;
   if (interpolation_mode == kNearest) {
-    out = sample(ix.round(), iy.round(), Tensor());  // half to even, as torch; round has a zero grad
+    std::vector<Tensor> nearest;
+    for (const Tensor& v : coord) nearest.push_back(v.round());  // half to even, as torch; a zero grad
+    out = sample(nearest, Tensor());
   } else {
-    const Tensor x0 = ix.floor(), y0 = iy.floor();  // zero grads: the weights carry the grid's
-    const Tensor wx1 = ix - x0, wy1 = iy - y0, wx0 = 1 - wx1, wy0 = 1 - wy1;
-    out = sample(x0, y0, wx0 * wy0) + sample(x0 + 1, y0, wx1 * wy0) + sample(x0, y0 + 1, wx0 * wy1) +
-          sample(x0 + 1, y0 + 1, wx1 * wy1);
+    std::vector<Tensor> low, upper_weight, lower_weight;
+    for (const Tensor& v : coord) {
+      low.push_back(v.floor());  // zero grads: the weights carry the grid's
+      upper_weight.push_back(v - low.back());
+      lower_weight.push_back(1 - upper_weight.back());
+    }
+    for (int64_t corner = 0; corner < (int64_t{1} << dims); ++corner) {
+      std::vector<Tensor> p;
+      Tensor weight;
+      for (int64_t k = 0; k < dims; ++k) {
+        const bool up = (corner >> k) & 1;
+        p.push_back(up ? low[k] + 1 : low[k]);
+        const Tensor& w = up ? upper_weight[k] : lower_weight[k];
+        weight = weight.defined() ? weight * w : w;
+      }
+      const Tensor term = sample(p, weight);
+      out = out.defined() ? out + term : term;
+    }
   }
-  return out.reshape({n, c, out_h, out_w});
+  return out.reshape(out_sizes);
+}
+
+}  // namespace
+
+Tensor grid_sampler_2d(const Tensor& input, const Tensor& grid, int64_t interpolation_mode, int64_t padding_mode,
+                       bool align_corners) {
+  return grid_sample_impl(input, grid, interpolation_mode, padding_mode, align_corners, 2);
+}
+
+Tensor grid_sampler_3d(const Tensor& input, const Tensor& grid, int64_t interpolation_mode, int64_t padding_mode,
+                       bool align_corners) {
+  return grid_sample_impl(input, grid, interpolation_mode, padding_mode, align_corners, 3);
 }
 
 Tensor grid_sampler(const Tensor& input, const Tensor& grid, int64_t interpolation_mode, int64_t padding_mode,
                     bool align_corners) {
   check_grid_sampler(input, grid, interpolation_mode, padding_mode);
-  TORCH_CHECK_NOT_IMPLEMENTED(input.dim() == 4, "grid_sample: 5-D (volumetric) inputs are not implemented in tessera "
-                              "yet");
+  if (input.dim() == 5) return at::grid_sampler_3d(input, grid, interpolation_mode, padding_mode, align_corners);
   return at::grid_sampler_2d(input, grid, interpolation_mode, padding_mode, align_corners);
 }
 

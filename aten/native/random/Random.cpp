@@ -476,6 +476,53 @@ Tensor poisson_cpu(const Tensor& self, std::optional<at::Generator> generator) {
   return out;
 }
 
+// binomial: count and prob broadcast together; each draw from its own engine seeded by the
+// generator's counter-based stream (like poisson). A count below 1 or prob <= 0 draws 0,
+// prob >= 1 draws the whole (floored) count, NaN in either gives NaN.
+Tensor binomial_impl(const Tensor& count, const Tensor& prob, std::optional<at::Generator> generator, bool meta) {
+  const c10::ScalarType dtype = count.scalar_type();
+  if (!c10::isFloatingType(dtype) || dtype == c10::kHalf || dtype == c10::kBFloat16) {
+    not_implemented("binomial_cpu", dtype);
+  }
+  TORCH_CHECK(prob.scalar_type() == dtype, "Found dtype ", prob.scalar_type(), " but expected ", dtype);
+  std::vector<Tensor> both = at::broadcast_tensors({count, prob});
+  Tensor out = make_empty(both[0].sizes(), dtype, count.device());
+  const int64_t n = out.numel();
+  if (meta || n == 0) return out;
+  const Tensor c = both[0].contiguous(), p = both[1].contiguous();
+  const auto [key, first] = reserve(generator, static_cast<uint64_t>(n));
+  dispatch_types<kFloating>(dtype, "binomial_cpu", [&]<typename T>() {
+    const T* cv = c.data_ptr<T>();
+    const T* pv = p.data_ptr<T>();
+    T* o = out.data_ptr<T>();
+    at::parallel_for(0, n, 1024, [&, key = key, first = first](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) {
+        const double trials = std::floor(static_cast<double>(cv[i])), chance = static_cast<double>(pv[i]);
+        if (std::isnan(trials) || std::isnan(chance)) {
+          o[i] = std::numeric_limits<T>::quiet_NaN();
+        } else if (trials < 1 || chance <= 0) {
+          o[i] = T(0);
+        } else if (chance >= 1) {
+          o[i] = static_cast<T>(trials);
+        } else {
+          const Words w = CPUGeneratorImpl::philox(key, first + static_cast<uint64_t>(i));
+          std::mt19937_64 engine((static_cast<uint64_t>(w[0]) << 32) | w[1]);
+          const auto k = std::binomial_distribution<int64_t>(static_cast<int64_t>(trials), chance)(engine);
+          o[i] = static_cast<T>(k);
+        }
+      }
+    });
+  });
+  return out;
+}
+
+Tensor binomial_cpu(const Tensor& count, const Tensor& prob, std::optional<at::Generator> generator) {
+  return binomial_impl(count, prob, generator, false);
+}
+Tensor binomial_meta(const Tensor& count, const Tensor& prob, std::optional<at::Generator> generator) {
+  return binomial_impl(count, prob, generator, true);
+}
+
 Tensor poisson_meta(const Tensor& self, std::optional<at::Generator> generator) {
   if (!c10::isFloatingType(self.scalar_type())) not_implemented("poisson_cpu", self.scalar_type());
   return at::empty_like(self);

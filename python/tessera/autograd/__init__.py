@@ -12,13 +12,15 @@ from .grad_mode import (  # noqa: F401
     no_grad,
     set_grad_enabled,
 )
-from .function import Function, FunctionCtx, once_differentiable  # noqa: F401
+from .function import Function, FunctionCtx, NestedIOFunction, once_differentiable  # noqa: F401
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: F401
 from . import graph  # noqa: F401
 from . import anomaly_mode  # noqa: F401
 from .anomaly_mode import detect_anomaly, set_detect_anomaly  # noqa: F401
 from . import variable  # noqa: F401
 from .variable import Variable  # noqa: F401
+# The device kinds of torch's profiler events (torch._C._autograd.DeviceType).
+from ._device_type import DeviceType  # noqa: F401
 
 _A = _C._autograd
 

@@ -286,6 +286,7 @@ conv3d = _t.conv3d
 conv_transpose1d = _t.conv_transpose1d
 conv_transpose2d = _t.conv_transpose2d
 conv_transpose3d = _t.conv_transpose3d
+conv_tbc = _t.conv_tbc
 
 
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
@@ -385,6 +386,44 @@ def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     if return_indices:
         return max_pool3d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
     return _t.max_pool3d(input, kernel_size, [] if stride is None else stride, padding, dilation, ceil_mode)
+
+
+def _fractional_max_pool(dims, input, kernel_size, output_size, output_ratio, _random_samples):
+    """The op's arguments: output_size from output_ratio of the input's spatial sizes, and
+    one uniform sample per plane and dimension when none is given (torch draws them so)."""
+    name = f"fractional_max_pool{dims}d"
+    if output_size is None and output_ratio is None:
+        raise ValueError(f"{name} requires specifying either an output_size or an output_ratio")
+    if output_size is None:
+        ratio = _ntuple(output_ratio, dims)
+        output_size = [int(input.size(-dims + i) * ratio[i]) for i in range(dims)]
+    if _random_samples is None:
+        batch = 1 if input.dim() == dims + 1 else input.size(0)
+        _random_samples = _t.rand(batch, input.size(-dims - 1), dims, dtype=input.dtype, device=input.device)
+    op = _nn.fractional_max_pool2d if dims == 2 else _nn.fractional_max_pool3d
+    return op(input, _ntuple(kernel_size, dims), _ntuple(output_size, dims), _random_samples)
+
+
+def fractional_max_pool2d_with_indices(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                                       _random_samples=None):
+    return _fractional_max_pool(2, input, kernel_size, output_size, output_ratio, _random_samples)
+
+
+def fractional_max_pool2d(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                          _random_samples=None):
+    out = _fractional_max_pool(2, input, kernel_size, output_size, output_ratio, _random_samples)
+    return out if return_indices else out[0]
+
+
+def fractional_max_pool3d_with_indices(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                                       _random_samples=None):
+    return _fractional_max_pool(3, input, kernel_size, output_size, output_ratio, _random_samples)
+
+
+def fractional_max_pool3d(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                          _random_samples=None):
+    out = _fractional_max_pool(3, input, kernel_size, output_size, output_ratio, _random_samples)
+    return out if return_indices else out[0]
 
 
 def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
@@ -663,6 +702,7 @@ one_hot = _nn.one_hot
 pad = _nn.pad
 pixel_shuffle = _t.pixel_shuffle
 channel_shuffle = _t.channel_shuffle
+native_channel_shuffle = _t.native_channel_shuffle
 pixel_unshuffle = _t.pixel_unshuffle
 
 

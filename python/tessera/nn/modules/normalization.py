@@ -1,6 +1,6 @@
 """LayerNorm and GroupNorm: normalisation over trailing dims or channel groups, with
 torch.nn's optional elementwise affine parameters (ones/zeros at start) and printed form;
-LocalResponseNorm over neighbouring channels."""
+LocalResponseNorm and the legacy CrossMapLRN2d over neighbouring channels."""
 import numbers
 
 from ... import _C
@@ -9,7 +9,7 @@ from .. import init
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["LayerNorm", "GroupNorm", "LocalResponseNorm"]
+__all__ = ["LocalResponseNorm", "CrossMapLRN2d", "LayerNorm", "GroupNorm"]
 
 
 class LayerNorm(Module):
@@ -96,6 +96,50 @@ class LocalResponseNorm(Module):
 
     def forward(self, input):
         return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self):
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+def _cross_map_window(channels, size):
+    """rows[c][j]: how many times channel j's square is in channel c's sum, as torch's
+    CrossMapLRN2d (a port of Lua Torch's) accumulates it: a running sum that adds channel
+    c + pre_pad - 1 and, past the first pre_pad channels, drops channel c - pre_pad. That
+    window is not centred, and channel 0 never leaves it; the numbers follow torch's."""
+    pre_pad = int((size - 1) / 2 + 1)
+    counts = [0] * channels
+    for j in range(min(pre_pad, channels)):
+        counts[j] += 1
+    rows = [list(counts)]
+    for c in range(1, channels):
+        if c < channels - pre_pad + 1:
+            counts[c + pre_pad - 1] += 1
+        if c > pre_pad:
+            counts[c - pre_pad] -= 1
+        rows.append(list(counts))
+    return rows
+
+
+class CrossMapLRN2d(Module):
+    """Lua Torch's cross-channel LRN on [N, C, H, W] input: x * (k + alpha / size * S) ** -beta,
+    S summing squares over torch's channel window (see _cross_map_window). Built from
+    tensor ops, so its gradient is the exact derivative of this forward."""
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1):
+        super().__init__()
+        self.size = size
+        self.alpha = alpha
+        self.beta = beta
+        self.k = k
+
+    def forward(self, input):
+        if input.dim() != 4:
+            raise AssertionError()  # torch's forward asserts this, with no message
+        n, c, h, w = input.shape
+        window = _C.tensor(_cross_map_window(c, self.size), dtype=input.dtype, device=input.device)
+        squares = (input * input).reshape(n, c, h * w)
+        scale = window.matmul(squares).reshape(n, c, h, w) * (self.alpha / self.size) + self.k
+        return scale.pow(-self.beta) * input
 
     def extra_repr(self):
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

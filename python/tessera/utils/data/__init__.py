@@ -1,6 +1,7 @@
 """tessera.utils.data: datasets, samplers, collation and the DataLoader (with worker
 processes), and torch 1.13's DataPipes (datapipes.iter, datapipes.map, graph,
-graph_settings), under torch.utils.data's names."""
+graph_settings), communication (a DataPipe served over queues
+from a thread or process), under torch.utils.data's names."""
 from ._collate import default_collate, default_convert
 from ._worker import get_worker_info
 from .dataloader import DataLoader
@@ -12,12 +13,12 @@ from .dataset import (ChainDataset, ConcatDataset, Dataset, IterableDataset, Sta
 from .distributed import DistributedSampler
 from .sampler import (BatchSampler, RandomSampler, Sampler, SequentialSampler, SubsetRandomSampler,
                       WeightedRandomSampler)
-from . import backward_compatibility, dataloader_experimental, datapipes, graph, graph_settings
+from . import backward_compatibility, communication, dataloader_experimental, datapipes, graph, graph_settings
 from .dataloader_experimental import DataLoader2
 
 __all__ = ["BatchSampler", "ChainDataset", "ConcatDataset", "DFIterDataPipe", "DataChunk", "DataLoader",
            "DataLoader2", "Dataset", "DistributedSampler", "IterDataPipe", "IterableDataset", "MapDataPipe",
            "RandomSampler", "Sampler", "SequentialSampler", "StackDataset", "Subset", "SubsetRandomSampler",
-           "TensorDataset", "WeightedRandomSampler", "argument_validation", "default_collate",
+           "TensorDataset", "WeightedRandomSampler", "argument_validation", "communication", "default_collate",
            "default_convert", "functional_datapipe", "get_worker_info", "guaranteed_datapipes_determinism",
            "non_deterministic", "random_split", "runtime_validation", "runtime_validation_disabled"]
