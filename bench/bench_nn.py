@@ -185,6 +185,39 @@ def attention_memory():
         print(f"| {L:6} | {'-' if t is None else t:>15} | {s:>13} |")
 
 
+def _rows_setup(requires_grad):
+    return lambda lib: (_input(lib, 4096, 1024, requires_grad=requires_grad),)
+
+
+def _lrn_setup(lib):
+    return (_input(lib, 32, 64, 28, 28, requires_grad=True),)
+
+
+def _lrn_fwd_bwd(lib, x):
+    x.grad = None
+    lib.nn.functional.local_response_norm(x, 5).sum().backward()
+
+
+def _normalize_fwd_bwd(lib, x):
+    x.grad = None
+    lib.nn.functional.normalize(x, dim=1).sum().backward()
+
+
+def _addr_setup(lib):
+    return (_input(lib, 1024, 1024), _input(lib, 1024, seed=1), _input(lib, 1024, seed=2))
+
+
+def _baddbmm_setup(lib):
+    return (_input(lib, 32, 128, 128), _input(lib, 32, 128, 64, seed=1), _input(lib, 32, 64, 128, seed=2))
+
+
+def _scatter_reduce_setup(lib):
+    g = torch.Generator().manual_seed(3)
+    index = torch.randint(0, 4096, (65536, 64), generator=g)
+    return (_input(lib, 4096, 64), index if lib is torch else tessera.from_numpy(index.numpy()),
+            _input(lib, 65536, 64, seed=4))
+
+
 CASES = [
     # (name, setup(lib) -> args, op(lib, *args))
     ("conv2d 32x3->64 32x32 k3p1", _conv_setup(32, 3, 64, 32, False), _conv(1)),
@@ -209,6 +242,14 @@ CASES = [
      _conv3d_fwd_bwd(lambda F, x, w: F.conv3d(x, w, padding=1))),
     ("conv_transpose3d fwd+bwd 16->32 s2", _conv3d_setup(True, transposed=True),
      _conv3d_fwd_bwd(lambda F, x, w: F.conv_transpose3d(x, w, stride=2))),
+    ("normalize 4096x1024", _rows_setup(False), lambda lib, x: lib.nn.functional.normalize(x, dim=1)),
+    ("normalize fwd+bwd 4096x1024", _rows_setup(True), _normalize_fwd_bwd),
+    ("renorm 4096x1024", _rows_setup(False), lambda lib, x: lib.renorm(x, 2, 0, 1.0)),
+    ("local_response_norm fwd+bwd", _lrn_setup, _lrn_fwd_bwd),
+    ("addr 1024x1024", _addr_setup, lambda lib, a, u, v: lib.addr(a, u, v)),
+    ("baddbmm 32x128x64x128", _baddbmm_setup, lambda lib, a, b, c: lib.baddbmm(a, b, c)),
+    ("scatter_reduce amax 64k->4k", _scatter_reduce_setup,
+     lambda lib, a, i, s: a.scatter_reduce(0, i, s, "amax")),
     ("layer_norm 4096x1024", _ln_setup(False),
      lambda lib, x, w, b, g: lib.nn.functional.layer_norm(x, (1024,), w, b)),
     ("layer_norm fwd+bwd 4096x1024", _ln_setup(True), _ln_fwd_bwd),

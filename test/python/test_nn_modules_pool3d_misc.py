@@ -223,3 +223,15 @@ def test_fractional_max_pool_checks_what_torch_leaves_unchecked():
         F.fractional_max_pool2d(tessera.zeros(2, 3, 8, 8), 2, output_size=4, _random_samples=tessera.rand(1, 3, 2))
     with pytest.raises(RuntimeError, match="kernel_size must be greater than zero"):
         F.fractional_max_pool2d(tessera.zeros(1, 1, 8, 8), (0, 2), output_size=4)
+
+
+def test_fractional_max_pool_samples_outside_the_unit_interval_stay_inside_the_input():
+    """torch 1.13 reads outside the input for a random sample of 1 or more (or NaN); tessera
+    keeps each window inside, so the result is some window's maximum."""
+    x = tessera.arange(64.0).reshape(1, 1, 8, 8)
+    for u in (1.0, 7.5, -3.0, float("nan")):
+        samples = tessera.full((1, 1, 2), u)
+        out, indices = tessera.nn.functional.fractional_max_pool2d(x, 2, output_size=3, _random_samples=samples,
+                                                                   return_indices=True)
+        assert indices.min().item() >= 0 and indices.max().item() < 64
+        assert tessera.equal(x.flatten(2).gather(2, indices.flatten(2)), out.flatten(2))

@@ -558,6 +558,10 @@ def test_binomial_broadcasts_checks_and_is_reproducible():
     assert first.shape == torch.binomial(torch.tensor([[10.0], [20.0]]), torch.tensor([0.1, 0.5, 0.9])).shape
     assert tessera.equal(first, tessera.binomial(count, prob, generator=tessera.Generator().manual_seed(3)))
     assert tessera.isnan(tessera.binomial(tessera.tensor([float("nan"), 3.0]), tessera.tensor([0.5, float("nan")]))).all()
+    # counts past int64 (and infinite ones) as torch: the normal limit, infinity
+    huge = tessera.binomial(tessera.tensor([float("inf"), 1e30], dtype=tessera.float64),
+                            tessera.tensor([0.5, 0.5], dtype=tessera.float64))
+    assert huge[0].item() == float("inf") and abs(huge[1].item() / 5e29 - 1) < 1e-6
     with pytest.raises(RuntimeError, match="Found dtype Double but expected Float"):
         tessera.binomial(tessera.tensor([1.0]), tessera.tensor([0.5], dtype=tessera.float64))
     with pytest.raises(RuntimeError, match="not implemented for 'Half'"):

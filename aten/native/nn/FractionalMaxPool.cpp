@@ -11,6 +11,7 @@
 #include <aten/native/factory/TensorFactories.h>
 #include <aten/ops/Functions.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <limits>
@@ -82,11 +83,16 @@ FractionalGeometry fractional_geometry(const Tensor& self, IntArrayRef kernel_si
 template <typename T>
 std::vector<int64_t> window_starts(T u, int64_t in, int64_t out, int64_t k) {
   std::vector<int64_t> starts(static_cast<size_t>(out));
+  // A sample outside [0, 1) or NaN (torch reads outside the input then) is brought inside
+  // first, so the float-to-int conversions below stay defined.
+  if (!(u >= T(0))) u = T(0);
+  if (!(u < T(1))) u = std::nextafter(T(1), T(0));
   if (out > 1) {
     const T alpha = static_cast<T>(in - k) / static_cast<T>(out - 1);
     for (int64_t i = 0; i < out - 1; ++i) {
-      starts[static_cast<size_t>(i)] =
+      const int64_t start =
           static_cast<int64_t>(static_cast<int>((static_cast<T>(i) + u) * alpha) - static_cast<int>(u * alpha));
+      starts[static_cast<size_t>(i)] = std::clamp<int64_t>(start, 0, in - k);  // (rounding at the last one)
     }
   }
   starts[static_cast<size_t>(out - 1)] = in - k;

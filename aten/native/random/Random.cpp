@@ -478,7 +478,8 @@ Tensor poisson_cpu(const Tensor& self, std::optional<at::Generator> generator) {
 
 // binomial: count and prob broadcast together; each draw from its own engine seeded by the
 // generator's counter-based stream (like poisson). A count below 1 or prob <= 0 draws 0,
-// prob >= 1 draws the whole (floored) count, NaN in either gives NaN.
+// prob >= 1 draws the whole (floored) count, NaN in either gives NaN, an infinite count
+// infinity.
 Tensor binomial_impl(const Tensor& count, const Tensor& prob, std::optional<at::Generator> generator, bool meta) {
   const c10::ScalarType dtype = count.scalar_type();
   if (!c10::isFloatingType(dtype) || dtype == c10::kHalf || dtype == c10::kBFloat16) {
@@ -502,13 +503,17 @@ Tensor binomial_impl(const Tensor& count, const Tensor& prob, std::optional<at::
           o[i] = std::numeric_limits<T>::quiet_NaN();
         } else if (trials < 1 || chance <= 0) {
           o[i] = T(0);
-        } else if (chance >= 1) {
-          o[i] = static_cast<T>(trials);
+        } else if (chance >= 1 || std::isinf(trials)) {
+          o[i] = static_cast<T>(chance >= 1 ? trials : trials * chance);
         } else {
           const Words w = CPUGeneratorImpl::philox(key, first + static_cast<uint64_t>(i));
           std::mt19937_64 engine((static_cast<uint64_t>(w[0]) << 32) | w[1]);
-          const auto k = std::binomial_distribution<int64_t>(static_cast<int64_t>(trials), chance)(engine);
-          o[i] = static_cast<T>(k);
+          if (trials < 0x1p62) {
+            o[i] = static_cast<T>(std::binomial_distribution<int64_t>(static_cast<int64_t>(trials), chance)(engine));
+          } else {  // past int64's trial counts: the normal limit, exact to double's precision there
+            const double mean = trials * chance, sd = std::sqrt(mean * (1 - chance));
+            o[i] = static_cast<T>(std::clamp(std::round(std::normal_distribution<double>(mean, sd)(engine)), 0.0, trials));
+          }
         }
       }
     });

@@ -1,58 +1,69 @@
-"""Pieces of the import system PackageImporter reimplements: relative names, argument
-checks, __package__, line endings and resource names. They follow CPython's importlib."""
+"""Name-resolution rules of Python's import statement, as PackageImporter needs them:
+turning a relative import into an absolute name, validating __import__ arguments,
+finding the package a module imports relative to, plus two small text helpers.
+Written from the language reference's description of the import system."""
 import os.path
 import warnings
 
 
-def _normalize_line_endings(source):
-    """bytes with every \\r\\n and lone \\r turned into \\n."""
-    return source.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+def _normalize_line_endings(raw):
+    """bytes with Windows (CRLF) and old-Mac (CR) line breaks turned into LF."""
+    for ending in (b"\r\n", b"\r"):
+        raw = raw.replace(ending, b"\n")
+    return raw
 
 
-def _resolve_name(name, package, level):
-    """The absolute name of `name` imported `level` dots up from `package`."""
-    parts = package.rsplit(".", level - 1)
-    if len(parts) < level:
+def _resolve_name(tail, anchor, depth):
+    """Absolute module name for `from <depth dots><tail> import ...` written inside package
+    `anchor`. One dot means `anchor` itself; each further dot climbs one package up."""
+    climb = depth - 1
+    pieces = anchor.split(".")
+    if climb >= len(pieces):
         raise ValueError("attempted relative import beyond top-level package")
-    return f"{parts[0]}.{name}" if name else parts[0]
+    base = ".".join(pieces[:len(pieces) - climb])
+    return base + "." + tail if tail else base
 
 
-def _sanity_check(name, package, level):
-    if not isinstance(name, str):
-        raise TypeError("module name must be str, not {}".format(type(name)))
-    if level < 0:
+def _sanity_check(modname, anchor, depth):
+    """Reject __import__ arguments the import statement could never produce."""
+    if not isinstance(modname, str):
+        raise TypeError(f"module name must be str, not {type(modname)}")
+    if depth < 0:
         raise ValueError("level must be >= 0")
-    if level > 0:
-        if not isinstance(package, str):
-            raise TypeError("__package__ not set to a string")
-        if not package:
-            raise ImportError("attempted relative import with no known parent package")
-    if not name and level == 0:
+    relative = depth > 0
+    if relative and not isinstance(anchor, str):
+        raise TypeError("__package__ not set to a string")
+    if relative and not anchor:
+        raise ImportError("attempted relative import with no known parent package")
+    if not relative and modname == "":
         raise ValueError("Empty module name")
 
 
-def _calc___package__(globals):
-    """The package a module with these globals imports relative to."""
-    package = globals.get("__package__")
-    spec = globals.get("__spec__")
-    if package is not None:
-        if spec is not None and package != spec.parent:
-            warnings.warn(f"__package__ != __spec__.parent ({package!r} != {spec.parent!r})", ImportWarning,
-                          stacklevel=3)
-        return package
-    if spec is not None:
-        return spec.parent
-    warnings.warn("can't resolve package from __spec__ or __package__, falling back on __name__ and __path__",
-                  ImportWarning, stacklevel=3)
-    package = globals["__name__"]
-    if "__path__" not in globals:
-        package = package.rpartition(".")[0]
-    return package
+def _calc___package__(namespace):
+    """The package a module whose globals are `namespace` resolves relative imports against:
+    __package__ first, then __spec__.parent, then derived from __name__ (and __path__)."""
+    declared = namespace.get("__package__")
+    module_spec = namespace.get("__spec__")
+    if declared is None:
+        if module_spec is not None:
+            return module_spec.parent
+        warnings.warn("can't resolve package from __spec__ or __package__, falling back on __name__ and __path__",
+                      ImportWarning, stacklevel=3)
+        own_name = namespace["__name__"]
+        if "__path__" in namespace:
+            # A package is its own anchor.
+            return own_name
+        head, _, _ = own_name.rpartition(".")
+        return head
+    if module_spec is not None and module_spec.parent != declared:
+        warnings.warn(f"__package__ != __spec__.parent ({declared!r} != {module_spec.parent!r})", ImportWarning,
+                      stacklevel=3)
+    return declared
 
 
-def _normalize_path(path):
-    """`path` as a bare file name; a name with a directory part is refused."""
-    parent, file_name = os.path.split(path)
-    if parent:
-        raise ValueError("{!r} must be only a file name".format(path))
-    return file_name
+def _normalize_path(resource):
+    """`resource` when it is a bare file name; one with a directory part is refused."""
+    folder, leaf = os.path.split(resource)
+    if folder:
+        raise ValueError(f"{resource!r} must be only a file name")
+    return leaf

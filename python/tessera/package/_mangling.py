@@ -8,41 +8,45 @@ environment, never share a module name.
 import itertools
 import re
 
-_next_index = itertools.count()
-_MANGLED = re.compile(r"<torch_package_\d+>")
+_importer_serial = itertools.count()
+_PREFIX_RE = re.compile(r"<torch_package_\d+>")
 
 
 class PackageMangler:
     """The mangling of one importer."""
 
     def __init__(self):
-        self._mangle_index = next(_next_index)
-        self._mangle_parent = f"<torch_package_{self._mangle_index}>"
+        self._serial = next(_importer_serial)
+        self._root = "<torch_package_%d>" % self._serial
 
     def mangle(self, name) -> str:
         assert len(name) != 0
-        return f"{self._mangle_parent}.{name}"
+        return self._root + "." + name
 
     def demangle(self, mangled: str) -> str:
         """`mangled` without this importer's prefix; names of other manglers pass unchanged."""
-        prefix = self._mangle_parent + "."
-        return mangled[len(prefix):] if mangled.startswith(prefix) else mangled
+        head = self._root + "."
+        if not mangled.startswith(head):
+            return mangled
+        return mangled[len(head):]
 
     def parent_name(self):
-        return self._mangle_parent
+        return self._root
 
 
 def is_mangled(name: str) -> bool:
-    return _MANGLED.match(name) is not None
+    return bool(_PREFIX_RE.match(name))
 
 
 def demangle(name: str) -> str:
     """`name` without any importer's prefix (a bare prefix demangles to '')."""
-    if not is_mangled(name):
-        return name
-    _, dot, rest = name.partition(".")
-    return rest if dot else ""
+    if is_mangled(name):
+        pieces = name.split(".", 1)
+        return pieces[1] if len(pieces) == 2 else ""
+    return name
 
 
 def get_mangle_prefix(name: str) -> str:
-    return name.partition(".")[0] if is_mangled(name) else name
+    if not is_mangled(name):
+        return name
+    return name.split(".", 1)[0]

@@ -5,7 +5,7 @@ A mocked module answers every attribute lookup with a MockedObject; using one (c
 arithmetic, iteration, ...) raises NotImplementedError naming the attribute.
 """
 
-_magic_methods = [
+_DUNDERS = [
     "__abs__", "__add__", "__and__", "__bool__", "__bytes__", "__call__", "__ceil__", "__cmp__", "__complex__",
     "__contains__", "__copy__", "__deepcopy__", "__delattr__", "__delitem__", "__dir__", "__div__", "__divmod__",
     "__enter__", "__eq__", "__exit__", "__float__", "__floor__", "__floordiv__", "__ge__", "__getattr__",
@@ -25,27 +25,31 @@ class MockedObject:
     def __new__(cls, *args, **kwargs):
         # Only a mocked module's __getattr__ creates these (it passes _suppress_err=True);
         # anything else constructing one, unpickling in particular, is using mocked code.
-        if not kwargs.get("_suppress_err"):
-            raise NotImplementedError(
-                f"Object '{getattr(cls, '_name', cls.__name__)}' was mocked out during packaging but it is being "
-                "used in '__new__'. If this error is happening during 'load_pickle', please ensure that your "
-                "pickled object doesn't contain any mocked objects.")
-        return super().__new__(cls)
+        if kwargs.pop("_suppress_err", False):
+            return super().__new__(cls)
+        label = getattr(cls, "_name", cls.__name__)
+        raise NotImplementedError(
+            f"Object '{label}' was mocked out during packaging but it is being "
+            "used in '__new__'. If this error is happening during 'load_pickle', please ensure that your "
+            "pickled object doesn't contain any mocked objects.")
 
     def __init__(self, name: str, _suppress_err: bool):
-        self.__dict__["_name"] = name
+        # Stored through __dict__: __setattr__ itself refuses, like every other dunder.
+        vars(self)["_name"] = name
 
     def __repr__(self):
-        return f"MockedObject({self._name})"
+        return "MockedObject(%s)" % (self._name,)
 
 
-def install_method(method_name):
+def _refusing(dunder):
+    """A method that raises NotImplementedError naming `dunder` and the mocked attribute."""
     def refuse(self, *args, **kwargs):
         raise NotImplementedError(
-            f"Object '{self._name}' was mocked out during packaging but it is being used in {method_name}")
+            f"Object '{self._name}' was mocked out during packaging but it is being used in {dunder}")
+    refuse.__name__ = dunder
+    return refuse
 
-    setattr(MockedObject, method_name, refuse)
 
-
-for method_name in _magic_methods:
-    install_method(method_name)
+for _dunder in _DUNDERS:
+    setattr(MockedObject, _dunder, _refusing(_dunder))
+del _dunder

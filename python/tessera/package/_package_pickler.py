@@ -28,72 +28,89 @@ class PackagePickler(_CheckpointPickler):
 
     def save_global(self, obj, name=None):
         if self.importer is sys_importer:
-            self._check_global_like_c_pickler(obj, name)
+            self._refuse_unfindable_global(obj, name)
             return super().save_global(obj, name)
         try:
-            module_name, name = self.importer.get_name(obj, name)
-        except (ObjNotFoundError, ObjMismatchError) as err:
-            raise PicklingError(f"Can't pickle {obj}: {str(err)}") from None
-        module = self.importer.import_module(module_name)
-        _, parent = _lookup_dotted(module, name)
-
-        if self.proto >= 2:
-            code = pickle._extension_registry.get((module_name, name))
-            if code:
-                if code <= 0xFF:
-                    self.write(pickle.EXT1 + pack("<B", code))
-                elif code <= 0xFFFF:
-                    self.write(pickle.EXT2 + pack("<H", code))
-                else:
-                    self.write(pickle.EXT4 + pack("<i", code))
-                return
-        lastname = name.rpartition(".")[2]
-        if parent is module:
-            name = lastname
-        if self.proto >= 4:
-            self.save(module_name)
-            self.save(name)
-            self.write(pickle.STACK_GLOBAL)
-        elif parent is not module:
-            self.save_reduce(getattr, (parent, lastname))
-        elif self.proto >= 3:
-            self.write(pickle.GLOBAL + module_name.encode("utf-8") + b"\n" + name.encode("utf-8") + b"\n")
-        else:
-            if self.fix_imports:
-                import _compat_pickle
-                if (module_name, name) in _compat_pickle.REVERSE_NAME_MAPPING:
-                    module_name, name = _compat_pickle.REVERSE_NAME_MAPPING[(module_name, name)]
-                elif module_name in _compat_pickle.REVERSE_IMPORT_MAPPING:
-                    module_name = _compat_pickle.REVERSE_IMPORT_MAPPING[module_name]
-            try:
-                self.write(pickle.GLOBAL + module_name.encode("ascii") + b"\n" + name.encode("ascii") + b"\n")
-            except UnicodeEncodeError:
-                raise PicklingError("can't pickle global identifier '%s.%s' using pickle protocol %i"
-                                    % (module, name, self.proto)) from None
+            where, path = self.importer.get_name(obj, name)
+        except (ObjMismatchError, ObjNotFoundError) as lookup_err:
+            raise PicklingError("Can't pickle %s: %s" % (obj, lookup_err)) from None
+        home = self.importer.import_module(where)
+        holder = _lookup_dotted(home, path)[1]
+        if self.proto >= 2 and self._write_extension_code(where, path):
+            return
+        self._write_global_reference(home, holder, where, path)
         self.memoize(obj)
 
+    def _write_extension_code(self, where, path):
+        """Writes the copyreg extension code registered for (where, path), if any."""
+        code = pickle._extension_registry.get((where, path))
+        if not code:
+            return False
+        for opcode, fmt, limit in ((pickle.EXT1, "<B", 0xFF), (pickle.EXT2, "<H", 0xFFFF)):
+            if code <= limit:
+                self.write(opcode + pack(fmt, code))
+                return True
+        self.write(pickle.EXT4 + pack("<i", code))
+        return True
 
-    def _check_global_like_c_pickler(self, obj, name):
+    def _write_global_reference(self, home, holder, where, path):
+        """Writes the opcodes that make the unpickler fetch `path` from module `where`."""
+        leaf = path.split(".")[-1]
+        top_level = holder is home
+        if top_level:
+            path = leaf
+        if self.proto >= 4:
+            for piece in (where, path):
+                self.save(piece)
+            self.write(pickle.STACK_GLOBAL)
+            return
+        if not top_level:
+            # Older protocols have no dotted names: fetch the attribute at load time.
+            self.save_reduce(getattr, (holder, leaf))
+            return
+        if self.proto >= 3:
+            self.write(b"".join((pickle.GLOBAL, where.encode("utf-8"), b"\n", path.encode("utf-8"), b"\n")))
+            return
+        if self.fix_imports:
+            where, path = _python2_spelling(where, path)
+        try:
+            encoded = b"".join((where.encode("ascii"), b"\n", path.encode("ascii"), b"\n"))
+        except UnicodeEncodeError:
+            raise PicklingError("can't pickle global identifier '%s.%s' using pickle protocol %i"
+                                % (home, path, self.proto)) from None
+        self.write(pickle.GLOBAL + encoded)
+
+    def _refuse_unfindable_global(self, obj, name):
         """With the plain import system torch pickles with the C pickler: its refusals (and
         their messages) for a global that cannot be found again are raised here."""
-        if name is None:
-            name = getattr(obj, "__qualname__", None)
-            if name is None:
-                name = obj.__name__
-        if "<locals>" in name.split("."):
-            raise AttributeError(f"Can't pickle local object {name!r}")
-        module_name = pickle.whichmodule(obj, name)
+        path = name
+        if path is None:
+            path = getattr(obj, "__qualname__", None)
+        if path is None:
+            path = obj.__name__
+        if "<locals>" in path.split("."):
+            raise AttributeError(f"Can't pickle local object {path!r}")
+        where = pickle.whichmodule(obj, path)
         try:
-            __import__(module_name)
-            module = sys.modules[module_name]
+            __import__(where)
+            home = sys.modules[where]
         except Exception:
-            raise PicklingError(f"Can't pickle {obj!r}: import of module {module_name!r} failed") from None
+            raise PicklingError(f"Can't pickle {obj!r}: import of module {where!r} failed") from None
         try:
-            found, _ = _lookup_dotted(module, name)
+            target = _lookup_dotted(home, path)[0]
         except AttributeError:
-            raise PicklingError(f"Can't pickle {obj!r}: attribute lookup {name} on {module_name} failed") from None
-        if found is not obj:
-            raise PicklingError(f"Can't pickle {obj!r}: it's not the same object as {module_name}.{name}")
+            raise PicklingError(f"Can't pickle {obj!r}: attribute lookup {path} on {where} failed") from None
+        if target is not obj:
+            raise PicklingError(f"Can't pickle {obj!r}: it's not the same object as {where}.{path}")
+
+
+def _python2_spelling(where, path):
+    """(module, attribute) as Python 2 named them, for protocols 0-2 with fix_imports."""
+    import _compat_pickle
+    renamed = _compat_pickle.REVERSE_NAME_MAPPING.get((where, path))
+    if renamed is not None:
+        return renamed
+    return _compat_pickle.REVERSE_IMPORT_MAPPING.get(where, where), path
 
 
 def create_pickler(data_buf, importer, protocol=4, storage_table=None):

@@ -10,24 +10,37 @@ from .. import _torch_pickle
 from .importer import Importer, _lookup_dotted
 
 
+_TENSOR_FORMAT_MODULES = ("tessera._utils", "tessera.storage")
+
+
+def _python2_name(mod_name, attr):
+    """(module, attribute) as Python 3 names them, for a global pickled by Python 2."""
+    renamed = _compat_pickle.NAME_MAPPING.get((mod_name, attr))
+    if renamed is not None:
+        return renamed
+    return _compat_pickle.IMPORT_MAPPING.get(mod_name, mod_name), attr
+
+
+def _is_torch_name(mod_name):
+    return mod_name == "torch" or mod_name.startswith("torch.")
+
+
 class PackageUnpickler(pickle._Unpickler):
     def __init__(self, importer: Importer, *args, **kwargs):
-        super().__init__(*args, **kwargs)
         self._importer = importer
+        pickle._Unpickler.__init__(self, *args, **kwargs)
 
     def find_class(self, module, name):
-        if self.proto < 3 and self.fix_imports:
-            if (module, name) in _compat_pickle.NAME_MAPPING:
-                module, name = _compat_pickle.NAME_MAPPING[(module, name)]
-            elif module in _compat_pickle.IMPORT_MAPPING:
-                module = _compat_pickle.IMPORT_MAPPING[module]
-        if module == "torch" or module.startswith("torch.") or module in ("tessera._utils", "tessera.storage"):
-            obj = _torch_pickle.resolve_safe(module, name)
-            if obj is not None:
-                return obj
-            if module != "tessera._utils" and module != "tessera.storage":
+        if self.fix_imports and self.proto < 3:
+            module, name = _python2_name(module, name)
+        is_torch = _is_torch_name(module)
+        if is_torch or module in _TENSOR_FORMAT_MODULES:
+            known = _torch_pickle.resolve_safe(module, name)
+            if known is not None:
+                return known
+            if is_torch:
                 return _torch_pickle._tessera_equivalent(module, name)
-        mod = self._importer.import_module(module)
-        if self.proto >= 4 and "." in name:
-            return _lookup_dotted(mod, name)[0]
-        return getattr(mod, name)
+        owner = self._importer.import_module(module)
+        if "." in name and self.proto >= 4:
+            return _lookup_dotted(owner, name)[0]
+        return getattr(owner, name)

@@ -8,72 +8,78 @@ from typing import List, Optional, Tuple
 from ._importlib import _resolve_name
 
 
-class _ExtractModuleReferences(ast.NodeVisitor):
+def _literal(expr):
+    """The value of a constant expression node (AttributeError for anything else)."""
+    return expr.value
+
+
+def _call_argument(call, position, keyword):
+    """The node passed to `call` at `position` or as `keyword=`, or None."""
+    if len(call.args) > position:
+        return call.args[position]
+    for kw in getattr(call, "keywords", ()):
+        if kw.arg == keyword:
+            return kw.value
+    return None
+
+
+class _ImportCollector(ast.NodeVisitor):
     """Collects (module, name-or-None) pairs, in order of first appearance, without
     duplicates."""
 
-    @classmethod
-    def run(cls, src: str, package: str) -> List[Tuple[str, Optional[str]]]:
-        visitor = cls(package)
-        visitor.visit(ast.parse(src))
-        return list(visitor.references)
-
-    def __init__(self, package):
+    def __init__(self, anchor_package):
         super().__init__()
-        self.package = package
-        self.references = {}
+        self._anchor = anchor_package
+        self.found = {}
 
-    def _absmodule(self, module_name: str, level: int) -> str:
-        return _resolve_name(module_name, self.package, level) if level > 0 else module_name
+    def _absolute(self, modname, depth):
+        if not depth:
+            return modname
+        return _resolve_name(modname, self._anchor, depth)
 
-    def _add(self, module, name=None):
-        self.references[(module, None if name == "*" else name)] = True
+    def _record(self, modname, member=None):
+        key = (modname, member if member != "*" else None)
+        self.found.setdefault(key, None)
 
     def visit_Import(self, node):
-        for alias in node.names:
-            self._add(alias.name)
+        for entry in node.names:
+            self._record(entry.name)
 
     def visit_ImportFrom(self, node):
-        module = self._absmodule(node.module, node.level or 0)
-        for alias in node.names:
-            self._add(module, alias.name)
-
-    def _grab_node_int(self, node):
-        return node.value
-
-    def _grab_node_str(self, node):
-        return node.value
+        source = self._absolute(node.module, node.level or 0)
+        for entry in node.names:
+            self._record(source, entry.name)
 
     def visit_Call(self, node):
-        if getattr(node.func, "id", None) != "__import__":
-            return
-        # A call whose arguments are not literals is skipped.
-        try:
-            self._visit_dunder_import(node)
-        except Exception:
-            return
+        if getattr(node.func, "id", None) == "__import__":
+            try:
+                self._dunder_import(node)
+            except Exception:
+                # A call whose arguments are not literals is skipped.
+                pass
 
-    def _keyword(self, node, name):
-        return next((k.value for k in getattr(node, "keywords", ()) if k.arg == name), None)
-
-    def _visit_dunder_import(self, node):
-        name = self._grab_node_str(node.args[0])
+    def _dunder_import(self, call):
         # __import__(name, globals, locals, fromlist, level)
-        fromlist_node = node.args[3] if len(node.args) > 3 else self._keyword(node, "fromlist")
-        fromlist = [self._grab_node_str(v) for v in fromlist_node.elts] if fromlist_node is not None else []
-        level_node = node.args[4] if len(node.args) > 4 else self._keyword(node, "level")
-        level = self._grab_node_int(level_node) if level_node is not None else 0
-        if not fromlist:
-            # Without a fromlist, __import__ returns the top package but loads the whole
-            # dotted name: both are dependencies.
-            self._add(name)
-            parent = name.rsplit(".", maxsplit=1)[0]
-            if parent != name:
-                self._add(self._absmodule(parent, level))
-        else:
-            module = self._absmodule(name, level)
-            for alias in fromlist:
-                self._add(module, alias)
+        target = _literal(call.args[0])
+        members_node = _call_argument(call, 3, "fromlist")
+        depth_node = _call_argument(call, 4, "level")
+        members = [] if members_node is None else [_literal(elt) for elt in members_node.elts]
+        depth = 0 if depth_node is None else _literal(depth_node)
+        if members:
+            source = self._absolute(target, depth)
+            for member in members:
+                self._record(source, member)
+            return
+        # Without a fromlist, __import__ returns the top package but loads the whole
+        # dotted name: both are dependencies.
+        self._record(target)
+        if "." in target:
+            self._record(self._absolute(target.rsplit(".", 1)[0], depth))
 
 
-find_files_source_depends_on = _ExtractModuleReferences.run
+def find_files_source_depends_on(src: str, package: str) -> List[Tuple[str, Optional[str]]]:
+    """(module, attribute-or-None) pairs that the source text `src`, a module of `package`,
+    may import."""
+    collector = _ImportCollector(package)
+    collector.visit(ast.parse(src))
+    return [*collector.found]

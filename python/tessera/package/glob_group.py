@@ -18,37 +18,42 @@ class GlobGroup:
     """
 
     def __init__(self, include: GlobPattern, *, exclude: GlobPattern = (), separator: str = "."):
-        self._dbg = f"GlobGroup(include={include}, exclude={exclude})"
-        self.include = GlobGroup._glob_list(include, separator)
-        self.exclude = GlobGroup._glob_list(exclude, separator)
+        self._label = f"GlobGroup(include={include}, exclude={exclude})"
         self.separator = separator
+        self.include = _compile_all(include, separator)
+        self.exclude = _compile_all(exclude, separator)
 
     def __str__(self):
-        return self._dbg
+        return self._label
 
     __repr__ = __str__
 
     def matches(self, candidate: str) -> bool:
         # Every segment, the first included, is matched with its leading separator.
-        candidate = self.separator + candidate
-        return (any(p.fullmatch(candidate) for p in self.include)
-                and not any(p.fullmatch(candidate) for p in self.exclude))
+        subject = f"{self.separator}{candidate}"
+        if not any(rx.fullmatch(subject) for rx in self.include):
+            return False
+        return all(rx.fullmatch(subject) is None for rx in self.exclude)
 
-    @staticmethod
-    def _glob_list(elems: GlobPattern, separator: str = "."):
-        patterns = [elems] if isinstance(elems, str) else elems
-        return [GlobGroup._glob_to_re(p, separator) for p in patterns]
 
-    @staticmethod
-    def _glob_to_re(pattern: str, separator: str = "."):
-        sep = re.escape(separator)
-        within_segment = "[^" + sep + "]"
+def _compile_all(spec, separator):
+    """One compiled regex per pattern of `spec` (a single string or an iterable of them)."""
+    if isinstance(spec, str):
+        spec = (spec,)
+    return [_compile_one(text, separator) for text in spec]
 
-        def segment(text):
-            if text == "**":
-                return f"({sep}{within_segment}+)*"
-            if "**" in text:
-                raise ValueError("** can only appear as an entire path segment")
-            return sep + (within_segment + "*").join(re.escape(piece) for piece in text.split("*"))
 
-        return re.compile("".join(segment(s) for s in pattern.split(separator)))
+def _compile_one(pattern, separator):
+    """A regex for one glob pattern, each segment of it anchored on a leading separator."""
+    delim = re.escape(separator)
+    non_delim = f"[^{delim}]"
+    chunks = []
+    for part in pattern.split(separator):
+        if part == "**":
+            chunks.append(f"(?:{delim}{non_delim}+)*")
+            continue
+        if "**" in part:
+            raise ValueError("** can only appear as an entire path segment")
+        literal_bits = [re.escape(bit) for bit in part.split("*")]
+        chunks.append(delim + f"{non_delim}*".join(literal_bits))
+    return re.compile("".join(chunks))

@@ -16,18 +16,19 @@ stub, denied ones are an error. Standard-library modules (but `sys` and `io`), t
 itself, and torch (whose names tessera's tensor format uses) are externed implicitly.
 Problems are collected and raised together at close() as a PackagingError.
 """
-import collections
+import collections.abc
 import importlib.machinery
 import io
 import linecache
 import pickletools
 import platform
 import types
+import typing
 import zipfile
-from collections import OrderedDict, defaultdict
+from collections import OrderedDict
 from enum import Enum
 from pathlib import Path
-from typing import Any, BinaryIO, Callable, Dict, List, Optional, Sequence, Set, Union
+from typing import Any, BinaryIO, Dict, List, Optional, Sequence, Set, Union
 
 from .. import _torch_pickle
 from ..nn.modules.module import RemovableHandle
@@ -44,20 +45,21 @@ from .importer import Importer, OrderedImporter, sys_importer
 
 __all__ = ["PackagingErrorReason", "EmptyMatchError", "PackagingError", "PackageExporter"]
 
-ActionHook = Callable[["PackageExporter", str], None]
+# Signature of the callbacks given to register_{extern,mock,intern}_hook.
+ActionHook = typing.Callable[["PackageExporter", str], None]
 
 
-class _ModuleProviderAction(Enum):
-    """What the exporter does with a module (see PackageExporter.intern and friends)."""
+class _Disposition(Enum):
+    """How a dependency ends up in (or out of) the archive."""
 
     INTERN = 1
     EXTERN = 2
     MOCK = 3
     DENY = 4
-    # A `_mock` module met while re-packaging a package that mocked something: the exporter
-    # writes its own `_mock` once instead.
+    # Re-exporting code from a package that itself mocked things: that package's `_mock`
+    # helper is replaced by the one this exporter writes (once).
     REPACKAGED_MOCK_MODULE = 5
-    # `torch_package_importer`, the module a PackageImporter gives its code: never exported.
+    # The pseudo-module `torch_package_importer` that loaded code can import: never written.
     SKIP = 6
 
 
@@ -65,7 +67,7 @@ class PackagingErrorReason(Enum):
     """Why a module could not be packaged; the value is the text PackagingError shows."""
 
     def __repr__(self):
-        return "<%s.%s>" % (self.__class__.__name__, self.name)
+        return f"<{type(self).__name__}.{self.name}>"
 
     IS_EXTENSION_MODULE = "Module is a C extension module. torch.package supports Python modules only."
     NO_DUNDER_FILE = "Module had no __file__ defined."
@@ -77,597 +79,584 @@ class PackagingErrorReason(Enum):
                              "the mocked modules if objects are supposed to be in the package.")
 
 
-class _PatternInfo:
-    """A pattern's action, its allow_empty flag, and whether it has matched a module yet."""
+class _Rule:
+    """One intern/extern/mock/deny call: what to do, whether matching nothing is fine, and
+    whether anything has matched so far."""
 
-    def __init__(self, action, allow_empty):
-        self.action = action
-        self.allow_empty = allow_empty
-        self.was_matched = False
+    __slots__ = ("disposition", "may_be_unused", "hit")
+
+    def __init__(self, disposition, may_be_unused):
+        self.disposition = disposition
+        self.may_be_unused = may_be_unused
+        self.hit = False
 
     def __repr__(self):
-        return (f"_PatternInfo(action={self.action}, allow_empty={self.allow_empty}, "
-                f"was_matched={self.was_matched})")
-
-    def __eq__(self, other):
-        if not isinstance(other, _PatternInfo):
-            return NotImplemented
-        return (self.action, self.allow_empty, self.was_matched) == (other.action, other.allow_empty,
-                                                                      other.was_matched)
+        return f"_Rule({self.disposition}, may_be_unused={self.may_be_unused}, hit={self.hit})"
 
 
 class EmptyMatchError(Exception):
     """An extern, mock or intern pattern given with allow_empty=False matched no module."""
-    pass
 
 
 class PackagingError(Exception):
-    """The problems found while exporting, all at once, grouped by reason. The dependency
-    graph is kept as `dependency_graph`."""
+    """Every problem found while exporting, grouped by reason. The dependency graph is kept
+    as `dependency_graph`."""
 
     def __init__(self, dependency_graph: DiGraph):
-        by_reason: Dict[PackagingErrorReason, List[str]] = defaultdict(list)
-        for module_name, attrs in dependency_graph.nodes.items():
-            error = attrs.get("error")
-            if error is None:
+        grouped: Dict[PackagingErrorReason, List[str]] = {}
+        for name, info in dependency_graph.nodes.items():
+            why = info.get("error")
+            if why is None:
                 continue
-            if error == PackagingErrorReason.NO_ACTION:
-                assert "action" not in attrs
-            by_reason[error].append(module_name)
+            assert why is not PackagingErrorReason.NO_ACTION or "action" not in info
+            grouped.setdefault(why, []).append(name)
 
-        lines = [""]
-        for reason, module_names in by_reason.items():
-            lines.append(f"* {reason.value}")
-            for module_name in module_names:
-                lines.append(f"    {module_name}")
-                context = dependency_graph.nodes[module_name].get("error_context")
-                if context is not None:
-                    lines.append(f"      Context: {context}")
+        text = "\n"
+        for why, names in grouped.items():
+            text += f"* {why.value}\n"
+            for name in names:
+                text += f"    {name}\n"
+                extra = dependency_graph.nodes[name].get("error_context")
+                if extra is not None:
+                    text += f"      Context: {extra}\n"
         self.dependency_graph = dependency_graph
-        super().__init__("\n".join(lines) + "\n")
+        super().__init__(text)
 
 
-class _ArchiveWriter:
-    """Writes the records of one archive into a zip, the way torch's file writer lays them
-    out (all under one top folder, uncompressed, 64-byte aligned)."""
+class _RecordSink:
+    """The zip side of an export: every record goes under one top folder, stored (not
+    compressed) and 64-byte aligned, which is how torch's stream writer lays records out."""
 
-    def __init__(self, f):
-        if isinstance(f, str):
-            self._own_file = open(f, "wb")
-            fileobj, self.archive = self._own_file, _archive_name(f)
+    def __init__(self, target):
+        if isinstance(target, str):
+            self._opened_here = open(target, "wb")
+            stream, self.top = self._opened_here, _archive_name(target)
         else:
-            self._own_file = None
-            fileobj, self.archive = f, "archive"
-        self.zip = zipfile.ZipFile(fileobj, "w", compression=zipfile.ZIP_STORED, allowZip64=True)
+            self._opened_here = None
+            stream, self.top = target, "archive"
+        self._zip = zipfile.ZipFile(stream, "w", compression=zipfile.ZIP_STORED, allowZip64=True)
 
-    def write_record(self, name, data):
-        _write_record(self.zip, f"{self.archive}/{name}", data)
+    def put(self, name, payload):
+        _write_record(self._zip, f"{self.top}/{name}", payload)
 
-    def close(self):
-        if self.zip is None:
+    def finish(self):
+        zf, self._zip = self._zip, None
+        if zf is None:
             return
         try:
-            self.zip.close()
+            zf.close()
         finally:
-            self.zip = None
-            if self._own_file is not None:
-                self._own_file.close()
+            if self._opened_here is not None:
+                self._opened_here.close()
 
 
 class PackageExporter:
-    """Writes a package: source code, pickled objects (with their tensors) and resources,
-    in a zip archive that PackageImporter (tessera's or torch's) loads hermetically.
+    """Builds a package archive: Python source, pickled objects (tensors included) and raw
+    resources, which a PackageImporter (tessera's or torch's) can load in isolation.
 
-    Code is copied file by file from its source. When code or pickles are added, the
-    modules they depend on are found (import statements of the source; the globals of the
-    pickles) and handled by the patterns given with :meth:`intern`, :meth:`extern`,
-    :meth:`mock` and :meth:`deny`. The file `.data/extern_modules` lists the modules the
-    package expects the loading environment to provide.
+    Source is taken file by file. Whenever code or a pickle is added, the modules it needs
+    (the imports in the source; the globals a pickle refers to) are collected and sorted by
+    the rules given through :meth:`intern`, :meth:`extern`, :meth:`mock` and :meth:`deny`.
+    The record `.data/extern_modules` names what the loading side has to supply itself.
 
-    Use it as a context manager, or call :meth:`close` to finish the archive.
+    Use it in a `with` block, or call :meth:`close` when done.
     """
 
     importer: Importer
 
     def __init__(self, f: Union[str, Path, BinaryIO], importer: Union[Importer, Sequence[Importer]] = sys_importer):
-        """`f`: the path to write, or a writable binary file object. `importer`: where modules
-        and the names of pickled objects are looked up; a sequence of importers is tried in
-        order (an OrderedImporter)."""
-        if isinstance(f, (Path, str)):
-            f = str(f)
-            self.buffer: Optional[BinaryIO] = None
-        else:
-            self.buffer = f
-        self.zip_file = _ArchiveWriter(f)
-        self._written_files: Set[str] = set()
+        """`f` is a file name or a writable binary stream. `importer` resolves modules and the
+        objects a pickle names; give several to have them tried one after another."""
+        target = str(f) if isinstance(f, (str, Path)) else f
+        self._caller_stream = None if isinstance(f, (str, Path)) else f
+        self._sink = _RecordSink(target)
+        self._names_taken: Set[str] = set()
 
-        self.serialized_reduces: Dict[int, Any] = {}
-        # Nodes are module names (and '<package.resource>' for pickles); an edge u -> v means
-        # u depends on v; the attributes say how to write each node.
+        # id(obj) -> the persistent id already produced for its __reduce_package__.
+        self._reduce_memo: Dict[int, Any] = {}
+        # Graph of module names (and '<package.resource>' for each pickle); u -> v reads
+        # "u needs v". Node attributes drive what close() writes.
         self.dependency_graph = DiGraph()
-        # The storages of the pickled tensors, shared by all pickles of this package.
-        self.storage_context = _torch_pickle.StorageTable()
-        self._storages_written: Set[str] = set()
+        # Tensor storages met by any pickle of this package, and those already written.
+        self._storages = _torch_pickle.StorageTable()
+        self._storage_keys_done: Set[str] = set()
 
-        self._extern_hooks: OrderedDict = OrderedDict()
-        self._mock_hooks: OrderedDict = OrderedDict()
-        self._intern_hooks: OrderedDict = OrderedDict()
+        # Per disposition, hook id -> hook. (OrderedDicts, as RemovableHandle holds a weak
+        # reference to its table, which a plain dict does not allow.)
+        self._hooks: Dict[_Disposition, "OrderedDict[int, ActionHook]"] = {
+            kind: OrderedDict() for kind in (_Disposition.EXTERN, _Disposition.MOCK, _Disposition.INTERN)}
 
         if isinstance(importer, Importer):
             self.importer = importer
-        else:
-            if not isinstance(importer, collections.abc.Sequence):
-                raise TypeError("importer arg should be an Importer or a sequence of Importers, "
-                                f"got {type(importer)} instead.")
+        elif isinstance(importer, collections.abc.Sequence):
             self.importer = OrderedImporter(*importer)
+        else:
+            raise TypeError("importer arg should be an Importer or a sequence of Importers, "
+                            f"got {type(importer)} instead.")
 
-        self.patterns: Dict[GlobGroup, _PatternInfo] = {}
-        self._unique_id = 0
+        self._rules: Dict[GlobGroup, _Rule] = {}
+        self._next_id = 0
 
-    # ------------------------------------------------------------------ adding source
+    # ---------------------------------------------------------------- source code
 
     def save_source_file(self, module_name: str, file_or_directory: str, dependencies=True):
-        """Saves the file `file_or_directory` as the source of `module_name`; for a
-        directory, every .py file under it, as submodules of `module_name` (an `__init__.py`
-        making a package)."""
-        path = Path(file_or_directory)
-        if not path.is_dir():
-            self.save_source_string(module_name, _read_file(file_or_directory), path.name == "__init__.py",
-                                    dependencies)
+        """Adds the file `file_or_directory` as the code of `module_name`. A directory adds
+        each .py file below it as a submodule of `module_name`."""
+        root = Path(file_or_directory)
+        if not root.is_dir():
+            text = _slurp(file_or_directory)
+            self.save_source_string(module_name, text, root.name == "__init__.py", dependencies)
             return
-        prefix = module_name.replace(".", "/")
-        # All files are registered before any dependency is resolved, so none of them is
-        # looked up elsewhere.
-        pending = []
-        for filename in path.glob("**/*.py"):
-            archivename = prefix + "/" + filename.relative_to(path).as_posix()
-            is_package = filename.name == "__init__.py"
-            stem = archivename[: -len("/__init__.py")] if is_package else archivename[: -len(".py")]
-            pending.append((stem.replace("/", "."), _read_file(str(filename)), is_package, dependencies))
-        for args in pending:
-            self.save_source_string(*args)
+        base = module_name.replace(".", "/")
+        # Register every file first, so that none of them gets resolved from outside while
+        # the dependencies of an earlier one are followed.
+        batch = []
+        for py in root.glob("**/*.py"):
+            rel = f"{base}/{py.relative_to(root).as_posix()}"
+            pkg_init = py.name == "__init__.py"
+            dotted = (rel.rsplit("/", 1)[0] if pkg_init else rel[:-3]).replace("/", ".")
+            batch.append((dotted, _slurp(str(py)), pkg_init))
+        for dotted, text, pkg_init in batch:
+            self.save_source_string(dotted, text, pkg_init, dependencies)
 
     def get_unique_id(self) -> str:
-        """An id this exporter never hands out again."""
-        uid = str(self._unique_id)
-        self._unique_id += 1
-        return uid
+        """Returns an id never returned before by this exporter."""
+        issued = self._next_id
+        self._next_id = issued + 1
+        return str(issued)
 
-    def _get_dependencies(self, src: str, module_name: str, is_package: bool) -> List[str]:
-        """The modules `src` (the source of `module_name`) imports that exist, unique, in
-        order. `from pack import sub` counts as a dependency on `pack.sub` alone when `sub`
-        is a submodule, else on `pack`."""
-        package_name = module_name if is_package else module_name.rsplit(".", maxsplit=1)[0]
+    def _imports_of(self, src: str, module_name: str, is_package: bool) -> List[str]:
+        """Existing modules imported by `src`, deduplicated, first-seen order. For
+        `from pkg import item`, `pkg.item` is the dependency if it is a module; otherwise
+        it is `pkg`."""
+        anchor = module_name if is_package else module_name.rsplit(".", 1)[0]
         try:
-            dep_pairs = find_files_source_depends_on(src, package_name)
-        except Exception as e:
+            found = find_files_source_depends_on(src, anchor)
+        except Exception as exc:
             self.dependency_graph.add_node(module_name, error=PackagingErrorReason.DEPENDENCY_RESOLUTION_FAILED,
-                                           error_context=str(e))
+                                           error_context=str(exc))
             return []
 
-        dependencies = {}
-        for dep_module_name, dep_module_obj in dep_pairs:
-            if dep_module_obj is not None:
-                possible_submodule = f"{dep_module_name}.{dep_module_obj}"
-                if self._module_exists(possible_submodule):
-                    dependencies[possible_submodule] = True
-                    continue
-            if self._module_exists(dep_module_name):
-                dependencies[dep_module_name] = True
-        return list(dependencies)
+        ordered: Dict[str, None] = {}
+        for base, item in found:
+            candidates = [base] if item is None else [f"{base}.{item}", base]
+            for candidate in candidates:
+                if self._importable(candidate):
+                    ordered.setdefault(candidate)
+                    break
+        return list(ordered)
 
     def save_source_string(self, module_name: str, src: str, is_package: bool = False, dependencies: bool = True):
-        """Saves `src` as the source of `module_name` (a package when `is_package`, so it may
-        hold submodules and resources); with `dependencies`, the modules it imports are
-        handled by the patterns."""
+        """Adds `src` as the code of `module_name` (a package if `is_package`, which lets it
+        have submodules and resources). With `dependencies`, its imports are sorted by the
+        rules."""
         self.dependency_graph.add_node(module_name, source=src, is_package=is_package, provided=True,
-                                       action=_ModuleProviderAction.INTERN)
+                                       action=_Disposition.INTERN)
         if dependencies:
-            self._add_dependencies_of(module_name, src, is_package)
+            self._follow_imports(module_name, src, is_package)
 
-    def _add_dependencies_of(self, module_name, src, is_package):
-        for dep in self._get_dependencies(src, module_name, is_package):
-            self.dependency_graph.add_edge(module_name, dep)
-            self.add_dependency(dep)
+    def _follow_imports(self, module_name, src, is_package):
+        for needed in self._imports_of(src, module_name, is_package):
+            self.dependency_graph.add_edge(module_name, needed)
+            self.add_dependency(needed)
 
-    def _write_source_string(self, module_name: str, src: str, is_package: bool = False):
-        suffix = "/__init__.py" if is_package else ".py"
-        self._write(module_name.replace(".", "/") + suffix, src)
+    def _emit_module(self, module_name: str, text: str, is_package: bool = False):
+        tail = "/__init__.py" if is_package else ".py"
+        self._emit(module_name.replace(".", "/") + tail, text)
 
-    def _import_module(self, module_name: str):
+    def _load(self, module_name: str):
+        lookup = self.importer.import_module
         try:
-            return self.importer.import_module(module_name)
+            return lookup(module_name)
         except ModuleNotFoundError:
-            if not is_mangled(module_name):
-                raise
-            raise ModuleNotFoundError(f"Module not found: '{module_name}'. Make sure the PackageImporter that "
-                                      "created this module is present in `self.importer`") from None
+            if is_mangled(module_name):  # came from a PackageImporter that we do not know
+                raise ModuleNotFoundError(f"Module not found: '{module_name}'. Make sure the PackageImporter that "
+                                          "created this module is present in `self.importer`") from None
+            raise
 
-    def _module_exists(self, module_name: str) -> bool:
+    def _importable(self, module_name: str) -> bool:
         try:
-            self._import_module(module_name)
+            self._load(module_name)
+            return True
         except Exception:
             return False
-        return True
 
-    def _get_source_of_module(self, module: types.ModuleType) -> Optional[str]:
-        filename = getattr(module, "__file__", None)
-        if filename is None or not filename.endswith(".py"):
+    @staticmethod
+    def _code_of(module: types.ModuleType) -> Optional[str]:
+        ns = module.__dict__
+        path = ns.get("__file__")
+        if not isinstance(path, str) or not path.endswith(".py"):
             return None
-        loader = module.__dict__.get("__loader__")
-        if module.__dict__.get("__torch_package__") and hasattr(loader, "get_source"):
-            # A module of a loaded package: from its importer (linecache is keyed by file
-            # name, which torch.package's importers may also use for their own modules).
-            return loader.get_source(module.__name__)
-        lines = linecache.getlines(filename, module.__dict__)
-        return "".join(lines) if lines is not None else None
+        if ns.get("__torch_package__") and hasattr(ns.get("__loader__"), "get_source"):
+            # Code that came out of a package: ask the importer that loaded it, rather than
+            # linecache (whose keys may collide with other importers' file names).
+            return ns["__loader__"].get_source(module.__name__)
+        text = linecache.getlines(path, ns)
+        return None if text is None else "".join(text)
+
+    def _matching_rule(self, module_name: str) -> Optional[_Rule]:
+        """The earliest-registered rule whose pattern covers `module_name`, if any."""
+        return next((rule for group, rule in self._rules.items() if group.matches(module_name)), None)
 
     def add_dependency(self, module_name: str, dependencies=True):
-        """Puts `module_name` in the dependency graph with the action of the first pattern it
-        matches (or implicitly extern, or a NO_ACTION error); an interned module brings its
-        own dependencies."""
-        node = self.dependency_graph.nodes.get(module_name)
-        if node is not None and node.get("provided") is True:
+        """Records `module_name` in the dependency graph, with the disposition of the first
+        rule that covers it (implicit extern, or a NO_ACTION error, if none does). Interned
+        modules have their own imports followed."""
+        graph = self.dependency_graph
+        existing = graph.nodes.get(module_name)
+        if existing is not None and existing.get("provided") is True:
             return
-        if module_name == "torch_package_importer":
-            self.dependency_graph.add_node(module_name, action=_ModuleProviderAction.SKIP, provided=True)
+        fixed = {"torch_package_importer": _Disposition.SKIP, "_mock": _Disposition.REPACKAGED_MOCK_MODULE}
+        if module_name in fixed:
+            graph.add_node(module_name, action=fixed[module_name], provided=True)
             return
-        if module_name == "_mock":
-            self.dependency_graph.add_node(module_name, action=_ModuleProviderAction.REPACKAGED_MOCK_MODULE,
-                                           provided=True)
+        if self._implicitly_external(module_name):
+            graph.add_node(module_name, action=_Disposition.EXTERN, provided=True)
             return
-        if self._can_implicitly_extern(module_name):
-            self.dependency_graph.add_node(module_name, action=_ModuleProviderAction.EXTERN, provided=True)
+        rule = self._matching_rule(module_name)
+        if rule is None:
+            graph.add_node(module_name, error=PackagingErrorReason.NO_ACTION)
             return
-        for pattern, info in self.patterns.items():
-            if not pattern.matches(module_name):
-                continue
-            info.was_matched = True
-            self.dependency_graph.add_node(module_name, action=info.action, provided=True)
-            if info.action == _ModuleProviderAction.DENY:
-                self.dependency_graph.add_node(module_name, error=PackagingErrorReason.DENIED)
-            elif info.action == _ModuleProviderAction.INTERN:
-                self._intern_module(module_name, dependencies)
-            return
-        self.dependency_graph.add_node(module_name, error=PackagingErrorReason.NO_ACTION)
+        rule.hit = True
+        graph.add_node(module_name, action=rule.disposition, provided=True)
+        if rule.disposition is _Disposition.DENY:
+            graph.add_node(module_name, error=PackagingErrorReason.DENIED)
+        elif rule.disposition is _Disposition.INTERN:
+            self._take_in(module_name, dependencies)
 
     def save_module(self, module_name: str, dependencies=True):
-        """Saves the source of the module `module_name`, found with the importer (from its
-        `__file__`), into the package; with `dependencies`, its imports are followed."""
-        if not isinstance(module_name, str):
-            raise TypeError("save_module() expects a string input, did you perhaps mean to pass `__name__`?")
-        self._intern_module(module_name, dependencies)
-
-    def _intern_module(self, module_name: str, dependencies: bool):
-        module_obj = self._import_module(module_name)
-        # The import worked, so a mangled name was understood by some importer: the package
-        # stores the real name.
-        module_name = demangle(module_name)
-        is_package = hasattr(module_obj, "__path__")
-        source = self._get_source_of_module(module_obj)
-        if source is None:
-            filename = getattr(module_obj, "__file__", None)
-            context = None
-            if filename is None:
-                reason = PackagingErrorReason.NO_DUNDER_FILE
-            elif filename.endswith(tuple(importlib.machinery.EXTENSION_SUFFIXES)):
-                reason = PackagingErrorReason.IS_EXTENSION_MODULE
-            else:
-                reason = PackagingErrorReason.SOURCE_FILE_NOT_FOUND
-                context = f"filename: {filename}"
-            self.dependency_graph.add_node(module_name, action=_ModuleProviderAction.INTERN, is_package=is_package,
-                                           error=reason, error_context=context, provided=True)
+        """Adds the code of module `module_name` (located through the importer, from its
+        `__file__`); with `dependencies`, what it imports is followed too."""
+        if isinstance(module_name, str):
+            self._take_in(module_name, dependencies)
             return
-        self.dependency_graph.add_node(module_name, action=_ModuleProviderAction.INTERN, is_package=is_package,
-                                       source=source, provided=True)
-        if dependencies:
-            self._add_dependencies_of(module_name, source, is_package)
+        raise TypeError("save_module() expects a string input, did you perhaps mean to pass `__name__`?")
 
-    # ------------------------------------------------------------------ pickles and resources
+    def _take_in(self, module_name: str, dependencies: bool):
+        mod = self._load(module_name)
+        # Loading succeeded, so whichever importer owns a mangled name understood it; the
+        # archive keeps the plain name.
+        plain = demangle(module_name)
+        pkg = hasattr(mod, "__path__")
+        code = self._code_of(mod)
+        if code is not None:
+            self.dependency_graph.add_node(plain, action=_Disposition.INTERN, is_package=pkg, source=code,
+                                           provided=True)
+            if dependencies:
+                self._follow_imports(plain, code, pkg)
+            return
+        where = getattr(mod, "__file__", None)
+        detail = None
+        if where is None:
+            why = PackagingErrorReason.NO_DUNDER_FILE
+        elif any(where.endswith(ext) for ext in importlib.machinery.EXTENSION_SUFFIXES):
+            why = PackagingErrorReason.IS_EXTENSION_MODULE
+        else:
+            why = PackagingErrorReason.SOURCE_FILE_NOT_FOUND
+            detail = f"filename: {where}"
+        self.dependency_graph.add_node(plain, action=_Disposition.INTERN, is_package=pkg, error=why,
+                                       error_context=detail, provided=True)
+
+    # ---------------------------------------------------------------- pickles, resources
 
     def save_pickle(self, package: str, resource: str, obj: Any, dependencies: bool = True,
                     pickle_protocol: int = 3):
-        """Pickles `obj` into the package as `package/resource` (what torch.save does, but
-        inside the archive); its tensors' storages become `.data/` records. With
-        `dependencies`, the modules of the pickled objects' classes and functions are
-        handled by the patterns. Only pickle protocols 3 and 4 are supported."""
+        """Stores `obj`, pickled, as the resource `package/resource` (like torch.save, but into
+        the archive); tensor storages become `.data/` records. With `dependencies`, the
+        modules of the classes and functions it refers to are sorted by the rules. Pickle
+        protocols 3 and 4 only."""
         assert pickle_protocol in (3, 4), "torch.package only supports pickle protocols 3 and 4"
 
-        filename = self._filename(package, resource)
-        data_buf = io.BytesIO()
-        pickler = create_pickler(data_buf, self.importer, protocol=pickle_protocol,
-                                 storage_table=self.storage_context)
-        pickler.persistent_id = self._persistent_id
-        pickler.dump(obj)
-        data_value = data_buf.getvalue()
+        record = self._resource_record(package, resource)
+        out = io.BytesIO()
+        p = create_pickler(out, self.importer, protocol=pickle_protocol, storage_table=self._storages)
+        p.persistent_id = self._persistent_ref
+        p.dump(obj)
+        blob = out.getvalue()
 
-        name_in_dependency_graph = f"<{package}.{resource}>"
-        self.dependency_graph.add_node(name_in_dependency_graph, action=_ModuleProviderAction.INTERN,
-                                       provided=True, is_pickle=True)
+        node = f"<{package}.{resource}>"
+        self.dependency_graph.add_node(node, action=_Disposition.INTERN, provided=True, is_pickle=True)
         if dependencies:
-            globals_used = _globals_of_pickle(data_value)
-            mocked_modules = defaultdict(list)  # module -> names the pickle takes from it
-            for module, field in globals_used:
-                if self._can_implicitly_extern(module):
+            refs = _pickle_globals(blob)
+            # Names taken from modules that a mock rule covers: using them is an error.
+            from_mocked: Dict[str, List[str]] = {}
+            for mod, attr in refs:
+                if self._implicitly_external(mod):
                     continue
-                for pattern, info in self.patterns.items():
-                    if pattern.matches(module):  # the first matching pattern decides
-                        if info.action == _ModuleProviderAction.MOCK:
-                            mocked_modules[module].append(field)
-                        break
-            for module_name in dict.fromkeys(module for module, _ in globals_used):
-                self.dependency_graph.add_edge(name_in_dependency_graph, module_name)
-                if module_name in mocked_modules:
-                    fields = mocked_modules[module_name]
-                    self.dependency_graph.add_node(
-                        module_name, action=_ModuleProviderAction.MOCK,
-                        error=PackagingErrorReason.MOCKED_BUT_STILL_USED,
-                        error_context=f"Object(s) '{fields}' from module `{module_name}` was mocked out during "
-                                      f"packaging but is being used in resource - `{resource}` in package "
-                                      f"`{package}`. ",
-                        provided=True)
-                else:
-                    self.add_dependency(module_name)
+                rule = self._matching_rule(mod)
+                if rule is not None and rule.disposition is _Disposition.MOCK:
+                    from_mocked.setdefault(mod, []).append(attr)
+            for mod in dict.fromkeys(m for m, _ in refs):
+                self.dependency_graph.add_edge(node, mod)
+                if mod not in from_mocked:
+                    self.add_dependency(mod)
+                    continue
+                self.dependency_graph.add_node(
+                    mod, action=_Disposition.MOCK, error=PackagingErrorReason.MOCKED_BUT_STILL_USED,
+                    error_context=f"Object(s) '{from_mocked[mod]}' from module `{mod}` was mocked out during "
+                                  f"packaging but is being used in resource - `{resource}` in package "
+                                  f"`{package}`. ",
+                    provided=True)
 
-        self._write(filename, data_value)
+        self._emit(record, blob)
 
     def save_text(self, package: str, resource: str, text: str):
-        """Saves `text` (utf-8) into the package as `package/resource`."""
+        """Stores the string `text`, utf-8 encoded, as the resource `package/resource`."""
         return self.save_binary(package, resource, text.encode("utf-8"))
 
     def save_binary(self, package, resource, binary: bytes):
-        """Saves the bytes `binary` into the package as `package/resource`."""
-        self._write(self._filename(package, resource), binary)
+        """Stores `binary` as the resource `package/resource`."""
+        self._emit(self._resource_record(package, resource), binary)
 
-    def _persistent_id(self, obj):
-        ref = None
+    def _persistent_ref(self, obj):
         if isinstance(obj, TypedStorage):
-            ref = self.storage_context.ref_for(obj._tensor)
+            ref = self._storages.ref_for(obj._tensor)
         elif type(obj) is _torch_pickle.StorageRef:
             ref = obj
-        if ref is not None:
-            if ref.key not in self._storages_written:
-                self._storages_written.add(ref.key)
-                flat = ref.flat if ref.flat.device.type == "cpu" else ref.flat.to("cpu")
-                raw = flat.contiguous().view(_torch_pickle._C.uint8).numpy() if flat.numel() else b""
-                self.zip_file.write_record(f".data/{ref.key}.storage", raw)
-            return ("storage", ref.storage_class, int(ref.key), ref.location, ref.numel)
+        elif hasattr(obj, "__reduce_package__"):
+            key = id(obj)
+            cached = self._reduce_memo.get(key)
+            if cached is None:
+                cached = ("reduce_package", key, *obj.__reduce_package__(self))
+                self._reduce_memo[key] = cached
+            return cached
+        else:
+            return None
+        if ref.key not in self._storage_keys_done:
+            self._storage_keys_done.add(ref.key)
+            cpu = ref.flat.to("cpu") if ref.flat.device.type != "cpu" else ref.flat
+            payload = cpu.contiguous().view(_torch_pickle._C.uint8).numpy() if cpu.numel() else b""
+            self._sink.put(f".data/{ref.key}.storage", payload)
+        return ("storage", ref.storage_class, int(ref.key), ref.location, ref.numel)
 
-        if hasattr(obj, "__reduce_package__"):
-            if self.serialized_reduces.get(id(obj)) is None:
-                self.serialized_reduces[id(obj)] = ("reduce_package", id(obj), *obj.__reduce_package__(self))
-            return self.serialized_reduces[id(obj)]
-        return None
+    # ---------------------------------------------------------------- rules and hooks
 
-    # ------------------------------------------------------------------ hooks and patterns
-
-    def _register_hook(self, hooks, hook):
-        handle = RemovableHandle(hooks)
-        hooks[handle.id] = hook
+    def _add_hook(self, kind, hook):
+        table = self._hooks[kind]
+        handle = RemovableHandle(table)
+        table[handle.id] = hook
         return handle
 
     def register_extern_hook(self, hook: ActionHook) -> RemovableHandle:
-        """Calls `hook(exporter, module_name)` for each externed module, at close(); returns
-        a handle whose remove() unregisters it."""
-        return self._register_hook(self._extern_hooks, hook)
+        """`hook(exporter, module_name)` runs for every externed module during close(). The
+        returned handle's remove() takes it away again."""
+        return self._add_hook(_Disposition.EXTERN, hook)
 
     def register_mock_hook(self, hook: ActionHook) -> RemovableHandle:
-        """Calls `hook(exporter, module_name)` for each mocked module, at close()."""
-        return self._register_hook(self._mock_hooks, hook)
+        """`hook(exporter, module_name)` runs for every mocked module during close()."""
+        return self._add_hook(_Disposition.MOCK, hook)
 
     def register_intern_hook(self, hook: ActionHook) -> RemovableHandle:
-        """Calls `hook(exporter, module_name)` for each interned module, at close()."""
-        return self._register_hook(self._intern_hooks, hook)
+        """`hook(exporter, module_name)` runs for every interned module during close()."""
+        return self._add_hook(_Disposition.INTERN, hook)
+
+    def _add_rule(self, disposition, include, exclude, allow_empty):
+        self._rules[GlobGroup(include, exclude=exclude)] = _Rule(disposition, allow_empty)
 
     def intern(self, include: "GlobPattern", *, exclude: "GlobPattern" = (), allow_empty: bool = True):
-        """Modules matching `include` (and not `exclude`) are copied into the package, and
-        their dependencies followed. With allow_empty=False, close() fails unless some
-        module matched."""
-        self.patterns[GlobGroup(include, exclude=exclude)] = _PatternInfo(_ModuleProviderAction.INTERN,
-                                                                          allow_empty)
+        """Modules covered by `include` but not `exclude` get their code copied in, and their
+        imports followed. allow_empty=False makes close() fail if nothing was covered."""
+        self._add_rule(_Disposition.INTERN, include, exclude, allow_empty)
 
     def mock(self, include: "GlobPattern", *, exclude: "GlobPattern" = (), allow_empty: bool = True):
-        """Modules matching `include` (and not `exclude`) are replaced by a stub module whose
-        every attribute is a MockedObject, which fails when used. Patterns are glob-like over
-        dotted names: `*` matches within one name segment, `**` any number of segments (so
-        'torch.**' is torch and all its submodules, 'torch.*' only its direct children).
-        With allow_empty=False, close() fails unless some module matched."""
-        self.patterns[GlobGroup(include, exclude=exclude)] = _PatternInfo(_ModuleProviderAction.MOCK, allow_empty)
+        """Modules covered by `include` but not `exclude` are written as stubs: any attribute
+        of them is a MockedObject that raises when actually used. Patterns match dotted
+        names; `*` stands for part of one segment and `**` for any run of segments
+        ('torch.**' covers torch and everything below it, 'torch.*' only its children).
+        allow_empty=False makes close() fail if nothing was covered."""
+        self._add_rule(_Disposition.MOCK, include, exclude, allow_empty)
 
     def extern(self, include: "GlobPattern", *, exclude: "GlobPattern" = (), allow_empty: bool = True):
-        """Modules matching `include` (and not `exclude`) are not packaged: the loading
-        environment imports them. With allow_empty=False, close() fails unless some module
-        matched."""
-        self.patterns[GlobGroup(include, exclude=exclude)] = _PatternInfo(_ModuleProviderAction.EXTERN,
-                                                                          allow_empty)
+        """Modules covered by `include` but not `exclude` stay out of the archive; the
+        environment that loads it must provide them. allow_empty=False makes close() fail
+        if nothing was covered."""
+        self._add_rule(_Disposition.EXTERN, include, exclude, allow_empty)
 
     def deny(self, include: "GlobPattern", *, exclude: "GlobPattern" = ()):
-        """A dependency on a module matching `include` (and not `exclude`) is an error."""
-        self.patterns[GlobGroup(include, exclude=exclude)] = _PatternInfo(_ModuleProviderAction.DENY,
-                                                                          allow_empty=True)
+        """Depending on a module covered by `include` but not `exclude` is an error."""
+        self._add_rule(_Disposition.DENY, include, exclude, True)
 
-    # ------------------------------------------------------------------ finishing
+    # ---------------------------------------------------------------- finishing
 
     def __enter__(self):
         return self
 
     def __exit__(self, exc_type, exc_value, traceback):
-        if exc_type is not None:
-            # Leave a valid (if incomplete) archive and let the exception go on.
-            self._finalize_zip()
-            return
-        self.close()
+        if exc_type is None:
+            self.close()
+        else:
+            # Still leave a readable (partial) archive; the exception propagates.
+            self._shut()
 
-    def _write(self, filename, str_or_bytes):
-        if filename in self._written_files:
-            raise AssertionError(f"Tried to write file '{filename}', but it already exists in this archive. "
+    def _emit(self, name, content):
+        if name in self._names_taken:
+            raise AssertionError(f"Tried to write file '{name}', but it already exists in this archive. "
                                  "Please file a bug.")
-        self._written_files.add(filename)
-        if is_mangled(filename):
-            raise AssertionError(f"Tried to save a torch.package'd module as '{filename}'. "
+        self._names_taken.add(name)
+        if is_mangled(name):
+            raise AssertionError(f"Tried to save a torch.package'd module as '{name}'. "
                                  "Directly saving torch.package'd modules is not allowed.")
-        if isinstance(str_or_bytes, str):
-            str_or_bytes = str_or_bytes.encode("utf-8")
-        self.zip_file.write_record(filename, bytes(str_or_bytes))
+        payload = content.encode("utf-8") if isinstance(content, str) else bytes(content)
+        self._sink.put(name, payload)
 
-    def _validate_dependency_graph(self):
-        if any("error" in attrs for attrs in self.dependency_graph.nodes.values()):
-            raise PackagingError(self.dependency_graph)
-        for pattern, info in self.patterns.items():
-            if not info.allow_empty and not info.was_matched:
-                raise EmptyMatchError(f"Exporter did not match any modules to {pattern}, which was marked as "
-                                      "allow_empty=False")
-
-    def _write_mock_file(self):
-        if "_mock.py" not in self._written_files:
-            mock_file = str(Path(__file__).parent / "_mock.py")
-            self._write_source_string("_mock", _read_file(mock_file), is_package=False)
-
-    def _execute_dependency_graph(self):
-        """Writes the modules of the (validated) dependency graph into the archive."""
-        self._validate_dependency_graph()
-
-        extern_modules = []
-        for module_name, attrs in self.dependency_graph.nodes.items():
-            action = attrs["action"]
-            if action == _ModuleProviderAction.EXTERN:
-                for hook in self._extern_hooks.values():
-                    hook(self, module_name)
-                extern_modules.append(module_name)
-            elif action == _ModuleProviderAction.MOCK:
-                for hook in self._mock_hooks.values():
-                    hook(self, module_name)
-                self._write_mock_file()
-                is_package = hasattr(self._import_module(module_name), "__path__")
-                self._write_source_string(module_name, _MOCK_IMPL, is_package)
-            elif action == _ModuleProviderAction.INTERN:
-                for hook in self._intern_hooks.values():
-                    hook(self, module_name)
-                if "provided" not in attrs:
-                    raise AssertionError(f"Module was marked `intern` but not provided: {module_name}")
-                if attrs.get("is_pickle") is True:
-                    continue  # a pickle: written when it was saved
-                self._write_source_string(module_name, attrs["source"], attrs["is_package"])
-            elif action == _ModuleProviderAction.REPACKAGED_MOCK_MODULE:
-                self._write_mock_file()
-            elif action == _ModuleProviderAction.SKIP:
+    def _check_graph(self):
+        graph = self.dependency_graph
+        if any("error" in info for info in graph.nodes.values()):
+            raise PackagingError(graph)
+        for group, rule in self._rules.items():
+            if rule.hit or rule.may_be_unused:
                 continue
+            raise EmptyMatchError(f"Exporter did not match any modules to {group}, which was marked as "
+                                  "allow_empty=False")
+
+    def _ensure_mock_helper(self):
+        if "_mock.py" in self._names_taken:
+            return
+        helper = Path(__file__).with_name("_mock.py")
+        self._emit_module("_mock", _slurp(str(helper)), is_package=False)
+
+    def _run_hooks(self, kind, module_name):
+        for hook in self._hooks[kind].values():
+            hook(self, module_name)
+
+    def _write_graph(self):
+        """Validates the dependency graph, then writes out what each node calls for."""
+        self._check_graph()
+
+        externs = []
+        for name, info in self.dependency_graph.nodes.items():
+            kind = info["action"]
+            if kind is _Disposition.SKIP:
+                continue
+            if kind is _Disposition.REPACKAGED_MOCK_MODULE:
+                self._ensure_mock_helper()
+            elif kind is _Disposition.EXTERN:
+                self._run_hooks(kind, name)
+                externs.append(name)
+            elif kind is _Disposition.MOCK:
+                self._run_hooks(kind, name)
+                self._ensure_mock_helper()
+                self._emit_module(name, _STUB_SOURCE, hasattr(self._load(name), "__path__"))
+            elif kind is _Disposition.INTERN:
+                self._run_hooks(kind, name)
+                if "provided" not in info:
+                    raise AssertionError(f"Module was marked `intern` but not provided: {name}")
+                if info.get("is_pickle") is not True:  # pickles were written by save_pickle
+                    self._emit_module(name, info["source"], info["is_package"])
             else:
-                raise AssertionError(f"Invalid action: {module_name}, {action}. Please report a bug to PyTorch.")
+                raise AssertionError(f"Invalid action: {name}, {kind}. Please report a bug to PyTorch.")
 
-        self._write(".data/extern_modules", "\n".join(extern_modules) + "\n")
-
-    def _write_python_version(self):
-        self._write(".data/python_version", platform.python_version())
+        self._emit(".data/extern_modules", "".join(f"{name}\n" for name in externs) or "\n")
 
     def close(self):
-        """Finishes the package: checks the dependencies (raising PackagingError or
-        EmptyMatchError), writes the modules, and closes the archive. The exporter cannot be
-        used afterwards."""
+        """Finishes the archive: validates the dependencies (PackagingError or
+        EmptyMatchError on failure), writes the modules, and closes the file. No further
+        use of the exporter is possible."""
         try:
-            self._execute_dependency_graph()
-            self._write_python_version()
-            self.zip_file.write_record(".data/version", b"6\n")
-        except BaseException:
-            self._finalize_zip()
-            raise
-        self._finalize_zip()
+            self._write_graph()
+            self._emit(".data/python_version", platform.python_version())
+            self._sink.put(".data/version", b"6\n")
+        finally:
+            self._shut()
 
-    def _finalize_zip(self):
-        self.zip_file.close()
-        if self.buffer:
-            self.buffer.flush()
+    def _shut(self):
+        self._sink.finish()
+        if self._caller_stream:
+            self._caller_stream.flush()
 
-    def _filename(self, package, resource):
-        return f"{package.replace('.', '/')}/{_normalize_path(resource)}"
+    @staticmethod
+    def _resource_record(package, resource):
+        return package.replace(".", "/") + "/" + _normalize_path(resource)
 
-    def _can_implicitly_extern(self, module_name: str):
-        top = module_name.partition(".")[0]
-        return top in _IMPLICIT_EXTERN or (top not in _DISALLOWED_MODULES and is_stdlib_module(top))
+    @staticmethod
+    def _implicitly_external(module_name: str):
+        head = module_name.split(".", 1)[0]
+        if head in _ALWAYS_EXTERN:
+            return True
+        return head not in _NEVER_IMPLICIT and is_stdlib_module(head)
 
     def dependency_graph_string(self) -> str:
-        """The dependency graph in Graphviz's dot language."""
+        """The dependency graph, as Graphviz dot text."""
         return self.dependency_graph.to_dot()
 
-    def _nodes_with_action_type(self, action: Optional[_ModuleProviderAction]) -> List[str]:
-        return sorted(name for name, attrs in self.dependency_graph.nodes.items()
-                      if attrs.get("action", None) == action and "is_pickle" not in attrs)
+    def _modules_marked(self, kind: Optional[_Disposition]) -> List[str]:
+        return sorted(name for name, info in self.dependency_graph.nodes.items()
+                      if "is_pickle" not in info and info.get("action") == kind)
 
     def externed_modules(self) -> List[str]:
-        """The modules (sorted) this package will extern."""
-        return self._nodes_with_action_type(_ModuleProviderAction.EXTERN)
+        """Sorted names of the modules that will be externed."""
+        return self._modules_marked(_Disposition.EXTERN)
 
     def interned_modules(self) -> List[str]:
-        """The modules (sorted) this package will intern."""
-        return self._nodes_with_action_type(_ModuleProviderAction.INTERN)
+        """Sorted names of the modules that will be interned."""
+        return self._modules_marked(_Disposition.INTERN)
 
     def mocked_modules(self) -> List[str]:
-        """The modules (sorted) this package will mock."""
-        return self._nodes_with_action_type(_ModuleProviderAction.MOCK)
+        """Sorted names of the modules that will be mocked."""
+        return self._modules_marked(_Disposition.MOCK)
 
     def denied_modules(self) -> List[str]:
-        """The modules (sorted) this package has denied."""
-        return self._nodes_with_action_type(_ModuleProviderAction.DENY)
+        """Sorted names of the modules that were denied."""
+        return self._modules_marked(_Disposition.DENY)
 
     def get_rdeps(self, module_name: str) -> List[str]:
-        """The modules that depend on `module_name`."""
+        """Names of the modules that depend on `module_name`."""
         return list(self.dependency_graph._pred.get(module_name, {}))
 
     def all_paths(self, src: str, dst: str) -> str:
-        """The dot text of the subgraph of every dependency path from `src` to `dst`."""
+        """Dot text for the subgraph made of every dependency path from `src` to `dst`."""
         return self.dependency_graph.all_paths(src, dst)
 
 
-# Standard-library modules that give system-level access: never externed implicitly.
-_DISALLOWED_MODULES = ["sys", "io"]
-# The framework itself is always available where a package is loaded. torch is among them
-# because tessera's pickles spell tensors with torch's rebuild functions and storage names.
-_IMPLICIT_EXTERN = ("tessera", "torch")
+# stdlib modules giving access to the interpreter/process: these are never implicit externs.
+_NEVER_IMPLICIT = frozenset({"sys", "io"})
+# Always present where a package is loaded. torch is here because tessera's pickles name
+# tensors through torch's rebuild functions and storage classes.
+_ALWAYS_EXTERN = frozenset({"tessera", "torch"})
 
-# The source of a mocked module: every attribute is a MockedObject.
-_MOCK_IMPL = """\
+# Code written for a mocked module: any attribute looked up is a MockedObject.
+_STUB_SOURCE = """\
 from _mock import MockedObject
 def __getattr__(attr: str):
-    return MockedObject(__name__ + '.' + attr, _suppress_err=True)
+    return MockedObject(f"{__name__}.{attr}", _suppress_err=True)
 """
 
-_STRING_OPS = {"SHORT_BINUNICODE", "BINUNICODE", "BINUNICODE8", "UNICODE", "SHORT_BINSTRING", "BINSTRING",
-               "STRING"}
-_GET_OPS = {"GET", "BINGET", "LONG_BINGET"}
-_PUT_OPS = {"PUT", "BINPUT", "LONG_BINPUT"}
+# Opcode groups followed by _pickle_globals.
+_TEXT_OPS = frozenset({"SHORT_BINUNICODE", "BINUNICODE", "BINUNICODE8", "UNICODE", "SHORT_BINSTRING",
+                       "BINSTRING", "STRING"})
+_MEMO_READ_OPS = frozenset({"GET", "BINGET", "LONG_BINGET"})
+_MEMO_WRITE_OPS = frozenset({"PUT", "BINPUT", "LONG_BINPUT"})
 
 
-def _globals_of_pickle(data):
-    """The (module, name) of every global a pickle refers to, in order: GLOBAL opcodes, and
-    STACK_GLOBAL with its two strings (tracked through the memo)."""
-    found = []
-    memo = {}
-    recent = [None, None]  # the last two values pushed: strings, or None for anything else
-    for opcode, arg, _ in pickletools.genops(data):
-        name = opcode.name
-        if name == "GLOBAL":
-            module, _, field = arg.partition(" ")
-            found.append((module, field))
-            recent.append(None)
-        elif name == "STACK_GLOBAL":
-            module, field = recent[-2], recent[-1]
-            if isinstance(module, str) and isinstance(field, str):
-                found.append((module, field))
-            recent.append(None)
-        elif name in _STRING_OPS:
-            recent.append(arg if isinstance(arg, str) else None)
-        elif name in _GET_OPS:
-            recent.append(memo.get(arg))
-        elif name == "MEMOIZE":
-            memo[len(memo)] = recent[-1]
-        elif name in _PUT_OPS:
-            memo[arg] = recent[-1]
-        elif name != "FRAME":
-            recent.append(None)
-        del recent[:-2]
-    return found
+def _pickle_globals(data):
+    """(module, attribute) for each global a pickle names, in stream order: the argument of
+    a GLOBAL opcode, or the two strings pushed before a STACK_GLOBAL (followed through the
+    memo when they were fetched from it)."""
+    result = []
+    memo: Dict[Any, Any] = {}
+    prev = last = None  # the two most recent pushes, when they were strings
+    for op, arg, _pos in pickletools.genops(data):
+        kind = op.name
+        if kind == "FRAME":
+            continue
+        pushed = None
+        if kind == "GLOBAL":
+            mod, _sep, attr = arg.partition(" ")
+            result.append((mod, attr))
+        elif kind == "STACK_GLOBAL":
+            if isinstance(prev, str) and isinstance(last, str):
+                result.append((prev, last))
+        elif kind in _TEXT_OPS:
+            pushed = arg if isinstance(arg, str) else None
+        elif kind in _MEMO_READ_OPS:
+            pushed = memo.get(arg)
+        elif kind == "MEMOIZE" or kind in _MEMO_WRITE_OPS:
+            memo[len(memo) if kind == "MEMOIZE" else arg] = last
+            continue
+        prev, last = last, pushed
+    return result
 
 
-def _read_file(filename: str) -> str:
-    with open(filename, "rb") as f:
-        return f.read().decode("utf-8")
+def _slurp(path: str) -> str:
+    with open(path, "rb") as fh:
+        return fh.read().decode("utf-8")

@@ -7,6 +7,7 @@ in `importer.modules` (not sys.modules), under mangled names (`<torch_package_N>
 and the code inside sees an `__import__` that resolves through the importer.
 """
 import builtins
+import functools
 import importlib
 import importlib.machinery
 import importlib.util
@@ -16,7 +17,6 @@ import linecache
 import os.path
 import types
 import zipfile
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, BinaryIO, Callable, Dict, Iterable, List, Optional, Union
 from weakref import WeakValueDictionary
@@ -89,418 +89,420 @@ class _ZipReader:
 
 
 class PackageImporter(Importer):
-    """Loads a package's modules, pickles and resources hermetically: code comes from the
-    archive, and only the modules the archive lists as extern (in `.data/extern_modules`)
-    come from the loading environment.
+    """Loads modules, pickles and resources out of a package in isolation: code is taken
+    from the archive only, and the loading environment supplies just the modules listed in
+    `.data/extern_modules`.
     """
 
     modules: Dict[str, types.ModuleType]
 
     def __init__(self, file_or_buffer: Union[str, Path, BinaryIO],
                  module_allowed: Callable[[str], bool] = lambda module_name: True):
-        """`file_or_buffer`: a path (to an archive, or to the directory of an unzipped one) or
-        a readable, seekable binary file object. `module_allowed(name)` is asked about each
-        extern module; a refused one raises ImportError."""
-        if isinstance(file_or_buffer, (Path, str)):
-            self.filename = str(file_or_buffer)
-            if os.path.isdir(self.filename):
-                self.zip_reader = DirectoryReader(self.filename)
-            else:
-                self.zip_reader = _ZipReader(self.filename)
-        else:
+        """`file_or_buffer` is an archive path, the path of an unpacked archive directory, or
+        a readable and seekable binary stream. `module_allowed(name)` is consulted for each
+        extern module; refusing one raises ImportError."""
+        if not isinstance(file_or_buffer, (Path, str)):
             self.filename = "<binary>"
             self.zip_reader = _ZipReader(file_or_buffer)
+        else:
+            self.filename = os.fspath(file_or_buffer)
+            opener = DirectoryReader if os.path.isdir(self.filename) else _ZipReader
+            self.zip_reader = opener(self.filename)
 
-        self.root = _PackageNode(None)
+        self._tree = _Pkg(None)
         self.modules = {}
-        self.extern_modules = self._read_extern()
-        for extern_module in self.extern_modules:
-            if not module_allowed(extern_module):
-                raise ImportError(f"package '{file_or_buffer}' needs the external module '{extern_module}' but that "
-                                  "module has been disallowed")
-            self._add_extern(extern_module)
-        for fname in self.zip_reader.get_all_records():
-            self._add_file(fname)
+        listed = self.zip_reader.get_record(".data/extern_modules").decode("utf-8")
+        self.extern_modules = listed.splitlines(keepends=False)
+        for ext in self.extern_modules:
+            if module_allowed(ext):
+                self._mark_extern(ext)
+                continue
+            raise ImportError(f"package '{file_or_buffer}' needs the external module '{ext}' but that "
+                              "module has been disallowed")
+        for record in self.zip_reader.get_all_records():
+            self._register_record(record)
 
-        self.patched_builtins = builtins.__dict__.copy()
-        self.patched_builtins["__import__"] = self.__import__
-        # Packaged code may `import torch_package_importer` to reach its importer.
+        # Builtins for packaged code: identical, except that imports go through us.
+        builtins_for_code = dict(builtins.__dict__)
+        builtins_for_code["__import__"] = self.__import__
+        self.patched_builtins = builtins_for_code
+        # `import torch_package_importer` inside packaged code yields this importer.
         self.modules["torch_package_importer"] = self
 
-        self._mangler = PackageMangler()
-        # Set while load_pickle runs, for __reduce_package__ functions.
-        self.storage_context: Any = None
+        self._names = PackageMangler()
+        # Only set while load_pickle runs (for __reduce_package__ callbacks).
+        self.storage_context = None
         self.last_map_location = None
-        self.Unpickler = lambda *args, **kwargs: PackageUnpickler(self, *args, **kwargs)
+        self.Unpickler = functools.partial(PackageUnpickler, self)
 
     def import_module(self, name: str, package=None):
-        """The package's module `name` (loaded on first use, into `self.modules`). `package`
-        is unused (importlib.import_module's signature). A name mangled by this importer is
-        accepted too."""
-        return self._gcd_import(self._mangler.demangle(name))
+        """Module `name` of this package, loaded on first request into `self.modules`.
+        `package` is ignored (it mirrors importlib.import_module). Names mangled by this
+        importer are accepted as well."""
+        return self._import_abs(self._names.demangle(name))
 
     def load_binary(self, package: str, resource: str) -> bytes:
-        """The bytes of the resource `package/resource`."""
-        return self.zip_reader.get_record(self._zipfile_path(package, resource))
+        """Raw bytes of the resource `package/resource`."""
+        return self.zip_reader.get_record(self._record_of(package, resource))
 
     def load_text(self, package: str, resource: str, encoding: str = "utf-8", errors: str = "strict") -> str:
-        """The resource `package/resource` decoded as text."""
+        """The resource `package/resource`, decoded."""
         return self.load_binary(package, resource).decode(encoding, errors)
 
     def load_pickle(self, package: str, resource: str, map_location=None) -> Any:
-        """Unpickles the resource `package/resource`; the classes and functions it names come
-        from this package (import_module). Tensors get their storages from the package's
-        `.data/` records, placed by `map_location` as in tessera.load."""
-        pickle_file = self._zipfile_path(package, resource)
-        restore_location = _restore_location(map_location)
-        loaded_storages = {}
-        loaded_reduces = {}
+        """Unpickles the resource `package/resource`. Classes and functions it names are
+        taken from this package (see import_module); tensor data comes from the `.data/`
+        records and is placed according to `map_location`, as tessera.load does."""
+        record = self._record_of(package, resource)
+        place = _restore_location(map_location)
+        storages: Dict[Any, Any] = {}
+        rebuilt: Dict[Any, Any] = {}
 
-        def load_storage(storage_type, key, location, size):
-            dtype = storage_type.dtype or _C.uint8
-            nbytes = size * _C.empty(0, dtype=dtype).element_size()
-            raw = self.zip_reader.get_storage_bytes(f".data/{key}.storage", nbytes)
-            flat = _C.from_numpy(raw)
-            storage = TypedStorage(flat.view(dtype) if dtype != _C.uint8 else flat, dtype)
-            return restore_location(storage, location)
+        def read_storage(kind, key, location, count):
+            dtype = kind.dtype or _C.uint8
+            itemsize = _C.empty(0, dtype=dtype).element_size()
+            raw = _C.from_numpy(self.zip_reader.get_storage_bytes(f".data/{key}.storage", count * itemsize))
+            typed = raw if dtype == _C.uint8 else raw.view(dtype)
+            return place(TypedStorage(typed, dtype), location)
 
-        def persistent_load(saved_id):
-            assert isinstance(saved_id, tuple)
-            typename = _maybe_decode_ascii(saved_id[0])
-            data = saved_id[1:]
-            if typename == "storage":
-                storage_type, key, location, size = data
-                if key not in loaded_storages:
-                    loaded_storages[key] = load_storage(storage_type, key, _maybe_decode_ascii(location), size)
-                return loaded_storages[key]
-            if typename == "reduce_package":
-                if len(data) == 2:  # the old form: rebuilt at every reference
-                    func, args = data
-                    return func(self, *args)
-                reduce_id, func, args = data
-                if reduce_id not in loaded_reduces:
-                    loaded_reduces[reduce_id] = func(self, *args)
-                return loaded_reduces[reduce_id]
+        def resolve(pid):
+            assert isinstance(pid, tuple)
+            tag, *rest = pid
+            tag = _as_text(tag)
+            if tag == "storage":
+                kind, key, location, count = rest
+                if key not in storages:
+                    storages[key] = read_storage(kind, key, _as_text(location), count)
+                return storages[key]
+            if tag == "reduce_package":
+                if len(rest) == 2:  # older layout without an id: rebuilt every time
+                    fn, fn_args = rest
+                    return fn(self, *fn_args)
+                ident, fn, fn_args = rest
+                if ident not in rebuilt:
+                    rebuilt[ident] = fn(self, *fn_args)
+                return rebuilt[ident]
             raise RuntimeError("Unknown typename for persistent_load, expected 'storage' or 'reduce_package' but "
-                               f"got '{typename}'")
+                               f"got '{tag}'")
 
-        unpickler = self.Unpickler(io.BytesIO(self.zip_reader.get_record(pickle_file)))
-        unpickler.persistent_load = persistent_load
-        with self._deserialization_context(map_location):
-            return unpickler.load()
-
-    @contextmanager
-    def _deserialization_context(self, map_location):
-        self.storage_context = {}
-        self.last_map_location = map_location
+        reader = self.Unpickler(io.BytesIO(self.zip_reader.get_record(record)))
+        reader.persistent_load = resolve
+        self.storage_context, self.last_map_location = {}, map_location
         try:
-            yield
+            return reader.load()
         finally:
-            self.storage_context = None
-            self.last_map_location = None
+            self.storage_context, self.last_map_location = None, None
 
     def id(self):
-        """The name that tells this importer's modules apart, like `<torch_package_0>`."""
-        return self._mangler.parent_name()
+        """The prefix that sets this importer's modules apart, e.g. `<torch_package_0>`."""
+        return self._names.parent_name()
 
     def file_structure(self, *, include: "GlobPattern" = "**", exclude: "GlobPattern" = ()) -> Directory:
-        """The archive's files (those matching `include` and not `exclude`, glob patterns over
-        "/"-separated paths) as a Directory tree."""
+        """A Directory tree of the archive's files matching `include` but not `exclude`
+        (glob patterns over "/"-separated paths)."""
         return _create_directory_from_file_list(self.filename, self.zip_reader.get_all_records(), include, exclude)
 
     def python_version(self):
-        """The Python version the package was written with (e.g. '3.11.2'), or None when not
-        recorded."""
-        path = ".data/python_version"
-        if not self.zip_reader.has_record(path):
-            return None
-        return self.zip_reader.get_record(path).decode("utf-8").strip()
+        """Python version that wrote the package (like '3.11.2'); None if not recorded."""
+        record = ".data/python_version"
+        if self.zip_reader.has_record(record):
+            return self.zip_reader.get_record(record).decode("utf-8").strip()
+        return None
 
-    def _read_extern(self):
-        return self.zip_reader.get_record(".data/extern_modules").decode("utf-8").splitlines(keepends=False)
+    # ---------------------------------------------------------------- loading modules
 
-    # ------------------------------------------------------------------ module loading
-
-    def _make_module(self, name: str, filename: Optional[str], is_package: bool, parent: str):
-        mangled_filename = self._mangler.mangle(filename) if filename else None
+    def _instantiate(self, name: str, source_record: Optional[str], is_package: bool, parent: str):
+        fake_path = None if not source_record else self._names.mangle(source_record)
         spec = importlib.machinery.ModuleSpec(name, self, origin="<package_importer>", is_package=is_package)
-        module = importlib.util.module_from_spec(spec)
-        self.modules[name] = module
-        module.__name__ = self._mangler.mangle(name)
-        ns = module.__dict__
-        ns.update(__spec__=spec, __loader__=self, __file__=mangled_filename, __cached__=None,
+        mod = importlib.util.module_from_spec(spec)
+        self.modules[name] = mod
+        mod.__name__ = self._names.mangle(name)
+        ns = mod.__dict__
+        ns.update(__spec__=spec, __loader__=self, __file__=fake_path, __cached__=None,
                   __builtins__=self.patched_builtins, __torch_package__=True)
-        _package_imported_modules[module.__name__] = module
-        # On the parent before the code runs, so `from . import sub` inside it works.
-        self._install_on_parent(parent, name, module)
-        if filename is not None:
-            # Tracebacks and inspect find the source through linecache.
-            linecache.lazycache(mangled_filename, ns)
-            exec(self._compile_source(filename, mangled_filename), ns)
-        return module
+        _live_modules[mod.__name__] = mod
+        # Bind on the parent before running the body, so `from . import sub` works inside.
+        self._bind_to_parent(parent, name, mod)
+        if source_record is not None:
+            # linecache lets tracebacks and inspect show the packaged source.
+            linecache.lazycache(fake_path, ns)
+            exec(self._compiled(source_record, fake_path), ns)
+        return mod
 
-    def _load_module(self, name: str, parent: str):
-        node: _PathNode = self.root
-        for atom in name.split("."):
-            if not isinstance(node, _PackageNode) or atom not in node.children:
-                if name in IMPLICIT_IMPORT_ALLOWLIST:
-                    module = self.modules[name] = importlib.import_module(name)
-                    return module
+    def _from_outside(self, name: str):
+        mod = importlib.import_module(name)
+        self.modules[name] = mod
+        return mod
+
+    def _locate_and_load(self, name: str, parent: str):
+        where: _Node = self._tree
+        for part in name.split("."):
+            child = where.children.get(part) if isinstance(where, _Pkg) else None
+            if child is None:
+                if name in IMPLICIT_IMPORT_ALLOWLIST:  # allowed without being extern
+                    return self._from_outside(name)
                 raise ModuleNotFoundError(
                     f'No module named "{name}" in self-contained archive "{self.filename}" and the module is also '
                     f"not in the list of allowed external modules: {self.extern_modules}", name=name)
-            node = node.children[atom]
-            if isinstance(node, _ExternNode):
-                module = self.modules[name] = importlib.import_module(name)
-                return module
-        return self._make_module(name, node.source_file, isinstance(node, _PackageNode), parent)
+            if isinstance(child, _Extern):
+                return self._from_outside(name)
+            where = child
+        return self._instantiate(name, where.source_file, isinstance(where, _Pkg), parent)
 
-    def _compile_source(self, fullpath: str, mangled_filename: str):
-        source = _normalize_line_endings(self.zip_reader.get_record(fullpath))
-        return compile(source, mangled_filename, "exec", dont_inherit=True)
+    def _compiled(self, record: str, shown_as: str):
+        text = _normalize_line_endings(self.zip_reader.get_record(record))
+        return compile(text, shown_as, "exec", dont_inherit=True)
 
     def get_source(self, module_name) -> str:
-        """The source of a module of this package (linecache asks with its mangled name)."""
-        module = self.import_module(demangle(module_name))
-        return self.zip_reader.get_record(demangle(module.__file__)).decode("utf-8")
+        """Source code of one of this package's modules (linecache passes mangled names)."""
+        mod = self.import_module(demangle(module_name))
+        raw = self.zip_reader.get_record(demangle(mod.__file__))
+        return raw.decode("utf-8")
 
     def get_resource_reader(self, fullname):
-        """importlib.resources' hook: a reader for the resources of package `fullname`."""
+        """Hook for importlib.resources: a reader over the resources of package `fullname`."""
         try:
-            package = self._get_package(fullname)
+            pkg = self._package_module(fullname)
         except ImportError:
             return None
-        if package.__loader__ is not self:
-            return None
-        return _PackageResourceReader(self, fullname)
+        return _ResourceReader(self, fullname) if pkg.__loader__ is self else None
 
-    def _install_on_parent(self, parent: str, name: str, module: types.ModuleType):
-        if not parent:
+    def _bind_to_parent(self, parent: str, name: str, mod: types.ModuleType):
+        if parent:
+            owner = self.modules[parent]
+            if owner.__loader__ is self:
+                setattr(owner, name.rsplit(".", 1)[-1], mod)
+
+    def _check_parent_can_hold(self, name, parent, child):
+        owner = self.modules[parent]
+        if hasattr(owner, "__path__"):
             return
-        parent_module = self.modules[parent]
-        if parent_module.__loader__ is self:
-            setattr(parent_module, name.rpartition(".")[2], module)
+        if not isinstance(owner.__loader__, importlib.machinery.ExtensionFileLoader):
+            raise ModuleNotFoundError(_no_module(name) + f"; {parent!r} is not a package", name=name)
+        if name not in self.extern_modules:
+            raise ModuleNotFoundError(
+                _no_module(name) + f"; {name!r} is a c extension module which was not externed. C "
+                "extension modules need to be externed by the PackageExporter in order to be used as we "
+                "do not support interning them.", name=name)
+        if not isinstance(owner.__dict__.get(child), types.ModuleType):
+            raise ModuleNotFoundError(
+                _no_module(name) + f"; {parent!r} is a c extension package which does not contain "
+                f"{name!r}.", name=name)
 
-    def _do_find_and_load(self, name):
-        parent, _, child = name.rpartition(".")
+    def _load_new(self, name):
+        parent, _dot, child = name.rpartition(".")
         if parent:
             if parent not in self.modules:
-                self._gcd_import(parent)
-            if name in self.modules:  # importing the parent may have loaded it
+                self._import_abs(parent)
+            if name in self.modules:  # the parent's own code may have imported it already
                 return self.modules[name]
-            parent_module = self.modules[parent]
-            if not hasattr(parent_module, "__path__"):
-                if isinstance(parent_module.__loader__, importlib.machinery.ExtensionFileLoader):
-                    if name not in self.extern_modules:
-                        raise ModuleNotFoundError(
-                            _ERR_MSG.format(name) + f"; {name!r} is a c extension module which was not externed. C "
-                            "extension modules need to be externed by the PackageExporter in order to be used as we "
-                            "do not support interning them.", name=name)
-                    if not isinstance(parent_module.__dict__.get(child), types.ModuleType):
-                        raise ModuleNotFoundError(
-                            _ERR_MSG.format(name) + f"; {parent!r} is a c extension package which does not contain "
-                            f"{name!r}.", name=name)
-                else:
-                    raise ModuleNotFoundError(_ERR_MSG.format(name) + f"; {parent!r} is not a package", name=name)
-        module = self._load_module(name, parent)
-        self._install_on_parent(parent, name, module)
-        return module
+            self._check_parent_can_hold(name, parent, child)
+        mod = self._locate_and_load(name, parent)
+        self._bind_to_parent(parent, name, mod)
+        return mod
 
-    def _find_and_load(self, name):
-        module = self.modules.get(name, _NEEDS_LOADING)
-        if module is _NEEDS_LOADING:
-            return self._do_find_and_load(name)
-        if module is None:
+    def _cached_or_load(self, name):
+        if name not in self.modules:
+            return self._load_new(name)
+        mod = self.modules[name]
+        if mod is None:
             raise ModuleNotFoundError(f"import of {name} halted; None in sys.modules", name=name)
-        # os and typing plant submodules in sys.modules that are not real importable files.
+        # os and typing expose submodules through sys.modules that have no file of their own.
         if name == "os":
-            self.modules["os.path"] = module.path
+            self.modules["os.path"] = mod.path
         elif name == "typing":
-            for sub in ("io", "re"):
-                if hasattr(module, sub):
-                    self.modules[f"typing.{sub}"] = getattr(module, sub)
-        return module
+            for attr in ("io", "re"):
+                if hasattr(mod, attr):
+                    self.modules["typing." + attr] = getattr(mod, attr)
+        return mod
 
-    def _gcd_import(self, name, package=None, level=0):
+    def _import_abs(self, name, package=None, level=0):
         _sanity_check(name, package, level)
-        if level > 0:
-            name = _resolve_name(name, package, level)
-        return self._find_and_load(name)
+        target = _resolve_name(name, package, level) if level > 0 else name
+        return self._cached_or_load(target)
 
-    def _handle_fromlist(self, module, fromlist, *, recursive=False):
-        """What `from module import fromlist...` needs: submodules named in the fromlist are
-        imported (a missing one is ignored, as Python does)."""
-        module_name = demangle(module.__name__)
-        if not hasattr(module, "__path__"):
-            return module
-        for x in fromlist:
-            if not isinstance(x, str):
-                where = module_name + ".__all__" if recursive else "``from list''"
-                raise TypeError(f"Item in {where} must be str, not {type(x).__name__}")
-            if x == "*":
-                if not recursive and hasattr(module, "__all__"):
-                    self._handle_fromlist(module, module.__all__, recursive=True)
-            elif not hasattr(module, x):
-                from_name = f"{module_name}.{x}"
-                try:
-                    self._gcd_import(from_name)
-                except ModuleNotFoundError as exc:
-                    if exc.name == from_name and self.modules.get(from_name, _NEEDS_LOADING) is not None:
-                        continue
+    def _import_from_list(self, mod, names, *, recursive=False):
+        """Imports the submodules that `from mod import names...` asks for; one that does
+        not exist is skipped, as the interpreter does."""
+        if not hasattr(mod, "__path__"):
+            return mod
+        base = demangle(mod.__name__)
+        for item in names:
+            if not isinstance(item, str):
+                source = f"{base}.__all__" if recursive else "``from list''"
+                raise TypeError(f"Item in {source} must be str, not {type(item).__name__}")
+            if item == "*":
+                if not recursive and hasattr(mod, "__all__"):
+                    self._import_from_list(mod, mod.__all__, recursive=True)
+                continue
+            if hasattr(mod, item):
+                continue
+            full = f"{base}.{item}"
+            try:
+                self._import_abs(full)
+            except ModuleNotFoundError as err:
+                missing_quietly = err.name == full and self.modules.get(full, _UNSET) is not None
+                if not missing_quietly:
                     raise
-        return module
+        return mod
 
     def __import__(self, name, globals=None, locals=None, fromlist=(), level=0):
-        if level == 0:
-            module = self._gcd_import(name)
+        if level:
+            anchor = _calc___package__({} if globals is None else globals)
+            mod = self._import_abs(name, anchor, level)
         else:
-            package = _calc___package__(globals if globals is not None else {})
-            module = self._gcd_import(name, package, level)
+            mod = self._import_abs(name)
         if fromlist:
-            return self._handle_fromlist(module, fromlist)
-        # `import a.b.c` binds `a`: the module up to the first dot of `name`.
-        if level == 0:
-            return self._gcd_import(name.partition(".")[0])
+            return self._import_from_list(mod, fromlist)
+        head = name.split(".", 1)[0]
+        # Plain `import a.b.c` evaluates to the top package `a`.
+        if not level:
+            return self._import_abs(head)
         if not name:
-            return module
-        cut_off = len(name) - len(name.partition(".")[0])
-        module_name = demangle(module.__name__)
-        return self.modules[module_name[: len(module_name) - cut_off]]
+            return mod
+        full = demangle(mod.__name__)
+        drop = len(name) - len(head)
+        return self.modules[full[:len(full) - drop]]
 
-    def _get_package(self, package):
-        """The package module `package` (a name or a module); a non-package is a TypeError."""
+    def _package_module(self, package):
+        """Module object of `package` (a name or a module); TypeError if it is no package."""
         if hasattr(package, "__spec__"):
-            if package.__spec__.submodule_search_locations is None:
-                raise TypeError("{!r} is not a package".format(package.__spec__.name))
-            return package
-        module = self.import_module(package)
-        if module.__spec__.submodule_search_locations is None:
-            raise TypeError("{!r} is not a package".format(package))
-        return module
+            mod, label = package, package.__spec__.name
+        else:
+            mod, label = self.import_module(package), package
+        if mod.__spec__.submodule_search_locations is None:
+            raise TypeError(f"{label!r} is not a package")
+        return mod
 
-    def _zipfile_path(self, package, resource=None):
-        package = self._get_package(package)
-        assert package.__loader__ is self
-        path = demangle(package.__name__).replace(".", "/")
-        if resource is None:
-            return path
-        return f"{path}/{_normalize_path(resource)}"
+    def _record_of(self, package, resource=None):
+        mod = self._package_module(package)
+        assert mod.__loader__ is self
+        folder = demangle(mod.__name__).replace(".", "/")
+        return folder if resource is None else f"{folder}/{_normalize_path(resource)}"
 
-    def _get_or_create_package(self, atoms: List[str]) -> "Union[_PackageNode, _ExternNode]":
-        node = self.root
-        for i, atom in enumerate(atoms):
-            child = node.children.get(atom)
-            if child is None:
-                child = node.children[atom] = _PackageNode(None)
-            if isinstance(child, _ExternNode):
-                return child
-            if isinstance(child, _ModuleNode):
-                raise ImportError(f"inconsistent module structure. module {'.'.join(atoms[:i])} is not a package, but "
-                                  "has submodules")
-            node = child
-        return node
+    def _walk_to_package(self, parts: List[str]) -> "Union[_Pkg, _Extern]":
+        here = self._tree
+        for depth, part in enumerate(parts):
+            nxt = here.children.get(part)
+            if nxt is None:
+                nxt = _Pkg(None)
+                here.children[part] = nxt
+            if isinstance(nxt, _Extern):
+                return nxt
+            if isinstance(nxt, _Mod):
+                raise ImportError(f"inconsistent module structure. module {'.'.join(parts[:depth])} is not a package, "
+                                  "but has submodules")
+            here = nxt
+        return here
 
-    def _add_file(self, filename: str):
-        """Registers an archive file in the module tree (files under .data/ are not code)."""
-        *prefix, last = filename.split("/")
-        if len(prefix) > 1 and prefix[0] == ".data":
+    def _register_record(self, record: str):
+        """Adds one archive file to the module tree; `.data/` holds no code."""
+        folders = record.split("/")
+        leaf = folders.pop()
+        if folders[:1] == [".data"] and len(folders) > 1:
             return
-        package = self._get_or_create_package(prefix)
-        if isinstance(package, _ExternNode):
-            raise ImportError(f"inconsistent module structure. package contains a module file {filename} that is a "
+        owner = self._walk_to_package(folders)
+        if isinstance(owner, _Extern):
+            raise ImportError(f"inconsistent module structure. package contains a module file {record} that is a "
                               "subpackage of a module marked external.")
-        if last == "__init__.py":
-            package.source_file = filename
-        elif last.endswith(".py"):
-            package.children[last[: -len(".py")]] = _ModuleNode(filename)
+        if leaf == "__init__.py":
+            owner.source_file = record
+        elif leaf.endswith(".py"):
+            owner.children[leaf[:-3]] = _Mod(record)
 
-    def _add_extern(self, extern_name: str):
-        *prefix, last = extern_name.split(".")
-        package = self._get_or_create_package(prefix)
-        if isinstance(package, _ExternNode):
-            return  # a shorter extern already covers it
-        package.children[last] = _ExternNode()
-
-
-def _maybe_decode_ascii(bytes_str):
-    # Pickles from Python 2 may hold byte strings where text is expected.
-    return bytes_str.decode("ascii") if isinstance(bytes_str, bytes) else bytes_str
+    def _mark_extern(self, dotted: str):
+        parts = dotted.split(".")
+        owner = self._walk_to_package(parts[:-1])
+        if not isinstance(owner, _Extern):  # otherwise an enclosing extern covers it
+            owner.children[parts[-1]] = _Extern()
 
 
-_NEEDS_LOADING = object()
-_ERR_MSG_PREFIX = "No module named "
-_ERR_MSG = _ERR_MSG_PREFIX + "{!r}"
+def _as_text(value):
+    # Python 2 pickles can carry bytes where str is expected.
+    return value.decode("ascii") if isinstance(value, bytes) else value
 
 
-class _PathNode:
-    pass
+_UNSET = object()
 
 
-class _PackageNode(_PathNode):
-    def __init__(self, source_file: Optional[str]):
-        self.source_file = source_file
-        self.children: Dict[str, _PathNode] = {}
+def _no_module(name):
+    return f"No module named {name!r}"
 
 
-class _ModuleNode(_PathNode):
-    __slots__ = ["source_file"]
-
-    def __init__(self, source_file: str):
-        self.source_file = source_file
+class _Node:
+    """A position in the archive's module tree."""
 
 
-class _ExternNode(_PathNode):
-    pass
+class _Pkg(_Node):
+    """A package: its `__init__.py` record (if any) and the nodes below it."""
+
+    def __init__(self, init_record: Optional[str]):
+        self.source_file = init_record
+        self.children: Dict[str, _Node] = {}
 
 
-# Every module any PackageImporter created, by mangled name.
-_package_imported_modules: WeakValueDictionary = WeakValueDictionary()
+class _Mod(_Node):
+    """A plain module, backed by one .py record."""
 
-# inspect.getfile looks classes' modules up in sys.modules only; teach it the packaged ones.
-_orig_getfile = inspect.getfile
+    __slots__ = ("source_file",)
 
-
-def _patched_getfile(object):
-    if inspect.isclass(object) and object.__module__ in _package_imported_modules:
-        return _package_imported_modules[object.__module__].__file__
-    return _orig_getfile(object)
+    def __init__(self, record: str):
+        self.source_file = record
 
 
-inspect.getfile = _patched_getfile
+class _Extern(_Node):
+    """A module the loading environment provides."""
 
 
-class _PackageResourceReader:
-    """importlib.resources' view of one package's resources."""
+# Mangled name -> module, over all PackageImporters (entries vanish with the module).
+_live_modules: "WeakValueDictionary[str, types.ModuleType]" = WeakValueDictionary()
 
-    def __init__(self, importer, fullname):
-        self.importer = importer
-        self.fullname = fullname
+# inspect.getfile only consults sys.modules for a class's module; extend it to ours.
+_stock_getfile = inspect.getfile
+
+
+def _getfile_with_packages(object):
+    if inspect.isclass(object):
+        owner = _live_modules.get(object.__module__)
+        if owner is not None:
+            return owner.__file__
+    return _stock_getfile(object)
+
+
+inspect.getfile = _getfile_with_packages
+
+
+class _ResourceReader:
+    """What importlib.resources sees of one package's resources."""
+
+    def __init__(self, loader, package_name):
+        self._loader = loader
+        self._package_name = package_name
 
     def open_resource(self, resource):
-        return io.BytesIO(self.importer.load_binary(self.fullname, resource))
+        return io.BytesIO(self._loader.load_binary(self._package_name, resource))
 
     def resource_path(self, resource):
-        # Only an unzipped package has real files to point at.
-        reader = self.importer.zip_reader
-        relative = os.path.join(self.fullname, resource)
-        if isinstance(reader, DirectoryReader) and reader.has_record(relative):
-            return os.path.join(reader.directory, self.fullname, resource)
+        # Real files exist only when the package was unpacked into a directory.
+        store = self._loader.zip_reader
+        if isinstance(store, DirectoryReader) and store.has_record(os.path.join(self._package_name, resource)):
+            return os.path.join(store.directory, self._package_name, resource)
         raise FileNotFoundError
 
     def is_resource(self, name):
-        return self.importer.zip_reader.has_record(self.importer._zipfile_path(self.fullname, name))
+        return self._loader.zip_reader.has_record(self._loader._record_of(self._package_name, name))
 
     def contents(self):
-        base = Path(self.importer._zipfile_path(self.fullname))
-        seen_dirs = set()
-        for filename in self.importer.zip_reader.get_all_records():
+        top = Path(self._loader._record_of(self._package_name))
+        dirs_seen = set()
+        for record in self._loader.zip_reader.get_all_records():
             try:
-                relative = Path(filename).relative_to(base)
+                rel = Path(record).relative_to(top)
             except ValueError:
                 continue
-            parent_name = relative.parent.name
-            if not parent_name:
-                yield relative.name
-            elif parent_name not in seen_dirs:
-                seen_dirs.add(parent_name)
-                yield parent_name
+            folder = rel.parent.name
+            if not folder:
+                yield rel.name
+            elif folder not in dirs_seen:
+                dirs_seen.add(folder)
+                yield folder

@@ -8,7 +8,7 @@ from . import messages as _messages
 
 
 class EmptyQueue(Exception):
-    pass
+    """No request (server side) or response (client side) arrived in time."""
 
 
 # What a queue's get() raises when nothing came in time: multiprocessing and queue.Queue
@@ -20,56 +20,61 @@ class Protocol(object):
     __slots__ = ("request_queue", "response_queue")
 
     def __init__(self, request_queue, response_queue):
-        self.request_queue = request_queue
-        self.response_queue = response_queue
+        self.request_queue, self.response_queue = request_queue, response_queue
 
 
 class ProtocolClient(Protocol):
     """The reading side: puts requests on request_queue, takes responses from response_queue."""
-    _req_sent = None
+    _in_flight = None
 
     def __init__(self, request_queue, response_queue):
         super().__init__(request_queue, response_queue)
-        self._req_sent = None
+        self._in_flight = None
 
     def can_take_request(self):
-        return self._req_sent is None
+        return self._in_flight is None
 
     def waiting_for_response(self):
         return not self.can_take_request()
 
     def request_sent(self, request=True):
-        if self._req_sent is not None:
+        if self._in_flight is not None:
             raise Exception("Protocol only supports one request in the Queue")
-        self._req_sent = request
+        self._in_flight = request
 
     def request_served(self, result=None):
-        if self._req_sent is None:
+        if self._in_flight is None:
             raise Exception("Expected no peding requests, but something got served", result)
-        self._req_sent = None
+        self._in_flight = None
 
     def _send(self, request):
         self.request_queue.put(request)
         self.request_sent(request)
 
+    def _submit(self, request, what):
+        """Sends `request` if no other one is in flight; `what` names it in the error."""
+        if self.waiting_for_response():
+            raise Exception(f"Can not {what} while we are still waiting response for previous request")
+        self._send(request)
+
     def _expect_response(self):
-        if self._req_sent is None:
+        if self._in_flight is None:
             raise Exception("Can not expect any response without submitted request")
 
 
 class ProtocolServer(Protocol):
     """The serving side: takes requests from request_queue, puts responses on response_queue."""
-    _req_received = None
+    _unanswered = None
 
     def __init__(self, request_queue, response_queue):
         super().__init__(request_queue, response_queue)
-        self._req_received = None
+        self._unanswered = None
 
     def have_pending_request(self):
-        return self._req_received is not None
+        return not (self._unanswered is None)
 
     def get_new_request(self, block=False):
-        if self._req_received is not None:
+        if self._unanswered is not None:
             raise Exception("Trying to get next request, while having one unserved")
         try:
             request = self.request_queue.get(block=block)
@@ -77,19 +82,19 @@ class ProtocolServer(Protocol):
             # Every queue kind signals "nothing there" differently (LocalQueue and
             # ThreadingQueue raise a plain Exception); all of them mean: no request yet.
             raise EmptyQueue("queue is empty")
-        self._req_received = request
+        self._unanswered = request
         return request
 
     def _answer(self, response):
-        if self._req_received is None:
+        if self._unanswered is None:
             raise Exception("Attempting to reply with pending request")
         self.response_queue.put(response)
-        self._req_received = None
+        self._unanswered = None
 
     def _answer_only(self, request_type, response, what):
-        if self._req_received is None:
+        if self._unanswered is None:
             raise Exception("Attempting to reply with pending request")
-        if not isinstance(self._req_received, request_type):
+        if not isinstance(self._unanswered, request_type):
             raise Exception(f"Replaying with {what} status to other type of message")
         self._answer(response)
 
@@ -110,23 +115,19 @@ class MapDataPipeQueueProtocolServer(ProtocolServer):
 
 class MapDataPipeQueueProtocolClient(ProtocolClient):
     def request_len(self):
-        if not self.can_take_request():
-            raise Exception("Can not request len while we are still waiting response for previous request")
-        self._send(_messages.LenRequest())
+        self._submit(_messages.LenRequest(), "request len")
 
     def request_item(self, index):
-        if not self.can_take_request():
-            raise Exception("Can not request item while we are still waiting response for previous request")
-        self._send(_messages.GetItemRequest(index))
+        self._submit(_messages.GetItemRequest(index), "request item")
 
     def _take_response(self, block, timeout):
         self._expect_response()
         try:
-            response = self.response_queue.get(block=block, timeout=timeout)
+            reply = self.response_queue.get(block=block, timeout=timeout)
         except _NOTHING_YET:
             raise EmptyQueue("queue is empty")
-        self.request_served(response)
-        return response
+        self.request_served(reply)
+        return reply
 
     def get_response_len(self, block=False, timeout=None):
         response = self._take_response(block, timeout)
@@ -155,22 +156,18 @@ class IterDataPipeQueueProtocolServer(ProtocolServer):
 
 class IterDataPipeQueueProtocolClient(ProtocolClient):
     def request_reset_iterator(self):
-        if not self.can_take_request():
-            raise Exception("Can not reset while we are still waiting response for previous request")
-        self._send(_messages.ResetIteratorRequest())
+        self._submit(_messages.ResetIteratorRequest(), "reset")
 
     def request_next(self):
-        if not self.can_take_request():
-            raise Exception("Can not request next item while we are still waiting response for previous request")
-        self._send(_messages.GetNextRequest())
+        self._submit(_messages.GetNextRequest(), "request next item")
 
     def _take_response(self, block, **timeout):
         try:
-            response = self.response_queue.get(block=block, **timeout)
+            reply = self.response_queue.get(block=block, **timeout)
         except Exception:
             raise EmptyQueue("queue is empty")
-        self.request_served(response)
-        return response
+        self.request_served(reply)
+        return reply
 
     def get_response_reset_iterator(self, block=False):
         response = self._take_response(block)

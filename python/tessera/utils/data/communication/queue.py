@@ -19,44 +19,46 @@ class LocalQueue():
     empty = 0
 
     def __init__(self, name='unnamed'):
-        self.items = []
-        self.name = name
-        self.uid = LocalQueue.uid
-        LocalQueue.uid += 1
+        self.name, self.items, self.uid = name, [], LocalQueue.uid
+        LocalQueue.uid = self.uid + 1
+
+    @staticmethod
+    def _tally(stored_delta=0, empty_delta=0):
+        LocalQueue.ops += 1
+        LocalQueue.stored += stored_delta
+        LocalQueue.empty += empty_delta
 
     def put(self, item, block=True):
-        LocalQueue.ops += 1
-        LocalQueue.stored += 1
+        self._tally(stored_delta=1)
         self.items.append(item)
 
     def get(self, block=True, timeout=0):
         # Nothing else can fill it while we wait, so `block` makes no difference.
-        LocalQueue.ops += 1
-        if not self.items:
-            LocalQueue.empty += 1
-            raise Exception('LocalQueue is empty')
-        LocalQueue.stored -= 1
-        return self.items.pop()
+        if self.items:
+            self._tally(stored_delta=-1)
+            return self.items.pop()
+        self._tally(empty_delta=1)
+        raise Exception('LocalQueue is empty')
 
 
 class ThreadingQueue():
     """A lock-protected queue between threads. A blocking `get` waits until an item arrives."""
 
     def __init__(self, name='unnamed'):
-        self.lock = threading.Lock()
-        self.items = []
         self.name = name
-        self._arrived = threading.Condition(self.lock)
+        self.items = []
+        self.lock = threading.Lock()
+        self._nonempty = threading.Condition(self.lock)
 
     def put(self, item, block=True):
-        with self.lock:
+        with self._nonempty:
             self.items.append(item)
-            self._arrived.notify()
+            self._nonempty.notify()
 
     def get(self, block=True, timeout=0):
-        with self.lock:
-            if not block and not self.items:
+        with self._nonempty:
+            if block:
+                self._nonempty.wait_for(lambda: len(self.items) > 0)
+            elif not self.items:
                 raise Exception("Not available")
-            while not self.items:
-                self._arrived.wait()
             return self.items.pop()
