@@ -4,11 +4,12 @@ generated bindings: ``unique`` (onto ``_unique2``, or ``unique_dim`` with a dim)
 ``as_tuple=True`` form returns one index tensor per dimension, ``tensordot`` (dims as a
 count or as two lists), ``atleast_{1,2,3}d`` (one tensor or several) and ``meshgrid``,
 ``cartesian_prod`` and ``block_diag``, which take their tensors as separate arguments, and
-``histogramdd`` (bins as a count, counts or edge tensors, onto ``_histogramdd_*``), and
-``gradient`` (numpy's finite differences, written with tensor ops so autograd follows).
+``histogramdd`` (bins as a count, counts or edge tensors, onto ``_histogramdd_*``),
+``gradient`` (numpy's finite differences, written with tensor ops so autograd follows) and
+``norm`` (p as a number or 'fro' / 'nuc', dim as an int or a list, onto aten::norm).
 
-Importing this module installs ``Tensor.unique``, ``Tensor.unique_consecutive`` and
-``Tensor.nonzero``.
+Importing this module installs ``Tensor.unique``, ``Tensor.unique_consecutive``,
+``Tensor.nonzero`` and ``Tensor.norm``.
 """
 import warnings
 
@@ -277,6 +278,46 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):  # noqa: A002 (torch'
             raise RuntimeError("torch.gradient expected each dimension size to be at least edge_order+1")
     values = input if input.is_floating_point() or input.is_complex() else input.to(_C._get_default_dtype())
     return tuple(_gradient_along(values, d, h, edge_order) for d, h in zip(dims, spacings))
+
+
+def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):  # noqa: A002 (torch's names)
+    """norm(input, p='fro', dim=None, keepdim=False, out=None, dtype=None)
+
+    The p-norm of ``input`` over ``dim`` (every dim by default), as torch 1.13 computes it:
+    a number p (None meaning 2) is aten::norm's vector norm of the flattened dims; 'fro' is
+    the 2-norm over at most two dims; 'nuc' is the nuclear norm (sum of singular values)."""
+    dims = [dim] if isinstance(dim, int) else dim
+    if isinstance(p, str):
+        if p == "fro":
+            if dtype is not None:
+                raise ValueError("dtype argument is not supported in frobenius norm")
+            # (with neither dim nor out, 1.13 takes the whole tensor without the two-dim limit)
+            if dims is None:
+                dims = [] if out is None else list(range(input.dim()))
+            dims = list(dims)
+            if len(dims) > 2:
+                raise RuntimeError(f"Expected at most 2 dimensions, but got {len(dims)} dimensions instead.")
+            p = 2
+        elif p == "nuc":
+            if dtype is not None:
+                raise ValueError("dtype argument is not supported in nuclear norm")
+            raise NotImplementedError("norm(p='nuc'): the nuclear norm needs the singular values of "
+                                      "torch.linalg.svdvals, which tessera does not have yet")
+        else:
+            raise RuntimeError(f"only valid string values are 'fro' and 'nuc', found {p}")
+    if dims is None:
+        dims = list(range(input.dim()))
+    extra = {} if dtype is None else {"dtype": dtype}
+    if out is not None:
+        extra["out"] = out
+    return _C.norm(input, p, list(dims), keepdim, **extra)
+
+
+def _tensor_norm(self, p="fro", dim=None, keepdim=False, dtype=None):
+    return norm(self, p, dim, keepdim, dtype=dtype)
+
+
+_C._add_tensor_methods({"norm": _tensor_norm})
 
 
 def _gradient_along(f, d, spacing, edge_order):

@@ -82,10 +82,14 @@ register(
            kwargs=({}, {"ord": 1}, {"ord": 0, "dim": 0}, {"ord": INF}, {"ord": -INF, "dim": -1, "keepdim": True},
                    {"ord": 3.5, "dim": (0, -1)}, {"ord": -1.5, "dim": 0}, {"ord": 2, "dtype": "complex128"},
                    {"dtype": "float64"})),
-    # torch.norm is a Python function over the same operators; tessera binds aten::norm.
-    OpInfo("norm", lambda lib, a, *args, **k: lib.norm(a, *args, **k), arity=1,
-           kwargs=({}, {"p": 1}, {"p": INF, "dim": 0}, {"p": 3, "dim": -1, "keepdim": True}), supports_out=False),
-    OpInfo("norm[method]", lambda lib, a, **k: a.norm(**k), arity=1, kwargs=({}, {"p": 1, "dim": (0, -1)}),
+    # torch.norm is a Python function over aten::norm in both libraries: p a number, None,
+    # 'fro' (at most two dims) or 'nuc' (tessera: NotImplementedError until linalg exists).
+    OpInfo("norm", lambda lib, a, *args, **k: lib.norm(a, *args, **resolve_dtype(lib, k)), arity=1,
+           kwargs=({}, {"p": 1}, {"p": INF, "dim": 0}, {"p": 3, "dim": -1, "keepdim": True}, {"dim": 0},
+                   {"p": "fro", "dim": -1, "keepdim": True}, {"p": None, "dim": (0, -1)},
+                   {"p": 2, "dim": -1, "dtype": "float64"}), supports_out=False),
+    OpInfo("norm[method]", lambda lib, a, **k: a.norm(**k), arity=1,
+           kwargs=({}, {"p": 1, "dim": (0, -1)}, {"dim": -1}, {"p": "fro", "dim": 0, "keepdim": True}),
            supports_out=False),
 )
 

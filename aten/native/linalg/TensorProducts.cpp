@@ -90,16 +90,26 @@ void check_addr(const Tensor& self, const Tensor& vec1, const Tensor& vec2, cons
 // bool tensors take (beta and self) or (alpha and outer).
 Tensor addr_value(const Tensor& self, const Tensor& vec1, const Tensor& vec2, const Scalar& beta, const Scalar& alpha) {
   check_addr(self, vec1, vec2, beta, alpha);
-  const Tensor outer = at::outer(vec1, vec2);
-  const Tensor base = self.expand(outer.sizes());  // torch's expand message for a mismatch
-  if (outer.scalar_type() == c10::kBool && self.scalar_type() == c10::kBool) {
-    const Tensor scaled = alpha.toBool() ? outer : at::zeros_like(outer);
-    return beta.toBool() ? at::logical_or(base, scaled) : scaled;
+  // torch's expand message for a self that does not broadcast to the grid
+  const Tensor base = self.expand({vec1.size(0), vec2.size(0)});
+  const bool bool_vectors = vec1.scalar_type() == c10::kBool || vec2.scalar_type() == c10::kBool;
+  const bool complex_alpha =
+      alpha.isComplex() && !c10::isComplexType(c10::promoteTypes(vec1.scalar_type(), vec2.scalar_type()));
+  if (bool_vectors || complex_alpha || beta.equal(0)) {
+    const Tensor outer = at::outer(vec1, vec2);
+    if (outer.scalar_type() == c10::kBool && self.scalar_type() == c10::kBool) {
+      const Tensor scaled = alpha.toBool() ? outer : at::zeros_like(outer);
+      return beta.toBool() ? at::logical_or(base, scaled) : scaled;
+    }
+    const Tensor product = alpha.equal(1) ? outer : outer * alpha;
+    // (zeros of self's dtype keep the result's promotion to it)
+    if (beta.equal(0)) return product + at::zeros_like(base);
+    return (beta.equal(1) ? base : base * beta) + product;
   }
-  const Tensor product = alpha.equal(1) ? outer : outer * alpha;
-  // (zeros of self's dtype keep the result's promotion to it)
-  if (beta.equal(0)) return product + at::zeros_like(base);
-  return (beta.equal(1) ? base : base * beta) + product;
+  const Tensor scaled_base = beta.equal(1) ? base : base * beta;
+  // One pass, as torch's kernel: base + alpha * vec1[i] * vec2[j] over the broadcast grid,
+  // with no outer-product tensor in between.
+  return at::addcmul(scaled_base, vec1.unsqueeze(1), vec2.unsqueeze(0), alpha);
 }
 
 }  // namespace

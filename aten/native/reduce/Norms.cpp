@@ -55,11 +55,18 @@ Tensor linalg_vector_norm(const Tensor& self, const c10::Scalar& ord, std::optio
   const std::vector<int64_t> dims = dims_or_empty(dim);
   check_norm_identity(self, p, dims);
   const Tensor x = dtype && *dtype != in ? self.to(*dtype) : self;
-  const Tensor a = x.abs();  // real for complex inputs
   const std::optional<IntArrayRef> over(dims);
+  const bool differentiated = c10::GradMode::is_enabled() && self.requires_grad();
+  if (p == 2 && !differentiated && x.device().is_cpu() &&
+      (x.scalar_type() == c10::kFloat || x.scalar_type() == c10::kDouble)) {
+    // One pass with no |x| or x * x in between, as torch's norm kernel reads it (normalize
+    // and renorm spend most of their time here).
+    return sum_of_squares_cpu(x, over, keepdim).sqrt_();
+  }
+  const Tensor a = x.abs();  // real for complex inputs
   if (p == 0) {
     Tensor count = at::sum(at::ne(a, 0), over, keepdim, a.scalar_type());
-    if (!(c10::GradMode::is_enabled() && self.requires_grad())) return count;
+    if (!differentiated) return count;
     // A count is piecewise constant: differentiated, it is part of the graph with a zero
     // grad, as torch's norm backward gives (the finite mask keeps inf and NaN out of it).
     Tensor zero_path = at::where(at::isfinite(a), at::mul(a, 0), at::zeros_like(a));
@@ -69,7 +76,7 @@ Tensor linalg_vector_norm(const Tensor& self, const c10::Scalar& ord, std::optio
   if (std::isinf(p)) return p > 0 ? at::amax(a, dims, keepdim) : at::amin(a, dims, keepdim);
   Tensor sum = p == 2 ? at::sum(at::mul(a, a), over, keepdim, std::nullopt)
                       : at::sum(at::pow(a, ord), over, keepdim, std::nullopt);
-  if (!(c10::GradMode::is_enabled() && self.requires_grad())) return p == 2 ? sum.sqrt_() : sum.pow_(1.0 / p);
+  if (!differentiated) return p == 2 ? sum.sqrt_() : sum.pow_(1.0 / p);
   // Differentiated: a zero norm gets a zero grad, as torch's norm backward gives (the
   // root's derivative is infinite there, times the sum's zero, NaN).
   Tensor zero = sum.eq(0);

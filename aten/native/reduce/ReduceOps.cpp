@@ -121,6 +121,7 @@ DimBlocks blocks_along(const Tensor& self, const std::vector<bool>& mask) {
 
 DEFINE_DISPATCH(sum_stub);
 DEFINE_DISPATCH(nansum_stub);
+DEFINE_DISPATCH(sum_of_squares_stub);
 DEFINE_DISPATCH(prod_stub);
 DEFINE_DISPATCH(amax_stub);
 DEFINE_DISPATCH(amin_stub);
@@ -216,6 +217,19 @@ namespace native {
 void sum_out_cpu(const Tensor& self, std::optional<IntArrayRef> dim, bool keepdim,
                  std::optional<c10::ScalarType> dtype, const Tensor& out) {
   run_reduction(sum_stub, self, dim, keepdim, out, accumulate_dtype(sum_dtype(self, dtype)), 0);
+}
+
+Tensor sum_of_squares_cpu(const Tensor& self, std::optional<IntArrayRef> dims, bool keepdim) {
+  TORCH_INTERNAL_ASSERT(self.device().is_cpu() && c10::isFloatingType(self.scalar_type()) &&
+                        self.scalar_type() != c10::kHalf && self.scalar_type() != c10::kBFloat16);
+  const std::vector<bool> mask = reduction_mask(dims, self.dim());
+  Tensor acc = at::make_empty(reduced_sizes(self.sizes(), mask, keepdim), self.scalar_type(), self.device());
+  acc.fill_(0);
+  if (self.numel() != 0) {
+    TensorIterator iter = make_reduction(acc, self, mask, keepdim);
+    sum_of_squares_stub(c10::DeviceType::CPU, iter);
+  }
+  return acc;
 }
 
 void nansum_out_cpu(const Tensor& self, std::optional<IntArrayRef> dim, bool keepdim,

@@ -43,6 +43,7 @@ TORCH_API DimBlocks blocks_along(const Tensor& self, const std::vector<bool>& ma
 using reduce_fn = void (*)(TensorIterator&);
 DECLARE_DISPATCH(reduce_fn, sum_stub);
 DECLARE_DISPATCH(reduce_fn, nansum_stub);
+DECLARE_DISPATCH(reduce_fn, sum_of_squares_stub);  // float and double only
 DECLARE_DISPATCH(reduce_fn, prod_stub);
 DECLARE_DISPATCH(reduce_fn, amax_stub);
 DECLARE_DISPATCH(reduce_fn, amin_stub);
@@ -55,6 +56,11 @@ DECLARE_DISPATCH(reduce_fn, or_stub);
 // over cache-sized pieces, pieces combined in a fixed order (Chan et al.), so the result
 // does not depend on the thread count. take_sqrt: var gets the standard deviation, its root
 // taken before narrowing to var's dtype.
+// The sum of x * x over dims (a float or double CPU tensor): the 2-norm's radicand read in
+// one pass, with no |x| or x * x tensor in between. Not differentiable: callers use it when
+// no gradient is wanted.
+TORCH_API Tensor sum_of_squares_cpu(const Tensor& self, std::optional<IntArrayRef> dims, bool keepdim);
+
 using var_mean_fn = void (*)(const DimBlocks& blocks, double correction, bool take_sqrt, const Tensor& var,
                              const Tensor& mean);
 DECLARE_DISPATCH(var_mean_fn, var_mean_stub);

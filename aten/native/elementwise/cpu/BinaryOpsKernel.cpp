@@ -232,8 +232,41 @@ T int_pow(T base, T exp) {
   return static_cast<T>(result);
 }
 
+// A float or double raised to one scalar exponent that has a cheaper exact form, as torch
+// computes them (so pow(-0.0, -0.5) is -inf and pow(-inf, 0.5) NaN, as there): squares,
+// cubes, roots and reciprocals run as vector multiplies, roots and divisions instead of a
+// libm pow call per element. Returns false for any other exponent.
+template <typename T>
+bool pow_by_scalar_exponent(TensorIterator& iter) {
+  if (iter.numel() == 0 || !iter.is_scalar(2) || iter.dtype(2) != iter.dtype(1)) return false;
+  using V = Vectorized<T>;
+  const T e = *reinterpret_cast<const T*>(iter.data_ptr(2));
+  const V one(T(1));
+  if (e == T(1)) {  // (pow's backward of a square raises to 1)
+    cpu_kernel_vec(iter, [](T a, T) -> T { return a; }, [](V a, V) { return a; });
+  } else if (e == T(2)) {
+    cpu_kernel_vec(iter, [](T a, T) -> T { return a * a; }, [](V a, V) { return a * a; });
+  } else if (e == T(3)) {
+    cpu_kernel_vec(iter, [](T a, T) -> T { return a * a * a; }, [](V a, V) { return a * a * a; });
+  } else if (e == T(-2)) {
+    cpu_kernel_vec(iter, [](T a, T) -> T { return T(1) / (a * a); }, [one](V a, V) { return one / (a * a); });
+  } else if (e == T(0.5)) {
+    cpu_kernel_vec(iter, [](T a, T) -> T { return std::sqrt(a); }, [](V a, V) { return a.sqrt(); });
+  } else if (e == T(-0.5)) {
+    cpu_kernel_vec(iter, [](T a, T) -> T { return T(1) / std::sqrt(a); }, [](V a, V) { return a.rsqrt(); });
+  } else if (e == T(-1)) {
+    cpu_kernel_vec(iter, [](T a, T) -> T { return T(1) / a; }, [](V a, V) { return a.reciprocal(); });
+  } else {
+    return false;
+  }
+  return true;
+}
+
 void pow_kernel(TensorIterator& iter) {
   dispatch_types<kNumeric>(iter.common_dtype(), "pow", [&]<typename T>() {
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+      if (pow_by_scalar_exponent<T>(iter)) return;
+    }
     if constexpr (std::is_integral_v<T>) {
       cpu_kernel(iter, [](T a, T b) -> T { return int_pow(a, b); });
     } else {

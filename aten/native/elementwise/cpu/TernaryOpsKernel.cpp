@@ -13,6 +13,8 @@ namespace at::inline tessera::native {
 inline namespace CPU_CAPABILITY {
 namespace {
 
+using vec::Vectorized;
+
 template <typename T>
 bool is_nan(T x) {
   if constexpr (std::is_integral_v<T>) {
@@ -199,7 +201,14 @@ void addcmul_kernel(TensorIterator& iter, const c10::Scalar& value) {
                                                                      [&]<typename T>() {
     using O = opmath_t<T>;
     const O v = O(value.to<T>());
-    cpu_kernel(iter, [v](T self, T a, T b) -> T { return T(wrap_mul_add<O>(O(self), v, O(a), O(b))); });
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+      // (the vector op rounds as the scalar one: v * a, times b, plus self)
+      const Vectorized<T> vv(v);
+      cpu_kernel_vec(iter, [v](T self, T a, T b) -> T { return self + v * a * b; },
+                     [vv](Vectorized<T> self, Vectorized<T> a, Vectorized<T> b) { return self + vv * a * b; });
+    } else {
+      cpu_kernel(iter, [v](T self, T a, T b) -> T { return T(wrap_mul_add<O>(O(self), v, O(a), O(b))); });
+    }
   });
 }
 

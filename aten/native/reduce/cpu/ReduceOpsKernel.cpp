@@ -24,10 +24,12 @@ constexpr int64_t kPairwiseLeaf = 1024;   // elements summed straight before spl
 constexpr int64_t kChunk = 1 << 18;       // elements per task of a reduction to one value
 
 // Runs the reduction: row(const char* in, n, stride_bytes) folds one row; combine folds a
-// row's result (or one element) into an accumulator; vec_combine, when given, does that
-// for a vector of accumulators at once (rows of contiguous accumulators: column sums).
-template <typename T, typename Row, typename Combine, typename VecCombine = std::nullptr_t>
-void run(TensorIterator& iter, Row row, Combine combine, VecCombine vec_combine = nullptr) {
+// row's result, or a chunk's, into an accumulator; fold folds one input element into an
+// accumulator; vec_fold, when given, does that for a vector of accumulators at once (rows
+// of contiguous accumulators: column sums). For most reductions fold is combine; a sum of
+// squares folds x as acc + x * x but combines partial sums as a + b.
+template <typename T, typename Row, typename Combine, typename Fold, typename VecFold = std::nullptr_t>
+void run_folding(TensorIterator& iter, Row row, Combine combine, Fold fold, VecFold vec_fold = nullptr) {
   auto loop_into = [&](T* fixed) {
     return [&, fixed](char** data, const int64_t* strides, int64_t n0, int64_t n1) {
       for (int64_t j = 0; j < n1; ++j) {
@@ -38,19 +40,19 @@ void run(TensorIterator& iter, Row row, Combine combine, VecCombine vec_combine 
           *acc = combine(*acc, row(in, n0, strides[1]));
         } else {
           int64_t i = 0;
-          if constexpr (!std::is_same_v<VecCombine, std::nullptr_t>) {
+          if constexpr (!std::is_same_v<VecFold, std::nullptr_t>) {
             if (strides[0] == static_cast<int64_t>(sizeof(T)) && strides[1] == static_cast<int64_t>(sizeof(T))) {
               using V = Vectorized<T>;
               T* acc = reinterpret_cast<T*>(out);
               const T* x = reinterpret_cast<const T*>(in);
               for (; i + V::size() <= n0; i += V::size()) {
-                vec_combine(V::loadu(acc + i), V::loadu(x + i)).store(acc + i);
+                vec_fold(V::loadu(acc + i), V::loadu(x + i)).store(acc + i);
               }
             }
           }
           for (; i < n0; ++i) {
             T* acc = reinterpret_cast<T*>(out + i * strides[0]);
-            *acc = combine(*acc, *reinterpret_cast<const T*>(in + i * strides[1]));
+            *acc = fold(*acc, *reinterpret_cast<const T*>(in + i * strides[1]));
           }
         }
       }
@@ -99,6 +101,11 @@ void run(TensorIterator& iter, Row row, Combine combine, VecCombine vec_combine 
   T total = init;
   for (const T& p : partial) total = combine(total, p);
   *out = total;
+}
+
+template <typename T, typename Row, typename Combine, typename VecCombine = std::nullptr_t>
+void run(TensorIterator& iter, Row row, Combine combine, VecCombine vec_combine = nullptr) {
+  run_folding<T>(iter, row, combine, combine, vec_combine);
 }
 
 template <typename T>
@@ -192,6 +199,48 @@ void sum_kernel_impl(TensorIterator& iter) {
   });
 }
 void sum_kernel(TensorIterator& iter) { sum_kernel_impl<false>(iter); }
+
+// Sum of squares (the 2-norm's radicand) in one pass over float or double input, split
+// pairwise as sums are; a contiguous row takes four vector FMA chains.
+template <typename T>
+T pairwise_sum_of_squares(const char* p, int64_t n, int64_t stride) {
+  if (n > kPairwiseLeaf) {
+    const int64_t half = (n / 2 + 31) / 32 * 32;
+    return pairwise_sum_of_squares<T>(p, half, stride) + pairwise_sum_of_squares<T>(p + half * stride, n - half, stride);
+  }
+  T r = T(0);
+  int64_t i = 0;
+  if (stride == static_cast<int64_t>(sizeof(T))) {
+    using V = Vectorized<T>;
+    constexpr int64_t w = V::size();
+    V a0(T(0)), a1(T(0)), a2(T(0)), a3(T(0));
+    const T* x = reinterpret_cast<const T*>(p);
+    for (; i + 4 * w <= n; i += 4 * w) {
+      const V x0 = V::loadu(x + i), x1 = V::loadu(x + i + w), x2 = V::loadu(x + i + 2 * w), x3 = V::loadu(x + i + 3 * w);
+      a0 = vec::fmadd(x0, x0, a0);
+      a1 = vec::fmadd(x1, x1, a1);
+      a2 = vec::fmadd(x2, x2, a2);
+      a3 = vec::fmadd(x3, x3, a3);
+    }
+    T lanes[w];
+    ((a0 + a1) + (a2 + a3)).store(lanes);
+    for (int64_t k = 0; k < w; ++k) r += lanes[k];
+  }
+  for (; i < n; ++i) {
+    const T x = element<T>(p, i, stride);
+    r += x * x;
+  }
+  return r;
+}
+
+void sum_of_squares_kernel(TensorIterator& iter) {
+  dispatch_types<kFloating>(iter.dtype(0), "sum_of_squares_cpu", [&]<typename T>() {
+    run_folding<T>(
+        iter, [](const char* p, int64_t n, int64_t stride) { return pairwise_sum_of_squares<T>(p, n, stride); },
+        [](T a, T b) { return a + b; }, [](T a, T x) { return a + x * x; },
+        [](const Vectorized<T>& a, const Vectorized<T>& x) { return vec::fmadd(x, x, a); });
+  });
+}
 void nansum_kernel(TensorIterator& iter) { sum_kernel_impl<true>(iter); }
 
 void prod_kernel(TensorIterator& iter) {
@@ -262,6 +311,7 @@ void and_kernel(TensorIterator& iter) { logical_kernel<false>(iter); }
 
 REGISTER_DISPATCH(sum_stub, &sum_kernel);
 REGISTER_DISPATCH(nansum_stub, &nansum_kernel);
+REGISTER_DISPATCH(sum_of_squares_stub, &sum_of_squares_kernel);
 REGISTER_DISPATCH(prod_stub, &prod_kernel);
 REGISTER_DISPATCH(amax_stub, &amax_kernel);
 REGISTER_DISPATCH(amin_stub, &amin_kernel);
