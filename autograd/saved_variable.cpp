@@ -43,6 +43,7 @@ SavedVariable::SavedVariable(const Tensor& t, bool is_output) {
   if (!t.defined()) return;
   was_defined_ = true;
   is_output_ = is_output;
+  wrapped_number_ = t.unsafeGetTensorImpl()->is_wrapped_number();
   saved_version_ = static_cast<uint32_t>(t._version());
   requires_grad_ = t.requires_grad();
   AutogradMeta* meta = impl::get_autograd_meta(t);
@@ -69,6 +70,33 @@ SavedVariable::SavedVariable(const Tensor& t, bool is_output) {
   }
   // An output's grad_fn is the Node saving it: keeping the tensor itself would make a cycle.
   data_ = is_output_ && !is_leaf_ ? impl::tensor_data(t) : t;
+}
+
+void SavedVariable::register_hooks(std::unique_ptr<SavedVariableHooks> hooks) {
+  TORCH_CHECK(!hooks_,
+              "Calling register_hooks on a saved tensor whose hooks have already been set. Hint: only one pair of "
+              "hooks is allowed at a time.");
+  TORCH_CHECK(!released_,
+              "Calling register_hooks on a saved tensor after it has been freed. Saved intermediate values of the "
+              "graph are freed when you call .backward() or autograd.grad(). Specify retain_graph=True if you need "
+              "to backward through the graph a second time or if you need to access saved variables after calling "
+              "backward.");
+  TORCH_CHECK(was_defined_, "Calling register_hooks on a saved tensor with value None is forbidden");
+  // What the hooked unpack needs to put the tensor back into the graph (an output gets its
+  // Node back from the caller of unpack).
+  if (!is_output_ || is_leaf_) {
+    if (!is_leaf_) {
+      hooked_grad_fn_ = impl::grad_fn(data_);
+    } else if (requires_grad_) {
+      hooked_grad_accumulator_ = impl::grad_accumulator(data_);
+    }
+  }
+  {
+    at::NoGradGuard no_grad;
+    hooks->call_pack_hook(data_);
+  }
+  hooks_ = std::move(hooks);
+  data_.reset();
 }
 
 void SavedVariable::reset_data() {

@@ -23,6 +23,11 @@ class TORCH_API SavedVariable {
   Tensor unpack(const std::shared_ptr<Node>& saved_for = nullptr) const;
   void reset_data();
   bool defined() const { return was_defined_; }
+  // A number the op was called with, kept as a wrapped-number tensor (Python sees the number).
+  bool is_wrapped_number() const { return wrapped_number_; }
+  // SavedTensor.register_hooks: packs the saved tensor now and keeps only the packed value
+  // (torch's errors for a second pair, a released tensor and an undefined one).
+  void register_hooks(std::unique_ptr<SavedVariableHooks> hooks);
 
  private:
   Tensor unpack_hooked(const std::shared_ptr<Node>& saved_for) const;
@@ -37,6 +42,7 @@ class TORCH_API SavedVariable {
   uint32_t output_nr_ = 0;
   bool was_defined_ = false;
   bool is_output_ = false;
+  bool wrapped_number_ = false;
   bool is_leaf_ = false;
   bool requires_grad_ = false;
   bool released_ = false;

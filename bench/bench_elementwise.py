@@ -34,6 +34,8 @@ CASES = [
     ("exp 16M f32", lambda L: (make(L, (M16,)),), lambda L, a: a.exp(), 8 * M16),
     ("tanh 4M f32", lambda L: (make(L, (M4,)),), lambda L, a: a.tanh(), 8 * M4),
     ("sigmoid 4M f32", lambda L: (make(L, (M4,)),), lambda L, a: a.sigmoid(), 8 * M4),
+    ("pow 4M f32, ** 2", lambda L: (make(L, (M4,)),), lambda L, a: a ** 2, 8 * M4),
+    ("pow 4M f32, ** 0.75", lambda L: (make(L, (M4,)).abs(),), lambda L, a: a ** 0.75, 8 * M4),
     ("copy_ f32->f16 4096^2", lambda L: (make(L, (SIDE, SIDE), "float16"), make(L, (SIDE, SIDE))),
      lambda L, dst, src: dst.copy_(src), 6 * SIDE * SIDE),
     ("a.t().contiguous() 4096^2 f32", lambda L: (make(L, (SIDE, SIDE)).t(),), lambda L, a: a.contiguous(),

@@ -6,7 +6,9 @@
   kernel of its own: it records the Node (or NotImplemented, for an op without a
   formula; or refuses out= with inputs that require grad) and redispatches below autograd;
 - autograd/generated/ADInplaceOrView.cpp: version bumps for in-place and out= ops, and
-  view tracking for view ops.
+  view tracking for view ops;
+- csrc/python_saved_fields.cpp: each Node's saved fields by name, for Python's
+  grad_fn._saved_<name> and grad_fn._raw_saved_<name> (csrc/SavedFields.h converts them).
 
 derivatives.yaml follows PyTorch's format: `name:` is the schema exactly as in ops.yaml;
 then one formula per differentiable input (`self: grad * other`, or `a, b: f(...)` for a
@@ -611,10 +613,76 @@ def gen_inplace_or_view(ops, derivatives) -> str:
                         "#include <autograd/VariableTypeUtils.h>\n", "ADInplaceOrView", kernels, impls)
 
 
+# ---------------------------------------------------------------- saved fields for Python
+
+# Member types Python does not see (torch exposes no TensorOptions either).
+_HIDDEN_SAVED_TYPES = {"at::TensorOptions"}
+
+
+def _saved_fields(d: Derivative):
+    """(Python name, member, is_tensor) of each field a Node keeps, in declaration order."""
+    an = Analysis(d)
+    fields = [(a.name, f"{a.name}_", True) for a in an.saved_tensors]
+    fields += [(a.name, f"{a.name}_", False) for a in an.saved_values if _member_type(a) not in _HIDDEN_SAVED_TYPES]
+    fields += [(m, m, False) for m, (typ, _) in an.attributes.items() if typ not in _HIDDEN_SAVED_TYPES]
+    fields += [(name, f"{name}_", True) for name, _ in an.outputs]
+    return fields
+
+
+def gen_saved_fields(derivatives: dict) -> str:
+    getters, entries = [], []
+    for d in derivatives.values():
+        if not has_differentiable_output(d):
+            continue
+        fields = _saved_fields(d)
+        if not fields:
+            continue
+        checks = "\n".join(f'  if (field == "{name}") return saved_to_py(n.{member}, owner, raw);'
+                           for name, member, _ in fields)
+        getters.append(f"""py::object saved_{d.node}(Node& node, std::string_view field, const std::shared_ptr<Node>& owner,
+                       bool raw) {{
+  auto& n = static_cast<{d.node}&>(node);
+{checks}
+  return py::object();
+}}""")
+        names = ", ".join(f'{{"{name}", {"true" if is_tensor else "false"}}}' for name, _, is_tensor in fields)
+        entries.append(f"      {{typeid({d.node}), {{&saved_{d.node}, {{{names}}}}}}},")
+    return HEADER + f"""// Each generated Node's saved fields by name (grad_fn._saved_<name> and, for tensors,
+// grad_fn._raw_saved_<name>), converted to Python by csrc/SavedFields.h.
+#include <csrc/SavedFields.h>
+
+#include <autograd/generated/Functions.h>
+
+#include <typeindex>
+#include <unordered_map>
+
+namespace tessera::python {{
+namespace {{
+
+using torch::autograd::Node;
+using namespace torch::autograd::generated;
+
+{chr(10).join(getters)}
+
+}}  // namespace
+
+const NodeSavedFields* saved_fields_of(const Node& node) {{
+  static const std::unordered_map<std::type_index, NodeSavedFields> table = {{
+{chr(10).join(entries)}
+  }};
+  auto it = table.find(std::type_index(typeid(node)));
+  return it == table.end() ? nullptr : &it->second;
+}}
+
+}}  // namespace tessera::python
+"""
+
+
 def generate(ops, derivatives_path) -> dict:
     derivatives = load_derivatives(derivatives_path, ops)
     files = {}
     files["autograd/generated/Functions.h"], files["autograd/generated/Functions.cpp"] = gen_functions(derivatives)
     files.update(gen_variable_type(ops, derivatives))
     files["autograd/generated/ADInplaceOrView.cpp"] = gen_inplace_or_view(ops, derivatives)
+    files["csrc/python_saved_fields.cpp"] = gen_saved_fields(derivatives)
     return files

@@ -2,6 +2,7 @@
 // grad, grad_fn, is_leaf, ...), backward and grad (run with the GIL released), grad
 // modes, hooks and backward Nodes. python/tessera/autograd and _tensor_autograd.py build
 // torch's Python surface on these.
+#include "SavedFields.h"
 #include "python_api.h"
 
 #include <autograd/autograd.h>
@@ -204,6 +205,21 @@ void init_autograd(py::module_& m) {
                                return py::tuple(out);
                              })
       .def("_sequence_nr", &Node::sequence_nr)
+      // _saved_<name> / _raw_saved_<name>: the Node's saved fields (SavedFields.h)
+      .def("__getattr__",
+           [](const std::shared_ptr<Node>& n, const std::string& attribute) {
+             py::object value = saved_attribute(n, attribute);
+             if (!value) throw py::attribute_error("'" + n->name() + "' object has no attribute '" + attribute + "'");
+             return value;
+           })
+      .def("__dir__",
+           [](py::object self) {
+             py::list names = py::module_::import("builtins").attr("object").attr("__dir__")(self);
+             for (const std::string& name : saved_attribute_names(*self.cast<std::shared_ptr<Node>>())) {
+               names.append(py::str(name));
+             }
+             return names;
+           })
       .def("_id", [](Node& n) { return reinterpret_cast<uintptr_t>(&n); })
       .def("register_prehook",
            [](Node& n, py::object fn) {

@@ -199,16 +199,6 @@ PyObject* tolist_rec(const char* data, c10::IntArrayRef sizes, c10::IntArrayRef 
   return list;
 }
 
-PyObject* scalar_to_python(const c10::Scalar& s) {
-  if (s.isBoolean()) return PyBool_FromLong(s.toBool());
-  if (s.isIntegral(false)) return PyLong_FromLongLong(s.toLong());
-  if (s.isComplex()) {
-    c10::complex<double> z = s.toComplexDouble();
-    return PyComplex_FromDoubles(z.real(), z.imag());
-  }
-  return PyFloat_FromDouble(s.toDouble());
-}
-
 c10::Scalar item_of(const at::Tensor& t) {
   if (!t.is_cpu() && !t.is_meta()) return readable(t, "").item();
   return t.item();
@@ -745,6 +735,16 @@ bool init_tensor_type(PyObject* module) {
   Py_DECREF(priority);
   PyType_Modified(t);
   return true;
+}
+
+PyObject* scalar_to_python(const c10::Scalar& s) {
+  if (s.isBoolean()) return PyBool_FromLong(s.toBool());
+  if (s.isIntegral(false)) return PyLong_FromLongLong(s.toLong());
+  if (s.isComplex()) {
+    c10::complex<double> z = s.toComplexDouble();
+    return PyComplex_FromDoubles(z.real(), z.imag());
+  }
+  return PyFloat_FromDouble(s.toDouble());
 }
 
 }  // namespace tessera::python

@@ -67,6 +67,9 @@ bool operand_to_tensor(PyObject* obj, at::Tensor& out);
 PyObject* tensor_getitem(PyObject* self, PyObject* index);
 int tensor_setitem(PyObject* self, PyObject* index, PyObject* value);
 
+// A Scalar as a Python bool, int, float or complex (a new reference).
+PyObject* scalar_to_python(const c10::Scalar& s);
+
 // tessera.Size (a tuple subclass) of the given sizes: a new reference.
 extern PyTypeObject* SizeType;
 PyObject* make_size(c10::IntArrayRef sizes);

@@ -2,7 +2,7 @@
 expanded) with no dim, one dim, negative dims, keepdim and dtype=."""
 import torch
 
-from opinfo import GradSample, OpInfo, register, resolve_dtype
+from opinfo import FLOATING, GradSample, OpInfo, make_torch, register, resolve_dtype
 
 
 def reduction(name, kwargs, **kw):
@@ -202,4 +202,38 @@ register(
            sample_inputs=lambda dtype: [("dim 0", [_m((3, 4), dtype, 1)], {}),
                                         ("pow 3 dim 1", [_m((2, 3, 2), dtype, 2)], {"pow": 3, "dim": 1}),
                                         ("whole", [_m((3, 2), dtype, 3)], {"dim": -1})]),
+)
+
+
+# ---------------------------------------------------------------- segment_reduce
+# Runs along axis by lengths (int64 or int32) or offsets, every reduction, initial and
+# unsafe; random data, so max and min have no ties (test_segment_reduce.py has ties, empty
+# runs, zeros in products and the errors, against torch).
+def _segment_reduce(lib, data, index, reduce, by="lengths", **k):
+    return lib.segment_reduce(data, reduce, **{by: index}, **k)
+
+
+def segment_reduce_samples(dtype):
+    for reduce in ("sum", "mean", "max", "min", "prod"):
+        yield f"{reduce} lengths", [make_torch((6, 2), dtype, 1), torch.tensor([2, 1, 3])], {"reduce": reduce}
+        yield f"{reduce} axis 1", [make_torch((2, 5, 3), dtype, 2), torch.tensor([[2, 3], [1, 4]])], \
+            {"reduce": reduce, "axis": 1}
+        yield f"{reduce} axis -1 int32", [make_torch((3, 4), dtype, 3),
+                                         torch.tensor([[1, 3], [2, 2], [3, 1]], dtype=torch.int32)], \
+            {"reduce": reduce, "axis": -1}
+        yield f"{reduce} offsets", [make_torch((7,), dtype, 4), torch.tensor([0, 3, 4, 7])], \
+            {"reduce": reduce, "by": "offsets"}
+        yield f"{reduce} initial", [make_torch((5, 2), dtype, 5), torch.tensor([2, 3])], \
+            {"reduce": reduce, "initial": 1.5}
+        yield f"{reduce} unsafe", [make_torch((6,), dtype, 6), torch.tensor([2, 4])], {"reduce": reduce, "unsafe": True}
+
+
+def _segment_prod_with_zeros(lib, a):
+    return lib.segment_reduce(a, "prod", lengths=lib.tensor([3, 2, 3]), initial=2.0) * lib.tensor([1.0, 2.0, 3.0])
+
+
+register(
+    OpInfo("segment_reduce", _segment_reduce, sample_inputs=segment_reduce_samples, dtypes=tuple(FLOATING),
+           supports_out=False, no_grad_inputs=(1,), covers=("_segment_reduce_backward",),
+           grads=(GradSample(_segment_prod_with_zeros, ([0.0, 2.0, 3.0, 0.0, 1.5, 0.0, 0.0, 4.0],), label="zeros"),)),
 )

@@ -23,6 +23,8 @@ from .variable import Variable  # noqa: F401
 from ._device_type import DeviceType  # noqa: F401
 
 _A = _C._autograd
+# One tensor a backward Node saved: grad_fn._raw_saved_<name>, with register_hooks().
+SavedTensor = _A.SavedTensor
 
 
 def _tensor_or_tensors(x):
