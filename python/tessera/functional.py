@@ -314,6 +314,9 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):  # noqa
 
 
 def _tensor_norm(self, p="fro", dim=None, keepdim=False, dtype=None):
+    """norm(p='fro', dim=None, keepdim=False, dtype=None) -> Tensor
+
+    The p-norm of this tensor over ``dim``: see ``tessera.norm``."""
     return norm(self, p, dim, keepdim, dtype=dtype)
 
 
