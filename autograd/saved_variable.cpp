@@ -52,20 +52,7 @@ SavedVariable::SavedVariable(const Tensor& t, bool is_output) {
   if (std::unique_ptr<SavedVariableHooks> hooks = saved_tensor_hooks::make_for_saved_tensor()) {
     // The hook sees the tensor as the forward made it (torch passes outputs with their
     // grad_fn); only its packed value is kept.
-    if (!is_output_ || is_leaf_) {
-      if (!is_leaf_) {
-        hooked_grad_fn_ = impl::grad_fn(t);
-      } else if (requires_grad_) {
-        hooked_grad_accumulator_ = impl::grad_accumulator(t);
-      }
-    }
-    {
-      // As torch: the hook's own ops record no graph (an op on a saved output would
-      // otherwise tie the packed value back to the Node holding it) and save nothing.
-      at::NoGradGuard no_grad;
-      hooks->call_pack_hook(t);
-    }
-    hooks_ = std::move(hooks);
+    pack_with(std::move(hooks), t);
     return;
   }
   // An output's grad_fn is the Node saving it: keeping the tensor itself would make a cycle.
@@ -82,21 +69,28 @@ void SavedVariable::register_hooks(std::unique_ptr<SavedVariableHooks> hooks) {
               "to backward through the graph a second time or if you need to access saved variables after calling "
               "backward.");
   TORCH_CHECK(was_defined_, "Calling register_hooks on a saved tensor with value None is forbidden");
-  // What the hooked unpack needs to put the tensor back into the graph (an output gets its
-  // Node back from the caller of unpack).
+  pack_with(std::move(hooks), data_);
+  data_.reset();
+}
+
+// Keeps only hooks->pack(t), and what the hooked unpack needs to put the tensor back into
+// the graph: an input's grad_fn or a leaf's accumulator (an output gets its Node back from
+// the caller of unpack).
+void SavedVariable::pack_with(std::unique_ptr<SavedVariableHooks> hooks, const Tensor& t) {
   if (!is_output_ || is_leaf_) {
     if (!is_leaf_) {
-      hooked_grad_fn_ = impl::grad_fn(data_);
+      hooked_grad_fn_ = impl::grad_fn(t);
     } else if (requires_grad_) {
-      hooked_grad_accumulator_ = impl::grad_accumulator(data_);
+      hooked_grad_accumulator_ = impl::grad_accumulator(t);
     }
   }
   {
+    // As torch: the hook's own ops record no graph (an op on a saved output would
+    // otherwise tie the packed value back to the Node holding it) and save nothing.
     at::NoGradGuard no_grad;
-    hooks->call_pack_hook(data_);
+    hooks->call_pack_hook(t);
   }
   hooks_ = std::move(hooks);
-  data_.reset();
 }
 
 void SavedVariable::reset_data() {

@@ -31,6 +31,7 @@ class TORCH_API SavedVariable {
 
  private:
   Tensor unpack_hooked(const std::shared_ptr<Node>& saved_for) const;
+  void pack_with(std::unique_ptr<SavedVariableHooks> hooks, const Tensor& t);
 
   Tensor data_;
   // With hooks: the hooks (holding the packed value) and what the unpacked tensor needs to
