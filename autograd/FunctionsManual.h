@@ -147,4 +147,24 @@ Tensor binary_cross_entropy_backward(const Tensor& grad, const Tensor& self, con
 Tensor binary_cross_entropy_target_backward(const Tensor& grad, const Tensor& self, const Tensor& target,
                                             const std::optional<Tensor>& weight, int64_t reduction);
 
+// Linear algebra (FunctionsManualLinalg.cpp), for real inputs.
+Tensor lu_factor_ex_backward(const Tensor& grad, const Tensor& LU, const Tensor& pivots);
+Tensor lu_unpack_backward(const Tensor& grad_L, const Tensor& grad_U, int64_t m, int64_t n);
+Tensor lu_solve_LU_backward(const Tensor& grad, const Tensor& LU, const Tensor& pivots, const Tensor& X, bool left,
+                            bool adjoint);
+std::tuple<Tensor, Tensor> linalg_solve_backward(const Tensor& grad, const Tensor& X, const Tensor& A, const Tensor& B,
+                                                 const Tensor& LU, const Tensor& pivots, bool left,
+                                                 std::array<bool, 2> grad_input_mask);
+Tensor linalg_det_backward(const Tensor& grad, const Tensor& det, const Tensor& A);
+Tensor slogdet_backward(const Tensor& grad_logabsdet, const Tensor& A);
+Tensor cholesky_backward(const Tensor& grad, bool upper, const Tensor& L);
+std::tuple<Tensor, Tensor> linalg_solve_triangular_backward(const Tensor& grad, const Tensor& A, const Tensor& X,
+                                                            bool upper, bool left, bool unitriangular,
+                                                            std::array<bool, 2> grad_input_mask);
+Tensor linalg_eigh_backward(const Tensor& grad_L, const Tensor& grad_V, const Tensor& L, const Tensor& V);
+Tensor svd_backward(const Tensor& grad_U, const Tensor& grad_S, const Tensor& grad_Vh, const Tensor& U, const Tensor& S,
+                    const Tensor& Vh, bool full_matrices);
+Tensor linalg_qr_backward(const Tensor& grad_Q, const Tensor& grad_R, const Tensor& Q, const Tensor& R,
+                          std::string_view mode);
+
 }  // namespace torch::autograd::generated::details

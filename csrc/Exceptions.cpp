@@ -1,6 +1,7 @@
 // C++ exceptions -> Python exceptions, and tessera.OutOfMemoryError.
 #include "python_api.h"
 
+#include <aten/core/LinAlgError.h>
 #include <c10/util/Exception.h>
 
 #include <new>
@@ -9,6 +10,7 @@
 namespace tessera::python {
 
 PyObject* OutOfMemoryErrorType = nullptr;
+PyObject* LinAlgErrorType = nullptr;
 
 struct PythonException::Held {
   PyObject* type = nullptr;
@@ -68,6 +70,8 @@ void set_python_error() {
     PyErr_SetString(PyExc_NotImplementedError, e.what());
   } catch (const c10::OutOfMemoryError& e) {
     PyErr_SetString(OutOfMemoryErrorType ? OutOfMemoryErrorType : PyExc_RuntimeError, e.what());
+  } catch (const at::LinAlgError& e) {
+    PyErr_SetString(LinAlgErrorType ? LinAlgErrorType : PyExc_RuntimeError, e.what());
   } catch (const c10::Error& e) {
     PyErr_SetString(PyExc_RuntimeError, e.what());
   } catch (const std::bad_alloc& e) {
@@ -85,7 +89,15 @@ bool init_exceptions(PyObject* module) {
       PyExc_RuntimeError, nullptr);
   if (!OutOfMemoryErrorType) return false;
   Py_INCREF(OutOfMemoryErrorType);
-  return PyModule_AddObject(module, "OutOfMemoryError", OutOfMemoryErrorType) == 0;
+  if (PyModule_AddObject(module, "OutOfMemoryError", OutOfMemoryErrorType) != 0) return false;
+  LinAlgErrorType = PyErr_NewExceptionWithDoc(
+      "tessera._C._LinAlgError",
+      "Raised by torch.linalg functions on inputs they cannot handle: a singular or not positive-definite matrix, "
+      "or an algorithm that did not converge (a RuntimeError, as torch's).",
+      PyExc_RuntimeError, nullptr);
+  if (!LinAlgErrorType) return false;
+  Py_INCREF(LinAlgErrorType);
+  return PyModule_AddObject(module, "_LinAlgError", LinAlgErrorType) == 0;
 }
 
 }  // namespace tessera::python

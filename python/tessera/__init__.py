@@ -58,7 +58,7 @@ from . import optim  # noqa: E402,F401
 # The functions torch writes in Python (torch/functional.py) over its operators.
 from .functional import (  # noqa: E402,F401
     atleast_1d, atleast_2d, atleast_3d, block_diag, broadcast_shapes, broadcast_tensors, cartesian_prod, cdist,
-    chain_matmul, gradient, histogramdd, meshgrid, nonzero, norm, tensordot, unique, unique_consecutive)
+    chain_matmul, gradient, histogramdd, lu, meshgrid, nonzero, norm, tensordot, unique, unique_consecutive)
 
 # Pickling (torch's reduce protocol) and tessera.TypedStorage.
 from . import _utils  # noqa: E402,F401
@@ -93,6 +93,9 @@ from . import package  # noqa: E402,F401
 from . import quasirandom  # noqa: E402,F401
 # tessera.masked: torch.masked's reductions and normalizations with a mask= argument.
 from . import masked  # noqa: E402,F401
+# tessera.distributions: torch.distributions' probability distributions, transforms,
+# constraints and kl_divergence (imported eagerly, as torch does).
+from . import distributions  # noqa: E402,F401
 # torch's process-wide switches and build facts (has_*, deterministic mode, ...), its
 # legacy tensor and storage classes, and the Tensor methods old code and other devices use.
 from ._runtime_flags import *  # noqa: E402,F401,F403

@@ -285,7 +285,8 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):  # noqa
 
     The p-norm of ``input`` over ``dim`` (every dim by default), as torch 1.13 computes it:
     a number p (None meaning 2) is aten::norm's vector norm of the flattened dims; 'fro' is
-    the 2-norm over at most two dims; 'nuc' is the nuclear norm (sum of singular values)."""
+    the 2-norm over at most two dims; 'nuc' is the nuclear norm (sum of singular values) of
+    a matrix or of the two dims given."""
     dims = [dim] if isinstance(dim, int) else dim
     if isinstance(p, str):
         if p == "fro":
@@ -301,8 +302,15 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):  # noqa
         elif p == "nuc":
             if dtype is not None:
                 raise ValueError("dtype argument is not supported in nuclear norm")
-            raise NotImplementedError("norm(p='nuc'): the nuclear norm needs the singular values of "
-                                      "torch.linalg.svdvals, which tessera does not have yet")
+            if dims is None:
+                if input.dim() != 2:
+                    raise RuntimeError(f"Expected a tensor with 2 dimensions, but got a tensor with {input.dim()} "
+                                       "dimensions instead.")
+                dims = [0, 1]
+            if len(dims) != 2:
+                raise RuntimeError("nuclear norm requires a 'dim' argument of size 2")
+            result = _C._linalg.linalg_matrix_norm(input, "nuc", list(dims), keepdim)
+            return result if out is None else out.resize_(result.shape).copy_(result)
         else:
             raise RuntimeError(f"only valid string values are 'fro' and 'nuc', found {p}")
     if dims is None:
@@ -368,3 +376,28 @@ def _gradient_along(f, d, spacing, edge_order):
         last = (along(s2 / (s1 * (s1 + s2))) * part(n - 3, 1) + along(-(s2 + s1) / (s1 * s2)) * part(n - 2, 1)
                 + along((2 * s2 + s1) / (s2 * (s1 + s2))) * part(n - 1, 1))
     return _C.cat([first, inner, last], d)
+
+
+def lu(A, pivot=True, get_infos=False, out=None):
+    """lu(A, pivot=True, get_infos=False, out=None) -> (LU, pivots) or (LU, pivots, infos)
+
+    The compact LU factorization of each matrix of ``A`` (torch's deprecated torch.lu):
+    ``linalg.lu_factor_ex``'s LU and int32 pivots, with the LAPACK infos if ``get_infos``;
+    without it, a singular matrix raises."""
+    LU, pivots, infos = _C._linalg.linalg_lu_factor_ex(A, pivot=pivot, check_errors=not get_infos)
+    result = (LU, pivots, infos) if get_infos else (LU, pivots)
+    if out is None:
+        return result
+    for dst, src in zip(out, result):
+        dst.resize_(src.shape).copy_(src)
+    return out
+
+
+def _tensor_lu(self, pivot=True, get_infos=False):
+    """lu(pivot=True, get_infos=False) -> (LU, pivots) or (LU, pivots, infos)
+
+    This tensor's compact LU factorization: see ``tessera.lu``."""
+    return lu(self, pivot, get_infos)
+
+
+_C._add_tensor_methods({"lu": _tensor_lu})

@@ -1,8 +1,21 @@
 """tessera.linalg: torch.linalg's functions. Each is the generated binding of an aten
 linalg_* operator (ops.yaml entries with ``python_module: linalg``), named as torch names it:
-``tessera.linalg.vector_norm`` is ``aten::linalg_vector_norm``."""
-from ._C import _linalg
+``tessera.linalg.solve`` is ``aten::linalg_solve``. The factorizations run on the LAPACK
+that OpenBLAS ships; inputs must be float32 or float64 (complex is not implemented yet).
+"""
+from ._C import _linalg, _LinAlgError
 
-vector_norm = _linalg.linalg_vector_norm
+LinAlgError = _LinAlgError
+LinAlgError.__module__ = "tessera.linalg"
 
-__all__ = ["vector_norm"]
+_NAMES = [
+    "vector_norm", "matrix_norm", "norm", "lu_factor", "lu_factor_ex", "lu", "lu_solve", "solve", "solve_ex",
+    "inv", "inv_ex", "det", "slogdet", "cholesky", "cholesky_ex", "solve_triangular", "eigh", "eigvalsh",
+    "svd", "svdvals", "qr", "matrix_power", "multi_dot", "vecdot", "vander", "cross", "diagonal", "pinv",
+    "matrix_rank", "cond", "tensorinv", "tensorsolve",
+]
+for _name in _NAMES:
+    globals()[_name] = getattr(_linalg, "linalg_" + _name)
+del _name
+
+__all__ = ["LinAlgError"] + _NAMES

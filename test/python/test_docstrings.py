@@ -84,7 +84,10 @@ TORCH_DOC_NAMES_DIFFER = {"dot", "result_type", "searchsorted", "true_divide", "
                           "broadcast_to",
                           # torch's docs name one `indices_or_sections` (or `axis`, or split's
                           # `split_size_or_sections`) where its bindings take the schema's names
-                          "tensor_split", "hsplit", "vsplit", "dsplit", "concatenate", "unsafe_split"}
+                          "tensor_split", "hsplit", "vsplit", "dsplit", "concatenate", "unsafe_split",
+                          # torch's docs call the right-hand side `b`; the schema names it self
+                          # (`input` in Python), as tessera's does
+                          "lu_solve", "triangular_solve"}
 
 
 @pytest.mark.parametrize("name", [n for n in _documented_in_torch() if n not in TORCH_DOC_NAMES_DIFFER])

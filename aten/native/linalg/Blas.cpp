@@ -125,14 +125,6 @@ void gemm(bool ta, bool tb, int m, int n, int k, T alpha, const T* a, int lda, c
   }
 }
 
-// Holds OpenBLAS to one thread while our own threads run a batch (Note [BLAS threads]).
-struct SingleThreadedBlas {
-  SingleThreadedBlas() { openblas_set_num_threads(1); }
-  ~SingleThreadedBlas() { openblas_set_num_threads(at::get_num_threads()); }
-  SingleThreadedBlas(const SingleThreadedBlas&) = delete;
-  SingleThreadedBlas& operator=(const SingleThreadedBlas&) = delete;
-};
-
 // float, double, complex: every matrix of the batch through BLAS. `c` must be a BLAS
 // row-major form (the caller transposes the problem or copies otherwise).
 template <typename T>
@@ -221,6 +213,9 @@ void gemm_typed(const Tensor& out, const Tensor& a_in, const Tensor& b_in, const
 }
 
 }  // namespace
+
+SingleThreadedBlas::SingleThreadedBlas() { openblas_set_num_threads(1); }
+SingleThreadedBlas::~SingleThreadedBlas() { openblas_set_num_threads(at::get_num_threads()); }
 
 void batched_gemm(const Tensor& out, const Tensor& a, const Tensor& b, const c10::Scalar& beta,
                   const c10::Scalar& alpha, const char* op) {

@@ -28,4 +28,12 @@ bool is_zero_scalar(const c10::Scalar& s);
 
 TORCH_API void check_product_out_dtype(const Tensor& out, c10::ScalarType t);
 
+// Holds OpenBLAS to one thread while our own threads run a batch (Note [BLAS threads]).
+struct SingleThreadedBlas {
+  SingleThreadedBlas();
+  ~SingleThreadedBlas();
+  SingleThreadedBlas(const SingleThreadedBlas&) = delete;
+  SingleThreadedBlas& operator=(const SingleThreadedBlas&) = delete;
+};
+
 }  // namespace at::inline tessera::native

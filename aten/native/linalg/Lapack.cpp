@@ -1,0 +1,127 @@
+// The LAPACK routines OpenBLAS exports (Fortran names and calling convention: every
+// argument by pointer, a hidden length after each character argument), wrapped per
+// scalar type; and the batch loop the linalg kernels share.
+#include <aten/native/linalg/Lapack.h>
+
+#include <aten/core/Parallel.h>
+#include <aten/native/linalg/Blas.h>
+#include <c10/util/Exception.h>
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstddef>
+
+extern "C" {
+void sgetrf_(const int* m, const int* n, float* a, const int* lda, int* ipiv, int* info);
+void dgetrf_(const int* m, const int* n, double* a, const int* lda, int* ipiv, int* info);
+void sgetrs_(const char* trans, const int* n, const int* nrhs, const float* a, const int* lda, const int* ipiv,
+             float* b, const int* ldb, int* info, size_t);
+void dgetrs_(const char* trans, const int* n, const int* nrhs, const double* a, const int* lda, const int* ipiv,
+             double* b, const int* ldb, int* info, size_t);
+void spotrf_(const char* uplo, const int* n, float* a, const int* lda, int* info, size_t);
+void dpotrf_(const char* uplo, const int* n, double* a, const int* lda, int* info, size_t);
+void ssyevd_(const char* jobz, const char* uplo, const int* n, float* a, const int* lda, float* w, float* work,
+             const int* lwork, int* iwork, const int* liwork, int* info, size_t, size_t);
+void dsyevd_(const char* jobz, const char* uplo, const int* n, double* a, const int* lda, double* w, double* work,
+             const int* lwork, int* iwork, const int* liwork, int* info, size_t, size_t);
+void sgesdd_(const char* jobz, const int* m, const int* n, float* a, const int* lda, float* s, float* u,
+             const int* ldu, float* vt, const int* ldvt, float* work, const int* lwork, int* iwork, int* info, size_t);
+void dgesdd_(const char* jobz, const int* m, const int* n, double* a, const int* lda, double* s, double* u,
+             const int* ldu, double* vt, const int* ldvt, double* work, const int* lwork, int* iwork, int* info,
+             size_t);
+void sgeqrf_(const int* m, const int* n, float* a, const int* lda, float* tau, float* work, const int* lwork,
+             int* info);
+void dgeqrf_(const int* m, const int* n, double* a, const int* lda, double* tau, double* work, const int* lwork,
+             int* info);
+void sorgqr_(const int* m, const int* n, const int* k, float* a, const int* lda, const float* tau, float* work,
+             const int* lwork, int* info);
+void dorgqr_(const int* m, const int* n, const int* k, double* a, const int* lda, const double* tau, double* work,
+             const int* lwork, int* info);
+}
+
+namespace at::inline tessera::native::lapack {
+
+void getrf(int m, int n, float* a, int lda, int* ipiv, int* info) { sgetrf_(&m, &n, a, &lda, ipiv, info); }
+void getrf(int m, int n, double* a, int lda, int* ipiv, int* info) { dgetrf_(&m, &n, a, &lda, ipiv, info); }
+void getrs(char trans, int n, int nrhs, const float* a, int lda, const int* ipiv, float* b, int ldb, int* info) {
+  sgetrs_(&trans, &n, &nrhs, a, &lda, ipiv, b, &ldb, info, 1);
+}
+void getrs(char trans, int n, int nrhs, const double* a, int lda, const int* ipiv, double* b, int ldb, int* info) {
+  dgetrs_(&trans, &n, &nrhs, a, &lda, ipiv, b, &ldb, info, 1);
+}
+void potrf(char uplo, int n, float* a, int lda, int* info) { spotrf_(&uplo, &n, a, &lda, info, 1); }
+void potrf(char uplo, int n, double* a, int lda, int* info) { dpotrf_(&uplo, &n, a, &lda, info, 1); }
+void syevd(char jobz, char uplo, int n, float* a, int lda, float* w, float* work, int lwork, int* iwork, int liwork,
+           int* info) {
+  ssyevd_(&jobz, &uplo, &n, a, &lda, w, work, &lwork, iwork, &liwork, info, 1, 1);
+}
+void syevd(char jobz, char uplo, int n, double* a, int lda, double* w, double* work, int lwork, int* iwork,
+           int liwork, int* info) {
+  dsyevd_(&jobz, &uplo, &n, a, &lda, w, work, &lwork, iwork, &liwork, info, 1, 1);
+}
+void gesdd(char jobz, int m, int n, float* a, int lda, float* s, float* u, int ldu, float* vt, int ldvt, float* work,
+           int lwork, int* iwork, int* info) {
+  sgesdd_(&jobz, &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, work, &lwork, iwork, info, 1);
+}
+void gesdd(char jobz, int m, int n, double* a, int lda, double* s, double* u, int ldu, double* vt, int ldvt,
+           double* work, int lwork, int* iwork, int* info) {
+  dgesdd_(&jobz, &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, work, &lwork, iwork, info, 1);
+}
+void geqrf(int m, int n, float* a, int lda, float* tau, float* work, int lwork, int* info) {
+  sgeqrf_(&m, &n, a, &lda, tau, work, &lwork, info);
+}
+void geqrf(int m, int n, double* a, int lda, double* tau, double* work, int lwork, int* info) {
+  dgeqrf_(&m, &n, a, &lda, tau, work, &lwork, info);
+}
+void orgqr(int m, int n, int k, float* a, int lda, const float* tau, float* work, int lwork, int* info) {
+  sorgqr_(&m, &n, &k, a, &lda, tau, work, &lwork, info);
+}
+void orgqr(int m, int n, int k, double* a, int lda, const double* tau, double* work, int lwork, int* info) {
+  dorgqr_(&m, &n, &k, a, &lda, tau, work, &lwork, info);
+}
+
+namespace {
+struct TrsmForm {
+  CBLAS_SIDE side;
+  CBLAS_UPLO uplo;
+  CBLAS_TRANSPOSE trans;
+  CBLAS_DIAG diag;
+};
+TrsmForm trsm_form(bool left, bool upper, bool transpose, bool unit_diagonal) {
+  return {left ? CblasLeft : CblasRight, upper ? CblasUpper : CblasLower, transpose ? CblasTrans : CblasNoTrans,
+          unit_diagonal ? CblasUnit : CblasNonUnit};
+}
+}  // namespace
+
+void trsm(bool left, bool upper, bool transpose, bool unit_diagonal, int m, int n, const float* a, int lda, float* b,
+          int ldb) {
+  const TrsmForm f = trsm_form(left, upper, transpose, unit_diagonal);
+  cblas_strsm(CblasRowMajor, f.side, f.uplo, f.trans, f.diag, m, n, 1.0f, a, lda, b, ldb);
+}
+void trsm(bool left, bool upper, bool transpose, bool unit_diagonal, int m, int n, const double* a, int lda,
+          double* b, int ldb) {
+  const TrsmForm f = trsm_form(left, upper, transpose, unit_diagonal);
+  cblas_dtrsm(CblasRowMajor, f.side, f.uplo, f.trans, f.diag, m, n, 1.0, a, lda, b, ldb);
+}
+
+void for_each_matrix(int64_t batch, int64_t flops_each, const std::function<void(int64_t)>& fn) {
+  if (batch <= 1 || at::get_num_threads() == 1 || at::in_parallel_region()) {
+    for (int64_t i = 0; i < batch; ++i) fn(i);
+    return;
+  }
+  // Small matrices share a thread until a chunk is worth starting one for.
+  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 16) / std::max<int64_t>(1, flops_each));
+  SingleThreadedBlas guard;
+  at::parallel_for(0, batch, grain, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) fn(i);
+  });
+}
+
+int lapack_int(int64_t v, const char* op) {
+  TORCH_CHECK(v <= INT_MAX, op, ": matrix dimension ", v, " is larger than LAPACK supports (", INT_MAX, ")");
+  return static_cast<int>(v);
+}
+
+}  // namespace at::inline tessera::native::lapack

@@ -1,0 +1,51 @@
+// LAPACK as the linalg kernels call it: the Fortran routines OpenBLAS exports, typed per
+// scalar (float, double) behind one overloaded name each, and the loop that runs a batch of
+// matrices across threads with OpenBLAS held to one thread meanwhile. Matrices are
+// column-major (LAPACK's order); the kernels keep their buffers that way, as torch does.
+#pragma once
+
+#include <aten/core/Tensor.h>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+namespace at::inline tessera::native::lapack {
+
+// Factorizations and solvers, one overload per scalar type. `info` is LAPACK's.
+void getrf(int m, int n, float* a, int lda, int* ipiv, int* info);
+void getrf(int m, int n, double* a, int lda, int* ipiv, int* info);
+void getrs(char trans, int n, int nrhs, const float* a, int lda, const int* ipiv, float* b, int ldb, int* info);
+void getrs(char trans, int n, int nrhs, const double* a, int lda, const int* ipiv, double* b, int ldb, int* info);
+void potrf(char uplo, int n, float* a, int lda, int* info);
+void potrf(char uplo, int n, double* a, int lda, int* info);
+// Workspace queries pass lwork = -1 (and liwork = -1); the optimal size comes back in
+// work[0] (iwork[0]).
+void syevd(char jobz, char uplo, int n, float* a, int lda, float* w, float* work, int lwork, int* iwork, int liwork,
+           int* info);
+void syevd(char jobz, char uplo, int n, double* a, int lda, double* w, double* work, int lwork, int* iwork,
+           int liwork, int* info);
+void gesdd(char jobz, int m, int n, float* a, int lda, float* s, float* u, int ldu, float* vt, int ldvt, float* work,
+           int lwork, int* iwork, int* info);
+void gesdd(char jobz, int m, int n, double* a, int lda, double* s, double* u, int ldu, double* vt, int ldvt,
+           double* work, int lwork, int* iwork, int* info);
+void geqrf(int m, int n, float* a, int lda, float* tau, float* work, int lwork, int* info);
+void geqrf(int m, int n, double* a, int lda, double* tau, double* work, int lwork, int* info);
+void orgqr(int m, int n, int k, float* a, int lda, const float* tau, float* work, int lwork, int* info);
+void orgqr(int m, int n, int k, double* a, int lda, const double* tau, double* work, int lwork, int* info);
+// Row-major triangular solve through BLAS: op(A) X = alpha B (left) or X op(A) = B (right),
+// X overwriting B (m x n, leading dimension ldb).
+void trsm(bool left, bool upper, bool transpose, bool unit_diagonal, int m, int n, const float* a, int lda, float* b,
+          int ldb);
+void trsm(bool left, bool upper, bool transpose, bool unit_diagonal, int m, int n, const double* a, int lda,
+          double* b, int ldb);
+
+// Runs fn(i) for each matrix i of a batch: across threads (OpenBLAS held to one thread)
+// when there are several matrices, else inline so OpenBLAS may thread the one call.
+// `flops_each` is a rough cost per matrix, for the grain.
+void for_each_matrix(int64_t batch, int64_t flops_each, const std::function<void(int64_t)>& fn);
+
+// LAPACK sizes are int: a matrix dimension beyond it is refused with torch-style words.
+int lapack_int(int64_t v, const char* op);
+
+}  // namespace at::inline tessera::native::lapack

@@ -1,0 +1,42 @@
+// What the LAPACK-backed linalg ops share: torch.linalg.LinAlgError, the input checks with
+// torch's messages, batched column-major buffers (the layout LAPACK writes and torch
+// returns), and the translation of LAPACK's info codes into errors.
+#pragma once
+
+#include <aten/core/LinAlgError.h>
+#include <aten/core/Tensor.h>
+#include <c10/util/Exception.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace at::inline tessera::native {
+
+// A must have at least 2 dims, a float or double dtype (complex raises NotImplementedError
+// until complex linalg lands; integers and half raise as torch) and, if `square`, square
+// matrices.
+TORCH_API void check_linalg_input(const Tensor& A, const char* op, bool square = true);
+
+// The number of matrices in a batched (*, m, n) tensor.
+inline int64_t batch_count(const Tensor& A) {
+  int64_t b = 1;
+  for (int64_t d = 0; d + 2 < A.dim(); ++d) b *= A.size(d);
+  return b;
+}
+
+// An uninitialised (*, m, n) tensor whose matrices are column-major and stored one after
+// another, as torch's linalg outputs are.
+TORCH_API Tensor empty_batched_fortran(IntArrayRef sizes, const TensorOptions& options);
+// A column-major copy of A (same layout as above), for LAPACK to overwrite.
+TORCH_API Tensor clone_batched_fortran(const Tensor& A);
+// `sizes` with the last `drop` dims removed and `tail` appended.
+TORCH_API std::vector<int64_t> batch_shape_with(const Tensor& A, int64_t drop, std::initializer_list<int64_t> tail);
+
+// What a positive info code means, per routine family.
+enum class LinalgFailure { Singular, SingularDiagonal, NotPositiveDefinite, EighNoConverge, SvdNoConverge };
+// Raises LinAlgError for the first batch element whose info is non-zero ("(Batch element
+// i): " prefixed when the input was batched), in torch's words for `op`.
+TORCH_API void check_linalg_errors(const Tensor& info, const char* op, LinalgFailure kind, bool batched);
+
+}  // namespace at::inline tessera::native

@@ -1,0 +1,255 @@
+"""Registry entries of torch.linalg on LAPACK (ops.yaml's linear-algebra section): values,
+meta shapes and gradients against torch 1.13 on float32 and float64.
+
+Where a result is unique only up to signs (eigenvectors, singular vectors, Q), an entry's
+call returns what is sign-free (V*V, U@Vh, |R|, Q*Q, reconstructions), so both libraries'
+results and gradients compare. Inputs that must be symmetric positive-definite or
+triangular are made so inside the call (a @ a.mT + 3I, triu + 5I), so gradients flow back
+to the generated leaf. test_linalg.py has the errors, pivots, batches and LinAlgError.
+"""
+import torch
+
+from opinfo import OpInfo, make_torch, register
+
+FLOATS = ("float32", "float64")
+TOL = {"float32": (2e-4, 2e-4), "float64": (1e-7, 1e-7)}
+
+
+def _mT(t):
+    return t.transpose(-2, -1)
+
+
+def _spd(lib, a):
+    n = a.shape[-1]
+    return a @ _mT(a) + 3 * lib.eye(n, dtype=a.dtype, device=a.device)
+
+
+def _tri(lib, a, upper=True):
+    n = a.shape[-1]
+    return (a.triu() if upper else a.tril()) + 5 * lib.eye(n, dtype=a.dtype, device=a.device)
+
+
+def square_samples(dtype):
+    yield "3x3", [make_torch((3, 3), dtype, 1)], {}
+    yield "batch 2x4x4", [make_torch((2, 4, 4), dtype, 2)], {}
+    yield "1x1", [make_torch((1, 1), dtype, 3)], {}
+
+
+def rect_samples(dtype):
+    yield "4x3", [make_torch((4, 3), dtype, 4)], {}
+    yield "3x5", [make_torch((3, 5), dtype, 5)], {}
+    yield "batch 2x3x3", [make_torch((2, 3, 3), dtype, 6)], {}
+
+
+def solve_samples(dtype):
+    yield "matrix", [make_torch((3, 3), dtype, 7), make_torch((3, 2), dtype, 8)], {}
+    yield "vector", [make_torch((3, 3), dtype, 9), make_torch((3,), dtype, 10)], {}
+    yield "broadcast", [make_torch((2, 3, 3), dtype, 11), make_torch((3, 4), dtype, 12)], {}
+    yield "right", [make_torch((3, 3), dtype, 13), make_torch((2, 3), dtype, 14)], {"left": False}
+
+
+def lu_solve_samples(dtype):
+    for left in (True, False):
+        for adjoint in (False, True):
+            b = (3, 2) if left else (2, 3)
+            yield f"left={left} adjoint={adjoint}", [make_torch((3, 3), dtype, 15), make_torch(b, dtype, 16)], \
+                {"left": left, "adjoint": adjoint}
+    yield "batch", [make_torch((2, 3, 3), dtype, 17), make_torch((3, 1), dtype, 18)], {}
+
+
+def tri_samples(dtype):
+    for upper in (True, False):
+        yield f"upper={upper} left", [make_torch((3, 3), dtype, 19), make_torch((3, 2), dtype, 20)], {"upper": upper}
+        yield f"upper={upper} right", [make_torch((3, 3), dtype, 21), make_torch((2, 3), dtype, 22)], \
+            {"upper": upper, "left": False}
+    yield "unitriangular", [make_torch((2, 3, 3), dtype, 23), make_torch((3, 2), dtype, 24)], \
+        {"upper": True, "unitriangular": True}
+
+
+def two_matrices(dtype):
+    yield "3x3 3x2", [make_torch((3, 3), dtype, 25), make_torch((3, 2), dtype, 26)], {}
+    yield "batch", [make_torch((2, 3, 3), dtype, 27), make_torch((2, 3, 1), dtype, 28)], {}
+
+
+# ---- the LU family
+def _lu_factor(lib, a):
+    return lib.linalg.lu_factor(a)
+
+
+def _lu_factor_ex(lib, a):
+    LU, pivots, info = lib.linalg.lu_factor_ex(a)
+    return LU, pivots, info
+
+
+def _lu_solve(lib, a, b, **k):
+    LU, pivots = lib.linalg.lu_factor(a)
+    return lib.linalg.lu_solve(LU, pivots, b, **k)
+
+
+def _legacy_lu_solve(lib, a, b):
+    LU, pivots = lib.linalg.lu_factor(a)
+    return lib.lu_solve(b, LU, pivots)
+
+
+def _lu_unpack(lib, a):
+    LU, pivots = lib.linalg.lu_factor(a)
+    return lib.lu_unpack(LU, pivots)
+
+
+# ---- symmetric and triangular
+def _cholesky(lib, a, upper=False):
+    return lib.linalg.cholesky(_spd(lib, a), upper=upper)
+
+
+def _cholesky_ex(lib, a):
+    L, info = lib.linalg.cholesky_ex(_spd(lib, a))
+    return L, info
+
+
+def _cholesky_solve(lib, a, b, upper=False):
+    return lib.cholesky_solve(b, lib.linalg.cholesky(_spd(lib, a), upper=upper), upper=upper)
+
+
+def _eigh(lib, a, UPLO="L"):
+    L, V = lib.linalg.eigh(a + _mT(a), UPLO=UPLO)
+    return L, V * V
+
+
+def _svd(lib, a, full_matrices=False):
+    U, S, Vh = lib.linalg.svd(a, full_matrices=full_matrices)
+    k = S.shape[-1]
+    return U[..., :, :k] @ Vh[..., :k, :], S
+
+
+def _qr(lib, a, mode="reduced"):
+    Q, R = lib.linalg.qr(a, mode=mode)
+    return Q @ R, R.abs(), Q * Q
+
+
+E = dict(dtypes=FLOATS, supports_out=False, dtype_tolerances=TOL)
+register(
+    OpInfo("linalg_lu_factor", _lu_factor, sample_inputs=rect_samples, covers=("linalg_lu_factor_ex",), **E),
+    OpInfo("linalg_lu_factor_ex", _lu_factor_ex, sample_inputs=rect_samples, **E),
+    OpInfo("linalg_lu", lambda lib, a: lib.linalg.lu(a), sample_inputs=rect_samples, covers=("lu_unpack",), **E),
+    OpInfo("lu_unpack", _lu_unpack, sample_inputs=rect_samples, **E),
+    OpInfo("linalg_lu_solve", _lu_solve, sample_inputs=lu_solve_samples, **E),
+    OpInfo("lu_solve", _legacy_lu_solve, sample_inputs=two_matrices, **E),
+    OpInfo("linalg_solve", lambda lib, a, b, **k: lib.linalg.solve(a, b, **k), sample_inputs=solve_samples,
+           covers=("_linalg_solve_ex",), **E),
+    OpInfo("linalg_solve_ex", lambda lib, a, b, **k: lib.linalg.solve_ex(a, b, **k), sample_inputs=solve_samples, **E),
+    OpInfo("linalg_inv", lambda lib, a: lib.linalg.inv(a), sample_inputs=square_samples, covers=("linalg_inv_ex",),
+           **E),
+    OpInfo("linalg_inv_ex", lambda lib, a: lib.linalg.inv_ex(a), sample_inputs=square_samples, **E),
+    OpInfo("inverse", lambda lib, a: lib.inverse(a), sample_inputs=square_samples, method="inverse", **E),
+    OpInfo("linalg_det", lambda lib, a: lib.linalg.det(a), sample_inputs=square_samples, covers=("_linalg_det",),
+           **E),
+    OpInfo("det", lambda lib, a: lib.det(a), sample_inputs=square_samples, method="det", **E),
+    OpInfo("linalg_slogdet", lambda lib, a: lib.linalg.slogdet(a), sample_inputs=square_samples,
+           covers=("_linalg_slogdet",), **E),
+    OpInfo("slogdet", lambda lib, a: lib.slogdet(a), sample_inputs=square_samples, method="slogdet", **E),
+    OpInfo("logdet", lambda lib, a: lib.logdet(_spd(lib, a)), sample_inputs=square_samples, **E),
+    OpInfo("linalg_cholesky", _cholesky, sample_inputs=square_samples, kwargs=({}, {"upper": True}), **E),
+    OpInfo("linalg_cholesky_ex", _cholesky_ex, sample_inputs=square_samples, **E),
+    OpInfo("cholesky", lambda lib, a: lib.cholesky(_spd(lib, a)), sample_inputs=square_samples, **E),
+    OpInfo("cholesky_solve", _cholesky_solve, sample_inputs=two_matrices, **E),
+    OpInfo("cholesky_inverse", lambda lib, a: lib.cholesky_inverse(lib.linalg.cholesky(_spd(lib, a))),
+           sample_inputs=square_samples, **E),
+    OpInfo("linalg_solve_triangular",
+           lambda lib, a, b, upper=True, **k: lib.linalg.solve_triangular(_tri(lib, a, upper), b, upper=upper, **k),
+           sample_inputs=tri_samples, **E),
+    OpInfo("triangular_solve", lambda lib, a, b: lib.triangular_solve(b, _tri(lib, a)), sample_inputs=two_matrices,
+           **E),
+    OpInfo("linalg_eigh", _eigh, sample_inputs=square_samples, covers=("_linalg_eigh",), **E),
+    OpInfo("linalg_eigvalsh", lambda lib, a: lib.linalg.eigvalsh(a + _mT(a)), sample_inputs=square_samples, **E),
+    OpInfo("linalg_svd", _svd, sample_inputs=rect_samples, covers=("_linalg_svd",), **E),
+    OpInfo("linalg_svdvals", lambda lib, a: lib.linalg.svdvals(a), sample_inputs=rect_samples, **E),
+    OpInfo("svd", lambda lib, a: lib.svd(a)[1], sample_inputs=rect_samples, **E),
+    OpInfo("linalg_qr", _qr, sample_inputs=rect_samples, **E),
+    OpInfo("qr", lambda lib, a: lib.qr(a)[0] @ lib.qr(a)[1], sample_inputs=rect_samples, **E),
+)
+
+
+# ---- composites over products and norms
+def power_samples(dtype):
+    for n in (-2, 0, 1, 3):
+        yield f"n={n}", [make_torch((3, 3), dtype, 30 + n)], {"n": n}
+
+
+def multi_dot_samples(dtype):
+    yield "matrices", [make_torch((2, 3), dtype, 40), make_torch((3, 4), dtype, 41), make_torch((4, 2), dtype, 42)], {}
+    yield "vector ends", [make_torch((3,), dtype, 43), make_torch((3, 4), dtype, 44), make_torch((4,), dtype, 45)], {}
+
+
+def vecdot_samples(dtype):
+    yield "last", [make_torch((2, 3), dtype, 50), make_torch((3,), dtype, 51)], {}
+    yield "dim 0", [make_torch((3, 2), dtype, 52), make_torch((3, 2), dtype, 53)], {"dim": 0}
+
+
+def vander_samples(dtype):
+    yield "default N", [make_torch((4,), dtype, 60)], {}
+    yield "batched N=3", [make_torch((2, 3), dtype, 61)], {"N": 3}
+
+
+def cross_samples(dtype):
+    yield "last", [make_torch((2, 3), dtype, 70), make_torch((2, 3), dtype, 71)], {}
+    yield "broadcast dim 0", [make_torch((3, 2), dtype, 72), make_torch((3, 1), dtype, 73)], {"dim": 0}
+
+
+def norm_samples(dtype):
+    for ord in ("fro", "nuc", 1, -1, 2, -2, float("inf"), float("-inf")):
+        yield f"ord={ord}", [make_torch((3, 4), dtype, 80)], {"ord": ord}
+    yield "dims keepdim", [make_torch((2, 3, 4), dtype, 81)], {"ord": 1, "dim": (0, 2), "keepdim": True}
+
+
+def linalg_norm_samples(dtype):
+    yield "default", [make_torch((2, 3), dtype, 90)], {}
+    yield "vector dim", [make_torch((2, 3), dtype, 91)], {"ord": 3, "dim": 1}
+    yield "matrix ord", [make_torch((3, 3), dtype, 92)], {"ord": "nuc"}
+    yield "matrix inf", [make_torch((3, 3), dtype, 93)], {"ord": float("inf")}
+
+
+def pinv_samples(dtype):
+    yield "4x3", [make_torch((4, 3), dtype, 100)], {}
+    yield "rank 1 rtol", [make_torch((3, 1), dtype, 101) @ make_torch((1, 3), dtype, 102)], {"rtol": 1e-3}
+    yield "atol", [make_torch((2, 3, 3), dtype, 103)], {"atol": 0.5}
+
+
+def cond_samples(dtype):
+    for p in (None, 2, -2, 1, -1, float("inf"), "fro", "nuc"):
+        yield f"p={p}", [make_torch((3, 3), dtype, 110)], {"p": p}
+
+
+def _rank(lib, a, hermitian=False, **k):
+    m = a @ _mT(a) if hermitian else a
+    return lib.linalg.matrix_rank(m, hermitian=hermitian, **k)
+
+
+def rank_samples(dtype):
+    low = make_torch((4, 2), dtype, 120) @ make_torch((2, 4), dtype, 121)
+    yield "full", [make_torch((3, 4), dtype, 122)], {}
+    yield "rank 2", [low], {}
+    yield "hermitian", [low], {"hermitian": True}
+    yield "atol", [make_torch((3, 3), dtype, 123)], {"atol": 1.0, "rtol": 0.0}
+
+
+register(
+    OpInfo("linalg_matrix_power", lambda lib, a, n: lib.linalg.matrix_power(a, n), sample_inputs=power_samples, **E),
+    OpInfo("matrix_power", lambda lib, a, n: lib.matrix_power(a, n), sample_inputs=power_samples,
+           method="matrix_power", **E),
+    OpInfo("linalg_multi_dot", lambda lib, *ts: lib.linalg.multi_dot(list(ts)), sample_inputs=multi_dot_samples, **E),
+    OpInfo("linalg_vecdot", lambda lib, x, y, **k: lib.linalg.vecdot(x, y, **k), sample_inputs=vecdot_samples, **E),
+    OpInfo("linalg_vander", lambda lib, x, **k: lib.linalg.vander(x, **k), sample_inputs=vander_samples, **E),
+    OpInfo("linalg_cross", lambda lib, a, b, **k: lib.linalg.cross(a, b, **k), sample_inputs=cross_samples, **E),
+    OpInfo("cross", lambda lib, a, b, **k: lib.cross(a, b, **k), sample_inputs=cross_samples, method="cross", **E),
+    OpInfo("linalg_diagonal", lambda lib, a: lib.linalg.diagonal(a, offset=1), sample_inputs=rect_samples, **E),
+    OpInfo("linalg_matrix_norm", lambda lib, a, **k: lib.linalg.matrix_norm(a, **k), sample_inputs=norm_samples, **E),
+    OpInfo("linalg_norm", lambda lib, a, **k: lib.linalg.norm(a, **k), sample_inputs=linalg_norm_samples, **E),
+    OpInfo("linalg_pinv", lambda lib, a, **k: lib.linalg.pinv(a, **k), sample_inputs=pinv_samples, **E),
+    OpInfo("linalg_matrix_rank", _rank, sample_inputs=rank_samples, exempt={"grad": "an integer count"}, **E),
+    OpInfo("linalg_cond", lambda lib, a, **k: lib.linalg.cond(a, **k), sample_inputs=cond_samples, **E),
+    OpInfo("linalg_tensorinv", lambda lib, a: lib.linalg.tensorinv(a, ind=1),
+           sample_inputs=lambda d: iter([("4x2x2", [make_torch((4, 2, 2), d, 130)], {})]), **E),
+    OpInfo("linalg_tensorsolve", lambda lib, a, b: lib.linalg.tensorsolve(a, b),
+           sample_inputs=lambda d: iter([("2x3x6", [make_torch((2, 3, 6), d, 131), make_torch((2, 3), d, 132)], {})]),
+           **E),
+)
