@@ -10,7 +10,7 @@ import sys
 import torch
 
 import tessera
-from bench_common import header, run_case, set_threads
+from bench_common import header, run_table, set_threads
 
 
 def _matrix(lib, *shape, spd=False, seed=0):
@@ -46,13 +46,7 @@ def main():
     rounds = int(args.pop(0)) if args and args[0].isdigit() else 10
     set_threads()
     print(header(rounds))
-    print(f"| {'workload':28} | {'torch ms':>8} | {'tessera ms':>10} | {'ratio':>5} |")
-    print(f"|{'-' * 30}|{'-' * 9}:|{'-' * 11}:|{'-' * 6}:|")
-    for name, setup, op in CASES:
-        if args and not any(a in name for a in args):
-            continue
-        t_torch, t_tessera = run_case(setup, op, rounds)
-        print(f"| {name:28} | {t_torch * 1e3:8.2f} | {t_tessera * 1e3:10.2f} | {t_tessera / t_torch:5.2f} |", flush=True)
+    run_table(CASES, rounds, args, width=28)
 
 
 if __name__ == "__main__":

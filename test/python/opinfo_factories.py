@@ -154,3 +154,18 @@ register(
            sample_inputs=lambda dtype: [("broadcast", [make_torch((3, 1), dtype, 1, 0.0, 20.0),
                                                        make_torch((4,), dtype, 2, 0.0, 1.0)], {})]),
 )
+
+# The gamma-family samplers: the draws' laws, edges and reparameterized derivative are in
+# test_random.py; _standard_gamma_grad is deterministic and compared with torch's
+# approximation of the same derivative, good to about 1e-3 (5e-3 in far tails; neither library
+# differentiates it further).
+register(
+    OpInfo("_standard_gamma", lambda lib, a: lib._standard_gamma(a.abs() + 0.1), dtypes=("float32", "float64"),
+           compare="meta", supports_out=False, exempt={"forward": RANDOM}),
+    OpInfo("_sample_dirichlet", lambda lib, a: lib._sample_dirichlet(a.abs() + 0.1), dtypes=("float32", "float64"),
+           compare="meta", supports_out=False, exempt={"forward": RANDOM}),
+    OpInfo("_standard_gamma_grad", lambda lib, a, x: lib._standard_gamma_grad(a, x), dtypes=("float32", "float64"),
+           supports_out=False, rtol=5e-3, atol=1e-6,
+           sample_inputs=lambda dtype: [("broadcast", [make_torch((3, 1), dtype, 3, 0.2, 30.0),
+                                                       make_torch((4,), dtype, 4, 0.05, 40.0)], {})]),
+)

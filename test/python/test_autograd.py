@@ -106,6 +106,19 @@ def test_gradcheck_rejects_a_wrong_derivative():
     assert tessera.autograd.gradcheck(wrong, (x,), raise_exception=False) is False
 
 
+def test_gradcheck_perturbs_non_contiguous_inputs_in_place():
+    # a transposed leaf: the finite differences must move the leaf itself, not a copy
+    base = tessera.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 7.0]], dtype=tessera.float64)
+    x = base.t().requires_grad_()
+    assert not x.is_contiguous()
+    weights = tessera.tensor([[1.0, -2.0], [0.5, 3.0], [2.0, 1.0]], dtype=tessera.float64)
+    assert tessera.autograd.gradcheck(lambda t: (t * t * weights).sum(0), (x,))
+    # a formula that misses the dependence (zero analytic grad) is caught only if the
+    # numerical side sees the perturbation
+    with pytest.raises(tessera.autograd.GradcheckError, match="Jacobian mismatch"):
+        tessera.autograd.gradcheck(lambda t: (t.detach() * weights).sum(0) + (t * 0).sum(0), (x,))
+
+
 def test_missing_derivative_raises_at_backward():
     w = tessera.ones(3, requires_grad=True)
     out = tessera.bincount(tessera.tensor([0, 1, 1]), weights=w)

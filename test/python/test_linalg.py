@@ -10,6 +10,7 @@ import torch
 
 import tessera
 from tessera.autograd import gradcheck
+from torch_compare import same_error
 
 
 def T(t):
@@ -23,15 +24,6 @@ def close(got, want, tol=1e-7):
 def rand(*shape, seed=0, dtype=torch.float64):
     return torch.randn(shape, generator=torch.Generator().manual_seed(seed), dtype=dtype)
 
-
-def same_error(fn):
-    """fn(lib) raises in both libraries: same exception class name and message."""
-    with pytest.raises(Exception) as want:
-        fn(torch)
-    with pytest.raises(Exception) as got:
-        fn(tessera)
-    assert type(got.value).__name__ == type(want.value).__name__, (got.value, want.value)
-    assert str(got.value) == str(want.value)
 
 
 def test_linalg_error_is_a_runtime_error():
@@ -50,7 +42,6 @@ SINGULAR = [[1.0, 2.0], [2.0, 4.0]]
     lambda lib: lib.linalg.solve(lib.tensor([[[1.0, 0.0], [0.0, 1.0]], SINGULAR]), lib.ones(2)),
     lambda lib: lib.linalg.cholesky(-lib.eye(3)),
     lambda lib: lib.linalg.cholesky(lib.tensor([[[1.0, 0.0], [0.0, 1.0]], [[1.0, 0.0], [0.0, -1.0]]])),
-    lambda lib: lib.linalg.lu_factor(lib.ones(3, 3)),
     lambda lib: lib.linalg.lu_factor(lib.ones(3, 3), pivot=False),
     lambda lib: lib.linalg.inv(lib.ones(3)),
     lambda lib: lib.linalg.inv(lib.ones(3, 2)),
@@ -72,7 +63,17 @@ SINGULAR = [[1.0, 2.0], [2.0, 4.0]]
     lambda lib: lib.norm(lib.ones(2, 2, 2), p="nuc", dim=[0]),
 ], ids=lambda c: "")
 def test_errors_as_torch(case):
-    same_error(case)
+    same_error(lambda: case(torch), lambda: case(tessera))
+
+
+def test_lu_factor_of_a_singular_matrix_raises_linalg_error():
+    # Current PyTorch raises LinAlgError here (torch 1.13 a plain RuntimeError, same words).
+    for A in (torch.ones(3, 3), torch.ones(2, 3, 3)):
+        with pytest.raises(RuntimeError) as want:
+            torch.linalg.lu_factor(A)
+        with pytest.raises(tessera.linalg.LinAlgError) as got:
+            tessera.linalg.lu_factor(T(A))
+        assert str(got.value) == str(want.value)
 
 
 def test_bad_pivots_never_reach_lapack():
@@ -105,6 +106,39 @@ def test_infos_pivots_and_strides_match_torch():
         assert getattr(tessera.linalg, op)(T(s.contiguous())).stride() == getattr(torch.linalg, op)(s).stride()
     got_info = tessera.linalg.cholesky_ex(T(-torch.eye(3).expand(2, 3, 3).contiguous())).info
     assert got_info.tolist() == torch.linalg.cholesky_ex(-torch.eye(3).expand(2, 3, 3)).info.tolist()
+
+
+@pytest.mark.parametrize("n", [1, 2, 5, 16, 17, 40])
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_small_and_lapack_paths_agree_with_torch(n, dtype):
+    # square matrices of at most 16 rows take the unblocked kernels (SmallMatrix.h), larger
+    # ones LAPACK: both give torch's pivots, factors, solves (every side and transpose),
+    # determinants and Cholesky factors
+    tol = 1e-9 if dtype == torch.float64 else 2e-4
+    A = rand(3, n, n, seed=n, dtype=dtype)
+    B = rand(3, n, 2, seed=n + 1, dtype=dtype)
+    LU, piv = torch.linalg.lu_factor(A)
+    got_LU, got_piv = tessera.linalg.lu_factor(T(A))
+    assert got_piv.tolist() == piv.tolist()
+    close(got_LU, LU, tol)
+    for left in (True, False):
+        for adjoint in (False, True):
+            rhs = B if left else B.mT
+            want = torch.linalg.lu_solve(LU, piv, rhs, left=left, adjoint=adjoint)
+            close(tessera.linalg.lu_solve(got_LU, got_piv, T(rhs), left=left, adjoint=adjoint), want, tol * n)
+    close(tessera.linalg.solve(T(A), T(B)), torch.linalg.solve(A, B), tol * n)
+    close(tessera.linalg.inv(T(A)), torch.linalg.inv(A), tol * n)
+    close(tessera.linalg.det(T(A)), torch.linalg.det(A), tol * n)
+    spd = A @ A.mT + n * torch.eye(n, dtype=dtype)
+    for upper in (False, True):
+        close(tessera.linalg.cholesky(T(spd), upper=upper), torch.linalg.cholesky(spd, upper=upper), tol * n)
+    # infos: the first zero pivot, the first non-positive-definite minor
+    sing = A.clone()
+    sing[1, :, min(1, n - 1)] = 0
+    assert tessera.linalg.lu_factor_ex(T(sing)).info.tolist() == torch.linalg.lu_factor_ex(sing).info.tolist()
+    bad = spd.clone()
+    bad[2, n - 1, n - 1] = -1
+    assert tessera.linalg.cholesky_ex(T(bad)).info.tolist() == torch.linalg.cholesky_ex(bad).info.tolist()
 
 
 def test_determinants_of_singular_and_negative():

@@ -11,6 +11,7 @@ import torch
 import tessera
 
 from factory_checks import as_torch, check_expr, check_same, name, outcome, run
+from torch_compare import same_error
 
 
 # ================================================================ bernoulli with tensor probabilities
@@ -581,3 +582,107 @@ def test_normal_with_tensor_moments():
     assert torch.allclose(d.mean(0), torch.tensor([-3.0, 0.0, 5.0], dtype=torch.float64), atol=0.05)
     assert torch.allclose(d.std(0), torch.tensor([0.5, 1.0, 2.0], dtype=torch.float64), rtol=0.02)
     assert tuple(tessera.normal(0.0, 1.0, (2, 5)).shape) == (2, 5)
+
+
+# ---------------------------------------------------------------- the gamma-family samplers
+# Their draws differ from torch's (another generator); the laws are tested against scipy's
+# Gamma and Dirichlet, the edges and errors against torch, and the reparameterized
+# derivative against finite differences of scipy's regularized incomplete gamma.
+
+def _gamma_grad_reference(alpha, x):
+    """dx/dalpha at a fixed quantile: -(dP/dalpha) / pdf, dP/dalpha by central differences."""
+    from scipy import special, stats
+    h = 1e-6 * alpha
+    dp = (special.gammainc(alpha + h, x) - special.gammainc(alpha - h, x)) / (2 * h)
+    return -dp / stats.gamma.pdf(x, alpha)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_standard_gamma_follows_the_gamma_law(dtype):
+    from scipy import stats
+    tessera.manual_seed(21)
+    alphas = [0.05, 0.5, 1.0, 2.5, 30.0, 1e4]
+    draws = as_torch(tessera._standard_gamma(
+        tessera.tensor(alphas, dtype=getattr(tessera, dtype)).repeat(20_000))).reshape(-1, len(alphas)).double()
+    assert draws.gt(0).all()
+    for j, a in enumerate(alphas):
+        assert stats.kstest(draws[:, j].numpy(), stats.gamma(a).cdf).pvalue > 1e-4, a
+        assert abs(draws[:, j].mean().item() - a) < 6 * math.sqrt(a / 20_000)
+
+
+def test_standard_gamma_edges_errors_and_seeding():
+    # a shape that is not positive (or NaN) draws the smallest normal number, as torch's
+    edge = [0.0, -1.0, float("nan"), float("inf")]
+    for dt in ("float32", "float64"):
+        got = tessera._standard_gamma(tessera.tensor(edge, dtype=getattr(tessera, dt))).tolist()
+        want = torch._standard_gamma(torch.tensor(edge, dtype=getattr(torch, dt))).tolist()
+        assert got == want
+    for make in (lambda lib: lib.ones(2, dtype=lib.half), lambda lib: lib.ones(2, dtype=lib.int64),
+                 lambda lib: lib.ones(2, dtype=lib.bfloat16)):
+        same_error(lambda: torch._standard_gamma(make(torch)), lambda: tessera._standard_gamma(make(tessera)))
+    alpha = tessera.full((3, 4), 2.0).t()  # non-contiguous input, its shape kept
+    a = tessera._standard_gamma(alpha, tessera.Generator().manual_seed(5))
+    b = tessera._standard_gamma(alpha.contiguous(), tessera.Generator().manual_seed(5))
+    assert tuple(a.shape) == (4, 3) and tessera.equal(a, b)
+    assert tuple(tessera._standard_gamma(tessera.ones(0, 2)).shape) == (0, 2)
+    meta = tessera._standard_gamma(tessera.ones(2, 3, device="meta"))
+    assert meta.is_meta and tuple(meta.shape) == (2, 3)
+
+
+def test_standard_gamma_grad_matches_finite_differences_and_torch():
+    from scipy import stats
+    alphas, xs = [], []
+    for a in (0.01, 0.1, 0.7, 1.0, 3.0, 20.0, 500.0, 1e5):
+        for q in (1e-4, 0.02, 0.3, 0.5, 0.8, 0.999):
+            x = stats.gamma.ppf(q, a)
+            if x > 1e-300:
+                alphas.append(a)
+                xs.append(x)
+    got = tessera._standard_gamma_grad(tessera.tensor(alphas, dtype=tessera.float64),
+                                       tessera.tensor(xs, dtype=tessera.float64))
+    want = torch.tensor([_gamma_grad_reference(a, x) for a, x in zip(alphas, xs)], dtype=torch.float64)
+    torch.testing.assert_close(as_torch(got), want, rtol=1e-5, atol=0)
+    # torch's own approximation is good to about 1e-3
+    theirs = torch._standard_gamma_grad(torch.tensor(alphas, dtype=torch.float64), torch.tensor(xs, dtype=torch.float64))
+    torch.testing.assert_close(as_torch(got), theirs, rtol=2e-3, atol=0)
+    # float32 and broadcasting, as torch
+    f = tessera._standard_gamma_grad(tessera.tensor([[0.5], [4.0]]), tessera.tensor([0.3, 1.5, 6.0]))
+    assert tuple(f.shape) == (2, 3) and f.dtype == tessera.float32
+    same_error(lambda: torch._standard_gamma_grad(torch.ones(2), torch.ones(3)),
+               lambda: tessera._standard_gamma_grad(tessera.ones(2), tessera.ones(3)))
+
+
+def test_standard_gamma_is_reparameterized():
+    # the derivative of a draw is _standard_gamma_grad at it, and it is unbiased: E[x] = alpha
+    # has derivative 1, so the average derivative of many draws is 1
+    tessera.manual_seed(22)
+    alpha = tessera.tensor([0.3, 2.0, 50.0], dtype=tessera.float64).repeat(20_000).requires_grad_()
+    x = tessera._standard_gamma(alpha)
+    x.sum().backward()
+    want = tessera._standard_gamma_grad(alpha.detach(), x.detach())
+    assert tessera.equal(alpha.grad, want)
+    means = as_torch(alpha.grad).reshape(-1, 3).mean(0)
+    torch.testing.assert_close(means, torch.ones(3, dtype=torch.float64), rtol=0.03, atol=0)
+    # no second derivative, as torch
+    g = tessera._standard_gamma_grad(tessera.tensor([2.0], requires_grad=True), tessera.tensor([1.0]))
+    with pytest.raises(RuntimeError, match="the derivative for '_standard_gamma_grad' is not implemented"):
+        g.sum().backward()
+
+
+def test_sample_dirichlet_law_edges_and_no_derivative():
+    from scipy import stats
+    tessera.manual_seed(23)
+    conc = [0.5, 2.0, 7.5]
+    draws = as_torch(tessera._sample_dirichlet(tessera.tensor([conc], dtype=tessera.float64).repeat(30_000, 1)))
+    torch.testing.assert_close(draws.sum(-1), torch.ones(30_000, dtype=torch.float64))
+    for j, a in enumerate(conc):  # each marginal is Beta(a_j, sum - a_j)
+        assert stats.kstest(draws[:, j].numpy(), stats.beta(a, sum(conc) - a).cdf).pvalue > 1e-4
+    # all-zero concentrations split evenly; a 0-dim input is its own last dim, as torch's
+    assert tessera._sample_dirichlet(tessera.zeros(2, 2)).tolist() == torch._sample_dirichlet(torch.zeros(2, 2)).tolist()
+    assert tessera._sample_dirichlet(tessera.tensor(2.0)).item() == 1.0
+    assert tessera._sample_dirichlet(tessera.ones(3, dtype=tessera.float64)).dtype == tessera.float64
+    same_error(lambda: torch._sample_dirichlet(torch.ones(2, dtype=torch.int64)),
+               lambda: tessera._sample_dirichlet(tessera.ones(2, dtype=tessera.int64)))
+    out = tessera._sample_dirichlet(tessera.ones(3, requires_grad=True))
+    with pytest.raises(RuntimeError, match="_sample_dirichlet"):
+        out.sum().backward()

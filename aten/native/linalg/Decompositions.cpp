@@ -14,11 +14,6 @@ namespace at::inline tessera::native {
 
 namespace {
 
-template <typename T>
-T* matrix_at(const Tensor& t, int64_t i) {
-  return t.data_ptr<T>() + i * t.size(-1) * t.size(-2);
-}
-
 // LAPACK's optimal workspace size, returned in a scalar of the routine's type.
 template <typename T>
 int workspace_size(T query) {

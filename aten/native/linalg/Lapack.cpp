@@ -20,6 +20,8 @@ void sgetrs_(const char* trans, const int* n, const int* nrhs, const float* a, c
              float* b, const int* ldb, int* info, size_t);
 void dgetrs_(const char* trans, const int* n, const int* nrhs, const double* a, const int* lda, const int* ipiv,
              double* b, const int* ldb, int* info, size_t);
+void sgetri_(const int* n, float* a, const int* lda, const int* ipiv, float* work, const int* lwork, int* info);
+void dgetri_(const int* n, double* a, const int* lda, const int* ipiv, double* work, const int* lwork, int* info);
 void spotrf_(const char* uplo, const int* n, float* a, const int* lda, int* info, size_t);
 void dpotrf_(const char* uplo, const int* n, double* a, const int* lda, int* info, size_t);
 void ssyevd_(const char* jobz, const char* uplo, const int* n, float* a, const int* lda, float* w, float* work,
@@ -50,6 +52,12 @@ void getrs(char trans, int n, int nrhs, const float* a, int lda, const int* ipiv
 }
 void getrs(char trans, int n, int nrhs, const double* a, int lda, const int* ipiv, double* b, int ldb, int* info) {
   dgetrs_(&trans, &n, &nrhs, a, &lda, ipiv, b, &ldb, info, 1);
+}
+void getri(int n, float* a, int lda, const int* ipiv, float* work, int lwork, int* info) {
+  sgetri_(&n, a, &lda, ipiv, work, &lwork, info);
+}
+void getri(int n, double* a, int lda, const int* ipiv, double* work, int lwork, int* info) {
+  dgetri_(&n, a, &lda, ipiv, work, &lwork, info);
 }
 void potrf(char uplo, int n, float* a, int lda, int* info) { spotrf_(&uplo, &n, a, &lda, info, 1); }
 void potrf(char uplo, int n, double* a, int lda, int* info) { dpotrf_(&uplo, &n, a, &lda, info, 1); }

@@ -17,6 +17,9 @@ void getrf(int m, int n, float* a, int lda, int* ipiv, int* info);
 void getrf(int m, int n, double* a, int lda, int* ipiv, int* info);
 void getrs(char trans, int n, int nrhs, const float* a, int lda, const int* ipiv, float* b, int ldb, int* info);
 void getrs(char trans, int n, int nrhs, const double* a, int lda, const int* ipiv, double* b, int ldb, int* info);
+// The inverse from getrf's output, in place (workspace query: lwork = -1).
+void getri(int n, float* a, int lda, const int* ipiv, float* work, int lwork, int* info);
+void getri(int n, double* a, int lda, const int* ipiv, double* work, int lwork, int* info);
 void potrf(char uplo, int n, float* a, int lda, int* info);
 void potrf(char uplo, int n, double* a, int lda, int* info);
 // Workspace queries pass lwork = -1 (and liwork = -1); the optimal size comes back in

@@ -15,23 +15,10 @@
 
 namespace at::inline tessera::native {
 
-namespace {
-Tensor mT(const Tensor& t) { return t.transpose(-2, -1); }
-}  // namespace
-
 // ---- LU family
 std::tuple<Tensor, Tensor> linalg_lu_factor(const Tensor& A, bool pivot) {
   auto [LU, pivots, info] = at::linalg_lu_factor_ex(A, pivot, false);
-  if (!info.is_meta() && info.numel() > 0) {
-    const Tensor flat = info.reshape({-1});
-    const int* p = flat.contiguous().data_ptr<int>();
-    for (int64_t i = 0; i < flat.numel(); ++i) {
-      TORCH_CHECK(p[i] == 0, "torch.linalg.lu_factor: ", A.dim() > 2 ? c10::str("(Batch element ", i, "): ") : "",
-                  "U[", p[i], ",", p[i], "] is zero and using it on lu_solve would result in a division by zero. If "
-                  "you still want to perform the factorization, consider calling linalg.lu(A, pivot) or "
-                  "linalg.lu_factor_ex(A, pivot)");
-    }
-  }
+  check_linalg_errors(info, "torch.linalg.lu_factor", LinalgFailure::LuZeroPivot, A.dim() > 2);
   return {LU, pivots};
 }
 

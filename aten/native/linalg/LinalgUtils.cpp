@@ -49,6 +49,10 @@ std::string failure_message(const char* op, LinalgFailure kind, int info) {
     case LinalgFailure::SingularDiagonal:
       return c10::str(op, ": The diagonal element ", info,
                       " is zero, the inversion could not be completed because the input matrix is singular.");
+    case LinalgFailure::LuZeroPivot:
+      return c10::str(op, ": U[", info, ",", info,
+                      "] is zero and using it on lu_solve would result in a division by zero. If you still want to "
+                      "perform the factorization, consider calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)");
     case LinalgFailure::NotPositiveDefinite:
       return c10::str(op,
                       ": The factorization could not be completed because the input is not positive-definite (the "

@@ -18,6 +18,16 @@ namespace at::inline tessera::native {
 // matrices.
 TORCH_API void check_linalg_input(const Tensor& A, const char* op, bool square = true);
 
+// The transpose of each matrix of a batch (a view).
+inline Tensor mT(const Tensor& t) { return t.transpose(-2, -1); }
+
+// The pointer to matrix i of a batched buffer whose matrices are stored one after another
+// (column-major or row-major).
+template <typename T>
+T* matrix_at(const Tensor& t, int64_t i) {
+  return t.data_ptr<T>() + i * t.size(-1) * t.size(-2);
+}
+
 // The number of matrices in a batched (*, m, n) tensor.
 inline int64_t batch_count(const Tensor& A) {
   int64_t b = 1;
@@ -34,7 +44,7 @@ TORCH_API Tensor clone_batched_fortran(const Tensor& A);
 TORCH_API std::vector<int64_t> batch_shape_with(const Tensor& A, int64_t drop, std::initializer_list<int64_t> tail);
 
 // What a positive info code means, per routine family.
-enum class LinalgFailure { Singular, SingularDiagonal, NotPositiveDefinite, EighNoConverge, SvdNoConverge };
+enum class LinalgFailure { Singular, SingularDiagonal, LuZeroPivot, NotPositiveDefinite, EighNoConverge, SvdNoConverge };
 // Raises LinAlgError for the first batch element whose info is non-zero ("(Batch element
 // i): " prefixed when the input was batched), in torch's words for `op`.
 TORCH_API void check_linalg_errors(const Tensor& info, const char* op, LinalgFailure kind, bool batched);

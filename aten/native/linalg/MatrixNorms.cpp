@@ -15,7 +15,6 @@ namespace at::inline tessera::native {
 
 namespace {
 
-Tensor mT(const Tensor& t) { return t.transpose(-2, -1); }
 
 // A sum over the last dim. (A literal -1 would reach sum's optional dim list through a
 // temporary that dies inside the optional's constructor.)
@@ -49,10 +48,9 @@ Tensor restore_dims(Tensor r, int64_t d0, int64_t d1, bool keepdim) {
   return r.unsqueeze(lo).unsqueeze(hi);
 }
 
-void check_norm_dtype(const Tensor& A, std::optional<c10::ScalarType> dtype, const char* op) {
+void check_norm_dtype(const Tensor& A, const char* op) {
   TORCH_CHECK(c10::isFloatingType(A.scalar_type()) || c10::isComplexType(A.scalar_type()), op,
               ": Expected a floating point or complex tensor as input. Got ", A.scalar_type());
-  (void)dtype;
 }
 
 Tensor spectral_norm_of(const Tensor& A, int64_t d0, int64_t d1, bool keepdim, std::optional<c10::ScalarType> dtype,
@@ -66,7 +64,7 @@ Tensor spectral_norm_of(const Tensor& A, int64_t d0, int64_t d1, bool keepdim, s
 
 Tensor linalg_matrix_norm(const Tensor& self, const Scalar& ord, IntArrayRef dim, bool keepdim,
                           std::optional<c10::ScalarType> dtype) {
-  check_norm_dtype(self, dtype, "linalg.matrix_norm");
+  check_norm_dtype(self, "linalg.matrix_norm");
   auto [d0, d1] = matrix_dims(self, dim, "linalg.matrix_norm");
   const double p = ord.toDouble();
   TORCH_CHECK(std::abs(p) == 2 || std::abs(p) == 1 || std::isinf(p),
@@ -83,7 +81,7 @@ Tensor linalg_matrix_norm(const Tensor& self, const Scalar& ord, IntArrayRef dim
 
 Tensor linalg_matrix_norm_str_ord(const Tensor& self, std::string_view ord, IntArrayRef dim, bool keepdim,
                                   std::optional<c10::ScalarType> dtype) {
-  check_norm_dtype(self, dtype, "linalg.matrix_norm");
+  check_norm_dtype(self, "linalg.matrix_norm");
   auto [d0, d1] = matrix_dims(self, dim, "linalg.matrix_norm");
   TORCH_CHECK(ord == "fro" || ord == "nuc", "linalg.matrix_norm: Order ", ord, " not supported.");
   if (ord == "fro") {

@@ -15,6 +15,7 @@
 #include <aten/native/NativeFunctions.h>
 #include <aten/native/TensorIterator.h>
 #include <aten/native/factory/TensorFactories.h>
+#include <aten/native/random/PhiloxStream.h>
 #include <aten/ops/Functions.h>
 #include <c10/core/CPUGeneratorImpl.h>
 
@@ -33,18 +34,6 @@ using Words = std::array<uint32_t, 4>;
 namespace {
 
 constexpr double kTwoPi = 6.283185307179586476925286766559;
-
-CPUGeneratorImpl* cpu_generator(const std::optional<Generator>& gen) {
-  if (gen && gen->defined()) return gen->get<CPUGeneratorImpl>();
-  return static_cast<CPUGeneratorImpl*>(c10::default_cpu_generator().get());
-}
-
-// Reserves `n` counters; returns (key, first counter).
-std::pair<uint64_t, uint64_t> reserve(const std::optional<Generator>& g, uint64_t n) {
-  CPUGeneratorImpl* gen = cpu_generator(g);
-  std::lock_guard<std::mutex> lock(gen->mutex());
-  return {gen->current_seed(), gen->reserve(n)};
-}
 
 // Fills every element of self from Philox blocks: gen(words, values) turns one block into
 // PerBlock values, which go to PerBlock consecutive elements (in memory order).
@@ -466,8 +455,7 @@ Tensor poisson_cpu(const Tensor& self, std::optional<at::Generator> generator) {
     T* o = out.data_ptr<T>();
     at::parallel_for(0, n, 1024, [&, key = key, first = first](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) {
-        const Words w = CPUGeneratorImpl::philox(key, first + static_cast<uint64_t>(i));
-        std::mt19937_64 engine((static_cast<uint64_t>(w[0]) << 32) | w[1]);
+        ElementEngine engine = element_engine(key, first + static_cast<uint64_t>(i));
         const double lambda = static_cast<double>(rate[i]);
         o[i] = lambda == 0 ? T(0) : cast<T>(static_cast<double>(std::poisson_distribution<int64_t>(lambda)(engine)));
       }
@@ -506,8 +494,7 @@ Tensor binomial_impl(const Tensor& count, const Tensor& prob, std::optional<at::
         } else if (chance >= 1 || std::isinf(trials)) {
           o[i] = static_cast<T>(chance >= 1 ? trials : trials * chance);
         } else {
-          const Words w = CPUGeneratorImpl::philox(key, first + static_cast<uint64_t>(i));
-          std::mt19937_64 engine((static_cast<uint64_t>(w[0]) << 32) | w[1]);
+          ElementEngine engine = element_engine(key, first + static_cast<uint64_t>(i));
           if (trials < 0x1p62) {
             o[i] = static_cast<T>(std::binomial_distribution<int64_t>(static_cast<int64_t>(trials), chance)(engine));
           } else {  // past int64's trial counts: the normal limit, exact to double's precision there

@@ -25,10 +25,16 @@ def _numerical_jacobian(fn, inputs, wrt, eps):
     x = inputs[wrt]
     # A detached alias: writing through it perturbs the input without recording anything,
     # while fn itself runs with grad mode as the caller has it (gradgradcheck needs that).
-    flat = x.detach().reshape(-1)
+    # Each cell is narrowed dim by dim, a view whatever x's strides (reshape would copy a
+    # non-contiguous x and perturb the copy); cells go in row-major order, as grads flatten.
+    alias = x.detach()
     columns = []
     for i in range(x.numel()):
-        cell = flat.narrow(0, i, 1)
+        cell = alias
+        rest = i
+        for d in reversed(range(alias.dim())):
+            rest, index = divmod(rest, alias.shape[d])
+            cell = cell.narrow(d, index, 1)
         orig = float(cell.item())
         cell.fill_(orig + eps)
         plus = [_flat_values(o) for o in _differentiable_outputs(fn, inputs)]

@@ -15,8 +15,11 @@ from .continuous_bernoulli import ContinuousBernoulli
 from .exponential import Exponential
 from .gamma import Gamma
 from .gumbel import Gumbel
-from .kl import _infinite_like, _set_where, _x_log_x, register_kl
+from .kl import (_batch_trace_XXT, _different_event_shapes, _infinite_like, _lowrank_log_det, _lowrank_mahalanobis,
+                 _lowrank_precision_factor, _set_where, _x_log_x, register_kl)
 from .laplace import Laplace
+from .lowrank_multivariate_normal import LowRankMultivariateNormal
+from .multivariate_normal import MultivariateNormal, _batch_mahalanobis, _half_log_det
 from .normal import Normal
 from .pareto import Pareto
 from .poisson import Poisson
@@ -236,3 +239,35 @@ def _kl_uniform_pareto(p, q):
     t1 = (q.alpha * q.scale.pow(q.alpha) * width).log()
     result = _uniform_mean_log(p) * (q.alpha + 1) - t1
     return _set_where(result, p.low < q.support.lower_bound, math.inf)
+
+
+# ------------------------------------------------------------------ Gaussians, full and low rank
+
+@register_kl(MultivariateNormal, LowRankMultivariateNormal)
+def _kl_multivariatenormal_lowrankmultivariatenormal(p, q):
+    if p.event_shape != q.event_shape:
+        raise _different_event_shapes("(Low Rank) Multivariate Normals")
+    log_det_ratio = _lowrank_log_det(q) - 2 * _half_log_det(p._unbroadcasted_scale_tril)
+    mahalanobis = _lowrank_mahalanobis(q, q.loc - p.loc)
+    # tr(S_q^-1 S_p) = tr((D_q^-1 - A^T A) L_p L_p^T)
+    A = _lowrank_precision_factor(q)
+    trace = (_batch_trace_XXT(p._unbroadcasted_scale_tril * q._unbroadcasted_cov_diag.rsqrt().unsqueeze(-1))
+             - _batch_trace_XXT(A.matmul(p._unbroadcasted_scale_tril)))
+    return 0.5 * (log_det_ratio + trace + mahalanobis - p.event_shape[0])
+
+
+@register_kl(LowRankMultivariateNormal, MultivariateNormal)
+def _kl_lowrankmultivariatenormal_multivariatenormal(p, q):
+    if p.event_shape != q.event_shape:
+        raise _different_event_shapes("(Low Rank) Multivariate Normals")
+    log_det_ratio = 2 * _half_log_det(q._unbroadcasted_scale_tril) - _lowrank_log_det(p)
+    mahalanobis = _batch_mahalanobis(q._unbroadcasted_scale_tril, q.loc - p.loc)
+    # tr(S_q^-1 (W_p W_p^T + D_p)) = |L_q^-1 W_p|_F^2 + |L_q^-1 D_p^1/2|_F^2
+    n = p.event_shape[0]
+    batch = tessera.broadcast_shapes(q._unbroadcasted_scale_tril.shape[:-2], p._unbroadcasted_cov_factor.shape[:-2])
+    q_tril = q._unbroadcasted_scale_tril.expand(batch + (n, n))
+    p_factor = p._unbroadcasted_cov_factor.expand(batch + (n, p.cov_factor.size(-1)))
+    p_sqrt_diag = tessera.diag_embed(p._unbroadcasted_cov_diag.sqrt()).expand(batch + (n, n))
+    trace = (_batch_trace_XXT(tessera.linalg.solve_triangular(q_tril, p_factor, upper=False))
+             + _batch_trace_XXT(tessera.linalg.solve_triangular(q_tril, p_sqrt_diag, upper=False)))
+    return 0.5 * (log_det_ratio + trace + mahalanobis - n)

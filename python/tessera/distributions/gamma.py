@@ -11,12 +11,8 @@ __all__ = ["Gamma"]
 
 
 def _standard_gamma(concentration):
-    """Gamma(concentration, 1) draws; reparameterized when the operator has a gradient."""
-    op = getattr(tessera, "_standard_gamma", None)
-    if op is None:
-        raise NotImplementedError("sampling a Gamma-based distribution needs the operator "
-                                  "tessera._standard_gamma, which this build of tessera lacks")
-    return op(concentration)
+    """Gamma(concentration, 1) draws, reparameterized (their gradient is the implicit one)."""
+    return tessera._standard_gamma(concentration)
 
 
 def _clamp_tiny_(value):

@@ -22,6 +22,8 @@ from .gumbel import Gumbel
 from .half_normal import HalfNormal
 from .independent import Independent
 from .laplace import Laplace
+from .lowrank_multivariate_normal import LowRankMultivariateNormal, _batch_lowrank_logdet, _batch_lowrank_mahalanobis
+from .multivariate_normal import MultivariateNormal, _batch_mahalanobis, _half_log_det
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical
 from .pareto import Pareto
@@ -102,6 +104,33 @@ def _infinite_like(tensor):
 
 def _x_log_x(tensor):
     return tensor * tensor.log()
+
+
+def _batch_trace_XXT(bmat):
+    """trace(X X^T), the sum of squares of each matrix of a batch."""
+    return bmat.reshape(bmat.shape[:-2] + (-1,)).pow(2).sum(-1)
+
+
+def _different_event_shapes(what):
+    # torch's message, including the run of spaces its source's line continuation leaves in it
+    return ValueError(f"KL-divergence between two {what} with" + " " * 26
+                      + "different event shapes cannot be computed")
+
+
+def _lowrank_precision_factor(q):
+    """A = L_C^-1 W^T D^-1 for a LowRankMultivariateNormal q, so that (by Woodbury) q's
+    precision is D^-1 - A^T A."""
+    Wt_Dinv = q._unbroadcasted_cov_factor.mT / q._unbroadcasted_cov_diag.unsqueeze(-2)
+    return tessera.linalg.solve_triangular(q._capacitance_tril, Wt_Dinv, upper=False)
+
+
+def _lowrank_log_det(d):
+    return _batch_lowrank_logdet(d._unbroadcasted_cov_factor, d._unbroadcasted_cov_diag, d._capacitance_tril)
+
+
+def _lowrank_mahalanobis(q, x):
+    return _batch_lowrank_mahalanobis(q._unbroadcasted_cov_factor, q._unbroadcasted_cov_diag, x,
+                                      q._capacitance_tril)
 
 
 def _set_where(value, mask, fill):
@@ -224,6 +253,40 @@ def _kl_normal_normal(p, q):
     var_ratio = (p.scale / q.scale).pow(2)
     shift = ((p.loc - q.loc) / q.scale).pow(2)
     return 0.5 * (var_ratio + shift - 1 - var_ratio.log())
+
+
+# The Gaussian pairs are all 1/2 (log det S_q - log det S_p + tr(S_q^-1 S_p)
+# + (mu_q - mu_p)^T S_q^-1 (mu_q - mu_p) - n), each term computed from the factors the
+# distributions keep, without forming n x n inverses.
+
+@register_kl(MultivariateNormal, MultivariateNormal)
+def _kl_multivariatenormal_multivariatenormal(p, q):
+    if p.event_shape != q.event_shape:
+        raise _different_event_shapes("Multivariate Normals")
+    half_log_det_ratio = _half_log_det(q._unbroadcasted_scale_tril) - _half_log_det(p._unbroadcasted_scale_tril)
+    n = p.event_shape[0]
+    batch = tessera.broadcast_shapes(q._unbroadcasted_scale_tril.shape[:-2], p._unbroadcasted_scale_tril.shape[:-2])
+    # tr(S_q^-1 S_p) = |L_q^-1 L_p|_F^2
+    trace = _batch_trace_XXT(tessera.linalg.solve_triangular(q._unbroadcasted_scale_tril.expand(batch + (n, n)),
+                                                             p._unbroadcasted_scale_tril.expand(batch + (n, n)),
+                                                             upper=False))
+    mahalanobis = _batch_mahalanobis(q._unbroadcasted_scale_tril, q.loc - p.loc)
+    return half_log_det_ratio + 0.5 * (trace + mahalanobis - n)
+
+
+@register_kl(LowRankMultivariateNormal, LowRankMultivariateNormal)
+def _kl_lowrankmultivariatenormal_lowrankmultivariatenormal(p, q):
+    if p.event_shape != q.event_shape:
+        raise _different_event_shapes("Low Rank Multivariate Normals")
+    log_det_ratio = _lowrank_log_det(q) - _lowrank_log_det(p)
+    mahalanobis = _lowrank_mahalanobis(q, q.loc - p.loc)
+    # tr(S_q^-1 S_p) = tr((D_q^-1 - A^T A)(D_p + W_p W_p^T)), expanded into four traces
+    A = _lowrank_precision_factor(q)
+    trace = ((p._unbroadcasted_cov_diag / q._unbroadcasted_cov_diag).sum(-1)
+             + _batch_trace_XXT(p._unbroadcasted_cov_factor * q._unbroadcasted_cov_diag.rsqrt().unsqueeze(-1))
+             - _batch_trace_XXT(A * p._unbroadcasted_cov_diag.sqrt().unsqueeze(-2))
+             - _batch_trace_XXT(A.matmul(p._unbroadcasted_cov_factor)))
+    return 0.5 * (log_det_ratio + trace + mahalanobis - p.event_shape[0])
 
 
 @register_kl(OneHotCategorical, OneHotCategorical)

@@ -2,7 +2,9 @@
 conversions, clamping probabilities away from 0 and 1, and lazy_property (a parameter
 computed from another on first use, as torch.distributions.utils has them); also, private
 to this package, the parametrisations several families share (probs or logits; loc and
-scale) and the copying of parameters that expand() methods share."""
+scale), the copying of parameters that expand() methods share, and the log multivariate
+gamma function (Wishart, LKJCholesky)."""
+import math
 from functools import update_wrapper
 from numbers import Number
 
@@ -69,6 +71,17 @@ def _sum_rightmost(value, dim):
     if dim == 0:
         return value
     return value.reshape(value.shape[:value.dim() - dim] + (-1,)).sum(-1)
+
+
+def _mvlgamma(x, p):
+    """The log of the multivariate gamma function of dimension p, elementwise:
+    p (p - 1) / 4 log(pi) + sum over i < p of lgamma(x - i / 2) (as torch.mvlgamma; tessera
+    has no operator for it). Like torch 1.13's, it does not check x > (p - 1) / 2."""
+    if p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
+    # the half-integer shifts -(p - 1) / 2, ..., -1/2, 0, in the order torch sums them
+    shifts = tessera.arange(-(p - 1) / 2, 0.5, 0.5, dtype=x.dtype, device=x.device)
+    return tessera.lgamma(x.unsqueeze(-1) + shifts).sum(-1) + p * (p - 1) * math.log(math.pi) / 4
 
 
 def logits_to_probs(logits, is_binary=False):

@@ -1,0 +1,118 @@
+// Unblocked LU, LU solves and Cholesky for square matrices of at most kMaxSize rows, with
+// LAPACK's conventions (column-major storage, 1-based pivots, the same info codes). For a
+// batch of tiny matrices LAPACK's per-call overhead (argument checks, blocking and
+// threading decisions) is most of the time; these loops do the same arithmetic without it.
+// Only the linalg kernels include this header.
+#pragma once
+
+#include <cmath>
+#include <limits>
+#include <utility>
+
+namespace at::inline tessera::native::small_matrix {
+
+constexpr int kMaxSize = 16;
+
+// getrf: A = P L U in place (L unit lower, U upper), partial pivoting on the largest
+// magnitude (the first of equals, as LAPACK's idamax). info = j + 1 for the first zero
+// pivot U[j, j], the factorization still completed.
+template <typename T>
+void getrf(int n, T* a, int* ipiv, int* info) {
+  *info = 0;
+  for (int j = 0; j < n; ++j) {
+    T* col = a + j * n;
+    int p = j;
+    T best = std::abs(col[j]);
+    for (int i = j + 1; i < n; ++i) {
+      if (std::abs(col[i]) > best) {
+        best = std::abs(col[i]);
+        p = i;
+      }
+    }
+    ipiv[j] = p + 1;
+    if (col[p] != T(0)) {
+      if (p != j) {
+        for (int k = 0; k < n; ++k) std::swap(a[j + k * n], a[p + k * n]);
+      }
+      const T pivot = col[j];
+      if (std::abs(pivot) >= std::numeric_limits<T>::min()) {
+        const T inverse = T(1) / pivot;
+        for (int i = j + 1; i < n; ++i) col[i] *= inverse;
+      } else {  // a subnormal pivot: its reciprocal would overflow
+        for (int i = j + 1; i < n; ++i) col[i] /= pivot;
+      }
+    } else if (*info == 0) {
+      *info = j + 1;
+    }
+    for (int k = j + 1; k < n; ++k) {
+      T* target = a + k * n;
+      const T factor = target[j];
+      if (factor == T(0)) continue;
+      for (int i = j + 1; i < n; ++i) target[i] -= col[i] * factor;
+    }
+  }
+}
+
+// getrs: op(A) X = B from getrf's output, op = A ('N') or A^T ('T'); B (n x nrhs,
+// column-major) is overwritten with X.
+template <typename T>
+void getrs(bool transpose, int n, int nrhs, const T* a, const int* ipiv, T* b) {
+  for (int r = 0; r < nrhs; ++r) {
+    T* x = b + r * n;
+    if (!transpose) {
+      for (int i = 0; i < n; ++i) {
+        if (ipiv[i] - 1 != i) std::swap(x[i], x[ipiv[i] - 1]);
+      }
+      for (int j = 0; j < n; ++j) {  // L y = P^T b, L unit lower
+        const T xj = x[j];
+        for (int i = j + 1; i < n; ++i) x[i] -= a[i + j * n] * xj;
+      }
+      for (int j = n - 1; j >= 0; --j) {  // U x = y
+        x[j] /= a[j + j * n];
+        const T xj = x[j];
+        for (int i = 0; i < j; ++i) x[i] -= a[i + j * n] * xj;
+      }
+    } else {
+      for (int i = 0; i < n; ++i) {  // U^T y = b
+        T s = x[i];
+        for (int k = 0; k < i; ++k) s -= a[k + i * n] * x[k];
+        x[i] = s / a[i + i * n];
+      }
+      for (int i = n - 1; i >= 0; --i) {  // L^T z = y
+        T s = x[i];
+        for (int k = i + 1; k < n; ++k) s -= a[k + i * n] * x[k];
+        x[i] = s;
+      }
+      for (int i = n - 1; i >= 0; --i) {  // x = P z
+        if (ipiv[i] - 1 != i) std::swap(x[i], x[ipiv[i] - 1]);
+      }
+    }
+  }
+}
+
+// potrf: A = L L^T (lower) or U^T U (upper) in the named triangle; the other is not read
+// or written. info = j + 1 when the leading minor of order j + 1 is not positive-definite.
+template <typename T>
+void potrf(bool upper, int n, T* a, int* info) {
+  // L(r, c) for r >= c: lower keeps it at (r, c), upper keeps its transpose at (c, r)
+  auto L = [&](int r, int c) -> T& { return upper ? a[c + r * n] : a[r + c * n]; };
+  *info = 0;
+  for (int j = 0; j < n; ++j) {
+    T d = L(j, j);
+    for (int k = 0; k < j; ++k) d -= L(j, k) * L(j, k);
+    if (!(d > T(0))) {
+      L(j, j) = d;
+      *info = j + 1;
+      return;
+    }
+    d = std::sqrt(d);
+    L(j, j) = d;
+    for (int i = j + 1; i < n; ++i) {
+      T s = L(i, j);
+      for (int k = 0; k < j; ++k) s -= L(i, k) * L(j, k);
+      L(i, j) = s / d;
+    }
+  }
+}
+
+}  // namespace at::inline tessera::native::small_matrix
