@@ -141,6 +141,30 @@ def test_small_and_lapack_paths_agree_with_torch(n, dtype):
     assert tessera.linalg.cholesky_ex(T(bad)).info.tolist() == torch.linalg.cholesky_ex(bad).info.tolist()
 
 
+@pytest.mark.parametrize("n", [3, 20])
+def test_nan_and_singular_inputs_on_both_paths(n):
+    # NaN spreads through LU and Cholesky as in torch (no skipped zero factors, a NaN is
+    # never the pivot, NaN is not "not positive-definite"); a singular inverse is not finite
+    A = torch.eye(n, dtype=torch.float64)
+    A[1, 0] = float("nan")
+    close_nan = lambda got, want: torch.testing.assert_close(torch.tensor(got.numpy()), want, equal_nan=True)
+    close_nan(tessera.linalg.det(T(A)), torch.linalg.det(A))
+    for g, w in zip(tessera.linalg.slogdet(T(A)), torch.linalg.slogdet(A)):
+        close_nan(g, w)
+    LU, piv = torch.linalg.lu_factor(A)
+    got_LU, got_piv = tessera.linalg.lu_factor(T(A))
+    assert got_piv.tolist() == piv.tolist()
+    close_nan(got_LU, LU)
+    spd = torch.eye(n, dtype=torch.float64)
+    spd[0, 0] = float("nan")
+    assert tessera.linalg.cholesky_ex(T(spd)).info.tolist() == torch.linalg.cholesky_ex(spd).info.tolist()
+    ones = torch.ones(n, n, dtype=torch.float64)
+    got, info = tessera.linalg.inv_ex(T(ones))
+    want, want_info = torch.linalg.inv_ex(ones)
+    assert info.tolist() == want_info.tolist() and info.item() > 0
+    assert not torch.tensor(got.numpy()).isfinite().all() and not want.isfinite().all()
+
+
 def test_determinants_of_singular_and_negative():
     s = torch.tensor([[1.0, 2.0], [2.0, 4.0]], dtype=torch.float64)
     neg = torch.tensor([[0.0, 1.0], [1.0, 0.0]], dtype=torch.float64)

@@ -679,10 +679,42 @@ def test_sample_dirichlet_law_edges_and_no_derivative():
         assert stats.kstest(draws[:, j].numpy(), stats.beta(a, sum(conc) - a).cdf).pvalue > 1e-4
     # all-zero concentrations split evenly; a 0-dim input is its own last dim, as torch's
     assert tessera._sample_dirichlet(tessera.zeros(2, 2)).tolist() == torch._sample_dirichlet(torch.zeros(2, 2)).tolist()
-    assert tessera._sample_dirichlet(tessera.tensor(2.0)).item() == 1.0
+    assert tessera._sample_dirichlet(tessera.tensor(2.0)).item() == torch._sample_dirichlet(torch.tensor(2.0)).item()
     assert tessera._sample_dirichlet(tessera.ones(3, dtype=tessera.float64)).dtype == tessera.float64
     same_error(lambda: torch._sample_dirichlet(torch.ones(2, dtype=torch.int64)),
                lambda: tessera._sample_dirichlet(tessera.ones(2, dtype=tessera.int64)))
     out = tessera._sample_dirichlet(tessera.ones(3, requires_grad=True))
     with pytest.raises(RuntimeError, match="_sample_dirichlet"):
         out.sum().backward()
+
+
+def test_standard_gamma_grad_edges_and_huge_shapes():
+    # NaN where torch has NaN (no shape, an infinite shape or draw), 0 at a zero draw
+    a = [0.0, 2.0, 2.0, float("inf"), 2.0, -1.0]
+    x = [1.0, 0.0, float("inf"), 1.0, float("nan"), 1.0]
+    got = tessera._standard_gamma_grad(tessera.tensor(a, dtype=tessera.float64), tessera.tensor(x, dtype=tessera.float64))
+    want = torch._standard_gamma_grad(torch.tensor(a, dtype=torch.float64), torch.tensor(x, dtype=torch.float64))
+    torch.testing.assert_close(as_torch(got), want, equal_nan=True)
+    # huge shapes (Wilson-Hilferty past 1e6, bounded cost) against torch's asymptotic form,
+    # and no jump where the series hands over
+    alphas, xs = [], []
+    for alpha in (1e6 * (1 - 1e-9), 1e6 * (1 + 1e-9), 1e8, 1e12, 1e14):
+        for z in (-3.0, -0.3, 0.0, 2.0):
+            alphas.append(alpha)
+            xs.append(alpha + z * math.sqrt(alpha))
+    got = as_torch(tessera._standard_gamma_grad(tessera.tensor(alphas, dtype=tessera.float64),
+                                                tessera.tensor(xs, dtype=tessera.float64)))
+    want = torch._standard_gamma_grad(torch.tensor(alphas, dtype=torch.float64), torch.tensor(xs, dtype=torch.float64))
+    torch.testing.assert_close(got, want, rtol=1e-3, atol=0)
+    torch.testing.assert_close(got[:4], got[4:8], rtol=1e-7, atol=0)
+
+
+def test_dirichlet_of_small_concentrations_stays_inside_the_simplex():
+    # drawn in double and clamped as torch's: float32 rows neither tie at 1/2 nor hit 1
+    tessera.manual_seed(24)
+    conc = tessera.full((20_000, 2), 0.01)
+    for draws in (tessera._sample_dirichlet(conc), tessera.distributions.Dirichlet(conc).sample(),
+                  tessera.distributions.Beta(conc[:, 0], conc[:, 1]).sample()):
+        d = as_torch(draws)
+        assert d.dtype == torch.float32 and d.lt(1).all() and d.gt(0).all()
+        assert d.eq(0.5).float().mean().item() < 1e-3

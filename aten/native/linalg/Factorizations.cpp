@@ -12,6 +12,7 @@
 #include <aten/native/linalg/SmallMatrix.h>
 #include <aten/ops/Functions.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -19,7 +20,6 @@
 namespace at::inline tessera::native {
 
 namespace {
-
 
 Tensor int_tensor(std::vector<int64_t> sizes, const Tensor& like) {
   return at::zeros(sizes, like.options().dtype(c10::kInt));
@@ -178,7 +178,14 @@ std::tuple<Tensor, Tensor> inv_ex_impl(const Tensor& A, bool check_errors, bool 
     lapack::for_each_matrix(batch_count(LU), 2 * n * n * n, [&](int64_t i) {
       std::vector<T> work(static_cast<size_t>(lwork));
       int info_i = 0;
-      lapack::getri(ni, matrix_at<T>(LU, i), ni, piv + i * n, work.data(), lwork, &info_i);
+      T* m = matrix_at<T>(LU, i);
+      lapack::getri(ni, m, ni, piv + i * n, work.data(), lwork, &info_i);
+      if (info_i > 0) {  // singular: getri left the LU; solve against the identity as torch
+        const std::vector<T> lu(m, m + n * n);
+        std::fill(m, m + n * n, T(0));
+        for (int64_t d = 0; d < n; ++d) m[d * n + d] = T(1);
+        lapack::getrs('N', ni, ni, lu.data(), ni, piv + i * n, m, ni, &info_i);
+      }
     });
   });
   return {LU, info};
@@ -203,7 +210,9 @@ void lu_determinants(const Tensor& LU, const Tensor& pivots, T* det, T* sign, T*
     }
     if (det) det[b] = odd_swaps ? -product : product;
     if (sign) {
-      sign[b] = log_sum == -std::numeric_limits<T>::infinity() ? T(0) : (odd_swaps != odd_negatives ? T(-1) : T(1));
+      // a zero or NaN on the diagonal has no sign, as torch's sgn
+      const bool signless = log_sum == -std::numeric_limits<T>::infinity() || std::isnan(log_sum);
+      sign[b] = signless ? T(0) : (odd_swaps != odd_negatives ? T(-1) : T(1));
       logabs[b] = log_sum;
     }
   }

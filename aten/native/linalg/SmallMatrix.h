@@ -21,6 +21,8 @@ void getrf(int n, T* a, int* ipiv, int* info) {
   *info = 0;
   for (int j = 0; j < n; ++j) {
     T* col = a + j * n;
+    // a NaN below the diagonal never wins (as in the getrf torch calls); it spreads
+    // through the updates instead
     int p = j;
     T best = std::abs(col[j]);
     for (int i = j + 1; i < n; ++i) {
@@ -46,8 +48,7 @@ void getrf(int n, T* a, int* ipiv, int* info) {
     }
     for (int k = j + 1; k < n; ++k) {
       T* target = a + k * n;
-      const T factor = target[j];
-      if (factor == T(0)) continue;
+      const T factor = target[j];  // no skip of zero factors: 0 * NaN must reach the result
       for (int i = j + 1; i < n; ++i) target[i] -= col[i] * factor;
     }
   }
@@ -100,7 +101,7 @@ void potrf(bool upper, int n, T* a, int* info) {
   for (int j = 0; j < n; ++j) {
     T d = L(j, j);
     for (int k = 0; k < j; ++k) d -= L(j, k) * L(j, k);
-    if (!(d > T(0))) {
+    if (d <= T(0)) {  // NaN is not a failure here, as in LAPACK: it spreads
       L(j, j) = d;
       *info = j + 1;
       return;

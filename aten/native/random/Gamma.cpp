@@ -66,9 +66,10 @@ Dual operator*(Dual a, Dual b) { return {a.v * b.v, a.d * b.v + a.v * b.d}; }
 Dual operator/(Dual a, Dual b) { return {a.v / b.v, (a.d * b.v - a.v * b.d) / (b.v * b.v)}; }
 
 constexpr int kMaxTerms = 1 << 20;
-// Where a sum or fraction stops: past double's precision, or well past float's.
+// Where a sum or fraction stops: at double's precision (2 ulp of 1, so the Lentz step
+// can meet it without landing on 1 exactly), or well past float's.
 template <typename T>
-constexpr double kTolerance = std::is_same_v<T, float> ? 1e-9 : 1e-16;
+constexpr double kTolerance = std::is_same_v<T, float> ? 1e-9 : 4.5e-16;
 
 // P(alpha, x) / f(x) / x as a power series: the sum of s_n, s_0 = 1/alpha,
 // s_{n+1} = s_n x / (alpha + n + 1). Converges fast for x < alpha + 1.
@@ -103,12 +104,27 @@ Dual upper_fraction(double alpha, double x, double tolerance) {
   return h;
 }
 
+// Past this shape the series needs ~sqrt(74 alpha) terms; Wilson and Hilferty's cube-root
+// normal approximation is exact there to far below float precision instead.
+constexpr double kLargeShape = 1e6;
+
+// x = alpha t^3 with t = 1 - 1/(9 alpha) + z / (3 sqrt(alpha)) at a fixed normal quantile z:
+// dx/dalpha = t^3 + 3 alpha t^2 dt/dalpha.
+double wilson_hilferty_grad(double alpha, double x) {
+  const double t = std::cbrt(x / alpha), root = std::sqrt(alpha);
+  const double z = (t - 1 + 1 / (9 * alpha)) * 3 * root;
+  const double dt = 1 / (9 * alpha * alpha) - z / (6 * alpha * root);
+  return t * t * t + 3 * alpha * t * t * dt;
+}
+
 // dx/dalpha of a Gamma(alpha, 1) draw x: with F/f = x S, dF/dalpha = f x (S' + S (log x -
 // digamma(alpha))), and the upper tail's Q the same with the opposite sign.
 double standard_gamma_grad_one(double alpha, double x, double tolerance) {
-  if (std::isnan(alpha) || std::isnan(x)) return std::numeric_limits<double>::quiet_NaN();
+  if (!(alpha > 0) || std::isnan(x) || std::isinf(alpha) || std::isinf(x)) {
+    return std::numeric_limits<double>::quiet_NaN();  // as torch
+  }
   if (!(x > 0)) return 0;
-  if (std::isinf(x) || std::isinf(alpha)) return std::numeric_limits<double>::infinity();
+  if (alpha > kLargeShape) return wilson_hilferty_grad(alpha, x);
   const double log_term = std::log(x) - digamma_double(alpha);
   if (x < alpha + 1) {
     const Dual s = lower_series(alpha, x, tolerance);
@@ -178,11 +194,17 @@ Tensor standard_gamma_grad(const Tensor& self, const Tensor& output) {
 // that all draw the floor value split evenly, as torch's do.
 Tensor sample_dirichlet(const Tensor& self, std::optional<at::Generator> generator) {
   check_gamma_dtype(self.scalar_type(), "dirichlet");
-  Tensor gammas = standard_gamma_impl(self, generator, self.is_meta());
-  if (self.is_meta() || self.numel() == 0) return gammas;
-  if (self.dim() == 0) return at::div(gammas, gammas);
+  if (self.is_meta() || self.numel() == 0) return at::empty(self.sizes(), self.options());
+  // Drawn and normalised in double, then kept inside (0, 1) as torch does: float draws of
+  // small concentrations would underflow to whole rows of ties and exact ones.
+  const Tensor gammas = standard_gamma_impl(self.to(c10::kDouble), generator, false);
   const int64_t last = -1;
-  return at::div(gammas, gammas.sum(last, /*keepdim=*/true));
+  const Tensor shares = self.dim() == 0 ? at::div(gammas, gammas) : at::div(gammas, gammas.sum(last, true));
+  Tensor out = shares.to(self.scalar_type());
+  dispatch_types<kFloating>(self.scalar_type(), "dirichlet", [&]<typename T>() {
+    out.clamp_(static_cast<double>(std::numeric_limits<T>::min()), static_cast<double>(std::nextafter(T(1), T(0))));
+  });
+  return out;
 }
 
 }  // namespace at::inline tessera::native

@@ -26,9 +26,14 @@ class Dirichlet(ExponentialFamily):
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
-        # gradients reach concentration through the gamma draws' reparameterization
-        draws = _clamp_tiny_(_standard_gamma(self.concentration.expand(shape)))
-        return draws / draws.sum(-1, True)
+        # gradients reach concentration through the gamma draws' reparameterization. Drawn
+        # and normalised in double and kept inside (0, 1), as torch's sampler: float draws
+        # of small concentrations underflow to rows of ties and exact ones.
+        conc = self.concentration.expand(shape)
+        draws = _clamp_tiny_(_standard_gamma(conc.double()))
+        shares = (draws / draws.sum(-1, True)).to(conc.dtype)
+        finfo = tessera.finfo(conc.dtype)
+        return shares.clamp(min=finfo.tiny, max=1 - finfo.eps / 2)
 
     def log_prob(self, value):
         if self._validate_args:
