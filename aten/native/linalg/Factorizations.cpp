@@ -1,9 +1,9 @@
 // LAPACK-backed kernels of the LU family (lu_factor_ex, lu_unpack, lu_solve, solve, inv,
 // det, slogdet), Cholesky and the triangular solve. Each CPU kernel and its Meta kernel
 // are one function with a `meta` flag: the checks, shapes and column-major buffers are
-// computed once, and only the CPU path calls LAPACK (or, for square matrices of at most 16
-// rows, the same algorithms unblocked: SmallMatrix.h). Batches run their matrices across
-// threads (lapack::for_each_matrix).
+// computed once, and only the CPU path calls LAPACK (whose wrappers take tiny matrices to
+// unblocked loops, SmallMatrix.h). Batches run their matrices across threads
+// (lapack::for_each_matrix).
 #include <aten/core/Dispatch.h>
 #include <aten/native/Broadcast.h>
 #include <aten/native/NativeFunctions.h>
@@ -43,12 +43,6 @@ void lu_factor_into(const Tensor& LU, const Tensor& pivots, const Tensor& info) 
   dispatch_types<kFloating>(LU.scalar_type(), "linalg.lu_factor", [&]<typename T>() {
     int* piv = pivots.data_ptr<int>();
     int* inf = info.data_ptr<int>();
-    if (m == n && n <= small_matrix::kMaxSize) {
-      lapack::for_each_matrix(batch, n * n * n, [&](int64_t i) {
-        small_matrix::getrf(ni, matrix_at<T>(LU, i), piv + i * k, inf + i);
-      });
-      return;
-    }
     lapack::for_each_matrix(batch, m * n * k, [&](int64_t i) {
       lapack::getrf(mi, ni, matrix_at<T>(LU, i), std::max(1, mi), piv + i * k, inf + i);
     });
@@ -121,12 +115,6 @@ Tensor lu_solve_impl(const Tensor& LU, const Tensor& pivots, const Tensor& B, bo
   const int ni = lapack::lapack_int(n, "linalg.lu_solve"), ri = lapack::lapack_int(nrhs, "linalg.lu_solve");
   dispatch_types<kFloating>(LU.scalar_type(), "linalg.lu_solve", [&]<typename T>() {
     const int* piv = Pb.data_ptr<int>();
-    if (n <= small_matrix::kMaxSize) {
-      lapack::for_each_matrix(batch_count(X), n * n * nrhs, [&](int64_t i) {
-        small_matrix::getrs(trans == 'T', ni, ri, matrix_at<T>(LUb, i), piv + i * n, matrix_at<T>(X, i));
-      });
-      return;
-    }
     lapack::for_each_matrix(batch_count(X), n * n * nrhs, [&](int64_t i) {
       int info = 0;
       lapack::getrs(trans, ni, ri, matrix_at<T>(LUb, i), ni, piv + i * n, matrix_at<T>(X, i), ni, &info);
@@ -162,6 +150,7 @@ std::tuple<Tensor, Tensor> inv_ex_impl(const Tensor& A, bool check_errors, bool 
   auto [LU, pivots, info] = lu_factor_ex_impl(A, true, false, meta);
   if (!meta && check_errors) check_linalg_errors(info, "linalg.inv", LinalgFailure::SingularDiagonal, A.dim() > 2);
   const int64_t n = A.size(-1);
+  // (tiny matrices: the unblocked solve beats getri's call)
   if (meta || n <= small_matrix::kMaxSize || A.numel() == 0) {
     Tensor identity = at::eye(n, A.options()).expand(A.sizes());
     return {lu_solve_impl(LU, pivots, identity, true, false, meta), info};
@@ -252,12 +241,6 @@ std::tuple<Tensor, Tensor> cholesky_ex_impl(const Tensor& A, bool upper, bool ch
   const int ni = lapack::lapack_int(n, "linalg.cholesky");
   dispatch_types<kFloating>(A.scalar_type(), "linalg.cholesky", [&]<typename T>() {
     int* inf = info.data_ptr<int>();
-    if (n <= small_matrix::kMaxSize) {
-      lapack::for_each_matrix(batch_count(L), n * n * n / 3, [&](int64_t i) {
-        small_matrix::potrf(upper, ni, matrix_at<T>(L, i), inf + i);
-      });
-      return;
-    }
     lapack::for_each_matrix(batch_count(L), n * n * n / 3, [&](int64_t i) {
       lapack::potrf(upper ? 'U' : 'L', ni, matrix_at<T>(L, i), ni, inf + i);
     });

@@ -5,6 +5,7 @@
 
 #include <aten/core/Parallel.h>
 #include <aten/native/linalg/Blas.h>
+#include <aten/native/linalg/SmallMatrix.h>
 #include <c10/util/Exception.h>
 
 #include <cblas.h>
@@ -45,12 +46,30 @@ void dorgqr_(const int* m, const int* n, const int* k, double* a, const int* lda
 
 namespace at::inline tessera::native::lapack {
 
-void getrf(int m, int n, float* a, int lda, int* ipiv, int* info) { sgetrf_(&m, &n, a, &lda, ipiv, info); }
-void getrf(int m, int n, double* a, int lda, int* ipiv, int* info) { dgetrf_(&m, &n, a, &lda, ipiv, info); }
+// Square matrices of at most small_matrix::kMaxSize rows, stored densely, skip LAPACK's
+// per-call overhead: the unblocked loops give the same factors, pivots and info codes.
+static bool is_small(int n, int lda) { return n <= small_matrix::kMaxSize && lda == n; }
+
+void getrf(int m, int n, float* a, int lda, int* ipiv, int* info) {
+  if (m == n && is_small(n, lda)) return small_matrix::getrf(n, a, ipiv, info);
+  sgetrf_(&m, &n, a, &lda, ipiv, info);
+}
+void getrf(int m, int n, double* a, int lda, int* ipiv, int* info) {
+  if (m == n && is_small(n, lda)) return small_matrix::getrf(n, a, ipiv, info);
+  dgetrf_(&m, &n, a, &lda, ipiv, info);
+}
 void getrs(char trans, int n, int nrhs, const float* a, int lda, const int* ipiv, float* b, int ldb, int* info) {
+  if (is_small(n, lda) && ldb == n) {
+    *info = 0;
+    return small_matrix::getrs(trans == 'T', n, nrhs, a, ipiv, b);
+  }
   sgetrs_(&trans, &n, &nrhs, a, &lda, ipiv, b, &ldb, info, 1);
 }
 void getrs(char trans, int n, int nrhs, const double* a, int lda, const int* ipiv, double* b, int ldb, int* info) {
+  if (is_small(n, lda) && ldb == n) {
+    *info = 0;
+    return small_matrix::getrs(trans == 'T', n, nrhs, a, ipiv, b);
+  }
   dgetrs_(&trans, &n, &nrhs, a, &lda, ipiv, b, &ldb, info, 1);
 }
 void getri(int n, float* a, int lda, const int* ipiv, float* work, int lwork, int* info) {
@@ -59,8 +78,14 @@ void getri(int n, float* a, int lda, const int* ipiv, float* work, int lwork, in
 void getri(int n, double* a, int lda, const int* ipiv, double* work, int lwork, int* info) {
   dgetri_(&n, a, &lda, ipiv, work, &lwork, info);
 }
-void potrf(char uplo, int n, float* a, int lda, int* info) { spotrf_(&uplo, &n, a, &lda, info, 1); }
-void potrf(char uplo, int n, double* a, int lda, int* info) { dpotrf_(&uplo, &n, a, &lda, info, 1); }
+void potrf(char uplo, int n, float* a, int lda, int* info) {
+  if (is_small(n, lda)) return small_matrix::potrf(uplo == 'U', n, a, info);
+  spotrf_(&uplo, &n, a, &lda, info, 1);
+}
+void potrf(char uplo, int n, double* a, int lda, int* info) {
+  if (is_small(n, lda)) return small_matrix::potrf(uplo == 'U', n, a, info);
+  dpotrf_(&uplo, &n, a, &lda, info, 1);
+}
 void syevd(char jobz, char uplo, int n, float* a, int lda, float* w, float* work, int lwork, int* iwork, int liwork,
            int* info) {
   ssyevd_(&jobz, &uplo, &n, a, &lda, w, work, &lwork, iwork, &liwork, info, 1, 1);

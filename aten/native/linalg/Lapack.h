@@ -1,5 +1,6 @@
 // LAPACK as the linalg kernels call it: the Fortran routines OpenBLAS exports, typed per
-// scalar (float, double) behind one overloaded name each, and the loop that runs a batch of
+// scalar (float, double) behind one overloaded name each (getrf, getrs and potrf take
+// square matrices of up to 16 rows to unblocked loops instead), and the loop that runs a batch of
 // matrices across threads with OpenBLAS held to one thread meanwhile. Matrices are
 // column-major (LAPACK's order); the kernels keep their buffers that way, as torch does.
 #pragma once

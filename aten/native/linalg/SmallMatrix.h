@@ -2,7 +2,7 @@
 // LAPACK's conventions (column-major storage, 1-based pivots, the same info codes). For a
 // batch of tiny matrices LAPACK's per-call overhead (argument checks, blocking and
 // threading decisions) is most of the time; these loops do the same arithmetic without it.
-// Only the linalg kernels include this header.
+// lapack::getrf / getrs / potrf (Lapack.cpp) take tiny matrices here.
 #pragma once
 
 #include <cmath>

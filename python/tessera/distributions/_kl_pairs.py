@@ -16,7 +16,7 @@ from .exponential import Exponential
 from .gamma import Gamma
 from .gumbel import Gumbel
 from .kl import (_batch_trace_XXT, _different_event_shapes, _infinite_like, _lowrank_log_det, _lowrank_mahalanobis,
-                 _lowrank_precision_factor, _set_where, _x_log_x, register_kl)
+                 _set_where, _x_log_x, register_kl)
 from .laplace import Laplace
 from .lowrank_multivariate_normal import LowRankMultivariateNormal
 from .multivariate_normal import MultivariateNormal, _batch_mahalanobis, _half_log_det
@@ -250,7 +250,7 @@ def _kl_multivariatenormal_lowrankmultivariatenormal(p, q):
     log_det_ratio = _lowrank_log_det(q) - 2 * _half_log_det(p._unbroadcasted_scale_tril)
     mahalanobis = _lowrank_mahalanobis(q, q.loc - p.loc)
     # tr(S_q^-1 S_p) = tr((D_q^-1 - A^T A) L_p L_p^T)
-    A = _lowrank_precision_factor(q)
+    A = q._precision_factor()
     trace = (_batch_trace_XXT(p._unbroadcasted_scale_tril * q._unbroadcasted_cov_diag.rsqrt().unsqueeze(-1))
              - _batch_trace_XXT(A.matmul(p._unbroadcasted_scale_tril)))
     return 0.5 * (log_det_ratio + trace + mahalanobis - p.event_shape[0])

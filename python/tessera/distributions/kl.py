@@ -117,13 +117,6 @@ def _different_event_shapes(what):
                       + "different event shapes cannot be computed")
 
 
-def _lowrank_precision_factor(q):
-    """A = L_C^-1 W^T D^-1 for a LowRankMultivariateNormal q, so that (by Woodbury) q's
-    precision is D^-1 - A^T A."""
-    Wt_Dinv = q._unbroadcasted_cov_factor.mT / q._unbroadcasted_cov_diag.unsqueeze(-2)
-    return tessera.linalg.solve_triangular(q._capacitance_tril, Wt_Dinv, upper=False)
-
-
 def _lowrank_log_det(d):
     return _batch_lowrank_logdet(d._unbroadcasted_cov_factor, d._unbroadcasted_cov_diag, d._capacitance_tril)
 
@@ -281,7 +274,7 @@ def _kl_lowrankmultivariatenormal_lowrankmultivariatenormal(p, q):
     log_det_ratio = _lowrank_log_det(q) - _lowrank_log_det(p)
     mahalanobis = _lowrank_mahalanobis(q, q.loc - p.loc)
     # tr(S_q^-1 S_p) = tr((D_q^-1 - A^T A)(D_p + W_p W_p^T)), expanded into four traces
-    A = _lowrank_precision_factor(q)
+    A = q._precision_factor()
     trace = ((p._unbroadcasted_cov_diag / q._unbroadcasted_cov_diag).sum(-1)
              + _batch_trace_XXT(p._unbroadcasted_cov_factor * q._unbroadcasted_cov_diag.rsqrt().unsqueeze(-1))
              - _batch_trace_XXT(A * p._unbroadcasted_cov_diag.sqrt().unsqueeze(-2))

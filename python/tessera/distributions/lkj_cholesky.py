@@ -31,8 +31,8 @@ class LKJCholesky(Distribution):
         batch_shape = self.concentration.size()
         event_shape = tessera.Size((dim, dim))
         # The onion method: row i >= 1 of L has squared off-diagonal norm
-        # y_i ~ Beta(i / 2, eta + (dim - 1 - i) / 2); row 0 gets a placeholder Beta(1/2, .)
-        # whose draw is never used. (torch 1.13 takes i - 1/2 for the first parameter, which
+        # y_i ~ Beta(i / 2, eta + (dim - 1 - i) / 2); row 0 has no off-diagonal part, so its
+        # Beta(1/2, .) draw only keeps the rows aligned and is never used. (torch 1.13 takes i - 1/2 for the first parameter, which
         # is right for row 1 only: its rows below the second come out too correlated.)
         marginal = self.concentration + 0.5 * (self.dim - 2)
         offset = tessera.arange(self.dim - 1, dtype=self.concentration.dtype, device=self.concentration.device)

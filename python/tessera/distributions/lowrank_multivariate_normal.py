@@ -20,10 +20,14 @@ def _plus_identity(K):
     return K + tessera.eye(K.size(-1), dtype=K.dtype, device=K.device)
 
 
+def _factor_over_diag(W, D):
+    """W^T D^-1, the piece of the Woodbury identity every formula here starts from."""
+    return W.mT / D.unsqueeze(-2)
+
+
 def _batch_capacitance_tril(W, D):
     """The lower Cholesky factor of C = I + W^T D^-1 W."""
-    Wt_Dinv = W.mT / D.unsqueeze(-2)
-    return tessera.linalg.cholesky(_plus_identity(tessera.matmul(Wt_Dinv, W)))
+    return tessera.linalg.cholesky(_plus_identity(tessera.matmul(_factor_over_diag(W, D), W)))
 
 
 def _batch_lowrank_logdet(W, D, capacitance_tril):
@@ -34,8 +38,7 @@ def _batch_lowrank_logdet(W, D, capacitance_tril):
 def _batch_lowrank_mahalanobis(W, D, x, capacitance_tril):
     """x^T (W W^T + D)^-1 x by the Woodbury identity
     (W W^T + D)^-1 = D^-1 - D^-1 W C^-1 W^T D^-1."""
-    Wt_Dinv = W.mT / D.unsqueeze(-2)
-    return (x.pow(2) / D).sum(-1) - _batch_mahalanobis(capacitance_tril, _batch_mv(Wt_Dinv, x))
+    return (x.pow(2) / D).sum(-1) - _batch_mahalanobis(capacitance_tril, _batch_mv(_factor_over_diag(W, D), x))
 
 
 class LowRankMultivariateNormal(Distribution):
@@ -119,11 +122,15 @@ class LowRankMultivariateNormal(Distribution):
         covariance = tessera.matmul(W, W.mT) + tessera.diag_embed(self._unbroadcasted_cov_diag)
         return covariance.expand(self._batch_matrix_shape())
 
+    def _precision_factor(self):
+        """A = L_C^-1 W^T D^-1 (L_C the capacitance factor): the precision is D^-1 - A^T A."""
+        W_over_D = _factor_over_diag(self._unbroadcasted_cov_factor, self._unbroadcasted_cov_diag)
+        return tessera.linalg.solve_triangular(self._capacitance_tril, W_over_D, upper=False)
+
     @lazy_property
     def precision_matrix(self):
-        # Woodbury: D^-1 - A^T A with A = L_C^-1 W^T D^-1 (L_C the capacitance factor)
-        Wt_Dinv = self._unbroadcasted_cov_factor.mT / self._unbroadcasted_cov_diag.unsqueeze(-2)
-        A = tessera.linalg.solve_triangular(self._capacitance_tril, Wt_Dinv, upper=False)
+        # Woodbury: D^-1 - A^T A
+        A = self._precision_factor()
         precision = tessera.diag_embed(self._unbroadcasted_cov_diag.reciprocal()) - A.mT @ A
         return precision.expand(self._batch_matrix_shape())
 
