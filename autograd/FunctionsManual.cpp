@@ -105,6 +105,17 @@ Tensor amaxamin_backward(const Tensor& grad, const Tensor& self, const Tensor& r
   return g * mask / mask.sum(IntArrayRef(all), true);
 }
 
+// I1'(x) = I0(x) - I1(x)/x, and for the scaled form I0e(x) - I1e(x) (sign(x) + 1/x); both are
+// 1/2 at 0. x is replaced by 1 where it is 0 so that the masked-off branch stays finite
+// and a second differentiation meets no 0/0 either.
+Tensor special_i1_backward(const Tensor& grad, const Tensor& self, const Tensor& result, bool scaled) {
+  const Tensor at_zero = self.eq(0);
+  const Tensor safe = at::where(at_zero, at::ones_like(self), self);
+  const Tensor slope = scaled ? at::special_i0e(self) - result * (self.sign() + safe.reciprocal())
+                              : at::i0(self) - result / safe;
+  return grad * at::where(at_zero, at::full_like(self, 0.5), slope);
+}
+
 Tensor evenly_distribute_backward(const Tensor& grad, const Tensor& self, const Tensor& result) {
   Tensor mask = result.isnan().item().toBool() ? self.isnan() : self.eq(result);
   Tensor m = mask.to(grad.scalar_type());

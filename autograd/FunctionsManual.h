@@ -21,6 +21,9 @@ using at::Tensor;
 // `not_implemented("inplace version of acosh")`.
 [[noreturn]] TORCH_API Tensor not_implemented(const char* what);
 
+// torch.special: the derivative of I1 (scaled: of e^-|x| I1), whose I1(x)/x term is 0/0 at 0.
+Tensor special_i1_backward(const Tensor& grad, const Tensor& self, const Tensor& result, bool scaled);
+
 // Reductions: the grad of the reduced tensor spread back over the input's shape.
 Tensor restore_reduced_dims(const Tensor& grad, std::optional<IntArrayRef> dims, int64_t ndim, bool keepdim);
 Tensor sum_backward(const Tensor& grad, IntArrayRef sizes, std::optional<IntArrayRef> dims, bool keepdim);

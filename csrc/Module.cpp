@@ -30,6 +30,9 @@ PYBIND11_MODULE(_C, m) {
   // ops.yaml's python_module: linalg entries (tessera.linalg re-exports them by torch's names).
   py::module_ linalg = m.def_submodule("_linalg", "Bindings of the linalg_* operators.");
   if (PyModule_AddFunctions(linalg.ptr(), generated_linalg_functions()) != 0) throw py::error_already_set();
+  // python_module: special entries (tessera.special re-exports them by torch.special's names).
+  py::module_ special = m.def_submodule("_special", "Bindings of the special_* operators.");
+  if (PyModule_AddFunctions(special.ptr(), generated_special_functions()) != 0) throw py::error_already_set();
   // python_module: nn entries (torch._C._nn's; tessera.nn.functional builds on them).
   py::module_ nn = m.def_submodule("_nn", "Bindings of the torch.nn.functional operators.");
   if (PyModule_AddFunctions(nn.ptr(), generated_nn_functions()) != 0) throw py::error_already_set();

@@ -51,6 +51,8 @@ globals().update({_n: getattr(_C, _n) for _n in dir(_C)
 
 # tessera.linalg: the linalg_* operators under torch.linalg's names.
 from . import linalg  # noqa: E402,F401
+# tessera.special: the special_* operators under torch.special's names.
+from . import special  # noqa: E402,F401
 # tessera.nn.functional: torch.nn.functional's operators.
 from . import nn  # noqa: E402,F401
 # tessera.optim: optimizers and learning-rate schedulers.

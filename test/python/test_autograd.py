@@ -9,6 +9,7 @@ import torch
 import tessera
 
 from opinfo import M, V, assert_raises_like_torch
+from torch_compare import same_error
 
 
 def _both(data, dtype="float64"):
@@ -117,6 +118,28 @@ def test_gradcheck_perturbs_non_contiguous_inputs_in_place():
     # numerical side sees the perturbation
     with pytest.raises(tessera.autograd.GradcheckError, match="Jacobian mismatch"):
         tessera.autograd.gradcheck(lambda t: (t.detach() * weights).sum(0) + (t * 0).sum(0), (x,))
+
+
+def test_gradcheck_refuses_inputs_with_a_stride_0_dimension():
+    # an expanded input shares memory across the expanded dim: the in-place perturbation
+    # would move a whole row at once, so gradcheck refuses it, with torch's error
+    def call(L, leaf):
+        w = L.tensor([1.0, 2.0], dtype=L.float64, requires_grad=True)
+        x = L.tensor([[1.0], [2.0], [3.0]], dtype=L.float64, requires_grad=True).expand(3, 2)
+        if leaf:
+            x = x.detach().requires_grad_()
+        return L.autograd.gradcheck(lambda a, b: a * b, (w, x))
+    for leaf in (False, True):
+        same_error(lambda: call(torch, leaf), lambda: call(tessera, leaf))
+    # a stride-0 dimension of size 1 overlaps nothing and is accepted, as in torch
+    for L in (torch, tessera):
+        x = L.tensor([1.0, 2.0, 3.0], dtype=L.float64).as_strided((3, 1), (1, 0)).requires_grad_()
+        assert L.autograd.gradcheck(lambda a: a * a, (x,))
+
+
+def test_gradcheck_without_an_input_requiring_grad_raises_like_torch():
+    same_error(lambda: torch.autograd.gradcheck(lambda a: a * 2, (torch.ones(2, dtype=torch.float64),)),
+               lambda: tessera.autograd.gradcheck(lambda a: a * 2, (tessera.ones(2, dtype=tessera.float64),)))
 
 
 def test_missing_derivative_raises_at_backward():

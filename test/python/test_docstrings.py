@@ -23,6 +23,7 @@ DOCS = yaml.safe_load((ROOT / "opdocs.yaml").read_text())
 FUNCTIONS = sorted(gen_python._groups(OPS, "function"))
 METHODS = sorted(gen_python._groups(OPS, "method"))
 NN = sorted(gen_python._groups(OPS, "function", "nn"))
+SPECIAL = sorted(gen_python._groups(OPS, "function", "special"))
 
 
 def _bound(name, kind):
@@ -30,10 +31,13 @@ def _bound(name, kind):
         return getattr(tessera._C, name)
     if kind == "method":
         return getattr(tessera.Tensor, name)
+    if kind == "special":
+        return getattr(tessera._C._special, name)
     return getattr(tessera._C._nn, name)
 
 
-BINDINGS = [(n, "function") for n in FUNCTIONS] + [(n, "method") for n in METHODS] + [(n, "nn") for n in NN]
+BINDINGS = ([(n, "function") for n in FUNCTIONS] + [(n, "method") for n in METHODS] + [(n, "nn") for n in NN]
+            + [(n, "special") for n in SPECIAL])
 
 
 @pytest.mark.parametrize("name,kind", BINDINGS, ids=[f"{k}-{n}" for n, k in BINDINGS])
@@ -50,7 +54,7 @@ def test_every_binding_has_signatures_and_prose(name, kind):
 
 
 def test_every_docs_entry_names_a_binding():
-    names = set(FUNCTIONS) | set(METHODS) | set(NN) | set(gen_python._groups(OPS, "function", "linalg"))
+    names = set(FUNCTIONS) | set(METHODS) | set(NN) | set(SPECIAL) | set(gen_python._groups(OPS, "function", "linalg"))
     assert sorted(set(DOCS) - names) == []
 
 

@@ -1,9 +1,9 @@
 // LAPACK-backed kernels of the LU family (lu_factor_ex, lu_unpack, lu_solve, solve, inv,
-// det, slogdet), Cholesky and the triangular solve. Each CPU kernel and its Meta kernel
-// are one function with a `meta` flag: the checks, shapes and column-major buffers are
-// computed once, and only the CPU path calls LAPACK (whose wrappers take tiny matrices to
-// unblocked loops, SmallMatrix.h). Batches run their matrices across threads
-// (lapack::for_each_matrix).
+// det, slogdet; Cholesky and the triangular solve are in Triangular.cpp). Each CPU kernel
+// and its Meta kernel are one function with a `meta` flag: the checks, shapes and
+// column-major buffers are computed once, and only the CPU path calls LAPACK (whose
+// wrappers take tiny matrices to unblocked loops, SmallMatrix.h). Batches run their
+// matrices across threads (lapack::for_each_matrix).
 #include <aten/core/Dispatch.h>
 #include <aten/native/Broadcast.h>
 #include <aten/native/NativeFunctions.h>
@@ -232,49 +232,6 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> slogdet_impl(const Tensor& A, bool me
   return {sign, logabs, LU, pivots};
 }
 
-std::tuple<Tensor, Tensor> cholesky_ex_impl(const Tensor& A, bool upper, bool check_errors, bool meta) {
-  check_linalg_input(A, "linalg.cholesky");
-  Tensor L = clone_batched_fortran(A);
-  Tensor info = int_tensor(batch_shape_with(A, 2, {}), A);
-  if (meta || A.numel() == 0) return {L, info};
-  const int64_t n = A.size(-1);
-  const int ni = lapack::lapack_int(n, "linalg.cholesky");
-  dispatch_types<kFloating>(A.scalar_type(), "linalg.cholesky", [&]<typename T>() {
-    int* inf = info.data_ptr<int>();
-    lapack::for_each_matrix(batch_count(L), n * n * n / 3, [&](int64_t i) {
-      lapack::potrf(upper ? 'U' : 'L', ni, matrix_at<T>(L, i), ni, inf + i);
-    });
-  });
-  // LAPACK leaves the other triangle as it was.
-  if (upper) L.triu_(); else L.tril_();
-  if (check_errors) check_linalg_errors(info, "linalg.cholesky", LinalgFailure::NotPositiveDefinite, A.dim() > 2);
-  return {L, info};
-}
-
-Tensor solve_triangular_impl(const Tensor& A, const Tensor& B, bool upper, bool left, bool unitriangular, bool meta) {
-  check_linalg_input(A, "linalg.solve_triangular");
-  TORCH_CHECK(B.dim() >= 2, "linalg.solve_triangular: The input tensor B must have at least 2 dimensions.");
-  const int64_t n = A.size(-1);
-  TORCH_CHECK(left ? B.size(-2) == n : B.size(-1) == n,
-              "linalg.solve_triangular: Incompatible shapes of A and B for the equation ", left ? "AX = B (" : "XA = B (",
-              n, "x", n, " and ", B.size(-2), "x", B.size(-1), ")");
-  const c10::ScalarType t = c10::promoteTypes(A.scalar_type(), B.scalar_type());
-  const std::vector<int64_t> batch = broadcast_batch(A, B);
-  // Row-major throughout: BLAS's trsm takes the layout as an argument.
-  Tensor X = B.to(t).expand(with_matrix(batch, B.size(-2), B.size(-1))).contiguous().clone();
-  if (meta || X.numel() == 0) return X;
-  const Tensor Ab = A.to(t).expand(with_matrix(batch, n, n)).contiguous();
-  const int rows = lapack::lapack_int(X.size(-2), "linalg.solve_triangular");
-  const int cols = lapack::lapack_int(X.size(-1), "linalg.solve_triangular");
-  dispatch_types<kFloating>(t, "linalg.solve_triangular", [&]<typename T>() {
-    lapack::for_each_matrix(batch_count(X), n * n * (left ? cols : rows), [&](int64_t i) {
-      lapack::trsm(left, upper, false, unitriangular, rows, cols, matrix_at<T>(Ab, i), static_cast<int>(n),
-                   matrix_at<T>(X, i), cols);
-    });
-  });
-  return X;
-}
-
 // P (from the pivots' row swaps), unit-lower L and upper U from a compact LU.
 std::tuple<Tensor, Tensor, Tensor> lu_unpack_impl(const Tensor& LU, const Tensor& pivots, bool unpack_data,
                                                   bool unpack_pivots, bool meta) {
@@ -352,17 +309,4 @@ std::tuple<Tensor, Tensor, Tensor> linalg_det_cpu(const Tensor& A) { return det_
 std::tuple<Tensor, Tensor, Tensor> linalg_det_meta(const Tensor& A) { return det_impl(A, true); }
 std::tuple<Tensor, Tensor, Tensor, Tensor> linalg_slogdet_cpu(const Tensor& A) { return slogdet_impl(A, false); }
 std::tuple<Tensor, Tensor, Tensor, Tensor> linalg_slogdet_meta(const Tensor& A) { return slogdet_impl(A, true); }
-std::tuple<Tensor, Tensor> linalg_cholesky_ex_cpu(const Tensor& A, bool upper, bool check_errors) {
-  return cholesky_ex_impl(A, upper, check_errors, false);
-}
-std::tuple<Tensor, Tensor> linalg_cholesky_ex_meta(const Tensor& A, bool upper, bool check_errors) {
-  return cholesky_ex_impl(A, upper, check_errors, true);
-}
-Tensor linalg_solve_triangular_cpu(const Tensor& A, const Tensor& B, bool upper, bool left, bool unitriangular) {
-  return solve_triangular_impl(A, B, upper, left, unitriangular, false);
-}
-Tensor linalg_solve_triangular_meta(const Tensor& A, const Tensor& B, bool upper, bool left, bool unitriangular) {
-  return solve_triangular_impl(A, B, upper, left, unitriangular, true);
-}
-
 }  // namespace at::inline tessera::native

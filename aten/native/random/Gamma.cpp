@@ -137,7 +137,7 @@ double standard_gamma_grad_one(double alpha, double x, double tolerance) {
 template <typename T>
 void fill_standard_gamma(const Tensor& alpha, const Tensor& out, const std::optional<Generator>& generator) {
   const int64_t n = out.numel();
-  const auto [key, first] = reserve(generator, static_cast<uint64_t>(n));
+  const auto [key, first] = reserve_counters(generator, static_cast<uint64_t>(n));
   const T* a = alpha.data_ptr<T>();
   T* o = out.data_ptr<T>();
   at::parallel_for(0, n, 1024, [&, key = key, first = first](int64_t begin, int64_t end) {

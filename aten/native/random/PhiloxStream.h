@@ -19,7 +19,7 @@ inline c10::CPUGeneratorImpl* cpu_generator(const std::optional<Generator>& gen)
 }
 
 // Reserves `n` counters; returns (key, first counter).
-inline std::pair<uint64_t, uint64_t> reserve(const std::optional<Generator>& g, uint64_t n) {
+inline std::pair<uint64_t, uint64_t> reserve_counters(const std::optional<Generator>& g, uint64_t n) {
   c10::CPUGeneratorImpl* gen = cpu_generator(g);
   std::lock_guard<std::mutex> lock(gen->mutex());
   return {gen->current_seed(), gen->reserve(n)};

@@ -41,7 +41,7 @@ template <typename T, int PerBlock, typename Gen>
 void fill_random(Tensor& self, const std::optional<Generator>& g, Gen gen) {
   const int64_t n = self.numel();
   if (n == 0) return;
-  const auto [key, first] = reserve(g, static_cast<uint64_t>((n + PerBlock - 1) / PerBlock));
+  const auto [key, first] = reserve_counters(g, static_cast<uint64_t>((n + PerBlock - 1) / PerBlock));
   // A dense tensor is written in place, element k of memory order taking value k.
   Tensor dst = is_non_overlapping_and_dense(self) ? self : at::empty(self.sizes(), self.scalar_type());
   const char* origin = static_cast<const char*>(dst.data_ptr());
@@ -449,7 +449,7 @@ Tensor poisson_cpu(const Tensor& self, std::optional<at::Generator> generator) {
   const int64_t n = rates.numel();
   if (n == 0) return out;
   TORCH_CHECK(rates.min().ge(0).item().toBool(), "invalid Poisson rate, expected rate to be non-negative");
-  const auto [key, first] = reserve(generator, static_cast<uint64_t>(n));
+  const auto [key, first] = reserve_counters(generator, static_cast<uint64_t>(n));
   dispatch_types<kFloating | kReducedFloat>(self.scalar_type(), "poisson_cpu", [&]<typename T>() {
     const T* rate = rates.data_ptr<T>();
     T* o = out.data_ptr<T>();
@@ -479,7 +479,7 @@ Tensor binomial_impl(const Tensor& count, const Tensor& prob, std::optional<at::
   const int64_t n = out.numel();
   if (meta || n == 0) return out;
   const Tensor c = both[0].contiguous(), p = both[1].contiguous();
-  const auto [key, first] = reserve(generator, static_cast<uint64_t>(n));
+  const auto [key, first] = reserve_counters(generator, static_cast<uint64_t>(n));
   dispatch_types<kFloating>(dtype, "binomial_cpu", [&]<typename T>() {
     const T* cv = c.data_ptr<T>();
     const T* pv = p.data_ptr<T>();
@@ -574,7 +574,7 @@ Tensor& bernoulli_tensor_cpu_(Tensor& self, const Tensor& p, std::optional<at::G
     TORCH_CHECK(pd[i] >= 0 && pd[i] <= 1, "Expected p_in >= 0 && p_in <= 1 to be true, but got false.");
   }
   // Two draws (53-bit uniforms) per Philox block, element i taking draw i.
-  const auto [key, first] = reserve(generator, static_cast<uint64_t>((n + 1) / 2));
+  const auto [key, first] = reserve_counters(generator, static_cast<uint64_t>((n + 1) / 2));
   Tensor dst = self.is_contiguous() ? self : at::empty(self.sizes(), self.scalar_type());
   dispatch_types<kRandomTypes>(self.scalar_type(), "bernoulli_tensor_cpu_self_", [&]<typename T>() {
     T* out = dst.data_ptr<T>();
@@ -613,7 +613,7 @@ Tensor bernoulli_cpu(const Tensor& self, std::optional<at::Generator> generator)
   for (int64_t i = 0; i < n; ++i) {
     TORCH_CHECK(pd[i] >= 0 && pd[i] <= 1, "Expected p_in >= 0 && p_in <= 1 to be true, but got false.");
   }
-  const std::pair<uint64_t, uint64_t> counters = reserve(generator, static_cast<uint64_t>(n));
+  const std::pair<uint64_t, uint64_t> counters = reserve_counters(generator, static_cast<uint64_t>(n));
   const uint64_t key = counters.first, first = counters.second;
   dispatch_types<kFloating | kReducedFloat>(t, "bernoulli_tensor_cpu_p_", [&]<typename T>() {
     T* out = result.data_ptr<T>();
@@ -666,7 +666,7 @@ Tensor multinomial_cpu(const Tensor& self, int64_t num_samples, bool replacement
     TORCH_CHECK(total > 0, "invalid multinomial distribution (sum of probabilities <= 0)");
   }
   const int64_t per_row = replacement ? num_samples : k;
-  auto [key, first] = reserve(generator, static_cast<uint64_t>(rows * per_row));
+  auto [key, first] = reserve_counters(generator, static_cast<uint64_t>(rows * per_row));
   int64_t* out = result.data_ptr<int64_t>();
   std::vector<double> cum(static_cast<size_t>(k));
   std::vector<std::pair<double, int64_t>> keys(static_cast<size_t>(k));
@@ -729,7 +729,7 @@ Tensor& randperm_out_cpu(int64_t n, std::optional<at::Generator> generator, Tens
   // Fisher-Yates: position i swaps with a uniform j in [0, i], from the top down.
   std::vector<int64_t> perm(static_cast<size_t>(n));
   std::iota(perm.begin(), perm.end(), int64_t{0});
-  auto [key, first] = reserve(generator, static_cast<uint64_t>(n));
+  auto [key, first] = reserve_counters(generator, static_cast<uint64_t>(n));
   for (int64_t i = n - 1; i > 0; --i) {
     Words w = CPUGeneratorImpl::philox(key, first + static_cast<uint64_t>(i));
     auto j = static_cast<int64_t>(c10::combine64(w[0], w[1]) % static_cast<uint64_t>(i + 1));

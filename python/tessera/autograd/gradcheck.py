@@ -71,18 +71,35 @@ def _analytical_jacobian(fn, inputs, wrt_list):
     return result
 
 
+def _check_non_overlapping(t, idx):
+    """Refuses an input with a stride-0 dimension (an expand), as torch's gradcheck does.
+    The finite differences perturb each element in place through a view of the input, so
+    elements that share memory would all move at once and the numerical Jacobian would be
+    wrong. Like torch, only stride 0 is caught, not every kind of overlap."""
+    if t.layout is not _C.strided:
+        return
+    if not all(st > 0 or sz <= 1 for st, sz in zip(t.stride(), t.shape)):
+        raise RuntimeError(
+            f"The {idx}th input has a dimension with stride 0. gradcheck only "
+            "supports inputs that are non-overlapping to be able to "
+            "compute the numerical gradients correctly. You should call "
+            ".contiguous on the input before passing it to gradcheck.")
+
+
 def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, **unused):
     """Checks func's analytical gradients against finite differences for every input that
     requires grad. Returns True, or raises GradcheckError (False with raise_exception=False)."""
     inputs = _as_tuple(inputs)
     wrt = [i for i, t in enumerate(inputs) if isinstance(t, _C.Tensor) and t.requires_grad]
     if not wrt:
-        raise ValueError("gradcheck expects at least one input tensor to require gradient")
+        raise ValueError("gradcheck expects at least one input tensor to require gradient, "
+                         "but none of the them have requires_grad=True.")
     for i in wrt:
         if inputs[i].dtype != _C.float64:
             import warnings
             warnings.warn(f"Input #{i} requires gradient and is not a double precision floating point. "
                           "This check will likely fail if all the inputs are not of double precision floating point.")
+        _check_non_overlapping(inputs[i], i)
     analytical = _analytical_jacobian(func, inputs, wrt)
     for w, i in enumerate(wrt):
         numerical = _numerical_jacobian(func, inputs, i, eps)

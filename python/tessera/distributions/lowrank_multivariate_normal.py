@@ -9,7 +9,7 @@ import tessera
 
 from . import constraints
 from .distribution import Distribution
-from .multivariate_normal import _batch_mahalanobis, _batch_mv
+from .multivariate_normal import _batch_mahalanobis, _batch_matrix_shape, _batch_mv
 from .utils import _standard_normal, lazy_property
 
 __all__ = ["LowRankMultivariateNormal"]
@@ -90,9 +90,6 @@ class LowRankMultivariateNormal(Distribution):
         new._capacitance_tril = self._capacitance_tril
         return self._finish_expand(new, batch_shape)
 
-    def _batch_matrix_shape(self):
-        return self._batch_shape + self._event_shape + self._event_shape
-
     @property
     def mean(self):
         return self.loc
@@ -114,13 +111,13 @@ class LowRankMultivariateNormal(Distribution):
         sqrt_diag = self._unbroadcasted_cov_diag.sqrt().unsqueeze(-1)
         scaled_W = self._unbroadcasted_cov_factor / sqrt_diag
         K = _plus_identity(tessera.matmul(scaled_W, scaled_W.mT))
-        return (sqrt_diag * tessera.linalg.cholesky(K)).expand(self._batch_matrix_shape())
+        return (sqrt_diag * tessera.linalg.cholesky(K)).expand(_batch_matrix_shape(self))
 
     @lazy_property
     def covariance_matrix(self):
         W = self._unbroadcasted_cov_factor
         covariance = tessera.matmul(W, W.mT) + tessera.diag_embed(self._unbroadcasted_cov_diag)
-        return covariance.expand(self._batch_matrix_shape())
+        return covariance.expand(_batch_matrix_shape(self))
 
     def _precision_factor(self):
         """A = L_C^-1 W^T D^-1 (L_C the capacitance factor): the precision is D^-1 - A^T A."""
@@ -132,7 +129,7 @@ class LowRankMultivariateNormal(Distribution):
         # Woodbury: D^-1 - A^T A
         A = self._precision_factor()
         precision = tessera.diag_embed(self._unbroadcasted_cov_diag.reciprocal()) - A.mT @ A
-        return precision.expand(self._batch_matrix_shape())
+        return precision.expand(_batch_matrix_shape(self))
 
     def rsample(self, sample_shape=tessera.Size()):
         shape = self._extended_shape(sample_shape)

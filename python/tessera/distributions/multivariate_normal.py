@@ -18,6 +18,12 @@ def _batch_mv(bmat, bvec):
     return tessera.matmul(bmat, bvec.unsqueeze(-1)).squeeze(-1)
 
 
+def _batch_matrix_shape(d):
+    """batch_shape + (n, n) for a distribution d over vectors of length n: the shape of its
+    covariance, precision and scale_tril (shared with LowRankMultivariateNormal)."""
+    return d._batch_shape + d._event_shape + d._event_shape
+
+
 def _batch_mahalanobis(bL, bx):
     """x^T (L L^T)^-1 x = |L^-1 x|^2 for lower-triangular factors bL (batch shape B) and
     vectors bx (batch shape broadcastable with B), of shape broadcast(bx, B).
@@ -106,21 +112,18 @@ class MultivariateNormal(Distribution):
                 setattr(new, name, self.__dict__[name].expand(matrix_shape))
         return self._finish_expand(new, batch_shape)
 
-    def _batch_matrix_shape(self):
-        return self._batch_shape + self._event_shape + self._event_shape
-
     @lazy_property
     def scale_tril(self):
-        return self._unbroadcasted_scale_tril.expand(self._batch_matrix_shape())
+        return self._unbroadcasted_scale_tril.expand(_batch_matrix_shape(self))
 
     @lazy_property
     def covariance_matrix(self):
         L = self._unbroadcasted_scale_tril
-        return tessera.matmul(L, L.mT).expand(self._batch_matrix_shape())
+        return tessera.matmul(L, L.mT).expand(_batch_matrix_shape(self))
 
     @lazy_property
     def precision_matrix(self):
-        return tessera.cholesky_inverse(self._unbroadcasted_scale_tril).expand(self._batch_matrix_shape())
+        return tessera.cholesky_inverse(self._unbroadcasted_scale_tril).expand(_batch_matrix_shape(self))
 
     @property
     def mean(self):
