@@ -275,3 +275,28 @@ def test_not_differentiable_like_torch(name):
 def test_mvlgamma_gradient():
     x = tt(torch.tensor(RNG.uniform(2.0, 5.0, 4))).requires_grad_()
     assert tessera.autograd.gradcheck(lambda v: tessera.mvlgamma(v, 3), (x,))
+
+
+# ---------------------------------------------------------------- float32 formulas
+
+@pytest.mark.parametrize("name,lo,hi,ref", [
+    ("ndtr", -13.0, 6.0, sp.ndtr), ("log_ndtr", -1e3, 9.0, sp.log_ndtr), ("erfcx", -9.0, 1e4, sp.erfcx),
+    ("entr", -1.0, 1e3, sp.entr),
+])
+def test_float32_formulas_like_scipy_and_torch(name, lo, hi, ref):
+    # float32 runs its own vectorised formula (fitted erfcx); it is compared with scipy in
+    # double on the same float inputs, with torch's float32, and between contiguous rows
+    # (vector lanes) and strided ones (the scalar form of the same formula)
+    x = torch.tensor(wide(lo, hi), dtype=torch.float32)
+    got = getattr(tessera.special, name)(tt(x)).numpy()
+    want = ref(x.numpy().astype(np.float64))
+    tiny = np.finfo(np.float32).tiny
+    np.testing.assert_allclose(got, want, rtol=2e-6, atol=tiny * 4)
+    # (torch 1.13's float ndtr is (1 + erf(x / sqrt 2)) / 2: exact to 1e-7 absolute only)
+    np.testing.assert_allclose(got, getattr(torch.special, name)(x).numpy(), rtol=1e-5,
+                               atol=2e-7 if name == "ndtr" else tiny * 4)
+    strided = getattr(tessera.special, name)(tt(torch.stack([x, x], 1))[:, 0]).numpy()
+    np.testing.assert_allclose(strided, got, rtol=1e-6, atol=tiny * 4)
+    edges = torch.tensor([-INF, -0.0, 0.0, INF, NAN], dtype=torch.float32)
+    np.testing.assert_allclose(getattr(tessera.special, name)(tt(edges)).numpy(),
+                               getattr(torch.special, name)(edges).numpy(), rtol=1e-6, equal_nan=True)
