@@ -16,6 +16,8 @@
 #include <limits>
 
 namespace at::inline tessera::native::special {
+// Compiled into each per-ISA kernel file: the ISA namespace keeps the copies apart.
+inline namespace CPU_CAPABILITY {
 
 inline constexpr double kPi = 3.14159265358979323846;
 inline constexpr double kEulerGamma = 0.57721566490153286061;
@@ -62,19 +64,20 @@ inline double log_ndtr(double x) {
 // in the lower tail, Abramowitz and Stegun's rational guess (26.2.23, error below 5e-4)
 // polished by Halley steps on log ndtr(x) = log p, which stay exact down to the smallest
 // subnormal p; the upper tail by symmetry (1 - p is exact there).
-inline double ndtri(double p) {
+inline double ndtri(double p, int halley_steps = 2) {
   if (std::isnan(p) || p < 0 || p > 1) return kNaN;
   if (p == 0) return -kInf;
   if (p == 1) return kInf;
   // The centre: 2p - 1 is exact for p in [1/4, 1], and erfinv keeps its relative
   // precision near 0 (ndtri(1/2) is exactly 0), which the log-domain polish cannot.
   if (p >= 0.25 && p <= 0.75) return kSqrt2 * erfinv_double(2.0 * p - 1.0);
-  if (p > 0.5) return -ndtri(1.0 - p);
+  if (p > 0.5) return -ndtri(1.0 - p, halley_steps);
   const double log_p = std::log(p);
   const double t = std::sqrt(-2.0 * log_p);
   double x = -(t - (2.515517 + t * (0.802853 + t * 0.010328)) / (1.0 + t * (1.432788 + t * (0.189269 + t * 0.001308))));
-  // Halley converges cubically: 5e-4 becomes about 1e-10, then far below double's epsilon.
-  for (int i = 0; i < 2; ++i) {
+  // Halley converges cubically: 5e-4 becomes about 1e-10 (enough for float), then far
+  // below double's epsilon.
+  for (int i = 0; i < halley_steps; ++i) {
     const double log_cdf = log_ndtr(x);
     const double f = log_cdf - log_p;
     const double r = std::exp(-0.5 * x * x - log_cdf) / std::sqrt(2.0 * kPi);  // pdf / cdf
@@ -226,13 +229,18 @@ struct BesselPair {
 // Hankel's expansions for x > 25: sqrt(2/(pi x)) (P cos chi - Q sin chi) for J and
 // (P sin chi + Q cos chi) for Y, chi = x - (nu/2 + 1/4) pi, with cos chi and sin chi
 // formed from cos x and sin x (exact argument reduction, no rounded x - pi/4).
+inline constexpr std::array<double, 80> kInverse = [] {
+  std::array<double, 80> r{};
+  for (int k = 1; k < 80; ++k) r[k] = 1.0 / k;
+  return r;
+}();
 inline void hankel_pq(int nu, double x, double& p, double& q) {
-  const double mu = 4.0 * nu * nu;
+  const double mu = 4.0 * nu * nu, inv_8x = 1.0 / (8.0 * x);
   double a = 1;  // a_k(nu) / x^k
   p = 1;
   q = 0;
   for (int k = 1; k < 80; ++k) {
-    const double next = a * (mu - (2.0 * k - 1) * (2.0 * k - 1)) / (8.0 * k * x);
+    const double next = a * (mu - (2.0 * k - 1) * (2.0 * k - 1)) * inv_8x * kInverse[k];
     if (std::abs(next) >= std::abs(a) && k > 2) break;
     a = next;
     const double signed_a = (k / 2) % 2 == 0 ? a : -a;  // (-1)^floor(k/2)
@@ -241,24 +249,14 @@ inline void hankel_pq(int nu, double x, double& p, double& q) {
   }
 }
 
-// x > 0. Miller's algorithm to 25: J_m by backward recurrence from m = N > x + 32,
+// 0 < x <= 25. Miller's algorithm: J_m by backward recurrence from m = N > x + 32,
 // normalised by J_0 + 2 sum J_2k = 1; then Neumann's series
 // Y_0 = (2/pi)((log(x/2) + gamma) J_0 - 2 sum (-1)^k J_2k / k) and its derivative for Y_1.
-inline BesselPair bessel_jy(double x) {
+inline BesselPair bessel_jy_miller(double x) {
   if (x < 1e-5) {
     const double l = std::log(0.5 * x) + kEulerGamma;
     return {1.0 - 0.25 * x * x, 0.5 * x * (1.0 - 0.125 * x * x), (2.0 / kPi) * (l * (1.0 - 0.25 * x * x) + 0.25 * x * x),
             -2.0 / (kPi * x) + (x / kPi) * l - x / (2.0 * kPi)};
-  }
-  if (x > 25) {
-    const double amp = std::sqrt(2.0 / (kPi * x)), s = std::sin(x), c = std::cos(x);
-    double p0, q0, p1, q1;
-    hankel_pq(0, x, p0, q0);
-    hankel_pq(1, x, p1, q1);
-    const double cos0 = (c + s) / kSqrt2, sin0 = (s - c) / kSqrt2;
-    const double cos1 = (s - c) / kSqrt2, sin1 = -(s + c) / kSqrt2;
-    return {amp * (p0 * cos0 - q0 * sin0), amp * (p1 * cos1 - q1 * sin1), amp * (p0 * sin0 + q0 * cos0),
-            amp * (p1 * sin1 + q1 * cos1)};
   }
   constexpr int kMax = 64;
   double j[kMax + 2];
@@ -285,18 +283,81 @@ inline BesselPair bessel_jy(double x) {
 }
 
 // J and Y (and Ai below) are NaN at the infinities, as torch's and scipy's are.
+// From 1 to 25, Taylor series about the nearest point of a table (step 1/8, filled once
+// by Miller's algorithm): Bessel's equation x y'' + y' + x y = 0 gives the coefficients
+// of J_0 and Y_0 about x0 by a three-term recurrence, and J_1 = -J_0', Y_1 = -Y_0'. With
+// |x - x0| <= 1/16 fourteen terms leave under 1e-19: one pass of multiply-adds instead of
+// the recurrence's forty steps.
+inline constexpr double kTableLow = 1.0, kTableStep = 0.125;
+inline constexpr int kTableSize = 193;  // x0 = 1 ... 25
+inline const std::array<BesselPair, kTableSize>& bessel_table() {
+  static const std::array<BesselPair, kTableSize> table = [] {
+    std::array<BesselPair, kTableSize> t{};
+    for (int k = 0; k < kTableSize; ++k) t[k] = bessel_jy_miller(kTableLow + k * kTableStep);
+    return t;
+  }();
+  return table;
+}
+inline constexpr int kTaylorTerms = 14;
+inline constexpr std::array<double, kTaylorTerms> kInverseFallingPairs = [] {
+  std::array<double, kTaylorTerms> r{};  // 1 / ((m + 2) (m + 1))
+  for (int m = 0; m < kTaylorTerms; ++m) r[m] = 1.0 / ((m + 2.0) * (m + 1.0));
+  return r;
+}();
+inline BesselPair bessel_jy_taylor(double x) {
+  const int k = static_cast<int>(std::lround((x - kTableLow) / kTableStep));
+  const double x0 = kTableLow + k * kTableStep, t = x - x0, inv_x0 = 1.0 / x0;
+  const BesselPair& at = bessel_table()[k];
+  // coefficients a_m (J) and b_m (Y) of t^m; the sums of a_m t^m and of m a_m t^(m-1)
+  double a_prev = 0, a = at.j0, a_next = -at.j1, b_prev = 0, b = at.y0, b_next = -at.y1;
+  double j0 = a, y0 = b, dj = a_next, dy = b_next, power = 1;  // power = t^m
+  for (int m = 0; m + 2 < kTaylorTerms; ++m) {
+    const double scale = -inv_x0 * kInverseFallingPairs[m], sq = (m + 1.0) * (m + 1.0);
+    const double a2 = scale * (sq * a_next + x0 * a + a_prev);
+    const double b2 = scale * (sq * b_next + x0 * b + b_prev);
+    a_prev = a;
+    a = a_next;
+    a_next = a2;
+    b_prev = b;
+    b = b_next;
+    b_next = b2;
+    const double next_power = power * t;  // t^(m+1)
+    j0 += a * next_power;
+    y0 += b * next_power;
+    dj += (m + 2) * a_next * next_power;
+    dy += (m + 2) * b_next * next_power;
+    power = next_power;
+  }
+  return {j0, -dj, y0, -dy};
+}
+
+// J_nu (second = false) or Y_nu (true) for nu in {0, 1}, x > 0: Miller below 1, the
+// table's Taylor series to 25, beyond it Hankel's expansion of that one function.
+inline double bessel_jy(int nu, bool second, double x) {
+  if (x > 25) {
+    const double amp = std::sqrt(2.0 / (kPi * x)), s = std::sin(x), c = std::cos(x);
+    double p, q;
+    hankel_pq(nu, x, p, q);
+    const double cos_chi = nu == 0 ? (c + s) / kSqrt2 : (s - c) / kSqrt2;
+    const double sin_chi = nu == 0 ? (s - c) / kSqrt2 : -(s + c) / kSqrt2;
+    return second ? amp * (p * sin_chi + q * cos_chi) : amp * (p * cos_chi - q * sin_chi);
+  }
+  const BesselPair b = x >= kTableLow ? bessel_jy_taylor(x) : bessel_jy_miller(x);
+  return second ? (nu == 0 ? b.y0 : b.y1) : (nu == 0 ? b.j0 : b.j1);
+}
+
 inline double bessel_j0(double x) {
   if (std::isnan(x)) return x;
   x = std::abs(x);
   if (x == kInf) return kNaN;
-  return x == 0 ? 1.0 : bessel_jy(x).j0;
+  return x == 0 ? 1.0 : bessel_jy(0, false, x);
 }
 inline double bessel_j1(double x) {
   if (std::isnan(x)) return x;
   const double ax = std::abs(x);
   if (ax == kInf) return kNaN;
   if (x == 0) return x;
-  const double v = bessel_jy(ax).j1;
+  const double v = bessel_jy(1, false, ax);
   return x < 0 ? -v : v;
 }
 inline double bessel_y(int nu, double x) {
@@ -304,8 +365,7 @@ inline double bessel_y(int nu, double x) {
   if (x < 0) return kNaN;
   if (x == 0) return -kInf;
   if (x == kInf) return kNaN;
-  const BesselPair b = bessel_jy(x);
-  return nu == 0 ? b.y0 : b.y1;
+  return bessel_jy(nu, true, x);
 }
 
 // sin(x) / x, with its Taylor series near 0 where the quotient loses digits.
@@ -562,4 +622,5 @@ inline double legendre_p(double x, int64_t n) {
   return q;
 }
 
+}  // namespace CPU_CAPABILITY
 }  // namespace at::inline tessera::native::special
