@@ -496,18 +496,23 @@ inline double hurwitz_zeta(double s, double q) {
 // integer; negative degrees give 0). Three-term recurrences, with torch's closed forms
 // at the end points and, for high degrees inside (-1, 1), its trigonometric forms.
 
-inline double chebyshev_t(double x, int64_t n) {
-  if (n < 0) return 0;
-  if (std::abs(x) == 1) return x > 0 || n % 2 == 0 ? 1.0 : -1.0;
-  if (n > 6 && std::abs(x) < 1) return std::cos(n * std::acos(x));
+// The recurrence all four kinds share, P_{k+1} = 2x P_k - P_{k-1}, from P_0 = 1 and the
+// kind's own P_1.
+inline double chebyshev_recurrence(double x, int64_t n, double first) {
   if (n == 0) return 1;
-  double p = 1, q = x;
+  double p = 1, q = first;
   for (int64_t k = 2; k <= n; ++k) {
     const double r = (x + x) * q - p;
     p = q;
     q = r;
   }
   return q;
+}
+inline double chebyshev_t(double x, int64_t n) {
+  if (n < 0) return 0;
+  if (std::abs(x) == 1) return x > 0 || n % 2 == 0 ? 1.0 : -1.0;
+  if (n > 6 && std::abs(x) < 1) return std::cos(n * std::acos(x));
+  return chebyshev_recurrence(x, n, x);
 }
 inline double chebyshev_u(double x, int64_t n) {
   if (n < 0) return 0;
@@ -517,14 +522,7 @@ inline double chebyshev_u(double x, int64_t n) {
     if (std::sin(theta) != 0) return std::sin((n + 1) * theta) / std::sin(theta);
     return (n + 1) * std::cos((n + 1) * theta) / x;
   }
-  if (n == 0) return 1;
-  double p = 1, q = x + x;
-  for (int64_t k = 2; k <= n; ++k) {
-    const double r = (x + x) * q - p;
-    p = q;
-    q = r;
-  }
-  return q;
+  return chebyshev_recurrence(x, n, x + x);
 }
 inline double chebyshev_v(double x, int64_t n) {
   if (n < 0) return 0;
@@ -537,14 +535,7 @@ inline double chebyshev_v(double x, int64_t n) {
     if (std::sin(theta / 2) != 1) return std::cos((n + 0.5) * theta) / std::cos(theta / 2);
     return n % 2 == 0 ? n + n + 1.0 : -(n + n + 1.0);
   }
-  if (n == 0) return 1;
-  double p = 1, q = x + x - 1;
-  for (int64_t k = 2; k <= n; ++k) {
-    const double r = (x + x) * q - p;
-    p = q;
-    q = r;
-  }
-  return q;
+  return chebyshev_recurrence(x, n, x + x - 1);
 }
 inline double chebyshev_w(double x, int64_t n) {
   if (n < 0) return 0;
@@ -558,14 +549,7 @@ inline double chebyshev_w(double x, int64_t n) {
     if (x > 0) return n + n + 1.0;
     return n % 2 == 0 ? 1.0 : -1.0;
   }
-  if (n == 0) return 1;
-  double p = 1, q = x + x + 1;
-  for (int64_t k = 2; k <= n; ++k) {
-    const double r = (x + x) * q - p;
-    p = q;
-    q = r;
-  }
-  return q;
+  return chebyshev_recurrence(x, n, x + x + 1);
 }
 // The shifted polynomials are the plain ones at 2x - 1, on [0, 1].
 inline double shifted_chebyshev_t(double x, int64_t n) { return chebyshev_t(x + x - 1, n); }
