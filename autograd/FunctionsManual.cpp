@@ -106,10 +106,12 @@ Tensor amaxamin_backward(const Tensor& grad, const Tensor& self, const Tensor& r
 }
 
 // I1'(x) = I0(x) - I1(x)/x, and for the scaled form I0e(x) - I1e(x) (sign(x) + 1/x); both are
-// 1/2 at 0. x is replaced by 1 where it is 0 so that the masked-off branch stays finite
-// and a second differentiation meets no 0/0 either.
+// 1/2 at 0. Within machine epsilon of 0 (where I1(x)/x meets subnormals and 0/0) the
+// slope is its limit 1/2, and x is replaced by 1 there so that the masked-off branch stays
+// finite and a second differentiation meets no 0/0 either.
 Tensor special_i1_backward(const Tensor& grad, const Tensor& self, const Tensor& result, bool scaled) {
-  const Tensor at_zero = self.eq(0);
+  const double eps = self.scalar_type() == c10::kDouble ? 2.220446049250313e-16 : 1.1920928955078125e-07;
+  const Tensor at_zero = self.abs().le(eps);
   const Tensor safe = at::where(at_zero, at::ones_like(self), self);
   const Tensor slope = scaled ? at::special_i0e(self) - result * (self.sign() + safe.reciprocal())
                               : at::i0(self) - result / safe;

@@ -2,14 +2,17 @@
 // computed in double and rounded): the normal distribution's tails (ndtr, log_ndtr,
 // ndtri, erfcx), modified Bessel functions, Bessel functions of the first and second
 // kind, Airy Ai, the regularised incomplete gamma functions and the classical orthogonal
-// polynomials. Each method is chosen for full double accuracy over its range: power
-// series where terms do not cancel, Miller's backward recurrence, exponentially
-// convergent trapezoidal quadrature of integral representations, and asymptotic
-// expansions truncated long before they diverge.
+// polynomials. Each method is chosen for double accuracy over its range (about 1e-13 or
+// better against mpmath): power series where terms do not cancel, Miller's backward
+// recurrence and Taylor tables, exponentially convergent trapezoidal quadrature of
+// integral representations, Temme's uniform expansion, and asymptotic expansions
+// truncated long before they diverge. Known weak spots: Q(a, x) for tiny a below x = a + 1
+// is 1 - P (absolute, not relative, precision).
 #pragma once
 
 #include <aten/native/cpu/MathScalar.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -40,7 +43,7 @@ inline double erfcx(double x) {
   if (std::isnan(x)) return x;
   if (x < -26.7) return kInf;  // exp(x^2) overflows
   if (x < 25) return exp_square(x) * std::erfc(x);
-  if (x > 1e8) return 1.0 / (x * std::sqrt(kPi));
+  if (x > 1e8) return (1.0 / std::sqrt(kPi)) / x;
   const double t = 1.0 / (2.0 * x * x);
   double term = 1, sum = 1;
   for (int k = 1; k < 20; ++k) {
@@ -124,7 +127,7 @@ inline double scaled_bessel_i(int nu, double x, double tolerance = kDoubleTolera
     sum += term;
     if (std::abs(term) < tolerance * std::abs(sum)) break;
   }
-  return sum / std::sqrt(2.0 * kPi * x);
+  return sum / (std::sqrt(2.0 * kPi) * std::sqrt(x));  // (2 pi x would overflow near 1e308)
 }
 
 // I_nu(x) itself: e^x split in two halves, so it stays finite up to where I_nu overflows.
@@ -146,9 +149,10 @@ inline double bessel_i_scaled(int nu, double x, double tolerance = kDoubleTolera
 }
 
 // e^x K_nu(x) for x > 2 (any real order): the trapezoidal rule on
-// integral_0^inf exp(-x (cosh t - 1)) cosh(nu t) dt, whose error falls as exp(-pi^2 / h)
-// and, with the peak of width 1/sqrt(x), as exp(-2 pi^2 / (x h^2)): h = min(1/4, 0.7/sqrt x)
-// keeps both below 1e-17. Past 25 the asymptotic series, as for I.
+// integral_0^inf exp(-x (cosh t - 1)) cosh(nu t) dt, whose error falls as exp(x - pi^2 / h)
+// (the integrand grows like e^x inside its strip of analyticity) and, with the peak of
+// width 1/sqrt(x), as exp(-2 pi^2 / (x h^2)): h = min(pi^2 / (x + 40), 0.7 / sqrt x) keeps
+// both below 1e-17. Past 25 the asymptotic series, as for I.
 inline double scaled_bessel_k_large(double nu, double x) {
   if (x > 25) {
     const double mu = 4.0 * nu * nu;
@@ -160,9 +164,9 @@ inline double scaled_bessel_k_large(double nu, double x) {
       sum += term;
       if (std::abs(term) < 1e-17 * std::abs(sum)) break;
     }
-    return sum * std::sqrt(kPi / (2.0 * x));
+    return sum * (std::sqrt(kPi / 2.0) / std::sqrt(x));
   }
-  const double h = std::min(0.25, 0.7 / std::sqrt(x));
+  const double h = std::min(kPi * kPi / (x + 40.0), 0.7 / std::sqrt(x));
   double sum = 0.5;  // the t = 0 node, weighted 1/2
   for (int k = 1; k < 1000; ++k) {
     const double t = k * h;
@@ -335,7 +339,7 @@ inline BesselPair bessel_jy_taylor(double x) {
 // table's Taylor series to 25, beyond it Hankel's expansion of that one function.
 inline double bessel_jy(int nu, bool second, double x) {
   if (x > 25) {
-    const double amp = std::sqrt(2.0 / (kPi * x)), s = std::sin(x), c = std::cos(x);
+    const double amp = std::sqrt(2.0 / kPi) / std::sqrt(x), s = std::sin(x), c = std::cos(x);
     double p, q;
     hankel_pq(nu, x, p, q);
     const double cos_chi = nu == 0 ? (c + s) / kSqrt2 : (s - c) / kSqrt2;
@@ -433,14 +437,16 @@ inline double airy_ai(double x) {
 
 // P by its power series (for x < a + 1) or Q by Legendre's continued fraction (modified
 // Lentz), each times the prefactor x^a e^-x / Gamma(a); the other one as the complement.
+// (The series is sum x^n / ((a+1)...(a+n)) times x^a e^-x / Gamma(a + 1): no 1/a term to
+// overflow for the tiniest a.)
 inline double incomplete_gamma_series(double a, double x) {
-  double term = 1.0 / a, sum = term;
+  double term = 1.0, sum = 1.0;
   for (int n = 1; n < 100000; ++n) {
     term *= x / (a + n);
     sum += term;
     if (std::abs(term) < 1e-17 * std::abs(sum)) break;
   }
-  return sum * std::exp(a * std::log(x) - x - std::lgamma(a));
+  return std::min(1.0, sum * std::exp(a * std::log(x) - x - std::lgamma(a + 1.0)));
 }
 inline double incomplete_gamma_fraction(double a, double x) {
   constexpr double tiny = 1e-300;
@@ -457,8 +463,45 @@ inline double incomplete_gamma_fraction(double a, double x) {
     h *= delta;
     if (std::abs(delta - 1) < 1e-16) break;
   }
-  return h * std::exp(a * std::log(x) - x - std::lgamma(a));
+  return std::min(1.0, h * std::exp(a * std::log(x) - x - std::lgamma(a)));
 }
+
+// For large a near the transition (a > 1e4, |x - a| < 0.3 a), where the series and the
+// fraction need about sqrt(a) terms and their prefactor loses a log(x) ulps, Temme's
+// uniform expansion: with lambda = x / a and eta = sign(lambda - 1) sqrt(2 (lambda - 1 -
+// log lambda)), Q = erfc(eta sqrt(a/2)) / 2 + R and P = erfc(-eta sqrt(a/2)) / 2 - R,
+// R = exp(-a eta^2 / 2) / sqrt(2 pi a) (c0(eta) + c1(eta) / a), the next term below 1e-12.
+// c0 = 1/(lambda-1) - 1/eta and c1 = 1/eta^3 - 1/(lambda-1)^3 - 1/(lambda-1)^2 -
+// 1/(12 (lambda-1)) cancel near eta = 0, where their Taylor series take over.
+inline constexpr double kTemmeShape = 1e4;
+inline double log1p_minus_x(double u) {  // log(1 + u) - u, without cancellation for small u
+  if (std::abs(u) > 0.25) return std::log1p(u) - u;
+  double power = u, sum = 0;
+  for (int k = 2; k < 60; ++k) {
+    power *= -u;
+    const double term = power / k;
+    sum += term;
+    if (std::abs(term) < 1e-17 * std::abs(sum)) break;
+  }
+  return sum;
+}
+inline double temme_remainder(double a, double x, double& eta) {
+  const double u = (x - a) / a;
+  eta = std::copysign(std::sqrt(-2.0 * log1p_minus_x(u)), u);
+  double c0, c1;
+  if (std::abs(eta) < 1e-3) {
+    c0 = -1.0 / 3.0 + eta / 12.0 - 2.0 * eta * eta / 135.0;
+  } else {
+    c0 = 1.0 / u - 1.0 / eta;
+  }
+  if (std::abs(eta) < 0.01) {
+    c1 = -1.0 / 540.0 - eta / 288.0 + eta * eta / 378.0;
+  } else {
+    c1 = 1.0 / (eta * eta * eta) - 1.0 / (u * u * u) - 1.0 / (u * u) - 1.0 / (12.0 * u);
+  }
+  return std::exp(-0.5 * a * eta * eta) / (std::sqrt(2.0 * kPi) * std::sqrt(a)) * (c0 + c1 / a);
+}
+inline bool use_temme(double a, double x) { return a > kTemmeShape && std::abs(x - a) < 0.3 * a; }
 
 // The edges as torch has them, in its order (so one NaN argument can still meet a rule
 // that does not read it): NaN for a negative argument, a = 0 is the limit (P = 1) for
@@ -470,7 +513,12 @@ inline double gammainc(double a, double x) {
   if (std::isinf(a)) return std::isinf(x) ? kNaN : 0.0;
   if (std::isinf(x)) return 1.0;
   if (std::isnan(a) || std::isnan(x)) return kNaN;
-  return x < a + 1 ? incomplete_gamma_series(a, x) : 1.0 - incomplete_gamma_fraction(a, x);
+  if (use_temme(a, x)) {
+    double eta;
+    const double r = temme_remainder(a, x, eta);
+    return std::clamp(0.5 * std::erfc(-eta * std::sqrt(0.5 * a)) - r, 0.0, 1.0);
+  }
+  return x < a + 1 ? incomplete_gamma_series(a, x) : std::max(0.0, 1.0 - incomplete_gamma_fraction(a, x));
 }
 inline double gammaincc(double a, double x) {
   if (a < 0 || x < 0) return kNaN;
@@ -479,7 +527,12 @@ inline double gammaincc(double a, double x) {
   if (std::isinf(a)) return std::isinf(x) ? kNaN : 1.0;
   if (std::isinf(x)) return 0.0;
   if (std::isnan(a) || std::isnan(x)) return kNaN;
-  return x < a + 1 ? 1.0 - incomplete_gamma_series(a, x) : incomplete_gamma_fraction(a, x);
+  if (use_temme(a, x)) {
+    double eta;
+    const double r = temme_remainder(a, x, eta);
+    return std::clamp(0.5 * std::erfc(eta * std::sqrt(0.5 * a)) + r, 0.0, 1.0);
+  }
+  return x < a + 1 ? std::max(0.0, 1.0 - incomplete_gamma_series(a, x)) : incomplete_gamma_fraction(a, x);
 }
 
 // The Hurwitz zeta function with torch's edges, checked in its order: the pole at s = 1,
@@ -505,6 +558,7 @@ inline double chebyshev_recurrence(double x, int64_t n, double first) {
     const double r = (x + x) * q - p;
     p = q;
     q = r;
+    if (std::isnan(q)) break;  // (overflowed to inf - inf: nothing more to compute)
   }
   return q;
 }
@@ -558,8 +612,11 @@ inline double shifted_chebyshev_v(double x, int64_t n) { return chebyshev_v(x + 
 inline double shifted_chebyshev_w(double x, int64_t n) { return chebyshev_w(x + x - 1, n); }
 
 // Physicists' H (H_{k+1} = 2x H_k - 2k H_{k-1}) and probabilists' He (x He_k - k He_{k-1}).
-inline double hermite_h(double x, int64_t n) {
+// Past max_degree (current PyTorch's limits: 512 for double, 128 for float) the result is
+// NaN rather than a recurrence of n steps.
+inline double hermite_h(double x, int64_t n, int64_t max_degree) {
   if (n < 0) return 0;
+  if (n > max_degree) return kNaN;
   if (n == 0) return 1;
   double p = 1, q = x + x;
   for (int64_t k = 1; k < n; ++k) {
@@ -569,8 +626,9 @@ inline double hermite_h(double x, int64_t n) {
   }
   return q;
 }
-inline double hermite_he(double x, int64_t n) {
+inline double hermite_he(double x, int64_t n, int64_t max_degree) {
   if (n < 0) return 0;
+  if (n > max_degree) return kNaN;
   if (n == 0) return 1;
   double p = 1, q = x;
   for (int64_t k = 1; k < n; ++k) {
@@ -589,6 +647,7 @@ inline double laguerre_l(double x, int64_t n) {
     const double r = ((2.0 * k + 1 - x) * q - static_cast<double>(k) * p) / (k + 1.0);
     p = q;
     q = r;
+    if (std::isnan(q)) break;
   }
   return q;
 }
@@ -602,6 +661,7 @@ inline double legendre_p(double x, int64_t n) {
     const double r = ((2.0 * k + 1) * x * q - static_cast<double>(k) * p) / (k + 1.0);
     p = q;
     q = r;
+    if (std::isnan(q)) break;
   }
   return q;
 }

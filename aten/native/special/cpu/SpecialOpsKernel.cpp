@@ -236,7 +236,7 @@ void igammac_kernel(TensorIterator& iter) { binary_in_double<kFloatTypes>(iter, 
 // holds (NaN, infinities) becomes the lowest value, a negative degree (result 0), as the
 // x86 conversion torch relies on gives.
 int64_t degree(double n) {
-  if (!(n > -9.2e18 && n < 9.2e18)) return std::numeric_limits<int64_t>::min();
+  if (!(n >= -9223372036854775808.0 && n < 9223372036854775808.0)) return std::numeric_limits<int64_t>::min();
   return static_cast<int64_t>(n);
 }
 
@@ -253,11 +253,26 @@ TESSERA_POLYNOMIAL_KERNEL(shifted_chebyshev_polynomial_t, shifted_chebyshev_t)
 TESSERA_POLYNOMIAL_KERNEL(shifted_chebyshev_polynomial_u, shifted_chebyshev_u)
 TESSERA_POLYNOMIAL_KERNEL(shifted_chebyshev_polynomial_v, shifted_chebyshev_v)
 TESSERA_POLYNOMIAL_KERNEL(shifted_chebyshev_polynomial_w, shifted_chebyshev_w)
-TESSERA_POLYNOMIAL_KERNEL(hermite_polynomial_h, hermite_h)
-TESSERA_POLYNOMIAL_KERNEL(hermite_polynomial_he, hermite_he)
 TESSERA_POLYNOMIAL_KERNEL(laguerre_polynomial_l, laguerre_l)
 TESSERA_POLYNOMIAL_KERNEL(legendre_polynomial_p, legendre_p)
 #undef TESSERA_POLYNOMIAL_KERNEL
+
+// Hermite's degree limit by dtype, as current PyTorch's (its terms overflow long before).
+template <typename F>
+void hermite_kernel(TensorIterator& iter, const char* name, F f) {
+  dispatch_types<kFloatTypes>(iter.common_dtype(), name, [&]<typename T>() {
+    constexpr int64_t limit = std::is_same_v<T, double> ? 512 : std::is_same_v<T, float> ? 128 : 1024;
+    cpu_kernel(iter, [f](T x, T n) -> T {
+      return static_cast<T>(f(static_cast<double>(x), degree(static_cast<double>(n)), limit));
+    });
+  });
+}
+void special_hermite_polynomial_h_kernel(TensorIterator& iter) {
+  hermite_kernel(iter, "hermite_polynomial_h_cpu", special::hermite_h);
+}
+void special_hermite_polynomial_he_kernel(TensorIterator& iter) {
+  hermite_kernel(iter, "hermite_polynomial_he_cpu", special::hermite_he);
+}
 
 }  // namespace
 }  // namespace CPU_CAPABILITY
