@@ -47,14 +47,14 @@ inline float vfma(float a, float b, float c) { return std::fma(a, b, c); }
 inline Vectorized<float> vfma(const Vectorized<float>& a, const Vectorized<float>& b, const Vectorized<float>& c) {
   return vec::fmadd(a, b, c);
 }
-// a where the mask is set, else b (NaN-propagating min/max as vec::minimum/maximum)
+// a where the mask is set, else b; min/max are the NaN-propagating ones the vector lanes use
 inline float vselect(bool m, float a, float b) { return m ? a : b; }
 inline Vectorized<float> vselect(const Vectorized<float>& m, const Vectorized<float>& a, const Vectorized<float>& b) {
   return Vectorized<float>::blendv(b, a, m);
 }
-inline float vmin(float a, float b) { return std::isnan(a) || a < b ? a : b; }
+inline float vmin(float a, float b) { return vec::detail::minimum(a, b); }
 inline Vectorized<float> vmin(const Vectorized<float>& a, const Vectorized<float>& b) { return vec::minimum(a, b); }
-inline float vmax(float a, float b) { return std::isnan(a) || a > b ? a : b; }
+inline float vmax(float a, float b) { return vec::detail::maximum(a, b); }
 inline Vectorized<float> vmax(const Vectorized<float>& a, const Vectorized<float>& b) { return vec::maximum(a, b); }
 
 // log(erfcx(x) / t) as a polynomial in t = 2 / (2 + x), x >= 0: fitted for Tessera by least
