@@ -1,6 +1,7 @@
 // Loading and unloading shared libraries of operators, with the registrations each one
 // makes tracked here rather than left to the dynamic loader (see load_library in library.h).
 #include <aten/library.h>
+#include <aten/library_dependencies.h>
 
 #include <dlfcn.h>
 
@@ -73,6 +74,18 @@ void load_library(const std::string& path) {
     auto it = registry().find(path);
     if (it != registry().end() && it->second.handle) return;  // loaded already
   }
+  // A library built for PyTorch would map libtorch beside us, register its operators in
+  // PyTorch's dispatcher and appear to work: refuse it before dlopen maps anything.
+  if (auto needed = elf_needed_libraries(path)) {
+    for (const std::string& name : *needed) {
+      TORCH_CHECK(!is_pytorch_library_name(name), "Could not load library ", path, ": it is linked against PyTorch's ",
+                  name, ", so it was built for PyTorch, not tessera; loading it would map a second tensor library into "
+                  "this process and register its operators there. Rebuild it against tessera (Tessera::aten).");
+    }
+  }
+  // Mapped already (linked in, or opened by someone else): its blocks ran back then.
+  void* before = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+  if (before) dlclose(before);
   std::vector<detail::TorchLibraryInit*> captured;
   t_capturing = &captured;
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -81,8 +94,17 @@ void load_library(const std::string& path) {
   std::vector<detail::TorchLibraryInit*> dormant;
   {
     std::lock_guard<std::mutex> guard(registry_mutex());
+    auto it = registry().find(path);
+    if (it != registry().end()) dormant = it->second.blocks;  // still mapped since its unload
+  }
+  if (captured.empty() && dormant.empty() && !before) {
+    dlclose(handle);
+    TORCH_CHECK(false, "Could not load library ", path, ": it registered nothing with tessera (no TORCH_LIBRARY, "
+                "TORCH_LIBRARY_FRAGMENT or TORCH_LIBRARY_IMPL block ran while it loaded)");
+  }
+  {
+    std::lock_guard<std::mutex> guard(registry_mutex());
     LoadedLibrary& lib = registry()[path];
-    dormant = lib.blocks;  // still mapped since its unload: its constructors did not run again
     lib.handle = handle;
     lib.blocks.insert(lib.blocks.end(), captured.begin(), captured.end());
   }

@@ -27,6 +27,9 @@ jobs=$(nproc)
 # ccache keys on paths relative to the checkout, so a fresh clone elsewhere (CI) reuses a
 # developer's cache.
 export CCACHE_BASEDIR="$root" CCACHE_NOHASHDIR=1
+# Three builds (normal, ASan, TSan) and the fuzzers share the cache; ccache's default 5 GB
+# would evict one to hold the next, and every CI run would then be a cold one.
+export CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-20G}"
 
 scripts/install-deps.sh
 

@@ -90,7 +90,11 @@ class _Ops(types.ModuleType):
 
     @staticmethod
     def load_library(path) -> None:
-        """Loads a shared library whose TORCH_LIBRARY blocks register operators."""
+        """Loads a shared library whose TORCH_LIBRARY blocks register operators.
+
+        OSError when it cannot be opened, when it is linked against PyTorch's own libraries
+        (built for PyTorch, not tessera: refused before anything is mapped), or when it
+        registered nothing with tessera."""
         _C._load_library(os.path.realpath(os.fspath(path)))
 
     def unload_library(self, path) -> None:

@@ -2,6 +2,8 @@
 from Python, called through tessera.ops, and unloaded again."""
 import os
 import pathlib
+import subprocess
+import sys
 
 import pytest
 
@@ -96,3 +98,43 @@ def test_ops_return_the_object_they_wrote_to():
     assert r is not x and r.tolist() == [4.0, 4.0, 4.0]
     v = tessera.ops.aten.view(x, [3])
     assert v is not x  # a view aliases but is written to by nobody: a new object
+
+
+def test_load_library_refuses_a_library_built_for_pytorch_and_maps_none_of_it():
+    # torch's own extension module links libtorch_python, libtorch and libc10: what a
+    # torchvision or cpp_extension build looks like. torch.ops.load_library would load it
+    # (into PyTorch); tessera refuses before dlopen, with an OSError (torchvision catches
+    # it and keeps to its Python paths), and no PyTorch library is mapped afterwards. In a
+    # fresh interpreter that never imported torch.
+    code = r"""
+import glob, importlib.util, os, sys
+import tessera
+lib = glob.glob(os.path.join(os.path.dirname(importlib.util.find_spec("torch").origin), "_C.cpython-*.so"))[0]
+try:
+    tessera.ops.load_library(lib)
+    print("loaded")
+except OSError as e:
+    print("OSError:", e)
+maps = open("/proc/self/maps").read()
+print("pytorch mapped:", any(name in maps for name in ("libtorch", "libc10.so", "torch/_C")))
+print("torch imported:", "torch" in sys.modules)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True).stdout
+    assert "OSError: Could not load library" in out, out
+    assert "linked against PyTorch's libtorch_python.so" in out, out
+    assert "built for PyTorch, not tessera" in out, out
+    assert "pytorch mapped: False" in out and "torch imported: False" in out, out
+
+
+def test_load_library_refuses_a_library_that_registers_nothing(tmp_path):
+    # Tessera's rule (torch would load any library): one that registers no operator with
+    # tessera is unloaded again and reported, so a wrong library cannot pass silently. A
+    # fresh copy of c10's test hooks (no TORCH_LIBRARY block), so nothing mapped it before.
+    hooks = pathlib.Path(os.environ["TESSERA_BUILD_DIR"]) / "test" / "cpp" / "libtessera_c10_testhooks.so"
+    nothing = tmp_path / "libnothing.so"
+    nothing.write_bytes(hooks.read_bytes())
+    with pytest.raises(OSError, match="registered nothing with tessera"):
+        tessera.ops.load_library(nothing)
+    with pytest.raises(RuntimeError, match="was not loaded with load_library"):
+        tessera.ops.unload_library(nothing)
+    assert str(nothing) not in pathlib.Path("/proc/self/maps").read_text()

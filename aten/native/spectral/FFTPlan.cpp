@@ -1,0 +1,318 @@
+// FFT plans (FFTPlan.h): factorisation into passes, twiddle tables, Bluestein's
+// algorithm, the real-input transforms, and the plan cache.
+#include <aten/native/spectral/FFTKernel.h>
+#include <aten/native/spectral/FFTPlan.h>
+#include <c10/util/Exception.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <list>
+#include <type_traits>
+#include <mutex>
+#include <utility>
+
+namespace at::inline tessera::native::fft {
+
+DEFINE_DISPATCH(fft_passes_stub);
+DEFINE_DISPATCH(rfft_lines_stub);
+
+namespace {
+
+// exp(-2 pi i num / den), computed in long double from the exact residue so that every
+// table entry is correctly rounded to float and nearly so to double.
+template <typename T>
+c10::complex<T> unit_root(int64_t num, int64_t den) {
+  num %= den;
+  if (num < 0) num += den;
+  constexpr long double two_pi = 6.283185307179586476925286766559005768L;
+  const long double angle = two_pi * static_cast<long double>(num) / static_cast<long double>(den);
+  return {static_cast<T>(std::cos(angle)), static_cast<T>(-std::sin(angle))};
+}
+
+// Radices in pass order: fours first (fewest passes), then a two, then the odd primes.
+std::vector<int64_t> factorize(int64_t n) {
+  std::vector<int64_t> radices;
+  while (n % 4 == 0) {
+    radices.push_back(4);
+    n /= 4;
+  }
+  if (n % 2 == 0) {
+    radices.push_back(2);
+    n /= 2;
+  }
+  for (int64_t p = 3; p * p <= n; p += 2) {
+    while (n % p == 0) {
+      radices.push_back(p);
+      n /= p;
+    }
+  }
+  if (n > 1) radices.push_back(n);
+  return radices;
+}
+
+}  // namespace
+
+int64_t next_smooth_length(int64_t n) {
+  TORCH_CHECK(n >= 1 && n <= (int64_t{1} << 60), "next_smooth_length: length ", n, " out of range");
+  int64_t best = int64_t{1} << 62;
+  for (int64_t p5 = 1; p5 < best; p5 *= 5) {
+    for (int64_t p35 = p5; p35 < best; p35 *= 3) {
+      int64_t candidate = p35;
+      while (candidate < n) candidate *= 2;
+      if (candidate < best) best = candidate;
+      if (p35 >= n) break;
+    }
+    if (p5 >= n) break;
+  }
+  return best;
+}
+
+template <typename T>
+ComplexPlan<T>::ComplexPlan(int64_t n) : n_(n) {
+  TORCH_CHECK(n >= 1 && n <= kMaxLength, "FFT length must be in [1, 2^40], got ", n);
+  const std::vector<int64_t> radices = factorize(n);
+  if (!radices.empty() && radices.back() > kMaxDirectRadix) {
+    // Bluestein: n-point DFT as a circular convolution of length m >= 2n - 1.
+    const int64_t m = next_smooth_length(2 * n - 1);
+    inner_ = std::make_unique<ComplexPlan<T>>(m);
+    chirp_.resize(n);
+    for (int64_t k = 0; k < n; ++k) {
+      // exp(-i pi k^2 / n) = exp(-2 pi i (k^2 mod 2n) / (2n)); k^2 fits: n <= 2^31.
+      chirp_[k] = unit_root<T>(static_cast<int64_t>((static_cast<unsigned __int128>(k) * k) % (2 * n)), 2 * n);
+    }
+    std::vector<C> b(m, C(0, 0));
+    b[0] = c10::conj(chirp_[0]);
+    for (int64_t k = 1; k < n; ++k) b[k] = b[m - k] = c10::conj(chirp_[k]);
+    kernel_.resize(m);
+    std::vector<C> scratch(inner_->scratch_size());
+    inner_->execute(b.data(), kernel_.data(), scratch.data(), /*forward=*/true);
+    for (auto& v : kernel_) v /= static_cast<T>(m);
+    scratch_size_ = 2 * m + inner_->scratch_size();
+    return;
+  }
+  int64_t span = 1;
+  for (int64_t radix : radices) {
+    FFTPass pass{radix, span, static_cast<int64_t>(table_.size()), 0};
+    // Twiddles w_{span radix}^{r k}, row r - 1, k < span.
+    for (int64_t r = 1; r < radix; ++r) {
+      for (int64_t k = 0; k < span; ++k) table_.push_back(unit_root<T>(r * k, span * radix));
+    }
+    if (radix > 5) {
+      pass.root_offset = static_cast<int64_t>(table_.size());
+      for (int64_t q = 0; q < radix; ++q) table_.push_back(unit_root<T>(q, radix));
+    }
+    passes_.push_back(pass);
+    span *= radix;
+  }
+  scratch_size_ = passes_.size() > 1 ? n : 0;
+}
+
+template <typename T>
+void ComplexPlan<T>::run_passes(const C* in, C* out, C* scratch, bool forward) const {
+  fft_passes_stub(std::is_same_v<T, double>, false, n_, passes_.data(), static_cast<int64_t>(passes_.size()), table_.data(),
+                  in, out, scratch, forward);
+}
+
+template <typename T>
+void ComplexPlan<T>::execute_lanes(const T* in, T* out, T* scratch, bool forward) const {
+  TORCH_CHECK(!inner_, "ComplexPlan::execute_lanes: a Bluestein plan runs one line at a time");
+  fft_passes_stub(std::is_same_v<T, double>, true, n_, passes_.data(), static_cast<int64_t>(passes_.size()),
+                  table_.data(), in, out, scratch, forward);
+}
+
+template <typename T>
+void ComplexPlan<T>::run_bluestein(const C* in, C* out, C* scratch, bool forward) const {
+  // A backward transform is the conjugate of the forward one of the conjugate input.
+  const int64_t m = inner_->size();
+  C* a = scratch;
+  C* conv = scratch + m;
+  C* inner_scratch = scratch + 2 * m;
+  for (int64_t k = 0; k < n_; ++k) a[k] = (forward ? in[k] : c10::conj(in[k])) * chirp_[k];
+  for (int64_t k = n_; k < m; ++k) a[k] = C(0, 0);
+  inner_->execute(a, conv, inner_scratch, /*forward=*/true);
+  for (int64_t k = 0; k < m; ++k) conv[k] *= kernel_[k];
+  inner_->execute(conv, a, inner_scratch, /*forward=*/false);
+  for (int64_t k = 0; k < n_; ++k) {
+    const C v = a[k] * chirp_[k];
+    out[k] = forward ? v : c10::conj(v);
+  }
+}
+
+template <typename T>
+void ComplexPlan<T>::execute(const C* in, C* out, C* scratch, bool forward) const {
+  if (inner_) {
+    run_bluestein(in, out, scratch, forward);
+  } else {
+    run_passes(in, out, scratch, forward);
+  }
+}
+
+template <typename T>
+RealPlan<T>::RealPlan(int64_t n) : n_(n), complex_(n % 2 == 0 && n > 0 ? n / 2 : n) {
+  if (n % 2 == 0) {
+    const int64_t h = n / 2;
+    twiddles_.resize(h + 1);
+    for (int64_t k = 0; k <= h; ++k) twiddles_[k] = unit_root<T>(k, n);
+    // forward: the passes' ping-pong buffer; inverse: the packed spectrum and that buffer.
+    scratch_size_ = 2 * h + complex_.scratch_size();
+  } else {
+    // the whole complex line in and out, and the plan's own scratch.
+    scratch_size_ = 2 * n + complex_.scratch_size();
+  }
+}
+
+template <typename T>
+void RealPlan<T>::forward(const T* in, C* out, C* scratch) const {
+  if (n_ % 2 != 0) {
+    C* line = scratch;
+    C* spectrum = scratch + n_;
+    for (int64_t j = 0; j < n_; ++j) line[j] = C(in[j], 0);
+    complex_.execute(line, spectrum, scratch + 2 * n_, true);
+    for (int64_t k = 0; k <= n_ / 2; ++k) out[k] = spectrum[k];
+    return;
+  }
+  // z_j = x_2j + i x_2j+1; Z = FFT_h(z) = E + i O (the even and odd samples' transforms),
+  // so E_k = (Z_k + conj Z_{h-k}) / 2, O_k = (Z_k - conj Z_{h-k}) / 2i, X_k = E_k + w^k O_k.
+  const int64_t h = n_ / 2;
+  if (!complex_.is_bluestein()) {
+    // the kernel's one-line path (the same arithmetic as its many-line one)
+    const HalfLengthPlan half{h, complex_.passes().data(), complex_.pass_count(), complex_.table().data(),
+                              twiddles_.data()};
+    rfft_lines_stub(std::is_same_v<T, double>, half, in, 0, out, 0, 1, scratch);
+    return;
+  }
+  // Bluestein's loops work on complex values: pack the pairs.
+  C* packed = scratch;
+  for (int64_t j = 0; j < h; ++j) packed[j] = C(in[2 * j], in[2 * j + 1]);
+  complex_.execute(packed, out, scratch + h, true);
+  const T half = T(0.5);
+  const C z0 = out[0];
+  out[0] = C(z0.real() + z0.imag(), 0);
+  out[h] = C(z0.real() - z0.imag(), 0);
+  for (int64_t k = 1; k <= h / 2; ++k) {
+    const int64_t q = h - k;
+    const C zk = out[k], zq = out[q];
+    const C even_k = (zk + c10::conj(zq)) * half, odd_k = (zk - c10::conj(zq)) * C(0, -half);
+    const C even_q = (zq + c10::conj(zk)) * half, odd_q = (zq - c10::conj(zk)) * C(0, -half);
+    out[k] = even_k + twiddles_[k] * odd_k;
+    out[q] = even_q + twiddles_[q] * odd_q;
+  }
+}
+
+template <typename T>
+void RealPlan<T>::inverse(const C* in, T* out, C* scratch) const {
+  if (n_ % 2 != 0) {
+    C* line = scratch;
+    C* result = scratch + n_;
+    line[0] = C(in[0].real(), 0);
+    for (int64_t k = 1; k <= n_ / 2; ++k) {
+      line[k] = in[k];
+      line[n_ - k] = c10::conj(in[k]);
+    }
+    complex_.execute(line, result, scratch + 2 * n_, false);
+    for (int64_t j = 0; j < n_; ++j) out[j] = result[j].real();
+    return;
+  }
+  // Z_k = 2 E_k + 2i O_k with 2 E_k = X_k + conj X_{h-k}, 2 O_k = (X_k - conj X_{h-k}) w^-k;
+  // the backward h-point transform of Z is n (x_2j + i x_2j+1).
+  const int64_t h = n_ / 2;
+  C* packed = scratch;
+  const T x0 = in[0].real(), xh = in[h].real();
+  packed[0] = C(x0 + xh, x0 - xh);
+  for (int64_t k = 1; k < h; ++k) {
+    const C xk = in[k], xq = c10::conj(in[h - k]);
+    packed[k] = (xk + xq) + C(0, 1) * ((xk - xq) * c10::conj(twiddles_[k]));
+  }
+  C* result = scratch + h;  // Bluestein only (the passes write `out` directly); then the plan's scratch
+  C* plan_scratch = scratch + 2 * h;
+  if (!complex_.is_bluestein()) {
+    fft_passes_stub(std::is_same_v<T, double>, false, h, complex_.passes().data(), complex_.pass_count(),
+                    complex_.table().data(), packed, out, plan_scratch, false);
+    return;
+  }
+  complex_.execute(packed, result, plan_scratch, false);
+  for (int64_t j = 0; j < h; ++j) {
+    out[2 * j] = result[j].real();
+    out[2 * j + 1] = result[j].imag();
+  }
+}
+
+template <typename T>
+int64_t RealPlan<T>::lines_work_size() const {
+  // the packed batch, the passes' result and their ping-pong buffer (each kBatchLanes
+  // lines of h complex values); or one line's scratch
+  const int64_t batch = n_ % 2 == 0 && !complex_.is_bluestein() ? 3 * kBatchLanes<T> * (n_ / 2) : 0;
+  return std::max(batch, scratch_size_);
+}
+
+template <typename T>
+void RealPlan<T>::forward_lines(const T* in, int64_t in_stride, C* out, int64_t out_stride, int64_t lines,
+                                C* work) const {
+  if (n_ % 2 == 0 && !complex_.is_bluestein() && lines >= kBatchLanes<T>) {
+    const HalfLengthPlan half{n_ / 2, complex_.passes().data(), complex_.pass_count(), complex_.table().data(),
+                              twiddles_.data()};
+    rfft_lines_stub(std::is_same_v<T, double>, half, in, in_stride, out, out_stride, lines, work);
+    return;
+  }
+  for (int64_t i = 0; i < lines; ++i) forward(in + i * in_stride, out + i * out_stride, work);
+}
+
+namespace {
+
+// A small most-recently-used list per plan type: transforms of a few lengths dominate.
+// Never destroyed, so a transform during static destruction still finds it.
+template <typename Plan>
+struct PlanCache {
+  std::mutex mutex;
+  std::list<std::pair<int64_t, std::shared_ptr<const Plan>>> plans;
+
+  // The plan for n, moved to the front; null when absent. Caller holds the mutex.
+  std::shared_ptr<const Plan> find(int64_t n) {
+    for (auto it = plans.begin(); it != plans.end(); ++it) {
+      if (it->first == n) {
+        plans.splice(plans.begin(), plans, it);
+        return plans.front().second;
+      }
+    }
+    return nullptr;
+  }
+};
+
+template <typename Plan>
+std::shared_ptr<const Plan> cached_plan(int64_t n) {
+  constexpr size_t kCapacity = 16;
+  static auto* cache = new PlanCache<Plan>();
+  {
+    std::lock_guard<std::mutex> lock(cache->mutex);
+    if (auto plan = cache->find(n)) return plan;
+  }
+  auto plan = std::make_shared<const Plan>(n);  // outside the lock: large plans take a while
+  std::lock_guard<std::mutex> lock(cache->mutex);
+  if (auto raced = cache->find(n)) return raced;  // another thread made it meanwhile: one copy
+  cache->plans.emplace_front(n, plan);
+  if (cache->plans.size() > kCapacity) cache->plans.pop_back();
+  return plan;
+}
+
+}  // namespace
+
+template <typename T>
+std::shared_ptr<const ComplexPlan<T>> cached_complex_plan(int64_t n) {
+  return cached_plan<ComplexPlan<T>>(n);
+}
+template <typename T>
+std::shared_ptr<const RealPlan<T>> cached_real_plan(int64_t n) {
+  return cached_plan<RealPlan<T>>(n);
+}
+
+template class ComplexPlan<float>;
+template class ComplexPlan<double>;
+template class RealPlan<float>;
+template class RealPlan<double>;
+template TORCH_API std::shared_ptr<const ComplexPlan<float>> cached_complex_plan<float>(int64_t);
+template TORCH_API std::shared_ptr<const ComplexPlan<double>> cached_complex_plan<double>(int64_t);
+template TORCH_API std::shared_ptr<const RealPlan<float>> cached_real_plan<float>(int64_t);
+template TORCH_API std::shared_ptr<const RealPlan<double>> cached_real_plan<double>(int64_t);
+
+}  // namespace at::inline tessera::native::fft
