@@ -30,6 +30,10 @@ CASES = [
      torch.fft.fft),
     ("rfft float32 1000x1024", "BM_r2c_rows<float>/1000/1024$", lambda: torch.randn(1000, 1024), torch.fft.rfft),
     ("rfft float32 1000x1000", "BM_r2c_rows<float>/1000/1000$", lambda: torch.randn(1000, 1000), torch.fft.rfft),
+    ("fft complex64 1000x1024 (rows)", "BM_c2c_rows<float>/1000/1024$",
+     lambda: torch.randn(1000, 1024, dtype=torch.complex64), torch.fft.fft),
+    ("irfft 1000x513 -> 1000x1024", "BM_c2r_rows<float>/1000/1024$",
+     lambda: torch.randn(1000, 513, dtype=torch.complex64), lambda x: torch.fft.irfft(x, n=1024, norm="forward")),
 ]
 
 

@@ -17,20 +17,25 @@ using fft_passes_fn = void (*)(bool is_double, bool lanes, int64_t n, const FFTP
                                const void* table, const void* in, void* out, void* scratch, bool forward);
 DECLARE_DISPATCH(fft_passes_fn, fft_passes_stub);
 
-// The forward real transform of `lines` real lines of even length 2h (line i at
-// in + i * in_stride, spectrum at out + i * out_stride, h + 1 complex values), kBatchLanes
-// lines at a time through the half-length plan's passes; the rest of a batch one by one.
-// `twiddles`: exp(-2 pi i k / 2h), k <= h. `work`: RealPlan::lines_work_size() complex
-// values (6 kBatchLanes h reals; 4h for fewer lines than lanes).
-struct HalfLengthPlan {
-  int64_t h;
+// Many lines through one plan's passes, kBatchLanes<T> at a time in the lane layout (the
+// rest one by one): complex to complex (n points), real to half spectrum (a real line of
+// 2n to n + 1 complex values), and half spectrum to real (n + 1 to 2n, unnormalised,
+// the imaginary parts of the first and last value ignored). Line i is at in + i *
+// in_stride and out + i * out_stride, strides counted in the line's own elements (real or
+// complex); input and output do not overlap. `twiddles`: exp(-2 pi i k / 2n), k <= n (the
+// real kinds). `work`: 2 kBatchLanes (4n + 1) reals.
+enum class LinesKind { c2c, r2c, c2r };
+struct LinesPlan {
+  LinesKind kind;
+  bool forward;  // c2c only; r2c is forward and c2r backward
+  int64_t n;
   const FFTPass* passes;
   int64_t count;
   const void* table;
   const void* twiddles;
 };
-using rfft_lines_fn = void (*)(bool is_double, const HalfLengthPlan& plan, const void* in, int64_t in_stride,
-                               void* out, int64_t out_stride, int64_t lines, void* work);
-DECLARE_DISPATCH(rfft_lines_fn, rfft_lines_stub);
+using fft_lines_fn = void (*)(bool is_double, const LinesPlan& plan, const void* in, int64_t in_stride, void* out,
+                              int64_t out_stride, int64_t lines, void* work);
+DECLARE_DISPATCH(fft_lines_fn, fft_lines_stub);
 
 }  // namespace at::inline tessera::native::fft

@@ -15,7 +15,7 @@
 namespace at::inline tessera::native::fft {
 
 DEFINE_DISPATCH(fft_passes_stub);
-DEFINE_DISPATCH(rfft_lines_stub);
+DEFINE_DISPATCH(fft_lines_stub);
 
 namespace {
 
@@ -49,6 +49,12 @@ std::vector<int64_t> factorize(int64_t n) {
   }
   if (n > 1) radices.push_back(n);
   return radices;
+}
+
+// The kernel's view of a plan's passes, for its many-line loops.
+template <typename T>
+LinesPlan lines_of(const ComplexPlan<T>& plan, LinesKind kind, bool forward, const c10::complex<T>* twiddles) {
+  return {kind, forward, plan.size(), plan.passes().data(), plan.pass_count(), plan.table().data(), twiddles};
 }
 
 }  // namespace
@@ -122,6 +128,22 @@ void ComplexPlan<T>::execute_lanes(const T* in, T* out, T* scratch, bool forward
 }
 
 template <typename T>
+int64_t ComplexPlan<T>::lines_work_size() const {
+  return inner_ ? scratch_size_ : kBatchLanes<T> * (4 * n_ + 1);
+}
+
+template <typename T>
+void ComplexPlan<T>::execute_lines(const C* in, int64_t in_stride, C* out, int64_t out_stride, int64_t lines,
+                                   C* work, bool forward) const {
+  if (inner_) {
+    for (int64_t i = 0; i < lines; ++i) execute(in + i * in_stride, out + i * out_stride, work, forward);
+    return;
+  }
+  fft_lines_stub(std::is_same_v<T, double>, lines_of(*this, LinesKind::c2c, forward, static_cast<const C*>(nullptr)),
+                 in, in_stride, out, out_stride, lines, work);
+}
+
+template <typename T>
 void ComplexPlan<T>::run_bluestein(const C* in, C* out, C* scratch, bool forward) const {
   // A backward transform is the conjugate of the forward one of the conjugate input.
   const int64_t m = inner_->size();
@@ -154,8 +176,9 @@ RealPlan<T>::RealPlan(int64_t n) : n_(n), complex_(n % 2 == 0 && n > 0 ? n / 2 :
     const int64_t h = n / 2;
     twiddles_.resize(h + 1);
     for (int64_t k = 0; k <= h; ++k) twiddles_[k] = unit_root<T>(k, n);
-    // forward: the passes' ping-pong buffer; inverse: the packed spectrum and that buffer.
-    scratch_size_ = 2 * h + complex_.scratch_size();
+    // on passes, the kernel's one-line work (6h + 4 reals); on Bluestein, the packed
+    // line or spectrum, the result, and the half plan's scratch
+    scratch_size_ = 3 * h + 2 + complex_.scratch_size();
   } else {
     // the whole complex line in and out, and the plan's own scratch.
     scratch_size_ = 2 * n + complex_.scratch_size();
@@ -175,11 +198,10 @@ void RealPlan<T>::forward(const T* in, C* out, C* scratch) const {
   // z_j = x_2j + i x_2j+1; Z = FFT_h(z) = E + i O (the even and odd samples' transforms),
   // so E_k = (Z_k + conj Z_{h-k}) / 2, O_k = (Z_k - conj Z_{h-k}) / 2i, X_k = E_k + w^k O_k.
   const int64_t h = n_ / 2;
-  if (!complex_.is_bluestein()) {
+  if (on_passes()) {
     // the kernel's one-line path (the same arithmetic as its many-line one)
-    const HalfLengthPlan half{h, complex_.passes().data(), complex_.pass_count(), complex_.table().data(),
-                              twiddles_.data()};
-    rfft_lines_stub(std::is_same_v<T, double>, half, in, 0, out, 0, 1, scratch);
+    fft_lines_stub(std::is_same_v<T, double>, lines_of(complex_, LinesKind::r2c, true, twiddles_.data()), in, 0, out,
+                   0, 1, scratch);
     return;
   }
   // Bluestein's loops work on complex values: pack the pairs.
@@ -216,6 +238,11 @@ void RealPlan<T>::inverse(const C* in, T* out, C* scratch) const {
   }
   // Z_k = 2 E_k + 2i O_k with 2 E_k = X_k + conj X_{h-k}, 2 O_k = (X_k - conj X_{h-k}) w^-k;
   // the backward h-point transform of Z is n (x_2j + i x_2j+1).
+  if (on_passes()) {
+    fft_lines_stub(std::is_same_v<T, double>, lines_of(complex_, LinesKind::c2r, false, twiddles_.data()), in, 0, out,
+                   0, 1, scratch);
+    return;
+  }
   const int64_t h = n_ / 2;
   C* packed = scratch;
   const T x0 = in[0].real(), xh = in[h].real();
@@ -224,14 +251,8 @@ void RealPlan<T>::inverse(const C* in, T* out, C* scratch) const {
     const C xk = in[k], xq = c10::conj(in[h - k]);
     packed[k] = (xk + xq) + C(0, 1) * ((xk - xq) * c10::conj(twiddles_[k]));
   }
-  C* result = scratch + h;  // Bluestein only (the passes write `out` directly); then the plan's scratch
-  C* plan_scratch = scratch + 2 * h;
-  if (!complex_.is_bluestein()) {
-    fft_passes_stub(std::is_same_v<T, double>, false, h, complex_.passes().data(), complex_.pass_count(),
-                    complex_.table().data(), packed, out, plan_scratch, false);
-    return;
-  }
-  complex_.execute(packed, result, plan_scratch, false);
+  C* result = scratch + h;
+  complex_.execute(packed, result, scratch + 2 * h, false);
   for (int64_t j = 0; j < h; ++j) {
     out[2 * j] = result[j].real();
     out[2 * j + 1] = result[j].imag();
@@ -240,22 +261,29 @@ void RealPlan<T>::inverse(const C* in, T* out, C* scratch) const {
 
 template <typename T>
 int64_t RealPlan<T>::lines_work_size() const {
-  // the packed batch, the passes' result and their ping-pong buffer (each kBatchLanes
-  // lines of h complex values); or one line's scratch
-  const int64_t batch = n_ % 2 == 0 && !complex_.is_bluestein() ? 3 * kBatchLanes<T> * (n_ / 2) : 0;
-  return std::max(batch, scratch_size_);
+  return on_passes() ? std::max(kBatchLanes<T> * (4 * (n_ / 2) + 1), scratch_size_) : scratch_size_;
 }
 
 template <typename T>
 void RealPlan<T>::forward_lines(const T* in, int64_t in_stride, C* out, int64_t out_stride, int64_t lines,
                                 C* work) const {
-  if (n_ % 2 == 0 && !complex_.is_bluestein() && lines >= kBatchLanes<T>) {
-    const HalfLengthPlan half{n_ / 2, complex_.passes().data(), complex_.pass_count(), complex_.table().data(),
-                              twiddles_.data()};
-    rfft_lines_stub(std::is_same_v<T, double>, half, in, in_stride, out, out_stride, lines, work);
+  if (on_passes()) {
+    fft_lines_stub(std::is_same_v<T, double>, lines_of(complex_, LinesKind::r2c, true, twiddles_.data()), in,
+                   in_stride, out, out_stride, lines, work);
     return;
   }
   for (int64_t i = 0; i < lines; ++i) forward(in + i * in_stride, out + i * out_stride, work);
+}
+
+template <typename T>
+void RealPlan<T>::inverse_lines(const C* in, int64_t in_stride, T* out, int64_t out_stride, int64_t lines,
+                                C* work) const {
+  if (on_passes()) {
+    fft_lines_stub(std::is_same_v<T, double>, lines_of(complex_, LinesKind::c2r, false, twiddles_.data()), in,
+                   in_stride, out, out_stride, lines, work);
+    return;
+  }
+  for (int64_t i = 0; i < lines; ++i) inverse(in + i * in_stride, out + i * out_stride, work);
 }
 
 namespace {

@@ -61,6 +61,11 @@ class TORCH_API ComplexPlan {
   // kBatchLanes<T> lines at once in the batch layout (n points of 2 W reals each);
   // scratch: 2 W n reals. Not for Bluestein plans.
   void execute_lanes(const T* in, T* out, T* scratch, bool forward) const;
+  // execute() of `lines` lines (in + i * in_stride, out + i * out_stride, complex strides),
+  // kBatchLanes<T> at a time; in and out do not overlap. `work`: lines_work_size().
+  void execute_lines(const C* in, int64_t in_stride, C* out, int64_t out_stride, int64_t lines, C* work,
+                     bool forward) const;
+  int64_t lines_work_size() const;
   // The passes (empty for Bluestein), for callers that run them on real arrays read as
   // complex pairs (RealPlan).
   const std::vector<FFTPass>& passes() const { return passes_; }
@@ -96,12 +101,17 @@ class TORCH_API RealPlan {
   // (the imaginary parts of in[0] and, for even n, in[n/2] are ignored, as pocketfft
   // and torch do). Unnormalised.
   void inverse(const C* in, T* out, C* scratch) const;
-  // forward() of `lines` lines (in + i * in_stride, out + i * out_stride); even lengths
-  // run kBatchLanes<T> lines together. `work`: lines_work_size() complex values.
+  // forward() / inverse() of `lines` lines (in + i * in_stride, out + i * out_stride, each
+  // stride in its line's elements); even lengths run kBatchLanes<T> lines together.
+  // `work`: lines_work_size() complex values.
   void forward_lines(const T* in, int64_t in_stride, C* out, int64_t out_stride, int64_t lines, C* work) const;
+  void inverse_lines(const C* in, int64_t in_stride, T* out, int64_t out_stride, int64_t lines, C* work) const;
   int64_t lines_work_size() const;
 
  private:
+  // even lengths on passes: the kernel's lines (one or many) do the whole transform
+  bool on_passes() const { return n_ % 2 == 0 && !complex_.is_bluestein(); }
+
   int64_t n_;
   int64_t scratch_size_;
   ComplexPlan<T> complex_;   // length n/2 for even n, n for odd

@@ -162,6 +162,56 @@ void check_lines(int64_t n, int64_t lines) {
     EXPECT_LE(worst / scale, tolerance<T>(n)) << "n=" << n << " line " << i;
     EXPECT_EQ(out[i * out_stride + n / 2 + 1], C(-7, -7));  // the gap is left alone
   }
+  // and back: inverse_lines of those spectra against inverse() one line at a time
+  const int64_t back_stride = n + 2;
+  std::vector<T> back(lines * back_stride, T(-7)), one_back(n);
+  plan.inverse_lines(out.data(), out_stride, back.data(), back_stride, lines, work.data());
+  for (int64_t i = 0; i < lines; ++i) {
+    plan.inverse(out.data() + i * out_stride, one_back.data(), scratch.data());
+    double worst = 0;
+    for (int64_t j = 0; j < n; ++j) {
+      worst = std::max(worst, std::abs(static_cast<double>(back[i * back_stride + j] - one_back[j])) / n);
+      // the round trip gives n times the input
+      worst = std::max(worst, std::abs(static_cast<double>(back[i * back_stride + j]) / n - in[1 + i * in_stride + j]));
+    }
+    EXPECT_LE(worst, 8 * tolerance<T>(n)) << "inverse n=" << n << " line " << i;
+    EXPECT_EQ(back[i * back_stride + n], T(-7));
+  }
+}
+
+// Complex lines, both directions, against execute() line by line.
+template <typename T>
+void check_complex_lines(int64_t n, int64_t lines, bool forward) {
+  using C = c10::complex<T>;
+  const int64_t in_stride = n + 1, out_stride = n + 2;
+  std::vector<C> in(lines * in_stride), out(lines * out_stride, C(-7, -7)), one(n);
+  std::mt19937 gen(static_cast<unsigned>(n * 5 + lines));
+  std::uniform_real_distribution<T> dist(-1, 1);
+  for (auto& v : in) v = C(dist(gen), dist(gen));
+  const fft::ComplexPlan<T> plan(n);
+  std::vector<C> work(plan.lines_work_size()), scratch(plan.scratch_size());
+  plan.execute_lines(in.data(), in_stride, out.data(), out_stride, lines, work.data(), forward);
+  for (int64_t i = 0; i < lines; ++i) {
+    plan.execute(in.data() + i * in_stride, one.data(), scratch.data(), forward);
+    double scale = 1e-30, worst = 0;
+    for (int64_t k = 0; k < n; ++k) {
+      scale = std::max(scale, static_cast<double>(c10::abs(one[k])));
+      worst = std::max(worst, static_cast<double>(c10::abs(out[i * out_stride + k] - one[k])));
+    }
+    EXPECT_LE(worst / scale, tolerance<T>(n)) << "n=" << n << " line " << i;
+    EXPECT_EQ(out[i * out_stride + n], C(-7, -7));
+  }
+}
+
+TEST(FFTPlan, ManyComplexLinesAtOnceMatchOneAtATime) {
+  for (int64_t n : {1, 2, 3, 8, 12, 49, 64, 97, 360, 1000}) {
+    for (int64_t lines : {int64_t{0}, int64_t{3}, int64_t{8}, int64_t{11}, int64_t{20}}) {
+      for (bool forward : {true, false}) {
+        check_complex_lines<float>(n, lines, forward);
+        check_complex_lines<double>(n, lines, forward);
+      }
+    }
+  }
 }
 
 TEST(FFTPlan, ManyRealLinesAtOnceMatchOneAtATime) {

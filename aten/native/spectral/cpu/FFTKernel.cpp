@@ -274,60 +274,142 @@ void rfft_post(const T* z, int64_t h, const T* twiddles, Emit emit) {
   }
 }
 
-template <typename T>
-void rfft_lines_typed(const HalfLengthPlan& p, const T* in, int64_t in_stride, T* out, int64_t out_stride,
-                      int64_t lines, T* work) {
-  using L = VectorLane<T>;
-  constexpr int64_t W = L::W;
-  const int64_t h = p.h;
-  const auto* table = static_cast<const T*>(p.table);
-  const auto* twiddles = static_cast<const T*>(p.twiddles);
-  T* packed = work;
-  T* result = work + 2 * W * h;
-  T* scratch = work + 4 * W * h;
-  int64_t first = 0;
-  for (; first + W <= lines; first += W) {
-    const T* src = in + first * in_stride;
-    for (int64_t l = 0; l < W; ++l) {
-      const T* line = src + l * in_stride;
-      for (int64_t j = 0; j < h; ++j) {
-        packed[2 * W * j + l] = line[2 * j];
-        packed[2 * W * j + W + l] = line[2 * j + 1];
-      }
-    }
-    run_passes<L>(h, p.passes, p.count, table, packed, result, scratch, true);
-    T* dst = out + 2 * first * out_stride;
-    rfft_post<L>(result, h, twiddles, [&](int64_t k, Cx<typename L::V> x) {
-      alignas(32) T re[W], im[W];
-      x.re.store(re);
-      x.im.store(im);
-      for (int64_t l = 0; l < W; ++l) {
-        dst[2 * (l * out_stride + k)] = re[l];
-        dst[2 * (l * out_stride + k) + 1] = im[l];
-      }
-    });
-  }
-  // One line at a time: 4h reals of work (RealPlan::forward's scratch).
-  for (; first < lines; ++first) {
-    T* line_result = work;
-    T* line_scratch = work + 2 * h;
-    run_passes<ScalarLane<T>>(h, p.passes, p.count, table, in + first * in_stride, line_result, line_scratch, true);
-    T* dst = out + 2 * first * out_stride;
-    rfft_post<ScalarLane<T>>(line_result, h, twiddles, [&](int64_t k, Cx<T> x) {
-      dst[2 * k] = x.re;
-      dst[2 * k + 1] = x.im;
-    });
+// The inverse real transform's first step, from X_0..X_h (lane layout) to the packed
+// half-length spectrum Z_k = (X_k + conj X_{h-k}) + i (X_k - conj X_{h-k}) conj(w^k), whose
+// backward transform is n (x_2j + i x_2j+1). The imaginary parts of X_0 and X_h are
+// ignored (the Hermitian extension has none).
+template <typename L, typename T>
+void irfft_pre(const T* x, int64_t h, const T* twiddles, T* packed) {
+  using V = typename L::V;
+  const Cx<V> x0 = load<L>(x, 0), xh = load<L>(x, h);
+  store<L>(packed, 0, Cx<V>{x0.re + xh.re, x0.re - xh.re});
+  for (int64_t k = 1; k < h; ++k) {
+    const Cx<V> a = load<L>(x, k), b = load<L>(x, h - k);
+    const Cx<V> sum{a.re + b.re, a.im - b.im};   // X_k + conj X_{h-k}
+    const Cx<V> diff{a.re - b.re, a.im + b.im};  // X_k - conj X_{h-k}
+    const Cx<T> w = load_root(twiddles, k);
+    const Cx<V> turned = twiddle<false>(diff, L::splat(w.re), L::splat(w.im));
+    store<L>(packed, k, Cx<V>{sum.re - turned.im, sum.im + turned.re});
   }
 }
 
-void rfft_lines_kernel(bool is_double, const HalfLengthPlan& plan, const void* in, int64_t in_stride, void* out,
-                       int64_t out_stride, int64_t lines, void* work) {
+// Copies W lines of `points` complex values (line l at src + 2 l stride reals) into the
+// lane layout, and back.
+template <int64_t W, typename T>
+void to_lanes(const T* src, int64_t stride, int64_t points, T* lanes) {
+  for (int64_t l = 0; l < W; ++l) {
+    const T* line = src + 2 * l * stride;
+    for (int64_t j = 0; j < points; ++j) {
+      lanes[2 * W * j + l] = line[2 * j];
+      lanes[2 * W * j + W + l] = line[2 * j + 1];
+    }
+  }
+}
+template <int64_t W, typename T>
+void from_lanes(const T* lanes, int64_t points, T* dst, int64_t stride) {
+  for (int64_t l = 0; l < W; ++l) {
+    T* line = dst + 2 * l * stride;
+    for (int64_t j = 0; j < points; ++j) {
+      line[2 * j] = lanes[2 * W * j + l];
+      line[2 * j + 1] = lanes[2 * W * j + W + l];
+    }
+  }
+}
+
+// Strides count the line's own elements: complex for complex lines, real for real ones
+// (a real line of 2h reals is read and written as h pairs).
+template <typename T>
+void fft_lines_typed(const LinesPlan& p, const T* in, int64_t in_stride, T* out, int64_t out_stride, int64_t lines,
+                     T* work) {
+  using L = VectorLane<T>;
+  using S = ScalarLane<T>;
+  constexpr int64_t W = L::W;
+  const int64_t n = p.n;
+  const auto* table = static_cast<const T*>(p.table);
+  const auto* twiddles = static_cast<const T*>(p.twiddles);
+  const bool real_in = p.kind == LinesKind::r2c, real_out = p.kind == LinesKind::c2r;
+  T* a = work;                      // lanes: the gathered input
+  T* b = work + 2 * W * (n + 1);    // lanes: the passes' result
+  T* c = work + 2 * W * (2 * n + 1);  // lanes: their ping-pong buffer; then the packed spectrum
+  T* d = work + 2 * W * (3 * n + 1);
+  int64_t first = 0;
+  for (; first + W <= lines; first += W) {
+    const T* src = in + (real_in ? 1 : 2) * first * in_stride;
+    T* dst = out + (real_out ? 1 : 2) * first * out_stride;
+    switch (p.kind) {
+      case LinesKind::c2c:
+        to_lanes<W>(src, in_stride, n, a);
+        run_passes<L>(n, p.passes, p.count, table, a, b, c, p.forward);
+        from_lanes<W>(b, n, dst, out_stride);
+        break;
+      case LinesKind::r2c:
+        // real lines, read as n pairs each
+        for (int64_t l = 0; l < W; ++l) {
+          const T* line = src + l * in_stride;
+          for (int64_t j = 0; j < n; ++j) {
+            a[2 * W * j + l] = line[2 * j];
+            a[2 * W * j + W + l] = line[2 * j + 1];
+          }
+        }
+        run_passes<L>(n, p.passes, p.count, table, a, b, c, true);
+        rfft_post<L>(b, n, twiddles, [&](int64_t k, Cx<typename L::V> x) {
+          alignas(32) T re[W], im[W];
+          x.re.store(re);
+          x.im.store(im);
+          for (int64_t l = 0; l < W; ++l) {
+            dst[2 * (l * out_stride + k)] = re[l];
+            dst[2 * (l * out_stride + k) + 1] = im[l];
+          }
+        });
+        break;
+      case LinesKind::c2r:
+        to_lanes<W>(src, in_stride, n + 1, a);
+        irfft_pre<L>(a, n, twiddles, d);
+        run_passes<L>(n, p.passes, p.count, table, d, b, c, false);
+        for (int64_t l = 0; l < W; ++l) {
+          T* line = dst + l * out_stride;
+          for (int64_t j = 0; j < n; ++j) {
+            line[2 * j] = b[2 * W * j + l];
+            line[2 * j + 1] = b[2 * W * j + W + l];
+          }
+        }
+        break;
+    }
+  }
+  // The lines left over, one at a time (a lone line is already in the one-lane layout).
+  for (; first < lines; ++first) {
+    const T* src = in + (real_in ? 1 : 2) * first * in_stride;
+    T* dst = out + (real_out ? 1 : 2) * first * out_stride;
+    T* result = work;
+    T* scratch = work + 2 * (n + 1);
+    T* packed = work + 4 * (n + 1);
+    switch (p.kind) {
+      case LinesKind::c2c:
+        run_passes<S>(n, p.passes, p.count, table, src, dst, scratch, p.forward);
+        break;
+      case LinesKind::r2c:
+        run_passes<S>(n, p.passes, p.count, table, src, result, scratch, true);
+        rfft_post<S>(result, n, twiddles, [&](int64_t k, Cx<T> x) {
+          dst[2 * k] = x.re;
+          dst[2 * k + 1] = x.im;
+        });
+        break;
+      case LinesKind::c2r:
+        irfft_pre<S>(src, n, twiddles, packed);
+        run_passes<S>(n, p.passes, p.count, table, packed, dst, scratch, false);
+        break;
+    }
+  }
+}
+
+void fft_lines_kernel(bool is_double, const LinesPlan& plan, const void* in, int64_t in_stride, void* out,
+                      int64_t out_stride, int64_t lines, void* work) {
   if (is_double) {
-    rfft_lines_typed(plan, static_cast<const double*>(in), in_stride, static_cast<double*>(out), out_stride, lines,
-                     static_cast<double*>(work));
+    fft_lines_typed(plan, static_cast<const double*>(in), in_stride, static_cast<double*>(out), out_stride, lines,
+                    static_cast<double*>(work));
   } else {
-    rfft_lines_typed(plan, static_cast<const float*>(in), in_stride, static_cast<float*>(out), out_stride, lines,
-                     static_cast<float*>(work));
+    fft_lines_typed(plan, static_cast<const float*>(in), in_stride, static_cast<float*>(out), out_stride, lines,
+                    static_cast<float*>(work));
   }
 }
 
@@ -344,6 +426,6 @@ void fft_passes_kernel(bool is_double, bool lanes, int64_t n, const FFTPass* pas
 }  // namespace CPU_CAPABILITY
 
 REGISTER_DISPATCH(fft_passes_stub, &fft_passes_kernel);
-REGISTER_DISPATCH(rfft_lines_stub, &rfft_lines_kernel);
+REGISTER_DISPATCH(fft_lines_stub, &fft_lines_kernel);
 
 }  // namespace at::inline tessera::native::fft
