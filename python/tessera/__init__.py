@@ -89,6 +89,8 @@ from . import multiprocessing  # noqa: E402,F401
 from . import backends, cuda, onnx  # noqa: E402,F401
 # torch.random, torch.testing and torch.hub under tessera's names.
 from . import random, testing, hub  # noqa: E402,F401
+# tessera.jit: torch.jit's eager surface (is_scripting, the decorators); no TorchScript.
+from . import jit  # noqa: E402,F401
 # tessera.package: torch.package's hermetic code + pickle archives (imported eagerly, as torch does).
 from . import package  # noqa: E402,F401
 # torch.quasirandom (SobolEngine): its direction-number table loads at the first engine built.

@@ -1,0 +1,147 @@
+"""tessera.jit: the eager half of torch.jit, what model code calls when it is not being
+scripted (torchvision's models and ops do at import and in forward): is_scripting and
+is_tracing are False, the decorators (unused, ignore, export, _overload, _overload_method,
+script_if_tracing, ...) mark the function as torch's do and return it unchanged, annotate
+returns its value, Final is typing's.
+
+TorchScript itself (script, trace, load, save, freeze, ...) needs a graph compiler that
+tessera does not have: those raise NotImplementedError.
+"""
+import functools
+import typing
+import warnings
+
+from . import annotations
+
+__all__ = ["Final", "annotate", "export", "ignore", "interface", "is_scripting", "is_tracing", "script",
+           "script_if_tracing", "trace", "trace_module", "unused", "load", "save", "freeze",
+           "optimize_for_inference"]
+
+Final = typing.Final
+
+
+class FunctionModifiers:
+    """What a decorator asked of the compiler, kept on the function as
+    `_torchscript_modifier` (torch keeps an enum member of the same name)."""
+    UNUSED = "unused"
+    IGNORE = "ignore"
+    EXPORT = "export"
+    DEFAULT = "default"
+    COPY_TO_SCRIPT_WRAPPER = "copy_to_script_wrapper"
+
+
+def is_scripting() -> bool:
+    """False: tessera runs eagerly, nothing is ever being compiled."""
+    return False
+
+
+def is_tracing() -> bool:
+    """False: tessera has no tracer."""
+    return False
+
+
+def _mark(fn, modifier):
+    if isinstance(fn, property):
+        for part in (fn.fget, fn.fset):
+            if part is not None:
+                part._torchscript_modifier = modifier
+        return fn
+    fn._torchscript_modifier = modifier
+    return fn
+
+
+def unused(fn):
+    """Marks `fn` as left out of compilation; eagerly it runs as written."""
+    return _mark(fn, FunctionModifiers.UNUSED)
+
+
+def ignore(drop=False, **kwargs):
+    """@ignore or @ignore(drop=True): marks the function as left to Python; eagerly it
+    runs as written."""
+    if callable(drop):
+        return _mark(drop, FunctionModifiers.IGNORE)
+    if not isinstance(drop, bool):
+        raise RuntimeError("Argument to @torch.jit.ignore must be a bool or a function but got "
+                           f"{drop}")
+    # torch's deprecated spellings of @unused, with its warnings
+    drop_on_export = kwargs.pop("drop_on_export", None)
+    if drop_on_export:
+        warnings.warn("ignore(drop_on_export=True) has been deprecated. TorchScript will now drop the function "
+                      "call on compilation. Use torch.jit.unused now. {}", category=FutureWarning)
+        drop = drop_on_export
+    elif drop:
+        warnings.warn("ignore(True) has been deprecated. TorchScript will now drop the function call on "
+                      "compilation. Use torch.jit.unused now. {}", category=FutureWarning)
+    modifier = FunctionModifiers.UNUSED if drop else FunctionModifiers.IGNORE
+    return lambda fn: _mark(fn, modifier)
+
+
+def export(fn):
+    """Marks a module method as an extra entry point for compilation; eagerly a no-op."""
+    return _mark(fn, FunctionModifiers.EXPORT)
+
+
+def _copy_to_script_wrapper(fn):
+    return _mark(fn, FunctionModifiers.COPY_TO_SCRIPT_WRAPPER)
+
+
+def annotate(the_type, the_value):
+    """Returns `the_value`: the type is a hint for the compiler only."""
+    return the_value
+
+
+def _overload(func):
+    """Declares one typed signature of an overloaded function (its body is `...`); the
+    definition that follows under the same name is what runs eagerly."""
+    return func
+
+
+def _overload_method(func):
+    """_overload for a method."""
+    return func
+
+
+def interface(obj):
+    """Declares a TorchScript interface type; eagerly the class is returned unchanged."""
+    if not isinstance(obj, type):
+        raise RuntimeError("interface must be applied to a class")
+    return obj
+
+
+def _unwrap_optional(x):
+    assert x is not None, "Unwrapping null optional"
+    return x
+
+
+def script_if_tracing(fn):
+    """Compiles `fn` when a trace calls it; tessera never traces, so it always runs `fn`."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        return fn(*args, **kwargs)
+
+    wrapper.__original_fn = fn
+    wrapper.__script_if_tracing_wrapper = True
+    return wrapper
+
+
+_script_if_tracing = script_if_tracing
+
+
+def _no_compiler(name):
+    def refuse(*args, **kwargs):
+        raise NotImplementedError(
+            f"torch.jit.{name}: TorchScript is not implemented in tessera (it runs eagerly and has no graph "
+            "compiler); call the module or function directly")
+    refuse.__name__ = refuse.__qualname__ = name
+    refuse.__doc__ = f"Not implemented: tessera has no TorchScript compiler (torch.jit.{name})."
+    return refuse
+
+
+script = _no_compiler("script")
+trace = _no_compiler("trace")
+trace_module = _no_compiler("trace_module")
+load = _no_compiler("load")
+save = _no_compiler("save")
+freeze = _no_compiler("freeze")
+optimize_for_inference = _no_compiler("optimize_for_inference")
+script_method = _no_compiler("script_method")

@@ -1,0 +1,17 @@
+"""tessera.jit.annotations: the type hints TorchScript reads and eager code only names
+(torchvision's ops write BroadcastingList2[int] in signatures)."""
+
+__all__ = ["BroadcastingList1", "BroadcastingList2", "BroadcastingList3"]
+
+
+class BroadcastingListCls:
+    """`BroadcastingListN[T]`: a T or N of them, for the compiler; subscripting gives None,
+    as torch's does."""
+
+    def __getitem__(self, types):
+        return None
+
+
+BroadcastingList1 = BroadcastingListCls()
+BroadcastingList2 = BroadcastingListCls()
+BroadcastingList3 = BroadcastingListCls()
