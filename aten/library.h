@@ -139,7 +139,7 @@ class TORCH_API Library {
 // unload_library undoes them itself, and a later load_library runs them again if the
 // library never left memory. Both throw c10::Error (Python: OSError for a failed dlopen).
 // load_library refuses, before opening it, a library linked against PyTorch's libtorch or
-// libc10, and unloads again one that registered nothing (library_dependencies.h).
+// libc10, and one with no TORCH_LIBRARY block of its own (library_dependencies.h).
 TORCH_API void load_library(const std::string& path);
 TORCH_API void unload_library(const std::string& path);
 

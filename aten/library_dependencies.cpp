@@ -1,21 +1,24 @@
-// Reading a shared library's direct dependencies from its section headers: the SHT_DYNAMIC
-// section's DT_NEEDED entries, as offsets into the string table its sh_link names. Every
+// Reading a shared library's direct dependencies as the dynamic loader finds them: the
+// PT_DYNAMIC segment's DT_NEEDED entries, offsets into the string table that DT_STRTAB
+// addresses (a virtual address, mapped to the file through the PT_LOAD segments). Every
 // offset and size comes from the file, so each is checked against the file's length
 // before it is used (the same discipline as tessera.load's storage bounds).
 #include <aten/library_dependencies.h>
 
 #include <elf.h>
 
+#include <algorithm>
 #include <array>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 
 namespace torch::inline tessera {
 namespace {
 
-// Sections larger than these are not a real dynamic section or its names.
+// More than this is not a real dynamic segment; a dependency's name is read in one piece.
 constexpr uint64_t kMaxDynamicBytes = uint64_t{1} << 20;
-constexpr uint64_t kMaxStringBytes = uint64_t{16} << 20;
+constexpr uint64_t kMaxNameBytes = 4096;
 
 class FileBytes {
  public:
@@ -49,43 +52,68 @@ std::optional<std::vector<std::string>> elf_needed_libraries(const std::string& 
   Elf64_Ehdr header;
   if (!file.read(0, sizeof(header), &header)) return std::nullopt;
   if (std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0 || header.e_ident[EI_CLASS] != ELFCLASS64 ||
-      header.e_ident[EI_DATA] != ELFDATA2LSB || header.e_shentsize != sizeof(Elf64_Shdr) || header.e_shnum == 0) {
+      header.e_ident[EI_DATA] != ELFDATA2LSB || header.e_phentsize != sizeof(Elf64_Phdr) || header.e_phnum == 0) {
     return std::nullopt;
   }
-  std::vector<Elf64_Shdr> sections(header.e_shnum);
-  if (!file.read(header.e_shoff, sizeof(Elf64_Shdr) * sections.size(), sections.data())) return std::nullopt;
+  std::vector<Elf64_Phdr> segments(header.e_phnum);  // e_phnum is 16 bits: at most 3.5 MB
+  if (!file.read(header.e_phoff, sizeof(Elf64_Phdr) * segments.size(), segments.data())) return std::nullopt;
+  const Elf64_Phdr* dynamic = nullptr;
+  for (const Elf64_Phdr& segment : segments) {
+    if (segment.p_type == PT_DYNAMIC) dynamic = &segment;
+  }
+  if (dynamic == nullptr) return std::vector<std::string>{};  // statically linked: needs nothing
+  if (dynamic->p_filesz > kMaxDynamicBytes) return std::nullopt;
+  std::vector<Elf64_Dyn> entries(dynamic->p_filesz / sizeof(Elf64_Dyn));
+  if (!file.read(dynamic->p_offset, sizeof(Elf64_Dyn) * entries.size(), entries.data())) return std::nullopt;
+  uint64_t strtab = 0, strsz = 0;
+  bool has_strtab = false;
+  for (const Elf64_Dyn& entry : entries) {
+    if (entry.d_tag == DT_NULL) break;
+    if (entry.d_tag == DT_STRTAB) {
+      strtab = entry.d_un.d_ptr;
+      has_strtab = true;
+    }
+    if (entry.d_tag == DT_STRSZ) strsz = entry.d_un.d_val;
+  }
+  if (!has_strtab) return std::nullopt;
+  // The string table's file offset: the PT_LOAD segment whose file image holds it.
+  std::optional<uint64_t> strtab_offset;
+  for (const Elf64_Phdr& segment : segments) {
+    if (segment.p_type == PT_LOAD && strtab >= segment.p_vaddr && strtab - segment.p_vaddr < segment.p_filesz) {
+      strtab_offset = segment.p_offset + (strtab - segment.p_vaddr);
+      break;
+    }
+  }
+  if (!strtab_offset) return std::nullopt;
   std::vector<std::string> needed;
-  for (const Elf64_Shdr& dynamic : sections) {
-    if (dynamic.sh_type != SHT_DYNAMIC) continue;
-    if (dynamic.sh_link >= sections.size() || dynamic.sh_size > kMaxDynamicBytes) return std::nullopt;
-    const Elf64_Shdr& strings = sections[dynamic.sh_link];
-    if (strings.sh_type != SHT_STRTAB || strings.sh_size > kMaxStringBytes) return std::nullopt;
-    std::vector<Elf64_Dyn> entries(dynamic.sh_size / sizeof(Elf64_Dyn));
-    std::vector<char> names(strings.sh_size);
-    if (!file.read(dynamic.sh_offset, sizeof(Elf64_Dyn) * entries.size(), entries.data()) ||
-        !file.read(strings.sh_offset, names.size(), names.data())) {
-      return std::nullopt;
-    }
-    for (const Elf64_Dyn& entry : entries) {
-      if (entry.d_tag == DT_NULL) break;
-      if (entry.d_tag != DT_NEEDED) continue;
-      if (entry.d_un.d_val >= names.size()) return std::nullopt;
-      const char* name = names.data() + entry.d_un.d_val;
-      const void* end = std::memchr(name, '\0', names.size() - entry.d_un.d_val);
-      if (!end) return std::nullopt;
-      needed.emplace_back(name, static_cast<const char*>(end));
-    }
+  for (const Elf64_Dyn& entry : entries) {
+    if (entry.d_tag == DT_NULL) break;
+    if (entry.d_tag != DT_NEEDED) continue;
+    const uint64_t at = entry.d_un.d_val;
+    if (at >= strsz || *strtab_offset > UINT64_MAX - at) return std::nullopt;
+    // Up to kMaxNameBytes, within the table and the file; the name must end inside.
+    std::vector<char> name(static_cast<size_t>(std::min<uint64_t>(kMaxNameBytes, strsz - at)));
+    size_t got = name.size();
+    while (got > 0 && !file.read(*strtab_offset + at, got, name.data())) got /= 2;
+    const void* end = got > 0 ? std::memchr(name.data(), '\0', got) : nullptr;
+    if (end == nullptr) return std::nullopt;
+    needed.emplace_back(static_cast<const char*>(name.data()), static_cast<const char*>(end));
   }
   return needed;
 }
 
 bool is_pytorch_library_name(const std::string& needed) {
-  static const std::array<const char*, 12> kStems = {
-      "libc10",       "libc10_cuda",       "libc10_hip",        "libtorch",       "libtorch_cpu", "libtorch_cuda",
-      "libtorch_hip", "libtorch_cuda_cpp", "libtorch_cuda_cu", "libtorch_python", "libshm",       "libtorch_global_deps"};
-  const auto dot = needed.find(".so");
+  static const std::array<const char*, 17> kStems = {
+      "libc10",         "libc10_cuda",     "libc10_hip",        "libc10_xpu",           "libtorch",
+      "libtorch_cpu",   "libtorch_cuda",   "libtorch_hip",      "libtorch_xpu",         "libtorch_cuda_cpp",
+      "libtorch_cuda_cu", "libtorch_cuda_linalg", "libtorch_python", "libtorch_global_deps", "libshm",
+      "libcaffe2_nvrtc", "libtorch_nvshmem"};
+  // a name linked by path (no SONAME) counts by its file name
+  const auto slash = needed.rfind('/');
+  const std::string file = slash == std::string::npos ? needed : needed.substr(slash + 1);
+  const auto dot = file.find(".so");
   if (dot == std::string::npos) return false;
-  const std::string stem = needed.substr(0, dot);
+  const std::string stem = file.substr(0, dot);
   for (const char* s : kStems) {
     if (stem == s) return true;
   }

@@ -4,10 +4,13 @@
 #include <aten/library_dependencies.h>
 
 #include <dlfcn.h>
+#include <link.h>
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <mutex>
+#include <set>
 #include <utility>
 
 namespace torch::inline tessera {
@@ -34,6 +37,27 @@ std::mutex& loader_mutex() {
 }
 // The blocks constructed by the dlopen this thread is running inside load_library.
 thread_local std::vector<detail::TorchLibraryInit*>* t_capturing = nullptr;
+// Every block alive in the process, whoever loaded its library (guarded by registry_mutex).
+std::set<const void*>& live_blocks() {
+  static auto* s = new std::set<const void*>;
+  return *s;
+}
+
+// Whether a block alive in the process lives in the library `handle` opened: whatever
+// mapped it first (load_library, ctypes, a link), its blocks ran and registered.
+bool library_has_blocks(void* handle) {
+  struct link_map* map = nullptr;
+  if (dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || map == nullptr) return false;
+  std::lock_guard<std::mutex> guard(registry_mutex());
+  for (const void* block : live_blocks()) {
+    Dl_info info;
+    if (dladdr(block, &info) != 0 && info.dli_fname != nullptr && map->l_name != nullptr &&
+        std::strcmp(info.dli_fname, map->l_name) == 0) {
+      return true;
+    }
+  }
+  return false;
+}
 
 }  // namespace
 
@@ -44,11 +68,14 @@ TorchLibraryInit::TorchLibraryInit(Library::Kind kind, void (*init)(Library&), c
     : kind_(kind), init_(init), ns_(ns), key_(key), file_(file), line_(line) {
   run();
   if (t_capturing) t_capturing->push_back(this);
+  std::lock_guard<std::mutex> guard(registry_mutex());
+  live_blocks().insert(this);
 }
 
 TorchLibraryInit::~TorchLibraryInit() {
   // A library the loader really unmaps destroys its blocks: forget them.
   std::lock_guard<std::mutex> guard(registry_mutex());
+  live_blocks().erase(this);
   for (auto& [path, lib] : registry()) std::erase(lib.blocks, this);
 }
 
@@ -75,17 +102,21 @@ void load_library(const std::string& path) {
     if (it != registry().end() && it->second.handle) return;  // loaded already
   }
   // A library built for PyTorch would map libtorch beside us, register its operators in
-  // PyTorch's dispatcher and appear to work: refuse it before dlopen maps anything.
-  if (auto needed = elf_needed_libraries(path)) {
-    for (const std::string& name : *needed) {
-      TORCH_CHECK(!is_pytorch_library_name(name), "Could not load library ", path, ": it is linked against PyTorch's ",
-                  name, ", so it was built for PyTorch, not tessera; loading it would map a second tensor library into "
-                  "this process and register its operators there. Rebuild it against tessera (Tessera::aten).");
-    }
+  // PyTorch's dispatcher and appear to work: refuse it before dlopen maps anything. (A bare
+  // name is searched for by dlopen, not read here: only the name itself is checked.)
+  const bool bare_name = path.find('/') == std::string::npos;
+  std::vector<std::string> needed;
+  if (bare_name) {
+    needed.push_back(path);
+  } else if (auto listed = elf_needed_libraries(path)) {
+    needed = std::move(*listed);
   }
-  // Mapped already (linked in, or opened by someone else): its blocks ran back then.
-  void* before = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
-  if (before) dlclose(before);
+  for (const std::string& name : needed) {
+    TORCH_CHECK(!is_pytorch_library_name(name), "Could not load library ", path, ": it ",
+                bare_name ? "is" : "is linked against", " PyTorch's ", name,
+                ", so it was built for PyTorch, not tessera; loading it would map a second tensor library into "
+                "this process and register its operators there. Rebuild it against tessera (Tessera::aten).");
+  }
   std::vector<detail::TorchLibraryInit*> captured;
   t_capturing = &captured;
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -97,10 +128,11 @@ void load_library(const std::string& path) {
     auto it = registry().find(path);
     if (it != registry().end()) dormant = it->second.blocks;  // still mapped since its unload
   }
-  if (captured.empty() && dormant.empty() && !before) {
+  if (captured.empty() && dormant.empty() && !library_has_blocks(handle)) {
+    // Its handle goes; the loader may keep it mapped (then a later call asks again).
     dlclose(handle);
-    TORCH_CHECK(false, "Could not load library ", path, ": it registered nothing with tessera (no TORCH_LIBRARY, "
-                "TORCH_LIBRARY_FRAGMENT or TORCH_LIBRARY_IMPL block ran while it loaded)");
+    TORCH_CHECK(false, "Could not load library ", path, ": it registers nothing with tessera (it has no "
+                "TORCH_LIBRARY, TORCH_LIBRARY_FRAGMENT or TORCH_LIBRARY_IMPL block)");
   }
   {
     std::lock_guard<std::mutex> guard(registry_mutex());

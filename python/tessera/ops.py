@@ -94,7 +94,7 @@ class _Ops(types.ModuleType):
 
         OSError when it cannot be opened, when it is linked against PyTorch's own libraries
         (built for PyTorch, not tessera: refused before anything is mapped), or when it
-        registered nothing with tessera."""
+        registers nothing with tessera."""
         _C._load_library(os.path.realpath(os.fspath(path)))
 
     def unload_library(self, path) -> None:

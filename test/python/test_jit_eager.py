@@ -108,3 +108,28 @@ def test_ignore_rejects_a_non_bool_like_torch():
     for lib in (torch, tessera):
         with pytest.raises(RuntimeError, match="Argument to @torch.jit.ignore must be a bool or a function"):
             lib.jit.ignore(3)
+
+
+def test_isinstance_on_typing_containers_matches_torch():
+    from typing import Any, Tuple, Union
+    cases = [([1, 2], List[int]), ([1, "a"], List[int]), ([], List[str]), ({"a": 1}, Dict[str, int]),
+             ({"a": "b"}, Dict[str, int]), ((1, "a"), Tuple[int, str]), ((1, 2, 3), Tuple[int, ...]),
+             ((1, 2), Tuple[int]), (None, Optional[int]), (3, Optional[int]), ("x", Optional[int]),
+             (3, Union[str, int]), (2.5, float), ([[1], [2, 3]], List[List[int]]), ([1, None], List[Optional[int]]),
+             ({"k": [1.0]}, Dict[str, List[float]])]
+    for obj, target in cases:
+        assert tessera.jit.isinstance(obj, target) == torch.jit.isinstance(obj, target), (obj, target)
+    for lib in (torch, tessera):  # Any is not a class: both pass it to the builtin, which refuses
+        with pytest.raises(TypeError):
+            lib.jit.isinstance(5, Any)
+
+
+def test_the_classes_eager_code_names():
+    m = tessera.nn.Linear(2, 2)
+    assert not isinstance(m, tessera.jit.ScriptModule) and not isinstance(m, tessera.jit.RecursiveScriptModule)
+    assert not isinstance(len, tessera.jit.ScriptFunction)
+    assert issubclass(tessera.jit.TracerWarning, Warning) and issubclass(tessera.jit.Error, RuntimeError)
+    with pytest.raises(NotImplementedError, match="TorchScript is not implemented in tessera"):
+        tessera.jit.ScriptModule()
+    from tessera.jit.annotations import BroadcastingList6, Dict as D, List as L
+    assert BroadcastingList6[int] is None and D is Dict and L is List

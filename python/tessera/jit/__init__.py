@@ -13,7 +13,8 @@ import warnings
 
 from . import annotations
 
-__all__ = ["Final", "annotate", "export", "ignore", "interface", "is_scripting", "is_tracing", "script",
+__all__ = ["Error", "Final", "RecursiveScriptModule", "ScriptFunction", "ScriptModule", "TracerWarning", "annotate",
+           "export", "ignore", "interface", "is_scripting", "is_tracing", "isinstance", "script",
            "script_if_tracing", "trace", "trace_module", "unused", "load", "save", "freeze",
            "optimize_for_inference"]
 
@@ -125,6 +126,71 @@ def script_if_tracing(fn):
 
 
 _script_if_tracing = script_if_tracing
+
+
+class TracerWarning(Warning):
+    """torch's category for a tracer's warnings; programs filter it at start-up."""
+
+    @staticmethod
+    def ignore_lib_warnings():
+        warnings.filterwarnings("ignore", category=TracerWarning, module="torch.(?!jit)")
+
+
+class Error(RuntimeError):
+    """What TorchScript raises from compiled code (torch.jit.Error); eager code raises the
+    original exception, so nothing here raises this."""
+
+
+class ScriptModule:
+    """What torch.jit.script returns for a module. Tessera never makes one (no compiler),
+    so `isinstance(m, tessera.jit.ScriptModule)` is False for every module, as it is for
+    an eager torch module."""
+
+    def __init__(self, *args, **kwargs):
+        raise NotImplementedError("torch.jit.ScriptModule: TorchScript is not implemented in tessera")
+
+
+class RecursiveScriptModule(ScriptModule):
+    """See ScriptModule."""
+
+
+class ScriptFunction:
+    """What torch.jit.script returns for a function; never made by tessera (see ScriptModule)."""
+
+    def __init__(self, *args, **kwargs):
+        raise NotImplementedError("torch.jit.ScriptFunction: TorchScript is not implemented in tessera")
+
+
+def isinstance(obj, target_type):  # noqa: A001 (torch's name)
+    """Whether obj is of a typing container type (List[int], Dict[str, Tensor],
+    Tuple[int, str], Optional[T], Union) element by element, or of a plain class. As in
+    torch, a tuple type lists every element (TorchScript has no Tuple[T, ...])."""
+    return _matches(obj, target_type)
+
+
+def _matches(obj, target):
+    import builtins
+    origin, args = typing.get_origin(target), typing.get_args(target)
+    if origin is None:
+        if target is None or target is type(None):
+            return obj is None
+        return builtins.isinstance(obj, target)
+    if origin is typing.Union:
+        return any(_matches(obj, a) for a in args)
+    if origin is list:
+        return builtins.isinstance(obj, list) and all(_matches(v, args[0]) for v in obj) if args else \
+            builtins.isinstance(obj, list)
+    if origin is dict:
+        if not builtins.isinstance(obj, dict):
+            return False
+        return not args or all(_matches(k, args[0]) and _matches(v, args[1]) for k, v in obj.items())
+    if origin is tuple:
+        if not builtins.isinstance(obj, tuple):
+            return False
+        if not args:
+            return True
+        return len(obj) == len(args) and all(_matches(v, a) for v, a in zip(obj, args))
+    return builtins.isinstance(obj, origin)
 
 
 def _no_compiler(name):

@@ -1,7 +1,10 @@
 """tessera.jit.annotations: the type hints TorchScript reads and eager code only names
 (torchvision's ops write BroadcastingList2[int] in signatures)."""
 
-__all__ = ["BroadcastingList1", "BroadcastingList2", "BroadcastingList3"]
+from typing import Dict, List, Optional, Tuple  # noqa: F401  (older model code imports them from here)
+
+__all__ = ["BroadcastingList1", "BroadcastingList2", "BroadcastingList3", "BroadcastingList4", "BroadcastingList5",
+           "BroadcastingList6", "Dict", "List", "Optional", "Tuple"]
 
 
 class BroadcastingListCls:
@@ -15,3 +18,6 @@ class BroadcastingListCls:
 BroadcastingList1 = BroadcastingListCls()
 BroadcastingList2 = BroadcastingListCls()
 BroadcastingList3 = BroadcastingListCls()
+BroadcastingList4 = BroadcastingListCls()
+BroadcastingList5 = BroadcastingListCls()
+BroadcastingList6 = BroadcastingListCls()

@@ -2,6 +2,7 @@
 // (aten/library_dependencies.h): the real DT_NEEDED list of a tessera-built library, the
 // names of PyTorch's libraries, and hostile files (truncated, bytes flipped, not ELF)
 // that must give nullopt or some list, never a crash (the ASan build runs this).
+#include <aten/aten.h>
 #include <aten/library.h>
 #include <aten/library_dependencies.h>
 #include <c10/util/Exception.h>
@@ -71,14 +72,40 @@ TEST(LibraryDependencies, HostileFilesNeverCrash) {
 }
 
 TEST(LibraryDependencies, LoadLibraryRefusesALibraryThatRegistersNothing) {
-  // c10's test hooks: a tessera library with no TORCH_LIBRARY block
-  try {
-    torch::load_library(TESSERA_NOTHING_PATH);
-    FAIL() << "load_library accepted a library that registers nothing";
-  } catch (const c10::Error& e) {
-    EXPECT_NE(std::string(e.what()).find("registered nothing with tessera"), std::string::npos) << e.what();
+  // c10's test hooks: a tessera library with no TORCH_LIBRARY block; refused every time,
+  // also when the loader kept it mapped after the first refusal, and libc (mapped from the
+  // start) too.
+  for (const char* path : {TESSERA_NOTHING_PATH, TESSERA_NOTHING_PATH, "libc.so.6"}) {
+    try {
+      torch::load_library(path);
+      FAIL() << "load_library accepted " << path << ", which registers nothing";
+    } catch (const c10::Error& e) {
+      EXPECT_NE(std::string(e.what()).find("registers nothing with tessera"), std::string::npos) << e.what();
+    }
   }
   EXPECT_THROW(torch::unload_library(TESSERA_NOTHING_PATH), c10::Error);  // not kept as loaded
+}
+
+TEST(LibraryDependencies, LoadLibraryRefusesPyTorchByName) {
+  // a bare name is searched for by dlopen; PyTorch's own names are refused before that
+  try {
+    torch::load_library("libtorch_cpu.so.1.13");
+    FAIL() << "load_library accepted PyTorch's libtorch_cpu";
+  } catch (const c10::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("is PyTorch's libtorch_cpu.so.1.13"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(torch::is_pytorch_library_name("/opt/torch/lib/libc10.so"));  // linked by path
+}
+
+TEST(LibraryDependencies, LoadingAgainAfterUnloadStillWorks) {
+  // the block check finds a still-mapped library's blocks (dormant after unload)
+  auto& d = c10::Dispatcher::singleton();
+  torch::load_library(TESSERA_MYOPS_PATH);
+  torch::unload_library(TESSERA_MYOPS_PATH);
+  torch::load_library(TESSERA_MYOPS_PATH);
+  EXPECT_TRUE(d.findSchema({"myops::scale", ""}).has_value());
+  torch::unload_library(TESSERA_MYOPS_PATH);
+  EXPECT_FALSE(d.findSchema({"myops::scale", ""}).has_value());
 }
 
 }  // namespace
