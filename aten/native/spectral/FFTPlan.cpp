@@ -51,6 +51,17 @@ std::vector<int64_t> factorize(int64_t n) {
   return radices;
 }
 
+// Whether an n-point transform runs on passes: no prime factor above kMaxDirectRadix.
+bool runs_on_passes(int64_t n) {
+  const std::vector<int64_t> radices = factorize(n);
+  return radices.empty() || radices.back() <= kMaxDirectRadix;
+}
+
+// The complex transform a real line of length n runs: half length on passes, else full.
+int64_t real_plan_inner_length(int64_t n) {
+  return n > 0 && n <= kMaxLength && n % 2 == 0 && runs_on_passes(n / 2) ? n / 2 : n;
+}
+
 // The kernel's view of a plan's passes, for its many-line loops.
 template <typename T>
 LinesPlan lines_of(const ComplexPlan<T>& plan, LinesKind kind, bool forward, const c10::complex<T>* twiddles) {
@@ -77,8 +88,7 @@ int64_t next_smooth_length(int64_t n) {
 template <typename T>
 ComplexPlan<T>::ComplexPlan(int64_t n) : n_(n) {
   TORCH_CHECK(n >= 1 && n <= kMaxLength, "FFT length must be in [1, 2^40], got ", n);
-  const std::vector<int64_t> radices = factorize(n);
-  if (!radices.empty() && radices.back() > kMaxDirectRadix) {
+  if (!runs_on_passes(n)) {
     // Bluestein: n-point DFT as a circular convolution of length m >= 2n - 1.
     const int64_t m = next_smooth_length(2 * n - 1);
     inner_ = std::make_unique<ComplexPlan<T>>(m);
@@ -98,7 +108,7 @@ ComplexPlan<T>::ComplexPlan(int64_t n) : n_(n) {
     return;
   }
   int64_t span = 1;
-  for (int64_t radix : radices) {
+  for (int64_t radix : factorize(n)) {
     FFTPass pass{radix, span, static_cast<int64_t>(table_.size()), 0};
     // Twiddles w_{span radix}^{r k}, row r - 1, k < span.
     for (int64_t r = 1; r < radix; ++r) {
@@ -171,92 +181,57 @@ void ComplexPlan<T>::execute(const C* in, C* out, C* scratch, bool forward) cons
 }
 
 template <typename T>
-RealPlan<T>::RealPlan(int64_t n) : n_(n), complex_(n % 2 == 0 && n > 0 ? n / 2 : n) {
-  if (n % 2 == 0) {
+RealPlan<T>::RealPlan(int64_t n) : n_(n), complex_(real_plan_inner_length(n)) {
+  if (on_passes()) {
     const int64_t h = n / 2;
     twiddles_.resize(h + 1);
     for (int64_t k = 0; k <= h; ++k) twiddles_[k] = unit_root<T>(k, n);
-    // on passes, the kernel's one-line work (6h + 4 reals); on Bluestein, the packed
-    // line or spectrum, the result, and the half plan's scratch
+    // the kernel's one-line work: 6h + 4 reals
     scratch_size_ = 3 * h + 2 + complex_.scratch_size();
   } else {
-    // the whole complex line in and out, and the plan's own scratch.
+    // the whole complex line in and out, and the plan's own scratch
     scratch_size_ = 2 * n + complex_.scratch_size();
   }
 }
 
 template <typename T>
 void RealPlan<T>::forward(const T* in, C* out, C* scratch) const {
-  if (n_ % 2 != 0) {
-    C* line = scratch;
-    C* spectrum = scratch + n_;
-    for (int64_t j = 0; j < n_; ++j) line[j] = C(in[j], 0);
-    complex_.execute(line, spectrum, scratch + 2 * n_, true);
-    for (int64_t k = 0; k <= n_ / 2; ++k) out[k] = spectrum[k];
-    return;
-  }
-  // z_j = x_2j + i x_2j+1; Z = FFT_h(z) = E + i O (the even and odd samples' transforms),
-  // so E_k = (Z_k + conj Z_{h-k}) / 2, O_k = (Z_k - conj Z_{h-k}) / 2i, X_k = E_k + w^k O_k.
-  const int64_t h = n_ / 2;
   if (on_passes()) {
-    // the kernel's one-line path (the same arithmetic as its many-line one)
+    // The kernel's one-line path (the same arithmetic as its many-line one): with
+    // z_j = x_2j + i x_2j+1 and Z = FFT_h(z) = E + i O (the even and odd samples'
+    // transforms), E_k = (Z_k + conj Z_{h-k}) / 2, O_k = (Z_k - conj Z_{h-k}) / 2i and
+    // X_k = E_k + w^k O_k.
     fft_lines_stub(std::is_same_v<T, double>, lines_of(complex_, LinesKind::r2c, true, twiddles_.data()), in, 0, out,
                    0, 1, scratch);
     return;
   }
-  // Bluestein's loops work on complex values: pack the pairs.
-  C* packed = scratch;
-  for (int64_t j = 0; j < h; ++j) packed[j] = C(in[2 * j], in[2 * j + 1]);
-  complex_.execute(packed, out, scratch + h, true);
-  const T half = T(0.5);
-  const C z0 = out[0];
-  out[0] = C(z0.real() + z0.imag(), 0);
-  out[h] = C(z0.real() - z0.imag(), 0);
-  for (int64_t k = 1; k <= h / 2; ++k) {
-    const int64_t q = h - k;
-    const C zk = out[k], zq = out[q];
-    const C even_k = (zk + c10::conj(zq)) * half, odd_k = (zk - c10::conj(zq)) * C(0, -half);
-    const C even_q = (zq + c10::conj(zk)) * half, odd_q = (zq - c10::conj(zk)) * C(0, -half);
-    out[k] = even_k + twiddles_[k] * odd_k;
-    out[q] = even_q + twiddles_[q] * odd_q;
-  }
+  C* line = scratch;
+  C* spectrum = scratch + n_;
+  for (int64_t j = 0; j < n_; ++j) line[j] = C(in[j], 0);
+  complex_.execute(line, spectrum, scratch + 2 * n_, true);
+  for (int64_t k = 0; k <= n_ / 2; ++k) out[k] = spectrum[k];
 }
 
 template <typename T>
 void RealPlan<T>::inverse(const C* in, T* out, C* scratch) const {
-  if (n_ % 2 != 0) {
-    C* line = scratch;
-    C* result = scratch + n_;
-    line[0] = C(in[0].real(), 0);
-    for (int64_t k = 1; k <= n_ / 2; ++k) {
-      line[k] = in[k];
-      line[n_ - k] = c10::conj(in[k]);
-    }
-    complex_.execute(line, result, scratch + 2 * n_, false);
-    for (int64_t j = 0; j < n_; ++j) out[j] = result[j].real();
-    return;
-  }
-  // Z_k = 2 E_k + 2i O_k with 2 E_k = X_k + conj X_{h-k}, 2 O_k = (X_k - conj X_{h-k}) w^-k;
-  // the backward h-point transform of Z is n (x_2j + i x_2j+1).
   if (on_passes()) {
+    // Z_k = 2 E_k + 2i O_k with 2 E_k = X_k + conj X_{h-k}, 2 O_k = (X_k - conj X_{h-k}) w^-k;
+    // the backward h-point transform of Z is n (x_2j + i x_2j+1).
     fft_lines_stub(std::is_same_v<T, double>, lines_of(complex_, LinesKind::c2r, false, twiddles_.data()), in, 0, out,
                    0, 1, scratch);
     return;
   }
-  const int64_t h = n_ / 2;
-  C* packed = scratch;
-  const T x0 = in[0].real(), xh = in[h].real();
-  packed[0] = C(x0 + xh, x0 - xh);
-  for (int64_t k = 1; k < h; ++k) {
-    const C xk = in[k], xq = c10::conj(in[h - k]);
-    packed[k] = (xk + xq) + C(0, 1) * ((xk - xq) * c10::conj(twiddles_[k]));
+  // The Hermitian extension, without the imaginary parts of X_0 and (even n) X_{n/2}.
+  C* line = scratch;
+  C* result = scratch + n_;
+  line[0] = C(in[0].real(), 0);
+  for (int64_t k = 1; 2 * k < n_; ++k) {
+    line[k] = in[k];
+    line[n_ - k] = c10::conj(in[k]);
   }
-  C* result = scratch + h;
-  complex_.execute(packed, result, scratch + 2 * h, false);
-  for (int64_t j = 0; j < h; ++j) {
-    out[2 * j] = result[j].real();
-    out[2 * j + 1] = result[j].imag();
-  }
+  if (n_ % 2 == 0) line[n_ / 2] = C(in[n_ / 2].real(), 0);
+  complex_.execute(line, result, scratch + 2 * n_, false);
+  for (int64_t j = 0; j < n_; ++j) out[j] = result[j].real();
 }
 
 template <typename T>

@@ -7,7 +7,8 @@
 // 2.5-3.8x slower, docs/benchmarks.md). The algorithm: Stockham self-sorting passes of
 // radix 4, 2, 3, 5 and any small odd prime (spectral/cpu/FFTKernel.cpp, per ISA); lengths
 // with a prime factor above kMaxDirectRadix go through Bluestein's chirp-z convolution on
-// a 2^a 3^b 5^c length. Real transforms of even length run a complex one of half length.
+// a 2^a 3^b 5^c length. Real transforms of even length run a complex one of half length
+// (when that one runs on passes).
 #pragma once
 
 #include <c10/macros/Export.h>
@@ -109,12 +110,14 @@ class TORCH_API RealPlan {
   int64_t lines_work_size() const;
 
  private:
-  // even lengths on passes: the kernel's lines (one or many) do the whole transform
-  bool on_passes() const { return n_ % 2 == 0 && !complex_.is_bluestein(); }
+  // Even lengths whose half runs on passes: the kernel's lines (one or many) do the whole
+  // transform through the half-length plan. Any other length (odd, or a half with a large
+  // prime factor) runs the full-length complex transform of the line.
+  bool on_passes() const { return 2 * complex_.size() == n_; }
 
   int64_t n_;
   int64_t scratch_size_;
-  ComplexPlan<T> complex_;   // length n/2 for even n, n for odd
+  ComplexPlan<T> complex_;   // length n/2 when on_passes(), else n
   std::vector<C> twiddles_;  // exp(-2 pi i k / n), k <= n/2 (even n)
 };
 

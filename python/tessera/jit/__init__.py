@@ -178,8 +178,7 @@ def _matches(obj, target):
     if origin is typing.Union:
         return any(_matches(obj, a) for a in args)
     if origin is list:
-        return builtins.isinstance(obj, list) and all(_matches(v, args[0]) for v in obj) if args else \
-            builtins.isinstance(obj, list)
+        return builtins.isinstance(obj, list) and (not args or all(_matches(v, args[0]) for v in obj))
     if origin is dict:
         if not builtins.isinstance(obj, dict):
             return False

@@ -129,8 +129,8 @@ TEST(FFTPlan, RealTransformsBothParities) {
       check_real<double>(n, misaligned);
     }
   }
-  // half-lengths on Bluestein, odd (2 * 97, 2 * 1009) and even (4 * 37: the k = h/2 pair),
-  // a long even and a long odd line.
+  // even lengths whose half has a large prime (2 * 97, 2 * 1009, 4 * 37, 4 * 1009: the full
+  // Bluestein path), a long even and a long odd line.
   for (int64_t n : {194, 2018, 148, 4 * 1009, 1024, 1000, 1001, 999}) {
     check_real<float>(n, n % 3 == 0);
     check_real<double>(n, n % 3 != 0);
