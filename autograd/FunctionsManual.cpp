@@ -70,7 +70,7 @@ Tensor prod_backward(const Tensor& grad, const Tensor& self, const Tensor& resul
   dim = wrap(dim, self.dim());
   Tensor g = keepdim ? grad : grad.unsqueeze(dim);
   Tensor r = keepdim ? result : result.unsqueeze(dim);
-  if (!self.eq(0).any().item().toBool()) return g * r / self;
+  if (!self.eq(0).any().item().toBool()) return g * conjugate(r / self);
   // With zeros the quotient is undefined: the product of the other elements, from
   // exclusive prefix and suffix products.
   int64_t n = self.size(dim);
@@ -78,7 +78,7 @@ Tensor prod_backward(const Tensor& grad, const Tensor& self, const Tensor& resul
   Tensor prefix = at::cat({ones, self.narrow(dim, 0, n - 1).cumprod(dim)}, dim);
   Tensor rev = self.flip({dim});
   Tensor suffix = at::cat({ones, rev.narrow(dim, 0, n - 1).cumprod(dim)}, dim).flip({dim});
-  return g * prefix * suffix;
+  return g * conjugate(prefix * suffix);
 }
 
 Tensor var_backward(const Tensor& grad, const Tensor& self, std::optional<IntArrayRef> dim,
@@ -216,7 +216,7 @@ Tensor cumsum_backward(const Tensor& grad, int64_t dim) {
 Tensor cumprod_backward(const Tensor& grad, const Tensor& self, int64_t dim, const Tensor& result) {
   if (self.dim() == 0 || self.numel() == 0) return grad;
   dim = wrap(dim, self.dim());
-  if (!self.eq(0).any().item().toBool()) return cumsum_backward(grad * result, dim) / self;
+  if (!self.eq(0).any().item().toBool()) return cumsum_backward(grad * conjugate(result), dim) / conjugate(self);
   // With zeros: grad_k = sum_{j>=k} grad_j * prod_{i<=j, i!=k} x_i, one position at a time.
   int64_t n = self.size(dim);
   std::vector<Tensor> parts;
@@ -224,7 +224,7 @@ Tensor cumprod_backward(const Tensor& grad, const Tensor& self, int64_t dim, con
     Tensor x_without_k = at::cat({self.narrow(dim, 0, k), at::ones_like(self.narrow(dim, k, 1)),
                                   self.narrow(dim, k + 1, n - k - 1)}, dim);
     Tensor prods = x_without_k.cumprod(dim).narrow(dim, k, n - k);
-    parts.push_back((grad.narrow(dim, k, n - k) * prods).sum(IntArrayRef{dim}, true));
+    parts.push_back((grad.narrow(dim, k, n - k) * conjugate(prods)).sum(IntArrayRef{dim}, true));
   }
   return at::cat(parts, dim);
 }
@@ -376,19 +376,24 @@ std::tuple<Tensor, Tensor, Tensor> clamp_tensor_backward(const Tensor& grad, con
 }
 
 Tensor pow_self_backward(const Tensor& grad, const Tensor& self, const Tensor& exponent) {
-  if (exponent.unsafeGetTensorImpl()->is_wrapped_number() && !exponent.is_complex()) {
+  if (exponent.unsafeGetTensorImpl()->is_wrapped_number() && exponent.is_complex()) {
+    const c10::complex<double> e = exponent.item().toComplexDouble();
+    if (e == c10::complex<double>(0, 0)) return at::zeros_like(grad * self);
+    return grad * conjugate(self.pow(at::Scalar(e - c10::complex<double>(1, 0))) * at::Scalar(e));
+  }
+  if (exponent.unsafeGetTensorImpl()->is_wrapped_number()) {
     // A Python number: `exponent - 1` of two wrapped numbers would come out in the default
     // dtype (float32) and cost the grad of x.pow(1/3) in double half its digits.
     const double e = exponent.item().toDouble();
     if (e == 0) return at::zeros_like(grad * self);
-    return grad * e * self.pow(e - 1);
+    return grad * conjugate(self.pow(e - 1) * e);
   }
-  Tensor g = grad * exponent * self.pow(exponent - 1);
+  Tensor g = grad * conjugate(exponent * self.pow(exponent - 1));
   return at::where(exponent.eq(0), at::zeros_like(g), g);
 }
 
 Tensor pow_exponent_backward(const Tensor& grad, const Tensor& self, const Tensor& result) {
-  Tensor g = grad * result * self.log();
+  Tensor g = grad * conjugate(result * self.log());
   // 0^e for e >= 0 has derivative 0 in e (torch's convention), not NaN.
   return at::where(self.eq(0), at::zeros_like(g), g);
 }
@@ -402,7 +407,62 @@ Tensor logit_backward(const Tensor& grad, const Tensor& self, std::optional<doub
 
 Tensor scale(const Tensor& grad, const at::Scalar& factor) {
   if (factor.isIntegral(false) && factor.toLong() == 1) return grad;
+  if (factor.isComplex()) return grad * at::Scalar(c10::conj(factor.toComplexDouble()));
   return grad * factor;
+}
+
+// Wirtinger calculus for s = z / |z|: ds/dz = 1 / (2|z|), ds/dconj(z) = -s^2 / (2|z|), so
+// the grad is (g - s^2 conj(g)) / (2|z|); 0 where z is 0, as torch's.
+Tensor sgn_backward(const Tensor& grad, const Tensor& self, const Tensor& result) {
+  if (!self.is_complex()) return at::zeros_like(grad);
+  Tensor magnitude = self.abs();
+  Tensor g = (grad - result * result * conjugate(grad)) / (magnitude * 2);
+  return at::where(magnitude.eq(0), at::zeros_like(g), g);
+}
+
+// angle = atan2(y, x): (d/dx + i d/dy) angle = (-y + ix) / |z|^2 = i z / |z|^2.
+Tensor angle_backward(const Tensor& grad, const Tensor& self) {
+  if (!self.is_complex()) return at::zeros_like(self);
+  Tensor g = grad * self / self.abs().square() * at::Scalar(c10::complex<double>(0, 1));
+  return at::where(self.eq(0), at::zeros_like(g), g);
+}
+
+// A cast's grad goes back to the input's dtype: a real input keeps the real part of a
+// complex grad (d/dx of a real loss), as torch's _to_copy backward does.
+Tensor fft_r2c_backward(const Tensor& grad, IntArrayRef dim, int64_t normalization, bool onesided,
+                        IntArrayRef input_sizes) {
+  Tensor full = grad;
+  if (onesided) {
+    const int64_t last = dim.back() < 0 ? dim.back() + grad.dim() : dim.back();
+    const int64_t missing = input_sizes[static_cast<size_t>(last)] - grad.size(last);
+    if (missing > 0) {
+      std::vector<int64_t> sizes = grad.sizes().vec();
+      sizes[static_cast<size_t>(last)] = missing;
+      full = at::cat({grad, at::zeros(sizes, grad.options())}, last);
+    }
+  }
+  return at::real(at::_fft_c2c(full, dim, normalization, false));
+}
+
+Tensor fft_c2r_backward(const Tensor& grad, IntArrayRef dim, int64_t normalization) {
+  Tensor half = at::_fft_r2c(grad, dim, normalization, true);
+  const int64_t last = dim.back() < 0 ? dim.back() + grad.dim() : dim.back();
+  const int64_t n = grad.size(last);
+  const int64_t doubled = n - half.size(last);  // bins 1 .. n - (n/2 + 1) have a mirror image
+  if (doubled <= 0) return half;
+  std::vector<int64_t> shape(static_cast<size_t>(grad.dim()), 1);
+  shape[static_cast<size_t>(last)] = half.size(last);
+  Tensor weights = at::ones({half.size(last)}, grad.options());
+  weights.narrow(0, 1, doubled).fill_(2);
+  return half * weights.reshape(shape);
+}
+
+Tensor real_part(const Tensor& t) { return at::real(t); }
+Tensor imag_part(const Tensor& t) { return at::imag(t); }
+
+Tensor cast_grad_back(const Tensor& grad, c10::ScalarType input_dtype) {
+  if (grad.is_complex() && !c10::isComplexType(input_dtype)) return at::real(grad).to(input_dtype);
+  return grad.to(input_dtype);
 }
 
 namespace {
@@ -417,14 +477,14 @@ bool is_transposed_layout(at::IntArrayRef sizes, at::IntArrayRef strides) {
 // does the same).
 Tensor mm_mat1_backward(const Tensor& grad, const Tensor& mat2, at::IntArrayRef mat1_sizes,
                         at::IntArrayRef mat1_strides, const at::Scalar& alpha) {
-  if (is_transposed_layout(mat1_sizes, mat1_strides)) return scale(mat2.mm(grad.t()).t(), alpha);
-  return scale(grad.mm(mat2.t()), alpha);
+  if (is_transposed_layout(mat1_sizes, mat1_strides)) return scale(conjugate(mat2).mm(grad.t()).t(), alpha);
+  return scale(grad.mm(conjugate(mat2).t()), alpha);
 }
 
 Tensor mm_mat2_backward(const Tensor& grad, const Tensor& mat1, at::IntArrayRef mat2_sizes,
                         at::IntArrayRef mat2_strides, const at::Scalar& alpha) {
-  if (is_transposed_layout(mat2_sizes, mat2_strides)) return scale(grad.t().mm(mat1).t(), alpha);
-  return scale(mat1.t().mm(grad), alpha);
+  if (is_transposed_layout(mat2_sizes, mat2_strides)) return scale(grad.t().mm(conjugate(mat1)).t(), alpha);
+  return scale(conjugate(mat1).t().mm(grad), alpha);
 }
 
 Tensor softmax_backward(const Tensor& grad, const Tensor& result, int64_t dim) {

@@ -16,6 +16,24 @@ namespace torch::autograd::generated::details {
 using at::IntArrayRef;
 using at::Tensor;
 
+// Complex grads follow torch's convention, the conjugate Wirtinger derivative: for a real
+// loss L of z = x + iy the grad is dL/dx + i dL/dy, so a holomorphic f's formula multiplies
+// by conj(f'(z)). conjugate(t) is conj_physical for complex t and t itself otherwise (no
+// dispatch on the real path).
+inline Tensor conjugate(const Tensor& t) { return t.is_complex() ? t.conj_physical() : t; }
+Tensor sgn_backward(const Tensor& grad, const Tensor& self, const Tensor& result);
+Tensor angle_backward(const Tensor& grad, const Tensor& self);
+Tensor cast_grad_back(const Tensor& grad, c10::ScalarType input_dtype);
+// The real transforms' adjoints: r2c's is the inverse complex transform of the grad
+// zero-filled to the full spectrum (real part); c2r's the forward real transform of the
+// grad, with the bins that stand for two (their mirror images) counted twice.
+Tensor fft_r2c_backward(const Tensor& grad, IntArrayRef dim, int64_t normalization, bool onesided,
+                        IntArrayRef input_sizes);
+Tensor fft_c2r_backward(const Tensor& grad, IntArrayRef dim, int64_t normalization);
+// at::real / at::imag under names no argument shadows (complex(Tensor real, Tensor imag)).
+Tensor real_part(const Tensor& t);
+Tensor imag_part(const Tensor& t);
+
 [[noreturn]] TORCH_API void not_implemented(const char* op, const char* input);
 // A formula that refuses at backward, as torch's derivatives.yaml writes
 // `not_implemented("inplace version of acosh")`.

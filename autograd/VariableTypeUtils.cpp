@@ -22,4 +22,10 @@ void throw_error_out_requires_grad(const char* name) {
                            "the arguments requires grad.");
 }
 
+void throw_complex_autograd_not_implemented(const char* op) {
+  TORCH_CHECK_NOT_IMPLEMENTED(false, "the derivative of '", op,
+                              "' is not implemented for complex tensors: tessera differentiates it on real "
+                              "floating-point tensors only so far");
+}
+
 }  // namespace torch::autograd

@@ -33,7 +33,29 @@ inline bool any_requires_grad(at::ArrayRef<std::optional<at::Tensor>> ts) {
   }
   return false;
 }
+inline bool is_complex_tensor(const at::Tensor& t) { return t.defined() && c10::isComplexType(t.scalar_type()); }
+inline bool is_complex_tensor(const std::optional<at::Tensor>& t) { return t && is_complex_tensor(*t); }
+inline bool is_complex_tensor(at::ArrayRef<at::Tensor> ts) {
+  for (const at::Tensor& t : ts) {
+    if (is_complex_tensor(t)) return true;
+  }
+  return false;
+}
+inline bool is_complex_tensor(at::ArrayRef<std::optional<at::Tensor>> ts) {
+  for (const auto& t : ts) {
+    if (is_complex_tensor(t)) return true;
+  }
+  return false;
+}
 }  // namespace detail
+
+// An op whose derivatives.yaml formulas are not marked `complex: true` records no graph
+// through complex tensors (its formulas lack the conjugates of torch's convention).
+[[noreturn]] TORCH_API void throw_complex_autograd_not_implemented(const char* op);
+template <typename... Args>
+inline void check_no_complex_autograd(const char* op, const Args&... args) {
+  if ((detail::is_complex_tensor(args) || ...)) throw_complex_autograd_not_implemented(op);
+}
 
 // Whether this call records a graph: grad mode is on and some input requires grad.
 template <typename... Args>

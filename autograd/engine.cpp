@@ -157,7 +157,11 @@ void validate_outputs(const Node& fn, variable_list& grads) {
                   shape_string(meta.shape));
       grad = grad.sum_to_size(meta.shape);
     }
-    if (grad.scalar_type() != meta.dtype) grad = grad.to(meta.dtype);
+    if (grad.scalar_type() != meta.dtype) {
+      // A real input's grad is the real part of a complex one (d/dx of a real loss).
+      if (grad.is_complex() && !c10::isComplexType(meta.dtype)) grad = at::real(grad);
+      grad = grad.to(meta.dtype);
+    }
     TORCH_CHECK(grad.device() == meta.device, "Function ", fn.name(), " returned a gradient on ", grad.device(),
                 " for an input on ", meta.device);
   }

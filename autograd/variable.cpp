@@ -10,17 +10,9 @@
 
 namespace torch::autograd {
 
-// Complex grads need the conjugates of Wirtinger calculus in every formula, which
-// derivatives.yaml does not have yet: refused rather than computed wrong.
-static void check_not_complex(c10::ScalarType t) {
-  TORCH_CHECK_NOT_IMPLEMENTED(!c10::isComplexType(t), "autograd for complex tensors (", t,
-                              ") is not implemented yet: tessera differentiates real floating-point tensors");
-}
-
 void AutogradMeta::set_requires_grad(bool requires_grad, c10::TensorImpl* self) {
   TORCH_CHECK(!requires_grad || c10::isFloatingType(self->scalar_type()) || c10::isComplexType(self->scalar_type()),
               "only Tensors of floating point and complex dtype can require gradients");
-  if (requires_grad) check_not_complex(self->scalar_type());
   requires_grad_ = requires_grad;
 }
 
@@ -83,7 +75,6 @@ void set_gradient_edge(const Tensor& t, Edge edge) {
 }
 
 void set_history(const Tensor& t, const std::shared_ptr<Node>& fn) {
-  check_not_complex(t.scalar_type());
   uint32_t nr = fn->add_input_metadata(t);
   set_gradient_edge(t, Edge(fn, nr));
 }

@@ -72,6 +72,7 @@ class Derivative:
     output_differentiability: Optional[list]
     non_differentiable: set
     refused: list = dataclasses.field(default_factory=list)  # must not require grad
+    complex: bool = False     # the formulas hold for complex tensors (`complex: true`)
     node: str = ""            # class name, set after loading
 
     @property
@@ -102,7 +103,7 @@ def load_derivatives(path, ops) -> dict:
         arg_names = {a.name for a in schema.arguments}
         formulas, nondiff = [], set()
         for key, value in e.items():
-            if key in ("name", "output_differentiability", "result", "node_name"):
+            if key in ("name", "output_differentiability", "result", "node_name", "complex"):
                 continue
             names = tuple(n.strip() for n in str(key).split(","))
             for n in names:
@@ -117,7 +118,8 @@ def load_derivatives(path, ops) -> dict:
         listed = nondiff | {n for names, _ in formulas for n in names}
         refused = [a.name for a in schema.arguments if a.type.carries_tensors and not a.is_out and not a.type.is_list
                    and a.name not in listed]
-        d = Derivative(schema, formulas, e.get("output_differentiability"), nondiff | set(refused), refused)
+        d = Derivative(schema, formulas, e.get("output_differentiability"), nondiff | set(refused), refused,
+                       bool(e.get("complex", False)))
         base = schema.name.rstrip("_") if schema.is_inplace else schema.name
         # node_name pins torch's class name where torch numbers overloads tessera keeps
         # composite (torch's sum() is SumBackward0, so sum.dim_IntList is SumBackward1).
@@ -467,6 +469,8 @@ def gen_kernel(op: Op, d: Optional[Derivative]) -> str:
     if d is None:
         lines.append(f'    grad_fn = make_node<NotImplemented>("{s.name}", {_edges_expr(inputs)});')
     else:
+        if not d.complex and inputs:
+            lines.append(f'    check_no_complex_autograd("{s.name}", {", ".join(a.name for a in inputs)});')
         lines.append(f"    grad_fn = make_node<{node}>();")
         lines.append(f"    grad_fn->set_next_edges({_edges_expr(inputs)});")
         for a in inputs:
@@ -503,6 +507,8 @@ def gen_kernel(op: Op, d: Optional[Derivative]) -> str:
     lines.append("  if (grad_fn) {")
     diff = d.output_differentiability if d and d.output_differentiability else [True] * len(s.returns)
     for i, expr in enumerate(_outputs(s, "result")):
+        if d is not None and not d.complex and diff[i]:
+            lines.append(f'    check_no_complex_autograd("{s.name}", {expr});')
         if s.returns[i].type.is_list:
             lines.append(f"    for (const auto& t : {expr}) set_history(t, grad_fn);" if diff[i] else
                          f"    for (size_t k = 0; k < {expr}.size(); ++k) grad_fn->add_input_metadata_undefined();")

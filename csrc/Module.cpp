@@ -27,6 +27,9 @@ PYBIND11_MODULE(_C, m) {
     throw py::error_already_set();
   }
   if (PyModule_AddFunctions(mod, generated_module_functions()) != 0) throw py::error_already_set();
+  // python_module: fft entries (tessera.fft re-exports them by torch.fft's names).
+  py::module_ fft = m.def_submodule("_fft", "Bindings of the fft_* operators.");
+  if (PyModule_AddFunctions(fft.ptr(), generated_fft_functions()) != 0) throw py::error_already_set();
   // ops.yaml's python_module: linalg entries (tessera.linalg re-exports them by torch's names).
   py::module_ linalg = m.def_submodule("_linalg", "Bindings of the linalg_* operators.");
   if (PyModule_AddFunctions(linalg.ptr(), generated_linalg_functions()) != 0) throw py::error_already_set();

@@ -25,8 +25,20 @@ bool overlaps_itself(const TensorGeometry& g) {
   return false;
 }
 
+// The view's geometry over base_like (a tensor laid out as the base). A real view of a
+// complex base (view_as_real, real, imag and views of those) counts its strides and
+// offset in reals: it is placed over base_like's real view, offsets in reals too.
 Tensor view_of(const Tensor& base_like, const TensorGeometry& base, const TensorGeometry& view) {
-  return base_like.as_strided(view.sizes, view.strides, base_like.storage_offset() + view.storage_offset - base.storage_offset);
+  if (view.dtype == base.dtype) {
+    return base_like.as_strided(view.sizes, view.strides,
+                                base_like.storage_offset() + view.storage_offset - base.storage_offset);
+  }
+  TORCH_CHECK_NOT_IMPLEMENTED(c10::isComplexType(base.dtype) && c10::toRealValueType(base.dtype) == view.dtype,
+                              "the gradient through an in-place write to a ", view.dtype, " view of a ", base.dtype,
+                              " tensor is not supported (only real views of complex tensors are)");
+  Tensor reals = at::view_as_real(base_like);
+  return reals.as_strided(view.sizes, view.strides,
+                          reals.storage_offset() + view.storage_offset - 2 * base.storage_offset);
 }
 }  // namespace
 

@@ -49,6 +49,8 @@ from .autograd.grad_mode import (  # noqa: E402,F401
 globals().update({_n: getattr(_C, _n) for _n in dir(_C)
                   if _n.startswith("_") and not _n.startswith("__") and _C._op_overloads("aten::" + _n)})
 
+# tessera.fft: the fft_* operators under torch.fft's names.
+from . import fft  # noqa: E402,F401
 # tessera.linalg: the linalg_* operators under torch.linalg's names.
 from . import linalg  # noqa: E402,F401
 # tessera.special: the special_* operators under torch.special's names.

@@ -33,7 +33,7 @@ has_cudnn = False
 has_mps = False
 has_mkl = False  # the BLAS is OpenBLAS
 has_lapack = False  # tessera.linalg's factorizations are Tessera's own, not LAPACK's
-has_spectral = False  # no FFT operators yet
+has_spectral = True  # tessera.fft (aten/native/spectral/)
 has_openmp = _backends.openmp.is_available()
 has_mkldnn = _backends.mkldnn.is_available()
 

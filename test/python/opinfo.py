@@ -364,17 +364,18 @@ def _leaf_tensor(values):
     return t.to(torch.float64) if t.is_floating_point() else t
 
 
-def grad_cases(info: OpInfo):
-    """The entry's gradient cases: its own float64 samples first (non-empty, unexpanded,
-    small enough for finite differences; up to grad_samples of them), then its GradSamples."""
+def grad_cases(info: OpInfo, dtype: str = "float64"):
+    """The entry's gradient cases: its own float64 (or complex128) samples first (non-empty,
+    unexpanded, small enough for finite differences; up to grad_samples of them), then, for
+    float64, its GradSamples."""
     cases = []
-    if "grad" not in info.exempt and "float64" in info.dtypes:
+    if "grad" not in info.exempt and dtype in info.dtypes:
         source = info if info.grad_domain is None else dataclasses.replace(
             info, low=info.grad_domain[0], high=info.grad_domain[1])
-        for label, tensors, kwargs in source.samples("float64"):
+        for label, tensors, kwargs in source.samples(dtype):
             if len(cases) >= info.grad_samples:
                 break
-            floats = [t for t in tensors if t.is_floating_point()]
+            floats = [t for t in tensors if _differentiable(t)]
             if not floats or any(t.numel() == 0 or t.numel() > 64 for t in floats):
                 continue
             if any(0 in t.stride() and t.numel() > 1 for t in tensors):
@@ -391,9 +392,15 @@ def grad_cases(info: OpInfo):
                 cases.append(GradCase(label + " in-place", lambda lib, *xs, _k=kwargs: _run_inplace(
                     info, lib, xs[0] * 1, *xs[1:], **_k), inputs, info.gradgrad, info.compare == "values",
                     info.no_grad_inputs))
+    if dtype != "float64":
+        return cases
     for k, g in enumerate(info.grads):
         cases.append(GradCase(g.label or f"sample{k}", g.fn, [_leaf_tensor(v) for v in g.inputs], g.gradgrad))
     return cases
+
+
+def _differentiable(t):
+    return t.is_floating_point() or t.is_complex()
 
 
 def _run_inplace(info, lib, target, *rest, **kwargs):
@@ -403,12 +410,12 @@ def _run_inplace(info, lib, target, *rest, **kwargs):
 
 
 def leaves(lib, inputs, no_grad=()):
-    """The same values as leaves of lib: floating ones require grad (but those at the
-    positions in no_grad)."""
+    """The same values as leaves of lib: floating and complex ones require grad (but those
+    at the positions in no_grad)."""
     out = []
     for k, t in enumerate(inputs):
         x = t.detach().clone() if lib is torch else to_tessera(t).detach()
-        out.append(x.requires_grad_() if t.is_floating_point() and k not in no_grad else x)
+        out.append(x.requires_grad_() if _differentiable(t) and k not in no_grad else x)
     return out
 
 
@@ -416,7 +423,8 @@ def differentiate(lib, fn, inputs, no_grad=()):
     """What autograd makes of fn on fresh leaves: ("error", exc) when the forward raises,
     ("no graph", None), ("not implemented", None) when backward refuses as unimplemented,
     ("backward error", exc) when it raises otherwise, or ("graph",
-    the grads of a weighted sum of the outputs with respect to each floating leaf)."""
+    the grads of a weighted sum of the outputs with respect to each floating leaf). A
+    complex output enters the sum through its real and imaginary parts, weighted apart."""
     xs = leaves(lib, inputs, no_grad)
     try:
         out = fn(lib, *xs)
@@ -426,7 +434,13 @@ def differentiate(lib, fn, inputs, no_grad=()):
             if isinstance(o, lib.Tensor) and o.requires_grad]
     if not outs:
         return "no graph", None
-    total = sum((o * (k + 1)).sum() for k, o in enumerate(outs))
+    def weighted(o, k):
+        if o.is_complex():
+            # (torch returns some results as lazily conjugated views, which view_as_real refuses)
+            parts = lib.view_as_real(o.resolve_conj() if lib is torch else o)
+            return (parts * lib.tensor([k + 1.0, 0.5 - k], dtype=parts.dtype)).sum()
+        return (o * (k + 1)).sum()
+    total = sum(weighted(o, k) for k, o in enumerate(outs))
     wrt = [x for x in xs if x.requires_grad]
     try:
         grads = lib.autograd.grad(total, wrt, allow_unused=True)

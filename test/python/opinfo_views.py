@@ -194,9 +194,7 @@ register(
     view("view[dtype]", lambda lib, a, to: a.view(getattr(lib, to)), covers=("view",),
          kwargs=(case(to="int16"), case(to="int32"), case(to="float64"))),
     view("view_as_complex", lambda lib, a: _complex_pair(lib, a), dtypes=("float32", "float64"),
-         covers=("view_as_real",),
-         exempt={"grad": "autograd refuses complex tensors until complex autograd lands "
-                         "(test_op_coverage.test_complex_only_formulas_are_refused)"}),
+         covers=("view_as_real",)),
     view("sum_to_size", lambda lib, a, how: a.sum_to_size(*(1 if how == "ones" else s for s in a.shape))
          if a.dim() else a.sum_to_size(()), kwargs=(case(how="ones"), case(how="same")), is_view=False),
     view("broadcast_tensors", lambda lib, a, b: lib.broadcast_tensors(a, b), arity=2,

@@ -312,17 +312,6 @@ def test_node_hooks_see_both_grads():
             assert seen == expected
 
 
-def test_complex_autograd_is_refused_rather_than_wrong():
-    # The formulas have no conjugates yet (Wirtinger calculus): a clear error, not wrong grads.
-    with pytest.raises(NotImplementedError, match=r"autograd for complex tensors \(ComplexFloat\) is not implemented"):
-        tessera.tensor([1.0], dtype=tessera.complex64, requires_grad=True)
-    x = tessera.tensor([1.0, 2.0], requires_grad=True)
-    with pytest.raises(NotImplementedError, match="autograd for complex tensors"):
-        x.to(tessera.complex64)
-    with tessera.no_grad():
-        assert x.to(tessera.complex64).dtype == tessera.complex64
-
-
 def test_double_backward_through_an_in_place_op_on_a_view_like_torch():
     # The create_graph pass reaches exp_'s Node both through CopySlices (via the base) and
     # directly (via its saved output); freeing the first graph in the second pass must not

@@ -88,14 +88,13 @@ def test_meta_tensors():
     assert tuple(r.shape) == (2, 5, 2) and r.stride() == (2, 4, 1) and str(r.dtype) == "tessera.float64"
 
 
-def test_autograd_through_complex_is_refused_clearly():
-    # The derivatives are in derivatives.yaml (view_as_real <-> view_as_complex of the grad),
-    # but tessera's autograd refuses complex tensors until every formula has its Wirtinger
-    # conjugates: a clear NotImplementedError, never a wrong gradient.
-    x = tessera.randn(3, 2, dtype=tessera.float64, requires_grad=True)
-    with pytest.raises(NotImplementedError, match=r"autograd for complex tensors \(ComplexDouble\)"):
-        tessera.view_as_complex(x)
-    with tessera.no_grad():
-        z = tessera.view_as_complex(x)
-    assert z.grad_fn is None
-    np.testing.assert_array_equal(tessera.view_as_real(z).detach().numpy(), x.detach().numpy())
+def test_grads_through_complex_views_like_torch():
+    # view_as_complex then view_as_real: the grads of both Nodes (view_as_real's of the
+    # grad, view_as_complex's of it) carry the real and imaginary parts back unchanged.
+    def run(lib):
+        x = lib.tensor([[0.5, -1.0], [2.0, 0.25], [1.5, 3.0]], dtype=lib.float64, requires_grad=True)
+        z = lib.view_as_complex(x)
+        y = lib.view_as_real(z * z)
+        (y * lib.tensor([1.0, -2.0], dtype=lib.float64)).sum().backward()
+        return x.grad
+    np.testing.assert_allclose(run(tessera).numpy(), run(torch).numpy(), rtol=1e-12)

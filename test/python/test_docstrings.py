@@ -24,6 +24,7 @@ FUNCTIONS = sorted(gen_python._groups(OPS, "function"))
 METHODS = sorted(gen_python._groups(OPS, "method"))
 NN = sorted(gen_python._groups(OPS, "function", "nn"))
 SPECIAL = sorted(gen_python._groups(OPS, "function", "special"))
+FFT = sorted(gen_python._groups(OPS, "function", "fft"))
 
 
 def _bound(name, kind):
@@ -33,11 +34,13 @@ def _bound(name, kind):
         return getattr(tessera.Tensor, name)
     if kind == "special":
         return getattr(tessera._C._special, name)
+    if kind == "fft":
+        return getattr(tessera._C._fft, name)
     return getattr(tessera._C._nn, name)
 
 
 BINDINGS = ([(n, "function") for n in FUNCTIONS] + [(n, "method") for n in METHODS] + [(n, "nn") for n in NN]
-            + [(n, "special") for n in SPECIAL])
+            + [(n, "special") for n in SPECIAL] + [(n, "fft") for n in FFT])
 
 
 @pytest.mark.parametrize("name,kind", BINDINGS, ids=[f"{k}-{n}" for n, k in BINDINGS])
@@ -54,7 +57,8 @@ def test_every_binding_has_signatures_and_prose(name, kind):
 
 
 def test_every_docs_entry_names_a_binding():
-    names = set(FUNCTIONS) | set(METHODS) | set(NN) | set(SPECIAL) | set(gen_python._groups(OPS, "function", "linalg"))
+    names = set(FUNCTIONS) | set(METHODS) | set(NN) | set(SPECIAL) | set(FFT) | set(
+        gen_python._groups(OPS, "function", "linalg"))
     assert sorted(set(DOCS) - names) == []
 
 

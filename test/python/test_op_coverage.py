@@ -65,22 +65,6 @@ def _nodes_with_formulas():
     return {d.node for d in DERIVATIVES.values() if gen_autograd.has_differentiable_output(d)}
 
 
-# Formulas whose graph always holds a complex tensor. tessera's autograd refuses complex
-# tensors (NotImplementedError) until every formula has its Wirtinger conjugates, so no
-# gradient case can reach these yet; the test below checks the refusal, and fails the day
-# complex autograd lands (then they get entries' gradient cases).
-COMPLEX_ONLY = {
-    "ViewAsComplexBackward0": lambda: tessera.view_as_complex(tessera.zeros(3, 2, requires_grad=True)),
-    "ViewAsRealBackward0": lambda: tessera.view_as_real(tessera.zeros(3, dtype=tessera.complex64).requires_grad_()),
-}
-
-
-@pytest.mark.parametrize("node", sorted(COMPLEX_ONLY))
-def test_complex_only_formulas_are_refused(node):
-    with pytest.raises(NotImplementedError, match="autograd for complex tensors"):
-        COMPLEX_ONLY[node]()
-
-
 def _reached_nodes():
     reached = set()
     for info in REGISTRY:
@@ -104,7 +88,7 @@ def _reached_nodes():
 
 
 def test_every_node_is_reached_by_a_gradient_case():
-    missing = sorted(_nodes_with_formulas() - _reached_nodes() - set(COMPLEX_ONLY))
+    missing = sorted(_nodes_with_formulas() - _reached_nodes())
     assert missing == [], f"derivatives.yaml Nodes no registry gradient case reaches: {missing}"
 
 

@@ -85,14 +85,17 @@ def test_inplace(info, dtype):
 @pytest.mark.parametrize("info", [i for i in REGISTRY if isinstance(i.inplace, str) and getattr(i, "overlap_test", True)],
                          ids=lambda i: i.name)
 def test_inplace_overlap(info):
+    # (an op that writes nothing, conj_physical_ of a real tensor, refuses nothing in torch)
     t = torch.zeros(1, 3, dtype=torch.float64).expand(2, 3)
     kwargs = info.kwargs[0]
-    with pytest.raises(RuntimeError) as want:
-        getattr(t, info.inplace)(*[torch.ones(2, 3, dtype=torch.float64)] * (info.arity - 1), **kwargs)
+    want_status, want = opinfo.outcome(
+        lambda: getattr(t, info.inplace)(*[torch.ones(2, 3, dtype=torch.float64)] * (info.arity - 1), **kwargs))
     mine = to_tessera(t)
-    with pytest.raises(RuntimeError) as got:
-        getattr(mine, info.inplace)(*[to_tessera(torch.ones(2, 3, dtype=torch.float64))] * (info.arity - 1), **kwargs)
-    assert str(got.value) == str(want.value)
+    got_status, got = opinfo.outcome(lambda: getattr(mine, info.inplace)(
+        *[to_tessera(torch.ones(2, 3, dtype=torch.float64))] * (info.arity - 1), **kwargs))
+    assert got_status == want_status, f"torch {want!r}, tessera {got!r}"
+    if want_status == "error":
+        assert isinstance(got, RuntimeError) and isinstance(want, RuntimeError) and str(got) == str(want)
 
 
 @pytest.mark.parametrize("info,dtype", [c for c in CASES if c[0].supports_out], ids=lambda c: str(c))

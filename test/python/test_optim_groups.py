@@ -269,18 +269,13 @@ def test_invalid_arguments_like_torch(name):
 
 
 @pytest.mark.parametrize("name", ALL_OPTIMIZERS)
-def test_unsupported_flags_and_complex_params(name):
+def test_unsupported_flags(name):
     p = tessera.nn.Parameter(tessera.ones(2))
     with pytest.raises(NotImplementedError, match="differentiable"):
         _opt(tessera, name)([p], differentiable=True)
     if name not in ("SGD", "Adagrad"):  # the two have no capturable argument
         with pytest.raises(NotImplementedError, match="capturable"):
             _opt(tessera, name)([p], capturable=True)
-    if name == "Adagrad":
-        # Adagrad builds its state at construction; a complex parameter would need
-        # view_as_real, which tessera lacks (nor does its autograd take complex tensors).
-        with pytest.raises(NotImplementedError, match="complex"):
-            tessera.optim.Adagrad([tessera.zeros(2, dtype=tessera.complex64)])
 
 
 def test_sgd_default_lr_is_current_torchs():

@@ -47,10 +47,10 @@ def test_build_facts():
         assert getattr(tessera, name) is getattr(torch, name), name
     assert tessera.has_openmp is tessera.backends.openmp.is_available()
     assert tessera.has_mkldnn is tessera.backends.mkldnn.is_available()
-    # tessera links neither MKL nor LAPACK and has no FFT operators (torch's build has these)
+    # tessera links neither MKL nor LAPACK (torch's build has these); it has FFT operators
     assert tessera.has_mkl is tessera.backends.mkl.is_available() is False
-    assert tessera.has_lapack is False and tessera.has_spectral is False
-    assert not hasattr(tessera, "fft")
+    assert tessera.has_lapack is False
+    assert tessera.has_spectral is torch.has_spectral is True and callable(tessera.fft.rfft)
 
 
 @pytest.mark.parametrize("bad", [0, -1, "a", 2.0, True, None])

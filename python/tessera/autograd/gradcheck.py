@@ -1,5 +1,11 @@
 """gradcheck and gradgradcheck: backward formulas checked against central finite
-differences (use float64 inputs), as torch.autograd.gradcheck does."""
+differences (use float64 or complex128 inputs), as torch.autograd.gradcheck does.
+
+Complex tensors are checked through their real views: each complex input that requires
+grad becomes view_as_real of it, each complex output view_as_real of it. Under torch's
+convention the grad of z = x + iy is dL/dx + i dL/dy, which view_as_real's and
+view_as_complex's backwards map to and from the real pair exactly, so the real function's
+Jacobian check is the complex (Wirtinger) check of every formula in between."""
 from .. import _C
 
 
@@ -17,7 +23,26 @@ def _flat_values(t):
 
 def _differentiable_outputs(fn, inputs):
     outs = _as_tuple(fn(*inputs))
-    return [o for o in outs if isinstance(o, _C.Tensor) and o.dtype.is_floating_point]
+    return [o for o in outs if isinstance(o, _C.Tensor) and (o.dtype.is_floating_point or o.dtype.is_complex)]
+
+
+def _is_complex(t):
+    return isinstance(t, _C.Tensor) and t.dtype.is_complex
+
+
+def _as_real_function(func, inputs):
+    """(real_func, real_inputs) with the Jacobian of func read on real and imaginary parts;
+    (func, inputs) itself when no input or output is complex."""
+    complex_inputs = [k for k, t in enumerate(inputs) if _is_complex(t) and t.requires_grad]
+    if not complex_inputs and not any(_is_complex(o) for o in _as_tuple(func(*inputs))):
+        return func, inputs
+    real_inputs = tuple(_C.view_as_real(t.detach()).clone().requires_grad_() if k in complex_inputs else t
+                        for k, t in enumerate(inputs))
+
+    def real_func(*args):
+        ins = [_C.view_as_complex(a) if k in complex_inputs else a for k, a in enumerate(args)]
+        return tuple(_C.view_as_real(o) if _is_complex(o) else o for o in _as_tuple(func(*ins)))
+    return real_func, real_inputs
 
 
 def _numerical_jacobian(fn, inputs, wrt, eps):
@@ -95,11 +120,12 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
         raise ValueError("gradcheck expects at least one input tensor to require gradient, "
                          "but none of the them have requires_grad=True.")
     for i in wrt:
-        if inputs[i].dtype != _C.float64:
+        if inputs[i].dtype not in (_C.float64, _C.complex128):
             import warnings
             warnings.warn(f"Input #{i} requires gradient and is not a double precision floating point. "
                           "This check will likely fail if all the inputs are not of double precision floating point.")
         _check_non_overlapping(inputs[i], i)
+    func, inputs = _as_real_function(func, inputs)
     analytical = _analytical_jacobian(func, inputs, wrt)
     for w, i in enumerate(wrt):
         numerical = _numerical_jacobian(func, inputs, i, eps)

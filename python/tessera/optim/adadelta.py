@@ -18,7 +18,7 @@ class Adadelta(Optimizer):
             raise ValueError("Invalid epsilon value: {}".format(eps))
         if not 0.0 <= weight_decay:
             raise ValueError("Invalid weight_decay value: {}".format(weight_decay))
-        _refuse_unsupported("Adadelta", (), differentiable, capturable)
+        _refuse_unsupported("Adadelta", differentiable, capturable)
         defaults = dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize,
                         capturable=capturable, foreach=foreach, differentiable=differentiable)
         super().__init__(params, defaults)

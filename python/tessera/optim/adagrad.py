@@ -8,7 +8,6 @@ __all__ = ["Adagrad"]
 
 
 class Adagrad(Optimizer):
-    _checks_complex = False  # refused when a group is added
 
     def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10,
                  foreach=None, *, maximize=False, differentiable=False, fused=None):
@@ -22,7 +21,7 @@ class Adagrad(Optimizer):
             raise ValueError("Invalid initial_accumulator_value value: {}".format(initial_accumulator_value))
         if not 0.0 <= eps:
             raise ValueError("Invalid epsilon value: {}".format(eps))
-        _refuse_unsupported("Adagrad", (), differentiable)
+        _refuse_unsupported("Adagrad", differentiable)
         if fused:
             raise NotImplementedError("Adagrad(fused=True) is not supported by tessera; leave fused unset to "
                                       "use the _foreach_* update")
@@ -34,14 +33,18 @@ class Adagrad(Optimizer):
     @staticmethod
     def _init(group):
         value = group["initial_accumulator_value"]
-        return {"sum": lambda p: _C.full_like(p, value, memory_format=_C.preserve_format)}
+
+        def accumulator(p):
+            # a complex parameter's real and imaginary parts each start at the value (torch)
+            fill = complex(value, value) if p.is_complex() else value
+            return _C.full_like(p, fill, memory_format=_C.preserve_format)
+        return {"sum": accumulator}
 
     def add_param_group(self, param_group):
         super().add_param_group(param_group)
         # torch creates the state in __init__ only, so a group added later fails in step()
         # with a KeyError; tessera initialises every added group's state here instead.
         group = self.param_groups[-1]
-        _refuse_unsupported("Adagrad", group["params"])
         init = self._init(group)
         for p in group["params"]:
             if len(self.state[p]) == 0:

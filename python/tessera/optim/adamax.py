@@ -12,7 +12,7 @@ class Adamax(Optimizer):
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, foreach=None, *,
                  maximize=False, differentiable=False, capturable=False):
         _check_adam_args(lr, betas, eps, weight_decay)
-        _refuse_unsupported("Adamax", (), differentiable, capturable)
+        _refuse_unsupported("Adamax", differentiable, capturable)
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, foreach=foreach,
                         maximize=maximize, differentiable=differentiable, capturable=capturable)
         super().__init__(params, defaults)

@@ -156,6 +156,10 @@ def _line_search(evaluate, x, t, d, f, g, slope, c1=1e-4, c2=0.9, tolerance_chan
 # ---------------------------------------------------------------- the optimizer
 
 # What step() leaves in the first parameter's state after the two counters, in torch's order.
+def _real(t):
+    return _C.view_as_real(t) if t.is_complex() else t
+
+
 _CARRIED = ("d", "t", "old_dirs", "old_stps", "ro", "H_diag", "prev_flat_grad", "prev_loss")
 
 
@@ -164,7 +168,7 @@ class LBFGS(Optimizer):
     from one step() to the next (counters, last direction and step length, the curvature
     pairs) is the state of the first parameter, so state_dict and load_state_dict keep it."""
 
-    _checks_complex = False
+    _complex_as_real = False
 
     def __init__(self, params, lr=1, max_iter=20, max_eval=None, tolerance_grad=1e-7, tolerance_change=1e-9,
                  history_size=100, line_search_fn=None):
@@ -179,16 +183,18 @@ class LBFGS(Optimizer):
 
     # ------------------------------------------------------------ parameters as one vector
 
+    # A complex parameter is two real ones (its view_as_real), as in current torch.
     def _flat_grad(self):
-        return _C.cat([p.new_zeros(p.numel()) if p.grad is None else p.grad.reshape(-1)
+        return _C.cat([_real(p).new_zeros(_real(p).numel()) if p.grad is None else _real(p.grad).reshape(-1)
                        for p in self._params], 0)
 
     def _shift(self, scale, vec):
         """Every parameter += scale * its slice of the flat vector vec."""
         start = 0
         for p in self._params:
-            stop = start + p.numel()
-            p.add_(vec[start:stop].view_as(p), alpha=scale)
+            r = _real(p)
+            stop = start + r.numel()
+            r.add_(vec[start:stop].view_as(r), alpha=scale)
             start = stop
 
     def _loss_and_grad_at(self, closure, origin, scale, vec):

@@ -20,7 +20,7 @@ class NAdam(Optimizer):
         _check_adam_args(lr, betas, eps, weight_decay)
         if not 0.0 <= momentum_decay:
             raise ValueError("Invalid momentum_decay value: {}".format(momentum_decay))
-        _refuse_unsupported("NAdam", (), differentiable, capturable)
+        _refuse_unsupported("NAdam", differentiable, capturable)
         # decoupled_weight_decay and maximize are current torch's (1.13 has neither).
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, momentum_decay=momentum_decay,
                         decoupled_weight_decay=decoupled_weight_decay, maximize=maximize, foreach=foreach,

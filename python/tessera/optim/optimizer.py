@@ -28,6 +28,7 @@ class Optimizer:
     (parameter groups with their own options)."""
 
     _txn = None  # the _StepTransaction of the step under way (_run_step sets it)
+    _originals = {}  # id(real view) -> complex parameter, during a step (_run_step sets it)
 
     def __init__(self, params, defaults):
         self.defaults = defaults
@@ -149,13 +150,16 @@ class Optimizer:
         a fused update (one allocation-free call) passes False and goes through
         self._txn.defer. Called from _update_group only, inside _run_step's transaction."""
         txn = self._txn
-        states = [self.state[p] for p in params]
+        originals = [self._originals.get(id(p), p) for p in params]
+        states = [self.state[p] for p in originals]
         if not all(states):
-            for p, state in zip(params, states):
+            for p, state in zip(originals, states):
                 if not state:
                     txn.created(state, "step", *names)
                     _fill_state(state, p, names, init)
-        buffers = [[s[name] for s in states] for name in names]
+        # A complex parameter's buffers are complex, as torch keeps them; the update sees
+        # their real views, as it sees the parameter's.
+        buffers = [[_real_view(s[name]) for s in states] for name in names]
         if guard:
             txn.guard(params, *buffers)
         steps = [s["step"] for s in states]
@@ -170,9 +174,11 @@ class Optimizer:
     def register_step_post_hook(self, hook):
         return _HookHandle(self._optimizer_step_post_hooks, next(self._hook_ids), hook)
 
-    # Whether step() refuses complex parameters each step (SGD updates them as they are;
-    # Adagrad refuses them when a group is added).
-    _checks_complex = True
+    # Whether a complex parameter updates through view_as_real (of it, its grad and its
+    # state), as current torch's optimizers do: the elementwise arithmetic then treats the
+    # real and imaginary parts as two real parameters. False where the update is linear in
+    # the parameter and grad (SGD: the same either way) or the optimizer has its own rule.
+    _complex_as_real = True
 
     def _run_step(self, update, closure):
         """step()'s frame for the subclasses: hooks, the closure under enable_grad, and
@@ -193,9 +199,12 @@ class Optimizer:
                     params, grads = _params_with_grad(group)
                     if not params:
                         continue
-                    if self._checks_complex:
-                        _refuse_unsupported(type(self).__name__, params)
+                    if self._complex_as_real and any(p.is_complex() for p in params):
+                        views = [_real_view(p) for p in params]
+                        self._originals = {id(v): p for v, p in zip(views, params) if v is not p}
+                        params, grads = views, [_real_view(g) for g in grads]
                     update(group, params, grads)
+                    self._originals = {}
                 for fn, args, kwargs in txn.deferred:
                     fn(*args, **kwargs)
             except BaseException:
@@ -203,6 +212,7 @@ class Optimizer:
                 raise
             finally:
                 self._txn = None
+                self._originals = {}
         for hook in list(self._optimizer_step_post_hooks.values()):
             hook(self, (), {})
         return loss
@@ -422,18 +432,18 @@ def _by_step(state_steps, *lists):
         yield step, [[lst[i] for i in idx] for lst in lists]
 
 
-def _refuse_unsupported(name, params, differentiable=False, capturable=False):
-    """Flags and parameter kinds torch accepts that tessera cannot honour: a clear error
+def _refuse_unsupported(name, differentiable=False, capturable=False):
+    """Flags torch accepts that tessera cannot honour: a clear error
     instead of a silently different update."""
     if differentiable:
         raise NotImplementedError(name + "(differentiable=True) is not supported by tessera: its optimizer "
                                   "updates run under no_grad through the _foreach_* operators")
     if capturable:
         raise NotImplementedError(name + "(capturable=True) needs CUDA graphs, which tessera does not have")
-    for p in params:
-        if p.is_complex():
-            # torch updates complex parameters through view_as_real, which tessera lacks.
-            raise NotImplementedError(name + " does not support complex parameters in tessera (no view_as_real)")
+
+
+def _real_view(t):
+    return _C.view_as_real(t) if isinstance(t, _C.Tensor) and t.is_complex() else t
 
 
 def _scalar_step(value=0.0):

@@ -16,7 +16,7 @@ class RAdam(Optimizer):
                  decoupled_weight_decay=False, *, foreach=None, maximize=False, capturable=False,
                  differentiable=False):
         _check_adam_args(lr, betas, eps, weight_decay)
-        _refuse_unsupported("RAdam", (), differentiable, capturable)
+        _refuse_unsupported("RAdam", differentiable, capturable)
         # decoupled_weight_decay and maximize are current torch's (1.13 has neither).
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, maximize=maximize,
                         foreach=foreach, capturable=capturable, decoupled_weight_decay=decoupled_weight_decay,

@@ -20,7 +20,7 @@ class RMSprop(Optimizer):
             raise ValueError("Invalid weight_decay value: {}".format(weight_decay))
         if not 0.0 <= alpha:
             raise ValueError("Invalid alpha value: {}".format(alpha))
-        _refuse_unsupported("RMSprop", (), differentiable, capturable)
+        _refuse_unsupported("RMSprop", differentiable, capturable)
         defaults = dict(lr=lr, momentum=momentum, alpha=alpha, eps=eps, centered=centered,
                         weight_decay=weight_decay, capturable=capturable, foreach=foreach, maximize=maximize,
                         differentiable=differentiable)

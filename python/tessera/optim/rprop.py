@@ -26,8 +26,12 @@ class Rprop(Optimizer):
         _tensor_steps(self)  # 1.13 kept an int step; tessera a float32 tensor, as current torch
 
     def _update_group(self, group, params, grads):
-        # torch sizes the step sizes like the gradient, filled with lr.
-        init = {"step_size": lambda p: _C.full_like(p, group["lr"], memory_format=_C.preserve_format)}
+        # torch sizes the step sizes like the gradient, filled with lr; a complex parameter's
+        # real and imaginary parts each start at lr (current torch: two real parameters).
+        def step_size(p):
+            lr = complex(group["lr"], group["lr"]) if p.is_complex() else group["lr"]
+            return _C.full_like(p, lr, memory_format=_C.preserve_format)
+        init = {"step_size": step_size}
         prevs, step_sizes, _ = self._group_state(params, ("prev", "step_size"), init)
         etaminus, etaplus = group["etas"]
         lo, hi = group["step_sizes"]

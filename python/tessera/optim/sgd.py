@@ -8,7 +8,7 @@ __all__ = ["SGD"]
 
 
 class SGD(Optimizer):
-    _checks_complex = False  # complex parameters update as they are
+    _complex_as_real = False  # linear in p and its grad: complex parameters update as they are
 
     # lr defaults to 1e-3 as in current torch (1.13 required it).
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, *,

@@ -25,7 +25,7 @@ def _sparse_positions(entries):
 
 
 class SparseAdam(Optimizer):
-    _checks_complex = False  # torch reports the dense gradient before anything else
+    _complex_as_real = False  # dense parameters with sparse grads only
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, maximize=False):
         _require(0.0 < lr, "learning rate", lr)
