@@ -1,6 +1,6 @@
-"""The FFT plans (build/release/bench/fft_bench, C++, one thread) against torch.fft
-(pocketfft, one thread) on the same workloads, alternating in one run, until
-tessera.fft's operators exist and get their own side-by-side in bench_fft.py.
+"""The FFT plans alone (build/release/bench/fft_bench, C++, one thread) against torch.fft
+(pocketfft, one thread) on the same workloads, alternating in one run; bench_fft.py
+compares the tessera.fft operators themselves.
 
     /usr/bin/python3 bench/bench_fft_plans.py [rounds]
 
