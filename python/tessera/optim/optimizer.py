@@ -150,7 +150,8 @@ class Optimizer:
         a fused update (one allocation-free call) passes False and goes through
         self._txn.defer. Called from _update_group only, inside _run_step's transaction."""
         txn = self._txn
-        originals = [self._originals.get(id(p), p) for p in params]
+        # (real parameters only, the common case: no lookups, no views per buffer)
+        originals = [self._originals.get(id(p), p) for p in params] if self._originals else params
         states = [self.state[p] for p in originals]
         if not all(states):
             for p, state in zip(originals, states):
@@ -159,7 +160,9 @@ class Optimizer:
                     _fill_state(state, p, names, init)
         # A complex parameter's buffers are complex, as torch keeps them; the update sees
         # their real views, as it sees the parameter's.
-        buffers = [[_real_view(s[name]) for s in states] for name in names]
+        buffers = [[s[name] for s in states] for name in names]
+        if self._originals:
+            buffers = [[_real_view(b) for b in column] for column in buffers]
         if guard:
             txn.guard(params, *buffers)
         steps = [s["step"] for s in states]
