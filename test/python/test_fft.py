@@ -49,6 +49,20 @@ def test_multi_dim_transforms_of_large_planes():
            torch.fft.irfftn(spectrum, s=(12, 30, 17)), 1e-12)
 
 
+@pytest.mark.parametrize("dtype", [torch.complex64, torch.complex128])
+def test_long_lines_split_along_any_dim(dtype):
+    # Fewer long lines than a vector holds run split across threads (columns, twiddles,
+    # rows); the same lines along dim 0 are strided, in a non-contiguous input too.
+    rtol = 1e-11 if dtype == torch.complex128 else 2e-5
+    for shape, dim in [((1 << 16,), -1), ((2 * 3 * 5 * 7 * 11 * 13, 3), 0), ((2, 1 << 15, 2), 1)]:
+        x, y = _pair(shape, dtype, len(shape))
+        _close(tessera.fft.fft(y, dim=dim), torch.fft.fft(x, dim=dim), rtol)
+        _close(tessera.fft.ifft(y, dim=dim, norm="forward"), torch.fft.ifft(x, dim=dim, norm="forward"), rtol)
+    x, y = _pair((3, 1 << 15), dtype, 9)
+    _close(tessera.fft.fft(y.t(), dim=0), torch.fft.fft(x.t(), dim=0), rtol)
+    _close(tessera.fft.fft2(y.t()), torch.fft.fft2(x.t()), rtol)
+
+
 def test_kernels_directly():
     x, y = _pair((4, 6), torch.complex128)
     for norm in (0, 1, 2):

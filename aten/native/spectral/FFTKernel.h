@@ -20,10 +20,9 @@ DECLARE_DISPATCH(fft_passes_fn, fft_passes_stub);
 // Many lines through one plan's passes, kBatchLanes<T> at a time in the lane layout (the
 // rest one by one): complex to complex (n points), real to half spectrum (a real line of
 // 2n to n + 1 complex values), and half spectrum to real (n + 1 to 2n, unnormalised,
-// the imaginary parts of the first and last value ignored). Line i is at in + i *
-// in_stride and out + i * out_stride, strides counted in the line's own elements (real or
-// complex); input and output do not overlap. `twiddles`: exp(-2 pi i k / 2n), k <= n (the
-// real kinds). `work`: 2 kBatchLanes (4n + 1) reals.
+// the imaginary parts of the first and last value ignored). `twiddles`: exp(-2 pi i k /
+// 2n), k <= n (the real kinds). `work`: 2 kBatchLanes (4n + 1) reals for many lines, 6 (n
+// + 1) for fewer than kBatchLanes.
 enum class LinesKind { c2c, r2c, c2r };
 struct LinesPlan {
   LinesKind kind;
@@ -34,8 +33,20 @@ struct LinesPlan {
   const void* table;
   const void* twiddles;
 };
-using fft_lines_fn = void (*)(bool is_double, const LinesPlan& plan, const void* in, int64_t in_stride, void* out,
-                              int64_t out_stride, int64_t lines, void* work);
+// Where the lines are: line i, point j at in + i * in_stride + j * in_point_stride (and so
+// for out), counted in the line's own elements (real or complex). The real kinds take
+// point strides of 1; c2c takes any, and may run in place (in == out, same strides), but
+// other overlaps are not allowed. c2c may also multiply each output by `post_twiddles`
+// at the output's own offset (conjugated for a backward transform): the middle step of a
+// long transform split in two (FFTPlan.cpp).
+struct LinesIO {
+  const void* in;
+  int64_t in_stride, in_point_stride;
+  void* out;
+  int64_t out_stride, out_point_stride;
+  const void* post_twiddles;
+};
+using fft_lines_fn = void (*)(bool is_double, const LinesPlan& plan, const LinesIO& io, int64_t lines, void* work);
 DECLARE_DISPATCH(fft_lines_fn, fft_lines_stub);
 
 }  // namespace at::inline tessera::native::fft

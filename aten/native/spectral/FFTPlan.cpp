@@ -1,5 +1,6 @@
 // FFT plans (FFTPlan.h): factorisation into passes, twiddle tables, Bluestein's
 // algorithm, the real-input transforms, and the plan cache.
+#include <aten/core/Parallel.h>
 #include <aten/native/spectral/FFTKernel.h>
 #include <aten/native/spectral/FFTPlan.h>
 #include <c10/util/Exception.h>
@@ -85,8 +86,24 @@ int64_t next_smooth_length(int64_t n) {
   return best;
 }
 
+// A long line's grid: columns (n1 points, n2 of them), rows (n2 points, n1 of them) and
+// the twiddles between, w_n^(j2 k1) at k1 n2 + j2 (the column transforms' output offsets).
 template <typename T>
-ComplexPlan<T>::ComplexPlan(int64_t n) : n_(n) {
+struct ComplexPlan<T>::Split {
+  ComplexPlan<T> columns, rows;
+  std::vector<C> twiddles;
+  Split(int64_t n1, int64_t n2) : columns(n1, false), rows(n2, false), twiddles(static_cast<size_t>(n1 * n2)) {
+    for (int64_t k1 = 0; k1 < n1; ++k1) {
+      for (int64_t j2 = 0; j2 < n2; ++j2) twiddles[k1 * n2 + j2] = unit_root<T>(j2 * k1, n1 * n2);
+    }
+  }
+};
+
+template <typename T>
+ComplexPlan<T>::~ComplexPlan() = default;
+
+template <typename T>
+ComplexPlan<T>::ComplexPlan(int64_t n, bool may_split) : n_(n) {
   TORCH_CHECK(n >= 1 && n <= kMaxLength, "FFT length must be in [1, 2^40], got ", n);
   if (!runs_on_passes(n)) {
     // Bluestein: n-point DFT as a circular convolution of length m >= 2n - 1.
@@ -122,6 +139,14 @@ ComplexPlan<T>::ComplexPlan(int64_t n) : n_(n) {
     span *= radix;
   }
   scratch_size_ = passes_.size() > 1 ? n : 0;
+  if (may_split && n >= kMinSplitLength) {
+    // n1: the radices' product up to about sqrt(n), so n1 <= n2.
+    int64_t n1 = 1;
+    for (const FFTPass& pass : passes_) {
+      if (n1 * pass.radix * n1 * pass.radix <= n) n1 *= pass.radix;
+    }
+    if (n1 > 1) split_ = std::make_unique<Split>(n1, n / n1);
+  }
 }
 
 template <typename T>
@@ -137,51 +162,90 @@ void ComplexPlan<T>::execute_lanes(const T* in, T* out, T* scratch, bool forward
                   table_.data(), in, out, scratch, forward);
 }
 
+// The kernel's work (FFTKernel.h), in complex values: lanes for kBatchLanes lines or more,
+// one line's buffers for fewer.
+namespace {
 template <typename T>
-int64_t ComplexPlan<T>::lines_work_size() const {
-  return inner_ ? scratch_size_ : kBatchLanes<T> * (4 * n_ + 1);
+int64_t kernel_work_size(int64_t n, int64_t lines) {
+  return lines >= kBatchLanes<T> ? kBatchLanes<T> * (4 * n + 1) : 3 * (n + 1);
+}
+}  // namespace
+
+template <typename T>
+int64_t ComplexPlan<T>::lines_work_size(int64_t lines) const {
+  return inner_ ? scratch_size_ : kernel_work_size<T>(n_, lines);
 }
 
 template <typename T>
-void ComplexPlan<T>::execute_lines(const C* in, int64_t in_stride, C* out, int64_t out_stride, int64_t lines,
-                                   C* work, bool forward) const {
+void ComplexPlan<T>::execute_lines(const C* in, int64_t in_stride, int64_t in_point_stride, C* out, int64_t out_stride,
+                                   int64_t out_point_stride, int64_t lines, C* work, bool forward,
+                                   const C* post_twiddles) const {
   if (inner_) {
-    for (int64_t i = 0; i < lines; ++i) execute(in + i * in_stride, out + i * out_stride, work, forward);
+    TORCH_CHECK(!post_twiddles, "ComplexPlan::execute_lines: no twiddles on a Bluestein plan");
+    for (int64_t i = 0; i < lines; ++i) {
+      run_bluestein(in + i * in_stride, in_point_stride, out + i * out_stride, out_point_stride, work, forward);
+    }
     return;
   }
+  const LinesIO io{in, in_stride, in_point_stride, out, out_stride, out_point_stride, post_twiddles};
   fft_lines_stub(std::is_same_v<T, double>, lines_of(*this, LinesKind::c2c, forward, static_cast<const C*>(nullptr)),
-                 in, in_stride, out, out_stride, lines, work);
+                 io, lines, work);
 }
 
 template <typename T>
-void ComplexPlan<T>::run_bluestein(const C* in, C* out, C* scratch, bool forward) const {
-  // A backward transform is the conjugate of the forward one of the conjugate input.
+void ComplexPlan<T>::execute_split(const C* in, int64_t in_point_stride, C* out, int64_t out_point_stride, C* tmp,
+                                   bool forward) const {
+  TORCH_CHECK(split_, "ComplexPlan::execute_split: the plan of length ", n_, " is not split");
+  const ComplexPlan<T>& columns = split_->columns;
+  const ComplexPlan<T>& rows = split_->rows;
+  const int64_t n1 = columns.size(), n2 = rows.size();
+  // Blocks of lines worth handing to a thread (about 2^15 points each).
+  const auto block = [](int64_t points) { return std::max<int64_t>(1, (int64_t{1} << 15) / points); };
+  // Column j2 (points x[j1 n2 + j2]) to tmp[k1 n2 + j2], times w_n^(j2 k1).
+  at::parallel_for(0, n2, block(n1), [&](int64_t b, int64_t e) {
+    LinesWork<T> work(columns.lines_work_size(e - b));
+    columns.execute_lines(in + b * in_point_stride, in_point_stride, n2 * in_point_stride, tmp + b, 1, n2, e - b,
+                          work.data(), forward, split_->twiddles.data() + b);
+  });
+  // Row k1 (tmp[k1 n2 + j2]) to X[k1 + n1 k2].
+  at::parallel_for(0, n1, block(n2), [&](int64_t b, int64_t e) {
+    LinesWork<T> work(rows.lines_work_size(e - b));
+    rows.execute_lines(tmp + b * n2, n2, 1, out + b * out_point_stride, out_point_stride, n1 * out_point_stride, e - b,
+                       work.data(), forward);
+  });
+}
+
+template <typename T>
+void ComplexPlan<T>::run_bluestein(const C* in, int64_t in_step, C* out, int64_t out_step, C* scratch,
+                                   bool forward) const {
+  // A backward transform is the conjugate of the forward one of the conjugate input. The
+  // input is read whole before the output is written (so in place is fine).
   const int64_t m = inner_->size();
   C* a = scratch;
   C* conv = scratch + m;
   C* inner_scratch = scratch + 2 * m;
-  for (int64_t k = 0; k < n_; ++k) a[k] = (forward ? in[k] : c10::conj(in[k])) * chirp_[k];
+  for (int64_t k = 0; k < n_; ++k) a[k] = (forward ? in[k * in_step] : c10::conj(in[k * in_step])) * chirp_[k];
   for (int64_t k = n_; k < m; ++k) a[k] = C(0, 0);
   inner_->execute(a, conv, inner_scratch, /*forward=*/true);
   for (int64_t k = 0; k < m; ++k) conv[k] *= kernel_[k];
   inner_->execute(conv, a, inner_scratch, /*forward=*/false);
   for (int64_t k = 0; k < n_; ++k) {
     const C v = a[k] * chirp_[k];
-    out[k] = forward ? v : c10::conj(v);
+    out[k * out_step] = forward ? v : c10::conj(v);
   }
 }
 
 template <typename T>
 void ComplexPlan<T>::execute(const C* in, C* out, C* scratch, bool forward) const {
   if (inner_) {
-    run_bluestein(in, out, scratch, forward);
+    run_bluestein(in, 1, out, 1, scratch, forward);
   } else {
     run_passes(in, out, scratch, forward);
   }
 }
 
 template <typename T>
-RealPlan<T>::RealPlan(int64_t n) : n_(n), complex_(real_plan_inner_length(n)) {
+RealPlan<T>::RealPlan(int64_t n) : n_(n), complex_(real_plan_inner_length(n), /*may_split=*/false) {
   if (on_passes()) {
     const int64_t h = n / 2;
     twiddles_.resize(h + 1);
@@ -201,8 +265,8 @@ void RealPlan<T>::forward(const T* in, C* out, C* scratch) const {
     // z_j = x_2j + i x_2j+1 and Z = FFT_h(z) = E + i O (the even and odd samples'
     // transforms), E_k = (Z_k + conj Z_{h-k}) / 2, O_k = (Z_k - conj Z_{h-k}) / 2i and
     // X_k = E_k + w^k O_k.
-    fft_lines_stub(std::is_same_v<T, double>, lines_of(complex_, LinesKind::r2c, true, twiddles_.data()), in, 0, out,
-                   0, 1, scratch);
+    fft_lines_stub(std::is_same_v<T, double>, lines_of(complex_, LinesKind::r2c, true, twiddles_.data()),
+                   LinesIO{in, 0, 1, out, 0, 1, nullptr}, 1, scratch);
     return;
   }
   C* line = scratch;
@@ -217,8 +281,8 @@ void RealPlan<T>::inverse(const C* in, T* out, C* scratch) const {
   if (on_passes()) {
     // Z_k = 2 E_k + 2i O_k with 2 E_k = X_k + conj X_{h-k}, 2 O_k = (X_k - conj X_{h-k}) w^-k;
     // the backward h-point transform of Z is n (x_2j + i x_2j+1).
-    fft_lines_stub(std::is_same_v<T, double>, lines_of(complex_, LinesKind::c2r, false, twiddles_.data()), in, 0, out,
-                   0, 1, scratch);
+    fft_lines_stub(std::is_same_v<T, double>, lines_of(complex_, LinesKind::c2r, false, twiddles_.data()),
+                   LinesIO{in, 0, 1, out, 0, 1, nullptr}, 1, scratch);
     return;
   }
   // The Hermitian extension, without the imaginary parts of X_0 and (even n) X_{n/2}.
@@ -235,16 +299,16 @@ void RealPlan<T>::inverse(const C* in, T* out, C* scratch) const {
 }
 
 template <typename T>
-int64_t RealPlan<T>::lines_work_size() const {
-  return on_passes() ? std::max(kBatchLanes<T> * (4 * (n_ / 2) + 1), scratch_size_) : scratch_size_;
+int64_t RealPlan<T>::lines_work_size(int64_t lines) const {
+  return on_passes() ? std::max(kernel_work_size<T>(n_ / 2, lines), scratch_size_) : scratch_size_;
 }
 
 template <typename T>
 void RealPlan<T>::forward_lines(const T* in, int64_t in_stride, C* out, int64_t out_stride, int64_t lines,
                                 C* work) const {
   if (on_passes()) {
-    fft_lines_stub(std::is_same_v<T, double>, lines_of(complex_, LinesKind::r2c, true, twiddles_.data()), in,
-                   in_stride, out, out_stride, lines, work);
+    fft_lines_stub(std::is_same_v<T, double>, lines_of(complex_, LinesKind::r2c, true, twiddles_.data()),
+                   LinesIO{in, in_stride, 1, out, out_stride, 1, nullptr}, lines, work);
     return;
   }
   for (int64_t i = 0; i < lines; ++i) forward(in + i * in_stride, out + i * out_stride, work);
@@ -254,8 +318,8 @@ template <typename T>
 void RealPlan<T>::inverse_lines(const C* in, int64_t in_stride, T* out, int64_t out_stride, int64_t lines,
                                 C* work) const {
   if (on_passes()) {
-    fft_lines_stub(std::is_same_v<T, double>, lines_of(complex_, LinesKind::c2r, false, twiddles_.data()), in,
-                   in_stride, out, out_stride, lines, work);
+    fft_lines_stub(std::is_same_v<T, double>, lines_of(complex_, LinesKind::c2r, false, twiddles_.data()),
+                   LinesIO{in, in_stride, 1, out, out_stride, 1, nullptr}, lines, work);
     return;
   }
   for (int64_t i = 0; i < lines; ++i) inverse(in + i * in_stride, out + i * out_stride, work);

@@ -8,7 +8,9 @@
 // radix 4, 2, 3, 5 and any small odd prime (spectral/cpu/FFTKernel.cpp, per ISA); lengths
 // with a prime factor above kMaxDirectRadix go through Bluestein's chirp-z convolution on
 // a 2^a 3^b 5^c length. Real transforms of even length run a complex one of half length
-// (when that one runs on passes).
+// (when that one runs on passes). A long complex line splits into an n1 x n2 grid (the
+// "four-step" order): many short transforms that vectorise across lines, stay in cache
+// and run across threads.
 #pragma once
 
 #include <c10/macros/Export.h>
@@ -22,6 +24,9 @@ namespace at::inline tessera::native::fft {
 
 // The longest line a plan takes (Bluestein's 2n - 1 and the smooth search stay in range).
 constexpr int64_t kMaxLength = int64_t{1} << 40;
+
+// Lines from this length on (when on passes) may run as a split transform (execute_split).
+constexpr int64_t kMinSplitLength = int64_t{1} << 14;
 
 // Prime factors up to this run as direct DFT passes (cost ~p per point); larger ones make
 // the whole length a Bluestein transform (cost ~ a few transforms of length >= 2n - 1).
@@ -47,11 +52,24 @@ struct FFTPass {
 // op may pad to).
 TORCH_API int64_t next_smooth_length(int64_t n);
 
+// Uninitialised work memory for the plans' many-line calls, in complex values.
+template <typename T>
+class LinesWork {
+ public:
+  explicit LinesWork(int64_t count) : reals_(new T[static_cast<size_t>(2 * count)]) {}
+  c10::complex<T>* data() { return reinterpret_cast<c10::complex<T>*>(reals_.get()); }
+
+ private:
+  std::unique_ptr<T[]> reals_;
+};
+
 template <typename T>
 class TORCH_API ComplexPlan {
  public:
   using C = c10::complex<T>;
-  explicit ComplexPlan(int64_t n);
+  // `may_split`: whether a long plan prepares execute_split (its own sub-plans do not).
+  explicit ComplexPlan(int64_t n, bool may_split = true);
+  ~ComplexPlan();
   int64_t size() const { return n_; }
   bool is_bluestein() const { return inner_ != nullptr; }
   // Complex elements of scratch that execute() needs beside its input and output.
@@ -62,11 +80,25 @@ class TORCH_API ComplexPlan {
   // kBatchLanes<T> lines at once in the batch layout (n points of 2 W reals each);
   // scratch: 2 W n reals. Not for Bluestein plans.
   void execute_lanes(const T* in, T* out, T* scratch, bool forward) const;
-  // execute() of `lines` lines (in + i * in_stride, out + i * out_stride, complex strides),
-  // kBatchLanes<T> at a time; in and out do not overlap. `work`: lines_work_size().
+  // execute() of `lines` lines (line i, point j at in + i * in_stride + j * in_point_stride,
+  // and so for out; complex strides), kBatchLanes<T> at a time. In place (in == out, same
+  // strides) is allowed, other overlaps are not. `post_twiddles`: see FFTKernel.h's LinesIO.
+  // `work`: lines_work_size(lines).
+  void execute_lines(const C* in, int64_t in_stride, int64_t in_point_stride, C* out, int64_t out_stride,
+                     int64_t out_point_stride, int64_t lines, C* work, bool forward,
+                     const C* post_twiddles = nullptr) const;
   void execute_lines(const C* in, int64_t in_stride, C* out, int64_t out_stride, int64_t lines, C* work,
+                     bool forward) const {
+    execute_lines(in, in_stride, 1, out, out_stride, 1, lines, work, forward);
+  }
+  int64_t lines_work_size(int64_t lines = kMaxLength) const;
+  // Whether execute_split runs: a long line on passes, made with may_split.
+  bool splits() const { return split_ != nullptr; }
+  // One line (points in_point_stride / out_point_stride apart) as n2 transforms of n1
+  // points, a twiddle, and n1 transforms of n2 points, across threads. `tmp`: n complex
+  // values, not overlapping in or out (which may be the same line).
+  void execute_split(const C* in, int64_t in_point_stride, C* out, int64_t out_point_stride, C* tmp,
                      bool forward) const;
-  int64_t lines_work_size() const;
   // The passes (empty for Bluestein), for callers that run them on real arrays read as
   // complex pairs (RealPlan).
   const std::vector<FFTPass>& passes() const { return passes_; }
@@ -74,8 +106,9 @@ class TORCH_API ComplexPlan {
   const std::vector<C>& table() const { return table_; }
 
  private:
+  struct Split;
   void run_passes(const C* in, C* out, C* scratch, bool forward) const;
-  void run_bluestein(const C* in, C* out, C* scratch, bool forward) const;
+  void run_bluestein(const C* in, int64_t in_step, C* out, int64_t out_step, C* scratch, bool forward) const;
 
   int64_t n_;
   int64_t scratch_size_ = 0;
@@ -86,6 +119,7 @@ class TORCH_API ComplexPlan {
   std::unique_ptr<ComplexPlan<T>> inner_;
   std::vector<C> chirp_;
   std::vector<C> kernel_;
+  std::unique_ptr<Split> split_;
 };
 
 // Real input of length n <-> its n/2 + 1 non-redundant complex outputs.
@@ -104,10 +138,10 @@ class TORCH_API RealPlan {
   void inverse(const C* in, T* out, C* scratch) const;
   // forward() / inverse() of `lines` lines (in + i * in_stride, out + i * out_stride, each
   // stride in its line's elements); even lengths run kBatchLanes<T> lines together.
-  // `work`: lines_work_size() complex values.
+  // `work`: lines_work_size(lines) complex values.
   void forward_lines(const T* in, int64_t in_stride, C* out, int64_t out_stride, int64_t lines, C* work) const;
   void inverse_lines(const C* in, int64_t in_stride, T* out, int64_t out_stride, int64_t lines, C* work) const;
-  int64_t lines_work_size() const;
+  int64_t lines_work_size(int64_t lines = kMaxLength) const;
 
  private:
   // Even lengths whose half runs on passes: the kernel's lines (one or many) do the whole

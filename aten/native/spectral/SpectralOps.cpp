@@ -1,9 +1,9 @@
 // The three Fourier-transform kernels under torch.fft, as torch names them: _fft_c2c
 // (complex to complex), _fft_r2c (real to its half or full spectrum) and _fft_c2r (a half
 // spectrum to real). Each runs one-dimensional transforms over FFTPlan.h's plans along
-// every dim in `dim`: the last through the real plans where the input or output is real,
-// the others complex, each over contiguous lines (a dim other than the last is moved
-// there with one copy). Lines run across threads in blocks. Meta kernels give the shapes.
+// every dim in `dim`: the last through the real plans where the input or output is real
+// (a dim other than the last is moved there with one copy), the others complex along
+// strided lines in place. Lines run across threads in blocks. Meta kernels give the shapes.
 #include <aten/core/Parallel.h>
 #include <aten/native/NativeFunctions.h>
 #include <aten/native/shape/TensorShape.h>
@@ -53,33 +53,55 @@ void check_dtype(const Tensor& self, bool complex_input, const char* op) {
   }
 }
 
-// One complex transform along the last dim of `x` (complex, any strides): a new tensor.
+// The complex transform along dim d of `src` (contiguous) into `dst` (contiguous, the
+// same sizes; may be src itself). Lines along d are `inner` apart in memory, and runs of
+// neighbouring lines are 1 apart (or n apart along the last dim), so no copies. A few long
+// lines run split (FFTPlan.h), each across threads.
 template <typename T>
-Tensor c2c_last(const Tensor& x, bool forward) {
+void c2c_dim(const Tensor& src, const Tensor& dst, int64_t d, bool forward) {
   using C = c10::complex<T>;
-  const Tensor in = x.contiguous();
-  Tensor out = at::empty(in.sizes(), in.options());
-  const int64_t n = in.size(-1);
-  const int64_t lines = n == 0 ? 0 : in.numel() / n;
-  if (lines == 0) return out;
+  const int64_t n = src.size(d);
+  const int64_t lines = n == 0 ? 0 : src.numel() / n;
+  if (lines == 0) return;
+  int64_t inner = 1;
+  for (int64_t k = d + 1; k < src.dim(); ++k) inner *= src.size(k);
   auto plan = fft::cached_complex_plan<T>(n);
-  const C* src = in.data_ptr<C>();
-  C* dst = out.data_ptr<C>();
+  const C* in = src.data_ptr<C>();
+  C* out = dst.data_ptr<C>();
+  const auto offset = [&](int64_t line) { return line / inner * n * inner + line % inner; };
+  if (lines < fft::kBatchLanes<T> && plan->splits()) {
+    fft::LinesWork<T> tmp(n);
+    for (int64_t line = 0; line < lines; ++line) {
+      plan->execute_split(in + offset(line), inner, out + offset(line), inner, tmp.data(), forward);
+    }
+    return;
+  }
+  const int64_t line_stride = inner == 1 ? n : 1;
   at::parallel_for(0, lines, lines_per_block(n), [&](int64_t b, int64_t e) {
-    std::vector<C> work(static_cast<size_t>(plan->lines_work_size()));
-    plan->execute_lines(src + b * n, n, dst + b * n, n, e - b, work.data(), forward);
+    fft::LinesWork<T> work(plan->lines_work_size(e - b));
+    for (int64_t line = b; line < e;) {
+      const int64_t run = inner == 1 ? e - line : std::min(e - line, inner - line % inner);
+      plan->execute_lines(in + offset(line), line_stride, inner, out + offset(line), line_stride, inner, run,
+                          work.data(), forward);
+      line += run;
+    }
   });
-  return out;
 }
 
-Tensor c2c_dims(Tensor x, const std::vector<int64_t>& dims, bool forward) {
+Tensor c2c_dims(const Tensor& x, const std::vector<int64_t>& dims, bool forward) {
+  const Tensor src = x.contiguous();
+  if (dims.empty()) return src.clone();
+  Tensor out = at::empty(src.sizes(), src.options());
   const bool is_double = x.scalar_type() == c10::kComplexDouble;
   for (auto it = dims.rbegin(); it != dims.rend(); ++it) {
-    Tensor moved = x.movedim(*it, -1);
-    Tensor y = is_double ? c2c_last<double>(moved, forward) : c2c_last<float>(moved, forward);
-    x = y.movedim(-1, *it);
+    const Tensor& from = it == dims.rbegin() ? src : out;
+    if (is_double) {
+      c2c_dim<double>(from, out, *it, forward);
+    } else {
+      c2c_dim<float>(from, out, *it, forward);
+    }
   }
-  return x;
+  return out;
 }
 
 template <typename T>
@@ -97,7 +119,7 @@ Tensor r2c_last(const Tensor& x) {
   C* dst = out.data_ptr<C>();
   const int64_t h = n / 2 + 1;
   at::parallel_for(0, lines, lines_per_block(n), [&](int64_t b, int64_t e) {
-    std::vector<C> work(static_cast<size_t>(plan->lines_work_size()));
+    fft::LinesWork<T> work(plan->lines_work_size(e - b));
     plan->forward_lines(src + b * n, n, dst + b * h, h, e - b, work.data());
   });
   return out;
@@ -118,7 +140,7 @@ Tensor c2r_last(const Tensor& x, int64_t n) {
   const C* src = in.data_ptr<C>();
   T* dst = out.data_ptr<T>();
   at::parallel_for(0, lines, lines_per_block(n), [&](int64_t b, int64_t e) {
-    std::vector<C> work(static_cast<size_t>(plan->lines_work_size()));
+    fft::LinesWork<T> work(plan->lines_work_size(e - b));
     plan->inverse_lines(src + b * stride, stride, dst + b * n, n, e - b, work.data());
   });
   return out;
@@ -156,7 +178,7 @@ Tensor _fft_c2c_cpu(const Tensor& self, IntArrayRef dim, int64_t normalization, 
   check_dtype(self, true, "_fft_c2c");
   check_normalization(normalization);
   const std::vector<int64_t> dims = wrapped_dims(dim, self.dim(), "_fft_c2c");
-  Tensor out = dims.empty() ? self.clone() : c2c_dims(self, dims, forward);
+  Tensor out = c2c_dims(self, dims, forward);
   normalize_(out, normalization, signal_points(self, dims));
   return out;
 }

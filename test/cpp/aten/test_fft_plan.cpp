@@ -214,6 +214,85 @@ TEST(FFTPlan, ManyComplexLinesAtOnceMatchOneAtATime) {
   }
 }
 
+// Lines laid out as a matrix's columns (neighbouring lines 1 apart, points `lines`
+// apart), transformed in place and with post-twiddles, against execute() of each column.
+template <typename T>
+void check_strided_lines(int64_t n, int64_t lines, bool forward) {
+  using C = c10::complex<T>;
+  std::vector<C> grid(n * lines), tw(n * lines), one_in(n), one(n);
+  std::mt19937 gen(static_cast<unsigned>(n * 3 + lines));
+  std::uniform_real_distribution<T> dist(-1, 1);
+  for (auto& v : grid) v = C(dist(gen), dist(gen));
+  for (auto& v : tw) v = C(dist(gen), dist(gen));
+  const std::vector<C> original = grid;
+  const fft::ComplexPlan<T> plan(n);
+  std::vector<C> work(plan.lines_work_size(lines)), scratch(plan.scratch_size());
+  const bool twiddled = !plan.is_bluestein();
+  plan.execute_lines(grid.data(), 1, lines, grid.data(), 1, lines, lines, work.data(), forward,
+                     twiddled ? tw.data() : nullptr);
+  for (int64_t i = 0; i < lines; ++i) {
+    for (int64_t j = 0; j < n; ++j) one_in[j] = original[j * lines + i];
+    plan.execute(one_in.data(), one.data(), scratch.data(), forward);
+    double scale = 1e-30, worst = 0;
+    for (int64_t k = 0; k < n; ++k) {
+      C expect = one[k];
+      if (twiddled) expect *= forward ? tw[k * lines + i] : c10::conj(tw[k * lines + i]);
+      scale = std::max(scale, static_cast<double>(c10::abs(expect)));
+      worst = std::max(worst, static_cast<double>(c10::abs(grid[k * lines + i] - expect)));
+    }
+    EXPECT_LE(worst / scale, 4 * tolerance<T>(n)) << "n=" << n << " lines " << lines << " line " << i;
+  }
+}
+
+TEST(FFTPlan, StridedInPlaceTwiddledLinesMatchOneAtATime) {
+  for (int64_t n : {1, 4, 12, 49, 97, 360}) {
+    for (int64_t lines : {int64_t{1}, int64_t{3}, int64_t{8}, int64_t{11}, int64_t{20}}) {
+      for (bool forward : {true, false}) {
+        check_strided_lines<float>(n, lines, forward);
+        check_strided_lines<double>(n, lines, forward);
+      }
+    }
+  }
+}
+
+// A long line run split (columns, twiddles, rows across threads) against the same plan
+// unsplit (itself checked against the direct DFT above); strided in and out, in place.
+template <typename T>
+void check_split(int64_t n, int64_t step, bool forward) {
+  using C = c10::complex<T>;
+  const fft::ComplexPlan<T> plan(n), whole(n, /*may_split=*/false);
+  ASSERT_TRUE(plan.splits()) << n;
+  const auto x = random_line<T>(n, static_cast<unsigned>(n), false);
+  std::vector<C> line(n), expect(n), scratch(whole.scratch_size());
+  for (int64_t j = 0; j < n; ++j) line[j] = C(static_cast<T>(x[j].real()), static_cast<T>(x[j].imag()));
+  whole.execute(line.data(), expect.data(), scratch.data(), forward);
+  std::vector<C> in(n * step), out(n * step, C(-7, -7)), tmp(n);
+  for (int64_t j = 0; j < n; ++j) in[j * step] = line[j];
+  plan.execute_split(in.data(), step, out.data(), step, tmp.data(), forward);
+  plan.execute_split(in.data(), step, in.data(), step, tmp.data(), forward);
+  double scale = 1e-30, worst = 0;
+  for (int64_t k = 0; k < n; ++k) {
+    scale = std::max(scale, static_cast<double>(c10::abs(expect[k])));
+    worst = std::max(worst, static_cast<double>(c10::abs(out[k * step] - expect[k])));
+    EXPECT_EQ(in[k * step], out[k * step]) << "in place differs at " << k;
+    if (step > 1) {
+      EXPECT_EQ(out[k * step + 1], C(-7, -7));
+    }
+  }
+  EXPECT_LE(worst / scale, tolerance<T>(n)) << "n=" << n << " step " << step;
+}
+
+TEST(FFTPlan, SplitLongLinesMatchTheWholeTransform) {
+  EXPECT_FALSE(fft::ComplexPlan<float>(fft::kMinSplitLength - 1).splits());
+  EXPECT_FALSE(fft::ComplexPlan<float>(fft::kMinSplitLength, /*may_split=*/false).splits());
+  for (int64_t n : {fft::kMinSplitLength, int64_t{2 * 3 * 5 * 7 * 11 * 13}, int64_t{1} << 15, int64_t{2 * 29 * 31 * 11}}) {
+    for (bool forward : {true, false}) {
+      check_split<double>(n, 1, forward);
+      check_split<float>(n, 2, forward);
+    }
+  }
+}
+
 TEST(FFTPlan, ManyRealLinesAtOnceMatchOneAtATime) {
   for (int64_t n : {2, 4, 6, 10, 16, 30, 62, 64, 74, 194, 1000, 1024, 1001}) {
     for (int64_t lines : {int64_t{0}, int64_t{1}, int64_t{7}, int64_t{8}, int64_t{13}, int64_t{19}}) {

@@ -7,6 +7,7 @@
 // no bit reversal. Loads and stores are contiguous in k, the innermost loop.
 #include <aten/cpu/vec/vec.h>
 #include <aten/native/spectral/FFTKernel.h>
+#include <c10/util/Exception.h>
 
 #include <cmath>
 #include <cstring>
@@ -293,25 +294,53 @@ void irfft_pre(const T* x, int64_t h, const T* twiddles, T* packed) {
   }
 }
 
-// Copies W lines of `points` complex values (line l at src + 2 l stride reals) into the
-// lane layout, and back.
+// Copies W lines of `points` complex values (line l, point j at src + 2 (l line_stride +
+// j point_stride) reals) into the lane layout. The loop order follows the smaller stride.
 template <int64_t W, typename T>
-void to_lanes(const T* src, int64_t stride, int64_t points, T* lanes) {
-  for (int64_t l = 0; l < W; ++l) {
-    const T* line = src + 2 * l * stride;
-    for (int64_t j = 0; j < points; ++j) {
-      lanes[2 * W * j + l] = line[2 * j];
-      lanes[2 * W * j + W + l] = line[2 * j + 1];
+void to_lanes(const T* src, int64_t line_stride, int64_t point_stride, int64_t points, T* lanes) {
+  if (point_stride == 1) {
+    for (int64_t l = 0; l < W; ++l) {
+      const T* line = src + 2 * l * line_stride;
+      for (int64_t j = 0; j < points; ++j) {
+        lanes[2 * W * j + l] = line[2 * j];
+        lanes[2 * W * j + W + l] = line[2 * j + 1];
+      }
+    }
+    return;
+  }
+  for (int64_t j = 0; j < points; ++j) {
+    const T* point = src + 2 * j * point_stride;
+    for (int64_t l = 0; l < W; ++l) {
+      lanes[2 * W * j + l] = point[2 * l * line_stride];
+      lanes[2 * W * j + W + l] = point[2 * l * line_stride + 1];
     }
   }
 }
+
+// The reverse of to_lanes; with `tw`, each value is first multiplied by the complex at its
+// destination's offset in tw (conjugated for a backward transform).
 template <int64_t W, typename T>
-void from_lanes(const T* lanes, int64_t points, T* dst, int64_t stride) {
-  for (int64_t l = 0; l < W; ++l) {
-    T* line = dst + 2 * l * stride;
+void from_lanes(const T* lanes, int64_t points, T* dst, int64_t line_stride, int64_t point_stride, const T* tw,
+                bool forward) {
+  const auto put = [&](int64_t l, int64_t j) {
+    const int64_t at = 2 * (l * line_stride + j * point_stride);
+    T re = lanes[2 * W * j + l], im = lanes[2 * W * j + W + l];
+    if (tw) {
+      const T wr = tw[at], wi = forward ? tw[at + 1] : -tw[at + 1];
+      const T r = re * wr - im * wi;
+      im = re * wi + im * wr;
+      re = r;
+    }
+    dst[at] = re;
+    dst[at + 1] = im;
+  };
+  if (point_stride == 1) {
+    for (int64_t l = 0; l < W; ++l) {
+      for (int64_t j = 0; j < points; ++j) put(l, j);
+    }
+  } else {
     for (int64_t j = 0; j < points; ++j) {
-      line[2 * j] = lanes[2 * W * j + l];
-      line[2 * j + 1] = lanes[2 * W * j + W + l];
+      for (int64_t l = 0; l < W; ++l) put(l, j);
     }
   }
 }
@@ -319,73 +348,89 @@ void from_lanes(const T* lanes, int64_t points, T* dst, int64_t stride) {
 // Strides count the line's own elements: complex for complex lines, real for real ones
 // (a real line of 2h reals is read and written as h pairs).
 template <typename T>
-void fft_lines_typed(const LinesPlan& p, const T* in, int64_t in_stride, T* out, int64_t out_stride, int64_t lines,
-                     T* work) {
+void fft_lines_typed(const LinesPlan& p, const LinesIO& io, int64_t lines, T* work) {
   using L = VectorLane<T>;
   using S = ScalarLane<T>;
   constexpr int64_t W = L::W;
   const int64_t n = p.n;
   const auto* table = static_cast<const T*>(p.table);
   const auto* twiddles = static_cast<const T*>(p.twiddles);
+  const auto* in = static_cast<const T*>(io.in);
+  auto* out = static_cast<T*>(io.out);
+  const auto* post = static_cast<const T*>(io.post_twiddles);
+  const int64_t in_stride = io.in_stride, out_stride = io.out_stride;
   const bool real_in = p.kind == LinesKind::r2c, real_out = p.kind == LinesKind::c2r;
-  T* a = work;                      // lanes: the gathered input
-  T* b = work + 2 * W * (n + 1);    // lanes: the passes' result
-  T* c = work + 2 * W * (2 * n + 1);  // lanes: their ping-pong buffer; then the packed spectrum
-  T* d = work + 2 * W * (3 * n + 1);
+  TORCH_INTERNAL_ASSERT(p.kind == LinesKind::c2c || (io.in_point_stride == 1 && io.out_point_stride == 1 && !post),
+                        "fft lines: point strides and twiddles are for complex lines only");
   int64_t first = 0;
-  for (; first + W <= lines; first += W) {
-    const T* src = in + (real_in ? 1 : 2) * first * in_stride;
-    T* dst = out + (real_out ? 1 : 2) * first * out_stride;
-    switch (p.kind) {
-      case LinesKind::c2c:
-        to_lanes<W>(src, in_stride, n, a);
-        run_passes<L>(n, p.passes, p.count, table, a, b, c, p.forward);
-        from_lanes<W>(b, n, dst, out_stride);
-        break;
-      case LinesKind::r2c:
-        // real lines, read as n pairs each
-        for (int64_t l = 0; l < W; ++l) {
-          const T* line = src + l * in_stride;
-          for (int64_t j = 0; j < n; ++j) {
-            a[2 * W * j + l] = line[2 * j];
-            a[2 * W * j + W + l] = line[2 * j + 1];
-          }
-        }
-        run_passes<L>(n, p.passes, p.count, table, a, b, c, true);
-        rfft_post<L>(b, n, twiddles, [&](int64_t k, Cx<typename L::V> x) {
-          alignas(32) T re[W], im[W];
-          x.re.store(re);
-          x.im.store(im);
+  if (lines >= W) {
+    T* a = work;                        // lanes: the gathered input
+    T* b = work + 2 * W * (n + 1);      // lanes: the passes' result
+    T* c = work + 2 * W * (2 * n + 1);  // lanes: their ping-pong buffer; then the packed spectrum
+    T* d = work + 2 * W * (3 * n + 1);
+    for (; first + W <= lines; first += W) {
+      const T* src = in + (real_in ? 1 : 2) * first * in_stride;
+      T* dst = out + (real_out ? 1 : 2) * first * out_stride;
+      switch (p.kind) {
+        case LinesKind::c2c:
+          to_lanes<W>(src, in_stride, io.in_point_stride, n, a);
+          run_passes<L>(n, p.passes, p.count, table, a, b, c, p.forward);
+          from_lanes<W>(b, n, dst, out_stride, io.out_point_stride, post ? post + 2 * first * out_stride : nullptr,
+                        p.forward);
+          break;
+        case LinesKind::r2c:
+          // real lines, read as n pairs each
           for (int64_t l = 0; l < W; ++l) {
-            dst[2 * (l * out_stride + k)] = re[l];
-            dst[2 * (l * out_stride + k) + 1] = im[l];
+            const T* line = src + l * in_stride;
+            for (int64_t j = 0; j < n; ++j) {
+              a[2 * W * j + l] = line[2 * j];
+              a[2 * W * j + W + l] = line[2 * j + 1];
+            }
           }
-        });
-        break;
-      case LinesKind::c2r:
-        to_lanes<W>(src, in_stride, n + 1, a);
-        irfft_pre<L>(a, n, twiddles, d);
-        run_passes<L>(n, p.passes, p.count, table, d, b, c, false);
-        for (int64_t l = 0; l < W; ++l) {
-          T* line = dst + l * out_stride;
-          for (int64_t j = 0; j < n; ++j) {
-            line[2 * j] = b[2 * W * j + l];
-            line[2 * j + 1] = b[2 * W * j + W + l];
+          run_passes<L>(n, p.passes, p.count, table, a, b, c, true);
+          rfft_post<L>(b, n, twiddles, [&](int64_t k, Cx<typename L::V> x) {
+            alignas(32) T re[W], im[W];
+            x.re.store(re);
+            x.im.store(im);
+            for (int64_t l = 0; l < W; ++l) {
+              dst[2 * (l * out_stride + k)] = re[l];
+              dst[2 * (l * out_stride + k) + 1] = im[l];
+            }
+          });
+          break;
+        case LinesKind::c2r:
+          to_lanes<W>(src, in_stride, 1, n + 1, a);
+          irfft_pre<L>(a, n, twiddles, d);
+          run_passes<L>(n, p.passes, p.count, table, d, b, c, false);
+          for (int64_t l = 0; l < W; ++l) {
+            T* line = dst + l * out_stride;
+            for (int64_t j = 0; j < n; ++j) {
+              line[2 * j] = b[2 * W * j + l];
+              line[2 * j + 1] = b[2 * W * j + W + l];
+            }
           }
-        }
-        break;
+          break;
+      }
     }
   }
   // The lines left over, one at a time (a lone line is already in the one-lane layout).
+  T* result = work;
+  T* scratch = work + 2 * (n + 1);
+  T* packed = work + 4 * (n + 1);
   for (; first < lines; ++first) {
     const T* src = in + (real_in ? 1 : 2) * first * in_stride;
     T* dst = out + (real_out ? 1 : 2) * first * out_stride;
-    T* result = work;
-    T* scratch = work + 2 * (n + 1);
-    T* packed = work + 4 * (n + 1);
     switch (p.kind) {
       case LinesKind::c2c:
-        run_passes<S>(n, p.passes, p.count, table, src, dst, scratch, p.forward);
+        if (io.in_point_stride == 1 && io.out_point_stride == 1 && !post && src != dst) {
+          run_passes<S>(n, p.passes, p.count, table, src, dst, scratch, p.forward);
+        } else {
+          // strided, in place or twiddled: through the work buffer as one lane
+          to_lanes<1>(src, 0, io.in_point_stride, n, packed);
+          run_passes<S>(n, p.passes, p.count, table, packed, result, scratch, p.forward);
+          from_lanes<1>(result, n, dst, 0, io.out_point_stride, post ? post + 2 * first * out_stride : nullptr,
+                        p.forward);
+        }
         break;
       case LinesKind::r2c:
         run_passes<S>(n, p.passes, p.count, table, src, result, scratch, true);
@@ -402,14 +447,11 @@ void fft_lines_typed(const LinesPlan& p, const T* in, int64_t in_stride, T* out,
   }
 }
 
-void fft_lines_kernel(bool is_double, const LinesPlan& plan, const void* in, int64_t in_stride, void* out,
-                      int64_t out_stride, int64_t lines, void* work) {
+void fft_lines_kernel(bool is_double, const LinesPlan& plan, const LinesIO& io, int64_t lines, void* work) {
   if (is_double) {
-    fft_lines_typed(plan, static_cast<const double*>(in), in_stride, static_cast<double*>(out), out_stride, lines,
-                    static_cast<double*>(work));
+    fft_lines_typed(plan, io, lines, static_cast<double*>(work));
   } else {
-    fft_lines_typed(plan, static_cast<const float*>(in), in_stride, static_cast<float*>(out), out_stride, lines,
-                    static_cast<float*>(work));
+    fft_lines_typed(plan, io, lines, static_cast<float*>(work));
   }
 }
 
