@@ -187,5 +187,14 @@ Tensor svd_backward(const Tensor& grad_U, const Tensor& grad_S, const Tensor& gr
                     const Tensor& Vh, bool full_matrices);
 Tensor linalg_qr_backward(const Tensor& grad_Q, const Tensor& grad_R, const Tensor& Q, const Tensor& R,
                           std::string_view mode);
+Tensor linalg_matrix_exp_differential(const Tensor& self, const Tensor& grad, bool adjoint);
+Tensor pinv_backward(const Tensor& grad, const Tensor& pinvA, const Tensor& A);
+std::tuple<Tensor, Tensor> linalg_lstsq_backward(const Tensor& grad, const Tensor& A, const Tensor& B,
+                                                 std::array<bool, 2> grad_input_mask);
+// Householder reflectors (FunctionsManualHouseholder.cpp).
+std::tuple<Tensor, Tensor> householder_product_backward(const Tensor& grad, const Tensor& input, const Tensor& tau);
+std::tuple<Tensor, Tensor, Tensor> ormqr_backward(const Tensor& grad, const Tensor& input, const Tensor& tau,
+                                                  const Tensor& other, bool left, bool transpose,
+                                                  std::array<bool, 3> grad_input_mask);
 
 }  // namespace torch::autograd::generated::details

@@ -222,4 +222,43 @@ Tensor linalg_qr_backward(const Tensor& grad_Q, const Tensor& grad_R, const Tens
   return at::cat({gX, at::matmul(Q, gR2)}, -1);
 }
 
+// exp(A)'s Frechet derivative in direction E is the upper right block of
+// exp([[A, E], [0, A]]); the adjoint one (the backward) is the same with A^H.
+Tensor linalg_matrix_exp_differential(const Tensor& self, const Tensor& grad, bool adjoint) {
+  const int64_t n = self.size(-1);
+  const Tensor A = adjoint ? conjugate(mT(self)) : self;
+  const Tensor top = at::cat({A, grad}, -1);
+  const Tensor bottom = at::cat({at::zeros_like(A), A}, -1);
+  return at::linalg_matrix_exp(at::cat({top, bottom}, -2)).narrow(-2, 0, n).narrow(-1, n, n);
+}
+
+// The pseudo-inverse P of A (m x n) moves by dP = -P dA P + P P^H dA^H (I - A P) +
+// (I - P A) dA^H P^H P; its adjoint, for a grad G of P:
+// gA = -P^H G P^H + (I - A P) G^H P P^H + P^H P G^H (I - P A).
+Tensor pinv_backward(const Tensor& grad, const Tensor& pinvA, const Tensor& A) {
+  const Tensor Ph = conjugate(mT(pinvA)), Gh = conjugate(mT(grad));
+  const Tensor left = at::matmul(Gh, at::matmul(pinvA, Ph));
+  const Tensor right = at::matmul(at::matmul(Ph, pinvA), Gh);
+  return -at::matmul(Ph, at::matmul(grad, Ph)) + left - at::matmul(A, at::matmul(pinvA, left)) + right -
+         at::matmul(at::matmul(right, pinvA), A);
+}
+
+// lstsq's solution is pinv(A) B (the minimum-norm least-squares solution), so its grads
+// are pinv's and the matmul's. B may be a batch of vectors.
+std::tuple<Tensor, Tensor> linalg_lstsq_backward(const Tensor& grad, const Tensor& A, const Tensor& B,
+                                                 std::array<bool, 2> grad_input_mask) {
+  if (!grad.defined()) return {Tensor(), Tensor()};
+  const bool vector_case = B.dim() == A.dim() - 1;
+  const Tensor Bm = vector_case ? B.unsqueeze(-1) : B;
+  const Tensor gX = vector_case ? grad.unsqueeze(-1) : grad;
+  const Tensor pinvA = at::linalg_pinv(A, std::optional<double>(), std::optional<double>());
+  Tensor gA, gB;
+  if (grad_input_mask[0]) gA = pinv_backward(at::matmul(gX, conjugate(mT(Bm))), pinvA, A);
+  if (grad_input_mask[1]) {
+    gB = at::matmul(conjugate(mT(pinvA)), gX);
+    if (vector_case) gB = gB.squeeze(-1);
+  }
+  return {gA, gB};
+}
+
 }  // namespace torch::autograd::generated::details

@@ -38,6 +38,10 @@ CASES = [
     ("fft2 complex64 512x512", (512, 512), True, lambda lib, x: lib.fft.fft2(x)),
     ("rfftn float32 64x64x64", (64, 64, 64), False, lambda lib, x: lib.fft.rfftn(x)),
     ("fft along dim 0 complex64 1024x256", (1024, 256), True, lambda lib, x: lib.fft.fft(x, dim=0)),
+    ("stft float32 2^20, n_fft 512, hop 128, hann", (1 << 20,), False,
+     lambda lib, x: lib.stft(x, 512, hop_length=128, window=lib.hann_window(512), return_complex=True)),
+    ("istft of that", (257, 8193), True,
+     lambda lib, x: lib.istft(x, 512, hop_length=128, window=lib.hann_window(512))),
 ]
 
 

@@ -62,7 +62,8 @@ from . import optim  # noqa: E402,F401
 # The functions torch writes in Python (torch/functional.py) over its operators.
 from .functional import (  # noqa: E402,F401
     atleast_1d, atleast_2d, atleast_3d, block_diag, broadcast_shapes, broadcast_tensors, cartesian_prod, cdist,
-    chain_matmul, gradient, histogramdd, lu, meshgrid, nonzero, norm, tensordot, unique, unique_consecutive)
+    chain_matmul, gradient, histogramdd, istft, lu, meshgrid, nonzero, norm, stft, tensordot, unique,
+    unique_consecutive)
 
 # Pickling (torch's reduce protocol) and tessera.TypedStorage.
 from . import _utils  # noqa: E402,F401

@@ -6,10 +6,12 @@ count or as two lists), ``atleast_{1,2,3}d`` (one tensor or several) and ``meshg
 ``cartesian_prod`` and ``block_diag``, which take their tensors as separate arguments, and
 ``histogramdd`` (bins as a count, counts or edge tensors, onto ``_histogramdd_*``),
 ``gradient`` (numpy's finite differences, written with tensor ops so autograd follows) and
-``norm`` (p as a number or 'fro' / 'nuc', dim as an int or a list, onto aten::norm).
+``norm`` (p as a number or 'fro' / 'nuc', dim as an int or a list, onto aten::norm), and
+``stft`` / ``istft``, which take torch's Python signatures (stft's ``center`` and
+``pad_mode``, onto aten::stft.center) and raise torch's warnings.
 
 Importing this module installs ``Tensor.unique``, ``Tensor.unique_consecutive``,
-``Tensor.nonzero`` and ``Tensor.norm``.
+``Tensor.nonzero``, ``Tensor.norm``, ``Tensor.stft`` and ``Tensor.istft``.
 """
 import warnings
 
@@ -401,3 +403,71 @@ def _tensor_lu(self, pivot=True, get_infos=False):
 
 
 _C._add_tensor_methods({"lu": _tensor_lu})
+
+
+def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=True, pad_mode="reflect",  # noqa: A002
+         normalized=False, onesided=None, return_complex=None):
+    """stft(input, n_fft, hop_length=None, win_length=None, window=None, center=True, pad_mode='reflect',
+         normalized=False, onesided=None, return_complex=None) -> Tensor
+
+    The short-time Fourier transform of a 1-D signal or a 2-D batch of signals: frames of
+    ``n_fft`` points every ``hop_length`` (default n_fft // 4), each multiplied by
+    ``window`` (``win_length`` points, default n_fft, centred in n_fft; none: ones), then
+    transformed. ``center`` first pads n_fft // 2 points on each side with ``pad_mode``
+    ("reflect", "constant", "replicate" or "circular"); ``normalized`` scales by
+    n_fft ** -0.5. The result is (batch?, freq, frames): n_fft // 2 + 1 frequencies for a
+    real signal and window unless ``onesided=False``, n_fft for complex ones. A real signal
+    and window need ``return_complex``, as in current PyTorch: True gives the complex
+    spectrum, False (deprecated) its real and imaginary parts in a last dim of size 2."""
+    if return_complex is False:  # (current PyTorch warns; 1.13 did not)
+        warnings.warn("stft with return_complex=False is deprecated. In a future pytorch release, stft will return "
+                      "complex tensors for all inputs, and return_complex=False will raise an error.\nNote: you can "
+                      "still call torch.view_as_real on the complex output to recover the old return format.")
+    return _C.stft(input, n_fft, hop_length=hop_length, win_length=win_length, window=window, center=center,
+                   pad_mode=pad_mode, normalized=normalized, onesided=onesided, return_complex=return_complex)
+
+
+def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=True, normalized=False,  # noqa: A002
+          onesided=None, length=None, return_complex=False):
+    """istft(input, n_fft, hop_length=None, win_length=None, window=None, center=True, normalized=False,
+          onesided=None, length=None, return_complex=False) -> Tensor
+
+    The inverse of ``stft`` with the same arguments: each frame of the complex spectrum
+    ``input`` (batch?, freq, frames) is transformed back, multiplied by the window, and
+    added in where it came from; the sum is divided by the overlap-add of the squared
+    window, which must stay above 1e-11 everywhere (the NOLA condition). ``length`` trims
+    or zero-pads the result to that many points. Returns a real signal, or a complex one
+    with ``return_complex=True`` (from a two-sided spectrum). A real input whose last dim
+    holds (real, imaginary) pairs is accepted, deprecated, as torch 1.13 does."""
+    if not input.is_complex():
+        warnings.warn("istft will require a complex-valued input tensor in a future PyTorch release. Matching the "
+                      "output from stft with return_complex=True.")
+    elif length is not None and input.dim() in (2, 3):
+        hop = n_fft // 4 if hop_length is None else hop_length
+        frames_end = n_fft + hop * (input.shape[-1] - 1)
+        if (n_fft // 2 if center else 0) + length > frames_end:
+            warnings.warn("The length of signal is shorter than the length parameter. Result is being padded with "
+                          "zeros in the tail. Please check your center and hop_length settings.")
+    return _C.istft(input, n_fft, hop_length, win_length, window, center, normalized, onesided, length,
+                    return_complex)
+
+
+def _tensor_stft(self, n_fft, hop_length=None, win_length=None, window=None, center=True, pad_mode="reflect",
+                 normalized=False, onesided=None, return_complex=None):
+    """stft(n_fft, hop_length=None, win_length=None, window=None, center=True, pad_mode='reflect', normalized=False,
+         onesided=None, return_complex=None) -> Tensor
+
+    This signal's short-time Fourier transform: see ``tessera.stft``."""
+    return stft(self, n_fft, hop_length, win_length, window, center, pad_mode, normalized, onesided, return_complex)
+
+
+def _tensor_istft(self, n_fft, hop_length=None, win_length=None, window=None, center=True, normalized=False,
+                  onesided=None, length=None, return_complex=False):
+    """istft(n_fft, hop_length=None, win_length=None, window=None, center=True, normalized=False, onesided=None,
+          length=None, return_complex=False) -> Tensor
+
+    The signal whose short-time Fourier transform this is: see ``tessera.istft``."""
+    return istft(self, n_fft, hop_length, win_length, window, center, normalized, onesided, length, return_complex)
+
+
+_C._add_tensor_methods({"stft": _tensor_stft, "istft": _tensor_istft})

@@ -253,3 +253,81 @@ register(
            sample_inputs=lambda d: iter([("2x3x6", [make_torch((2, 3, 6), d, 131), make_torch((2, 3), d, 132)], {})]),
            **E),
 )
+
+
+# ---- matrix exponential, Householder reflectors, least squares, LDL
+def exp_samples(dtype):
+    yield "3x3", [make_torch((3, 3), dtype, 140)], {}
+    yield "batch of mixed norms", [make_torch((3, 4, 4), dtype, 141) * torch.tensor([0.01, 1.0, 6.0]).view(3, 1, 1)
+                                   .to(getattr(torch, dtype))], {}
+    yield "1x1", [make_torch((1, 1), dtype, 142)], {}
+
+
+def _reflectors(dtype, m, n, k, seed, batch=()):
+    return [make_torch(batch + (m, n), dtype, seed), make_torch(batch + (k,), dtype, seed + 1)]
+
+
+def householder_samples(dtype):
+    yield "4x3 k=3", _reflectors(dtype, 4, 3, 3, 150), {}
+    yield "5x3 k=2", _reflectors(dtype, 5, 3, 2, 152), {}
+    yield "batch 2x3x3 k=3", _reflectors(dtype, 3, 3, 3, 154, (2,)), {}
+
+
+def ormqr_samples(dtype):
+    for left in (True, False):
+        for transpose in (False, True):
+            other = (4, 2) if left else (2, 4)
+            yield f"left={left} transpose={transpose}", _reflectors(dtype, 4, 3, 3, 160) + \
+                [make_torch(other, dtype, 162)], {"left": left, "transpose": transpose}
+    yield "wide input k=2", _reflectors(dtype, 3, 4, 2, 164) + [make_torch((3, 2), dtype, 166)], {}
+
+
+def _geqrf(lib, a):
+    # R and the reflectors are LAPACK's; the reconstruction Q R = A is what both share.
+    compact, tau = lib.geqrf(a)
+    k = min(a.shape[-2], a.shape[-1])
+    Q = lib.linalg.householder_product(compact[..., :, :k], tau)
+    return Q @ compact.triu()[..., :k, :], tau.abs()
+
+
+def lstsq_samples(dtype):
+    for driver in ("gels", "gelsy", "gelsd", "gelss"):
+        yield f"tall {driver}", [make_torch((5, 3), dtype, 170), make_torch((5, 2), dtype, 171)], {"driver": driver}
+    yield "wide gelsd", [make_torch((3, 5), dtype, 172), make_torch((3, 2), dtype, 173)], {"driver": "gelsd"}
+    yield "vector rhs", [make_torch((2, 5, 3), dtype, 174), make_torch((2, 5), dtype, 175)], {}
+    yield "broadcast batch", [make_torch((1, 4, 3), dtype, 176), make_torch((2, 4, 2), dtype, 177)], {"driver": "gels"}
+
+
+def _lstsq(lib, a, b, **k):
+    # residuals and singular values take no grad (test_linalg_solvers.py compares them)
+    solution, residuals, rank, sv = lib.linalg.lstsq(a, b, **k)
+    return solution, rank
+
+
+def _sym(a):
+    return a + _mT(a)
+
+
+def _ldl_solve(lib, a, b):
+    LD, pivots = lib.linalg.ldl_factor(_sym(a))
+    return lib.linalg.ldl_solve(LD, pivots, b)
+
+
+register(
+    OpInfo("linalg_matrix_exp", lambda lib, a: lib.linalg.matrix_exp(a), sample_inputs=exp_samples, gradgrad=True,
+           **E),
+    OpInfo("matrix_exp", lambda lib, a: lib.matrix_exp(a), sample_inputs=exp_samples, method="matrix_exp", **E),
+    OpInfo("geqrf", _geqrf, sample_inputs=rect_samples, **E),
+    OpInfo("linalg_householder_product", lambda lib, a, tau: lib.linalg.householder_product(a, tau),
+           sample_inputs=householder_samples, gradgrad=True, **E),
+    OpInfo("orgqr", lambda lib, a, tau: lib.orgqr(a, tau), sample_inputs=householder_samples, method="orgqr", **E),
+    OpInfo("ormqr", lambda lib, a, tau, c, **k: lib.ormqr(a, tau, c, **k), sample_inputs=ormqr_samples,
+           method="ormqr", exempt={"torch_grad": "torch 1.13 has no ormqr derivative; current PyTorch's has, and "
+                                                 "test_linalg_solvers.py checks it through householder_product"},
+           **E),
+    OpInfo("linalg_lstsq", _lstsq, sample_inputs=lstsq_samples, **E),
+    OpInfo("linalg_ldl_factor_ex", lambda lib, a: lib.linalg.ldl_factor_ex(_sym(a)), sample_inputs=square_samples,
+           **E),
+    OpInfo("linalg_ldl_factor", lambda lib, a: lib.linalg.ldl_factor(_sym(a)), sample_inputs=square_samples, **E),
+    OpInfo("linalg_ldl_solve", _ldl_solve, sample_inputs=two_matrices, **E),
+)

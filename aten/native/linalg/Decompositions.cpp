@@ -14,12 +14,6 @@ namespace at::inline tessera::native {
 
 namespace {
 
-// LAPACK's optimal workspace size, returned in a scalar of the routine's type.
-template <typename T>
-int workspace_size(T query) {
-  return std::max(1, static_cast<int>(query));
-}
-
 std::tuple<Tensor, Tensor> eigh_impl(const Tensor& A, std::string_view uplo, bool compute_v, bool meta) {
   TORCH_CHECK(uplo == "L" || uplo == "U" || uplo == "l" || uplo == "u",
               "Expected UPLO argument to be 'L' or 'U', but got ", uplo);
@@ -35,7 +29,7 @@ std::tuple<Tensor, Tensor> eigh_impl(const Tensor& A, std::string_view uplo, boo
       T work_query = 0;
       int iwork_query = 0, query_info = 0;
       lapack::syevd(jobz, u, ni, matrix_at<T>(V, 0), ni, L.data_ptr<T>(), &work_query, -1, &iwork_query, -1, &query_info);
-      const int lwork = workspace_size(work_query), liwork = std::max(1, iwork_query);
+      const int lwork = lapack::workspace_size(work_query), liwork = std::max(1, iwork_query);
       int* inf = info.data_ptr<int>();
       lapack::for_each_matrix(batch_count(V), 9 * n * n * n, [&](int64_t i) {
         std::vector<T> work(static_cast<size_t>(lwork));
@@ -86,7 +80,7 @@ std::tuple<Tensor, Tensor, Tensor> svd_impl(const Tensor& A, bool full_matrices,
     std::vector<int> iwork_query(static_cast<size_t>(8 * k));
     lapack::gesdd(jobz, mi, ni, matrix_at<T>(work_A, 0), mi, S.data_ptr<T>(), u_at(0), ldu, vt_at(0), ldvt,
                   &work_query, -1, iwork_query.data(), &query_info);
-    const int lwork = workspace_size(work_query);
+    const int lwork = lapack::workspace_size(work_query);
     int* inf = info.data_ptr<int>();
     lapack::for_each_matrix(batch_count(work_A), 4 * m * n * k, [&](int64_t i) {
       std::vector<T> work(static_cast<size_t>(lwork));
@@ -119,7 +113,7 @@ std::tuple<Tensor, Tensor> qr_impl(const Tensor& A, std::string_view mode, bool 
       T query = 0;
       int info = 0;
       lapack::geqrf(mi, ni, matrix_at<T>(work_A, 0), mi, tau.data_ptr<T>(), &query, -1, &info);
-      const int lwork = workspace_size(query);
+      const int lwork = lapack::workspace_size(query);
       lapack::for_each_matrix(batch, 2 * m * n * k, [&](int64_t i) {
         std::vector<T> work(static_cast<size_t>(lwork));
         int info_i = 0;
@@ -144,7 +138,7 @@ std::tuple<Tensor, Tensor> qr_impl(const Tensor& A, std::string_view mode, bool 
     T query = 0;
     int info = 0;
     lapack::orgqr(mi, qi, ki, matrix_at<T>(Q, 0), mi, tau.data_ptr<T>(), &query, -1, &info);
-    const int lwork = workspace_size(query);
+    const int lwork = lapack::workspace_size(query);
     lapack::for_each_matrix(batch, 2 * m * qcols * k, [&](int64_t i) {
       std::vector<T> work(static_cast<size_t>(lwork));
       int info_i = 0;

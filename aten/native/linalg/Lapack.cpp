@@ -42,6 +42,36 @@ void sorgqr_(const int* m, const int* n, const int* k, float* a, const int* lda,
              const int* lwork, int* info);
 void dorgqr_(const int* m, const int* n, const int* k, double* a, const int* lda, const double* tau, double* work,
              const int* lwork, int* info);
+void sormqr_(const char* side, const char* trans, const int* m, const int* n, const int* k, const float* a,
+             const int* lda, const float* tau, float* c, const int* ldc, float* work, const int* lwork, int* info, size_t,
+             size_t);
+void dormqr_(const char* side, const char* trans, const int* m, const int* n, const int* k, const double* a,
+             const int* lda, const double* tau, double* c, const int* ldc, double* work, const int* lwork, int* info,
+             size_t, size_t);
+void sgels_(const char* trans, const int* m, const int* n, const int* nrhs, float* a, const int* lda, float* b,
+            const int* ldb, float* work, const int* lwork, int* info, size_t);
+void dgels_(const char* trans, const int* m, const int* n, const int* nrhs, double* a, const int* lda, double* b,
+            const int* ldb, double* work, const int* lwork, int* info, size_t);
+void sgelsy_(const int* m, const int* n, const int* nrhs, float* a, const int* lda, float* b, const int* ldb, int* jpvt,
+             const float* rcond, int* rank, float* work, const int* lwork, int* info);
+void dgelsy_(const int* m, const int* n, const int* nrhs, double* a, const int* lda, double* b, const int* ldb,
+             int* jpvt, const double* rcond, int* rank, double* work, const int* lwork, int* info);
+void sgelsd_(const int* m, const int* n, const int* nrhs, float* a, const int* lda, float* b, const int* ldb, float* s,
+             const float* rcond, int* rank, float* work, const int* lwork, int* iwork, int* info);
+void dgelsd_(const int* m, const int* n, const int* nrhs, double* a, const int* lda, double* b, const int* ldb,
+             double* s, const double* rcond, int* rank, double* work, const int* lwork, int* iwork, int* info);
+void sgelss_(const int* m, const int* n, const int* nrhs, float* a, const int* lda, float* b, const int* ldb, float* s,
+             const float* rcond, int* rank, float* work, const int* lwork, int* info);
+void dgelss_(const int* m, const int* n, const int* nrhs, double* a, const int* lda, double* b, const int* ldb,
+             double* s, const double* rcond, int* rank, double* work, const int* lwork, int* info);
+void ssytrf_(const char* uplo, const int* n, float* a, const int* lda, int* ipiv, float* work, const int* lwork,
+             int* info, size_t);
+void dsytrf_(const char* uplo, const int* n, double* a, const int* lda, int* ipiv, double* work, const int* lwork,
+             int* info, size_t);
+void ssytrs_(const char* uplo, const int* n, const int* nrhs, const float* a, const int* lda, const int* ipiv,
+             float* b, const int* ldb, int* info, size_t);
+void dsytrs_(const char* uplo, const int* n, const int* nrhs, const double* a, const int* lda, const int* ipiv,
+             double* b, const int* ldb, int* info, size_t);
 }
 
 namespace at::inline tessera::native::lapack {
@@ -113,6 +143,63 @@ void orgqr(int m, int n, int k, float* a, int lda, const float* tau, float* work
 }
 void orgqr(int m, int n, int k, double* a, int lda, const double* tau, double* work, int lwork, int* info) {
   dorgqr_(&m, &n, &k, a, &lda, tau, work, &lwork, info);
+}
+
+void ormqr(char side, char trans, int m, int n, int k, const float* a, int lda, const float* tau, float* c, int ldc,
+           float* work, int lwork, int* info) {
+  sormqr_(&side, &trans, &m, &n, &k, a, &lda, tau, c, &ldc, work, &lwork, info, 1, 1);
+}
+void ormqr(char side, char trans, int m, int n, int k, const double* a, int lda, const double* tau, double* c, int ldc,
+           double* work, int lwork, int* info) {
+  dormqr_(&side, &trans, &m, &n, &k, a, &lda, tau, c, &ldc, work, &lwork, info, 1, 1);
+}
+void gels(int m, int n, int nrhs, float* a, int lda, float* b, int ldb, float* work, int lwork, int* info) {
+  const char trans = 'N';
+  sgels_(&trans, &m, &n, &nrhs, a, &lda, b, &ldb, work, &lwork, info, 1);
+}
+void gels(int m, int n, int nrhs, double* a, int lda, double* b, int ldb, double* work, int lwork, int* info) {
+  const char trans = 'N';
+  dgels_(&trans, &m, &n, &nrhs, a, &lda, b, &ldb, work, &lwork, info, 1);
+}
+void gelsy(int m, int n, int nrhs, float* a, int lda, float* b, int ldb, int* jpvt, float rcond, int* rank, float* work,
+           int lwork, int* info) {
+  sgelsy_(&m, &n, &nrhs, a, &lda, b, &ldb, jpvt, &rcond, rank, work, &lwork, info);
+}
+void gelsy(int m, int n, int nrhs, double* a, int lda, double* b, int ldb, int* jpvt, double rcond, int* rank,
+           double* work, int lwork, int* info) {
+  dgelsy_(&m, &n, &nrhs, a, &lda, b, &ldb, jpvt, &rcond, rank, work, &lwork, info);
+}
+void gelsd(int m, int n, int nrhs, float* a, int lda, float* b, int ldb, float* s, float rcond, int* rank, float* work,
+           int lwork, int* iwork, int* info) {
+  sgelsd_(&m, &n, &nrhs, a, &lda, b, &ldb, s, &rcond, rank, work, &lwork, iwork, info);
+}
+void gelsd(int m, int n, int nrhs, double* a, int lda, double* b, int ldb, double* s, double rcond, int* rank,
+           double* work, int lwork, int* iwork, int* info) {
+  dgelsd_(&m, &n, &nrhs, a, &lda, b, &ldb, s, &rcond, rank, work, &lwork, iwork, info);
+}
+void gelss(int m, int n, int nrhs, float* a, int lda, float* b, int ldb, float* s, float rcond, int* rank, float* work,
+           int lwork, int* info) {
+  sgelss_(&m, &n, &nrhs, a, &lda, b, &ldb, s, &rcond, rank, work, &lwork, info);
+}
+void gelss(int m, int n, int nrhs, double* a, int lda, double* b, int ldb, double* s, double rcond, int* rank,
+           double* work, int lwork, int* info) {
+  dgelss_(&m, &n, &nrhs, a, &lda, b, &ldb, s, &rcond, rank, work, &lwork, info);
+}
+void sytrf(int n, float* a, int lda, int* ipiv, float* work, int lwork, int* info) {
+  const char uplo = 'L';
+  ssytrf_(&uplo, &n, a, &lda, ipiv, work, &lwork, info, 1);
+}
+void sytrf(int n, double* a, int lda, int* ipiv, double* work, int lwork, int* info) {
+  const char uplo = 'L';
+  dsytrf_(&uplo, &n, a, &lda, ipiv, work, &lwork, info, 1);
+}
+void sytrs(int n, int nrhs, const float* a, int lda, const int* ipiv, float* b, int ldb, int* info) {
+  const char uplo = 'L';
+  ssytrs_(&uplo, &n, &nrhs, a, &lda, ipiv, b, &ldb, info, 1);
+}
+void sytrs(int n, int nrhs, const double* a, int lda, const int* ipiv, double* b, int ldb, int* info) {
+  const char uplo = 'L';
+  dsytrs_(&uplo, &n, &nrhs, a, &lda, ipiv, b, &ldb, info, 1);
 }
 
 namespace {

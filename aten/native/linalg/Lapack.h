@@ -37,6 +37,34 @@ void geqrf(int m, int n, float* a, int lda, float* tau, float* work, int lwork, 
 void geqrf(int m, int n, double* a, int lda, double* tau, double* work, int lwork, int* info);
 void orgqr(int m, int n, int k, float* a, int lda, const float* tau, float* work, int lwork, int* info);
 void orgqr(int m, int n, int k, double* a, int lda, const double* tau, double* work, int lwork, int* info);
+// Q (from geqrf's reflectors) applied to C: side 'L' / 'R', trans 'N' / 'T'.
+void ormqr(char side, char trans, int m, int n, int k, const float* a, int lda, const float* tau, float* c, int ldc,
+           float* work, int lwork, int* info);
+void ormqr(char side, char trans, int m, int n, int k, const double* a, int lda, const double* tau, double* c, int ldc,
+           double* work, int lwork, int* info);
+// Least squares min ||A X - B|| (B: max(m, n) rows, X overwriting its first n): QR (gels,
+// full rank), complete orthogonal factorisation (gelsy; jpvt zeroed by the caller), SVD
+// (gelsd divide and conquer, gelss). `rcond` bounds the singular values kept.
+void gels(int m, int n, int nrhs, float* a, int lda, float* b, int ldb, float* work, int lwork, int* info);
+void gels(int m, int n, int nrhs, double* a, int lda, double* b, int ldb, double* work, int lwork, int* info);
+void gelsy(int m, int n, int nrhs, float* a, int lda, float* b, int ldb, int* jpvt, float rcond, int* rank, float* work,
+           int lwork, int* info);
+void gelsy(int m, int n, int nrhs, double* a, int lda, double* b, int ldb, int* jpvt, double rcond, int* rank,
+           double* work, int lwork, int* info);
+void gelsd(int m, int n, int nrhs, float* a, int lda, float* b, int ldb, float* s, float rcond, int* rank, float* work,
+           int lwork, int* iwork, int* info);
+void gelsd(int m, int n, int nrhs, double* a, int lda, double* b, int ldb, double* s, double rcond, int* rank,
+           double* work, int lwork, int* iwork, int* info);
+void gelss(int m, int n, int nrhs, float* a, int lda, float* b, int ldb, float* s, float rcond, int* rank, float* work,
+           int lwork, int* info);
+void gelss(int m, int n, int nrhs, double* a, int lda, double* b, int ldb, double* s, double rcond, int* rank,
+           double* work, int lwork, int* info);
+// Bunch-Kaufman LDL^T of a symmetric matrix (its lower triangle, uplo 'L') and the solve
+// with it.
+void sytrf(int n, float* a, int lda, int* ipiv, float* work, int lwork, int* info);
+void sytrf(int n, double* a, int lda, int* ipiv, double* work, int lwork, int* info);
+void sytrs(int n, int nrhs, const float* a, int lda, const int* ipiv, float* b, int ldb, int* info);
+void sytrs(int n, int nrhs, const double* a, int lda, const int* ipiv, double* b, int ldb, int* info);
 // Row-major triangular solve through BLAS: op(A) X = alpha B (left) or X op(A) = B (right),
 // X overwriting B (m x n, leading dimension ldb).
 void trsm(bool left, bool upper, bool transpose, bool unit_diagonal, int m, int n, const float* a, int lda, float* b,
@@ -48,6 +76,13 @@ void trsm(bool left, bool upper, bool transpose, bool unit_diagonal, int m, int 
 // when there are several matrices, else inline so OpenBLAS may thread the one call.
 // `flops_each` is a rough cost per matrix, for the grain.
 void for_each_matrix(int64_t batch, int64_t flops_each, const std::function<void(int64_t)>& fn);
+
+// LAPACK's optimal workspace size, returned (by a query with lwork = -1) in a scalar of
+// the routine's type.
+template <typename T>
+int workspace_size(T query) {
+  return query > 1 ? static_cast<int>(query) : 1;
+}
 
 // LAPACK sizes are int: a matrix dimension beyond it is refused with torch-style words.
 int lapack_int(int64_t v, const char* op);

@@ -82,4 +82,24 @@ std::tuple<Tensor&, Tensor&> qr_out(const Tensor& self, bool some, Tensor& Q, Te
   return copy_results(at::qr(self, some), "qr", Q, R);
 }
 
+std::tuple<Tensor&, Tensor&> geqrf_out(const Tensor& self, Tensor& a, Tensor& tau) {
+  return copy_results(at::geqrf(self), "geqrf", a, tau);
+}
+std::tuple<Tensor&, Tensor&, Tensor&, Tensor&> linalg_lstsq_out(const Tensor& self, const Tensor& b,
+                                                                std::optional<double> rcond,
+                                                                std::optional<std::string_view> driver,
+                                                                Tensor& solution, Tensor& residuals, Tensor& rank,
+                                                                Tensor& singular_values) {
+  return copy_results(at::linalg_lstsq(self, b, rcond, driver), "linalg.lstsq", solution, residuals, rank,
+                      singular_values);
+}
+std::tuple<Tensor&, Tensor&, Tensor&> linalg_ldl_factor_ex_out(const Tensor& self, bool hermitian, bool check_errors,
+                                                               Tensor& LD, Tensor& pivots, Tensor& info) {
+  return copy_results(at::linalg_ldl_factor_ex(self, hermitian, check_errors), "linalg.ldl_factor_ex", LD, pivots,
+                      info);
+}
+std::tuple<Tensor&, Tensor&> linalg_ldl_factor_out(const Tensor& self, bool hermitian, Tensor& LD, Tensor& pivots) {
+  return copy_results(at::linalg_ldl_factor(self, hermitian), "linalg.ldl_factor", LD, pivots);
+}
+
 }  // namespace at::inline tessera::native

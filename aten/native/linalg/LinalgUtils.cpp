@@ -68,6 +68,15 @@ std::string failure_message(const char* op, LinalgFailure kind, int info) {
                       ": The algorithm failed to converge because the input matrix is ill-conditioned or has too "
                       "many repeated singular values (error code: ",
                       info, ").");
+    case LinalgFailure::LdlSingular:
+      // torch 1.13 stops here on an internal assert ("Unknown error code"); the words are ours.
+      return c10::str(op, ": The factorization completed, but D[", info, ", ", info,
+                      "] is exactly zero, so the input is singular and a solve with it would divide by zero.");
+    case LinalgFailure::LstsqNotFullRank:
+      return c10::str(op,
+                      ": The least squares solution could not be computed because the input matrix does not have "
+                      "full rank (error code: ",
+                      info, ").");
   }
   return op;
 }

@@ -44,7 +44,16 @@ TORCH_API Tensor clone_batched_fortran(const Tensor& A);
 TORCH_API std::vector<int64_t> batch_shape_with(const Tensor& A, int64_t drop, std::initializer_list<int64_t> tail);
 
 // What a positive info code means, per routine family.
-enum class LinalgFailure { Singular, SingularDiagonal, LuZeroPivot, NotPositiveDefinite, EighNoConverge, SvdNoConverge };
+enum class LinalgFailure {
+  Singular,
+  SingularDiagonal,
+  LuZeroPivot,
+  NotPositiveDefinite,
+  EighNoConverge,
+  SvdNoConverge,
+  LdlSingular,
+  LstsqNotFullRank
+};
 // Raises LinAlgError for the first batch element whose info is non-zero ("(Batch element
 // i): " prefixed when the input was batched), in torch's words for `op`.
 TORCH_API void check_linalg_errors(const Tensor& info, const char* op, LinalgFailure kind, bool batched);

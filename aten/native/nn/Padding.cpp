@@ -1,7 +1,8 @@
 // F.pad's modes, pixel (un)shuffle and channel shuffle, written over other operators: constant padding
-// copies the input into a filled tensor (negative pads crop), reflect / replicate /
-// circular pick each padded dim's source positions with index_select, so autograd adds
-// the grads of repeated positions together.
+// copies the input into a filled tensor (negative pads crop); reflect / replicate /
+// circular concatenate each padded dim's slices of the input (flipped, expanded or
+// wrapped; index_select of the source positions when a pad is negative), so autograd
+// adds the grads of repeated positions together.
 #include <aten/core/TensorOperators.h>
 #include <aten/native/HostVector.h>
 #include <aten/native/NativeFunctions.h>
@@ -81,7 +82,27 @@ Tensor index_pad(const Tensor& self, IntArrayRef pad, std::string_view mode) {
       TORCH_CHECK(n > 0 || (before == 0 && after == 0), "input tensor must have non-zero size in dimension ", d,
                   " to be padded with replicate");
     }
-    out = out.index_select(d, pad_index(n, before, after, mode, self));
+    if (before < 0 || after < 0) {  // a crop as well: the general gather
+      out = out.index_select(d, pad_index(n, before, after, mode, self));
+      continue;
+    }
+    // The padded parts are slices of the input (reversed, repeated or wrapped): one cat,
+    // which a long signal (stft's centring) needs far more than an index list.
+    Tensor front, back;
+    if (mode == "reflect") {
+      front = out.narrow(d, 1, before).flip(d);
+      back = out.narrow(d, n - 1 - after, after).flip(d);
+    } else if (mode == "replicate") {
+      std::vector<int64_t> shape = out.sizes().vec();
+      shape[static_cast<size_t>(d)] = before;
+      front = out.narrow(d, 0, std::min<int64_t>(n, 1)).expand(shape);
+      shape[static_cast<size_t>(d)] = after;
+      back = out.narrow(d, n - std::min<int64_t>(n, 1), std::min<int64_t>(n, 1)).expand(shape);
+    } else {  // circular
+      front = out.narrow(d, n - before, before);
+      back = out.narrow(d, 0, after);
+    }
+    out = at::cat({front, out, back}, d);
   }
   return out;
 }

@@ -1,0 +1,176 @@
+// linalg.lstsq on LAPACK's four drivers: gels (QR; full rank assumed), gelsy (complete
+// orthogonal factorisation, rank-revealing; the CPU default), gelsd and gelss (SVD). The
+// outputs follow torch: the solution; the squared residuals when m > n, the driver is not
+// gelsy and every matrix has full rank (else empty); the rank (not for gels) and the
+// singular values (gelsd, gelss), both over A's own batch dims. B may be a batch of
+// vectors (one dim fewer than A). Only the solution is differentiable (derivatives.yaml).
+#include <aten/core/Dispatch.h>
+#include <aten/native/Broadcast.h>
+#include <aten/core/TensorOperators.h>
+#include <aten/native/NativeFunctions.h>
+#include <aten/native/linalg/Lapack.h>
+#include <aten/native/linalg/LinalgUtils.h>
+#include <aten/ops/Functions.h>
+
+#include <algorithm>
+#include <limits>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+namespace at::inline tessera::native {
+
+namespace {
+
+enum class Driver { gels, gelsy, gelsd, gelss };
+
+Driver parse_driver(std::optional<std::string_view> driver) {
+  if (!driver) return Driver::gelsy;
+  if (*driver == "gels") return Driver::gels;
+  if (*driver == "gelsy") return Driver::gelsy;
+  if (*driver == "gelsd") return Driver::gelsd;
+  if (*driver == "gelss") return Driver::gelss;
+  TORCH_CHECK(false, "torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)");
+}
+
+// A result computed over the broadcast batch, cut back to A's batch dims (A's matrices
+// repeat along the dims it was broadcast over, so any copy will do: the first).
+Tensor to_batch_of(const Tensor& t, const Tensor& A, int64_t tail_dims) {
+  const int64_t bdims = t.dim() - tail_dims, adims = A.dim() - 2;
+  Tensor r = t;
+  for (int64_t d = 0; d < bdims; ++d) {
+    const int64_t a_size = d - (bdims - adims) >= 0 ? A.size(d - (bdims - adims)) : 1;
+    if (a_size == 1 && r.size(d) != 1) r = r.narrow(d, 0, 1);
+  }
+  std::vector<int64_t> shape(A.sizes().begin(), A.sizes().end() - 2);
+  for (int64_t d = bdims; d < t.dim(); ++d) shape.push_back(t.size(d));
+  return r.reshape(shape).contiguous();
+}
+
+using LstsqResult = std::tuple<Tensor, Tensor, Tensor, Tensor>;
+
+LstsqResult lstsq_impl(const Tensor& self, const Tensor& b, std::optional<double> rcond,
+                       std::optional<std::string_view> driver_name, bool meta) {
+  constexpr const char* op = "torch.linalg.lstsq";
+  TORCH_CHECK(self.dim() >= 2, op, ": input must have at least 2 dimensions.");
+  TORCH_CHECK(b.dim() >= 1, op, ": other must have at least 1 dimension.");
+  TORCH_CHECK(self.dim() >= b.dim() && self.dim() - b.dim() <= 1, op,
+              ": input.dim() must be greater or equal to other.dim() and (input.dim() - other.dim()) <= 1");
+  TORCH_CHECK(self.scalar_type() == b.scalar_type(), op, ": Expected input and other to have the same dtype, but got "
+              "input's dtype ", self.scalar_type(), " and other's dtype ", b.scalar_type());
+  check_linalg_input(self, op, /*square=*/false);
+  const Driver driver = parse_driver(driver_name);
+  const bool vector_case = b.dim() == self.dim() - 1;
+  const Tensor B = vector_case ? b.unsqueeze(-1) : b;
+  TORCH_CHECK(self.size(-2) == B.size(-2), op, ": input.size(-2) should match other.size(-2)");
+  const int64_t m = self.size(-2), n = self.size(-1), k = B.size(-1), rows = std::max(m, n);
+  std::vector<int64_t> batch = infer_size(self.sizes().slice(0, self.dim() - 2), B.sizes().slice(0, B.dim() - 2));
+  const auto with = [&](std::initializer_list<int64_t> tail) {
+    std::vector<int64_t> s = batch;
+    s.insert(s.end(), tail.begin(), tail.end());
+    return s;
+  };
+  const auto& opts = self.options();
+  // LAPACK's B holds max(m, n) rows: B on top, the solution's first n rows after the call.
+  // With no right-hand sides it still gets one column of zeros (gelsd's inner routine
+  // refuses nrhs = 0), so rank and singular values are computed as torch does.
+  const int64_t columns = std::max<int64_t>(k, 1);
+  Tensor A = clone_batched_fortran(self.expand(with({m, n})));
+  Tensor work_B = empty_batched_fortran(with({rows, columns}), opts);
+  if (!meta && work_B.numel() > 0) {
+    if (k == 0) {
+      work_B.zero_();
+    } else {
+      work_B.narrow(-2, 0, m).copy_(B.expand(with({m, k})));
+      if (n > m) work_B.narrow(-2, m, n - m).zero_();
+    }
+  }
+  const bool has_rank = driver != Driver::gels, has_sv = driver == Driver::gelsd || driver == Driver::gelss;
+  Tensor rank = at::zeros(with({}), opts.dtype(c10::kLong));
+  Tensor sv = at::empty(with({std::min(m, n)}), opts);
+  if (!meta && A.numel() > 0) {
+    const int mi = lapack::lapack_int(m, op), ni = lapack::lapack_int(n, op), ki = lapack::lapack_int(columns, op);
+    const int ldb = std::max(1, static_cast<int>(rows));
+    Tensor info = at::zeros(with({}), opts.dtype(c10::kInt));
+    dispatch_types<kFloating>(self.scalar_type(), op, [&]<typename T>() {
+      const T cutoff = rcond ? static_cast<T>(*rcond) : std::numeric_limits<T>::epsilon() * static_cast<T>(rows);
+      T query = 0;
+      int iquery = 0, qinfo = 0, qrank = 0;
+      std::vector<int> jpvt_query(static_cast<size_t>(n));
+      std::vector<T> s_query(static_cast<size_t>(std::min(m, n)) + 1);
+      T* A0 = matrix_at<T>(A, 0);
+      T* B_base = work_B.data_ptr<T>();
+      T* B0 = B_base;
+      switch (driver) {
+        case Driver::gels: lapack::gels(mi, ni, ki, A0, mi, B0, ldb, &query, -1, &qinfo); break;
+        case Driver::gelsy:
+          lapack::gelsy(mi, ni, ki, A0, mi, B0, ldb, jpvt_query.data(), cutoff, &qrank, &query, -1, &qinfo);
+          break;
+        case Driver::gelsd:
+          lapack::gelsd(mi, ni, ki, A0, mi, B0, ldb, s_query.data(), cutoff, &qrank, &query, -1, &iquery, &qinfo);
+          break;
+        case Driver::gelss:
+          lapack::gelss(mi, ni, ki, A0, mi, B0, ldb, s_query.data(), cutoff, &qrank, &query, -1, &qinfo);
+          break;
+      }
+      const int lwork = lapack::workspace_size(query);
+      const int liwork = std::max(1, iquery);
+      int* inf = info.data_ptr<int>();
+      int64_t* ranks = rank.data_ptr<int64_t>();
+      const int64_t kmin = std::min(m, n);
+      lapack::for_each_matrix(batch_count(A), 2 * m * n * std::max(m, n), [&](int64_t i) {
+        std::vector<T> work(static_cast<size_t>(lwork));
+        T* Ai = matrix_at<T>(A, i);
+        T* Bi = B_base + i * rows * columns;
+        int r = 0;
+        switch (driver) {
+          case Driver::gels: lapack::gels(mi, ni, ki, Ai, mi, Bi, ldb, work.data(), lwork, inf + i); break;
+          case Driver::gelsy: {
+            std::vector<int> jpvt(static_cast<size_t>(n), 0);
+            lapack::gelsy(mi, ni, ki, Ai, mi, Bi, ldb, jpvt.data(), cutoff, &r, work.data(), lwork, inf + i);
+            break;
+          }
+          case Driver::gelsd: {
+            std::vector<int> iwork(static_cast<size_t>(liwork));
+            lapack::gelsd(mi, ni, ki, Ai, mi, Bi, ldb, sv.data_ptr<T>() + i * kmin, cutoff, &r, work.data(), lwork,
+                          iwork.data(), inf + i);
+            break;
+          }
+          case Driver::gelss:
+            lapack::gelss(mi, ni, ki, Ai, mi, Bi, ldb, sv.data_ptr<T>() + i * kmin, cutoff, &r, work.data(), lwork,
+                          inf + i);
+            break;
+        }
+        ranks[i] = r;
+      });
+    });
+    check_linalg_errors(info, op,
+                        driver == Driver::gels ? LinalgFailure::LstsqNotFullRank : LinalgFailure::SvdNoConverge,
+                        self.dim() > 2);
+  }
+  const Tensor answers = work_B.narrow(-1, 0, k);
+  Tensor solution = answers.narrow(-2, 0, n);
+  // Residuals: the squared norms of the rows past n, when LAPACK's solution is the
+  // least-squares one of a full-rank tall system.
+  Tensor residuals = at::empty({0}, opts);
+  if (m > n && driver != Driver::gelsy) {
+    const bool full_rank = driver == Driver::gels || meta || rank.eq(n).all().item().toBool();
+    if (full_rank) residuals = answers.narrow(-2, n, m - n).square().sum(IntArrayRef{-2});
+  }
+  if (vector_case) solution = solution.squeeze(-1);
+  return {solution, residuals, has_rank ? to_batch_of(rank, self, 0) : at::empty({0}, opts.dtype(c10::kLong)),
+          has_sv ? to_batch_of(sv, self, 1) : at::empty({0}, opts)};
+}
+
+}  // namespace
+
+LstsqResult linalg_lstsq_cpu(const Tensor& self, const Tensor& b, std::optional<double> rcond,
+                             std::optional<std::string_view> driver) {
+  return lstsq_impl(self, b, rcond, driver, false);
+}
+LstsqResult linalg_lstsq_meta(const Tensor& self, const Tensor& b, std::optional<double> rcond,
+                              std::optional<std::string_view> driver) {
+  return lstsq_impl(self, b, rcond, driver, true);
+}
+
+}  // namespace at::inline tessera::native
