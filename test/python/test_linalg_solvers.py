@@ -44,6 +44,7 @@ def rand(*shape, seed=0, dtype=torch.float64):
     lambda lib: lib.linalg.lstsq(lib.ones(5, 3), lib.ones(5, 2, dtype=lib.float64)),
     lambda lib: lib.linalg.lstsq(lib.ones(3), lib.ones(3)),
     lambda lib: lib.linalg.lstsq(lib.ones(2, 5, 3), lib.ones(2, 4, 4)),
+    lambda lib: lib.linalg.lstsq(lib.ones(2, 5, 3), lib.ones(2, 4)),
     lambda lib: lib.linalg.lstsq(lib.ones(2, 5, 3), lib.ones(5)),
     lambda lib: lib.linalg.lstsq(lib.ones(5, 3), lib.ones(2, 5, 2)),
     lambda lib: lib.linalg.ldl_factor(lib.ones(2, 3)),
@@ -167,9 +168,13 @@ def test_ldl_of_a_singular_matrix():
 def test_bad_ldl_pivots_never_reach_lapack():
     # sytrs follows the pivots: out of range, or a 2x2 block cut off at the end, would read
     # outside the matrix.
-    for bad in ([0, 2, 3], [1, 2, 4], [1, -7, -7], [1, 2, -3], [-1, 2, 3]):
+    for bad in ([0, 2, 3], [1, 2, 4], [1, -7, -7], [1, 2, -3], [-1, 2, 3], [-2**31, -2**31, 3]):
         with pytest.raises(RuntimeError, match="ldl_solve"):
             tessera.linalg.ldl_solve(tessera.eye(3), tessera.tensor(bad, dtype=tessera.int32), tessera.ones(3, 1))
+    # int64 pivots are checked before LAPACK's int: 2^32 + k must not pass as k
+    for bad in ([2**32 + 1, 2**32 + 2, 2**32 + 3], [2**31, 2, 3]):
+        with pytest.raises(RuntimeError, match="ldl_solve"):
+            tessera.linalg.ldl_solve(tessera.eye(3), tessera.tensor(bad, dtype=tessera.int64), tessera.ones(3, 1))
     # a genuine 2x2 block passes
     A = tessera.tensor([[0.0, 1, 2], [1, 0, 3], [2, 3, 0]], dtype=tessera.float64)
     LD, pivots = tessera.linalg.ldl_factor(A)

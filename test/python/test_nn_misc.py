@@ -270,6 +270,18 @@ def test_circular_padding_to_an_empty_source_is_refused():
         F.pad(tessera.arange(6.).reshape(1, 1, 2, 3), (0, 0, -2, 1), mode="circular")
 
 
+def test_negative_pads_that_leave_nothing_are_refused():
+    # torch: "input (W: 1) is too small. Calculated output W: 0" (its reflect message has a stray "2")
+    for mode in ("reflect", "replicate"):
+        for pad in ([-1, 0], [-2, 0], [-1, -1]):
+            with pytest.raises(RuntimeError, match=r"input \(W: 1\) is too small. Calculated output W: -?\d"):
+                F.pad(tessera.randn(2, 3, 1), pad, mode=mode)
+            with pytest.raises(RuntimeError):
+                TF.pad(torch.randn(2, 3, 1), pad, mode=mode)
+        # a crop that leaves something is a crop
+        assert tuple(F.pad(tessera.randn(2, 3, 4), [-1, 2], mode=mode).shape) == (2, 3, 5)
+
+
 def test_backward_kernels_check_their_arguments():
     x = tessera.randn(2, 3, 8, 8)
     with pytest.raises(RuntimeError, match="grad_output"):

@@ -10,7 +10,6 @@
 #include <aten/native/linalg/LinalgUtils.h>
 #include <aten/ops/Functions.h>
 
-#include <cstdlib>
 #include <vector>
 
 namespace at::inline tessera::native {
@@ -47,15 +46,18 @@ std::tuple<Tensor, Tensor, Tensor> ldl_factor_ex_impl(const Tensor& self, bool c
 // 1x1 block, -1..-n for a 2x2 one) and negative ones must pair up, or LAPACK would read
 // outside the matrix.
 void check_ldl_pivots(const Tensor& pivots, int64_t n) {
-  const Tensor p = pivots.contiguous();
-  const int* d = p.data_ptr<int>();
+  // In int64, before any narrowing to LAPACK's int (which would wrap 2^32 + k to k, and
+  // whose INT_MIN has no absolute value).
+  const Tensor p = pivots.to(c10::kLong).contiguous();
+  const int64_t* d = p.data_ptr<int64_t>();
+  const auto names_a_row = [n](int64_t v) { return v != 0 && v >= -n && v <= n; };
   for (int64_t start = 0; start < p.numel(); start += n) {
     for (int64_t k = 0; k < n; ++k) {
-      const int v = d[start + k];
-      TORCH_CHECK(v != 0 && std::abs(v) <= n, "torch.linalg.ldl_solve: pivots must lie in [-n, -1] or [1, n] for n = ",
-                  n, ", got ", v, ". Did you pass the result of ldl_factor?");
+      const int64_t v = d[start + k];
+      TORCH_CHECK(names_a_row(v), "torch.linalg.ldl_solve: pivots must lie in [-n, -1] or [1, n] for n = ", n,
+                  ", got ", v, ". Did you pass the result of ldl_factor?");
       if (v > 0) continue;
-      TORCH_CHECK(k + 1 < n && d[start + k + 1] < 0 && std::abs(d[start + k + 1]) <= n,
+      TORCH_CHECK(k + 1 < n && d[start + k + 1] < 0 && names_a_row(d[start + k + 1]),
                   "torch.linalg.ldl_solve: a negative pivot (a 2x2 block of D) must be followed by another. Did you "
                   "pass the result of ldl_factor?");
       ++k;
@@ -88,8 +90,9 @@ Tensor ldl_solve_impl(const Tensor& LD, const Tensor& pivots, const Tensor& B, b
   piv_sizes.push_back(n);
   Tensor X = clone_batched_fortran(B.expand(b_sizes));
   if (meta || X.numel() == 0) return X;
-  const Tensor piv = pivots.to(c10::kInt).expand(piv_sizes).contiguous();
-  check_ldl_pivots(piv, n);
+  const Tensor wide = pivots.expand(piv_sizes);
+  check_ldl_pivots(wide, n);
+  const Tensor piv = wide.to(c10::kInt).contiguous();
   const Tensor factors = clone_batched_fortran(LD.expand(ld_sizes));
   const int ni = lapack::lapack_int(n, op), ri = lapack::lapack_int(B.size(-1), op);
   dispatch_types<kFloating>(LD.scalar_type(), op, [&]<typename T>() {

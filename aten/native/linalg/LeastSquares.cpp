@@ -62,7 +62,8 @@ LstsqResult lstsq_impl(const Tensor& self, const Tensor& b, std::optional<double
   const Driver driver = parse_driver(driver_name);
   const bool vector_case = b.dim() == self.dim() - 1;
   const Tensor B = vector_case ? b.unsqueeze(-1) : b;
-  TORCH_CHECK(self.size(-2) == B.size(-2), op, ": input.size(-2) should match other.size(-2)");
+  TORCH_CHECK(self.size(-2) == B.size(-2), op, ": input.size(-2) should match other.size(",
+              vector_case ? "-1" : "-2", ")");
   const int64_t m = self.size(-2), n = self.size(-1), k = B.size(-1), rows = std::max(m, n);
   std::vector<int64_t> batch = infer_size(self.sizes().slice(0, self.dim() - 2), B.sizes().slice(0, B.dim() - 2));
   const auto with = [&](std::initializer_list<int64_t> tail) {
@@ -73,7 +74,8 @@ LstsqResult lstsq_impl(const Tensor& self, const Tensor& b, std::optional<double
   const auto& opts = self.options();
   // LAPACK's B holds max(m, n) rows: B on top, the solution's first n rows after the call.
   // With no right-hand sides it still gets one column of zeros (gelsd's inner routine
-  // refuses nrhs = 0), so rank and singular values are computed as torch does.
+  // refuses nrhs = 0), so A's rank and singular values come out; torch 1.13 reports rank 0
+  // there (gelsy), or fails (gelsd: a LAPACK argument error; gelss: a crash).
   const int64_t columns = std::max<int64_t>(k, 1);
   Tensor A = clone_batched_fortran(self.expand(with({m, n})));
   Tensor work_B = empty_batched_fortran(with({rows, columns}), opts);

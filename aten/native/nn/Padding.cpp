@@ -82,6 +82,12 @@ Tensor index_pad(const Tensor& self, IntArrayRef pad, std::string_view mode) {
       TORCH_CHECK(n > 0 || (before == 0 && after == 0), "input tensor must have non-zero size in dimension ", d,
                   " to be padded with replicate");
     }
+    if (mode != "circular" && (before < 0 || after < 0)) {
+      // a crop may leave nothing: torch's words (its reflect message starts with a stray "2"); k counts dims from the last
+      const char* axis = k == 0 ? "W" : (k == 1 ? "H" : "D");
+      TORCH_CHECK(n + before + after >= 1, "input (", axis, ": ", n, ") is too small. Calculated output ", axis, ": ",
+                  n + before + after);
+    }
     if (before < 0 || after < 0) {  // a crop as well: the general gather
       out = out.index_select(d, pad_index(n, before, after, mode, self));
       continue;

@@ -108,7 +108,7 @@ ComplexPlan<T>::ComplexPlan(int64_t n, bool may_split) : n_(n) {
   if (!runs_on_passes(n)) {
     // Bluestein: n-point DFT as a circular convolution of length m >= 2n - 1.
     const int64_t m = next_smooth_length(2 * n - 1);
-    inner_ = std::make_unique<ComplexPlan<T>>(m);
+    inner_ = std::make_unique<ComplexPlan<T>>(m, /*may_split=*/false);  // it runs whole lines
     chirp_.resize(n);
     for (int64_t k = 0; k < n; ++k) {
       // exp(-i pi k^2 / n) = exp(-2 pi i (k^2 mod 2n) / (2n)); k^2 fits: n <= 2^31.
