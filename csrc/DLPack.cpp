@@ -146,6 +146,9 @@ void release_imported(void* ctx) {
 
 PyObject* tensor_to_dlpack(const at::Tensor& t) {
   TORCH_CHECK(!t.requires_grad(), "Can't export tensors that require gradient, use tensor.detach()");
+  // The consumer would read raw memory; torch 1.13 refuses only conj (and exports neg views wrong).
+  TORCH_CHECK(!t.is_conj(), "Can't export tensors with the conjugate bit set");
+  TORCH_CHECK(!t.is_neg(), "Can't export tensors with the negative bit set");
   auto* e = new Exported{t, t.sizes().vec(), t.strides().vec(), {}};
   DLTensor& dl = e->managed.dl_tensor;
   try {

@@ -86,10 +86,16 @@ PyObject* tensor_to_numpy(const at::Tensor& tensor, bool force) {
   if (force) {
     t = torch::autograd::impl::tensor_data(t);
     if (!t.is_cpu()) t = t.to(std::nullopt, std::nullopt, c10::Device(c10::kCPU));
+    t = t.resolve_conj().resolve_neg();  // numpy sees raw memory: a copy with the logical values
   } else {
     TORCH_CHECK_TYPE(t.is_cpu(), "can't convert ", t.device(), " device type tensor to numpy. Use Tensor.cpu() to copy ",
                      "the tensor to host memory first.");
     TORCH_CHECK(!t.requires_grad(), "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.");
+    // An array would alias raw memory that the view reads conjugated/negated.
+    TORCH_CHECK(!t.is_conj(), "Can't call numpy() on Tensor that has conjugate bit set. ",
+                "Use tensor.resolve_conj().numpy() instead.");
+    TORCH_CHECK(!t.is_neg(), "Can't call numpy() on Tensor that has negative bit set. ",
+                "Use tensor.resolve_neg().numpy() instead.");
   }
   const int type = numpy_type_of(t.scalar_type());
   const int ndim = static_cast<int>(t.dim());

@@ -6,6 +6,7 @@
 
 #include <aten/core/Dispatch.h>
 #include <aten/ops/Functions.h>
+#include <c10/core/ThreadLocalState.h>
 #include <c10/util/Exception.h>
 
 #include <cstddef>
@@ -283,6 +284,11 @@ PyObject* tensor_is_contiguous(PyObject* self, PyObject* args, PyObject* kwargs)
 PyObject* tensor_tolist(PyObject* self, PyObject*) {
   HANDLE_TH_ERRORS
   at::Tensor t = readable(unwrap(self), "Cannot copy out of meta tensor; no data!");
+  if (t.key_set().has_any(c10::math_bits_keyset)) {
+    // The loop below reads raw memory: materialise a conj/neg view first, outside the graph.
+    at::AutoDispatchBelowADInplaceOrView guard;
+    t = t.resolve_conj().resolve_neg();
+  }
   return at::dispatch_types<at::kAllTypes>(t.scalar_type(), "tolist", [&]<typename T>() -> PyObject* {
     return tolist_rec<T>(static_cast<const char*>(t.data_ptr()), t.sizes(), t.strides(), 0);
   });
@@ -308,6 +314,31 @@ PyObject* tensor_format(PyObject* self, PyObject* spec) {
   PyObject* r = PyObject_Format(base, spec);
   Py_DECREF(base);
   return r;
+  END_HANDLE_TH_ERRORS
+}
+
+// The math bits as methods (is_conj/is_neg are manual_cpp_binding ops: no generated binding).
+PyObject* tensor_is_conj(PyObject* self, PyObject*) { return PyBool_FromLong(unwrap(self).is_conj()); }
+PyObject* tensor_is_neg(PyObject* self, PyObject*) { return PyBool_FromLong(unwrap(self).is_neg()); }
+
+bool bool_argument(PyObject* obj, const char* fname, const char* name) {
+  TORCH_CHECK_TYPE(PyBool_Check(obj), fname, "(): argument '", name, "' (position 1) must be bool, not ",
+                   Py_TYPE(obj)->tp_name);
+  return obj == Py_True;
+}
+
+// _set_conj/_set_neg: set a bit in place (what load and unpickle use to restore a view's bits).
+PyObject* tensor_set_conj(PyObject* self, PyObject* arg) {
+  HANDLE_TH_ERRORS
+  unwrap(self)._set_conj(bool_argument(arg, "_set_conj", "conj"));
+  Py_RETURN_NONE;
+  END_HANDLE_TH_ERRORS
+}
+
+PyObject* tensor_set_neg(PyObject* self, PyObject* arg) {
+  HANDLE_TH_ERRORS
+  unwrap(self)._set_neg(bool_argument(arg, "_set_neg", "neg"));
+  Py_RETURN_NONE;
   END_HANDLE_TH_ERRORS
 }
 
@@ -359,14 +390,9 @@ at::Tensor reversed_dims(const at::Tensor& t) {
   return t.permute(dims);
 }
 
-void check_not_complex(const at::Tensor& t, const char* name) {
-  TORCH_CHECK_NOT_IMPLEMENTED(!c10::isComplexType(t.scalar_type()), "tensor.", name, " of a ", t.scalar_type(),
-                              " tensor needs the conjugate view (conj()), which Tessera does not have yet");
-}
-
-at::Tensor matrix_transpose(const at::Tensor& t, const char* name) {
+// torch's _adjoint check (mT, mH; adjoint() is an op with its own name in the message).
+void check_matrices(const at::Tensor& t, const char* name) {
   TORCH_CHECK(t.dim() != 1, "tensor.", name, " is only supported on matrices or batches of matrices. Got 1-D tensor.");
-  return t.dim() == 0 ? t.transpose(0, 0) : t.transpose(-2, -1);  // torch 1.13 accepts a 0-dim tensor
 }
 
 PyObject* get_T(PyObject* self, void*) {
@@ -388,9 +414,12 @@ PyObject* get_T(PyObject* self, void*) {
   END_HANDLE_TH_ERRORS
 }
 
+// A 0-dim tensor's mT, a real one's H and mH are the tensor itself (the same object, as in torch).
 PyObject* get_mT(PyObject* self, void*) {
   HANDLE_TH_ERRORS
-  return wrap(matrix_transpose(unwrap(self), "mT"));
+  const at::Tensor& t = unwrap(self);
+  check_matrices(t, "mT");
+  return wrap_or_self(t.dim() == 0 ? t : t.transpose(-2, -1), self);
   END_HANDLE_TH_ERRORS
 }
 
@@ -400,17 +429,16 @@ PyObject* get_H(PyObject* self, void*) {
   const int64_t n = t.dim();
   TORCH_CHECK(n == 0 || n == 2, "tensor.H is only supported on matrices (2-D tensors). Got ", n, "-D tensor.",
               n > 2 ? " For batches of matrices, consider using tensor.mH" : "");
-  check_not_complex(t, "H");
-  return wrap(n == 0 ? t.transpose(0, 0) : t.transpose(0, 1));
+  at::Tensor r = n == 0 ? t : t.transpose(0, 1);
+  return wrap_or_self(t.is_complex() ? r.conj() : r, self);
   END_HANDLE_TH_ERRORS
 }
 
 PyObject* get_mH(PyObject* self, void*) {
   HANDLE_TH_ERRORS
   const at::Tensor& t = unwrap(self);
-  at::Tensor r = matrix_transpose(t, "mH");
-  check_not_complex(t, "mH");
-  return wrap(std::move(r));
+  check_matrices(t, "mH");
+  return wrap_or_self(t.adjoint(), self);
   END_HANDLE_TH_ERRORS
 }
 
@@ -429,8 +457,8 @@ PyGetSetDef tensor_getset[] = {
     {"nbytes", get_nbytes, nullptr, nullptr, nullptr},
     {"T", get_T, nullptr, "The tensor with its dimensions reversed (a view); the transpose of a matrix.", nullptr},
     {"mT", get_mT, nullptr, "The last two dimensions swapped (a view): each matrix of a batch transposed.", nullptr},
-    {"H", get_H, nullptr, "The conjugate transpose of a matrix (a view; real dtypes only so far).", nullptr},
-    {"mH", get_mH, nullptr, "The conjugate transpose of each matrix of a batch (a view; real dtypes only so far).",
+    {"H", get_H, nullptr, "The conjugate transpose of a matrix (a view; a conj() view when complex).", nullptr},
+    {"mH", get_mH, nullptr, "The conjugate transpose of each matrix of a batch (a view; a conj() view when complex).",
      nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr}};
 
@@ -456,6 +484,11 @@ PyMethodDef core_methods[] = {
     {"__format__", tensor_format, METH_O, nullptr},
     {"__reversed__", tensor_reversed, METH_NOARGS, nullptr},
     {"__complex__", tensor_complex, METH_NOARGS, nullptr},
+    // ("-> " in the docs: tessera.is_conj/is_neg, the function forms, take their docs from these)
+    {"is_conj", tensor_is_conj, METH_NOARGS, "is_conj() -> bool\n\nWhether the conjugate bit is set (a conj() view)."},
+    {"is_neg", tensor_is_neg, METH_NOARGS, "is_neg() -> bool\n\nWhether the negative bit is set (a negated view)."},
+    {"_set_conj", tensor_set_conj, METH_O, "_set_conj(conj): set or clear the conjugate bit in place (complex only)."},
+    {"_set_neg", tensor_set_neg, METH_O, "_set_neg(neg): set or clear the negative bit in place."},
     {"_storage_nbytes", tensor_storage_nbytes, METH_NOARGS, "The byte size of the tensor's storage."},
     {nullptr, nullptr, 0, nullptr}};
 

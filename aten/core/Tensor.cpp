@@ -17,6 +17,13 @@ c10::Scalar Tensor::item() const {
   TORCH_CHECK(is_cpu(), "item(): reading a ", device(), " tensor is not supported by this build");
   return dispatch_types<kAllTypes>(scalar_type(), "item", [&]<typename T>() -> c10::Scalar {
     T v = *static_cast<const T*>(data_ptr());
+    // The math bits: a conj() view reads its memory conjugated, a negative view negated.
+    if constexpr (std::is_same_v<T, c10::complex<float>> || std::is_same_v<T, c10::complex<double>>) {
+      if (is_conj()) v = T(v.real(), -v.imag());
+    }
+    if constexpr (!std::is_same_v<T, bool>) {
+      if (is_neg()) v = static_cast<T>(-v);
+    }
     if constexpr (std::is_same_v<T, c10::complex<float>>) {
       return c10::Scalar(c10::complex<double>(v.real(), v.imag()));
     } else if constexpr (std::is_integral_v<T> || std::is_same_v<T, bool> || std::is_same_v<T, double> ||

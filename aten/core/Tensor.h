@@ -63,6 +63,11 @@ class TORCH_API Tensor {
   bool is_cpu() const { return impl_->is_cpu(); }
   bool is_cuda() const { return impl_->is_cuda(); }
   bool is_meta() const { return impl_->is_meta(); }
+  // The lazy math bits (conj() views, the negation behind a conj view's imag).
+  bool is_conj() const { return impl_->is_conj(); }
+  bool is_neg() const { return impl_->is_neg(); }
+  void _set_conj(bool value) const { impl_->_set_conj(value); }
+  void _set_neg(bool value) const { impl_->_set_neg(value); }
   bool is_contiguous(MemoryFormat format = MemoryFormat::Contiguous) const { return impl_->is_contiguous(format); }
   const c10::Storage& storage() const { return impl_->storage(); }
   void* data_ptr() const { return impl_->data(); }

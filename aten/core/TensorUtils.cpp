@@ -91,6 +91,13 @@ Tensor make_view(const Tensor& self, IntArrayRef sizes, IntArrayRef strides, int
   return Tensor(std::move(impl));
 }
 
+Tensor raw_view(const Tensor& self) {
+  Tensor v = make_view(self, self.sizes(), self.strides(), self.storage_offset());
+  v._set_conj(false);
+  v._set_neg(false);
+  return v;
+}
+
 std::string tensor_type_string(const Tensor& t) {
   const c10::ScalarType dtype = t.scalar_type();
   if (t.is_cpu()) {

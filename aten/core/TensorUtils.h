@@ -21,6 +21,9 @@ TORCH_API Tensor from_blob(c10::DataPtr data, IntArrayRef sizes, IntArrayRef str
 // A tensor over self's storage with new geometry, sharing self's version counter and
 // carrying no autograd state.
 TORCH_API Tensor make_view(const Tensor& self, IntArrayRef sizes, IntArrayRef strides, int64_t offset);
+// self's memory read raw: a view without the conjugate and negative bits (for kernels that
+// handle the bits themselves, like copy_, or whose result they cannot change).
+TORCH_API Tensor raw_view(const Tensor& self);
 
 // A 0-dim tensor holding `s` in its own dtype (Bool, Long, Double or ComplexDouble), marked
 // as a wrapped number so type promotion ranks it below every tensor, as a Python number in

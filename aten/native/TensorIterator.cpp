@@ -77,6 +77,10 @@ meta::TensorMeta TensorIteratorConfig::output_meta() {
 TensorIterator::TensorIterator(const TensorIteratorConfig& config) : op_name_(config.op_name_) {
   operands_.reserve(config.outputs_.size() + config.inputs_.size());
   auto add = [&](const Tensor& t, bool is_output) {
+    // Kernels read memory raw: a conj()/negative view must have been resolved by the
+    // math-bits fallback (a composite that calls a stub directly would bypass it).
+    TORCH_INTERNAL_ASSERT(!t.defined() || !t.key_set().has_any(c10::math_bits_keyset), op_name_,
+                          ": a conjugate or negative view reached a kernel unresolved");
     Operand& op = operands_.emplace_back();
     op.tensor = t;
     op.is_output = is_output;

@@ -11,7 +11,9 @@ TensorGeometry::TensorGeometry(const Tensor& t)
       strides(t.strides().begin(), t.strides().end()),
       storage_offset(t.storage_offset()),
       dtype(t.scalar_type()),
-      device(t.device()) {}
+      device(t.device()),
+      is_conj(t.is_conj()),
+      is_neg(t.is_neg()) {}
 
 Tensor TensorGeometry::empty_like() const {
   return at::empty_strided(sizes, strides, at::TensorOptions().dtype(dtype).device(device));
@@ -28,7 +30,7 @@ bool overlaps_itself(const TensorGeometry& g) {
 // The view's geometry over base_like (a tensor laid out as the base). A real view of a
 // complex base (view_as_real, real, imag and views of those) counts its strides and
 // offset in reals: it is placed over base_like's real view, offsets in reals too.
-Tensor view_of(const Tensor& base_like, const TensorGeometry& base, const TensorGeometry& view) {
+Tensor strided_view_of(const Tensor& base_like, const TensorGeometry& base, const TensorGeometry& view) {
   if (view.dtype == base.dtype) {
     return base_like.as_strided(view.sizes, view.strides,
                                 base_like.storage_offset() + view.storage_offset - base.storage_offset);
@@ -39,6 +41,14 @@ Tensor view_of(const Tensor& base_like, const TensorGeometry& base, const Tensor
   Tensor reals = at::view_as_real(base_like);
   return reals.as_strided(view.sizes, view.strides,
                           reals.storage_offset() + view.storage_offset - 2 * base.storage_offset);
+}
+
+// base_like holds logical values laid out as base; the result reads them as the view does.
+Tensor view_of(const Tensor& base_like, const TensorGeometry& base, const TensorGeometry& view) {
+  Tensor v = strided_view_of(base_like, base, view);
+  if (view.is_conj != base.is_conj) v = at::_conj(v);
+  if (view.is_neg != base.is_neg) v = at::_neg_view(v);
+  return v;
 }
 }  // namespace
 

@@ -18,6 +18,9 @@ struct TORCH_API TensorGeometry {
   int64_t storage_offset = 0;
   c10::ScalarType dtype = c10::ScalarType::Float;
   c10::Device device{c10::DeviceType::CPU};
+  // The math bits: a view's grad slice is the conj (negation) of its base's grad slice
+  // when the view's bit differs from the base's.
+  bool is_conj = false, is_neg = false;
   // An empty tensor laid out like this geometry (same strides, offset 0).
   Tensor empty_like() const;
 };

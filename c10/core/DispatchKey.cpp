@@ -22,6 +22,8 @@ const char* toString(DispatchKey k) {
     case DispatchKey::QuantizedCUDA: return "QuantizedCUDA";
     case DispatchKey::BackendSelect: return "BackendSelect";
     case DispatchKey::Python: return "Python";
+    case DispatchKey::Conjugate: return "Conjugate";
+    case DispatchKey::Negative: return "Negative";
     case DispatchKey::ADInplaceOrView: return "ADInplaceOrView";
     case DispatchKey::AutogradCPU: return "AutogradCPU";
     case DispatchKey::AutogradCUDA: return "AutogradCUDA";

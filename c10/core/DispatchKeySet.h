@@ -145,6 +145,8 @@ constexpr DispatchKeySet autocast_dispatch_keyset{DispatchKey::AutocastCPU, Disp
 // What CompositeImplicitAutograd kernels serve: every backend, and autograd (so an op
 // written in terms of other ops is differentiated through those ops).
 constexpr DispatchKeySet math_dispatch_keyset = backend_dispatch_keyset | autograd_dispatch_keyset;
+// The lazy-view bits a tensor may carry (conj() and the negation behind .imag of a conj view).
+constexpr DispatchKeySet math_bits_keyset{DispatchKey::Conjugate, DispatchKey::Negative};
 
 // The runtime keys an alias stands for; a runtime key stands for itself and Undefined for
 // nothing. Used at registration to fan a kernel out into the dispatch table.

@@ -101,7 +101,18 @@ void TensorImpl::set_data_from(const TensorImpl& src) {
   storage_offset_ = src.storage_offset_;
   sizes_and_strides_ = src.sizes_and_strides_;
   dtype_ = src.dtype_;
+  key_set_ = (key_set_ - math_bits_keyset) | (src.key_set_ & math_bits_keyset);
   refresh_numel_and_contiguity();
+}
+
+void TensorImpl::_set_conj(bool value) {
+  TORCH_INTERNAL_ASSERT(!value || isComplexType(dtype_), "_set_conj: the conjugate bit needs a complex dtype, got ",
+                        dtype_);
+  key_set_ = value ? key_set_.add(DispatchKey::Conjugate) : key_set_.remove(DispatchKey::Conjugate);
+}
+
+void TensorImpl::_set_neg(bool value) {
+  key_set_ = value ? key_set_.add(DispatchKey::Negative) : key_set_.remove(DispatchKey::Negative);
 }
 
 void TensorImpl::set_wrapped_number(bool value) {

@@ -73,6 +73,14 @@ class C10_API TensorImpl : public intrusive_ptr_target {
   bool is_cpu() const { return device_.is_cpu(); }
   bool is_cuda() const { return device_.is_cuda(); }
   bool is_meta() const { return device_.is_meta(); }
+  // The math bits: a lazy conj() view reads its storage conjugated, a negative view negated.
+  // They live in the key set, so kernels that do not know them never see them (see
+  // aten/native/MathBitsFallback.h).
+  bool is_conj() const { return key_set_.has(DispatchKey::Conjugate); }
+  bool is_neg() const { return key_set_.has(DispatchKey::Negative); }
+  // Setting the conjugate bit needs a complex dtype; the negative bit takes any.
+  void _set_conj(bool value);
+  void _set_neg(bool value);
 
   bool is_contiguous(MemoryFormat format = MemoryFormat::Contiguous) const {
     return format == MemoryFormat::ChannelsLast ? is_channels_last_contiguous_ : is_contiguous_;

@@ -108,8 +108,8 @@ from . import distributions  # noqa: E402,F401
 from ._runtime_flags import *  # noqa: E402,F401,F403
 from . import _tensor_legacy, _tensor_resize  # noqa: E402,F401
 from ._tensor_legacy import (  # noqa: E402,F401
-    get_device_fn as get_device, is_inference_fn as is_inference, is_nonzero_fn as is_nonzero,
-    is_same_size_fn as is_same_size)
+    get_device_fn as get_device, is_conj_fn as is_conj, is_inference_fn as is_inference, is_neg_fn as is_neg,
+    is_nonzero_fn as is_nonzero, is_same_size_fn as is_same_size)
 from ._legacy_tensors import set_default_tensor_type  # noqa: E402,F401
 from .storage import StorageBase, UntypedStorage, is_storage  # noqa: E402,F401
 globals().update({_t.__name__: _t for _t in _legacy_tensors.TENSOR_TYPES.values()})

@@ -234,6 +234,11 @@ def _false(self):
     return False
 
 
+def is_distributed(self):
+    """is_distributed() -> bool: False: no distributed tensors."""
+    return False
+
+
 def reinforce(self, reward):
     """reinforce(reward): removed from torch (stochastic functions went to
     torch.distributions); raises RuntimeError with torch's instructions."""
@@ -273,18 +278,12 @@ def _name_readonly(self, *value):
 
 _methods = {fn.__name__: fn for fn in (
     new, new_tensor, is_same_size, is_nonzero, is_inference, get_device, storage, storage_type, apply_, map_, map2_,
-    as_subclass, cuda, pin_memory, is_pinned, record_stream, reinforce)}
+    as_subclass, cuda, pin_memory, is_pinned, record_stream, reinforce, is_distributed)}
 _methods.update({kind: _not_linked(kind) for kind in ("xpu", "ipu")})
-# Layouts and devices a dense CPU tensor never has; no conjugate or negative bits either.
+# Layouts and devices a dense CPU tensor never has.
 _methods.update({name: property(_false, doc="False: Tessera's tensors are dense and strided on the CPU.")
                  for name in ("is_ipu", "is_xpu", "is_mps", "is_vulkan", "is_mkldnn", "is_ort", "is_nested",
                               "is_sparse_csr")})
-for _name, _doc in (("is_distributed", "False: no distributed tensors."),
-                    ("is_conj", "False: Tessera has no lazy conjugate bit."),
-                    ("is_neg", "False: Tessera has no lazy negative bit.")):
-    _methods[_name] = lambda self: False
-    _methods[_name].__name__ = _name
-    _methods[_name].__doc__ = f"{_name}() -> bool: {_doc}"
 _methods["volatile"] = property(_volatile_get, _volatile_set, doc="Removed: always False (warns).")
 # torch's tracer names the tensors it records; every other tensor's name is None, and
 # the attribute cannot be set.
@@ -309,3 +308,5 @@ is_same_size_fn = _function_form(is_same_size, "input", "other")
 is_nonzero_fn = _function_form(is_nonzero, "input")
 is_inference_fn = _function_form(is_inference, "input")
 get_device_fn = _function_form(get_device, "input")
+is_conj_fn = _function_form(_Tensor.is_conj, "input")
+is_neg_fn = _function_form(_Tensor.is_neg, "input")

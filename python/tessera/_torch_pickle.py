@@ -10,7 +10,8 @@ import pickle
 import struct
 
 from . import _C
-from .storage import TypedStorage
+from ._utils import get_tensor_metadata
+from .storage import TypedStorage, _physical
 
 # torch's storage class for each dtype torch 1.13 writes typed storages for.
 STORAGE_CLASS_OF = {
@@ -82,7 +83,7 @@ class StorageTable:
                 raise RuntimeError("Cannot save multiple tensors or storages that view the same data as different types")
             return self.refs[key]
         key = str(len(self.refs))
-        flat = _C.as_strided(t.detach(), (nbytes // elsize,), (1,), 0)
+        flat = _C.as_strided(_physical(t), (nbytes // elsize,), (1,), 0)
         if untyped:
             flat = flat.view(_C.uint8)
             ref = StorageRef(flat, key, TorchGlobal("torch.storage", "UntypedStorage"), _location(t), nbytes)
@@ -114,15 +115,19 @@ def _reduce_tensor(t, table):
     if t.device.type == "meta":
         return (TorchGlobal("torch._utils", "_rebuild_meta_tensor_no_storage"),
                 (t.dtype, tuple(t.size()), t.stride(), t.requires_grad))
+    # Current torch's last argument: the conj/neg bits over the raw storage; absent without
+    # bits, so such files stay byte-identical (and loadable by torch 1.13).
+    metadata = get_tensor_metadata(t)
+    extra = (metadata,) if metadata else ()
     if name in V3_DTYPES:
         ref = table.ref_for(t, untyped=True)
         return (TorchGlobal("torch._utils", "_rebuild_tensor_v3"),
-                (ref,) + geometry + (t.requires_grad, collections.OrderedDict(), t.dtype))
+                (ref,) + geometry + (t.requires_grad, collections.OrderedDict(), t.dtype) + extra)
     if name not in STORAGE_CLASS_OF:
         raise NotImplementedError(f"tessera.save: tensors of dtype {t.dtype} are not supported")
     ref = table.ref_for(t)
     return (TorchGlobal("torch._utils", "_rebuild_tensor_v2"),
-            (ref,) + geometry + (t.requires_grad, collections.OrderedDict()))
+            (ref,) + geometry + (t.requires_grad, collections.OrderedDict()) + extra)
 
 
 def _save_as_torch_global(pickler, obj, module, name):

@@ -5,24 +5,49 @@ from collections import OrderedDict
 from . import _C
 
 
+def get_tensor_metadata(t):
+    """The bits a storage does not hold, as current torch pickles them: {"conj": True} and/or
+    {"neg": True}; empty without bits."""
+    metadata = {}
+    if t.is_conj():
+        metadata["conj"] = True
+    if t.is_neg():
+        metadata["neg"] = True
+    return metadata
+
+
+def set_tensor_metadata(t, metadata):
+    """Sets the bits get_tensor_metadata recorded on t (a view of the raw storage)."""
+    for key, value in metadata.items():
+        if key == "conj":
+            t._set_conj(bool(value))
+        elif key == "neg":
+            t._set_neg(bool(value))
+        else:
+            raise RuntimeError(f"Unexpected key `{key}` passed to setTensorMetadata.")
+
+
 def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad, backward_hooks, metadata=None):
     """The tensor viewing `storage` with the given geometry, as torch rebuilds one."""
     t = _C.as_strided(storage._tensor, tuple(size), tuple(stride), storage_offset)
+    if metadata:
+        set_tensor_metadata(t, metadata)  # before requires_grad_: a leaf then has its final bits
     if requires_grad:
         t.requires_grad_(True)
     # Hooks are not pickled (torch warns about them and drops them as well).
-    del backward_hooks, metadata
+    del backward_hooks
     return t
 
 
 def _reduce_ex(self, proto):
-    """Tensor.__reduce_ex__: (_rebuild_tensor_v2, (storage, offset, size, stride, requires_grad, hooks))."""
+    """Tensor.__reduce_ex__: (_rebuild_tensor_v2, (storage, offset, size, stride, requires_grad, hooks[, metadata]))."""
     from .storage import TypedStorage
     if self.device.type != "cpu":
         raise NotImplementedError(f"pickling tensors on {self.device.type} is not supported yet; move them to the CPU")
     args = (TypedStorage.of(self), self.storage_offset(), tuple(self.size()), self.stride(), self.requires_grad,
             OrderedDict())
-    return (_rebuild_tensor_v2, args)
+    metadata = get_tensor_metadata(self)
+    return (_rebuild_tensor_v2, args + (metadata,) if metadata else args)
 
 
 _C._add_tensor_methods({"__reduce_ex__": _reduce_ex})

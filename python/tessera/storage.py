@@ -11,6 +11,17 @@ UntypedStorage is a block of bytes.
 from . import _C
 
 
+def _physical(t):
+    """t detached with its conj/neg bits cleared: a view of the raw memory, which is what a
+    storage holds (the bits travel beside it, as tensor metadata)."""
+    t = t.detach()
+    if t.is_conj():
+        t = t._conj()
+    if t.is_neg():
+        t = t._neg_view()
+    return t
+
+
 class TypedStorage:
     """The storage under a tensor: ``tensor`` is a 1-D view of all of it."""
 
@@ -22,7 +33,7 @@ class TypedStorage:
     def of(cls, t):
         """The storage under t, as a 1-D tensor over every element from offset 0."""
         numel = t._storage_nbytes() // t.element_size()
-        flat = _C.as_strided(t.detach(), (numel,), (1,), 0)
+        flat = _C.as_strided(_physical(t), (numel,), (1,), 0)
         return cls(flat, t.dtype)
 
     def size(self):

@@ -436,8 +436,8 @@ def differentiate(lib, fn, inputs, no_grad=()):
         return "no graph", None
     def weighted(o, k):
         if o.is_complex():
-            # (torch returns some results as lazily conjugated views, which view_as_real refuses)
-            parts = lib.view_as_real(o.resolve_conj() if lib is torch else o)
+            # (both libraries return some results as lazily conjugated views, which view_as_real refuses)
+            parts = lib.view_as_real(o.resolve_conj())
             return (parts * lib.tensor([k + 1.0, 0.5 - k], dtype=parts.dtype)).sum()
         return (o * (k + 1)).sum()
     total = sum(weighted(o, k) for k, o in enumerate(outs))

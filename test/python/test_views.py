@@ -227,13 +227,22 @@ def test_transpose_properties_on_views_and_meta():
     assert t.tolist() == [[0, 7, 0], [0, 7, 0]]
 
 
-def test_conjugate_transposes_of_complex_tensors_are_not_implemented():
-    # torch returns a lazily conjugated view; tessera has no conj() yet and says so
-    c = tessera.zeros(2, 3, dtype=tessera.complex64)
-    for prop in ("H", "mH"):
-        with pytest.raises(NotImplementedError, match="conj"):
-            getattr(c, prop)
-    assert tuple(c.T.shape) == (3, 2) and tuple(c.mT.shape) == (3, 2)  # plain transposes work
+def test_conjugate_transposes_of_complex_tensors_are_conj_views():
+    """H / mH of a complex tensor are lazily conjugated views of it, as torch's (mT and T are
+    plain transposes); a 0-dim tensor's mT, and a real one's H / mH, are the tensor itself."""
+    base = torch.tensor([[1 + 2j, 3 - 1j, 0.5j], [2, -1j, 4 + 4j]])
+    mine = to_tessera(base)
+    for prop in ("T", "mT", "H", "mH"):
+        got, want = getattr(mine, prop), getattr(base, prop)
+        assert got.is_conj() is want.is_conj(), prop
+        assert got.stride() == want.stride() and got.tolist() == want.tolist(), prop
+        assert storage_base(got) == storage_base(mine), prop  # a view, never a copy
+    for make in (lambda lib: lib.tensor(2.5), lambda lib: lib.tensor(1 + 2j)):
+        t, u = make(tessera), make(torch)
+        for prop in ("mT", "H", "mH"):
+            assert (getattr(t, prop) is t) is (getattr(u, prop) is u), prop
+            assert getattr(t, prop).is_conj() is getattr(u, prop).is_conj(), prop
+            assert getattr(t, prop).item() == getattr(u, prop).item(), prop
     with pytest.raises(RuntimeError, match="Got 1-D tensor"):  # the shape check comes first, as in torch
         tessera.zeros(3, dtype=tessera.complex64).mH
 

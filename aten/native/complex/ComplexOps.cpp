@@ -1,6 +1,7 @@
 // Complex numbers: real and imag (views through view_as_real), conj_physical, angle, and
 // the constructors polar and complex, with torch's dtype rules and messages. The loops are
 // in cpu/ComplexKernel.cpp, compiled once per ISA.
+#include <aten/core/TensorUtils.h>
 #include <aten/native/DispatchStubs.h>
 #include <aten/native/MetaFunctions.h>
 #include <aten/native/NativeFunctions.h>
@@ -68,11 +69,51 @@ DEFINE_DISPATCH(angle_stub);
 DEFINE_DISPATCH(polar_stub);
 DEFINE_DISPATCH(complex_stub);
 
-Tensor real(const Tensor& self) { return self.is_complex() ? at::view_as_real(self).select(-1, 0) : self; }
+// real/imag of a conj view read the base's storage: real is unchanged, imag is its negation
+// (a Negative view), as in torch.
+Tensor real(const Tensor& self) {
+  if (!self.is_complex()) return self;
+  return at::view_as_real(self.is_conj() ? at::_conj(self) : self).select(-1, 0);
+}
 
 Tensor imag(const Tensor& self) {
   TORCH_CHECK(self.is_complex(), "imag is not implemented for tensors with non-complex dtypes.");
-  return at::view_as_real(self).select(-1, 1);
+  if (!self.is_conj()) return at::view_as_real(self).select(-1, 1);
+  return at::_neg_view(at::view_as_real(at::_conj(self))).select(-1, 1);
+}
+
+// conj of a real tensor is the tensor itself; of a complex strided one, a lazy view.
+Tensor conj(const Tensor& self) {
+  if (!self.is_complex()) return self;
+  if (self.layout() != c10::Layout::Strided) return self.conj_physical();
+  return at::_conj(self);
+}
+
+Tensor _conj(const Tensor& self) {
+  TORCH_CHECK(self.is_complex(), "_conj: the conjugate bit needs a complex tensor, got ",
+              c10::toString(self.scalar_type()), " (conj() of a real tensor is the tensor itself)");
+  Tensor view = make_view(self, self.sizes(), self.strides(), self.storage_offset());
+  view._set_conj(!self.is_conj());
+  return view;
+}
+
+Tensor _neg_view(const Tensor& self) {
+  Tensor view = make_view(self, self.sizes(), self.strides(), self.storage_offset());
+  view._set_neg(!self.is_neg());
+  return view;
+}
+
+// clone() writes the logical values, so it resolves both bits at once.
+Tensor resolve_conj(const Tensor& self) { return self.is_conj() ? self.clone() : self; }
+
+Tensor resolve_neg(const Tensor& self) { return self.is_neg() ? self.clone() : self; }
+
+Tensor adjoint(const Tensor& self) {
+  if (self.dim() == 0) return self.conj();
+  TORCH_CHECK(self.dim() >= 2, "tensor.adjoint() is only supported on matrices or batches of matrices. Got ",
+              self.dim(), "-D tensor.");
+  Tensor transposed = self.transpose(-2, -1);
+  return self.is_complex() ? transposed.conj() : transposed;
 }
 
 // A real tensor is its own conjugate: no copy, and no Node in a graph.

@@ -61,7 +61,7 @@ Tensor& float_power__Scalar(Tensor& self, const Scalar& exponent) {
 // True where the imaginary part is zero; every element of a real tensor.
 Tensor isreal(const Tensor& self) {
   if (!self.is_complex()) return at::ones(self.sizes(), TensorOptions().dtype(c10::kBool).device(self.device()));
-  return at::view_as_real(self).select(-1, 1).eq(0);
+  return at::imag(self).eq(0);
 }
 
 // mantissa * 2^exponent == self with |mantissa| in [0.5, 1) (0, inf and NaN keep themselves

@@ -1,6 +1,7 @@
 // Unary elementwise operators: the shape functions that need more than their iterator
 // family (abs of complex is real; square of bool is Long), and isfinite. The arithmetic
 // is in cpu/UnaryOpsKernel.cpp, compiled once per ISA.
+#include <aten/core/TensorUtils.h>
 #include <aten/native/DispatchStubs.h>
 #include <aten/native/MetaFunctions.h>
 #include <aten/native/NativeFunctions.h>
@@ -42,8 +43,11 @@ Tensor& abs_(Tensor& self) {
   return at::abs_outf(self, self);
 }
 
+// A composite that runs its stub itself; conjugation and negation keep finiteness, so a
+// conj()/negative view is read raw, through a view without the bits.
 Tensor isfinite(const Tensor& self) {
-  TensorIterator iter = TensorIterator::config_for(IteratorFamily::UnaryBool).add_output(Tensor()).add_input(self).build();
+  const Tensor raw = self.key_set().has_any(c10::math_bits_keyset) ? raw_view(self) : self;
+  TensorIterator iter = TensorIterator::config_for(IteratorFamily::UnaryBool).add_output(Tensor()).add_input(raw).build();
   if (!self.is_meta()) isfinite_stub(c10::DeviceType::CPU, iter);
   return iter.output();
 }

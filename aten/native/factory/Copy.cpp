@@ -1,10 +1,12 @@
 // copy_: writes src into self, broadcasting src and converting its dtype (the element loop
 // is cpu/CopyKernel.cpp, compiled per ISA).
 #include <aten/core/Parallel.h>
+#include <aten/core/TensorUtils.h>
 #include <aten/native/Broadcast.h>
 #include <aten/native/NativeFunctions.h>
 #include <aten/native/TensorIterator.h>
 #include <aten/native/factory/Copy.h>
+#include <aten/ops/Functions.h>
 
 #include <cstring>
 
@@ -34,6 +36,19 @@ static void copy_bytes(char* dst, const char* src, size_t n) {
   });
 }
 
+// copy_ between tensors carrying math bits: the raw values move (and convert) first, then
+// the destination's memory is conjugated / negated where the two views read it differently
+// (negation after the conversion, as torch: -1.5 into int64 is -1).
+static void copy_through_math_bits(const Tensor& self, const Tensor& src) {
+  const bool conj = self.is_complex() && self.is_conj() != src.is_conj();
+  const bool neg = self.is_neg() != src.is_neg();
+  TORCH_CHECK(!neg || self.scalar_type() != c10::kBool || self.numel() == 0, "\"neg_cpu\" not implemented for 'Bool'");
+  Tensor dst = raw_view(self);
+  copy_cpu_(dst, raw_view(src), false);
+  if (conj) at::conj_physical_(dst);
+  if (neg && dst.numel() > 0) at::neg_(dst);
+}
+
 Tensor& copy_cpu_(Tensor& self, const Tensor& src, bool non_blocking) {
   TORCH_CHECK(src.defined(), "copy_: the source tensor is undefined");
   TORCH_CHECK_NOT_IMPLEMENTED(!src.is_meta(), "Cannot copy out of meta tensor; no data!");
@@ -41,6 +56,10 @@ Tensor& copy_cpu_(Tensor& self, const Tensor& src, bool non_blocking) {
   check_copy_shapes(self, src);
   if (self.is_same(src)) return self;
   assert_no_partial_overlap(self, src);
+  if ((self.key_set() | src.key_set()).has_any(c10::math_bits_keyset)) {
+    copy_through_math_bits(self, src);
+    return self;
+  }
   if (self.scalar_type() == src.scalar_type() && self.is_contiguous() && src.is_contiguous() &&
       self.sizes().equals(src.sizes())) {
     copy_bytes(static_cast<char*>(self.data_ptr()), static_cast<const char*>(src.data_ptr()), self.nbytes());

@@ -193,10 +193,7 @@ Tensor linalg_vecdot(const Tensor& x, const Tensor& y, int64_t dim) {
   TORCH_CHECK(x.scalar_type() == y.scalar_type(), "linalg.vecdot: Expected x and y to have the same dtype, but found x of type ",
               x.scalar_type(), " and y of type ", y.scalar_type(), " instead");
   if (!x.is_complex()) return (x * y).sum(dim);
-  // conj(x) through its real view (tessera has no lazy conj yet): negate the imaginary parts.
-  const Tensor parts = at::view_as_real(x);
-  const Tensor conj_parts = at::cat({parts.narrow(-1, 0, 1), -parts.narrow(-1, 1, 1)}, -1);
-  return (at::view_as_complex(conj_parts) * y).sum(dim);
+  return (x.conj() * y).sum(dim);
 }
 
 Tensor linalg_vander(const Tensor& x, std::optional<int64_t> N) {

@@ -26,7 +26,7 @@ void check_index_type(const Tensor& t, const char* arg, int pos) {
 }
 
 std::vector<int64_t> as_int64(const Tensor& t) {
-  const Tensor c = t.to(c10::kLong).contiguous();
+  const Tensor c = t.to(c10::kLong).resolve_neg().contiguous();  // read raw below
   return std::vector<int64_t>(c.data_ptr<int64_t>(), c.data_ptr<int64_t>() + c.numel());
 }
 
@@ -73,7 +73,7 @@ Bags read_bags(const std::vector<int64_t>& idx, const std::vector<int64_t>& off,
 Tensor max_rows(const Tensor& weight, const std::vector<int64_t>& idx, const Bags& b) {
   const int64_t dim = weight.size(1);
   Tensor rows = at::full({b.count, dim}, -1, TensorOptions().dtype(c10::kLong));
-  const Tensor w = weight.contiguous();
+  const Tensor w = weight.resolve_neg().contiguous();  // (a composite: a negative view reaches it)
   int64_t* r = rows.data_ptr<int64_t>();
   dispatch_types<kFloating | kReducedFloat>(weight.scalar_type(), "embedding_bag", [&]<typename T>() {
     using O = opmath_t<T>;

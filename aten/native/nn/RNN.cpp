@@ -122,7 +122,7 @@ static std::vector<int64_t> cpu_lengths(const Tensor& t, const char* name) {
               "' argument should be a 1D CPU int64 tensor, but got ", t.dim(), "D ", t.device().str(), " ",
               c10::toString(t.scalar_type()), " tensor");
   std::vector<int64_t> v(static_cast<size_t>(t.numel()));
-  const Tensor c = t.contiguous();
+  const Tensor c = t.resolve_neg().contiguous();  // raw memory: a negative view resolved
   std::copy_n(c.data_ptr<int64_t>(), v.size(), v.begin());
   return v;
 }

@@ -1,6 +1,7 @@
 // Vector norms (linalg.vector_norm and the older norm overloads), logsumexp and aminmax:
 // composites over the reductions and elementwise ops, so Meta and every backend come with
 // them. torch's argument checks and messages are reproduced here, before any work.
+#include <aten/core/TensorUtils.h>
 #include <aten/native/NativeFunctions.h>
 #include <aten/native/StructuredHelpers.h>
 #include <aten/native/reduce/ReduceOps.h>
@@ -61,7 +62,8 @@ Tensor linalg_vector_norm(const Tensor& self, const c10::Scalar& ord, std::optio
       (x.scalar_type() == c10::kFloat || x.scalar_type() == c10::kDouble)) {
     // One pass with no |x| or x * x in between, as torch's norm kernel reads it (normalize
     // and renorm spend most of their time here).
-    return sum_of_squares_cpu(x, over, keepdim).sqrt_();
+    // (a negative view's squares are its memory's: read raw)
+    return sum_of_squares_cpu(x.is_neg() ? raw_view(x) : x, over, keepdim).sqrt_();
   }
   const Tensor a = x.abs();  // real for complex inputs
   if (p == 0) {

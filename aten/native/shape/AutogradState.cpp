@@ -54,6 +54,10 @@ void set_data(Tensor& self, const Tensor& new_data) {
 
 bool is_leaf(const Tensor& self) { return self.is_leaf(); }
 
+bool is_conj(const Tensor& self) { return self.is_conj(); }
+
+bool is_neg(const Tensor& self) { return self.is_neg(); }
+
 int64_t output_nr(const Tensor& self) { return self.output_nr(); }
 
 int64_t _version(const Tensor& self) { return self._version(); }

@@ -54,6 +54,12 @@ Tensor make_dtype_view(const Tensor& self, c10::ScalarType dtype, const ViewGeom
 // self's bytes read as another dtype. A different element size rescales the last dim,
 // which must be contiguous (torch's rules for view(dtype)).
 Tensor view_dtype(const Tensor& self, c10::ScalarType dtype) {
+  if (dtype != self.scalar_type()) {
+    TORCH_CHECK(!self.is_conj(),
+                "torch.Tensor.view is not supported for conjugate view tensors when converting to a different dtype.");
+    TORCH_CHECK(!self.is_neg(), "torch.Tensor.view is not supported for tensors with negative bit set when converting "
+                                "to a different dtype.");
+  }
   const auto old_size = static_cast<int64_t>(self.itemsize()), new_size = static_cast<int64_t>(c10::elementSize(dtype));
   ViewGeometry g{self.sizes().vec(), self.strides().vec(), self.storage_offset()};
   if (old_size != new_size) {
@@ -88,6 +94,10 @@ Tensor view_dtype(const Tensor& self, c10::ScalarType dtype) {
 // A complex tensor's storage read as (re, im) pairs of its real type: a trailing dim of 2.
 Tensor view_as_real(const Tensor& self) {
   TORCH_CHECK(c10::isComplexType(self.scalar_type()), "view_as_real is only supported for complex tensors");
+  TORCH_CHECK(!self.is_conj(),
+              "view_as_real doesn't work on unresolved conjugated tensors.  To resolve the conjugate tensor so you can "
+              "view it as real, use self.resolve_conj(); however, be warned that the resulting tensor will NOT alias "
+              "the original.");
   ViewGeometry g{self.sizes().vec(), self.strides().vec(), self.storage_offset() * 2};
   const size_t real_size = c10::elementSize(c10::toRealValueType(self.scalar_type()));
   for (size_t d = 0; d < g.strides.size(); ++d) {

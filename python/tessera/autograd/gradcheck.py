@@ -36,12 +36,14 @@ def _as_real_function(func, inputs):
     complex_inputs = [k for k, t in enumerate(inputs) if _is_complex(t) and t.requires_grad]
     if not complex_inputs and not any(_is_complex(o) for o in _as_tuple(func(*inputs))):
         return func, inputs
-    real_inputs = tuple(_C.view_as_real(t.detach()).clone().requires_grad_() if k in complex_inputs else t
-                        for k, t in enumerate(inputs))
+    # view_as_real refuses conj() views: an input or output with the conjugate bit is
+    # materialised first (differentiably, for outputs).
+    real_inputs = tuple(_C.view_as_real(t.detach().resolve_conj()).clone().requires_grad_() if k in complex_inputs
+                        else t for k, t in enumerate(inputs))
 
     def real_func(*args):
         ins = [_C.view_as_complex(a) if k in complex_inputs else a for k, a in enumerate(args)]
-        return tuple(_C.view_as_real(o) if _is_complex(o) else o for o in _as_tuple(func(*ins)))
+        return tuple(_C.view_as_real(o.resolve_conj()) if _is_complex(o) else o for o in _as_tuple(func(*ins)))
     return real_func, real_inputs
 
 

@@ -6,6 +6,8 @@ Tensor.share_memory_() / is_shared().
 from multiprocessing.reduction import ForkingPickler
 
 from .. import _C
+from .._utils import get_tensor_metadata, set_tensor_metadata
+from ..storage import _physical
 from . import _shm
 
 
@@ -15,7 +17,7 @@ def _dtype_name(dtype):
 
 def _bytes_of(t, offset, numel):
     """The uint8 numpy array (sharing memory) over `numel` elements of t's storage from `offset`."""
-    return _C.as_strided(t.detach(), (numel,), (1,), offset).view(_C.uint8).numpy()
+    return _C.as_strided(_physical(t), (numel,), (1,), offset).view(_C.uint8).numpy()
 
 
 def _span(t):
@@ -55,19 +57,23 @@ def _tensor_args(t):
     return name, True, span * item, size, stride, 0
 
 
-def _rebuild_tensor(cls, name, unlink, nbytes, dtype_name, size, stride, offset, requires_grad):
+def _rebuild_tensor(cls, name, unlink, nbytes, dtype_name, size, stride, offset, requires_grad, metadata=None):
     dtype = getattr(_C, dtype_name)
     flat = _C.from_numpy(_shm.attach(name, nbytes, unlink))
     if dtype != _C.uint8:
         flat = flat.view(dtype)
     t = _C.as_strided(flat, size, stride, offset)
+    if metadata:
+        set_tensor_metadata(t, metadata)  # the block holds raw memory; the conj/neg bits come beside it
     if cls is not _C.Tensor:
         return cls(t, requires_grad=requires_grad)
     return t.requires_grad_(True) if requires_grad else t
 
 
-def _rebuild_empty(cls, dtype_name, size, stride, requires_grad):
+def _rebuild_empty(cls, dtype_name, size, stride, requires_grad, metadata=None):
     t = _C.empty_strided(size, stride, dtype=getattr(_C, dtype_name))
+    if metadata:
+        set_tensor_metadata(t, metadata)
     if cls is not _C.Tensor:
         return cls(t, requires_grad=requires_grad)
     return t.requires_grad_(True) if requires_grad else t
@@ -77,11 +83,13 @@ def reduce_tensor(t):
     """ForkingPickler's reducer for tessera tensors (and Parameters)."""
     _check_sendable(t)
     cls = type(t)
+    metadata = get_tensor_metadata(t)
+    extra = (metadata,) if metadata else ()
     if t.numel() == 0:
-        return _rebuild_empty, (cls, _dtype_name(t.dtype), tuple(t.size()), tuple(t.stride()), t.requires_grad)
+        return _rebuild_empty, (cls, _dtype_name(t.dtype), tuple(t.size()), tuple(t.stride()), t.requires_grad) + extra
     name, unlink, nbytes, size, stride, offset = _tensor_args(t)
     return _rebuild_tensor, (cls, name, unlink, nbytes, _dtype_name(t.dtype), size, stride, offset,
-                             t.requires_grad)
+                             t.requires_grad) + extra
 
 
 def new_shared(shape, dtype, kind=_shm.HANDOFF):
@@ -116,6 +124,7 @@ def share_memory_(self):
     if numel:
         shared.view(_C.uint8).numpy()[...] = _bytes_of(self, 0, numel)
     moved = _C.as_strided(shared, tuple(self.size()), tuple(self.stride()), self.storage_offset())
+    set_tensor_metadata(moved, get_tensor_metadata(self))  # set_data takes the bits from moved
     _C._autograd.set_data(self, moved)
     return self
 

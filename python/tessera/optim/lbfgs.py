@@ -183,10 +183,11 @@ class LBFGS(Optimizer):
 
     # ------------------------------------------------------------ parameters as one vector
 
-    # A complex parameter is two real ones (its view_as_real), as in current torch.
+    # A complex parameter is two real ones (its view_as_real), as in current torch. A grad
+    # may be a conj() view, which view_as_real refuses: resolve it first.
     def _flat_grad(self):
-        return _C.cat([_real(p).new_zeros(_real(p).numel()) if p.grad is None else _real(p.grad).reshape(-1)
-                       for p in self._params], 0)
+        return _C.cat([_real(p).new_zeros(_real(p).numel()) if p.grad is None
+                       else _real(p.grad.resolve_conj()).reshape(-1) for p in self._params], 0)
 
     def _shift(self, scale, vec):
         """Every parameter += scale * its slice of the flat vector vec."""

@@ -205,7 +205,8 @@ class Optimizer:
                     if self._complex_as_real and any(p.is_complex() for p in params):
                         views = [_real_view(p) for p in params]
                         self._originals = {id(v): p for v, p in zip(views, params) if v is not p}
-                        params, grads = views, [_real_view(g) for g in grads]
+                        # (a grad may be a conj() view, which view_as_real refuses; grads are only read)
+                        params, grads = views, [_real_view(g.resolve_conj()) for g in grads]
                     update(group, params, grads)
                     self._originals = {}
                 for fn, args, kwargs in txn.deferred:

@@ -42,26 +42,29 @@ const std::vector<KeyRow> kAllKeys = {
     {K::QuantizedCUDA, "QuantizedCUDA", 9},
     {K::BackendSelect, "BackendSelect", 10},
     {K::Python, "Python", 11},
-    {K::ADInplaceOrView, "ADInplaceOrView", 12},
-    {K::AutogradCPU, "AutogradCPU", 13},
-    {K::AutogradCUDA, "AutogradCUDA", 14},
-    {K::AutogradOther, "AutogradOther", 15},
-    {K::AutocastCPU, "AutocastCPU", 16},
-    {K::AutocastCUDA, "AutocastCUDA", 17},
-    {K::Profiler, "Profiler", 18},
-    {K::PythonTLSSnapshot, "PythonTLSSnapshot", 19},
-    {K::EndOfRuntimeKeys, "EndOfRuntimeKeys", 20},
-    {K::Autograd, "Autograd", 21},
-    {K::CompositeImplicitAutograd, "CompositeImplicitAutograd", 22},
-    {K::CompositeExplicitAutograd, "CompositeExplicitAutograd", 23},
+    {K::Conjugate, "Conjugate", 12},
+    {K::Negative, "Negative", 13},
+    {K::ADInplaceOrView, "ADInplaceOrView", 14},
+    {K::AutogradCPU, "AutogradCPU", 15},
+    {K::AutogradCUDA, "AutogradCUDA", 16},
+    {K::AutogradOther, "AutogradOther", 17},
+    {K::AutocastCPU, "AutocastCPU", 18},
+    {K::AutocastCUDA, "AutocastCUDA", 19},
+    {K::Profiler, "Profiler", 20},
+    {K::PythonTLSSnapshot, "PythonTLSSnapshot", 21},
+    {K::EndOfRuntimeKeys, "EndOfRuntimeKeys", 22},
+    {K::Autograd, "Autograd", 23},
+    {K::CompositeImplicitAutograd, "CompositeImplicitAutograd", 24},
+    {K::CompositeExplicitAutograd, "CompositeExplicitAutograd", 25},
 };
 
-// The 19 runtime keys, highest priority first (the order iteration must produce).
+// The 21 runtime keys, highest priority first (the order iteration must produce).
 const std::vector<DispatchKey> kRuntimeKeysHighestFirst = {
-    K::PythonTLSSnapshot, K::Profiler,        K::AutocastCUDA,  K::AutocastCPU,   K::AutogradOther,
-    K::AutogradCUDA,      K::AutogradCPU,     K::ADInplaceOrView, K::Python,      K::BackendSelect,
-    K::QuantizedCUDA,     K::QuantizedCPU,    K::SparseCsrCUDA, K::SparseCsrCPU,  K::SparseCUDA,
-    K::SparseCPU,         K::Meta,            K::CUDA,          K::CPU,
+    K::PythonTLSSnapshot, K::Profiler,      K::AutocastCUDA,  K::AutocastCPU,     K::AutogradOther,
+    K::AutogradCUDA,      K::AutogradCPU,   K::ADInplaceOrView, K::Negative,      K::Conjugate,
+    K::Python,            K::BackendSelect, K::QuantizedCUDA, K::QuantizedCPU,    K::SparseCsrCUDA,
+    K::SparseCsrCPU,      K::SparseCUDA,    K::SparseCPU,     K::Meta,            K::CUDA,
+    K::CPU,
 };
 
 const std::vector<DispatchKey> kBackends = {K::CPU,          K::CUDA,          K::Meta,
@@ -85,14 +88,14 @@ std::string printed(const T& v) {
 // DispatchKey
 
 TEST(DispatchKeyTest, ValuesFollowThePriorityOrder) {
-  ASSERT_EQ(kAllKeys.size(), 24u);
+  ASSERT_EQ(kAllKeys.size(), 26u);
   for (const auto& row : kAllKeys) {
     EXPECT_EQ(static_cast<int>(row.key), row.value) << row.name;
   }
   EXPECT_EQ(sizeof(DispatchKey), 1u);
-  EXPECT_EQ(c10::kNumRuntimeDispatchKeys, 19);
-  EXPECT_EQ(c10::kDispatchTableSize, 20);
-  EXPECT_EQ(c10::kNumDispatchKeyValues, 24);
+  EXPECT_EQ(c10::kNumRuntimeDispatchKeys, 21);
+  EXPECT_EQ(c10::kDispatchTableSize, 22);
+  EXPECT_EQ(c10::kNumDispatchKeyValues, 26);
 }
 
 TEST(DispatchKeyTest, ToStringUsesPyTorchSpellings) {
@@ -255,16 +258,17 @@ TEST(DispatchKeySetTest, BitLayoutIsKeyMinusOne) {
   EXPECT_EQ(DispatchKeySet(K::CPU).raw_repr(), 0x1u);
   EXPECT_EQ(DispatchKeySet(K::CUDA).raw_repr(), 0x2u);
   EXPECT_EQ(DispatchKeySet(K::QuantizedCUDA).raw_repr(), 0x100u);
-  EXPECT_EQ(DispatchKeySet(K::PythonTLSSnapshot).raw_repr(), uint64_t{1} << 18);
-  EXPECT_EQ(DispatchKeySet({K::CPU, K::AutogradCPU}).raw_repr(), 0x1001u);
-  EXPECT_EQ(DispatchKeySet::full().raw_repr(), 0x7FFFFu);
+  EXPECT_EQ(DispatchKeySet(K::PythonTLSSnapshot).raw_repr(), uint64_t{1} << 20);
+  EXPECT_EQ(DispatchKeySet({K::CPU, K::AutogradCPU}).raw_repr(), 0x4001u);
+  EXPECT_EQ(DispatchKeySet({K::Conjugate, K::Negative}).raw_repr(), 0x1800u);  // Conjugate(12), Negative(13)
+  EXPECT_EQ(DispatchKeySet::full().raw_repr(), 0x1FFFFFu);
   EXPECT_EQ(sizeof(DispatchKeySet), 8u);
 }
 
 TEST(DispatchKeySetTest, RawReprRoundTrip) {
   DispatchKeySet a{K::SparseCsrCUDA, K::Python, K::AutocastCUDA};
   EXPECT_EQ(DispatchKeySet::from_raw_repr(a.raw_repr()), a);
-  EXPECT_EQ(DispatchKeySet::from_raw_repr(0x1001u), DispatchKeySet({K::CPU, K::AutogradCPU}));
+  EXPECT_EQ(DispatchKeySet::from_raw_repr(0x4001u), DispatchKeySet({K::CPU, K::AutogradCPU}));
   // Bits beyond the runtime keys are not keys.
   EXPECT_EQ(DispatchKeySet::from_raw_repr(~uint64_t{0}), DispatchKeySet(DispatchKeySet::FULL));
   EXPECT_EQ(DispatchKeySet::from_raw_repr(uint64_t{1} << 40), DispatchKeySet());
@@ -298,7 +302,7 @@ TEST(DispatchKeySetTest, MembershipAndAlgebra) {
 
   DispatchKeySet c = a;
   c |= b;
-  EXPECT_EQ(c.raw_repr(), 0x1803u);  // CPU, CUDA, ADInplaceOrView(12), AutogradCPU(13)
+  EXPECT_EQ(c.raw_repr(), 0x6003u);  // CPU, CUDA, ADInplaceOrView(14), AutogradCPU(15)
   c &= DispatchKeySet({K::CUDA, K::AutogradCPU, K::Profiler});
   EXPECT_EQ(c, DispatchKeySet({K::CUDA, K::AutogradCPU}));
   c -= DispatchKeySet(K::CUDA);
@@ -327,6 +331,12 @@ TEST(DispatchKeySetTest, HighestPriorityTypeId) {
       {DispatchKeySet({K::AutocastCUDA, K::AutogradOther, K::Profiler}), K::Profiler},
       {DispatchKeySet({K::AutogradOther, K::AutogradCUDA}), K::AutogradOther},
       {DispatchKeySet(DispatchKeySet::FULL), K::PythonTLSSnapshot},
+      // The math bits sit between Python and ADInplaceOrView; Negative outranks Conjugate.
+      {DispatchKeySet({K::CPU, K::Conjugate, K::Negative, K::ADInplaceOrView}), K::ADInplaceOrView},
+      {DispatchKeySet({K::CPU, K::Conjugate, K::Negative}), K::Negative},
+      {DispatchKeySet({K::CPU, K::Conjugate}), K::Conjugate},
+      {DispatchKeySet({K::CPU, K::Python, K::Conjugate}), K::Conjugate},
+      {DispatchKeySet({K::CPU, K::Conjugate, K::AutogradCPU}), K::AutogradCPU},
   };
   for (const auto& [ks, expected] : rows) {
     EXPECT_EQ(ks.highestPriorityTypeId(), expected) << ks;
@@ -383,7 +393,8 @@ TEST(DispatchKeySetTest, Printing) {
 TEST(DispatchKeySetTest, FullAfter) {
   EXPECT_EQ(DispatchKeySet(DispatchKeySet::FULL_AFTER, K::AutogradCPU),
             DispatchKeySet({K::CPU, K::CUDA, K::Meta, K::SparseCPU, K::SparseCUDA, K::SparseCsrCPU, K::SparseCsrCUDA,
-                            K::QuantizedCPU, K::QuantizedCUDA, K::BackendSelect, K::Python, K::ADInplaceOrView}));
+                            K::QuantizedCPU, K::QuantizedCUDA, K::BackendSelect, K::Python, K::Conjugate,
+                            K::Negative, K::ADInplaceOrView}));
   EXPECT_EQ(DispatchKeySet(DispatchKeySet::FULL_AFTER, K::CUDA), DispatchKeySet(K::CPU));
   EXPECT_EQ(DispatchKeySet(DispatchKeySet::FULL_AFTER, K::CPU), DispatchKeySet());
   EXPECT_EQ(DispatchKeySet(DispatchKeySet::FULL_AFTER, K::PythonTLSSnapshot),
@@ -393,6 +404,19 @@ TEST(DispatchKeySetTest, FullAfter) {
   EXPECT_EQ((tensor & DispatchKeySet(DispatchKeySet::FULL_AFTER, K::AutogradCPU)).highestPriorityTypeId(),
             K::ADInplaceOrView);
   EXPECT_EQ((tensor & DispatchKeySet(DispatchKeySet::FULL_AFTER, K::Python)).highestPriorityTypeId(), K::CPU);
+  // A conj() view of a negative view: autograd, then ADInplaceOrView, then each math-bit
+  // fallback redispatches below its own key, Negative first, and the call ends on CPU.
+  DispatchKeySet both{K::CPU, K::Conjugate, K::Negative, K::ADInplaceOrView, K::AutogradCPU};
+  EXPECT_EQ((both & DispatchKeySet(DispatchKeySet::FULL_AFTER, K::ADInplaceOrView)).highestPriorityTypeId(),
+            K::Negative);
+  EXPECT_EQ((both & DispatchKeySet(DispatchKeySet::FULL_AFTER, K::Negative)).highestPriorityTypeId(), K::Conjugate);
+  EXPECT_EQ((both & DispatchKeySet(DispatchKeySet::FULL_AFTER, K::Conjugate)).highestPriorityTypeId(), K::CPU);
+  EXPECT_EQ(DispatchKeySet(DispatchKeySet::FULL_AFTER, K::Conjugate),
+            DispatchKeySet({K::CPU, K::CUDA, K::Meta, K::SparseCPU, K::SparseCUDA, K::SparseCsrCPU, K::SparseCsrCUDA,
+                            K::QuantizedCPU, K::QuantizedCUDA, K::BackendSelect, K::Python}));
+  // The sets the wrappers redispatch with are FULL_AFTER ranges: they keep the math bits.
+  EXPECT_TRUE(c10::after_autograd_keyset.has_all(c10::math_bits_keyset));
+  EXPECT_TRUE(c10::after_ADInplaceOrView_keyset.has_all(c10::math_bits_keyset));
 }
 
 TEST(DispatchKeySetTest, AliasAndMarkerKeysAreNotMembers) {
@@ -422,6 +446,10 @@ TEST(DispatchKeySetTest, AliasExpansion) {
   EXPECT_EQ(c10::autograd_dispatch_keyset, autograd);
   EXPECT_EQ(c10::autocast_dispatch_keyset, DispatchKeySet({K::AutocastCPU, K::AutocastCUDA}));
   EXPECT_EQ(c10::math_dispatch_keyset, math);
+  // The math bits are wrappers with boxed fallbacks: no alias registers kernels for them.
+  EXPECT_EQ(c10::math_bits_keyset, DispatchKeySet({K::Conjugate, K::Negative}));
+  EXPECT_FALSE(c10::math_dispatch_keyset.has_any(c10::math_bits_keyset));
+  EXPECT_FALSE(c10::backend_dispatch_keyset.has_any(c10::math_bits_keyset));
 
   EXPECT_EQ(c10::getRuntimeDispatchKeySet(K::Autograd), autograd);
   EXPECT_EQ(c10::getRuntimeDispatchKeySet(K::CompositeExplicitAutograd), backends);

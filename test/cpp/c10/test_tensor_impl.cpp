@@ -4,6 +4,7 @@
 #include "test_data.h"
 
 #include <sstream>
+#include <string>
 
 namespace {
 
@@ -179,6 +180,105 @@ TEST(TensorImpl, AutogradMetaSlot) {
     EXPECT_TRUE(t->requires_grad());
   }
   EXPECT_EQ(destroyed, 1);  // the tensor owns its autograd metadata
+}
+
+// The math bits live in the key set: no field of their own, nothing for a fresh tensor.
+TEST(TensorImpl, MathBitsAreKeySetMembers) {
+  auto t = make_cpu({2, 3}, c10::kComplexFloat);
+  EXPECT_FALSE(t->is_conj());
+  EXPECT_FALSE(t->is_neg());
+  EXPECT_FALSE(t->key_set().has_any(c10::math_bits_keyset));
+  t->_set_conj(true);
+  EXPECT_TRUE(t->is_conj());
+  EXPECT_FALSE(t->is_neg());
+  EXPECT_TRUE(t->key_set().has(DispatchKey::Conjugate));
+  // The backend and autograd keys stay; only the bit's own key changes.
+  EXPECT_TRUE(t->key_set().has(DispatchKey::CPU));
+  EXPECT_TRUE(t->key_set().has(DispatchKey::AutogradCPU));
+  EXPECT_TRUE(t->key_set().has(DispatchKey::ADInplaceOrView));
+  EXPECT_EQ(t->key_set().highestPriorityBackendTypeId(), DispatchKey::CPU);
+  t->_set_neg(true);
+  EXPECT_TRUE(t->is_conj() && t->is_neg());
+  EXPECT_EQ(t->key_set() & c10::math_bits_keyset, c10::math_bits_keyset);
+  t->_set_conj(false);
+  EXPECT_FALSE(t->is_conj());
+  EXPECT_TRUE(t->is_neg());
+  t->_set_neg(false);
+  EXPECT_FALSE(t->key_set().has_any(c10::math_bits_keyset));
+  // Clearing a clear bit, or setting a set one, is a no-op.
+  t->_set_neg(false);
+  EXPECT_FALSE(t->is_neg());
+  t->_set_conj(true);
+  t->_set_conj(true);
+  EXPECT_TRUE(t->is_conj());
+  EXPECT_EQ(t->key_set(), make_cpu({1}, c10::kComplexFloat)->key_set().add(DispatchKey::Conjugate));
+}
+
+// torch: _set_conj(true) asserts a complex dtype (torch._conj of a real tensor fails an
+// INTERNAL ASSERT); clearing it is allowed on any dtype.
+TEST(TensorImpl, SetConjNeedsAComplexDtype) {
+  for (c10::ScalarType dtype :
+       {c10::kFloat, c10::kDouble, c10::kHalf, c10::kBFloat16, c10::kLong, c10::kInt, c10::kByte, c10::kBool}) {
+    auto t = make_cpu({2}, dtype);
+    try {
+      t->_set_conj(true);
+      ADD_FAILURE() << "set the conjugate bit on " << dtype;
+    } catch (const c10::Error& e) {
+      EXPECT_NE(std::string(e.what()).find("INTERNAL ASSERT FAILED"), std::string::npos) << e.what();
+    }
+    EXPECT_FALSE(t->is_conj()) << dtype;
+    EXPECT_NO_THROW(t->_set_conj(false)) << dtype;
+  }
+  for (c10::ScalarType dtype : {c10::kComplexFloat, c10::kComplexDouble}) {
+    auto t = make_cpu({2}, dtype);
+    t->_set_conj(true);
+    EXPECT_TRUE(t->is_conj()) << dtype;
+  }
+}
+
+// torch: _set_neg works for any dtype, bool and uint8 included.
+TEST(TensorImpl, SetNegTakesAnyDtype) {
+  for (c10::ScalarType dtype : {c10::kBool, c10::kByte, c10::kChar, c10::kShort, c10::kInt, c10::kLong, c10::kHalf,
+                                c10::kBFloat16, c10::kFloat, c10::kDouble, c10::kComplexFloat, c10::kComplexDouble}) {
+    auto t = make_cpu({2}, dtype);
+    t->_set_neg(true);
+    EXPECT_TRUE(t->is_neg()) << dtype;
+    EXPECT_FALSE(t->is_conj()) << dtype;
+    t->_set_neg(false);
+    EXPECT_FALSE(t->is_neg()) << dtype;
+  }
+}
+
+// torch: `t.data = y` makes t read y's memory as y reads it, bits included: a conj view's
+// data gives a conj tensor, and a plain one clears the bits t had.
+TEST(TensorImpl, SetDataFromCopiesTheMathBits) {
+  auto t = make_cpu({3}, c10::kComplexDouble);
+  auto src = make_cpu({2, 2}, c10::kComplexDouble);
+  src->_set_conj(true);
+  src->_set_neg(true);
+  t->set_data_from(*src);
+  EXPECT_TRUE(t->is_conj());
+  EXPECT_TRUE(t->is_neg());
+  EXPECT_EQ(t->sizes(), IntArrayRef({2, 2}));
+  EXPECT_EQ(t->key_set(), src->key_set());
+  // The source keeps its own bits.
+  EXPECT_TRUE(src->is_conj() && src->is_neg());
+
+  auto plain = make_cpu({4}, c10::kComplexDouble);
+  t->set_data_from(*plain);
+  EXPECT_FALSE(t->is_conj());
+  EXPECT_FALSE(t->is_neg());
+  EXPECT_TRUE(t->key_set().has(DispatchKey::CPU));
+  EXPECT_TRUE(t->key_set().has(DispatchKey::AutogradCPU));
+
+  // Only the Negative bit comes across from a negative real tensor.
+  auto real = make_cpu({2}, c10::kFloat);
+  auto neg = make_cpu({5}, c10::kFloat);
+  neg->_set_neg(true);
+  real->set_data_from(*neg);
+  EXPECT_TRUE(real->is_neg());
+  EXPECT_FALSE(real->is_conj());
+  EXPECT_EQ(real->numel(), 5);
 }
 
 TEST(TensorImpl, StorageIsSharedAndFreedWithTheLastTensor) {
