@@ -21,7 +21,9 @@ c10::Scalar Tensor::item() const {
     if constexpr (std::is_same_v<T, c10::complex<float>> || std::is_same_v<T, c10::complex<double>>) {
       if (is_conj()) v = T(v.real(), -v.imag());
     }
-    if constexpr (!std::is_same_v<T, bool>) {
+    if constexpr (std::is_same_v<T, bool>) {
+      TORCH_CHECK(!is_neg(), "\"neg_cpu\" not implemented for 'Bool'");
+    } else {
       if (is_neg()) v = static_cast<T>(-v);
     }
     if constexpr (std::is_same_v<T, c10::complex<float>>) {

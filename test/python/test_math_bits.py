@@ -721,6 +721,44 @@ def test_custom_operators_see_resolved_inputs(libraries):
     assert seen[1] == seen[0] and not any(any(s) for s in seen[1])
 
 
+def test_custom_operators_keep_autograd_through_the_fallback(libraries):
+    """A custom op's Autograd key falls through, so the fallback runs under grad mode: the
+    kernel's own ops record their graph and a write back through a view bumps its version."""
+    for m in libraries("g"):
+        m.define("dbl(Tensor x) -> Tensor")
+        m.impl("dbl", lambda x: x * 2, "CPU")
+        m.define("acc_(Tensor(a!) x, Tensor y) -> Tensor(a!)")
+        m.impl("acc_", lambda x, y: x.add_(y), "CPU")
+    for k, lib in enumerate(LIBS):
+        ops = _ops(k, "g")
+        x = lib.tensor([1 + 2j, -3 + 0.5j], dtype=lib.complex128, requires_grad=True)
+        for arg in ((x * 1).conj(), lib._neg_view(x * 1)):
+            y = ops.dbl(arg)
+            assert y.requires_grad and y.grad_fn is not None, (lib.__name__, y)
+        b = (x * 1).exp()
+        before = b._version
+        with lib.no_grad():
+            ops.acc_(b.conj(), lib.ones(2, dtype=lib.complex128))
+        assert b._version > before, lib.__name__
+
+
+@pytest.mark.filterwarnings("ignore:index_reduce")
+def test_integer_negative_views_as_indices():
+    """Composites that read an index tensor's memory see its logical values. (torch 1.13's
+    tensor_split reads a negative view raw: tessera splits at the logical positions.)"""
+    def run(lib):
+        x = lib.arange(4.0)
+        i = lib._neg_view(lib.tensor([-1]))  # logically [1]
+        return [x.index_fill(0, i, 9.0), x.clone().index_copy_(0, i, lib.ones(1)),
+                x.index_reduce(0, i, lib.full((1,), 7.0), "amax")]
+    for g, w in zip(run(tessera), run(torch)):
+        assert_values(g, w)
+    parts = tessera.arange(6).tensor_split(tessera._neg_view(tessera.tensor([-2])))
+    assert [p.tolist() for p in parts] == [t.tolist() for t in torch.arange(6).tensor_split(torch.tensor([2]))]
+    with pytest.raises(RuntimeError, match="\"neg_cpu\" not implemented for 'Bool'"):
+        tessera._neg_view(tessera.tensor(True)).item()
+
+
 def test_custom_operator_mixing_mutable_and_aliasing_inputs_is_refused(libraries):
     for m in libraries("b"):
         m.define("mixed(Tensor(a!) x, Tensor(b) y) -> Tensor(a!)")

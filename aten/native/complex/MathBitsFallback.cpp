@@ -8,7 +8,6 @@
 #include <aten/dispatch/Dispatcher.h>
 #include <aten/library.h>
 #include <aten/ops/Functions.h>
-#include <c10/core/ThreadLocalState.h>
 
 #include <algorithm>
 #include <utility>
@@ -25,9 +24,9 @@ struct MathBit {
 bool has_bit(const Tensor& t, c10::DispatchKey key) { return t.defined() && t.key_set().has(key); }
 
 void math_bits_fallback(const MathBit& bit, const c10::OperatorHandle& op, c10::DispatchKeySet ks, Stack* stack) {
-  // The clones and the copy back are the operator's implementation, not steps of the
-  // user's graph (autograd saw the call above this key).
-  at::AutoDispatchBelowADInplaceOrView below_autograd;
+  // No autograd guard here, as in torch: a native op arrives under its autograd kernel's
+  // guard already, and a custom op (whose Autograd key falls through) must keep recording
+  // its inner ops' graph and bumping the version of what it writes back.
   const auto& args = op.schema().arguments();
   const size_t first = stack->size() - args.size();
 

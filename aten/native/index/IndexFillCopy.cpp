@@ -20,7 +20,8 @@ namespace at::inline tessera::native {
 namespace {
 
 std::vector<int64_t> host_indices(const Tensor& index) {
-  const Tensor flat = index.reshape({-1}).contiguous();
+  // (these ops are composites, so a negative view of the index reaches them)
+  const Tensor flat = index.reshape({-1}).resolve_neg().contiguous();
   const int64_t* p = flat.data_ptr<int64_t>();
   return std::vector<int64_t>(p, p + flat.numel());
 }

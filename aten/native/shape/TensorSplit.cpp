@@ -80,7 +80,7 @@ std::vector<Tensor> tensor_split_tensor_indices_or_sections(const Tensor& self, 
   TORCH_CHECK(t.dim() == 0 || t.dim() == 1, "tensor_split expected tensor_indices_or_sections to be a "
               "zero-dimensional or one-dimensional tensor, but got a tensor with ", t.dim(), " dims");
   if (t.dim() == 0) return split_in_sections(self, t.item().toLong(), dim);
-  const Tensor values = t.contiguous();
+  const Tensor values = t.resolve_neg().contiguous();  // (torch 1.13 reads a negative view raw here)
   const int64_t* p = values.data_ptr<int64_t>();
   return split_at_indices(self, IntArrayRef(p, static_cast<size_t>(values.numel())), dim);
 }
