@@ -18,7 +18,7 @@ def _polar_samples(dtype):
     return _pair_samples(dtype, low=0.1)
 
 
-# The math bits (test_math_bits.py has the bit table, the fallback and the sweep that feeds
+# The math bits (test_math_bits.py has the bit table and the fallback, test_math_bits_sweep.py the sweep that feeds
 # every entry inputs with a bit). A negative bool view has no values to read (neg of bool
 # refuses), so _neg_view's own entry leaves bool out; resolve_neg keeps it (both libraries
 # raise there, which test_ops compares).
