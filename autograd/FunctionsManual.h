@@ -21,6 +21,8 @@ using at::Tensor;
 // by conj(f'(z)). conjugate(t) is conj_physical for complex t and t itself otherwise (no
 // dispatch on the real path).
 inline Tensor conjugate(const Tensor& t) { return t.is_complex() ? t.conj_physical() : t; }
+// The conjugate transpose of each matrix of a batch (the plain transpose for real t).
+inline Tensor mH(const Tensor& t) { return conjugate(t.transpose(-2, -1)); }
 Tensor sgn_backward(const Tensor& grad, const Tensor& self, const Tensor& result);
 Tensor angle_backward(const Tensor& grad, const Tensor& self);
 Tensor cast_grad_back(const Tensor& grad, c10::ScalarType input_dtype);
@@ -177,12 +179,17 @@ std::tuple<Tensor, Tensor> linalg_solve_backward(const Tensor& grad, const Tenso
                                                  const Tensor& LU, const Tensor& pivots, bool left,
                                                  std::array<bool, 2> grad_input_mask);
 Tensor linalg_det_backward(const Tensor& grad, const Tensor& det, const Tensor& A);
-Tensor slogdet_backward(const Tensor& grad_logabsdet, const Tensor& A);
+Tensor slogdet_backward(const Tensor& grad_sign, const Tensor& grad_logabsdet, const Tensor& A, const Tensor& sign);
 Tensor cholesky_backward(const Tensor& grad, bool upper, const Tensor& L);
 std::tuple<Tensor, Tensor> linalg_solve_triangular_backward(const Tensor& grad, const Tensor& A, const Tensor& X,
                                                             bool upper, bool left, bool unitriangular,
                                                             std::array<bool, 2> grad_input_mask);
 Tensor linalg_eigh_backward(const Tensor& grad_L, const Tensor& grad_V, const Tensor& L, const Tensor& V);
+// torch.symeig's: eigh's, but refused (torch's message) when the eigenvectors were not asked for.
+Tensor symeig_backward(const Tensor& grad_L, const Tensor& grad_V, const Tensor& L, const Tensor& V, bool eigenvectors);
+// linalg.eig's: eigenvectors of norm one, unique up to a complex phase (the loss must not
+// depend on it: torch's check and message).
+Tensor linalg_eig_backward(const Tensor& grad_L, const Tensor& grad_V, const Tensor& L, const Tensor& V);
 Tensor svd_backward(const Tensor& grad_U, const Tensor& grad_S, const Tensor& grad_Vh, const Tensor& U, const Tensor& S,
                     const Tensor& Vh, bool full_matrices);
 Tensor linalg_qr_backward(const Tensor& grad_Q, const Tensor& grad_R, const Tensor& Q, const Tensor& R,

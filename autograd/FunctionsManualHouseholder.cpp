@@ -11,10 +11,6 @@
 
 namespace torch::autograd::generated::details {
 
-namespace {
-Tensor mH(const Tensor& t) { return conjugate(t.transpose(-2, -1)); }
-}  // namespace
-
 // Q = H_0 ... H_{k-1} E (E: the first n columns of the identity), H_i = I - tau_i v_i v_i^H
 // with v_i = (0, ..., 0, 1, input[i+1:, i]). Forward as X_i = H_i X_{i+1} from X_k = E, so
 // X_0 = Q. For one step Y = X - z P with z = tau v and P = v^H X, the grads are

@@ -1,7 +1,9 @@
-// Backward formulas of the LAPACK-backed linalg ops, for real inputs: each written with
-// differentiable ops (triangular solves, matmuls, the ops themselves), so a backward pass
-// recorded with create_graph=True differentiates again. The derivations are the standard
-// matrix-calculus ones; comments give the identity each formula comes from.
+// Backward formulas of the LAPACK-backed linalg ops: each written with differentiable ops
+// (triangular solves, matmuls, the ops themselves), so a backward pass recorded with
+// create_graph=True differentiates again. The derivations are the standard matrix-calculus
+// ones; comments give the identity each formula comes from. Adjoints are written mH
+// (conjugate transposes), so the formulas marked complex in derivatives.yaml hold for
+// complex inputs with torch's convention; on real tensors mH is the transpose.
 #include <autograd/FunctionsManual.h>
 
 #include <aten/core/TensorOperators.h>
@@ -22,12 +24,21 @@ Tensor mT(const Tensor& t) { return t.transpose(-2, -1); }
 Tensor lu_parts(const Tensor& lower, const Tensor& upper) { return lower.tril(-1) + upper.triu(); }
 
 // gA for a square A = P L U from the grads of L (strictly lower part) and U (upper):
-// dA = P (dL U + L dU) gives gA = P L^-T [tril(L^T gL, -1) + triu(gU U^T)] U^-T.
+// dA = P (dL U + L dU) gives gA = P L^-H [tril(L^H gL, -1) + triu(gU U^H)] U^-H.
 Tensor lu_square_backward(const Tensor& gL, const Tensor& gU, const Tensor& P, const Tensor& L, const Tensor& U) {
-  const Tensor phi = lu_parts(at::matmul(mT(L), gL), at::matmul(gU, mT(U)));
-  const Tensor right = at::linalg_solve_triangular(mT(U), phi, /*upper=*/false, /*left=*/false, false);
-  const Tensor both = at::linalg_solve_triangular(mT(L), right, /*upper=*/true, /*left=*/true, /*unitriangular=*/true);
+  const Tensor phi = lu_parts(at::matmul(mH(L), gL), at::matmul(gU, mH(U)));
+  const Tensor right = at::linalg_solve_triangular(mH(U), phi, /*upper=*/false, /*left=*/false, false);
+  const Tensor both = at::linalg_solve_triangular(mH(L), right, /*upper=*/true, /*left=*/true, /*unitriangular=*/true);
   return at::matmul(P, both);
+}
+
+// A rephasing V -> V e^{i phi} leaves A alone, so a loss may not see it: the imaginary part
+// of diag(V^H gV) must vanish (torch's tolerances and message).
+void check_eigenvector_phases(const Tensor& VhgV, const char* op) {
+  const Tensor phase = at::imag(VhgV.diagonal(0, -2, -1));
+  TORCH_CHECK(at::allclose(phase, at::zeros_like(phase), 1e-2, 1e-2), op,
+              ": The eigenvectors in the complex case are specified up to multiplication by e^{i phi}. The specified "
+              "loss function depends on this quantity, so it is ill-defined.");
 }
 
 }  // namespace
@@ -39,20 +50,20 @@ Tensor lu_factor_ex_backward(const Tensor& grad, const Tensor& LU, const Tensor&
   const Tensor gU = grad.narrow(-2, 0, std::min(m, n)).triu();
   if (m == n) return lu_square_backward(gL, gU, P, L, U);
   if (m < n) {
-    // A = P L [U1 U2]: U2 = L^-1 P^T A2 gives gA2 = P L^-T gU2, and (through L^-1)
-    // -P^T gA2 U2^T to gL.
+    // A = P L [U1 U2]: U2 = L^-1 P^T A2 gives gA2 = P L^-H gU2, and (through L^-1)
+    // -P^T gA2 U2^H to gL.
     const Tensor U1 = U.narrow(-1, 0, m), U2 = U.narrow(-1, m, n - m);
     const Tensor gU2 = gU.narrow(-1, m, n - m);
-    const Tensor gA2 = at::matmul(P, at::linalg_solve_triangular(mT(L), gU2, true, true, true));
-    const Tensor gL1 = gL - at::matmul(at::matmul(mT(P), gA2), mT(U2)).tril(-1);
+    const Tensor gA2 = at::matmul(P, at::linalg_solve_triangular(mH(L), gU2, true, true, true));
+    const Tensor gL1 = gL - at::matmul(at::matmul(mT(P), gA2), mH(U2)).tril(-1);
     return at::cat({lu_square_backward(gL1, gU.narrow(-1, 0, m), P, L, U1), gA2}, -1);
   }
-  // m > n: P^T A = [L1; L2] U: L2 = B2 U^-1 gives gB2 = gL2 U^-T, and (through U^-1)
-  // -L2^T gB2 to gU.
+  // m > n: P^T A = [L1; L2] U: L2 = B2 U^-1 gives gB2 = gL2 U^-H, and (through U^-1)
+  // -L2^H gB2 to gU.
   const Tensor L1 = L.narrow(-2, 0, n), L2 = L.narrow(-2, n, m - n);
   const Tensor gL2 = grad.narrow(-2, n, m - n);
-  const Tensor gB2 = at::linalg_solve_triangular(mT(U), gL2, false, false, false);
-  const Tensor gU1 = gU - at::matmul(mT(L2), gB2).triu();
+  const Tensor gB2 = at::linalg_solve_triangular(mH(U), gL2, false, false, false);
+  const Tensor gU1 = gU - at::matmul(mH(L2), gB2).triu();
   const Tensor identity = at::eye(n, LU.options());
   const Tensor gB1 = lu_square_backward(gL.narrow(-2, 0, n), gU1, identity, L1, U);
   return at::matmul(P, at::cat({gB1, gB2}, -2));
@@ -71,14 +82,14 @@ Tensor lu_unpack_backward(const Tensor& grad_L, const Tensor& grad_U, int64_t m,
 
 Tensor lu_solve_LU_backward(const Tensor& grad, const Tensor& LU, const Tensor& pivots, const Tensor& X, bool left,
                             bool adjoint) {
-  // op(A) X = B: g_op(A) = -gB X^T (left) or -X^T gB (right), gB = op(A)^-T gX.
+  // op(A) X = B: g_op(A) = -gB X^H (left) or -X^H gB (right), gB = op(A)^-H gX.
   const Tensor gB = at::linalg_lu_solve(LU, pivots, grad, left, !adjoint);
-  Tensor gA = left ? -at::matmul(gB, mT(X)) : -at::matmul(mT(X), gB);
-  if (adjoint) gA = mT(gA);
-  // A = P L U: gL = tril(P^T gA U^T, -1), gU = triu(L^T P^T gA).
+  Tensor gA = left ? -at::matmul(gB, mH(X)) : -at::matmul(mH(X), gB);
+  if (adjoint) gA = mH(gA);
+  // A = P L U: gL = tril(P^T gA U^H, -1), gU = triu(L^H P^T gA).
   auto [P, L, U] = at::lu_unpack(LU, pivots, true, true);
   const Tensor PtgA = at::matmul(mT(P), gA);
-  return lu_parts(at::matmul(PtgA, mT(U)), at::matmul(mT(L), PtgA));
+  return lu_parts(at::matmul(PtgA, mH(U)), at::matmul(mH(L), PtgA));
 }
 
 std::tuple<Tensor, Tensor> linalg_solve_backward(const Tensor& grad, const Tensor& X, const Tensor& A, const Tensor& B,
@@ -88,12 +99,12 @@ std::tuple<Tensor, Tensor> linalg_solve_backward(const Tensor& grad, const Tenso
   const int64_t vdim = left ? -1 : -2;
   const Tensor gX = vector ? grad.unsqueeze(vdim) : grad;
   const Tensor X2 = vector ? X.unsqueeze(vdim) : X;
-  // gB = A^-T gX (left) or gX A^-T: through A itself when the backward is recorded (so it
+  // gB = A^-H gX (left) or gX A^-H: through A itself when the backward is recorded (so it
   // differentiates again), through the saved LU otherwise.
-  const Tensor gB = c10::GradMode::is_enabled() ? at::linalg_solve(mT(A), gX, left)
+  const Tensor gB = c10::GradMode::is_enabled() ? at::linalg_solve(mH(A), gX, left)
                                                 : at::linalg_lu_solve(LU, pivots, gX, left, true);
   Tensor gA;
-  if (grad_input_mask[0]) gA = left ? -at::matmul(gB, mT(X2)) : -at::matmul(mT(X2), gB);
+  if (grad_input_mask[0]) gA = left ? -at::matmul(gB, mH(X2)) : -at::matmul(mH(X2), gB);
   Tensor gB_out;
   if (grad_input_mask[1]) gB_out = vector ? gB.squeeze(vdim) : gB;
   return {gA, gB_out};
@@ -101,13 +112,14 @@ std::tuple<Tensor, Tensor> linalg_solve_backward(const Tensor& grad, const Tenso
 
 Tensor linalg_det_backward(const Tensor& grad, const Tensor& det, const Tensor& A) {
   if (A.numel() == 0) return at::zeros_like(A);
-  const Tensor scale = (grad * det).unsqueeze(-1).unsqueeze(-1);
+  const Tensor scale = (grad * conjugate(det)).unsqueeze(-1).unsqueeze(-1);
   if (!at::eq(det, 0).any().item().toBool()) {
-    // d det = det * tr(A^-1 dA): gA = g det A^-T.
-    return scale * mT(at::linalg_inv(A));
+    // d det = det * tr(A^-1 dA): gA = g conj(det) A^-H.
+    return scale * mH(at::linalg_inv(A));
   }
   // Some matrix is singular: the adjugate from the SVD, valid for every matrix. With
-  // A = U S V^T, det = det(U) det(V) prod(s), and d prod(s)/ds_i = prod_{j != i} s_j.
+  // A = U S V^H, det = det(U) det(V^H) prod(s), and d prod(s)/ds_i = prod_{j != i} s_j:
+  // gA = g conj(det(U) det(V^H)) U diag(prod_{j != i} s_j) V^H.
   auto [U, S, Vh] = at::linalg_svd(A, false, std::nullopt);
   const int64_t n = S.size(-1);
   std::vector<int64_t> one_col(S.sizes().begin(), S.sizes().end());
@@ -116,36 +128,41 @@ Tensor linalg_det_backward(const Tensor& grad, const Tensor& det, const Tensor& 
   const Tensor before = at::cumprod(at::cat({ones, S.narrow(-1, 0, n - 1)}, -1), -1);
   const Tensor after = at::cumprod(at::cat({ones, S.flip({-1}).narrow(-1, 0, n - 1)}, -1), -1).flip({-1});
   const Tensor others = before * after;
-  const Tensor sign = (at::linalg_det(U.detach()) * at::linalg_det(Vh.detach())).unsqueeze(-1).unsqueeze(-1);
+  const Tensor sign =
+      conjugate(at::linalg_det(U.detach()) * at::linalg_det(Vh.detach())).unsqueeze(-1).unsqueeze(-1);
   return grad.unsqueeze(-1).unsqueeze(-1) * sign * at::matmul(U * others.unsqueeze(-2), Vh);
 }
 
-Tensor slogdet_backward(const Tensor& grad_logabsdet, const Tensor& A) {
-  // d log|det A| = tr(A^-1 dA); the sign of a real determinant is piecewise constant, so
-  // its grad adds nothing. A singular matrix gives inf/NaN, as its logabsdet is -inf.
-  return grad_logabsdet.unsqueeze(-1).unsqueeze(-1) * mT(std::get<0>(at::linalg_inv_ex(A, false)));
+Tensor slogdet_backward(const Tensor& grad_sign, const Tensor& grad_logabsdet, const Tensor& A, const Tensor& sign) {
+  // d log|det A| = Re tr(A^-1 dA). The sign of a real determinant is piecewise constant, so
+  // its grad adds nothing; a complex one moves as d sign = i Im tr(A^-1 dA) sign, which
+  // adds -i Im(conj(g_sign) sign) to the scale of A^-H. A singular matrix gives inf/NaN, as
+  // its logabsdet is -inf.
+  Tensor g = grad_logabsdet;
+  if (A.is_complex()) g = at::complex(grad_logabsdet, -at::imag(conjugate(grad_sign) * sign));
+  return g.unsqueeze(-1).unsqueeze(-1) * mH(std::get<0>(at::linalg_inv_ex(A, false)));
 }
 
 Tensor cholesky_backward(const Tensor& grad, bool upper, const Tensor& L_or_U) {
-  // A = L L^T: gA = L^-T Phi(L^T gL) L^-1, Phi taking the lower triangle with half the
-  // diagonal, then symmetrised (only A's symmetric part matters).
-  const Tensor L = upper ? mT(L_or_U) : L_or_U;
-  const Tensor gL = upper ? mT(grad) : grad;
-  const Tensor X = at::matmul(mT(L), gL);
-  const Tensor phi = X.tril(-1) + 0.5 * at::diag_embed(X.diagonal(0, -2, -1), 0, -2, -1);
-  const Tensor left = at::linalg_solve_triangular(mT(L), phi, /*upper=*/true, /*left=*/true, false);
-  const Tensor gA = at::linalg_solve_triangular(L, left, /*upper=*/false, /*left=*/false, false);
-  return 0.5 * (gA + mT(gA));
+  // A = L L^H: gA = L^-H Phi L^-1 with X = tril(L^H gL) and Phi = (X + tril(X, -1)^H) / 2,
+  // Hermitian but for the diagonal's imaginary part (torch's form; for real A it is the
+  // symmetrised lower-triangle formula).
+  const Tensor L = upper ? mH(L_or_U) : L_or_U;
+  const Tensor gL = upper ? mH(grad) : grad;
+  const Tensor X = at::matmul(mH(L), gL).tril();
+  const Tensor phi = 0.5 * (X + mH(X.tril(-1)));
+  const Tensor left = at::linalg_solve_triangular(mH(L), phi, /*upper=*/true, /*left=*/true, false);
+  return at::linalg_solve_triangular(L, left, /*upper=*/false, /*left=*/false, false);
 }
 
 std::tuple<Tensor, Tensor> linalg_solve_triangular_backward(const Tensor& grad, const Tensor& A, const Tensor& X,
                                                             bool upper, bool left, bool unitriangular,
                                                             std::array<bool, 2> grad_input_mask) {
-  // A X = B: gB = A^-T gX; gA = -gB X^T, kept to the triangle A's values came from.
-  const Tensor gB = at::linalg_solve_triangular(mT(A), grad, !upper, left, unitriangular);
+  // A X = B: gB = A^-H gX; gA = -gB X^H, kept to the triangle A's values came from.
+  const Tensor gB = at::linalg_solve_triangular(mH(A), grad, !upper, left, unitriangular);
   Tensor gA;
   if (grad_input_mask[0]) {
-    const Tensor full = left ? -at::matmul(gB, mT(X)) : -at::matmul(mT(X), gB);
+    const Tensor full = left ? -at::matmul(gB, mH(X)) : -at::matmul(mH(X), gB);
     const int64_t diagonal = unitriangular ? 1 : 0;
     gA = upper ? full.triu(diagonal) : full.tril(-diagonal);
   }
@@ -155,12 +172,35 @@ std::tuple<Tensor, Tensor> linalg_solve_triangular_backward(const Tensor& grad, 
 Tensor linalg_eigh_backward(const Tensor& grad_L, const Tensor& grad_V, const Tensor& L, const Tensor& V) {
   TORCH_CHECK(V.numel() > 0 || L.numel() == 0,
               "linalg_eigh_backward: The derivative needs the eigenvectors; compute them with linalg.eigh.");
-  // A = V diag(L) V^T: gA = V (diag(gL) + F o skew(V^T gV)) V^T, F_ij = 1 / (l_j - l_i).
-  const Tensor VtgV = at::matmul(mT(V), grad_V);
-  const Tensor skew = 0.5 * (VtgV - mT(VtgV));
+  // A = V diag(L) V^H: gA = V (diag(gL) + F o skew(V^H gV)) V^H, F_ij = 1 / (l_j - l_i).
+  const Tensor VhgV = at::matmul(mH(V), grad_V);
+  if (V.is_complex()) check_eigenvector_phases(VhgV, "linalg_eigh_backward");
+  const Tensor skew = 0.5 * (VhgV - mH(VhgV));
   const Tensor E = L.unsqueeze(-2) - L.unsqueeze(-1);
-  const Tensor inner = at::diagonal_scatter(skew / E, grad_L, 0, -2, -1);
-  return at::matmul(V, at::matmul(inner, mT(V)));
+  const Tensor inner = at::diagonal_scatter(skew / E, grad_L.to(V.scalar_type()), 0, -2, -1);
+  return at::matmul(V, at::matmul(inner, mH(V)));
+}
+
+Tensor symeig_backward(const Tensor& grad_L, const Tensor& grad_V, const Tensor& L, const Tensor& V, bool eigenvectors) {
+  TORCH_CHECK(eigenvectors, "linalg_eig_backward: torch.symeig(A, eigenvectors=False) is not differentiable. Use "
+              "torch.linalg.eigvalsh(A) instead.");
+  return linalg_eigh_backward(grad_L, grad_V, L, V);
+}
+
+Tensor linalg_eig_backward(const Tensor& grad_L, const Tensor& grad_V, const Tensor& L, const Tensor& V) {
+  TORCH_CHECK(V.numel() > 0 || L.numel() == 0,
+              "linalg_eig_backward: The derivative needs the eigenvectors; compute them with linalg.eig.");
+  if (L.numel() == 0) return at::zeros(V.sizes(), V.options());
+  const Tensor Vh = mH(V);
+  Tensor VhgV = at::matmul(Vh, grad_V);
+  check_eigenvector_phases(VhgV, "linalg_eig_backward");
+  // A = V diag(L) V^-1 with unit-norm columns: project out the part of gV that moves the
+  // norms, then gA = V^-H (diag(gL) + (V^H gV) / conj(E)) V^H, E_ij = L_j - L_i.
+  VhgV = VhgV - at::matmul(Vh, V * at::real(VhgV.diagonal(0, -2, -1)).unsqueeze(-2));
+  const Tensor Lc = conjugate(L);
+  const Tensor Econj = at::diagonal_scatter(Lc.unsqueeze(-2) - Lc.unsqueeze(-1), at::ones_like(L), 0, -2, -1);
+  const Tensor inner = at::diagonal_scatter(VhgV / Econj, grad_L, 0, -2, -1);
+  return at::linalg_solve(Vh, at::matmul(inner, Vh), true);
 }
 
 Tensor svd_backward(const Tensor& grad_U, const Tensor& grad_S, const Tensor& grad_Vh, const Tensor& U_in,
@@ -172,37 +212,52 @@ Tensor svd_backward(const Tensor& grad_U, const Tensor& grad_S, const Tensor& gr
   const Tensor U = full_matrices ? U_in.narrow(-1, 0, k) : U_in;
   const Tensor Vh = full_matrices ? Vh_in.narrow(-2, 0, k) : Vh_in;
   const Tensor gU = full_matrices ? grad_U.narrow(-1, 0, k) : grad_U;
-  const Tensor gV = mT(full_matrices ? grad_Vh.narrow(-2, 0, k) : grad_Vh);
-  const Tensor V = mT(Vh);
-  // A = U S V^T (Townsend, "Differentiating the singular value decomposition"):
-  // gA = U [diag(gS) + (F o (U^T gU - gU^T U)) S + S (F o (V^T gV - gV^T V))] V^T
-  //      + (I - U U^T) gU S^-1 V^T + U S^-1 gV^T (I - V V^T), F_ij = 1 / (s_j^2 - s_i^2).
+  const Tensor gV = mH(full_matrices ? grad_Vh.narrow(-2, 0, k) : grad_Vh);
+  const Tensor V = mH(Vh);
+  // A = U S V^H (Townsend, "Differentiating the singular value decomposition"):
+  // gA = U [diag(gS) + (F o (U^H gU - gU^H U)) S + S (F o (V^H gV - gV^H V))] V^H
+  //      + (I - U U^H) gU S^-1 V^H + U S^-1 gV^H (I - V V^H), F_ij = 1 / (s_j^2 - s_i^2);
+  // complex: + U diag(i Im diag(U^H gU) / s) V^H, the phase part U and V share.
   const Tensor S2 = S * S;
   const Tensor F = at::diagonal_scatter((S2.unsqueeze(-2) - S2.unsqueeze(-1)).reciprocal(), at::zeros_like(S), 0, -2, -1);
-  const Tensor UtgU = at::matmul(mT(U), gU), VtgV = at::matmul(mT(V), gV);
-  Tensor inner = (F * (UtgU - mT(UtgU))) * S.unsqueeze(-2) + S.unsqueeze(-1) * (F * (VtgV - mT(VtgV)));
-  inner = inner + at::diag_embed(grad_S, 0, -2, -1);
+  const Tensor UhgU = at::matmul(mH(U), gU), VhgV = at::matmul(mH(V), gV);
+  if (U.is_complex()) {
+    // U -> U e^{i phi}, V -> V e^{i phi} leaves A alone: Im diag(U^H gU) + Im diag(V^H gV) = 0
+    const Tensor u_phase = at::imag(UhgU.diagonal(0, -2, -1)), v_phase = at::imag(VhgV.diagonal(0, -2, -1));
+    TORCH_CHECK(at::allclose(u_phase, -v_phase, 1e-2, 1e-2),
+                "svd_backward: The singular vectors in the complex case are specified up to multiplication by e^{i "
+                "phi}. The specified loss function depends on this phase term, making it ill-defined.");
+  }
+  Tensor inner = (F * (UhgU - mH(UhgU))) * S.unsqueeze(-2) + S.unsqueeze(-1) * (F * (VhgV - mH(VhgV)));
+  inner = inner + at::diag_embed(grad_S.to(U.scalar_type()), 0, -2, -1);
+  if (U.is_complex()) {
+    const Tensor diag = UhgU.diagonal(0, -2, -1);
+    inner = inner + at::diag_embed((diag - conjugate(diag)) / (2 * S), 0, -2, -1);
+  }
   Tensor gA = at::matmul(U, at::matmul(inner, Vh));
   const Tensor S_inv = S.reciprocal();
   if (m > k) {
-    const Tensor proj = gU - at::matmul(U, UtgU);
+    const Tensor proj = gU - at::matmul(U, UhgU);
     gA = gA + at::matmul(proj * S_inv.unsqueeze(-2), Vh);
   }
   if (n > k) {
-    const Tensor proj = mT(gV) - at::matmul(mT(VtgV), Vh);
+    const Tensor proj = mH(gV) - at::matmul(mH(VhgV), Vh);
     gA = gA + at::matmul(U * S_inv.unsqueeze(-2), proj);
   }
   return gA;
 }
 
 namespace {
-// A = Q R with m >= n (Liao et al.): gA = [gQ + Q copyltu(M)] R^-T, M = R gR^T - gQ^T Q,
-// copyltu mirroring the lower triangle onto the upper one.
+// A = Q R with m >= n (Liao et al.): gA = [gQ + Q copyltu(M)] R^-H, M = R gR^H - gQ^H Q,
+// copyltu mirroring the lower triangle onto the upper one (conjugated) over M's real
+// diagonal (R's diagonal is real).
 Tensor qr_tall_backward(const Tensor& gQ, const Tensor& gR, const Tensor& Q, const Tensor& R) {
-  const Tensor M = at::matmul(R, mT(gR)) - at::matmul(mT(gQ), Q);
-  const Tensor copyltu = M.tril() + mT(M.tril(-1));
+  const Tensor M = at::matmul(R, mH(gR)) - at::matmul(mH(gQ), Q);
+  Tensor diagonal = M.diagonal(0, -2, -1);
+  if (M.is_complex()) diagonal = at::real(diagonal).to(M.scalar_type());
+  const Tensor copyltu = M.tril(-1) + mH(M.tril(-1)) + at::diag_embed(diagonal, 0, -2, -1);
   const Tensor b = gQ + at::matmul(Q, copyltu);
-  return at::linalg_solve_triangular(mT(R), b, /*upper=*/false, /*left=*/false, false);
+  return at::linalg_solve_triangular(mH(R), b, /*upper=*/false, /*left=*/false, false);
 }
 }  // namespace
 
@@ -215,10 +270,10 @@ Tensor linalg_qr_backward(const Tensor& grad_Q, const Tensor& grad_R, const Tens
               "The QR decomposition is not differentiable when mode='complete' and nrows > ncols.");
   if (m >= n) return qr_tall_backward(grad_Q, grad_R, Q, R);
   // m < n: A = [X Y] with X = Q R1, Y = Q R2: gY = Q gR2, and Y's dependence on Q adds
-  // Y gR2^T to gQ before the square case.
+  // Y gR2^H to gQ before the square case.
   const Tensor R1 = R.narrow(-1, 0, m), gR2 = grad_R.narrow(-1, m, n - m);
   const Tensor Y = at::matmul(Q, R.narrow(-1, m, n - m));
-  const Tensor gX = qr_tall_backward(grad_Q + at::matmul(Y, mT(gR2)), grad_R.narrow(-1, 0, m), Q, R1);
+  const Tensor gX = qr_tall_backward(grad_Q + at::matmul(Y, mH(gR2)), grad_R.narrow(-1, 0, m), Q, R1);
   return at::cat({gX, at::matmul(Q, gR2)}, -1);
 }
 

@@ -199,10 +199,13 @@ class Analysis:
         self.saved_values = [a for a in s.arguments if not a.type.carries_tensors and _uses(a.name, text_all)]
         self.outputs = []             # (local name, return index)
         rets = s.returns
+        # A return named like an argument (symeig's `eigenvectors`) is `<name>_return`, as
+        # in torch's derivatives.yaml; the plain name stays the argument's.
+        arg_names = {a.name for a in s.arguments}
         for i, r in enumerate(rets):
             names = [f"result{i}"] if len(rets) > 1 else ["result"]
             if r.name:
-                names.append(r.name)
+                names.append(f"{r.name}_return" if r.name in arg_names else r.name)
             for n in names:
                 if _uses(n, text_all):
                     self.outputs.append((n, i))

@@ -53,6 +53,9 @@ globals().update({_n: getattr(_C, _n) for _n in dir(_C)
 from . import fft  # noqa: E402,F401
 # tessera.linalg: the linalg_* operators under torch.linalg's names.
 from . import linalg  # noqa: E402,F401
+# torch 1.13's removed linalg names (eig, lstsq, solve, matrix_rank: errors) and the
+# deprecated symeig (a warning), on tessera and Tensor.
+from ._linalg_legacy import eig, lstsq, matrix_rank, solve, symeig  # noqa: E402,F401
 # tessera.special: the special_* operators under torch.special's names.
 from . import special  # noqa: E402,F401
 # tessera.nn.functional: torch.nn.functional's operators.

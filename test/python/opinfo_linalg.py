@@ -1,27 +1,34 @@
 """Registry entries of torch.linalg on LAPACK (ops.yaml's linear-algebra section): values,
-meta shapes and gradients against torch 1.13 on float32 and float64.
+meta shapes and gradients against torch 1.13 on float32, float64, complex64 and complex128
+(the LAPACK-backed families; the products and helpers, whose complex paths torch 1.13 gets
+wrong in places (its 1-D complex dot returns 0), on the real dtypes).
 
-Where a result is unique only up to signs (eigenvectors, singular vectors, Q), an entry's
-call returns what is sign-free (V*V, U@Vh, |R|, Q*Q, reconstructions), so both libraries'
-results and gradients compare. Inputs that must be symmetric positive-definite or
-triangular are made so inside the call (a @ a.mT + 3I, triu + 5I), so gradients flow back
-to the generated leaf. test_linalg.py has the errors, pivots, batches and LinAlgError.
+Where a result is unique only up to signs or complex phases (eigenvectors, singular vectors,
+Q), an entry's call returns what is sign- and phase-free (V*conj(V), |V|, U@Vh, |R|,
+Q*conj(Q), reconstructions), so both libraries' results and gradients compare. Inputs that must be symmetric positive-definite or
+triangular are made so inside the call (a @ a.mH + 3I, triu + 5I: Hermitian for complex
+input), so gradients flow back to the generated leaf. test_linalg.py has the errors, pivots, batches and LinAlgError.
 """
 import torch
 
 from opinfo import OpInfo, make_torch, register
 
 FLOATS = ("float32", "float64")
-TOL = {"float32": (2e-4, 2e-4), "float64": (1e-7, 1e-7)}
+DTYPES = FLOATS + ("complex64", "complex128")
+TOL = {"float32": (2e-4, 2e-4), "float64": (1e-7, 1e-7), "complex64": (2e-4, 2e-4), "complex128": (1e-7, 1e-7)}
 
 
 def _mT(t):
     return t.transpose(-2, -1)
 
 
+def _mH(t):
+    return t.transpose(-2, -1).conj()
+
+
 def _spd(lib, a):
     n = a.shape[-1]
-    return a @ _mT(a) + 3 * lib.eye(n, dtype=a.dtype, device=a.device)
+    return a @ _mH(a) + 3 * lib.eye(n, dtype=a.dtype, device=a.device)
 
 
 def _tri(lib, a, upper=True):
@@ -110,9 +117,24 @@ def _cholesky_solve(lib, a, b, upper=False):
     return lib.cholesky_solve(b, lib.linalg.cholesky(_spd(lib, a), upper=upper), upper=upper)
 
 
+def _herm(a):
+    return a + _mH(a)
+
+
 def _eigh(lib, a, UPLO="L"):
-    L, V = lib.linalg.eigh(a + _mT(a), UPLO=UPLO)
-    return L, V * V
+    L, V = lib.linalg.eigh(_herm(a), UPLO=UPLO)
+    return L, V * V.conj()
+
+
+def _eig(lib, a):
+    # eigenvectors are unique up to a complex phase: their moduli are not
+    L, V = lib.linalg.eig(a)
+    return L, V.abs()
+
+
+def _symeig(lib, a, **k):
+    L, V = lib.symeig(_herm(a), **k)
+    return L, V * V.conj()
 
 
 def _svd(lib, a, full_matrices=False):
@@ -123,53 +145,59 @@ def _svd(lib, a, full_matrices=False):
 
 def _qr(lib, a, mode="reduced"):
     Q, R = lib.linalg.qr(a, mode=mode)
-    return Q @ R, R.abs(), Q * Q
+    return Q @ R, R.abs(), Q * Q.conj()
 
 
 E = dict(dtypes=FLOATS, supports_out=False, dtype_tolerances=TOL)
+# the LAPACK-backed families, complex included
+C = dict(E, dtypes=DTYPES)
 register(
-    OpInfo("linalg_lu_factor", _lu_factor, sample_inputs=rect_samples, covers=("linalg_lu_factor_ex",), **E),
-    OpInfo("linalg_lu_factor_ex", _lu_factor_ex, sample_inputs=rect_samples, **E),
-    OpInfo("linalg_lu", lambda lib, a: lib.linalg.lu(a), sample_inputs=rect_samples, covers=("lu_unpack",), **E),
-    OpInfo("lu_unpack", _lu_unpack, sample_inputs=rect_samples, **E),
-    OpInfo("linalg_lu_solve", _lu_solve, sample_inputs=lu_solve_samples, **E),
-    OpInfo("lu_solve", _legacy_lu_solve, sample_inputs=two_matrices, **E),
+    OpInfo("linalg_lu_factor", _lu_factor, sample_inputs=rect_samples, covers=("linalg_lu_factor_ex",), **C),
+    OpInfo("linalg_lu_factor_ex", _lu_factor_ex, sample_inputs=rect_samples, **C),
+    OpInfo("linalg_lu", lambda lib, a: lib.linalg.lu(a), sample_inputs=rect_samples, covers=("lu_unpack",), **C),
+    OpInfo("lu_unpack", _lu_unpack, sample_inputs=rect_samples, **C),
+    OpInfo("linalg_lu_solve", _lu_solve, sample_inputs=lu_solve_samples, **C),
+    OpInfo("lu_solve", _legacy_lu_solve, sample_inputs=two_matrices, **C),
     OpInfo("linalg_solve", lambda lib, a, b, **k: lib.linalg.solve(a, b, **k), sample_inputs=solve_samples,
-           covers=("_linalg_solve_ex",), **E),
-    OpInfo("linalg_solve_ex", lambda lib, a, b, **k: lib.linalg.solve_ex(a, b, **k), sample_inputs=solve_samples, **E),
+           covers=("_linalg_solve_ex",), **C),
+    OpInfo("linalg_solve_ex", lambda lib, a, b, **k: lib.linalg.solve_ex(a, b, **k), sample_inputs=solve_samples, **C),
     OpInfo("linalg_inv", lambda lib, a: lib.linalg.inv(a), sample_inputs=square_samples, covers=("linalg_inv_ex",),
-           **E),
-    OpInfo("linalg_inv_ex", lambda lib, a: lib.linalg.inv_ex(a), sample_inputs=square_samples, **E),
-    OpInfo("inverse", lambda lib, a: lib.inverse(a), sample_inputs=square_samples, method="inverse", **E),
+           **C),
+    OpInfo("linalg_inv_ex", lambda lib, a: lib.linalg.inv_ex(a), sample_inputs=square_samples, **C),
+    OpInfo("inverse", lambda lib, a: lib.inverse(a), sample_inputs=square_samples, method="inverse", **C),
     OpInfo("linalg_det", lambda lib, a: lib.linalg.det(a), sample_inputs=square_samples, covers=("_linalg_det",),
-           **E),
-    OpInfo("det", lambda lib, a: lib.det(a), sample_inputs=square_samples, method="det", **E),
+           **C),
+    OpInfo("det", lambda lib, a: lib.det(a), sample_inputs=square_samples, method="det", **C),
     OpInfo("linalg_slogdet", lambda lib, a: lib.linalg.slogdet(a), sample_inputs=square_samples,
-           covers=("_linalg_slogdet",), **E),
-    OpInfo("slogdet", lambda lib, a: lib.slogdet(a), sample_inputs=square_samples, method="slogdet", **E),
-    OpInfo("logdet", lambda lib, a: lib.logdet(_spd(lib, a)), sample_inputs=square_samples, **E),
-    OpInfo("linalg_cholesky", _cholesky, sample_inputs=square_samples, kwargs=({}, {"upper": True}), **E),
-    OpInfo("linalg_cholesky_ex", _cholesky_ex, sample_inputs=square_samples, **E),
-    OpInfo("cholesky", lambda lib, a: lib.cholesky(_spd(lib, a)), sample_inputs=square_samples, **E),
-    OpInfo("cholesky_solve", _cholesky_solve, sample_inputs=two_matrices, **E),
+           covers=("_linalg_slogdet",), **C),
+    OpInfo("slogdet", lambda lib, a: lib.slogdet(a), sample_inputs=square_samples, method="slogdet", **C),
+    OpInfo("logdet", lambda lib, a: lib.logdet(_spd(lib, a)), sample_inputs=square_samples, **C),
+    OpInfo("linalg_cholesky", _cholesky, sample_inputs=square_samples, kwargs=({}, {"upper": True}), **C),
+    OpInfo("linalg_cholesky_ex", _cholesky_ex, sample_inputs=square_samples, **C),
+    OpInfo("cholesky", lambda lib, a: lib.cholesky(_spd(lib, a)), sample_inputs=square_samples, **C),
+    OpInfo("cholesky_solve", _cholesky_solve, sample_inputs=two_matrices, **C),
     OpInfo("cholesky_inverse", lambda lib, a: lib.cholesky_inverse(lib.linalg.cholesky(_spd(lib, a))),
-           sample_inputs=square_samples, **E),
+           sample_inputs=square_samples, **C),
     OpInfo("linalg_solve_triangular",
            lambda lib, a, b, upper=True, **k: lib.linalg.solve_triangular(_tri(lib, a, upper), b, upper=upper, **k),
-           sample_inputs=tri_samples, **E),
+           sample_inputs=tri_samples, **C),
     OpInfo("triangular_solve", lambda lib, a, b: lib.triangular_solve(b, _tri(lib, a)), sample_inputs=two_matrices,
-           **E),
-    OpInfo("linalg_eigh", _eigh, sample_inputs=square_samples, covers=("_linalg_eigh",), **E),
-    OpInfo("linalg_eigvalsh", lambda lib, a: lib.linalg.eigvalsh(a + _mT(a)), sample_inputs=square_samples, **E),
-    OpInfo("linalg_svd", _svd, sample_inputs=rect_samples, covers=("_linalg_svd",), **E),
-    OpInfo("linalg_svdvals", lambda lib, a: lib.linalg.svdvals(a), sample_inputs=rect_samples, **E),
-    OpInfo("svd", lambda lib, a: lib.svd(a)[1], sample_inputs=rect_samples, **E),
-    OpInfo("linalg_qr", _qr, sample_inputs=rect_samples, **E),
-    OpInfo("qr", lambda lib, a: lib.qr(a)[0] @ lib.qr(a)[1], sample_inputs=rect_samples, **E),
+           **C),
+    OpInfo("linalg_eigh", _eigh, sample_inputs=square_samples, covers=("_linalg_eigh",), **C),
+    OpInfo("linalg_eigvalsh", lambda lib, a: lib.linalg.eigvalsh(_herm(a)), sample_inputs=square_samples, **C),
+    OpInfo("linalg_eig", _eig, sample_inputs=square_samples, covers=("_linalg_eig",), **C),
+    OpInfo("linalg_eigvals", lambda lib, a: lib.linalg.eigvals(a), sample_inputs=square_samples, **C),
+    OpInfo("symeig", _symeig, sample_inputs=square_samples,
+           kwargs=({"eigenvectors": True}, {"eigenvectors": True, "upper": False}), **C),
+    OpInfo("linalg_svd", _svd, sample_inputs=rect_samples, covers=("_linalg_svd",), **C),
+    OpInfo("linalg_svdvals", lambda lib, a: lib.linalg.svdvals(a), sample_inputs=rect_samples, **C),
+    OpInfo("svd", lambda lib, a: lib.svd(a)[1], sample_inputs=rect_samples, **C),
+    OpInfo("linalg_qr", _qr, sample_inputs=rect_samples, **C),
+    OpInfo("qr", lambda lib, a: lib.qr(a)[0] @ lib.qr(a)[1], sample_inputs=rect_samples, **C),
 )
 
 
-# ---- composites over products and norms
+# ---- composites over products and norms (the products on real dtypes: see the docstring)
 def power_samples(dtype):
     for n in (-2, 0, 1, 3):
         yield f"n={n}", [make_torch((3, 3), dtype, 30 + n)], {"n": n}
@@ -220,7 +248,7 @@ def cond_samples(dtype):
 
 
 def _rank(lib, a, hermitian=False, **k):
-    m = a @ _mT(a) if hermitian else a
+    m = a @ _mH(a) if hermitian else a
     return lib.linalg.matrix_rank(m, hermitian=hermitian, **k)
 
 
@@ -233,25 +261,26 @@ def rank_samples(dtype):
 
 
 register(
-    OpInfo("linalg_matrix_power", lambda lib, a, n: lib.linalg.matrix_power(a, n), sample_inputs=power_samples, **E),
+    OpInfo("linalg_matrix_power", lambda lib, a, n: lib.linalg.matrix_power(a, n), sample_inputs=power_samples, **C),
     OpInfo("matrix_power", lambda lib, a, n: lib.matrix_power(a, n), sample_inputs=power_samples,
-           method="matrix_power", **E),
+           method="matrix_power", **C),
     OpInfo("linalg_multi_dot", lambda lib, *ts: lib.linalg.multi_dot(list(ts)), sample_inputs=multi_dot_samples, **E),
     OpInfo("linalg_vecdot", lambda lib, x, y, **k: lib.linalg.vecdot(x, y, **k), sample_inputs=vecdot_samples, **E),
     OpInfo("linalg_vander", lambda lib, x, **k: lib.linalg.vander(x, **k), sample_inputs=vander_samples, **E),
     OpInfo("linalg_cross", lambda lib, a, b, **k: lib.linalg.cross(a, b, **k), sample_inputs=cross_samples, **E),
     OpInfo("cross", lambda lib, a, b, **k: lib.cross(a, b, **k), sample_inputs=cross_samples, method="cross", **E),
     OpInfo("linalg_diagonal", lambda lib, a: lib.linalg.diagonal(a, offset=1), sample_inputs=rect_samples, **E),
-    OpInfo("linalg_matrix_norm", lambda lib, a, **k: lib.linalg.matrix_norm(a, **k), sample_inputs=norm_samples, **E),
-    OpInfo("linalg_norm", lambda lib, a, **k: lib.linalg.norm(a, **k), sample_inputs=linalg_norm_samples, **E),
-    OpInfo("linalg_pinv", lambda lib, a, **k: lib.linalg.pinv(a, **k), sample_inputs=pinv_samples, **E),
-    OpInfo("linalg_matrix_rank", _rank, sample_inputs=rank_samples, exempt={"grad": "an integer count"}, **E),
-    OpInfo("linalg_cond", lambda lib, a, **k: lib.linalg.cond(a, **k), sample_inputs=cond_samples, **E),
+    OpInfo("linalg_matrix_norm", lambda lib, a, **k: lib.linalg.matrix_norm(a, **k), sample_inputs=norm_samples, **C),
+    OpInfo("linalg_norm", lambda lib, a, **k: lib.linalg.norm(a, **k), sample_inputs=linalg_norm_samples, **C),
+    OpInfo("linalg_pinv", lambda lib, a, **k: lib.linalg.pinv(a, **k), sample_inputs=pinv_samples, **C),
+    OpInfo("pinverse", lambda lib, a: lib.pinverse(a), sample_inputs=rect_samples, method="pinverse", **C),
+    OpInfo("linalg_matrix_rank", _rank, sample_inputs=rank_samples, exempt={"grad": "an integer count"}, **C),
+    OpInfo("linalg_cond", lambda lib, a, **k: lib.linalg.cond(a, **k), sample_inputs=cond_samples, **C),
     OpInfo("linalg_tensorinv", lambda lib, a: lib.linalg.tensorinv(a, ind=1),
-           sample_inputs=lambda d: iter([("4x2x2", [make_torch((4, 2, 2), d, 130)], {})]), **E),
+           sample_inputs=lambda d: iter([("4x2x2", [make_torch((4, 2, 2), d, 130)], {})]), **C),
     OpInfo("linalg_tensorsolve", lambda lib, a, b: lib.linalg.tensorsolve(a, b),
            sample_inputs=lambda d: iter([("2x3x6", [make_torch((2, 3, 6), d, 131), make_torch((2, 3), d, 132)], {})]),
-           **E),
+           **C),
 )
 
 
@@ -315,19 +344,19 @@ def _ldl_solve(lib, a, b):
 
 register(
     OpInfo("linalg_matrix_exp", lambda lib, a: lib.linalg.matrix_exp(a), sample_inputs=exp_samples, gradgrad=True,
-           **E),
-    OpInfo("matrix_exp", lambda lib, a: lib.matrix_exp(a), sample_inputs=exp_samples, method="matrix_exp", **E),
-    OpInfo("geqrf", _geqrf, sample_inputs=rect_samples, **E),
+           **C),
+    OpInfo("matrix_exp", lambda lib, a: lib.matrix_exp(a), sample_inputs=exp_samples, method="matrix_exp", **C),
+    OpInfo("geqrf", _geqrf, sample_inputs=rect_samples, **C),
     OpInfo("linalg_householder_product", lambda lib, a, tau: lib.linalg.householder_product(a, tau),
-           sample_inputs=householder_samples, gradgrad=True, **E),
-    OpInfo("orgqr", lambda lib, a, tau: lib.orgqr(a, tau), sample_inputs=householder_samples, method="orgqr", **E),
+           sample_inputs=householder_samples, gradgrad=True, **C),
+    OpInfo("orgqr", lambda lib, a, tau: lib.orgqr(a, tau), sample_inputs=householder_samples, method="orgqr", **C),
     OpInfo("ormqr", lambda lib, a, tau, c, **k: lib.ormqr(a, tau, c, **k), sample_inputs=ormqr_samples,
            method="ormqr", exempt={"torch_grad": "torch 1.13 has no ormqr derivative; current PyTorch's has, and "
                                                  "test_linalg_solvers.py checks it through householder_product"},
-           **E),
-    OpInfo("linalg_lstsq", _lstsq, sample_inputs=lstsq_samples, **E),
+           **C),
+    OpInfo("linalg_lstsq", _lstsq, sample_inputs=lstsq_samples, **C),
     OpInfo("linalg_ldl_factor_ex", lambda lib, a: lib.linalg.ldl_factor_ex(_sym(a)), sample_inputs=square_samples,
-           **E),
-    OpInfo("linalg_ldl_factor", lambda lib, a: lib.linalg.ldl_factor(_sym(a)), sample_inputs=square_samples, **E),
-    OpInfo("linalg_ldl_solve", _ldl_solve, sample_inputs=two_matrices, **E),
+           **C),
+    OpInfo("linalg_ldl_factor", lambda lib, a: lib.linalg.ldl_factor(_sym(a)), sample_inputs=square_samples, **C),
+    OpInfo("linalg_ldl_solve", _ldl_solve, sample_inputs=two_matrices, **C),
 )

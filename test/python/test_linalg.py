@@ -18,7 +18,7 @@ def T(t):
 
 
 def close(got, want, tol=1e-7):
-    np.testing.assert_allclose(np.asarray(got.numpy()), want.numpy(), rtol=tol, atol=tol)
+    np.testing.assert_allclose(np.asarray(got.numpy()), want.resolve_conj().numpy(), rtol=tol, atol=tol)
 
 
 def rand(*shape, seed=0, dtype=torch.float64):
@@ -85,11 +85,6 @@ def test_bad_pivots_never_reach_lapack():
             tessera.lu_unpack(tessera.eye(3), tessera.tensor(bad, dtype=tessera.int32))
 
 
-def test_complex_is_not_implemented_yet():
-    with pytest.raises(NotImplementedError, match="complex"):
-        tessera.linalg.inv(tessera.eye(2, dtype=tessera.complex64))
-
-
 def test_infos_pivots_and_strides_match_torch():
     A = rand(2, 4, 3, seed=1)
     want = torch.linalg.lu_factor_ex(A)
@@ -109,12 +104,12 @@ def test_infos_pivots_and_strides_match_torch():
 
 
 @pytest.mark.parametrize("n", [1, 2, 5, 16, 17, 40])
-@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32, torch.complex128, torch.complex64])
 def test_small_and_lapack_paths_agree_with_torch(n, dtype):
-    # square matrices of at most 16 rows take the unblocked kernels (SmallMatrix.h), larger
-    # ones LAPACK: both give torch's pivots, factors, solves (every side and transpose),
-    # determinants and Cholesky factors
-    tol = 1e-9 if dtype == torch.float64 else 2e-4
+    # real square matrices of at most 16 rows take the unblocked kernels (SmallMatrix.h),
+    # larger ones and complex ones LAPACK: all give torch's pivots, factors, solves (every
+    # side and transpose, A^H for complex), determinants and Cholesky factors
+    tol = 1e-9 if dtype in (torch.float64, torch.complex128) else 2e-4
     A = rand(3, n, n, seed=n, dtype=dtype)
     B = rand(3, n, 2, seed=n + 1, dtype=dtype)
     LU, piv = torch.linalg.lu_factor(A)
@@ -129,7 +124,7 @@ def test_small_and_lapack_paths_agree_with_torch(n, dtype):
     close(tessera.linalg.solve(T(A), T(B)), torch.linalg.solve(A, B), tol * n)
     close(tessera.linalg.inv(T(A)), torch.linalg.inv(A), tol * n)
     close(tessera.linalg.det(T(A)), torch.linalg.det(A), tol * n)
-    spd = A @ A.mT + n * torch.eye(n, dtype=dtype)
+    spd = A @ A.mH + n * torch.eye(n, dtype=dtype)
     for upper in (False, True):
         close(tessera.linalg.cholesky(T(spd), upper=upper), torch.linalg.cholesky(spd, upper=upper), tol * n)
     # infos: the first zero pivot, the first non-positive-definite minor

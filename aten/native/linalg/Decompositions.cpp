@@ -1,5 +1,6 @@
-// LAPACK-backed spectral and orthogonal decompositions: eigh (syevd), the SVD (gesdd) and
-// QR (geqrf, then orgqr for Q). As in Factorizations.cpp, CPU and Meta share one function
+// LAPACK-backed spectral and orthogonal decompositions: eigh (syevd; heevd for complex),
+// the SVD (gesdd) and QR (geqrf, then orgqr / ungqr for Q), for real and complex dtypes;
+// eigenvalues and singular values are real. As in Factorizations.cpp, CPU and Meta share one function
 // per op; outputs are batched column-major matrices, as torch returns them.
 #include <aten/core/Dispatch.h>
 #include <aten/native/NativeFunctions.h>
@@ -20,22 +21,34 @@ std::tuple<Tensor, Tensor> eigh_impl(const Tensor& A, std::string_view uplo, boo
   check_linalg_input(A, "linalg.eigh");
   const int64_t n = A.size(-1);
   Tensor V = clone_batched_fortran(A);
-  Tensor L = at::empty(batch_shape_with(A, 2, {n}), A.options());
+  Tensor L = at::empty(batch_shape_with(A, 2, {n}), A.options().dtype(real_dtype(A)));
   Tensor info = at::zeros(batch_shape_with(A, 2, {}), A.options().dtype(c10::kInt));
   if (!meta && A.numel() > 0) {
     const char u = static_cast<char>(std::toupper(uplo[0])), jobz = compute_v ? 'V' : 'N';
     const int ni = lapack::lapack_int(n, "linalg.eigh");
-    dispatch_types<kFloating>(A.scalar_type(), "linalg.eigh", [&]<typename T>() {
-      T work_query = 0;
+    dispatch_types<kFloating | kComplex>(A.scalar_type(), "linalg.eigh", [&]<typename T>() {
+      using R = lapack::real_t<T>;
+      // syevd, or heevd with its real workspace rwork
+      auto eigh_call = [&](T* a, R* w, T* work, int lwork, R* rwork, int lrwork, int* iwork, int liwork, int* inf) {
+        if constexpr (lapack::is_complex_v<T>) {
+          lapack::heevd(jobz, u, ni, a, ni, w, work, lwork, rwork, lrwork, iwork, liwork, inf);
+        } else {
+          lapack::syevd(jobz, u, ni, a, ni, w, work, lwork, iwork, liwork, inf);
+        }
+      };
+      T work_query{};
+      R rwork_query = 0;
       int iwork_query = 0, query_info = 0;
-      lapack::syevd(jobz, u, ni, matrix_at<T>(V, 0), ni, L.data_ptr<T>(), &work_query, -1, &iwork_query, -1, &query_info);
+      eigh_call(matrix_at<T>(V, 0), L.data_ptr<R>(), &work_query, -1, &rwork_query, -1, &iwork_query, -1, &query_info);
       const int lwork = lapack::workspace_size(work_query), liwork = std::max(1, iwork_query);
+      const int lrwork = lapack::is_complex_v<T> ? lapack::workspace_size(rwork_query) : 1;
       int* inf = info.data_ptr<int>();
       lapack::for_each_matrix(batch_count(V), 9 * n * n * n, [&](int64_t i) {
         std::vector<T> work(static_cast<size_t>(lwork));
+        std::vector<R> rwork(static_cast<size_t>(lrwork));
         std::vector<int> iwork(static_cast<size_t>(liwork));
-        lapack::syevd(jobz, u, ni, matrix_at<T>(V, i), ni, L.data_ptr<T>() + i * n, work.data(), lwork, iwork.data(),
-                      liwork, inf + i);
+        eigh_call(matrix_at<T>(V, i), L.data_ptr<R>() + i * n, work.data(), lwork, rwork.data(), lrwork, iwork.data(),
+                  liwork, inf + i);
       });
     });
     check_linalg_errors(info, "linalg.eigh", LinalgFailure::EighNoConverge, A.dim() > 2);
@@ -51,7 +64,7 @@ std::tuple<Tensor, Tensor, Tensor> svd_impl(const Tensor& A, bool full_matrices,
               "torch.linalg.svd: keyword argument `driver=` is only supported on CUDA inputs with cuSOLVER backend.");
   const int64_t m = A.size(-2), n = A.size(-1), k = std::min(m, n);
   const int64_t ucols = full_matrices ? m : k, vrows = full_matrices ? n : k;
-  Tensor S = at::empty(batch_shape_with(A, 2, {k}), A.options());
+  Tensor S = at::empty(batch_shape_with(A, 2, {k}), A.options().dtype(real_dtype(A)));
   Tensor U = compute_uv ? empty_batched_fortran(batch_shape_with(A, 2, {m, ucols}), A.options())
                         : at::empty({0}, A.options());
   Tensor Vh = compute_uv ? empty_batched_fortran(batch_shape_with(A, 2, {vrows, n}), A.options())
@@ -70,23 +83,39 @@ std::tuple<Tensor, Tensor, Tensor> svd_impl(const Tensor& A, bool full_matrices,
   const char jobz = compute_uv ? (full_matrices ? 'A' : 'S') : 'N';
   const int mi = lapack::lapack_int(m, "linalg.svd"), ni = lapack::lapack_int(n, "linalg.svd");
   const int ldu = std::max(1, mi), ldvt = std::max<int>(1, static_cast<int>(vrows));
-  dispatch_types<kFloating>(A.scalar_type(), "linalg.svd", [&]<typename T>() {
+  // c/zgesdd's real workspace, which LAPACK does not size by query: its documented minimum
+  // (7 min(m, n) without vectors, the larger bound otherwise).
+  const int64_t mx = std::max(m, n);
+  const int64_t lrwork = !A.is_complex() ? 1
+                         : compute_uv ? std::max(5 * k * k + 5 * k, 2 * mx * k + 2 * k * k + k)
+                                      : 7 * k;
+  dispatch_types<kFloating | kComplex>(A.scalar_type(), "linalg.svd", [&]<typename T>() {
+    using R = lapack::real_t<T>;
     // Without vectors LAPACK still wants valid pointers for U and VT.
-    T dummy_u = 0, dummy_vt = 0;
+    T dummy_u{}, dummy_vt{};
     auto u_at = [&](int64_t i) { return compute_uv ? matrix_at<T>(U, i) : &dummy_u; };
     auto vt_at = [&](int64_t i) { return compute_uv ? matrix_at<T>(Vh, i) : &dummy_vt; };
-    T work_query = 0;
+    auto gesdd_call = [&](int64_t i, R* s, T* work, int lwork, R* rwork, int* iwork, int* inf) {
+      if constexpr (lapack::is_complex_v<T>) {
+        lapack::gesdd(jobz, mi, ni, matrix_at<T>(work_A, i), mi, s, u_at(i), ldu, vt_at(i), ldvt, work, lwork, rwork,
+                      iwork, inf);
+      } else {
+        lapack::gesdd(jobz, mi, ni, matrix_at<T>(work_A, i), mi, s, u_at(i), ldu, vt_at(i), ldvt, work, lwork, iwork,
+                      inf);
+      }
+    };
+    T work_query{};
     int query_info = 0;
     std::vector<int> iwork_query(static_cast<size_t>(8 * k));
-    lapack::gesdd(jobz, mi, ni, matrix_at<T>(work_A, 0), mi, S.data_ptr<T>(), u_at(0), ldu, vt_at(0), ldvt,
-                  &work_query, -1, iwork_query.data(), &query_info);
+    std::vector<R> rwork_query(static_cast<size_t>(lrwork));
+    gesdd_call(0, S.data_ptr<R>(), &work_query, -1, rwork_query.data(), iwork_query.data(), &query_info);
     const int lwork = lapack::workspace_size(work_query);
     int* inf = info.data_ptr<int>();
     lapack::for_each_matrix(batch_count(work_A), 4 * m * n * k, [&](int64_t i) {
       std::vector<T> work(static_cast<size_t>(lwork));
+      std::vector<R> rwork(static_cast<size_t>(lrwork));
       std::vector<int> iwork(static_cast<size_t>(8 * k));
-      lapack::gesdd(jobz, mi, ni, matrix_at<T>(work_A, i), mi, S.data_ptr<T>() + i * k, u_at(i), ldu, vt_at(i), ldvt,
-                    work.data(), lwork, iwork.data(), inf + i);
+      gesdd_call(i, S.data_ptr<R>() + i * k, work.data(), lwork, rwork.data(), iwork.data(), inf + i);
     });
   });
   check_linalg_errors(info, "linalg.svd", LinalgFailure::SvdNoConverge, A.dim() > 2);
@@ -109,8 +138,8 @@ std::tuple<Tensor, Tensor> qr_impl(const Tensor& A, std::string_view mode, bool 
   const int ki = static_cast<int>(k), qi = static_cast<int>(qcols);
   const int64_t batch = batch_count(A);
   if (A.numel() > 0) {
-    dispatch_types<kFloating>(A.scalar_type(), "linalg.qr", [&]<typename T>() {
-      T query = 0;
+    dispatch_types<kFloating | kComplex>(A.scalar_type(), "linalg.qr", [&]<typename T>() {
+      T query{};
       int info = 0;
       lapack::geqrf(mi, ni, matrix_at<T>(work_A, 0), mi, tau.data_ptr<T>(), &query, -1, &info);
       const int lwork = lapack::workspace_size(query);
@@ -134,8 +163,8 @@ std::tuple<Tensor, Tensor> qr_impl(const Tensor& A, std::string_view mode, bool 
     Q.copy_(at::eye(m, qcols, A.options()).expand(Q.sizes()));
     return {Q, R};
   }
-  dispatch_types<kFloating>(A.scalar_type(), "linalg.qr", [&]<typename T>() {
-    T query = 0;
+  dispatch_types<kFloating | kComplex>(A.scalar_type(), "linalg.qr", [&]<typename T>() {
+    T query{};
     int info = 0;
     lapack::orgqr(mi, qi, ki, matrix_at<T>(Q, 0), mi, tau.data_ptr<T>(), &query, -1, &info);
     const int lwork = lapack::workspace_size(query);

@@ -40,7 +40,7 @@ void lu_factor_into(const Tensor& LU, const Tensor& pivots, const Tensor& info) 
   const int64_t m = LU.size(-2), n = LU.size(-1), k = std::min(m, n), batch = batch_count(LU);
   if (LU.numel() == 0) return;
   const int mi = lapack::lapack_int(m, "linalg.lu_factor"), ni = lapack::lapack_int(n, "linalg.lu_factor");
-  dispatch_types<kFloating>(LU.scalar_type(), "linalg.lu_factor", [&]<typename T>() {
+  dispatch_types<kFloating | kComplex>(LU.scalar_type(), "linalg.lu_factor", [&]<typename T>() {
     int* piv = pivots.data_ptr<int>();
     int* inf = info.data_ptr<int>();
     lapack::for_each_matrix(batch, m * n * k, [&](int64_t i) {
@@ -76,7 +76,8 @@ void check_pivots(const Tensor& pivots, int64_t n) {
   }
 }
 
-// op(A) X = B (left) or X op(A) = B, op = A or A^T, from A's LU; B is left untouched.
+// op(A) X = B (left) or X op(A) = B, op = A or A^H (A^T for real A), from A's LU; B is left
+// untouched.
 Tensor lu_solve_impl(const Tensor& LU, const Tensor& pivots, const Tensor& B, bool left, bool adjoint, bool meta) {
   check_linalg_input(LU, "linalg.lu_solve");
   TORCH_CHECK(B.dim() >= 2, "linalg.lu_solve: The input tensor B must have at least 2 dimensions.");
@@ -110,15 +111,19 @@ Tensor lu_solve_impl(const Tensor& LU, const Tensor& pivots, const Tensor& B, bo
   pbatch.push_back(n);
   const Tensor Pb = pivots.expand(pbatch).contiguous();
   const int64_t nrhs = left ? B.size(-1) : B.size(-2);
-  // Right: X op(A) = B is op(A)^T X^T = B^T, so the transpose flag flips.
-  const char trans = (adjoint != !left) ? 'T' : 'N';
   const int ni = lapack::lapack_int(n, "linalg.lu_solve"), ri = lapack::lapack_int(nrhs, "linalg.lu_solve");
-  dispatch_types<kFloating>(LU.scalar_type(), "linalg.lu_solve", [&]<typename T>() {
+  dispatch_types<kFloating | kComplex>(LU.scalar_type(), "linalg.lu_solve", [&]<typename T>() {
+    // Right: X A = B is A^T X^T = B^T ('T'), and X A^H = B is A conj(X)^T = conj(B)^T, a
+    // plain solve between two conjugations of the buffer (real: the conjugations vanish).
+    const char trans = left ? (adjoint ? lapack::adjoint_trans<T>() : 'N') : (adjoint ? 'N' : 'T');
+    const bool conjugate_rhs = !left && adjoint && lapack::is_complex_v<T>;
+    if (conjugate_rhs) X.conj_physical_();
     const int* piv = Pb.data_ptr<int>();
     lapack::for_each_matrix(batch_count(X), n * n * nrhs, [&](int64_t i) {
       int info = 0;
       lapack::getrs(trans, ni, ri, matrix_at<T>(LUb, i), ni, piv + i * n, matrix_at<T>(X, i), ni, &info);
     });
+    if (conjugate_rhs) X.conj_physical_();
   });
   return X;
 }
@@ -158,12 +163,12 @@ std::tuple<Tensor, Tensor> inv_ex_impl(const Tensor& A, bool check_errors, bool 
   // getri inverts in place from the LU: 4/3 n^3 flops against 2 n^3 for solving against
   // the identity. (A singular matrix's inverse is undefined; inv_ex returns what LAPACK left.)
   const int ni = lapack::lapack_int(n, "linalg.inv");
-  dispatch_types<kFloating>(A.scalar_type(), "linalg.inv", [&]<typename T>() {
+  dispatch_types<kFloating | kComplex>(A.scalar_type(), "linalg.inv", [&]<typename T>() {
     const int* piv = pivots.data_ptr<int>();
     T query = 0;
     int query_info = 0;
     lapack::getri(ni, matrix_at<T>(LU, 0), ni, piv, &query, -1, &query_info);
-    const int lwork = std::max(1, static_cast<int>(query));
+    const int lwork = lapack::workspace_size(query);
     lapack::for_each_matrix(batch_count(LU), 2 * n * n * n, [&](int64_t i) {
       std::vector<T> work(static_cast<size_t>(lwork));
       int info_i = 0;
@@ -181,28 +186,43 @@ std::tuple<Tensor, Tensor> inv_ex_impl(const Tensor& A, bool check_errors, bool 
 }
 
 // The determinant's factors from an LU: the product of U's diagonal and the parity of the
-// row swaps, per matrix. Writes det, or sign and log|det|.
+// row swaps, per matrix. Writes det, or sign and log|det| (a real value for complex LU).
 template <typename T>
-void lu_determinants(const Tensor& LU, const Tensor& pivots, T* det, T* sign, T* logabs) {
+void lu_determinants(const Tensor& LU, const Tensor& pivots, T* det, T* sign, lapack::real_t<T>* logabs) {
+  using R = lapack::real_t<T>;
   const int64_t n = LU.size(-1), batch = batch_count(LU);
   const int* piv = pivots.data_ptr<int>();
   for (int64_t b = 0; b < batch; ++b) {
     const T* a = matrix_at<T>(LU, b);
     bool odd_swaps = false, odd_negatives = false;
-    T product = 1, log_sum = 0;
+    T product(1), phase(1);
+    R log_sum = 0;
     for (int64_t i = 0; i < n; ++i) {
       const T d = a[i * n + i];
       if (piv[b * n + i] != i + 1) odd_swaps = !odd_swaps;
-      if (d < 0) odd_negatives = !odd_negatives;
+      using std::abs;  // c10::abs for complex d, found by argument lookup
+      const R magnitude = abs(d);
+      if constexpr (lapack::is_complex_v<T>) {
+        // sgn(d) = d / |d| (0 for 0; a NaN stays NaN), as torch's sign of a complex det
+        phase *= magnitude == R(0) ? T(0) : d / magnitude;
+      } else if (d < 0) {
+        odd_negatives = !odd_negatives;
+      }
       product *= d;
-      log_sum += std::log(std::abs(d));
+      log_sum += std::log(magnitude);
     }
-    if (det) det[b] = odd_swaps ? -product : product;
-    if (sign) {
+    // The parity multiplies as a number, as torch's (a negation would flip the sign of a zero
+    // imaginary part, and with it the branch of log(sign)).
+    const T parity(odd_swaps ? -1 : 1);
+    if (det) det[b] = parity * product;
+    if (!sign) continue;
+    logabs[b] = log_sum;
+    if constexpr (lapack::is_complex_v<T>) {
+      sign[b] = phase * parity;
+    } else {
       // a zero or NaN on the diagonal has no sign, as torch's sgn
-      const bool signless = log_sum == -std::numeric_limits<T>::infinity() || std::isnan(log_sum);
+      const bool signless = log_sum == -std::numeric_limits<R>::infinity() || std::isnan(log_sum);
       sign[b] = signless ? T(0) : (odd_swaps != odd_negatives ? T(-1) : T(1));
-      logabs[b] = log_sum;
     }
   }
 }
@@ -212,7 +232,7 @@ std::tuple<Tensor, Tensor, Tensor> det_impl(const Tensor& A, bool meta) {
   auto [LU, pivots, info] = lu_factor_ex_impl(A, true, false, meta);
   Tensor det = at::empty(batch_shape_with(A, 2, {}), A.options());
   if (!meta) {
-    dispatch_types<kFloating>(A.scalar_type(), "linalg.det", [&]<typename T>() {
+    dispatch_types<kFloating | kComplex>(A.scalar_type(), "linalg.det", [&]<typename T>() {
       lu_determinants<T>(LU, pivots, det.data_ptr<T>(), nullptr, nullptr);
     });
   }
@@ -223,10 +243,10 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> slogdet_impl(const Tensor& A, bool me
   check_linalg_input(A, "linalg.slogdet");
   auto [LU, pivots, info] = lu_factor_ex_impl(A, true, false, meta);
   Tensor sign = at::empty(batch_shape_with(A, 2, {}), A.options());
-  Tensor logabs = at::empty(batch_shape_with(A, 2, {}), A.options());
+  Tensor logabs = at::empty(batch_shape_with(A, 2, {}), A.options().dtype(real_dtype(A)));
   if (!meta) {
-    dispatch_types<kFloating>(A.scalar_type(), "linalg.slogdet", [&]<typename T>() {
-      lu_determinants<T>(LU, pivots, nullptr, sign.data_ptr<T>(), logabs.data_ptr<T>());
+    dispatch_types<kFloating | kComplex>(A.scalar_type(), "linalg.slogdet", [&]<typename T>() {
+      lu_determinants<T>(LU, pivots, nullptr, sign.data_ptr<T>(), logabs.data_ptr<lapack::real_t<T>>());
     });
   }
   return {sign, logabs, LU, pivots};
@@ -261,7 +281,7 @@ std::tuple<Tensor, Tensor, Tensor> lu_unpack_impl(const Tensor& LU, const Tensor
   const Tensor piv = pivots.contiguous();
   const int* pv = piv.data_ptr<int>();
   const int64_t batch = batch_count(LU);
-  dispatch_types<kFloating>(LU.scalar_type(), "lu_unpack", [&]<typename T>() {
+  dispatch_types<kFloating | kComplex>(LU.scalar_type(), "lu_unpack", [&]<typename T>() {
     T* p = P.data_ptr<T>();
     std::vector<int64_t> perm(static_cast<size_t>(m));
     for (int64_t b = 0; b < batch; ++b) {

@@ -1,7 +1,7 @@
 // Householder reflectors as LAPACK stores them: geqrf (A = QR with Q kept as reflectors
 // below R's diagonal and their scales tau), householder_product / orgqr (the first n
-// columns of Q = H_1 ... H_k, H_i = I - tau_i v_i v_i^T) and ormqr (op(Q) C or C op(Q)
-// without forming Q). CPU and Meta share one function per op, as in Factorizations.cpp.
+// columns of Q = H_1 ... H_k, H_i = I - tau_i v_i v_i^H) and ormqr (op(Q) C or C op(Q),
+// op(Q) = Q or Q^H, without forming Q), for real and complex dtypes. CPU and Meta share one function per op, as in Factorizations.cpp.
 #include <aten/core/Dispatch.h>
 #include <aten/native/NativeFunctions.h>
 #include <aten/native/linalg/Lapack.h>
@@ -34,8 +34,8 @@ std::tuple<Tensor, Tensor> geqrf_impl(const Tensor& self, bool meta) {
   Tensor tau = at::empty(batch_shape_with(self, 2, {k}), self.options());
   if (meta || self.numel() == 0) return {a, tau};
   const int mi = lapack::lapack_int(m, "torch.geqrf"), ni = lapack::lapack_int(n, "torch.geqrf");
-  dispatch_types<kFloating>(self.scalar_type(), "torch.geqrf", [&]<typename T>() {
-    T query = 0;
+  dispatch_types<kFloating | kComplex>(self.scalar_type(), "torch.geqrf", [&]<typename T>() {
+    T query{};
     int info = 0;
     lapack::geqrf(mi, ni, matrix_at<T>(a, 0), mi, tau.data_ptr<T>(), &query, -1, &info);
     const int lwork = lapack::workspace_size(query);
@@ -60,8 +60,8 @@ Tensor householder_product_impl(const Tensor& input, const Tensor& tau, bool met
   if (meta || Q.numel() == 0) return Q;
   const Tensor taus = tau.contiguous();
   const int mi = lapack::lapack_int(m, op), ni = static_cast<int>(n), ki = static_cast<int>(k);
-  dispatch_types<kFloating>(input.scalar_type(), op, [&]<typename T>() {
-    T query = 0;
+  dispatch_types<kFloating | kComplex>(input.scalar_type(), op, [&]<typename T>() {
+    T query{};
     int info = 0;
     lapack::orgqr(mi, ni, ki, matrix_at<T>(Q, 0), mi, taus.data_ptr<T>(), &query, -1, &info);
     const int lwork = lapack::workspace_size(query);
@@ -100,9 +100,11 @@ Tensor ormqr_impl(const Tensor& input, const Tensor& tau, const Tensor& other, b
   const int64_t m = other.size(-2), n = other.size(-1), k = tau.size(-1), rows = input.size(-2);
   const int mi = lapack::lapack_int(m, op), ni = lapack::lapack_int(n, op), ki = static_cast<int>(k);
   const int lda = std::max(1, static_cast<int>(rows));
-  const char side = left ? 'L' : 'R', trans = transpose ? 'T' : 'N';
-  dispatch_types<kFloating>(input.scalar_type(), op, [&]<typename T>() {
-    T query = 0;
+  const char side = left ? 'L' : 'R';
+  dispatch_types<kFloating | kComplex>(input.scalar_type(), op, [&]<typename T>() {
+    // transpose=True applies Q^H (c/zunmqr's 'C'; Q^T for real Q), as torch's
+    const char trans = transpose ? lapack::adjoint_trans<T>() : 'N';
+    T query{};
     int info = 0;
     lapack::ormqr(side, trans, mi, ni, ki, matrix_at<T>(reflectors, 0), lda, taus.data_ptr<T>(), matrix_at<T>(C, 0),
                   std::max(1, mi), &query, -1, &info);

@@ -1,6 +1,7 @@
 // The LDL^T factorisation of symmetric matrices with Bunch-Kaufman pivoting (LAPACK's
-// sytrf on the lower triangle) and the solve with it (sytrs): linalg.ldl_factor_ex,
-// ldl_factor and ldl_solve. LD keeps L (unit lower, below the diagonal) and the 1x1 and
+// sytrf on the lower triangle; for complex input LDL^H of a Hermitian matrix, hetrf, when
+// `hermitian`, else LDL^T of a complex-symmetric one) and the solve with it (sytrs/hetrs):
+// linalg.ldl_factor_ex, ldl_factor and ldl_solve. LD keeps L (unit lower, below the diagonal) and the 1x1 and
 // 2x2 blocks of D, the strict upper triangle zeroed, column-major as torch returns it.
 // Neither op is differentiable in torch. CPU and Meta share one function per op.
 #include <aten/core/Dispatch.h>
@@ -16,7 +17,8 @@ namespace at::inline tessera::native {
 
 namespace {
 
-std::tuple<Tensor, Tensor, Tensor> ldl_factor_ex_impl(const Tensor& self, bool check_errors, bool meta) {
+std::tuple<Tensor, Tensor, Tensor> ldl_factor_ex_impl(const Tensor& self, bool hermitian, bool check_errors,
+                                                      bool meta) {
   constexpr const char* op = "torch.linalg.ldl_factor_ex";
   check_linalg_input(self, op);
   const int64_t n = self.size(-1);
@@ -25,16 +27,16 @@ std::tuple<Tensor, Tensor, Tensor> ldl_factor_ex_impl(const Tensor& self, bool c
   Tensor info = at::zeros(batch_shape_with(self, 2, {}), self.options().dtype(c10::kInt));
   if (meta || self.numel() == 0) return {LD, pivots, info};
   const int ni = lapack::lapack_int(n, op);
-  dispatch_types<kFloating>(self.scalar_type(), op, [&]<typename T>() {
-    T query = 0;
+  dispatch_types<kFloating | kComplex>(self.scalar_type(), op, [&]<typename T>() {
+    T query{};
     int query_info = 0;
-    lapack::sytrf(ni, matrix_at<T>(LD, 0), ni, pivots.data_ptr<int>(), &query, -1, &query_info);
+    lapack::sytrf(hermitian, ni, matrix_at<T>(LD, 0), ni, pivots.data_ptr<int>(), &query, -1, &query_info);
     const int lwork = lapack::workspace_size(query);
     int* piv = pivots.data_ptr<int>();
     int* inf = info.data_ptr<int>();
     lapack::for_each_matrix(batch_count(LD), n * n * n / 3, [&](int64_t i) {
       std::vector<T> work(static_cast<size_t>(lwork));
-      lapack::sytrf(ni, matrix_at<T>(LD, i), ni, piv + i * n, work.data(), lwork, inf + i);
+      lapack::sytrf(hermitian, ni, matrix_at<T>(LD, i), ni, piv + i * n, work.data(), lwork, inf + i);
     });
   });
   LD.copy_(LD.tril());
@@ -65,7 +67,7 @@ void check_ldl_pivots(const Tensor& pivots, int64_t n) {
   }
 }
 
-Tensor ldl_solve_impl(const Tensor& LD, const Tensor& pivots, const Tensor& B, bool meta) {
+Tensor ldl_solve_impl(const Tensor& LD, const Tensor& pivots, const Tensor& B, bool hermitian, bool meta) {
   constexpr const char* op = "torch.linalg.ldl_solve";
   TORCH_CHECK(LD.dim() >= 2, op, ": Expected LD to have at least 2 dimensions, but it has ", LD.dim(),
               " dimensions instead");
@@ -95,10 +97,11 @@ Tensor ldl_solve_impl(const Tensor& LD, const Tensor& pivots, const Tensor& B, b
   const Tensor piv = wide.to(c10::kInt).contiguous();
   const Tensor factors = clone_batched_fortran(LD.expand(ld_sizes));
   const int ni = lapack::lapack_int(n, op), ri = lapack::lapack_int(B.size(-1), op);
-  dispatch_types<kFloating>(LD.scalar_type(), op, [&]<typename T>() {
+  dispatch_types<kFloating | kComplex>(LD.scalar_type(), op, [&]<typename T>() {
     lapack::for_each_matrix(batch_count(X), 2 * n * n * B.size(-1), [&](int64_t i) {
       int info = 0;
-      lapack::sytrs(ni, ri, matrix_at<T>(factors, i), ni, piv.data_ptr<int>() + i * n, matrix_at<T>(X, i), ni, &info);
+      lapack::sytrs(hermitian, ni, ri, matrix_at<T>(factors, i), ni, piv.data_ptr<int>() + i * n, matrix_at<T>(X, i),
+                    ni, &info);
     });
   });
   return X;
@@ -107,10 +110,10 @@ Tensor ldl_solve_impl(const Tensor& LD, const Tensor& pivots, const Tensor& B, b
 }  // namespace
 
 std::tuple<Tensor, Tensor, Tensor> linalg_ldl_factor_ex_cpu(const Tensor& self, bool hermitian, bool check_errors) {
-  return ldl_factor_ex_impl(self, check_errors, false);
+  return ldl_factor_ex_impl(self, hermitian, check_errors, false);
 }
 std::tuple<Tensor, Tensor, Tensor> linalg_ldl_factor_ex_meta(const Tensor& self, bool hermitian, bool check_errors) {
-  return ldl_factor_ex_impl(self, check_errors, true);
+  return ldl_factor_ex_impl(self, hermitian, check_errors, true);
 }
 std::tuple<Tensor, Tensor> linalg_ldl_factor(const Tensor& self, bool hermitian) {
   auto [LD, pivots, info] = at::linalg_ldl_factor_ex(self, hermitian, /*check_errors=*/false);
@@ -118,10 +121,10 @@ std::tuple<Tensor, Tensor> linalg_ldl_factor(const Tensor& self, bool hermitian)
   return {LD, pivots};
 }
 Tensor linalg_ldl_solve_cpu(const Tensor& LD, const Tensor& pivots, const Tensor& B, bool hermitian) {
-  return ldl_solve_impl(LD, pivots, B, false);
+  return ldl_solve_impl(LD, pivots, B, hermitian, false);
 }
 Tensor linalg_ldl_solve_meta(const Tensor& LD, const Tensor& pivots, const Tensor& B, bool hermitian) {
-  return ldl_solve_impl(LD, pivots, B, true);
+  return ldl_solve_impl(LD, pivots, B, hermitian, true);
 }
 
 }  // namespace at::inline tessera::native

@@ -2,8 +2,8 @@
 // orthogonal factorisation, rank-revealing; the CPU default), gelsd and gelss (SVD). The
 // outputs follow torch: the solution; the squared residuals when m > n, the driver is not
 // gelsy and every matrix has full rank (else empty); the rank (not for gels) and the
-// singular values (gelsd, gelss), both over A's own batch dims. B may be a batch of
-// vectors (one dim fewer than A). Only the solution is differentiable (derivatives.yaml).
+// singular values (gelsd, gelss), both over A's own batch dims; residuals and singular
+// values are real for complex input. B may be a batch of vectors (one dim fewer than A). Only the solution is differentiable (derivatives.yaml).
 #include <aten/core/Dispatch.h>
 #include <aten/native/Broadcast.h>
 #include <aten/core/TensorOperators.h>
@@ -72,6 +72,7 @@ LstsqResult lstsq_impl(const Tensor& self, const Tensor& b, std::optional<double
     return s;
   };
   const auto& opts = self.options();
+  const TensorOptions real_opts = opts.dtype(real_dtype(self));
   // LAPACK's B holds max(m, n) rows: B on top, the solution's first n rows after the call.
   // With no right-hand sides it still gets one column of zeros (gelsd's inner routine
   // refuses nrhs = 0), so A's rank and singular values come out; torch 1.13 reports rank 0
@@ -89,39 +90,66 @@ LstsqResult lstsq_impl(const Tensor& self, const Tensor& b, std::optional<double
   }
   const bool has_rank = driver != Driver::gels, has_sv = driver == Driver::gelsd || driver == Driver::gelss;
   Tensor rank = at::zeros(with({}), opts.dtype(c10::kLong));
-  Tensor sv = at::empty(with({std::min(m, n)}), opts);
+  Tensor sv = at::empty(with({std::min(m, n)}), real_opts);
   if (!meta && A.numel() > 0) {
     const int mi = lapack::lapack_int(m, op), ni = lapack::lapack_int(n, op), ki = lapack::lapack_int(columns, op);
     const int ldb = std::max(1, static_cast<int>(rows));
     Tensor info = at::zeros(with({}), opts.dtype(c10::kInt));
-    dispatch_types<kFloating>(self.scalar_type(), op, [&]<typename T>() {
-      const T cutoff = rcond ? static_cast<T>(*rcond) : std::numeric_limits<T>::epsilon() * static_cast<T>(rows);
-      T query = 0;
+    dispatch_types<kFloating | kComplex>(self.scalar_type(), op, [&]<typename T>() {
+      using R = lapack::real_t<T>;
+      constexpr bool is_complex = lapack::is_complex_v<T>;
+      const R cutoff = rcond ? static_cast<R>(*rcond) : std::numeric_limits<R>::epsilon() * static_cast<R>(rows);
+      T query{};
       int iquery = 0, qinfo = 0, qrank = 0;
       std::vector<int> jpvt_query(static_cast<size_t>(n));
-      std::vector<T> s_query(static_cast<size_t>(std::min(m, n)) + 1);
+      std::vector<R> s_query(static_cast<size_t>(std::min(m, n)) + 1);
+      // The complex drivers' real workspace: 2n (gelsy), 5 min(m, n) (gelss), and gelsd's by
+      // its query (rwork[0]).
+      R rquery = 0;
+      std::vector<R> rwork_query(static_cast<size_t>(std::max<int64_t>(2 * n, 5 * std::min(m, n)) + 1));
       T* A0 = matrix_at<T>(A, 0);
       T* B_base = work_B.data_ptr<T>();
       T* B0 = B_base;
       switch (driver) {
         case Driver::gels: lapack::gels(mi, ni, ki, A0, mi, B0, ldb, &query, -1, &qinfo); break;
         case Driver::gelsy:
-          lapack::gelsy(mi, ni, ki, A0, mi, B0, ldb, jpvt_query.data(), cutoff, &qrank, &query, -1, &qinfo);
+          if constexpr (is_complex) {
+            lapack::gelsy(mi, ni, ki, A0, mi, B0, ldb, jpvt_query.data(), cutoff, &qrank, &query, -1,
+                          rwork_query.data(), &qinfo);
+          } else {
+            lapack::gelsy(mi, ni, ki, A0, mi, B0, ldb, jpvt_query.data(), cutoff, &qrank, &query, -1, &qinfo);
+          }
           break;
         case Driver::gelsd:
-          lapack::gelsd(mi, ni, ki, A0, mi, B0, ldb, s_query.data(), cutoff, &qrank, &query, -1, &iquery, &qinfo);
+          if constexpr (is_complex) {
+            lapack::gelsd(mi, ni, ki, A0, mi, B0, ldb, s_query.data(), cutoff, &qrank, &query, -1, &rquery, &iquery,
+                          &qinfo);
+          } else {
+            lapack::gelsd(mi, ni, ki, A0, mi, B0, ldb, s_query.data(), cutoff, &qrank, &query, -1, &iquery, &qinfo);
+          }
           break;
         case Driver::gelss:
-          lapack::gelss(mi, ni, ki, A0, mi, B0, ldb, s_query.data(), cutoff, &qrank, &query, -1, &qinfo);
+          if constexpr (is_complex) {
+            lapack::gelss(mi, ni, ki, A0, mi, B0, ldb, s_query.data(), cutoff, &qrank, &query, -1, rwork_query.data(),
+                          &qinfo);
+          } else {
+            lapack::gelss(mi, ni, ki, A0, mi, B0, ldb, s_query.data(), cutoff, &qrank, &query, -1, &qinfo);
+          }
           break;
       }
       const int lwork = lapack::workspace_size(query);
       const int liwork = std::max(1, iquery);
+      int lrwork = 1;
+      if constexpr (is_complex) {
+        lrwork = driver == Driver::gelsd ? lapack::workspace_size(rquery)
+                                         : static_cast<int>(rwork_query.size());
+      }
       int* inf = info.data_ptr<int>();
       int64_t* ranks = rank.data_ptr<int64_t>();
       const int64_t kmin = std::min(m, n);
       lapack::for_each_matrix(batch_count(A), 2 * m * n * std::max(m, n), [&](int64_t i) {
         std::vector<T> work(static_cast<size_t>(lwork));
+        std::vector<R> rwork(static_cast<size_t>(lrwork));
         T* Ai = matrix_at<T>(A, i);
         T* Bi = B_base + i * rows * columns;
         int r = 0;
@@ -129,18 +157,33 @@ LstsqResult lstsq_impl(const Tensor& self, const Tensor& b, std::optional<double
           case Driver::gels: lapack::gels(mi, ni, ki, Ai, mi, Bi, ldb, work.data(), lwork, inf + i); break;
           case Driver::gelsy: {
             std::vector<int> jpvt(static_cast<size_t>(n), 0);
-            lapack::gelsy(mi, ni, ki, Ai, mi, Bi, ldb, jpvt.data(), cutoff, &r, work.data(), lwork, inf + i);
+            if constexpr (is_complex) {
+              lapack::gelsy(mi, ni, ki, Ai, mi, Bi, ldb, jpvt.data(), cutoff, &r, work.data(), lwork, rwork.data(),
+                            inf + i);
+            } else {
+              lapack::gelsy(mi, ni, ki, Ai, mi, Bi, ldb, jpvt.data(), cutoff, &r, work.data(), lwork, inf + i);
+            }
             break;
           }
           case Driver::gelsd: {
             std::vector<int> iwork(static_cast<size_t>(liwork));
-            lapack::gelsd(mi, ni, ki, Ai, mi, Bi, ldb, sv.data_ptr<T>() + i * kmin, cutoff, &r, work.data(), lwork,
-                          iwork.data(), inf + i);
+            R* s = sv.data_ptr<R>() + i * kmin;
+            if constexpr (is_complex) {
+              lapack::gelsd(mi, ni, ki, Ai, mi, Bi, ldb, s, cutoff, &r, work.data(), lwork, rwork.data(), iwork.data(),
+                            inf + i);
+            } else {
+              lapack::gelsd(mi, ni, ki, Ai, mi, Bi, ldb, s, cutoff, &r, work.data(), lwork, iwork.data(), inf + i);
+            }
             break;
           }
           case Driver::gelss:
-            lapack::gelss(mi, ni, ki, Ai, mi, Bi, ldb, sv.data_ptr<T>() + i * kmin, cutoff, &r, work.data(), lwork,
-                          inf + i);
+            if constexpr (is_complex) {
+              lapack::gelss(mi, ni, ki, Ai, mi, Bi, ldb, sv.data_ptr<R>() + i * kmin, cutoff, &r, work.data(), lwork,
+                            rwork.data(), inf + i);
+            } else {
+              lapack::gelss(mi, ni, ki, Ai, mi, Bi, ldb, sv.data_ptr<R>() + i * kmin, cutoff, &r, work.data(), lwork,
+                            inf + i);
+            }
             break;
         }
         ranks[i] = r;
@@ -154,14 +197,14 @@ LstsqResult lstsq_impl(const Tensor& self, const Tensor& b, std::optional<double
   Tensor solution = answers.narrow(-2, 0, n);
   // Residuals: the squared norms of the rows past n, when LAPACK's solution is the
   // least-squares one of a full-rank tall system.
-  Tensor residuals = at::empty({0}, opts);
+  Tensor residuals = at::empty({0}, real_opts);
   if (m > n && driver != Driver::gelsy) {
     const bool full_rank = driver == Driver::gels || meta || rank.eq(n).all().item().toBool();
-    if (full_rank) residuals = answers.narrow(-2, n, m - n).square().sum(IntArrayRef{-2});
+    if (full_rank) residuals = answers.narrow(-2, n, m - n).abs().square().sum(IntArrayRef{-2});
   }
   if (vector_case) solution = solution.squeeze(-1);
   return {solution, residuals, has_rank ? to_batch_of(rank, self, 0) : at::empty({0}, opts.dtype(c10::kLong)),
-          has_sv ? to_batch_of(sv, self, 1) : at::empty({0}, opts)};
+          has_sv ? to_batch_of(sv, self, 1) : at::empty({0}, real_opts)};
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <aten/native/Broadcast.h>
 #include <aten/core/TensorOperators.h>
 #include <aten/native/NativeFunctions.h>
+#include <aten/native/StructuredHelpers.h>
 #include <aten/native/linalg/LinalgUtils.h>
 #include <aten/ops/Functions.h>
 
@@ -50,22 +51,24 @@ std::tuple<Tensor, Tensor> linalg_slogdet(const Tensor& A) {
   return {sign, logabsdet};
 }
 std::tuple<Tensor, Tensor> slogdet(const Tensor& self) { return at::linalg_slogdet(self); }
-// log(det): NaN where the determinant is negative, -inf where it is zero.
+// log(det): NaN where the determinant is negative, -inf where it is zero. A complex
+// determinant's log is log(sign) + log|det| (the principal branch; -inf+nanj at zero).
 Tensor logdet(const Tensor& self) {
   auto [sign, logabsdet] = at::linalg_slogdet(self);
+  if (self.is_complex()) return sign.log() + logabsdet;
   return at::where(at::lt(sign, 0), at::full({}, std::numeric_limits<double>::quiet_NaN(), logabsdet.options()), logabsdet);
 }
 
 // ---- Cholesky
 Tensor linalg_cholesky(const Tensor& self, bool upper) { return std::get<0>(at::linalg_cholesky_ex(self, upper, true)); }
 Tensor cholesky(const Tensor& self, bool upper) { return at::linalg_cholesky(self, upper); }
-// A X = B with A = L L^T (or U^T U): two triangular solves.
+// A X = B with A = L L^H (or U^H U): two triangular solves.
 Tensor cholesky_solve(const Tensor& self, const Tensor& input2, bool upper) {
   TORCH_CHECK(self.dim() >= 2, "b should have at least 2 dimensions, but has ", self.dim(), " dimensions instead");
   TORCH_CHECK(input2.dim() >= 2, "u should have at least 2 dimensions, but has ", input2.dim(), " dimensions instead");
-  const Tensor L = upper ? mT(input2) : input2;
+  const Tensor L = upper ? mH(input2) : input2;
   const Tensor Y = at::linalg_solve_triangular(L, self, false, true, false);
-  return at::linalg_solve_triangular(mT(L), Y, true, true, false);
+  return at::linalg_solve_triangular(mH(L), Y, true, true, false);
 }
 Tensor cholesky_inverse(const Tensor& self, bool upper) {
   TORCH_CHECK(self.dim() >= 2, "cholesky_inverse: The input tensor must have at least 2 dimensions.");
@@ -95,13 +98,26 @@ std::tuple<Tensor, Tensor> linalg_eigh(const Tensor& self, std::string_view UPLO
 Tensor linalg_eigvalsh(const Tensor& self, std::string_view UPLO) {
   return std::get<0>(at::_linalg_eigh(self, UPLO, self.requires_grad()));
 }
+// torch.symeig (deprecated; the Python wrapper warns as torch does): eigh of the upper
+// triangle by default, and an empty eigenvector tensor unless asked for. Its own derivative
+// (symeig_backward) refuses the eigenvalues-only form, as torch's.
+std::tuple<Tensor, Tensor> symeig(const Tensor& self, bool eigenvectors, bool upper) {
+  auto [L, V] = at::_linalg_eigh(self, upper ? "U" : "L", eigenvectors);
+  return {L, eigenvectors ? V : at::empty({0}, self.options())};
+}
+std::tuple<Tensor&, Tensor&> symeig_out(const Tensor& self, bool eigenvectors, bool upper, Tensor& e, Tensor& V) {
+  auto [L, vectors] = at::symeig(self, eigenvectors, upper);
+  copy_into_out(L, e, "symeig");
+  copy_into_out(vectors, V, "symeig");
+  return {e, V};
+}
 std::tuple<Tensor, Tensor, Tensor> linalg_svd(const Tensor& A, bool full_matrices, std::optional<std::string_view> driver) {
   return at::_linalg_svd(A, full_matrices, true, driver);
 }
 Tensor linalg_svdvals(const Tensor& A, std::optional<std::string_view> driver) {
   return std::get<1>(at::_linalg_svd(A, false, A.requires_grad(), driver));
 }
-// torch.svd returns V, not Vh, and zeros for U and V without compute_uv.
+// torch.svd returns V (Vh^H), not Vh, and zeros for U and V without compute_uv.
 std::tuple<Tensor, Tensor, Tensor> svd(const Tensor& self, bool some, bool compute_uv) {
   TORCH_CHECK(self.dim() >= 2, "linalg.svd: input should have at least 2 dimensions, but has ", self.dim(),
               " dimensions instead");
@@ -114,7 +130,7 @@ std::tuple<Tensor, Tensor, Tensor> svd(const Tensor& self, bool some, bool compu
     return {at::zeros(u, self.options()), S, at::zeros(v, self.options())};
   }
   auto [U, S, Vh] = at::_linalg_svd(self, !some, true, std::nullopt);
-  return {U, S, mT(Vh)};
+  return {U, S, mH(Vh)};  // a conj view for complex input, as torch's V
 }
 std::tuple<Tensor, Tensor> qr(const Tensor& self, bool some) { return at::linalg_qr(self, some ? "reduced" : "complete"); }
 

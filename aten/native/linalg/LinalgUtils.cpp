@@ -16,7 +16,6 @@ void check_linalg_input(const Tensor& A, const char* op, bool square) {
   TORCH_CHECK(c10::isFloatingType(t) || c10::isComplexType(t), op,
               ": Expected a floating point or complex tensor as input. Got ", t);
   TORCH_CHECK(t != c10::kHalf && t != c10::kBFloat16, op, ": Low precision dtypes not supported. Got ", t);
-  TORCH_CHECK_NOT_IMPLEMENTED(!c10::isComplexType(t), op, ": complex inputs are not supported yet");
   if (square) {
     TORCH_CHECK(A.size(-1) == A.size(-2), op, ": A must be batches of square matrices, but they are ", A.size(-2),
                 " by ", A.size(-1), " matrices");

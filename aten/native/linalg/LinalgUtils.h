@@ -13,13 +13,19 @@
 
 namespace at::inline tessera::native {
 
-// A must have at least 2 dims, a float or double dtype (complex raises NotImplementedError
-// until complex linalg lands; integers and half raise as torch) and, if `square`, square
-// matrices.
+// A must have at least 2 dims, a float, double, complex64 or complex128 dtype (integers and
+// half raise as torch) and, if `square`, square matrices.
 TORCH_API void check_linalg_input(const Tensor& A, const char* op, bool square = true);
 
-// The transpose of each matrix of a batch (a view).
+// The real dtype of A's values (float for complex64) and the complex dtype that holds them
+// (complex64 for float32): the dtypes of norms, singular values and eigenvalues.
+inline c10::ScalarType real_dtype(const Tensor& A) { return c10::toRealValueType(A.scalar_type()); }
+inline c10::ScalarType complex_dtype(const Tensor& A) { return c10::toComplexType(A.scalar_type()); }
+
+// The transpose of each matrix of a batch (a view), and its conjugate transpose (a lazy
+// conj view of it; the math-bit fallback materialises it for kernels that need values).
 inline Tensor mT(const Tensor& t) { return t.transpose(-2, -1); }
+inline Tensor mH(const Tensor& t) { return t.transpose(-2, -1).conj(); }
 
 // The pointer to matrix i of a batched buffer whose matrices are stored one after another
 // (column-major or row-major).

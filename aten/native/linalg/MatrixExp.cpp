@@ -58,7 +58,8 @@ Tensor matrix_exp_impl(const Tensor& A, bool meta) {
   if (meta || A.numel() == 0) return at::empty(A.sizes(), A.options());
   const int64_t n = A.size(-1);
   if (n == 1) return A.exp();
-  const bool is_double = A.scalar_type() == c10::kDouble;
+  // The degree follows the precision of the real type, as torch picks it.
+  const bool is_double = real_dtype(A) == c10::kDouble;
   const double theta = is_double ? kTheta13 : kTheta7Float;
   // s per matrix: the fewest halvings that bring its 1-norm (largest column sum) below theta.
   const Tensor norms = A.abs().sum(IntArrayRef{-2}).amax(IntArrayRef{-1}).to(c10::kDouble);

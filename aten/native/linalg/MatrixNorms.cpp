@@ -4,6 +4,7 @@
 #include <aten/core/TensorOperators.h>
 #include <aten/native/NativeFunctions.h>
 #include <aten/native/linalg/LinalgUtils.h>
+#include <aten/native/reduce/ReduceOps.h>
 #include <aten/ops/Functions.h>
 
 #include <cmath>
@@ -48,9 +49,10 @@ Tensor restore_dims(Tensor r, int64_t d0, int64_t d1, bool keepdim) {
   return r.unsqueeze(lo).unsqueeze(hi);
 }
 
-void check_norm_dtype(const Tensor& A, const char* op) {
-  TORCH_CHECK(c10::isFloatingType(A.scalar_type()) || c10::isComplexType(A.scalar_type()), op,
-              ": Expected a floating point or complex tensor as input. Got ", A.scalar_type());
+void check_matrix_norm_input(const Tensor& A, std::optional<c10::ScalarType> dtype) {
+  TORCH_CHECK(c10::isFloatingType(A.scalar_type()) || c10::isComplexType(A.scalar_type()),
+              "linalg.matrix_norm: Expected a floating point or complex tensor as input. Got ", A.scalar_type());
+  check_norm_dtype(A.scalar_type(), dtype, "linalg.matrix_norm");
 }
 
 Tensor spectral_norm_of(const Tensor& A, int64_t d0, int64_t d1, bool keepdim, std::optional<c10::ScalarType> dtype,
@@ -64,7 +66,7 @@ Tensor spectral_norm_of(const Tensor& A, int64_t d0, int64_t d1, bool keepdim, s
 
 Tensor linalg_matrix_norm(const Tensor& self, const Scalar& ord, IntArrayRef dim, bool keepdim,
                           std::optional<c10::ScalarType> dtype) {
-  check_norm_dtype(self, "linalg.matrix_norm");
+  check_matrix_norm_input(self, dtype);
   auto [d0, d1] = matrix_dims(self, dim, "linalg.matrix_norm");
   const double p = ord.toDouble();
   TORCH_CHECK(std::abs(p) == 2 || std::abs(p) == 1 || std::isinf(p),
@@ -81,7 +83,7 @@ Tensor linalg_matrix_norm(const Tensor& self, const Scalar& ord, IntArrayRef dim
 
 Tensor linalg_matrix_norm_str_ord(const Tensor& self, std::string_view ord, IntArrayRef dim, bool keepdim,
                                   std::optional<c10::ScalarType> dtype) {
-  check_norm_dtype(self, "linalg.matrix_norm");
+  check_matrix_norm_input(self, dtype);
   auto [d0, d1] = matrix_dims(self, dim, "linalg.matrix_norm");
   TORCH_CHECK(ord == "fro" || ord == "nuc", "linalg.matrix_norm: Order ", ord, " not supported.");
   if (ord == "fro") {
@@ -127,14 +129,14 @@ namespace {
 // atol and rtol hold one value per matrix (or broadcast); s_max is (*, 1).
 Tensor tolerance(const Tensor& A, const Tensor& s_max, const std::optional<Tensor>& atol,
                  const std::optional<Tensor>& rtol) {
-  const c10::ScalarType real = A.scalar_type();
+  const c10::ScalarType real = real_dtype(A);
   const std::optional<Tensor> a = atol ? std::optional<Tensor>(atol->to(real).unsqueeze(-1)) : std::nullopt;
   Tensor rt;
   if (rtol) {
     rt = rtol->to(real).unsqueeze(-1);
   } else {
     const double eps = real == c10::kFloat ? std::numeric_limits<float>::epsilon() : std::numeric_limits<double>::epsilon();
-    rt = at::full({}, eps * static_cast<double>(std::max(A.size(-1), A.size(-2))), A.options());
+    rt = at::full({}, eps * static_cast<double>(std::max(A.size(-1), A.size(-2))), A.options().dtype(real));
     if (a) rt = at::where(at::gt(*a, 0), at::zeros_like(rt), rt);
   }
   const Tensor rel = rt * s_max;
@@ -147,6 +149,15 @@ std::optional<Tensor> tolerance_tensor(const Tensor& like, std::optional<double>
   return at::full({}, *v, like.options().dtype(c10::kDouble));
 }
 
+// torch refuses complex tolerances (a tolerance compares with real singular values).
+void check_real_tolerances(const std::optional<Tensor>& atol, const std::optional<Tensor>& rtol, const char* op) {
+  for (const auto& [name, t] : {std::pair{"atol", &atol}, std::pair{"rtol", &rtol}}) {
+    if (!t->has_value()) continue;
+    TORCH_CHECK(!(*t)->is_complex(), op, ": ", name, " tensor of complex type is not supported. Got ",
+                (*t)->scalar_type());
+  }
+}
+
 Tensor singular_magnitudes(const Tensor& A, bool hermitian) {
   return hermitian ? at::linalg_eigvalsh(A, "L").abs() : at::linalg_svdvals(A, std::nullopt);
 }
@@ -156,18 +167,19 @@ Tensor singular_magnitudes(const Tensor& A, bool hermitian) {
 Tensor linalg_pinv_atol_rtol_tensor(const Tensor& self, const std::optional<Tensor>& atol,
                                     const std::optional<Tensor>& rtol, bool hermitian) {
   check_linalg_input(self, "linalg.pinv", /*square=*/hermitian);
+  check_real_tolerances(atol, rtol, "torch.linalg.pinv");
   if (self.numel() == 0) return at::zeros(batch_shape_with(self, 2, {self.size(-1), self.size(-2)}), self.options());
   if (hermitian) {
     auto [L, V] = at::linalg_eigh(self, "L");
     const Tensor mag = L.abs();
     const Tensor tol = tolerance(self, mag.amax(-1, true), atol, rtol);
     const Tensor inv_l = at::where(at::gt(mag, tol), L.reciprocal(), at::zeros_like(L));
-    return at::matmul(V * inv_l.unsqueeze(-2), mT(V));
+    return at::matmul(V * inv_l.unsqueeze(-2), mH(V));
   }
   auto [U, S, Vh] = at::linalg_svd(self, false, std::nullopt);
   const Tensor tol = tolerance(self, S.amax(-1, true), atol, rtol);
   const Tensor inv_s = at::where(at::gt(S, tol), S.reciprocal(), at::zeros_like(S));
-  return at::matmul(mT(Vh) * inv_s.unsqueeze(-2), mT(U));
+  return at::matmul(mH(Vh) * inv_s.unsqueeze(-2), mH(U));
 }
 
 Tensor linalg_pinv_atol_rtol_float(const Tensor& self, std::optional<double> atol, std::optional<double> rtol,
@@ -177,6 +189,8 @@ Tensor linalg_pinv_atol_rtol_float(const Tensor& self, std::optional<double> ato
 Tensor linalg_pinv(const Tensor& self, double rcond, bool hermitian) {
   return at::linalg_pinv(self, tolerance_tensor(self, 0.0), tolerance_tensor(self, rcond), hermitian);
 }
+// torch.pinverse: linalg.pinv's older name, rcond positional.
+Tensor pinverse(const Tensor& self, double rcond) { return at::linalg_pinv(self, rcond, false); }
 Tensor linalg_pinv_rcond_tensor(const Tensor& self, const Tensor& rcond, bool hermitian) {
   return at::linalg_pinv(self, std::optional<Tensor>(at::zeros({}, rcond.options())), std::optional<Tensor>(rcond),
                          hermitian);
@@ -185,6 +199,7 @@ Tensor linalg_pinv_rcond_tensor(const Tensor& self, const Tensor& rcond, bool he
 Tensor linalg_matrix_rank_atol_rtol_tensor(const Tensor& input, const std::optional<Tensor>& atol,
                                            const std::optional<Tensor>& rtol, bool hermitian) {
   check_linalg_input(input, "linalg.matrix_rank", /*square=*/hermitian);
+  check_real_tolerances(atol, rtol, "torch.linalg.matrix_rank");
   if (input.numel() == 0) return at::zeros(batch_shape_with(input, 2, {}), input.options().dtype(c10::kLong));
   const Tensor s = singular_magnitudes(input, hermitian);
   const Tensor tol = tolerance(input, s.amax(-1, true), atol, rtol);

@@ -22,7 +22,7 @@ std::tuple<Tensor, Tensor> cholesky_ex_impl(const Tensor& A, bool upper, bool ch
   if (meta || A.numel() == 0) return {L, info};
   const int64_t n = A.size(-1);
   const int ni = lapack::lapack_int(n, "linalg.cholesky");
-  dispatch_types<kFloating>(A.scalar_type(), "linalg.cholesky", [&]<typename T>() {
+  dispatch_types<kFloating | kComplex>(A.scalar_type(), "linalg.cholesky", [&]<typename T>() {
     int* inf = info.data_ptr<int>();
     lapack::for_each_matrix(batch_count(L), n * n * n / 3, [&](int64_t i) {
       lapack::potrf(upper ? 'U' : 'L', ni, matrix_at<T>(L, i), ni, inf + i);
@@ -56,9 +56,9 @@ Tensor solve_triangular_impl(const Tensor& A, const Tensor& B, bool upper, bool 
   const Tensor Ab = A.to(t).expand(with_matrix(n, n)).contiguous();
   const int rows = lapack::lapack_int(X.size(-2), "linalg.solve_triangular");
   const int cols = lapack::lapack_int(X.size(-1), "linalg.solve_triangular");
-  dispatch_types<kFloating>(t, "linalg.solve_triangular", [&]<typename T>() {
+  dispatch_types<kFloating | kComplex>(t, "linalg.solve_triangular", [&]<typename T>() {
     lapack::for_each_matrix(batch_count(X), n * n * (left ? cols : rows), [&](int64_t i) {
-      lapack::trsm(left, upper, false, unitriangular, rows, cols, matrix_at<T>(Ab, i), static_cast<int>(n),
+      lapack::trsm(left, upper, 'N', unitriangular, rows, cols, matrix_at<T>(Ab, i), static_cast<int>(n),
                    matrix_at<T>(X, i), cols);
     });
   });

@@ -38,20 +38,23 @@ void check_norm_identity(const Tensor& x, double p, const std::vector<int64_t>& 
 
 }  // namespace
 
+void check_norm_dtype(c10::ScalarType in, std::optional<c10::ScalarType> dtype, const char* op) {
+  if (!dtype) return;
+  TORCH_CHECK(c10::isFloatingType(*dtype) || c10::isComplexType(*dtype), op,
+              ": dtype should be floating point or complex, but got ", *dtype);
+  const bool complex = c10::isComplexType(in);
+  TORCH_CHECK(complex == c10::isComplexType(*dtype), op, ": dtype should be ", complex ? "complex" : "real", " for ",
+              complex ? "complex" : "real", " inputs, but got ", *dtype);
+  TORCH_CHECK(c10::promoteTypes(in, *dtype) == *dtype, op, ": the dtype of the input (", in,
+              ") should be convertible without narrowing to the specified dtype (", *dtype, ")");
+}
+
 Tensor linalg_vector_norm(const Tensor& self, const c10::Scalar& ord, std::optional<IntArrayRef> dim, bool keepdim,
                           std::optional<c10::ScalarType> dtype) {
   const c10::ScalarType in = self.scalar_type();
   TORCH_CHECK(c10::isFloatingType(in) || c10::isComplexType(in),
               "linalg.vector_norm: Expected a floating point or complex tensor as input. Got ", in);
-  if (dtype) {
-    TORCH_CHECK(c10::isFloatingType(*dtype) || c10::isComplexType(*dtype),
-                "linalg.vector_norm: dtype should be floating point or complex, but got ", *dtype);
-    TORCH_CHECK(c10::isComplexType(in) == c10::isComplexType(*dtype), "linalg.vector_norm: dtype should be ",
-                c10::isComplexType(in) ? "complex" : "real", " for ", c10::isComplexType(in) ? "complex" : "real",
-                " inputs, but got ", *dtype);
-    TORCH_CHECK(c10::promoteTypes(in, *dtype) == *dtype, "linalg.vector_norm: the dtype of the input (", in,
-                ") should be convertible without narrowing to the specified dtype (", *dtype, ")");
-  }
+  check_norm_dtype(in, dtype, "linalg.vector_norm");
   const double p = ord.toDouble();
   const std::vector<int64_t> dims = dims_or_empty(dim);
   check_norm_identity(self, p, dims);

@@ -15,6 +15,11 @@
 
 namespace at::inline tessera::native {
 
+// The dtype= rule of the norms (linalg.vector_norm, matrix_norm, norm): a floating or
+// complex dtype of the input's kind (complex for complex input) that does not narrow it;
+// `op` names the caller in torch's messages.
+TORCH_API void check_norm_dtype(c10::ScalarType input, std::optional<c10::ScalarType> dtype, const char* op);
+
 // mask[d]: whether input dim d is reduced. An empty or absent list reduces every dim.
 // Raises torch's IndexError for a dim out of range and RuntimeError for a repeated one.
 TORCH_API std::vector<bool> reduction_mask(std::optional<IntArrayRef> dims, int64_t ndim);
