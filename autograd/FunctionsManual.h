@@ -185,8 +185,6 @@ std::tuple<Tensor, Tensor> linalg_solve_triangular_backward(const Tensor& grad, 
                                                             bool upper, bool left, bool unitriangular,
                                                             std::array<bool, 2> grad_input_mask);
 Tensor linalg_eigh_backward(const Tensor& grad_L, const Tensor& grad_V, const Tensor& L, const Tensor& V);
-// torch.symeig's: eigh's, but refused (torch's message) when the eigenvectors were not asked for.
-Tensor symeig_backward(const Tensor& grad_L, const Tensor& grad_V, const Tensor& L, const Tensor& V, bool eigenvectors);
 // linalg.eig's: eigenvectors of norm one, unique up to a complex phase (the loss must not
 // depend on it: torch's check and message).
 Tensor linalg_eig_backward(const Tensor& grad_L, const Tensor& grad_V, const Tensor& L, const Tensor& V);

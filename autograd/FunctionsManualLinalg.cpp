@@ -169,22 +169,23 @@ std::tuple<Tensor, Tensor> linalg_solve_triangular_backward(const Tensor& grad, 
   return {gA, grad_input_mask[1] ? gB : Tensor()};
 }
 
+// Both formulas below take undefined grads for unused outputs (derivatives.yaml's
+// `undefined_grads: keep`): with only the eigen- or singular values used, the vectors' terms,
+// whose 1 / (l_j - l_i) is infinite for repeated values, are skipped.
 Tensor linalg_eigh_backward(const Tensor& grad_L, const Tensor& grad_V, const Tensor& L, const Tensor& V) {
+  if (!grad_L.defined() && !grad_V.defined()) return Tensor();
   TORCH_CHECK(V.numel() > 0 || L.numel() == 0,
               "linalg_eigh_backward: The derivative needs the eigenvectors; compute them with linalg.eigh.");
-  // A = V diag(L) V^H: gA = V (diag(gL) + F o skew(V^H gV)) V^H, F_ij = 1 / (l_j - l_i).
+  // A = V diag(L) V^H: gA = V (diag(gL) + skew(V^H gV) / E) V^H, E_ij = l_j - l_i (1 on the
+  // diagonal, which gL replaces: no infinity there to differentiate again).
+  if (!grad_V.defined()) return at::matmul(V * grad_L.unsqueeze(-2), mH(V));
   const Tensor VhgV = at::matmul(mH(V), grad_V);
   if (V.is_complex()) check_eigenvector_phases(VhgV, "linalg_eigh_backward");
   const Tensor skew = 0.5 * (VhgV - mH(VhgV));
-  const Tensor E = L.unsqueeze(-2) - L.unsqueeze(-1);
-  const Tensor inner = at::diagonal_scatter(skew / E, grad_L.to(V.scalar_type()), 0, -2, -1);
+  const Tensor E = at::diagonal_scatter(L.unsqueeze(-2) - L.unsqueeze(-1), at::ones_like(L), 0, -2, -1);
+  const Tensor gL = grad_L.defined() ? grad_L.to(V.scalar_type()) : at::zeros(L.sizes(), V.options());
+  const Tensor inner = at::diagonal_scatter(skew / E, gL, 0, -2, -1);
   return at::matmul(V, at::matmul(inner, mH(V)));
-}
-
-Tensor symeig_backward(const Tensor& grad_L, const Tensor& grad_V, const Tensor& L, const Tensor& V, bool eigenvectors) {
-  TORCH_CHECK(eigenvectors, "linalg_eig_backward: torch.symeig(A, eigenvectors=False) is not differentiable. Use "
-              "torch.linalg.eigvalsh(A) instead.");
-  return linalg_eigh_backward(grad_L, grad_V, L, V);
 }
 
 Tensor linalg_eig_backward(const Tensor& grad_L, const Tensor& grad_V, const Tensor& L, const Tensor& V) {
@@ -205,43 +206,48 @@ Tensor linalg_eig_backward(const Tensor& grad_L, const Tensor& grad_V, const Ten
 
 Tensor svd_backward(const Tensor& grad_U, const Tensor& grad_S, const Tensor& grad_Vh, const Tensor& U_in,
                     const Tensor& S, const Tensor& Vh_in, bool full_matrices) {
+  if (!grad_U.defined() && !grad_S.defined() && !grad_Vh.defined()) return Tensor();
   TORCH_CHECK(U_in.numel() > 0 || S.numel() == 0,
               "svd_backward: The derivative needs the singular vectors; compute them with linalg.svd.");
   const int64_t m = U_in.size(-2), n = Vh_in.size(-1), k = S.size(-1);
   // The columns of a full U (rows of Vh) past k do not affect A: only the first k count.
   const Tensor U = full_matrices ? U_in.narrow(-1, 0, k) : U_in;
   const Tensor Vh = full_matrices ? Vh_in.narrow(-2, 0, k) : Vh_in;
-  const Tensor gU = full_matrices ? grad_U.narrow(-1, 0, k) : grad_U;
-  const Tensor gV = mH(full_matrices ? grad_Vh.narrow(-2, 0, k) : grad_Vh);
-  const Tensor V = mH(Vh);
+  // Only S used: gA = U diag(gS) V^H, whatever the multiplicities.
+  if (!grad_U.defined() && !grad_Vh.defined()) {
+    return m >= n ? at::matmul(U, grad_S.unsqueeze(-1) * Vh) : at::matmul(U * grad_S.unsqueeze(-2), Vh);
+  }
+  const Tensor gU = !grad_U.defined() ? at::zeros_like(U) : full_matrices ? grad_U.narrow(-1, 0, k) : grad_U;
+  const Tensor gVh = !grad_Vh.defined() ? at::zeros_like(Vh) : full_matrices ? grad_Vh.narrow(-2, 0, k) : grad_Vh;
+  const Tensor gV = mH(gVh), V = mH(Vh);
   // A = U S V^H (Townsend, "Differentiating the singular value decomposition"):
-  // gA = U [diag(gS) + (F o (U^H gU - gU^H U)) S + S (F o (V^H gV - gV^H V))] V^H
-  //      + (I - U U^H) gU S^-1 V^H + U S^-1 gV^H (I - V V^H), F_ij = 1 / (s_j^2 - s_i^2);
-  // complex: + U diag(i Im diag(U^H gU) / s) V^H, the phase part U and V share.
+  // gA = U [diag(gS) + (skew(U^H gU) S + S skew(V^H gV)) / E] V^H
+  //      + (I - U U^H) gU S^-1 V^H + U S^-1 gV^H (I - V V^H),
+  // skew(X) = X - X^H, E_ij = s_j^2 - s_i^2 with 1 on the diagonal (torch's form: no
+  // infinity to differentiate again); complex: + U diag(skew(U^H gU)_ii / (2 s_i)) V^H, the
+  // phase part U and V share.
   const Tensor S2 = S * S;
-  const Tensor F = at::diagonal_scatter((S2.unsqueeze(-2) - S2.unsqueeze(-1)).reciprocal(), at::zeros_like(S), 0, -2, -1);
+  const Tensor E = at::diagonal_scatter(S2.unsqueeze(-2) - S2.unsqueeze(-1), at::ones_like(S), 0, -2, -1);
   const Tensor UhgU = at::matmul(mH(U), gU), VhgV = at::matmul(mH(V), gV);
+  const Tensor skew_U = UhgU - mH(UhgU), skew_V = VhgV - mH(VhgV);
   if (U.is_complex()) {
-    // U -> U e^{i phi}, V -> V e^{i phi} leaves A alone: Im diag(U^H gU) + Im diag(V^H gV) = 0
-    const Tensor u_phase = at::imag(UhgU.diagonal(0, -2, -1)), v_phase = at::imag(VhgV.diagonal(0, -2, -1));
+    // U -> U e^{i phi}, V -> V e^{i phi} leaves A alone: Im diag(skew(U^H gU) + skew(V^H gV)) = 0
+    const Tensor u_phase = at::imag(skew_U.diagonal(0, -2, -1)), v_phase = at::imag(skew_V.diagonal(0, -2, -1));
     TORCH_CHECK(at::allclose(u_phase, -v_phase, 1e-2, 1e-2),
                 "svd_backward: The singular vectors in the complex case are specified up to multiplication by e^{i "
                 "phi}. The specified loss function depends on this phase term, making it ill-defined.");
   }
-  Tensor inner = (F * (UhgU - mH(UhgU))) * S.unsqueeze(-2) + S.unsqueeze(-1) * (F * (VhgV - mH(VhgV)));
-  inner = inner + at::diag_embed(grad_S.to(U.scalar_type()), 0, -2, -1);
-  if (U.is_complex()) {
-    const Tensor diag = UhgU.diagonal(0, -2, -1);
-    inner = inner + at::diag_embed((diag - conjugate(diag)) / (2 * S), 0, -2, -1);
-  }
+  Tensor inner = (skew_U * S.unsqueeze(-2) + S.unsqueeze(-1) * skew_V) / E;
+  if (grad_S.defined()) inner = inner + at::diag_embed(grad_S.to(U.scalar_type()), 0, -2, -1);
+  if (U.is_complex()) inner = inner + at::diag_embed(skew_U.diagonal(0, -2, -1) / (2 * S), 0, -2, -1);
   Tensor gA = at::matmul(U, at::matmul(inner, Vh));
   const Tensor S_inv = S.reciprocal();
-  if (m > k) {
+  if (m > k && grad_U.defined()) {
     const Tensor proj = gU - at::matmul(U, UhgU);
     gA = gA + at::matmul(proj * S_inv.unsqueeze(-2), Vh);
   }
-  if (n > k) {
-    const Tensor proj = mH(gV) - at::matmul(mH(VhgV), Vh);
+  if (n > k && grad_Vh.defined()) {
+    const Tensor proj = gVh - at::matmul(mH(VhgV), Vh);
     gA = gA + at::matmul(U * S_inv.unsqueeze(-2), proj);
   }
   return gA;

@@ -73,6 +73,9 @@ class Derivative:
     non_differentiable: set
     refused: list = dataclasses.field(default_factory=list)  # must not require grad
     complex: bool = False     # the formulas hold for complex tensors (`complex: true`)
+    # `undefined_grads: keep`: the grads of outputs nothing used reach the formulas undefined
+    # (not zero-filled), for formulas whose shortcut needs to know (svd's with only S used).
+    keep_undefined: bool = False
     node: str = ""            # class name, set after loading
 
     @property
@@ -103,7 +106,7 @@ def load_derivatives(path, ops) -> dict:
         arg_names = {a.name for a in schema.arguments}
         formulas, nondiff = [], set()
         for key, value in e.items():
-            if key in ("name", "output_differentiability", "result", "node_name", "complex"):
+            if key in ("name", "output_differentiability", "result", "node_name", "complex", "undefined_grads"):
                 continue
             names = tuple(n.strip() for n in str(key).split(","))
             for n in names:
@@ -118,8 +121,10 @@ def load_derivatives(path, ops) -> dict:
         listed = nondiff | {n for names, _ in formulas for n in names}
         refused = [a.name for a in schema.arguments if a.type.carries_tensors and not a.is_out and not a.type.is_list
                    and a.name not in listed]
+        if e.get("undefined_grads", "zero") not in ("zero", "keep"):
+            raise ValueError(f"derivatives.yaml: {schema.full_name}: undefined_grads is 'zero' or 'keep'")
         d = Derivative(schema, formulas, e.get("output_differentiability"), nondiff | set(refused), refused,
-                       bool(e.get("complex", False)))
+                       bool(e.get("complex", False)), e.get("undefined_grads") == "keep")
         base = schema.name.rstrip("_") if schema.is_inplace else schema.name
         # node_name pins torch's class name where torch numbers overloads tessera keeps
         # composite (torch's sum() is SumBackward0, so sum.dim_IntList is SumBackward1).
@@ -264,7 +269,9 @@ def gen_node_class(d: Derivative) -> tuple[str, str]:
     # apply(): slot offsets (runtime when a list input is involved), locals, formulas.
     body = ["  std::lock_guard<std::mutex> lock(mutex());"]
     n_rets = len(s.returns)
-    if n_rets > 1 or s.returns[0].type.is_list:
+    if d.keep_undefined:
+        pass  # the formulas take undefined grads
+    elif n_rets > 1 or s.returns[0].type.is_list:
         body.append("  for (size_t i = 0; i < grads.size(); ++i) {\n"
                     "    if (!grads[i].defined() && input_metadata(i).defined) grads[i] = input_metadata(i).zeros_like();\n"
                     "  }")

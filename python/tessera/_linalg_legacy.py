@@ -1,12 +1,11 @@
 """torch 1.13's legacy linear-algebra names around torch.linalg: torch.eig, lstsq, solve and
 matrix_rank (and the Tensor methods eig, lstsq and solve) were removed in favour of
-torch.linalg and raise with torch's words (lstsq and matrix_rank with torch's two-part
-message); torch.symeig still works but warns, once per process as torch's C++ warning does.
+torch.linalg and raise with torch 1.13's words (lstsq and matrix_rank with its two-part
+message). torch.symeig (and Tensor.symeig) raise too, with current PyTorch's message
+(torch/_linalg_utils.py); torch 1.13 still computed it, with a deprecation warning.
 
 Importing this module installs them on ``tessera`` and ``tessera.Tensor``.
 """
-import warnings
-
 from . import _C
 
 _REMOVED = "This function was deprecated since version 1.9 and is now removed."
@@ -32,40 +31,22 @@ def matrix_rank(input, tol=None, symmetric=False, *, out=None):
     raise RuntimeError(_REMOVED, "Please use the `torch.linalg.matrix_rank` function instead.")
 
 
-_SYMEIG_WARNING = (
-    "torch.symeig is deprecated in favor of torch.linalg.eigh and will be removed in a future PyTorch release.\n"
-    "The default behavior has changed from using the upper triangular portion of the matrix by default to using "
-    "the lower triangular portion.\n"
-    "L, _ = torch.symeig(A, upper=upper)\n"
-    "should be replaced with\n"
-    "L = torch.linalg.eigvalsh(A, UPLO='U' if upper else 'L')\n"
-    "and\n"
-    "L, V = torch.symeig(A, eigenvectors=True)\n"
-    "should be replaced with\n"
-    "L, V = torch.linalg.eigh(A, UPLO='U' if upper else 'L')")
-_symeig_op = _C.symeig
-_symeig_warned = False
-
-
 def symeig(input, eigenvectors=False, upper=True, *, out=None):
-    """Deprecated: the eigenvalues (ascending) and, if `eigenvectors`, the eigenvectors of
-    each symmetric matrix of `input`, reading its upper triangle unless `upper=False`.
-    Use tessera.linalg.eigh / eigvalsh."""
-    global _symeig_warned
-    if not _symeig_warned:
-        _symeig_warned = True
-        warnings.warn(_SYMEIG_WARNING, UserWarning, stacklevel=2)
-    if out is None:
-        return _symeig_op(input, eigenvectors, upper)
-    return _symeig_op(input, eigenvectors, upper, out=out)
+    """Removed: use tessera.linalg.eigh / eigvalsh (current PyTorch's error; torch 1.13 still
+    computed it, with a deprecation warning)."""
+    raise RuntimeError(
+        f"{_REMOVED} The default behavior has changed from using the upper triangular portion of the matrix by "
+        "default to using the lower triangular portion.\n\n"
+        "L, _ = torch.symeig(A, upper=upper) should be replaced with:\n"
+        "L = torch.linalg.eigvalsh(A, UPLO='U' if upper else 'L')\n\n"
+        "and\n\n"
+        "L, V = torch.symeig(A, eigenvectors=True) should be replaced with:\n"
+        "L, V = torch.linalg.eigh(A, UPLO='U' if upper else 'L')")
 
 
 def _symeig_method(self, eigenvectors=False, upper=True):
     return symeig(self, eigenvectors, upper)
 
-
-_symeig_method.__doc__ = symeig.__doc__
-_symeig_method.__name__ = "symeig"
 
 def _eig_method(self, eigenvectors=False):
     return eig(self, eigenvectors)
@@ -79,7 +60,8 @@ def _solve_method(self, other):
     return solve(self, other)
 
 
-for _method, _fn in ((_eig_method, eig), (_lstsq_method, lstsq), (_solve_method, solve)):
+for _method, _fn in ((_eig_method, eig), (_lstsq_method, lstsq), (_solve_method, solve),
+                      (_symeig_method, symeig)):
     _method.__name__, _method.__doc__ = _fn.__name__, _fn.__doc__
 del _method, _fn
 _C._add_tensor_methods({"eig": _eig_method, "lstsq": _lstsq_method, "solve": _solve_method,

@@ -132,11 +132,6 @@ def _eig(lib, a):
     return L, V.abs()
 
 
-def _symeig(lib, a, **k):
-    L, V = lib.symeig(_herm(a), **k)
-    return L, V * V.conj()
-
-
 def _svd(lib, a, full_matrices=False):
     U, S, Vh = lib.linalg.svd(a, full_matrices=full_matrices)
     k = S.shape[-1]
@@ -187,8 +182,6 @@ register(
     OpInfo("linalg_eigvalsh", lambda lib, a: lib.linalg.eigvalsh(_herm(a)), sample_inputs=square_samples, **C),
     OpInfo("linalg_eig", _eig, sample_inputs=square_samples, covers=("_linalg_eig",), **C),
     OpInfo("linalg_eigvals", lambda lib, a: lib.linalg.eigvals(a), sample_inputs=square_samples, **C),
-    OpInfo("symeig", _symeig, sample_inputs=square_samples,
-           kwargs=({"eigenvectors": True}, {"eigenvectors": True, "upper": False}), **C),
     OpInfo("linalg_svd", _svd, sample_inputs=rect_samples, covers=("_linalg_svd",), **C),
     OpInfo("linalg_svdvals", lambda lib, a: lib.linalg.svdvals(a), sample_inputs=rect_samples, **C),
     OpInfo("svd", lambda lib, a: lib.svd(a)[1], sample_inputs=rect_samples, **C),

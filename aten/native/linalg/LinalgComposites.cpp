@@ -6,7 +6,6 @@
 #include <aten/native/Broadcast.h>
 #include <aten/core/TensorOperators.h>
 #include <aten/native/NativeFunctions.h>
-#include <aten/native/StructuredHelpers.h>
 #include <aten/native/linalg/LinalgUtils.h>
 #include <aten/ops/Functions.h>
 
@@ -97,19 +96,6 @@ std::tuple<Tensor, Tensor> linalg_eigh(const Tensor& self, std::string_view UPLO
 // The eigenvectors are computed only when a gradient will need them.
 Tensor linalg_eigvalsh(const Tensor& self, std::string_view UPLO) {
   return std::get<0>(at::_linalg_eigh(self, UPLO, self.requires_grad()));
-}
-// torch.symeig (deprecated; the Python wrapper warns as torch does): eigh of the upper
-// triangle by default, and an empty eigenvector tensor unless asked for. Its own derivative
-// (symeig_backward) refuses the eigenvalues-only form, as torch's.
-std::tuple<Tensor, Tensor> symeig(const Tensor& self, bool eigenvectors, bool upper) {
-  auto [L, V] = at::_linalg_eigh(self, upper ? "U" : "L", eigenvectors);
-  return {L, eigenvectors ? V : at::empty({0}, self.options())};
-}
-std::tuple<Tensor&, Tensor&> symeig_out(const Tensor& self, bool eigenvectors, bool upper, Tensor& e, Tensor& V) {
-  auto [L, vectors] = at::symeig(self, eigenvectors, upper);
-  copy_into_out(L, e, "symeig");
-  copy_into_out(vectors, V, "symeig");
-  return {e, V};
 }
 std::tuple<Tensor, Tensor, Tensor> linalg_svd(const Tensor& A, bool full_matrices, std::optional<std::string_view> driver) {
   return at::_linalg_svd(A, full_matrices, true, driver);

@@ -49,10 +49,9 @@ Tensor restore_dims(Tensor r, int64_t d0, int64_t d1, bool keepdim) {
   return r.unsqueeze(lo).unsqueeze(hi);
 }
 
-void check_matrix_norm_input(const Tensor& A, std::optional<c10::ScalarType> dtype) {
+void check_matrix_norm_input(const Tensor& A) {
   TORCH_CHECK(c10::isFloatingType(A.scalar_type()) || c10::isComplexType(A.scalar_type()),
               "linalg.matrix_norm: Expected a floating point or complex tensor as input. Got ", A.scalar_type());
-  check_norm_dtype(A.scalar_type(), dtype, "linalg.matrix_norm");
 }
 
 Tensor spectral_norm_of(const Tensor& A, int64_t d0, int64_t d1, bool keepdim, std::optional<c10::ScalarType> dtype,
@@ -66,11 +65,12 @@ Tensor spectral_norm_of(const Tensor& A, int64_t d0, int64_t d1, bool keepdim, s
 
 Tensor linalg_matrix_norm(const Tensor& self, const Scalar& ord, IntArrayRef dim, bool keepdim,
                           std::optional<c10::ScalarType> dtype) {
-  check_matrix_norm_input(self, dtype);
+  check_matrix_norm_input(self);
   auto [d0, d1] = matrix_dims(self, dim, "linalg.matrix_norm");
   const double p = ord.toDouble();
   TORCH_CHECK(std::abs(p) == 2 || std::abs(p) == 1 || std::isinf(p),
               "linalg.matrix_norm: Order ", ord, " not supported.");
+  check_norm_dtype(self.scalar_type(), dtype, "linalg.matrix_norm");
   if (std::abs(p) == 2) return spectral_norm_of(self, d0, d1, keepdim, dtype, p > 0);
   // 1 / -1: the extreme column sums of |A| (the sum runs over rows, d0); inf / -inf: rows.
   const Tensor a = (dtype ? self.to(*dtype) : self).abs();
@@ -83,9 +83,10 @@ Tensor linalg_matrix_norm(const Tensor& self, const Scalar& ord, IntArrayRef dim
 
 Tensor linalg_matrix_norm_str_ord(const Tensor& self, std::string_view ord, IntArrayRef dim, bool keepdim,
                                   std::optional<c10::ScalarType> dtype) {
-  check_matrix_norm_input(self, dtype);
+  check_matrix_norm_input(self);
   auto [d0, d1] = matrix_dims(self, dim, "linalg.matrix_norm");
   TORCH_CHECK(ord == "fro" || ord == "nuc", "linalg.matrix_norm: Order ", ord, " not supported.");
+  check_norm_dtype(self.scalar_type(), dtype, "linalg.matrix_norm");
   if (ord == "fro") {
     return at::linalg_vector_norm(self, 2, std::vector<int64_t>{d0, d1}, keepdim, dtype);
   }
@@ -102,7 +103,8 @@ Tensor linalg_norm(const Tensor& self, const std::optional<Scalar>& ord, std::op
     TORCH_CHECK(self.dim() == 1 || self.dim() == 2, "linalg.norm: If dim is not specified but ord is, the input must be "
                 "1D or 2D. Got ", self.dim(), "D.");
   }
-  const bool matrix = dim ? dim->size() == 2 : (ord && self.dim() == 2);
+  // a matrix norm needs an ord; without one a 2-element dim takes the vector 2-norm, as torch
+  const bool matrix = ord && (dim ? dim->size() == 2 : self.dim() == 2);
   if (matrix) {
     const std::vector<int64_t> dims = dim ? std::vector<int64_t>(dim->begin(), dim->end()) : std::vector<int64_t>{0, 1};
     return at::linalg_matrix_norm(self, *ord, dims, keepdim, dtype);
@@ -150,8 +152,9 @@ std::optional<Tensor> tolerance_tensor(const Tensor& like, std::optional<double>
 }
 
 // torch refuses complex tolerances (a tolerance compares with real singular values).
-void check_real_tolerances(const std::optional<Tensor>& atol, const std::optional<Tensor>& rtol, const char* op) {
-  for (const auto& [name, t] : {std::pair{"atol", &atol}, std::pair{"rtol", &rtol}}) {
+void check_real_tolerances(const std::optional<Tensor>& atol, const std::optional<Tensor>& rtol, const char* op,
+                           const char* rtol_name = "rtol") {
+  for (const auto& [name, t] : {std::pair{"atol", &atol}, std::pair{rtol_name, &rtol}}) {
     if (!t->has_value()) continue;
     TORCH_CHECK(!(*t)->is_complex(), op, ": ", name, " tensor of complex type is not supported. Got ",
                 (*t)->scalar_type());
@@ -192,8 +195,9 @@ Tensor linalg_pinv(const Tensor& self, double rcond, bool hermitian) {
 // torch.pinverse: linalg.pinv's older name, rcond positional.
 Tensor pinverse(const Tensor& self, double rcond) { return at::linalg_pinv(self, rcond, false); }
 Tensor linalg_pinv_rcond_tensor(const Tensor& self, const Tensor& rcond, bool hermitian) {
-  return at::linalg_pinv(self, std::optional<Tensor>(at::zeros({}, rcond.options())), std::optional<Tensor>(rcond),
-                         hermitian);
+  check_real_tolerances(std::nullopt, rcond, "torch.linalg.pinv", "rcond");
+  return at::linalg_pinv(self, std::optional<Tensor>(at::zeros({}, rcond.options().dtype(c10::kDouble))),
+                         std::optional<Tensor>(rcond), hermitian);
 }
 
 Tensor linalg_matrix_rank_atol_rtol_tensor(const Tensor& input, const std::optional<Tensor>& atol,
@@ -235,8 +239,11 @@ Tensor linalg_cond(const Tensor& self, const std::optional<Scalar>& p) {
   const double ord = p ? p->toDouble() : 2.0;
   if (!p || std::abs(ord) == 2) {
     check_linalg_input(self, "linalg.cond", /*square=*/false);
+    // the first and last of the descending singular values, as torch selects them (a tie's
+    // gradient goes to that one value, not split as amax's)
     const Tensor s = at::linalg_svdvals(self, std::nullopt);
-    const Tensor hi = s.amax(-1), lo = s.amin(-1);
+    if (s.size(-1) == 0) return at::zeros(batch_shape_with(self, 2, {}), s.options());  // torch: 0 for 0x0
+    const Tensor hi = s.select(-1, 0), lo = s.select(-1, -1);
     return ord > 0 ? hi / lo : lo / hi;
   }
   TORCH_CHECK(std::abs(ord) == 1 || std::isinf(ord), "linalg.cond got an invalid norm type: ", *p);
