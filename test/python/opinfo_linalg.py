@@ -180,7 +180,7 @@ register(
            **C),
     OpInfo("linalg_eigh", _eigh, sample_inputs=square_samples, covers=("_linalg_eigh",), **C),
     OpInfo("linalg_eigvalsh", lambda lib, a: lib.linalg.eigvalsh(_herm(a)), sample_inputs=square_samples, **C),
-    OpInfo("linalg_eig", _eig, sample_inputs=square_samples, covers=("_linalg_eig",), **C),
+    OpInfo("linalg_eig", _eig, sample_inputs=square_samples, **C),
     OpInfo("linalg_eigvals", lambda lib, a: lib.linalg.eigvals(a), sample_inputs=square_samples, **C),
     OpInfo("linalg_svd", _svd, sample_inputs=rect_samples, covers=("_linalg_svd",), **C),
     OpInfo("linalg_svdvals", lambda lib, a: lib.linalg.svdvals(a), sample_inputs=rect_samples, **C),

@@ -102,10 +102,8 @@ std::tuple<Tensor, Tensor> eig_impl(const Tensor& A, bool compute_v, bool meta) 
 
 }  // namespace
 
-std::tuple<Tensor, Tensor> linalg_eig_cpu(const Tensor& A, bool compute_v) { return eig_impl(A, compute_v, false); }
-std::tuple<Tensor, Tensor> linalg_eig_meta(const Tensor& A, bool compute_v) { return eig_impl(A, compute_v, true); }
-
-std::tuple<Tensor, Tensor> linalg_eig(const Tensor& self) { return at::_linalg_eig(self, true); }
+std::tuple<Tensor, Tensor> linalg_eig_cpu(const Tensor& A) { return eig_impl(A, true, false); }
+std::tuple<Tensor, Tensor> linalg_eig_meta(const Tensor& A) { return eig_impl(A, true, true); }
 
 // out=: any dtype the complex result can be cast to safely, checked before computing, in
 // torch's words. An out of the result's own dtype takes its strides (column-major
@@ -140,11 +138,11 @@ Tensor& linalg_eigvals_out(const Tensor& self, Tensor& out) {
   return out;
 }
 
-// torch 1.13 routes eigvals through eig when a gradient is wanted; computing vectors only
-// then keeps the plain call cheap.
+// eigvals through linalg.eig (torch 1.13's operator set has no values-only primitive; the
+// eigenvectors geev computes besides are dropped).
 Tensor linalg_eigvals(const Tensor& self) {
   check_linalg_input(self, "linalg.eigvals");
-  return std::get<0>(at::_linalg_eig(self, self.requires_grad()));
+  return std::get<0>(at::linalg_eig(self));
 }
 
 }  // namespace at::inline tessera::native
