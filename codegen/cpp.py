@@ -12,8 +12,10 @@ _VALUE_TYPES = {
 }
 
 
-def argument_type(arg: Argument) -> str:
-    """The C++ parameter type of an argument (what kernels and at:: functions take)."""
+def argument_type(arg: Argument, public: bool = False) -> str:
+    """The C++ parameter type of an argument: what kernels and the dispatcher take, or with
+    `public` what at:: functions and Tensor methods take (an optional list is then an
+    OptionalArrayRef, which a single element cannot silently dangle into)."""
     t = arg.type
     if t.base == "Tensor":
         if t.is_list:
@@ -29,6 +31,8 @@ def argument_type(arg: Argument) -> str:
         if elem is None:
             raise ValueError(f"unsupported list type {t}")
         ref = "at::IntArrayRef" if elem == "int64_t" else f"at::ArrayRef<{elem}>"
+        if t.optional and public:
+            return "at::OptionalIntArrayRef" if elem == "int64_t" else f"at::OptionalArrayRef<{elem}>"
         return f"std::optional<{ref}>" if t.optional else ref
     if t.base == "Scalar":
         return "const std::optional<at::Scalar>&" if t.optional else "const at::Scalar&"
@@ -83,14 +87,14 @@ def default_value(arg: Argument) -> str:
     return d
 
 
-def parameters(args, with_defaults: bool, required: int = 0) -> str:
+def parameters(args, with_defaults: bool, required: int = 0, public: bool = False) -> str:
     """C++ parameters; defaults only on the trailing run of defaulted arguments, and not on
-    the first `required` ones."""
+    the first `required` ones; `public` as in argument_type."""
     out = []
     trailing = True
     rendered = []
     for i, a in reversed(list(enumerate(args))):
-        text = f"{argument_type(a)} {a.name}"
+        text = f"{argument_type(a, public)} {a.name}"
         if with_defaults and trailing and a.default is not None and i >= required:
             text += f"={default_value(a)}"
         else:

@@ -120,21 +120,21 @@ def gen_functions(ops):
         name = cpp.cpp_name(s)
         if s.is_out:
             outs, rest = s.out_arguments, s.non_out_arguments
-            decls.append(f"TORCH_API {ret} {name}({cpp.parameters(outs + rest, True)});")
-            defs.append(f"{ret} {name}({cpp.parameters(outs + rest, False)}) {{\n"
+            decls.append(f"TORCH_API {ret} {name}({cpp.parameters(outs + rest, True, public=True)});")
+            defs.append(f"{ret} {name}({cpp.parameters(outs + rest, False, public=True)}) {{\n"
                         f"  return ops::{handle(op)}().call({call_args(s.arguments)});\n}}")
-            decls.append(f"TORCH_API {ret} {s.name}_outf({cpp.parameters(s.arguments, False)});")
-            defs.append(f"{ret} {s.name}_outf({cpp.parameters(s.arguments, False)}) {{\n"
+            decls.append(f"TORCH_API {ret} {s.name}_outf({cpp.parameters(s.arguments, False, public=True)});")
+            defs.append(f"{ret} {s.name}_outf({cpp.parameters(s.arguments, False, public=True)}) {{\n"
                         f"  return ops::{handle(op)}().call({call_args(s.arguments)});\n}}")
             continue
         if s.tensor_options_group:
             before, after = factory_split(list(s.arguments))
-            params = cpp.parameters(before, False)
+            params = cpp.parameters(before, False, public=True)
             opts = "at::TensorOptions options={}"
-            tail = cpp.parameters(after, True)
+            tail = cpp.parameters(after, True, public=True)
             decl_params = ", ".join(p for p in (params, opts, tail) if p)
             decls.append(f"TORCH_API {ret} {name}({decl_params});")
-            def_params = ", ".join(p for p in (params, "at::TensorOptions options", cpp.parameters(after, False)) if p)
+            def_params = ", ".join(p for p in (params, "at::TensorOptions options", cpp.parameters(after, False, public=True)) if p)
             forwarded = [a.name for a in before] + ["options.dtype_opt()", "options.layout_opt()",
                                                     "options.device_opt()", "options.pinned_memory_opt()"] + \
                         [a.name for a in after]
@@ -146,11 +146,11 @@ def gen_functions(ops):
             else:
                 body = f"  return {call};"
             defs.append(f"{ret} {name}({def_params}) {{\n{body}\n}}")
-            decls.append(f"TORCH_API {ret} {name}({cpp.parameters(s.arguments, False)});")
+            decls.append(f"TORCH_API {ret} {name}({cpp.parameters(s.arguments, False, public=True)});")
         else:
             required = cpp.required_for_overload(s, bases.get(s.name))
-            decls.append(f"TORCH_API {ret} {name}({cpp.parameters(s.arguments, True, required)});")
-        defs.append(f"{ret} {name}({cpp.parameters(s.arguments, False)}) {{\n"
+            decls.append(f"TORCH_API {ret} {name}({cpp.parameters(s.arguments, True, required, public=True)});")
+        defs.append(f"{ret} {name}({cpp.parameters(s.arguments, False, public=True)}) {{\n"
                     f"  return ops::{handle(op)}().call({call_args(s.arguments)});\n}}")
     h = HEADER + f"""// Every operator as a function: at::add(a, b), at::empty({{2, 3}}, at::kDouble), ...
 #pragma once
@@ -206,10 +206,10 @@ def gen_methods(ops):
         self_arg = self_args[0]
         rest = [a for a in s.arguments if a is not self_arg]
         name = cpp.cpp_name(s)
-        decls.append(f"{ret} {name}({cpp.parameters(rest, True)}) const;")
+        decls.append(f"{ret} {name}({cpp.parameters(rest, True, public=True)}) const;")
         self_expr = "const_cast<Tensor&>(*this)" if self_arg.is_write else "*this"
         args = ", ".join(self_expr if a is self_arg else a.name for a in s.arguments)
-        defs.append(f"{ret} Tensor::{name}({cpp.parameters(rest, False)}) const {{\n"
+        defs.append(f"{ret} Tensor::{name}({cpp.parameters(rest, False, public=True)}) const {{\n"
                     f"  return ops::{handle(op)}().call({args});\n}}")
     inc = HEADER + "// Included inside class at::Tensor: one member function per method variant.\n" + \
         "\n".join(decls) + "\n"

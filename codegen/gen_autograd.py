@@ -204,8 +204,9 @@ class Analysis:
         self.saved_values = [a for a in s.arguments if not a.type.carries_tensors and _uses(a.name, text_all)]
         self.outputs = []             # (local name, return index)
         rets = s.returns
-        # A return named like an argument (symeig's `eigenvectors`) is `<name>_return`, as
-        # in torch's derivatives.yaml; the plain name stays the argument's.
+        # A return named like an argument is `<name>_return`, as in torch's derivatives.yaml;
+        # the plain name stays the argument's (no current formula needs it; a collision
+        # would otherwise be a C++ redefinition).
         arg_names = {a.name for a in s.arguments}
         for i, r in enumerate(rets):
             names = [f"result{i}"] if len(rets) > 1 else ["result"]

@@ -56,6 +56,7 @@ void tsan_acquire(void*) {}
 std::atomic<int> g_num_threads{0};  // 0: not yet set; default_num_threads() then
 
 thread_local bool tl_in_parallel = false;
+thread_local bool tl_serial = false;  // inside a SerialScope
 thread_local int tl_thread_num = 0;
 thread_local int tl_omp_threads = 0;  // what this thread last gave omp_set_num_threads
 
@@ -161,10 +162,13 @@ int get_thread_num() { return tl_in_parallel ? tl_thread_num : omp_get_thread_nu
 
 bool in_parallel_region() { return tl_in_parallel || omp_in_parallel(); }
 
+SerialScope::SerialScope() : saved_(tl_serial) { tl_serial = true; }
+SerialScope::~SerialScope() { tl_serial = saved_; }
+
 namespace detail {
 
 int num_chunks(int64_t range, int64_t grain_size) {
-  if (range <= 1 || range <= grain_size || in_parallel_region()) return 1;
+  if (range <= 1 || range <= grain_size || tl_serial || in_parallel_region()) return 1;
   int64_t n = get_num_threads();
   if (n <= 1) return 1;
   if (grain_size > 0) n = std::min<int64_t>(n, (range + grain_size - 1) / grain_size);

@@ -40,6 +40,20 @@ TORCH_API int default_num_threads();
 // equal get_num_threads(): for threads other than the one that called set_num_threads.
 TORCH_API void init_num_threads();
 
+// While alive, parallel_for and parallel_reduce called on this thread run inline. For the
+// work just before a call that threads itself through OpenBLAS's pool (one large LAPACK
+// call): an OpenMP region there leaves its workers spinning on the cores that pool needs.
+class TORCH_API SerialScope {
+ public:
+  SerialScope();
+  ~SerialScope();
+  SerialScope(const SerialScope&) = delete;
+  SerialScope& operator=(const SerialScope&) = delete;
+
+ private:
+  bool saved_;
+};
+
 namespace detail {
 using ChunkFn = void (*)(void* ctx, int64_t begin, int64_t end, int chunk);
 // Runs fn over `nchunks` contiguous chunks of [begin, end) on up to nchunks threads.

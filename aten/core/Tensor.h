@@ -8,6 +8,7 @@
 #include <aten/core/VariableHooksInterface.h>
 #include <c10/core/Scalar.h>
 #include <c10/core/TensorImpl.h>
+#include <c10/util/OptionalArrayRef.h>
 
 #include <optional>
 #include <string_view>

@@ -11,9 +11,9 @@ LinAlgError.__module__ = "tessera.linalg"
 _NAMES = [
     "vector_norm", "matrix_norm", "norm", "lu_factor", "lu_factor_ex", "lu", "lu_solve", "solve", "solve_ex",
     "inv", "inv_ex", "det", "slogdet", "cholesky", "cholesky_ex", "solve_triangular", "eigh", "eigvalsh", "eig",
-    "eigvals", "svd", "svdvals", "qr", "matrix_power", "multi_dot", "vecdot", "vander", "cross", "diagonal",
-    "pinv", "matrix_rank", "cond", "tensorinv", "tensorsolve", "matrix_exp", "householder_product", "lstsq",
-    "ldl_factor", "ldl_factor_ex", "ldl_solve",
+    "eigvals", "svd", "svdvals", "qr", "matrix_power", "matmul", "multi_dot", "vecdot", "vander", "cross",
+    "diagonal", "pinv", "matrix_rank", "cond", "tensorinv", "tensorsolve", "matrix_exp", "householder_product",
+    "lstsq", "ldl_factor", "ldl_factor_ex", "ldl_solve",
 ]
 for _name in _NAMES:
     globals()[_name] = getattr(_linalg, "linalg_" + _name)

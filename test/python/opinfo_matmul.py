@@ -117,6 +117,8 @@ register(
     product("outer", OUTER),
     product("ger", OUTER),
     product("matmul", MATMUL, **TOL),
+    MatmulInfo("linalg_matmul", bf16_via_float(lambda lib, *t, **k: lib.linalg.matmul(*t, **k)), arity=2,
+               cases=MATMUL, **TOL),
     MatmulInfo("linear", bf16_via_float(linear), arity=3, cases=LINEAR, supports_out=False, **TOL),
     MatmulInfo("linear[no bias]", bf16_via_float(linear), arity=2, cases=LINEAR_NO_BIAS, supports_out=False, **TOL),
 )

@@ -123,3 +123,9 @@ def test_grads_like_torch_through_a_spectral_filter():
         (y * y).sum().backward()
         return x.grad.numpy()
     np.testing.assert_allclose(run(tessera), run(torch), rtol=1e-10, atol=1e-12)
+
+
+def test_names_match_torch_fft():
+    public = {n for n in dir(torch.fft) if not n.startswith("_") and callable(getattr(torch.fft, n))}
+    public -= {"Tensor"}  # torch.fft re-exports the Tensor type
+    assert public <= set(tessera.fft.__all__)

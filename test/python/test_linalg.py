@@ -354,3 +354,19 @@ def test_out_forms_of_several_results():
     close(out, torch.lu_solve(A[:3], *torch.linalg.lu_factor(S3)))
     with pytest.raises(RuntimeError):
         tessera.linalg.inv_ex(T(S3), out=(tessera.empty(0, dtype=tessera.int64), tessera.empty(0, dtype=tessera.int32)))
+
+
+def test_names_match_torch_linalg():
+    public = {n for n in dir(torch.linalg) if not n.startswith("_") and callable(getattr(torch.linalg, n))}
+    public -= {"Tensor"}  # torch.linalg re-exports the Tensor type
+    assert public <= set(tessera.linalg.__all__)
+
+
+def test_linalg_matmul_is_matmul():
+    a, b = torch.randn(2, 3, 4, dtype=torch.float64), torch.randn(4, 5, dtype=torch.float64)
+    ta, tb = tessera.from_numpy(a.numpy()), tessera.from_numpy(b.numpy())
+    np.testing.assert_allclose(tessera.linalg.matmul(ta, tb).numpy(), torch.linalg.matmul(a, b).numpy())
+    out = tessera.empty(0, dtype=tessera.float64)
+    assert tessera.linalg.matmul(ta, tb, out=out) is out
+    np.testing.assert_allclose(out.numpy(), (a @ b).numpy())
+    same_error(lambda: torch.linalg.matmul(a, a), lambda: tessera.linalg.matmul(ta, ta))

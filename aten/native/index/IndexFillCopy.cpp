@@ -6,6 +6,7 @@
 // them. Checks and messages are torch's.
 #include <aten/core/Dispatch.h>
 #include <aten/core/TensorOperators.h>
+#include <aten/native/HostVector.h>
 #include <aten/native/NativeFunctions.h>
 #include <aten/native/shape/TensorShape.h>
 #include <aten/ops/Functions.h>
@@ -19,13 +20,6 @@ namespace at::inline tessera::native {
 
 namespace {
 
-std::vector<int64_t> host_indices(const Tensor& index) {
-  // (these ops are composites, so a negative view of the index reaches them)
-  const Tensor flat = index.reshape({-1}).resolve_neg().contiguous();
-  const int64_t* p = flat.data_ptr<int64_t>();
-  return std::vector<int64_t>(p, p + flat.numel());
-}
-
 // A bool tensor that is true at the named positions along dim and broadcasts against self.
 Tensor positions_mask(const Tensor& self, int64_t dim, const Tensor& index) {
   TORCH_CHECK_INDEX(index.scalar_type() == c10::kLong, "index_fill_(): Expected dtype int64 for index.");
@@ -37,7 +31,7 @@ Tensor positions_mask(const Tensor& self, int64_t dim, const Tensor& index) {
   Tensor mask = at::zeros({size}, TensorOptions().dtype(c10::kBool).device(self.device()));
   if (!self.is_meta()) {
     bool* m = mask.data_ptr<bool>();
-    for (int64_t i : host_indices(index)) {
+    for (int64_t i : host_int64_values(index)) {
       TORCH_CHECK_INDEX(i >= -size && i < size, "index ", i, " is out of bounds for dimension ", d, " with size ",
                         size);
       m[i < 0 ? i + size : i] = true;
@@ -67,7 +61,7 @@ void check_copy(const Tensor& self, int64_t d, const Tensor& index, const Tensor
               "Destination shape: ", self.sizes(), ", source shape: ", source.sizes(), ", dim: ", d);
   if (self.is_meta()) return;
   const int64_t size = self.dim() == 0 ? 1 : self.size(d);
-  for (int64_t i : host_indices(index)) {
+  for (int64_t i : host_int64_values(index)) {
     TORCH_CHECK_INDEX(i >= 0 && i < size, "index_copy_(): index ", i, " is out of bounds for dimension ", d,
                       " with size ", size);
   }
@@ -98,7 +92,7 @@ Tensor reduce_index(const Tensor& self, int64_t d, const Tensor& index, const Te
               "Destination shape: ", self.sizes(), ", source shape: ", source.sizes(), ", dim: ", d);
   if (!self.is_meta()) {
     const int64_t size = self.dim() == 0 ? 1 : self.size(d);
-    for (int64_t i : host_indices(index.to(c10::kLong))) TORCH_CHECK_INDEX(i >= 0 && i < size, "index out of range in self");
+    for (int64_t i : host_int64_values(index)) TORCH_CHECK_INDEX(i >= 0 && i < size, "index out of range in self");
   }
   if (source.dim() == 0) return index.to(c10::kLong).reshape({});
   std::vector<int64_t> along(static_cast<size_t>(source.dim()), 1);

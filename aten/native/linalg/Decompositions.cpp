@@ -8,6 +8,7 @@
 #include <aten/native/linalg/LinalgUtils.h>
 #include <aten/ops/Functions.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -28,27 +29,20 @@ std::tuple<Tensor, Tensor> eigh_impl(const Tensor& A, std::string_view uplo, boo
     const int ni = lapack::lapack_int(n, "linalg.eigh");
     dispatch_types<kFloating | kComplex>(A.scalar_type(), "linalg.eigh", [&]<typename T>() {
       using R = lapack::real_t<T>;
-      // syevd, or heevd with its real workspace rwork
-      auto eigh_call = [&](T* a, R* w, T* work, int lwork, R* rwork, int lrwork, int* iwork, int liwork, int* inf) {
-        if constexpr (lapack::is_complex_v<T>) {
-          lapack::heevd(jobz, u, ni, a, ni, w, work, lwork, rwork, lrwork, iwork, liwork, inf);
-        } else {
-          lapack::syevd(jobz, u, ni, a, ni, w, work, lwork, iwork, liwork, inf);
-        }
-      };
       T work_query{};
       R rwork_query = 0;
       int iwork_query = 0, query_info = 0;
-      eigh_call(matrix_at<T>(V, 0), L.data_ptr<R>(), &work_query, -1, &rwork_query, -1, &iwork_query, -1, &query_info);
+      lapack::heevd(jobz, u, ni, matrix_at<T>(V, 0), ni, L.data_ptr<R>(), &work_query, -1, &rwork_query, -1,
+                    &iwork_query, -1, &query_info);
       const int lwork = lapack::workspace_size(work_query), liwork = std::max(1, iwork_query);
-      const int lrwork = lapack::is_complex_v<T> ? lapack::workspace_size(rwork_query) : 1;
+      const int lrwork = lapack::workspace_size(rwork_query);
       int* inf = info.data_ptr<int>();
       lapack::for_each_matrix(batch_count(V), 9 * n * n * n, [&](int64_t i) {
         std::vector<T> work(static_cast<size_t>(lwork));
         std::vector<R> rwork(static_cast<size_t>(lrwork));
         std::vector<int> iwork(static_cast<size_t>(liwork));
-        eigh_call(matrix_at<T>(V, i), L.data_ptr<R>() + i * n, work.data(), lwork, rwork.data(), lrwork, iwork.data(),
-                  liwork, inf + i);
+        lapack::heevd(jobz, u, ni, matrix_at<T>(V, i), ni, L.data_ptr<R>() + i * n, work.data(), lwork, rwork.data(),
+                      lrwork, iwork.data(), liwork, inf + i);
       });
     });
     check_linalg_errors(info, "linalg.eigh", LinalgFailure::EighNoConverge, A.dim() > 2);
@@ -96,13 +90,8 @@ std::tuple<Tensor, Tensor, Tensor> svd_impl(const Tensor& A, bool full_matrices,
     auto u_at = [&](int64_t i) { return compute_uv ? matrix_at<T>(U, i) : &dummy_u; };
     auto vt_at = [&](int64_t i) { return compute_uv ? matrix_at<T>(Vh, i) : &dummy_vt; };
     auto gesdd_call = [&](int64_t i, R* s, T* work, int lwork, R* rwork, int* iwork, int* inf) {
-      if constexpr (lapack::is_complex_v<T>) {
-        lapack::gesdd(jobz, mi, ni, matrix_at<T>(work_A, i), mi, s, u_at(i), ldu, vt_at(i), ldvt, work, lwork, rwork,
-                      iwork, inf);
-      } else {
-        lapack::gesdd(jobz, mi, ni, matrix_at<T>(work_A, i), mi, s, u_at(i), ldu, vt_at(i), ldvt, work, lwork, iwork,
-                      inf);
-      }
+      lapack::gesdd(jobz, mi, ni, matrix_at<T>(work_A, i), mi, s, u_at(i), ldu, vt_at(i), ldvt, work, lwork, rwork,
+                    iwork, inf);
     };
     T work_query{};
     int query_info = 0;
@@ -112,10 +101,11 @@ std::tuple<Tensor, Tensor, Tensor> svd_impl(const Tensor& A, bool full_matrices,
     const int lwork = lapack::workspace_size(work_query);
     int* inf = info.data_ptr<int>();
     lapack::for_each_matrix(batch_count(work_A), 4 * m * n * k, [&](int64_t i) {
-      std::vector<T> work(static_cast<size_t>(lwork));
+      // (uninitialised: gesdd's workspace is ~4n^2 scalars, whose zeroing showed in svd 512)
+      auto work = std::make_unique_for_overwrite<T[]>(static_cast<size_t>(lwork));
       std::vector<R> rwork(static_cast<size_t>(lrwork));
       std::vector<int> iwork(static_cast<size_t>(8 * k));
-      gesdd_call(i, S.data_ptr<R>() + i * k, work.data(), lwork, rwork.data(), iwork.data(), inf + i);
+      gesdd_call(i, S.data_ptr<R>() + i * k, work.get(), lwork, rwork.data(), iwork.data(), inf + i);
     });
   });
   check_linalg_errors(info, "linalg.svd", LinalgFailure::SvdNoConverge, A.dim() > 2);

@@ -3,12 +3,14 @@
 // real matrix's conjugate pairs come back from s/dgeev as real and imaginary parts, which
 // are assembled into complex eigenvalues and eigenvectors here. CPU and Meta share eig_impl.
 #include <aten/core/Dispatch.h>
+#include <aten/core/Parallel.h>
 #include <aten/native/NativeFunctions.h>
 #include <aten/native/StructuredHelpers.h>
 #include <aten/native/linalg/Lapack.h>
 #include <aten/native/linalg/LinalgUtils.h>
 #include <aten/ops/Functions.h>
 
+#include <optional>
 #include <vector>
 
 namespace at::inline tessera::native {
@@ -23,7 +25,6 @@ constexpr const char* kOp = "linalg.eig";
 template <typename R>
 void assemble_real_pairs(int64_t n, const R* wr, const R* wi, const R* vr, c10::complex<R>* w, c10::complex<R>* v) {
   for (int64_t j = 0; j < n; ++j) w[j] = c10::complex<R>(wr[j], wi[j]);
-  if (v == nullptr) return;
   for (int64_t j = 0; j < n; ++j) {
     const R* col = vr + j * n;
     if (wi[j] == R(0) || j + 1 == n) {
@@ -39,61 +40,65 @@ void assemble_real_pairs(int64_t n, const R* wr, const R* wi, const R* vr, c10::
   }
 }
 
-// One matrix through geev into eigenvalues w and (when v is non-null) eigenvectors v, both
-// complex and column-major. `a` is overwritten.
+// One matrix through geev into eigenvalues w and eigenvectors v, both complex and
+// column-major. `a` is overwritten.
 template <typename T>
 struct GeevRunner {
   using R = lapack::real_t<T>;
   using C = c10::complex<R>;
   static constexpr bool kComplexInput = !std::is_same_v<T, R>;
   int n;
-  bool compute_v;
   int lwork = 1;
 
-  explicit GeevRunner(int n_, bool v, T* sample) : n(n_), compute_v(v) {
+  explicit GeevRunner(int n_, T* sample) : n(n_) {
     T query{};
     int info = 0;
     std::vector<R> rwork(static_cast<size_t>(2 * n));
-    std::vector<T> w(static_cast<size_t>(n)), vr(compute_v ? static_cast<size_t>(n) * n : 1);
+    std::vector<T> w(static_cast<size_t>(n)), vr(static_cast<size_t>(n) * n);
     std::vector<R> wi(static_cast<size_t>(n));
-    lapack::geev(jobvr(), n, sample, n, w.data(), wi.data(), vr.data(), ldvr(), &query, -1, rwork.data(), &info);
+    lapack::geev('V', n, sample, n, w.data(), wi.data(), vr.data(), n, &query, -1, rwork.data(), &info);
     lwork = lapack::workspace_size(query);
   }
-  char jobvr() const { return compute_v ? 'V' : 'N'; }
-  int ldvr() const { return compute_v ? n : 1; }
 
   void run(T* a, C* w, C* v, int* info) const {
     std::vector<T> work(static_cast<size_t>(lwork));
     std::vector<R> rwork(static_cast<size_t>(2 * n));
     if constexpr (kComplexInput) {
-      T dummy{};
-      lapack::geev(jobvr(), n, a, n, w, nullptr, v ? v : &dummy, ldvr(), work.data(), lwork, rwork.data(), info);
+      lapack::geev('V', n, a, n, w, nullptr, v, n, work.data(), lwork, rwork.data(), info);
     } else {
       std::vector<R> wr(static_cast<size_t>(n)), wi(static_cast<size_t>(n));
-      std::vector<R> vr(compute_v ? static_cast<size_t>(n) * n : 1);
-      lapack::geev(jobvr(), n, a, n, wr.data(), wi.data(), vr.data(), ldvr(), work.data(), lwork, rwork.data(), info);
+      std::vector<R> vr(static_cast<size_t>(n) * n);
+      lapack::geev('V', n, a, n, wr.data(), wi.data(), vr.data(), n, work.data(), lwork, rwork.data(), info);
       if (*info == 0) assemble_real_pairs<R>(n, wr.data(), wi.data(), vr.data(), w, v);
     }
   }
 };
 
-std::tuple<Tensor, Tensor> eig_impl(const Tensor& A, bool compute_v, bool meta) {
+std::tuple<Tensor, Tensor> eig_impl(const Tensor& A, bool meta) {
   check_linalg_input(A, kOp);
   const int64_t n = A.size(-1);
   const TensorOptions complex_options = A.options().dtype(complex_dtype(A));
   Tensor W = at::empty(batch_shape_with(A, 2, {n}), complex_options);
-  Tensor V = compute_v ? empty_batched_fortran(A.sizes(), complex_options) : at::empty({0}, complex_options);
+  Tensor V = empty_batched_fortran(A.sizes(), complex_options);
   if (meta || A.numel() == 0) return {W, V};
-  TORCH_CHECK(at::isfinite(A).all().item().toBool(), "torch.linalg.eig: input tensor should not contain infs or NaNs.");
-  Tensor work_A = clone_batched_fortran(A);
+  Tensor work_A;
+  {
+    // One matrix goes to one geev that OpenBLAS threads: keep OpenMP's workers out of the way
+    // (see clone_batched_fortran).
+    std::optional<at::SerialScope> serial;
+    if (batch_count(A) == 1) serial.emplace();
+    TORCH_CHECK(at::isfinite(A).all().item().toBool(),
+                "torch.linalg.eig: input tensor should not contain infs or NaNs.");
+    work_A = clone_batched_fortran(A);
+  }
   Tensor info = at::zeros(batch_shape_with(A, 2, {}), A.options().dtype(c10::kInt));
   const int ni = lapack::lapack_int(n, kOp);
   dispatch_types<kFloating | kComplex>(A.scalar_type(), kOp, [&]<typename T>() {
     using C = typename GeevRunner<T>::C;
-    const GeevRunner<T> runner(ni, compute_v, matrix_at<T>(work_A, 0));
+    const GeevRunner<T> runner(ni, matrix_at<T>(work_A, 0));
     int* inf = info.data_ptr<int>();
     lapack::for_each_matrix(batch_count(A), 25 * n * n * n, [&](int64_t i) {
-      runner.run(matrix_at<T>(work_A, i), W.data_ptr<C>() + i * n, compute_v ? matrix_at<C>(V, i) : nullptr, inf + i);
+      runner.run(matrix_at<T>(work_A, i), W.data_ptr<C>() + i * n, matrix_at<C>(V, i), inf + i);
     });
   });
   check_linalg_errors(info, "torch.linalg.eig", LinalgFailure::EighNoConverge, A.dim() > 2);
@@ -102,8 +107,8 @@ std::tuple<Tensor, Tensor> eig_impl(const Tensor& A, bool compute_v, bool meta) 
 
 }  // namespace
 
-std::tuple<Tensor, Tensor> linalg_eig_cpu(const Tensor& A) { return eig_impl(A, true, false); }
-std::tuple<Tensor, Tensor> linalg_eig_meta(const Tensor& A) { return eig_impl(A, true, true); }
+std::tuple<Tensor, Tensor> linalg_eig_cpu(const Tensor& A) { return eig_impl(A, false); }
+std::tuple<Tensor, Tensor> linalg_eig_meta(const Tensor& A) { return eig_impl(A, true); }
 
 // out=: any dtype the complex result can be cast to safely, checked before computing, in
 // torch's words. An out of the result's own dtype takes its strides (column-major

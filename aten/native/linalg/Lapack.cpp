@@ -207,20 +207,20 @@ void potrf(char uplo, int n, double* a, int lda, int* info) {
   if (is_small(n, lda)) return small_matrix::potrf(uplo == 'U', n, a, info);
   dpotrf_(&uplo, &n, a, &lda, info, 1);
 }
-void syevd(char jobz, char uplo, int n, float* a, int lda, float* w, float* work, int lwork, int* iwork, int liwork,
-           int* info) {
+void heevd(char jobz, char uplo, int n, float* a, int lda, float* w, float* work, int lwork, float* /*rwork*/,
+           int /*lrwork*/, int* iwork, int liwork, int* info) {
   ssyevd_(&jobz, &uplo, &n, a, &lda, w, work, &lwork, iwork, &liwork, info, 1, 1);
 }
-void syevd(char jobz, char uplo, int n, double* a, int lda, double* w, double* work, int lwork, int* iwork,
-           int liwork, int* info) {
+void heevd(char jobz, char uplo, int n, double* a, int lda, double* w, double* work, int lwork, double* /*rwork*/,
+           int /*lrwork*/, int* iwork, int liwork, int* info) {
   dsyevd_(&jobz, &uplo, &n, a, &lda, w, work, &lwork, iwork, &liwork, info, 1, 1);
 }
 void gesdd(char jobz, int m, int n, float* a, int lda, float* s, float* u, int ldu, float* vt, int ldvt, float* work,
-           int lwork, int* iwork, int* info) {
+           int lwork, float* /*rwork*/, int* iwork, int* info) {
   sgesdd_(&jobz, &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, work, &lwork, iwork, info, 1);
 }
 void gesdd(char jobz, int m, int n, double* a, int lda, double* s, double* u, int ldu, double* vt, int ldvt,
-           double* work, int lwork, int* iwork, int* info) {
+           double* work, int lwork, double* /*rwork*/, int* iwork, int* info) {
   dgesdd_(&jobz, &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, work, &lwork, iwork, info, 1);
 }
 void geqrf(int m, int n, float* a, int lda, float* tau, float* work, int lwork, int* info) {
@@ -253,27 +253,27 @@ void gels(int m, int n, int nrhs, double* a, int lda, double* b, int ldb, double
   dgels_(&trans, &m, &n, &nrhs, a, &lda, b, &ldb, work, &lwork, info, 1);
 }
 void gelsy(int m, int n, int nrhs, float* a, int lda, float* b, int ldb, int* jpvt, float rcond, int* rank, float* work,
-           int lwork, int* info) {
+           int lwork, float* /*rwork*/, int* info) {
   sgelsy_(&m, &n, &nrhs, a, &lda, b, &ldb, jpvt, &rcond, rank, work, &lwork, info);
 }
 void gelsy(int m, int n, int nrhs, double* a, int lda, double* b, int ldb, int* jpvt, double rcond, int* rank,
-           double* work, int lwork, int* info) {
+           double* work, int lwork, double* /*rwork*/, int* info) {
   dgelsy_(&m, &n, &nrhs, a, &lda, b, &ldb, jpvt, &rcond, rank, work, &lwork, info);
 }
 void gelsd(int m, int n, int nrhs, float* a, int lda, float* b, int ldb, float* s, float rcond, int* rank, float* work,
-           int lwork, int* iwork, int* info) {
+           int lwork, float* /*rwork*/, int* iwork, int* info) {
   sgelsd_(&m, &n, &nrhs, a, &lda, b, &ldb, s, &rcond, rank, work, &lwork, iwork, info);
 }
 void gelsd(int m, int n, int nrhs, double* a, int lda, double* b, int ldb, double* s, double rcond, int* rank,
-           double* work, int lwork, int* iwork, int* info) {
+           double* work, int lwork, double* /*rwork*/, int* iwork, int* info) {
   dgelsd_(&m, &n, &nrhs, a, &lda, b, &ldb, s, &rcond, rank, work, &lwork, iwork, info);
 }
 void gelss(int m, int n, int nrhs, float* a, int lda, float* b, int ldb, float* s, float rcond, int* rank, float* work,
-           int lwork, int* info) {
+           int lwork, float* /*rwork*/, int* info) {
   sgelss_(&m, &n, &nrhs, a, &lda, b, &ldb, s, &rcond, rank, work, &lwork, info);
 }
 void gelss(int m, int n, int nrhs, double* a, int lda, double* b, int ldb, double* s, double rcond, int* rank,
-           double* work, int lwork, int* info) {
+           double* work, int lwork, double* /*rwork*/, int* info) {
   dgelss_(&m, &n, &nrhs, a, &lda, b, &ldb, s, &rcond, rank, work, &lwork, info);
 }
 void sytrf(int n, float* a, int lda, int* ipiv, float* work, int lwork, int* info) {

@@ -61,23 +61,23 @@ void potrf(char uplo, int n, float* a, int lda, int* info);
 void potrf(char uplo, int n, double* a, int lda, int* info);
 void potrf(char uplo, int n, c10::complex<float>* a, int lda, int* info);
 void potrf(char uplo, int n, c10::complex<double>* a, int lda, int* info);
-// Workspace queries pass lwork = -1 (and liwork = -1); the optimal size comes back in
-// work[0] (iwork[0]).
-void syevd(char jobz, char uplo, int n, float* a, int lda, float* w, float* work, int lwork, int* iwork, int liwork,
-           int* info);
-void syevd(char jobz, char uplo, int n, double* a, int lda, double* w, double* work, int lwork, int* iwork,
-           int liwork, int* info);
-// The Hermitian counterpart of syevd (real eigenvalues w; lrwork = -1 also queries, into
-// rwork[0]).
+// The symmetric / Hermitian eigensolver (s/dsyevd, c/zheevd): real eigenvalues w.
+// Workspace queries pass lwork = -1 (and liwork, lrwork = -1); the optimal sizes come back
+// in work[0], iwork[0] and rwork[0]. The real routines take no rwork: theirs is ignored.
+void heevd(char jobz, char uplo, int n, float* a, int lda, float* w, float* work, int lwork, float* rwork, int lrwork,
+           int* iwork, int liwork, int* info);
+void heevd(char jobz, char uplo, int n, double* a, int lda, double* w, double* work, int lwork, double* rwork,
+           int lrwork, int* iwork, int liwork, int* info);
 void heevd(char jobz, char uplo, int n, c10::complex<float>* a, int lda, float* w, c10::complex<float>* work, int lwork,
            float* rwork, int lrwork, int* iwork, int liwork, int* info);
 void heevd(char jobz, char uplo, int n, c10::complex<double>* a, int lda, double* w, c10::complex<double>* work,
            int lwork, double* rwork, int lrwork, int* iwork, int liwork, int* info);
+// The SVD by divide and conquer: real singular values s. The complex routines take a real
+// rwork, which LAPACK does not size by query; the real ones ignore it.
 void gesdd(char jobz, int m, int n, float* a, int lda, float* s, float* u, int ldu, float* vt, int ldvt, float* work,
-           int lwork, int* iwork, int* info);
+           int lwork, float* rwork, int* iwork, int* info);
 void gesdd(char jobz, int m, int n, double* a, int lda, double* s, double* u, int ldu, double* vt, int ldvt,
-           double* work, int lwork, int* iwork, int* info);
-// Complex SVD: real singular values s, and a real rwork (which LAPACK does not size by query).
+           double* work, int lwork, double* rwork, int* iwork, int* info);
 void gesdd(char jobz, int m, int n, c10::complex<float>* a, int lda, float* s, c10::complex<float>* u, int ldu,
            c10::complex<float>* vt, int ldvt, c10::complex<float>* work, int lwork, float* rwork, int* iwork,
            int* info);
@@ -111,23 +111,24 @@ void ormqr(char side, char trans, int m, int n, int k, const c10::complex<double
            int* info);
 // Least squares min ||A X - B|| (B: max(m, n) rows, X overwriting its first n): QR (gels,
 // full rank), complete orthogonal factorisation (gelsy; jpvt zeroed by the caller), SVD
-// (gelsd divide and conquer, gelss). `rcond` bounds the singular values kept.
+// (gelsd divide and conquer, gelss). `rcond` bounds the singular values kept. The complex
+// gelsy, gelsd and gelss take a real rwork besides work; the real ones ignore it, so one
+// call serves every scalar type.
 void gels(int m, int n, int nrhs, float* a, int lda, float* b, int ldb, float* work, int lwork, int* info);
 void gels(int m, int n, int nrhs, double* a, int lda, double* b, int ldb, double* work, int lwork, int* info);
 void gelsy(int m, int n, int nrhs, float* a, int lda, float* b, int ldb, int* jpvt, float rcond, int* rank, float* work,
-           int lwork, int* info);
+           int lwork, float* rwork, int* info);
 void gelsy(int m, int n, int nrhs, double* a, int lda, double* b, int ldb, int* jpvt, double rcond, int* rank,
-           double* work, int lwork, int* info);
+           double* work, int lwork, double* rwork, int* info);
 void gelsd(int m, int n, int nrhs, float* a, int lda, float* b, int ldb, float* s, float rcond, int* rank, float* work,
-           int lwork, int* iwork, int* info);
+           int lwork, float* rwork, int* iwork, int* info);
 void gelsd(int m, int n, int nrhs, double* a, int lda, double* b, int ldb, double* s, double rcond, int* rank,
-           double* work, int lwork, int* iwork, int* info);
+           double* work, int lwork, double* rwork, int* iwork, int* info);
 void gelss(int m, int n, int nrhs, float* a, int lda, float* b, int ldb, float* s, float rcond, int* rank, float* work,
-           int lwork, int* info);
+           int lwork, float* rwork, int* info);
 void gelss(int m, int n, int nrhs, double* a, int lda, double* b, int ldb, double* s, double rcond, int* rank,
-           double* work, int lwork, int* info);
-// The complex least-squares routines: rcond and s are real, and gelsy, gelsd and gelss take
-// a real rwork besides work.
+           double* work, int lwork, double* rwork, int* info);
+// The complex least-squares routines: rcond and s are real.
 void gels(int m, int n, int nrhs, c10::complex<float>* a, int lda, c10::complex<float>* b, int ldb,
           c10::complex<float>* work, int lwork, int* info);
 void gels(int m, int n, int nrhs, c10::complex<double>* a, int lda, c10::complex<double>* b, int ldb,

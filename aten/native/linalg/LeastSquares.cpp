@@ -97,95 +97,45 @@ LstsqResult lstsq_impl(const Tensor& self, const Tensor& b, std::optional<double
     Tensor info = at::zeros(with({}), opts.dtype(c10::kInt));
     dispatch_types<kFloating | kComplex>(self.scalar_type(), op, [&]<typename T>() {
       using R = lapack::real_t<T>;
-      constexpr bool is_complex = lapack::is_complex_v<T>;
       const R cutoff = rcond ? static_cast<R>(*rcond) : std::numeric_limits<R>::epsilon() * static_cast<R>(rows);
+      // One driver call, for the workspace query (lwork = -1) and for each matrix. rwork is
+      // the complex drivers' real workspace (the real ones ignore it).
+      auto run = [&](T* Ai, T* Bi, T* work, int lwork, R* rwork, int* iwork, int* jpvt, R* s, int* r, int* inf) {
+        switch (driver) {
+          case Driver::gels: lapack::gels(mi, ni, ki, Ai, mi, Bi, ldb, work, lwork, inf); break;
+          case Driver::gelsy:
+            lapack::gelsy(mi, ni, ki, Ai, mi, Bi, ldb, jpvt, cutoff, r, work, lwork, rwork, inf);
+            break;
+          case Driver::gelsd:
+            lapack::gelsd(mi, ni, ki, Ai, mi, Bi, ldb, s, cutoff, r, work, lwork, rwork, iwork, inf);
+            break;
+          case Driver::gelss: lapack::gelss(mi, ni, ki, Ai, mi, Bi, ldb, s, cutoff, r, work, lwork, rwork, inf); break;
+        }
+      };
+      const int64_t kmin = std::min(m, n);
+      // rwork: 2n reals (gelsy), 5 min(m, n) (gelss), gelsd's by its query (rwork[0]).
+      const auto fixed_rwork = static_cast<size_t>(std::max<int64_t>(2 * n, 5 * kmin) + 1);
       T query{};
       int iquery = 0, qinfo = 0, qrank = 0;
       std::vector<int> jpvt_query(static_cast<size_t>(n));
-      std::vector<R> s_query(static_cast<size_t>(std::min(m, n)) + 1);
-      // The complex drivers' real workspace: 2n (gelsy), 5 min(m, n) (gelss), and gelsd's by
-      // its query (rwork[0]).
-      R rquery = 0;
-      std::vector<R> rwork_query(static_cast<size_t>(std::max<int64_t>(2 * n, 5 * std::min(m, n)) + 1));
-      T* A0 = matrix_at<T>(A, 0);
+      std::vector<R> s_query(static_cast<size_t>(kmin) + 1), rwork_query(fixed_rwork);
       T* B_base = work_B.data_ptr<T>();
-      T* B0 = B_base;
-      switch (driver) {
-        case Driver::gels: lapack::gels(mi, ni, ki, A0, mi, B0, ldb, &query, -1, &qinfo); break;
-        case Driver::gelsy:
-          if constexpr (is_complex) {
-            lapack::gelsy(mi, ni, ki, A0, mi, B0, ldb, jpvt_query.data(), cutoff, &qrank, &query, -1,
-                          rwork_query.data(), &qinfo);
-          } else {
-            lapack::gelsy(mi, ni, ki, A0, mi, B0, ldb, jpvt_query.data(), cutoff, &qrank, &query, -1, &qinfo);
-          }
-          break;
-        case Driver::gelsd:
-          if constexpr (is_complex) {
-            lapack::gelsd(mi, ni, ki, A0, mi, B0, ldb, s_query.data(), cutoff, &qrank, &query, -1, &rquery, &iquery,
-                          &qinfo);
-          } else {
-            lapack::gelsd(mi, ni, ki, A0, mi, B0, ldb, s_query.data(), cutoff, &qrank, &query, -1, &iquery, &qinfo);
-          }
-          break;
-        case Driver::gelss:
-          if constexpr (is_complex) {
-            lapack::gelss(mi, ni, ki, A0, mi, B0, ldb, s_query.data(), cutoff, &qrank, &query, -1, rwork_query.data(),
-                          &qinfo);
-          } else {
-            lapack::gelss(mi, ni, ki, A0, mi, B0, ldb, s_query.data(), cutoff, &qrank, &query, -1, &qinfo);
-          }
-          break;
-      }
-      const int lwork = lapack::workspace_size(query);
-      const int liwork = std::max(1, iquery);
-      int lrwork = 1;
-      if constexpr (is_complex) {
-        lrwork = driver == Driver::gelsd ? lapack::workspace_size(rquery)
-                                         : static_cast<int>(rwork_query.size());
-      }
+      run(matrix_at<T>(A, 0), B_base, &query, -1, rwork_query.data(), &iquery, jpvt_query.data(), s_query.data(),
+          &qrank, &qinfo);
+      const int lwork = lapack::workspace_size(query), liwork = std::max(1, iquery);
+      const size_t lrwork = !lapack::is_complex_v<T>  ? 1
+                            : driver == Driver::gelsd ? static_cast<size_t>(lapack::workspace_size(rwork_query[0]))
+                                                      : fixed_rwork;
       int* inf = info.data_ptr<int>();
       int64_t* ranks = rank.data_ptr<int64_t>();
-      const int64_t kmin = std::min(m, n);
       lapack::for_each_matrix(batch_count(A), 2 * m * n * std::max(m, n), [&](int64_t i) {
         std::vector<T> work(static_cast<size_t>(lwork));
-        std::vector<R> rwork(static_cast<size_t>(lrwork));
-        T* Ai = matrix_at<T>(A, i);
-        T* Bi = B_base + i * rows * columns;
+        std::vector<R> rwork(lrwork);
+        std::vector<int> iwork(static_cast<size_t>(liwork));
+        std::vector<int> jpvt(static_cast<size_t>(n), 0);  // 0: every column free to pivot
         int r = 0;
-        switch (driver) {
-          case Driver::gels: lapack::gels(mi, ni, ki, Ai, mi, Bi, ldb, work.data(), lwork, inf + i); break;
-          case Driver::gelsy: {
-            std::vector<int> jpvt(static_cast<size_t>(n), 0);
-            if constexpr (is_complex) {
-              lapack::gelsy(mi, ni, ki, Ai, mi, Bi, ldb, jpvt.data(), cutoff, &r, work.data(), lwork, rwork.data(),
-                            inf + i);
-            } else {
-              lapack::gelsy(mi, ni, ki, Ai, mi, Bi, ldb, jpvt.data(), cutoff, &r, work.data(), lwork, inf + i);
-            }
-            break;
-          }
-          case Driver::gelsd: {
-            std::vector<int> iwork(static_cast<size_t>(liwork));
-            R* s = sv.data_ptr<R>() + i * kmin;
-            if constexpr (is_complex) {
-              lapack::gelsd(mi, ni, ki, Ai, mi, Bi, ldb, s, cutoff, &r, work.data(), lwork, rwork.data(), iwork.data(),
-                            inf + i);
-            } else {
-              lapack::gelsd(mi, ni, ki, Ai, mi, Bi, ldb, s, cutoff, &r, work.data(), lwork, iwork.data(), inf + i);
-            }
-            break;
-          }
-          case Driver::gelss:
-            if constexpr (is_complex) {
-              lapack::gelss(mi, ni, ki, Ai, mi, Bi, ldb, sv.data_ptr<R>() + i * kmin, cutoff, &r, work.data(), lwork,
-                            rwork.data(), inf + i);
-            } else {
-              lapack::gelss(mi, ni, ki, Ai, mi, Bi, ldb, sv.data_ptr<R>() + i * kmin, cutoff, &r, work.data(), lwork,
-                            inf + i);
-            }
-            break;
-        }
+        run(matrix_at<T>(A, i), B_base + i * rows * columns, work.data(), lwork, rwork.data(), iwork.data(),
+            jpvt.data(), sv.data_ptr<R>() + i * kmin, &r, inf + i);
         ranks[i] = r;
       });
     });

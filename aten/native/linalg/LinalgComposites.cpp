@@ -191,11 +191,13 @@ Tensor linalg_multi_dot(TensorList tensors) {
   return result;
 }
 
+Tensor linalg_matmul(const Tensor& self, const Tensor& other) { return at::matmul(self, other); }
+
 Tensor linalg_vecdot(const Tensor& x, const Tensor& y, int64_t dim) {
   TORCH_CHECK(x.scalar_type() == y.scalar_type(), "linalg.vecdot: Expected x and y to have the same dtype, but found x of type ",
               x.scalar_type(), " and y of type ", y.scalar_type(), " instead");
-  if (!x.is_complex()) return (x * y).sum(dim);
-  return (x.conj() * y).sum(dim);
+  if (!x.is_complex()) return (x * y).sum({dim});
+  return (x.conj() * y).sum({dim});
 }
 
 Tensor linalg_vander(const Tensor& x, std::optional<int64_t> N) {

@@ -1,6 +1,7 @@
 // Input checks, column-major buffers and LinAlgError for the LAPACK-backed linalg ops.
 #include <aten/native/linalg/LinalgUtils.h>
 
+#include <aten/core/Parallel.h>
 #include <aten/ops/Functions.h>
 #include <c10/util/StringUtil.h>
 
@@ -30,7 +31,16 @@ Tensor empty_batched_fortran(IntArrayRef sizes, const TensorOptions& options) {
 
 Tensor clone_batched_fortran(const Tensor& A) {
   Tensor out = empty_batched_fortran(A.sizes(), A.options());
-  if (A.numel() > 0 && !A.is_meta()) out.copy_(A);
+  if (A.numel() == 0 || A.is_meta()) return out;
+  if (batch_count(A) > 1) {
+    out.copy_(A);
+    return out;
+  }
+  // One matrix is for one LAPACK call that OpenBLAS threads: a parallel copy just before it
+  // would leave OpenMP's workers spinning on the cores OpenBLAS's pool wants (svd 512 took
+  // 1.3x torch's time so; torch's transposing copy is serial too).
+  const at::SerialScope serial;
+  out.copy_(A);
   return out;
 }
 

@@ -20,8 +20,7 @@ namespace {
 // A sum over the last dim. (A literal -1 would reach sum's optional dim list through a
 // temporary that dies inside the optional's constructor.)
 Tensor sum_last(const Tensor& t) {
-  const int64_t last = -1;
-  return t.sum(last);
+  return t.sum({-1});
 }
 
 // The two norm dims, wrapped and checked (torch's messages).

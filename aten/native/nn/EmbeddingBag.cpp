@@ -25,11 +25,6 @@ void check_index_type(const Tensor& t, const char* arg, int pos) {
               "arguments for embedding_bag)");
 }
 
-std::vector<int64_t> as_int64(const Tensor& t) {
-  const Tensor c = t.to(c10::kLong).resolve_neg().contiguous();  // read raw below
-  return std::vector<int64_t>(c.data_ptr<int64_t>(), c.data_ptr<int64_t>() + c.numel());
-}
-
 // Which index positions count (inside a bag, not padding_idx), with their bag.
 struct Bags {
   int64_t count = 0;
@@ -143,8 +138,8 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> embedding_bag_padding_idx(
             at::empty({indices.numel()}, index_opts.device(c10::kMeta)), at::empty({bags}, index_opts.device(c10::kMeta)),
             at::empty({mode == kMax ? bags : 0, dim}, index_opts.device(c10::kMeta))};
   }
-  const std::vector<int64_t> idx = as_int64(indices);
-  const Bags b = read_bags(idx, as_int64(offsets), include_last_offset, pad, num_weights);
+  const std::vector<int64_t> idx = host_int64_values(indices);
+  const Bags b = read_bags(idx, host_int64_values(offsets), include_last_offset, pad, num_weights);
   const Tensor bag_sizes = tensor_from_vector(b.sizes), offset2bag = tensor_from_vector(b.offset2bag);
   if (mode == kMax) {
     const Tensor rows = max_rows(weight, idx, b);

@@ -8,6 +8,7 @@
 #include <aten/core/Parallel.h>
 #include <aten/core/Reduction.h>
 #include <aten/core/TensorOperators.h>
+#include <aten/native/HostVector.h>
 #include <aten/native/NativeFunctions.h>
 #include <aten/ops/Functions.h>
 #include <c10/util/Exception.h>
@@ -264,11 +265,8 @@ Tensor ctc_loss_Tensor(const Tensor& log_probs, const Tensor& targets, const Ten
                        const Tensor& target_lengths, int64_t blank, int64_t reduction, bool zero_infinity) {
   TORCH_CHECK(c10::isIntegralType(input_lengths.scalar_type(), false), "input_lengths must be integral");
   TORCH_CHECK(c10::isIntegralType(target_lengths.scalar_type(), false), "target_lengths must be integral");
-  const Tensor in = input_lengths.to(c10::kLong).resolve_neg().contiguous(),
-               tg = target_lengths.to(c10::kLong).resolve_neg().contiguous();
-  return at::ctc_loss(log_probs, targets, IntArrayRef(in.data_ptr<int64_t>(), static_cast<size_t>(in.numel())),
-                      IntArrayRef(tg.data_ptr<int64_t>(), static_cast<size_t>(tg.numel())), blank, reduction,
-                      zero_infinity);
+  return at::ctc_loss(log_probs, targets, host_int64_values(input_lengths), host_int64_values(target_lengths), blank,
+                      reduction, zero_infinity);
 }
 
 }  // namespace at::inline tessera::native

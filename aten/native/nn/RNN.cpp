@@ -6,6 +6,7 @@
 // step function serving cells and layers. Gate order is torch's: LSTM (i, f, g, o), GRU
 // (r, z, n) with n = tanh(x_n + r * (W_hn h + b_hn)).
 #include <aten/core/TensorOperators.h>
+#include <aten/native/HostVector.h>
 #include <aten/native/NativeFunctions.h>
 #include <aten/ops/Functions.h>
 
@@ -121,10 +122,7 @@ static std::vector<int64_t> cpu_lengths(const Tensor& t, const char* name) {
   TORCH_CHECK(t.device().is_cpu() && t.scalar_type() == c10::kLong && t.dim() == 1, "'", name,
               "' argument should be a 1D CPU int64 tensor, but got ", t.dim(), "D ", t.device().str(), " ",
               c10::toString(t.scalar_type()), " tensor");
-  std::vector<int64_t> v(static_cast<size_t>(t.numel()));
-  const Tensor c = t.resolve_neg().contiguous();  // raw memory: a negative view resolved
-  std::copy_n(c.data_ptr<int64_t>(), v.size(), v.begin());
-  return v;
+  return host_int64_values(t);
 }
 
 std::tuple<Tensor, Tensor> _pack_padded_sequence(const Tensor& input, const Tensor& lengths, bool batch_first) {

@@ -198,8 +198,7 @@ Tensor sample_dirichlet(const Tensor& self, std::optional<at::Generator> generat
   // Drawn and normalised in double, then kept inside (0, 1) as torch does: float draws of
   // small concentrations would underflow to whole rows of ties and exact ones.
   const Tensor gammas = standard_gamma_impl(self.to(c10::kDouble), generator, false);
-  const int64_t last = -1;
-  const Tensor shares = self.dim() == 0 ? at::div(gammas, gammas) : at::div(gammas, gammas.sum(last, true));
+  const Tensor shares = self.dim() == 0 ? at::div(gammas, gammas) : at::div(gammas, gammas.sum({-1}, true));
   Tensor out = shares.to(self.scalar_type());
   dispatch_types<kFloating>(self.scalar_type(), "dirichlet", [&]<typename T>() {
     out.clamp_(static_cast<double>(std::numeric_limits<T>::min()), static_cast<double>(std::nextafter(T(1), T(0))));

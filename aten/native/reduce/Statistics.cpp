@@ -271,15 +271,15 @@ Tensor interval_areas(const Tensor& y, int64_t d, const Tensor& dx) {
 
 Tensor trapezoid_x(const Tensor& y, const Tensor& x, int64_t dim) {
   const int64_t d = wrap_dim(dim, y.dim());
-  if (y.size(d) == 0) return at::zeros_like(as_floating(y)).sum(d);
-  return interval_areas(as_floating(y), d, spacings(y, x, d)).sum(d);
+  if (y.size(d) == 0) return at::zeros_like(as_floating(y)).sum({d});
+  return interval_areas(as_floating(y), d, spacings(y, x, d)).sum({d});
 }
 
 Tensor trapezoid_dx(const Tensor& y, const Scalar& dx, int64_t dim) {
   const int64_t d = wrap_dim(dim, y.dim());
   const Tensor yf = as_floating(y);
-  if (y.size(d) == 0) return at::zeros_like(yf).sum(d);
-  return ((yf.sum(d) - (yf.select(d, 0) + yf.select(d, -1)) * 0.5) * dx);
+  if (y.size(d) == 0) return at::zeros_like(yf).sum({d});
+  return ((yf.sum({d}) - (yf.select(d, 0) + yf.select(d, -1)) * 0.5) * dx);
 }
 
 Tensor trapz_x(const Tensor& y, const Tensor& x, int64_t dim) { return at::trapezoid(y, x, dim); }

@@ -3,6 +3,7 @@
 // dims 1 (0 for 1-D), 0 and 2, sections that must divide evenly) and unsafe_chunk /
 // unsafe_split / unsafe_split_with_sizes, which tessera gives split's safe views. Every
 // piece is a slice view, so autograd and Meta come from slice.
+#include <aten/native/HostVector.h>
 #include <aten/native/NativeFunctions.h>
 #include <aten/native/shape/TensorShape.h>
 #include <aten/ops/Functions.h>
@@ -80,9 +81,8 @@ std::vector<Tensor> tensor_split_tensor_indices_or_sections(const Tensor& self, 
   TORCH_CHECK(t.dim() == 0 || t.dim() == 1, "tensor_split expected tensor_indices_or_sections to be a "
               "zero-dimensional or one-dimensional tensor, but got a tensor with ", t.dim(), " dims");
   if (t.dim() == 0) return split_in_sections(self, t.item().toLong(), dim);
-  const Tensor values = t.resolve_neg().contiguous();  // (torch 1.13 reads a negative view raw here)
-  const int64_t* p = values.data_ptr<int64_t>();
-  return split_at_indices(self, IntArrayRef(p, static_cast<size_t>(values.numel())), dim);
+  // (torch 1.13 reads a negative view raw here)
+  return split_at_indices(self, host_int64_values(t), dim);
 }
 
 std::vector<Tensor> hsplit_int(const Tensor& self, int64_t sections) {

@@ -235,6 +235,21 @@ TEST(Ops, ReductionsFromCpp) {
             c10::IntArrayRef({4, 1}));
 }
 
+// Optional dim lists take one number, a list, a vector or an IntArrayRef, as torch's do; one
+// number used to dangle (std::optional<IntArrayRef> kept a pointer to a dead temporary).
+TEST(Ops, OptionalDimListsFromCpp) {
+  Tensor f = arange_float({2, 3, 2});
+  const std::vector<float> over_middle{6, 9, 24, 27};
+  EXPECT_EQ(values<float>(f.sum({-2})), over_middle);
+  EXPECT_EQ(values<float>(at::sum(f, {1})), over_middle);
+  const std::vector<int64_t> dims{0, 2};
+  EXPECT_EQ(values<float>(f.sum(dims)), (std::vector<float>{14, 22, 30}));
+  EXPECT_EQ(values<float>(f.mean({0, 1, 2})), (std::vector<float>{5.5f}));
+  EXPECT_EQ(values<float>(f.sum(1)), over_middle);
+  EXPECT_EQ(values<float>(at::mean(f, -2)), (std::vector<float>{2, 3, 8, 9}));
+  EXPECT_EQ(values<float>(at::amax(f.sum(-1), {0})), (std::vector<float>{13, 17, 21}));
+}
+
 // Several-output out= forms return their out tensors (tuples of references), boxed or not.
 TEST(Ops, TwoOutputOutFormsFromCpp) {
   Tensor f = arange_float({2, 3});  // 0 1 2 / 3 4 5

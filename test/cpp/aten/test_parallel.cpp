@@ -116,6 +116,42 @@ TEST_F(ParallelTest, RunsInlineBelowTheGrainWithOneThreadAndWhenNested) {
   EXPECT_FALSE(at::in_parallel_region());
 }
 
+// A SerialScope runs every loop on the caller, nests, and ends with its scope; other threads
+// keep their parallelism meanwhile.
+TEST_F(ParallelTest, SerialScopeRunsLoopsInlineUntilItEnds) {
+  at::set_num_threads(2);
+  const auto caller = std::this_thread::get_id();
+  auto chunks = [] {
+    std::atomic<int> n{0};
+    at::parallel_for(0, 1000, 1, [&](int64_t, int64_t) { ++n; });
+    return n.load();
+  };
+  {
+    const at::SerialScope serial;
+    int calls = 0;
+    at::parallel_for(0, 1000, 1, [&](int64_t b, int64_t e) {
+      ++calls;
+      EXPECT_EQ(std::this_thread::get_id(), caller);
+      EXPECT_EQ(e - b, 1000);
+    });
+    EXPECT_EQ(calls, 1);
+    EXPECT_EQ(at::parallel_reduce(0, 1000, 1, int64_t{0},
+                                  [](int64_t b, int64_t e, int64_t acc) { return acc + (e - b); },
+                                  std::plus<int64_t>()),
+              1000);
+    {
+      const at::SerialScope nested;
+      EXPECT_EQ(chunks(), 1);
+    }
+    EXPECT_EQ(chunks(), 1);  // the outer scope still holds
+    int elsewhere = 0;
+    std::thread([&] { elsewhere = chunks(); }).join();
+    EXPECT_EQ(elsewhere, 2);
+    EXPECT_FALSE(at::in_parallel_region());
+  }
+  EXPECT_EQ(chunks(), 2);
+}
+
 TEST_F(ParallelTest, ChunksRunOnDistinctThreads) {
   at::set_num_threads(2);
   std::mutex mu;
