@@ -36,7 +36,8 @@ TEST(OptionalArrayRef, EmptyByDefaultAndFromNullopt) {
   EXPECT_FALSE(OptionalIntArrayRef().has_value());
   EXPECT_FALSE(static_cast<bool>(OptionalIntArrayRef(std::nullopt)));
   EXPECT_EQ(seen(std::nullopt), std::vector<int64_t>{-100});
-  EXPECT_EQ(OptionalIntArrayRef().value_or(IntArrayRef({7})).vec(), std::vector<int64_t>{7});
+  const std::vector<int64_t> fallback{7};
+  EXPECT_EQ(seen(OptionalIntArrayRef(fallback)), fallback);
 }
 
 // One number, converted or not, lives as long as the call (the old type read it after death).
