@@ -162,7 +162,7 @@ int get_thread_num() { return tl_in_parallel ? tl_thread_num : omp_get_thread_nu
 
 bool in_parallel_region() { return tl_in_parallel || omp_in_parallel(); }
 
-SerialScope::SerialScope() : saved_(tl_serial) { tl_serial = true; }
+SerialScope::SerialScope(bool active) : saved_(tl_serial) { tl_serial = tl_serial || active; }
 SerialScope::~SerialScope() { tl_serial = saved_; }
 
 namespace detail {

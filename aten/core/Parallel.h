@@ -43,9 +43,10 @@ TORCH_API void init_num_threads();
 // While alive, parallel_for and parallel_reduce called on this thread run inline. For the
 // work just before a call that threads itself through OpenBLAS's pool (one large LAPACK
 // call): an OpenMP region there leaves its workers spinning on the cores that pool needs.
+// (`active` false makes a scope that changes nothing, for a choice made at run time.)
 class TORCH_API SerialScope {
  public:
-  SerialScope();
+  explicit SerialScope(bool active = true);
   ~SerialScope();
   SerialScope(const SerialScope&) = delete;
   SerialScope& operator=(const SerialScope&) = delete;

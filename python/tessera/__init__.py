@@ -56,6 +56,9 @@ from . import linalg  # noqa: E402,F401
 # torch 1.13's removed linalg names (eig, lstsq, solve, matrix_rank: errors) and the
 # deprecated symeig (a warning), on tessera and Tensor.
 from ._linalg_legacy import eig, lstsq, matrix_rank, solve, symeig  # noqa: E402,F401
+# Randomized low-rank SVD / PCA and the LOBPCG eigensolver, written over the linalg ops.
+from ._lowrank import pca_lowrank, svd_lowrank  # noqa: E402,F401
+from ._lobpcg import lobpcg  # noqa: E402,F401
 # tessera.special: the special_* operators under torch.special's names.
 from . import special  # noqa: E402,F401
 # tessera.nn.functional: torch.nn.functional's operators.

@@ -211,6 +211,24 @@ def vander_samples(dtype):
     yield "batched N=3", [make_torch((2, 3), dtype, 61)], {"N": 3}
 
 
+def legacy_vander_samples(dtype):
+    yield "default N", [make_torch((4,), dtype, 62)], {}
+    yield "N=5 increasing", [make_torch((3,), dtype, 63)], {"N": 5, "increasing": True}
+    yield "N=2", [make_torch((4,), dtype, 64)], {"N": 2}
+
+
+def frobenius_samples(dtype):
+    yield "all", [make_torch((2, 3, 4), dtype, 65)], {}
+    yield "one dim", [make_torch((2, 3, 4), dtype, 66)], {"dim": [1]}
+    yield "two dims keepdim", [make_torch((2, 3, 4), dtype, 67)], {"dim": (0, 2), "keepdim": True}
+
+
+def nuclear_samples(dtype):
+    yield "matrix", [make_torch((3, 4), dtype, 68)], {}
+    yield "keepdim", [make_torch((4, 3), dtype, 69)], {"keepdim": True}
+    yield "dims of a batch", [make_torch((3, 2, 4), dtype, 59)], {"dim": (0, 2)}
+
+
 def cross_samples(dtype):
     yield "last", [make_torch((2, 3), dtype, 70), make_torch((2, 3), dtype, 71)], {}
     yield "broadcast dim 0", [make_torch((3, 2), dtype, 72), make_torch((3, 1), dtype, 73)], {"dim": 0}
@@ -260,6 +278,11 @@ register(
     OpInfo("linalg_multi_dot", lambda lib, *ts: lib.linalg.multi_dot(list(ts)), sample_inputs=multi_dot_samples, **E),
     OpInfo("linalg_vecdot", lambda lib, x, y, **k: lib.linalg.vecdot(x, y, **k), sample_inputs=vecdot_samples, **E),
     OpInfo("linalg_vander", lambda lib, x, **k: lib.linalg.vander(x, **k), sample_inputs=vander_samples, **E),
+    OpInfo("vander", lambda lib, x, **k: lib.vander(x, **k), sample_inputs=legacy_vander_samples, **E),
+    OpInfo("frobenius_norm", lambda lib, a, **k: lib.frobenius_norm(a, **k), sample_inputs=frobenius_samples,
+           **dict(C, supports_out=True)),
+    OpInfo("nuclear_norm", lambda lib, a, **k: lib.nuclear_norm(a, **k), sample_inputs=nuclear_samples,
+           **dict(C, supports_out=True)),
     OpInfo("linalg_cross", lambda lib, a, b, **k: lib.linalg.cross(a, b, **k), sample_inputs=cross_samples, **E),
     OpInfo("cross", lambda lib, a, b, **k: lib.cross(a, b, **k), sample_inputs=cross_samples, method="cross", **E),
     OpInfo("linalg_diagonal", lambda lib, a: lib.linalg.diagonal(a, offset=1), sample_inputs=rect_samples, **E),

@@ -370,3 +370,59 @@ def test_linalg_matmul_is_matmul():
     assert tessera.linalg.matmul(ta, tb, out=out) is out
     np.testing.assert_allclose(out.numpy(), (a @ b).numpy())
     same_error(lambda: torch.linalg.matmul(a, a), lambda: tessera.linalg.matmul(ta, ta))
+
+
+# ---- torch.vander, torch.frobenius_norm, torch.nuclear_norm (the legacy names)
+
+@pytest.mark.parametrize("case", [
+    lambda lib: lib.vander(lib.ones(2, 2)),
+    lambda lib: lib.vander(lib.ones(())),
+    lambda lib: lib.vander(lib.ones(3), N=-1),
+    lambda lib: lib.frobenius_norm(lib.ones(2, 3, 4), [0, 1, 2]),
+    lambda lib: lib.frobenius_norm(lib.ones(2, 3, 4), [1, 1]),
+    lambda lib: lib.frobenius_norm(lib.ones(2, 3, 4), [1, -2]),
+    lambda lib: lib.frobenius_norm(lib.ones(2, 3, dtype=lib.int64), [1]),
+    lambda lib: lib.frobenius_norm(lib.ones(2, 3, dtype=lib.int64)),
+    lambda lib: lib.frobenius_norm(lib.ones(2, 3, 4), [1, 4]),
+    lambda lib: lib.frobenius_norm(lib.ones(()), [0, -1]),
+    lambda lib: lib.nuclear_norm(lib.ones(2, 3, 4)),
+    lambda lib: lib.nuclear_norm(lib.ones(3)),
+    lambda lib: lib.nuclear_norm(lib.ones(2, 3, 4), [0]),
+    lambda lib: lib.nuclear_norm(lib.ones(3, 4), [1, -1]),
+    lambda lib: lib.nuclear_norm(lib.ones(3, 4), [1, 5]),
+], ids=["vander 2-D", "vander 0-D", "vander N<0", "fro 3 dims", "fro same dims", "fro same wrapped dims",
+        "fro int dim", "fro int", "fro dim out of range", "fro 0-D same dims", "nuc 3-D", "nuc 1-D", "nuc one dim",
+        "nuc same dims", "nuc dim out of range"])
+def test_legacy_norm_and_vander_errors_as_torch(case):
+    same_error(lambda: case(torch), lambda: case(tessera))
+
+
+def test_nuclear_norm_of_an_integer_tensor_is_refused():
+    # torch 1.13 words it from svd ("linalg.svd: ..."); current PyTorch checks in matrix_norm first
+    with pytest.raises(RuntimeError, match="floating point or complex"):
+        tessera.nuclear_norm(tessera.ones(3, 4, dtype=tessera.int64))
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.bool, torch.float32, torch.complex128])
+@pytest.mark.parametrize("N", [None, 0, 1, 4])
+def test_vander_dtypes_and_sizes_as_torch(dtype, N):
+    x = torch.tensor([2, 0, 3, 1]).to(dtype)
+    for increasing in (False, True):
+        want = torch.vander(x, N=N, increasing=increasing)
+        got = tessera.vander(T(x), N=N, increasing=increasing)
+        assert str(got.dtype).split(".")[1] == str(want.dtype).split(".")[1] and got.shape == want.shape
+        close(got, want, 0)
+    assert tessera.vander(tessera.ones(0)).shape == (0, 0)
+
+
+def test_legacy_norms_out_and_gradients():
+    a = rand(3, 4, seed=300)
+    out = tessera.empty(0, dtype=tessera.float64)
+    assert tessera.nuclear_norm(T(a), out=out) is out
+    close(out, torch.nuclear_norm(a))
+    out2 = tessera.empty(0, dtype=tessera.float64)
+    assert tessera.frobenius_norm(T(a), [0], True, out=out2) is out2
+    close(out2, torch.frobenius_norm(a, [0], True))
+    x = T(rand(5, seed=301)).requires_grad_()
+    assert gradcheck(lambda t: tessera.vander(t), (x,))
+    assert gradcheck(lambda t: tessera.vander(t, N=3, increasing=True), (x,))

@@ -556,3 +556,25 @@ def test_cond_of_empty_matrices_is_zero():
     for dtype in (torch.float64, torch.complex128):
         A = torch.zeros(2, 0, 0, dtype=dtype)
         close(tessera.linalg.cond(T(A)), torch.linalg.cond(A))
+
+
+@pytest.mark.parametrize("dtype", COMPLEX)
+@pytest.mark.parametrize("n", [1, 4, 16, 17])
+def test_complex_lu_of_tiny_and_larger_matrices_as_torch(dtype, n):
+    # up to 16 rows the unblocked loops run (SmallMatrix.h), past it LAPACK: both give
+    # torch's pivots (|re| + |im| pivoting), factors and every form of solve
+    A, B = rand(64, n, n, seed=n, dtype=dtype), rand(64, n, 3, seed=n + 1, dtype=dtype)
+    LU, piv = torch.linalg.lu_factor(A)
+    tLU, tpiv = tessera.linalg.lu_factor(T(A))
+    np.testing.assert_array_equal(tpiv.numpy(), piv.numpy())
+    close(tLU, LU, tol_of(dtype))
+    for left in (True, False):
+        for adjoint in (False, True):
+            rhs = B if left else B.mT
+            want = torch.linalg.lu_solve(LU, piv, rhs, left=left, adjoint=adjoint)
+            close(tessera.linalg.lu_solve(tLU, tpiv, T(rhs), left=left, adjoint=adjoint), want, tol_of(dtype) * 10)
+    close(tessera.linalg.inv(T(A)), torch.linalg.inv(A), tol_of(dtype) * 10)
+    close(tessera.linalg.det(T(A)), torch.linalg.det(A), tol_of(dtype) * 10)
+    singular = A.clone()
+    singular[:, :, -1] = 0
+    same_error(lambda: torch.linalg.inv(singular), lambda: tessera.linalg.inv(T(singular)))

@@ -38,11 +38,11 @@ std::tuple<Tensor, Tensor> eigh_impl(const Tensor& A, std::string_view uplo, boo
       const int lrwork = lapack::workspace_size(rwork_query);
       int* inf = info.data_ptr<int>();
       lapack::for_each_matrix(batch_count(V), 9 * n * n * n, [&](int64_t i) {
-        std::vector<T> work(static_cast<size_t>(lwork));
-        std::vector<R> rwork(static_cast<size_t>(lrwork));
-        std::vector<int> iwork(static_cast<size_t>(liwork));
-        lapack::heevd(jobz, u, ni, matrix_at<T>(V, i), ni, L.data_ptr<R>() + i * n, work.data(), lwork, rwork.data(),
-                      lrwork, iwork.data(), liwork, inf + i);
+        auto work = lapack::workspace<T>(lwork);
+        auto rwork = lapack::workspace<R>(lrwork);
+        auto iwork = lapack::workspace<int>(liwork);
+        lapack::heevd(jobz, u, ni, matrix_at<T>(V, i), ni, L.data_ptr<R>() + i * n, work.get(), lwork, rwork.get(),
+                      lrwork, iwork.get(), liwork, inf + i);
       });
     });
     check_linalg_errors(info, "linalg.eigh", LinalgFailure::EighNoConverge, A.dim() > 2);
@@ -102,10 +102,10 @@ std::tuple<Tensor, Tensor, Tensor> svd_impl(const Tensor& A, bool full_matrices,
     int* inf = info.data_ptr<int>();
     lapack::for_each_matrix(batch_count(work_A), 4 * m * n * k, [&](int64_t i) {
       // (uninitialised: gesdd's workspace is ~4n^2 scalars, whose zeroing showed in svd 512)
-      auto work = std::make_unique_for_overwrite<T[]>(static_cast<size_t>(lwork));
-      std::vector<R> rwork(static_cast<size_t>(lrwork));
-      std::vector<int> iwork(static_cast<size_t>(8 * k));
-      gesdd_call(i, S.data_ptr<R>() + i * k, work.get(), lwork, rwork.data(), iwork.data(), inf + i);
+      auto work = lapack::workspace<T>(lwork);
+      auto rwork = lapack::workspace<R>(lrwork);
+      auto iwork = lapack::workspace<int>(8 * k);
+      gesdd_call(i, S.data_ptr<R>() + i * k, work.get(), lwork, rwork.get(), iwork.get(), inf + i);
     });
   });
   check_linalg_errors(info, "linalg.svd", LinalgFailure::SvdNoConverge, A.dim() > 2);
@@ -134,15 +134,16 @@ std::tuple<Tensor, Tensor> qr_impl(const Tensor& A, std::string_view mode, bool 
       lapack::geqrf(mi, ni, matrix_at<T>(work_A, 0), mi, tau.data_ptr<T>(), &query, -1, &info);
       const int lwork = lapack::workspace_size(query);
       lapack::for_each_matrix(batch, 2 * m * n * k, [&](int64_t i) {
-        std::vector<T> work(static_cast<size_t>(lwork));
+        auto work = lapack::workspace<T>(lwork);
         int info_i = 0;
-        lapack::geqrf(mi, ni, matrix_at<T>(work_A, i), mi, tau.data_ptr<T>() + i * k, work.data(), lwork, &info_i);
+        lapack::geqrf(mi, ni, matrix_at<T>(work_A, i), mi, tau.data_ptr<T>() + i * k, work.get(), lwork, &info_i);
       });
     });
   }
   // R: the upper triangle of the first rows (all m rows for 'complete'; those past n are
   // zero).
-  Tensor R = clone_batched_fortran(work_A.narrow(-2, 0, rrows).triu());
+  Tensor R = empty_batched_fortran(batch_shape_with(A, 2, {rrows, n}), A.options());
+  R.copy_(work_A.narrow(-2, 0, rrows).triu());
   if (!want_q || Q.numel() == 0) {
     if (want_q && Q.numel() > 0) Q.zero_();
     return {Q, R};
@@ -159,9 +160,9 @@ std::tuple<Tensor, Tensor> qr_impl(const Tensor& A, std::string_view mode, bool 
     lapack::orgqr(mi, qi, ki, matrix_at<T>(Q, 0), mi, tau.data_ptr<T>(), &query, -1, &info);
     const int lwork = lapack::workspace_size(query);
     lapack::for_each_matrix(batch, 2 * m * qcols * k, [&](int64_t i) {
-      std::vector<T> work(static_cast<size_t>(lwork));
+      auto work = lapack::workspace<T>(lwork);
       int info_i = 0;
-      lapack::orgqr(mi, qi, ki, matrix_at<T>(Q, i), mi, tau.data_ptr<T>() + i * k, work.data(), lwork, &info_i);
+      lapack::orgqr(mi, qi, ki, matrix_at<T>(Q, i), mi, tau.data_ptr<T>() + i * k, work.get(), lwork, &info_i);
     });
   });
   return {Q, R};

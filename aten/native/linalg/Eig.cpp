@@ -10,7 +10,6 @@
 #include <aten/native/linalg/LinalgUtils.h>
 #include <aten/ops/Functions.h>
 
-#include <optional>
 #include <vector>
 
 namespace at::inline tessera::native {
@@ -61,15 +60,14 @@ struct GeevRunner {
   }
 
   void run(T* a, C* w, C* v, int* info) const {
-    std::vector<T> work(static_cast<size_t>(lwork));
-    std::vector<R> rwork(static_cast<size_t>(2 * n));
+    auto work = lapack::workspace<T>(lwork);
+    auto rwork = lapack::workspace<R>(2 * n);
     if constexpr (kComplexInput) {
-      lapack::geev('V', n, a, n, w, nullptr, v, n, work.data(), lwork, rwork.data(), info);
+      lapack::geev('V', n, a, n, w, nullptr, v, n, work.get(), lwork, rwork.get(), info);
     } else {
-      std::vector<R> wr(static_cast<size_t>(n)), wi(static_cast<size_t>(n));
-      std::vector<R> vr(static_cast<size_t>(n) * n);
-      lapack::geev('V', n, a, n, wr.data(), wi.data(), vr.data(), n, work.data(), lwork, rwork.data(), info);
-      if (*info == 0) assemble_real_pairs<R>(n, wr.data(), wi.data(), vr.data(), w, v);
+      auto wr = lapack::workspace<R>(n), wi = lapack::workspace<R>(n), vr = lapack::workspace<R>(int64_t{n} * n);
+      lapack::geev('V', n, a, n, wr.get(), wi.get(), vr.get(), n, work.get(), lwork, rwork.get(), info);
+      if (*info == 0) assemble_real_pairs<R>(n, wr.get(), wi.get(), vr.get(), w, v);
     }
   }
 };
@@ -83,10 +81,7 @@ std::tuple<Tensor, Tensor> eig_impl(const Tensor& A, bool meta) {
   if (meta || A.numel() == 0) return {W, V};
   Tensor work_A;
   {
-    // One matrix goes to one geev that OpenBLAS threads: keep OpenMP's workers out of the way
-    // (see clone_batched_fortran).
-    std::optional<at::SerialScope> serial;
-    if (batch_count(A) == 1) serial.emplace();
+    const at::SerialScope serial = serial_before_lapack(A);
     TORCH_CHECK(at::isfinite(A).all().item().toBool(),
                 "torch.linalg.eig: input tensor should not contain infs or NaNs.");
     work_A = clone_batched_fortran(A);

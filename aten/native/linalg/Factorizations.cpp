@@ -170,10 +170,10 @@ std::tuple<Tensor, Tensor> inv_ex_impl(const Tensor& A, bool check_errors, bool 
     lapack::getri(ni, matrix_at<T>(LU, 0), ni, piv, &query, -1, &query_info);
     const int lwork = lapack::workspace_size(query);
     lapack::for_each_matrix(batch_count(LU), 2 * n * n * n, [&](int64_t i) {
-      std::vector<T> work(static_cast<size_t>(lwork));
+      auto work = lapack::workspace<T>(lwork);
       int info_i = 0;
       T* m = matrix_at<T>(LU, i);
-      lapack::getri(ni, m, ni, piv + i * n, work.data(), lwork, &info_i);
+      lapack::getri(ni, m, ni, piv + i * n, work.get(), lwork, &info_i);
       if (info_i > 0) {  // singular: getri left the LU; solve against the identity as torch
         const std::vector<T> lu(m, m + n * n);
         std::fill(m, m + n * n, T(0));

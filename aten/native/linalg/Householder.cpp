@@ -40,9 +40,9 @@ std::tuple<Tensor, Tensor> geqrf_impl(const Tensor& self, bool meta) {
     lapack::geqrf(mi, ni, matrix_at<T>(a, 0), mi, tau.data_ptr<T>(), &query, -1, &info);
     const int lwork = lapack::workspace_size(query);
     lapack::for_each_matrix(batch_count(a), 2 * m * n * k, [&](int64_t i) {
-      std::vector<T> work(static_cast<size_t>(lwork));
+      auto work = lapack::workspace<T>(lwork);
       int info_i = 0;
-      lapack::geqrf(mi, ni, matrix_at<T>(a, i), mi, tau.data_ptr<T>() + i * k, work.data(), lwork, &info_i);
+      lapack::geqrf(mi, ni, matrix_at<T>(a, i), mi, tau.data_ptr<T>() + i * k, work.get(), lwork, &info_i);
     });
   });
   return {a, tau};
@@ -66,9 +66,9 @@ Tensor householder_product_impl(const Tensor& input, const Tensor& tau, bool met
     lapack::orgqr(mi, ni, ki, matrix_at<T>(Q, 0), mi, taus.data_ptr<T>(), &query, -1, &info);
     const int lwork = lapack::workspace_size(query);
     lapack::for_each_matrix(batch_count(Q), 2 * m * n * std::max<int64_t>(k, 1), [&](int64_t i) {
-      std::vector<T> work(static_cast<size_t>(lwork));
+      auto work = lapack::workspace<T>(lwork);
       int info_i = 0;
-      lapack::orgqr(mi, ni, ki, matrix_at<T>(Q, i), mi, taus.data_ptr<T>() + i * k, work.data(), lwork, &info_i);
+      lapack::orgqr(mi, ni, ki, matrix_at<T>(Q, i), mi, taus.data_ptr<T>() + i * k, work.get(), lwork, &info_i);
     });
   });
   return Q;
@@ -111,10 +111,10 @@ Tensor ormqr_impl(const Tensor& input, const Tensor& tau, const Tensor& other, b
     const int lwork = lapack::workspace_size(query);
     const int64_t stride = rows * input.size(-1);
     lapack::for_each_matrix(batch_count(C), 4 * m * n * k, [&](int64_t i) {
-      std::vector<T> work(static_cast<size_t>(lwork));
+      auto work = lapack::workspace<T>(lwork);
       int info_i = 0;
       lapack::ormqr(side, trans, mi, ni, ki, reflectors.data_ptr<T>() + i * stride, lda, taus.data_ptr<T>() + i * k,
-                    matrix_at<T>(C, i), std::max(1, mi), work.data(), lwork, &info_i);
+                    matrix_at<T>(C, i), std::max(1, mi), work.get(), lwork, &info_i);
     });
   });
   return C;

@@ -35,8 +35,8 @@ std::tuple<Tensor, Tensor, Tensor> ldl_factor_ex_impl(const Tensor& self, bool h
     int* piv = pivots.data_ptr<int>();
     int* inf = info.data_ptr<int>();
     lapack::for_each_matrix(batch_count(LD), n * n * n / 3, [&](int64_t i) {
-      std::vector<T> work(static_cast<size_t>(lwork));
-      lapack::sytrf(hermitian, ni, matrix_at<T>(LD, i), ni, piv + i * n, work.data(), lwork, inf + i);
+      auto work = lapack::workspace<T>(lwork);
+      lapack::sytrf(hermitian, ni, matrix_at<T>(LD, i), ni, piv + i * n, work.get(), lwork, inf + i);
     });
   });
   LD.copy_(LD.tril());

@@ -182,14 +182,14 @@ void getrf(int m, int n, double* a, int lda, int* ipiv, int* info) {
 void getrs(char trans, int n, int nrhs, const float* a, int lda, const int* ipiv, float* b, int ldb, int* info) {
   if (is_small(n, lda) && ldb == n) {
     *info = 0;
-    return small_matrix::getrs(trans == 'T', n, nrhs, a, ipiv, b);
+    return small_matrix::getrs(trans, n, nrhs, a, ipiv, b);
   }
   sgetrs_(&trans, &n, &nrhs, a, &lda, ipiv, b, &ldb, info, 1);
 }
 void getrs(char trans, int n, int nrhs, const double* a, int lda, const int* ipiv, double* b, int ldb, int* info) {
   if (is_small(n, lda) && ldb == n) {
     *info = 0;
-    return small_matrix::getrs(trans == 'T', n, nrhs, a, ipiv, b);
+    return small_matrix::getrs(trans, n, nrhs, a, ipiv, b);
   }
   dgetrs_(&trans, &n, &nrhs, a, &lda, ipiv, b, &ldb, info, 1);
 }
@@ -321,19 +321,30 @@ void geev(char jobvr, int n, double* a, int lda, double* w, double* wi, double* 
   dgeev_(&jobvl, &jobvr, &n, a, &lda, w, wi, &vl, &ldvl, vr, &ldvr, work, &lwork, info, 1, 1);
 }
 
-// Complex scalars: straight to LAPACK (no small-matrix path).
+// Complex scalars: LU and its solves take tiny matrices to the unblocked loops too; the
+// rest goes straight to LAPACK.
 void getrf(int m, int n, c10::complex<float>* a, int lda, int* ipiv, int* info) {
+  if (m == n && is_small(n, lda)) return small_matrix::getrf(n, a, ipiv, info);
   cgetrf_(&m, &n, a, &lda, ipiv, info);
 }
 void getrf(int m, int n, c10::complex<double>* a, int lda, int* ipiv, int* info) {
+  if (m == n && is_small(n, lda)) return small_matrix::getrf(n, a, ipiv, info);
   zgetrf_(&m, &n, a, &lda, ipiv, info);
 }
 void getrs(char trans, int n, int nrhs, const c10::complex<float>* a, int lda, const int* ipiv, c10::complex<float>* b,
            int ldb, int* info) {
+  if (is_small(n, lda) && ldb == n) {
+    *info = 0;
+    return small_matrix::getrs(trans, n, nrhs, a, ipiv, b);
+  }
   cgetrs_(&trans, &n, &nrhs, a, &lda, ipiv, b, &ldb, info, 1);
 }
 void getrs(char trans, int n, int nrhs, const c10::complex<double>* a, int lda, const int* ipiv,
            c10::complex<double>* b, int ldb, int* info) {
+  if (is_small(n, lda) && ldb == n) {
+    *info = 0;
+    return small_matrix::getrs(trans, n, nrhs, a, ipiv, b);
+  }
   zgetrs_(&trans, &n, &nrhs, a, &lda, ipiv, b, &ldb, info, 1);
 }
 void getri(int n, c10::complex<float>* a, int lda, const int* ipiv, c10::complex<float>* work, int lwork, int* info) {

@@ -1,7 +1,7 @@
 // LAPACK as the linalg kernels call it: the Fortran routines OpenBLAS exports, typed per
 // scalar (float, double, c10::complex<float>, c10::complex<double>) behind one overloaded
 // name each (the complex ones under the real routine's name: orgqr is c/zungqr, ormqr
-// c/zunmqr; real getrf, getrs and potrf take square matrices of up to 16 rows to unblocked
+// c/zunmqr; getrf and getrs (and real potrf) take square matrices of up to 16 rows to unblocked
 // loops instead), and the loop that runs a batch of matrices across threads with OpenBLAS
 // held to one thread meanwhile. Matrices are column-major (LAPACK's order); the kernels keep
 // their buffers that way, as torch does.
@@ -11,8 +11,12 @@
 #include <c10/core/Scalar.h>
 #include <c10/util/complex.h>
 
+#include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <limits>
+#include <memory>
 #include <string>
 
 namespace at::inline tessera::native::lapack {
@@ -199,11 +203,34 @@ void geev(char jobvr, int n, c10::complex<double>* a, int lda, c10::complex<doub
 // `flops_each` is a rough cost per matrix, for the grain.
 void for_each_matrix(int64_t batch, int64_t flops_each, const std::function<void(int64_t)>& fn);
 
+// An uninitialised workspace of n elements (at least one) for one LAPACK call: LAPACK
+// writes its workspaces before reading them, and a zero-filled vector would cost a pass
+// over memory per matrix (gesdd's is ~4n^2). Raw bytes, since c10::complex's constructor
+// would zero them (operator new's alignment covers every LAPACK scalar).
+template <typename T>
+class Workspace {
+ public:
+  explicit Workspace(int64_t n)
+      : bytes_(std::make_unique_for_overwrite<std::byte[]>(sizeof(T) * static_cast<size_t>(n > 1 ? n : 1))) {}
+  T* get() const { return reinterpret_cast<T*>(bytes_.get()); }
+
+ private:
+  static_assert(alignof(T) <= alignof(std::max_align_t));
+  std::unique_ptr<std::byte[]> bytes_;
+};
+template <typename T>
+Workspace<T> workspace(int64_t n) {
+  return Workspace<T>(n);
+}
+
 // LAPACK's optimal workspace size, returned (by a query with lwork = -1) in a scalar of
 // the routine's type.
 template <typename T>
 int workspace_size(T query) {
-  return query > 1 ? static_cast<int>(query) : 1;
+  // rounded up a little: a float query above 2^24 may have been rounded down (LAPACK
+  // before 3.10 did not round it up)
+  const double size = std::ceil(static_cast<double>(query) * (1.0 + std::numeric_limits<T>::epsilon()));
+  return size > 1 ? static_cast<int>(std::min<double>(size, std::numeric_limits<int>::max())) : 1;
 }
 // A complex routine returns the size in the real part.
 template <typename R>

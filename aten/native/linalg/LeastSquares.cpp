@@ -122,19 +122,23 @@ LstsqResult lstsq_impl(const Tensor& self, const Tensor& b, std::optional<double
       T* B_base = work_B.data_ptr<T>();
       run(matrix_at<T>(A, 0), B_base, &query, -1, rwork_query.data(), &iquery, jpvt_query.data(), s_query.data(),
           &qrank, &qinfo);
-      const int lwork = lapack::workspace_size(query), liwork = std::max(1, iquery);
-      const size_t lrwork = !lapack::is_complex_v<T>  ? 1
-                            : driver == Driver::gelsd ? static_cast<size_t>(lapack::workspace_size(rwork_query[0]))
-                                                      : fixed_rwork;
+      // Each matrix gets the workspaces its driver reads, no more: iwork for gelsd, the
+      // pivots for gelsy, rwork for the complex drivers past gels.
+      const int lwork = lapack::workspace_size(query);
+      const int64_t liwork = driver == Driver::gelsd ? std::max(1, iquery) : 0;
+      const int64_t lrwork = !lapack::is_complex_v<T> || driver == Driver::gels ? 0
+                             : driver == Driver::gelsd ? lapack::workspace_size(rwork_query[0])
+                                                       : static_cast<int64_t>(fixed_rwork);
+      const auto ljpvt = static_cast<size_t>(driver == Driver::gelsy ? n : 0);
       int* inf = info.data_ptr<int>();
       int64_t* ranks = rank.data_ptr<int64_t>();
       lapack::for_each_matrix(batch_count(A), 2 * m * n * std::max(m, n), [&](int64_t i) {
-        std::vector<T> work(static_cast<size_t>(lwork));
-        std::vector<R> rwork(lrwork);
-        std::vector<int> iwork(static_cast<size_t>(liwork));
-        std::vector<int> jpvt(static_cast<size_t>(n), 0);  // 0: every column free to pivot
+        auto work = lapack::workspace<T>(lwork);
+        auto rwork = lapack::workspace<R>(lrwork);
+        auto iwork = lapack::workspace<int>(liwork);
+        std::vector<int> jpvt(ljpvt, 0);  // 0: every column free to pivot
         int r = 0;
-        run(matrix_at<T>(A, i), B_base + i * rows * columns, work.data(), lwork, rwork.data(), iwork.data(),
+        run(matrix_at<T>(A, i), B_base + i * rows * columns, work.get(), lwork, rwork.get(), iwork.get(),
             jpvt.data(), sv.data_ptr<R>() + i * kmin, &r, inf + i);
         ranks[i] = r;
       });

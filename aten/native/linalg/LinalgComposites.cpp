@@ -211,6 +211,20 @@ Tensor linalg_vander(const Tensor& x, std::optional<int64_t> N) {
   return at::cat({at::ones(sizes, powers.options()), powers}, -1);
 }
 
+// torch.vander: one dimension only, decreasing powers unless increasing, N = 0 allowed,
+// integers and bools computed as int64.
+Tensor vander(const Tensor& x, std::optional<int64_t> N, bool increasing) {
+  TORCH_CHECK(x.dim() == 1, "x must be a one-dimensional tensor.");
+  const int64_t n = N.value_or(x.size(0));
+  TORCH_CHECK(n >= 0, "N must be non-negative.");
+  const Tensor base = x.to(c10::promoteTypes(x.scalar_type(), c10::kLong));
+  // (as torch, N <= 1 gives constant ones with no graph)
+  if (n <= 1) return at::ones({x.size(0), n}, base.options());
+  const Tensor powers = base.unsqueeze(-1).expand({x.size(0), n - 1}).cumprod(-1);
+  const Tensor result = at::cat({at::ones({x.size(0), 1}, base.options()), powers}, -1);
+  return increasing ? result : result.flip({-1});
+}
+
 Tensor linalg_cross(const Tensor& self, const Tensor& other, int64_t dim) {
   TORCH_CHECK(self.dim() == other.dim(), "linalg.cross: inputs must have the same number of dimensions.");
   const std::vector<int64_t> shape = infer_size(self.sizes(), other.sizes());

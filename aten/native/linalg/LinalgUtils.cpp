@@ -32,14 +32,7 @@ Tensor empty_batched_fortran(IntArrayRef sizes, const TensorOptions& options) {
 Tensor clone_batched_fortran(const Tensor& A) {
   Tensor out = empty_batched_fortran(A.sizes(), A.options());
   if (A.numel() == 0 || A.is_meta()) return out;
-  if (batch_count(A) > 1) {
-    out.copy_(A);
-    return out;
-  }
-  // One matrix is for one LAPACK call that OpenBLAS threads: a parallel copy just before it
-  // would leave OpenMP's workers spinning on the cores OpenBLAS's pool wants (svd 512 took
-  // 1.3x torch's time so; torch's transposing copy is serial too).
-  const at::SerialScope serial;
+  const at::SerialScope serial = serial_before_lapack(A);
   out.copy_(A);
   return out;
 }

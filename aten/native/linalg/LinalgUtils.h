@@ -4,6 +4,7 @@
 #pragma once
 
 #include <aten/core/LinAlgError.h>
+#include <aten/core/Parallel.h>
 #include <aten/core/Tensor.h>
 #include <c10/util/Exception.h>
 
@@ -44,8 +45,16 @@ inline int64_t batch_count(const Tensor& A) {
 // An uninitialised (*, m, n) tensor whose matrices are column-major and stored one after
 // another, as torch's linalg outputs are.
 TORCH_API Tensor empty_batched_fortran(IntArrayRef sizes, const TensorOptions& options);
-// A column-major copy of A (same layout as above), for LAPACK to overwrite.
+// A column-major copy of A (same layout as above), for LAPACK to overwrite (made under a
+// serial_before_lapack(A)).
 TORCH_API Tensor clone_batched_fortran(const Tensor& A);
+
+// Held over the work just before a LAPACK call on A (its input copy, a finiteness check):
+// when A is one matrix, parallel loops run inline meanwhile. A parallel loop there leaves
+// OpenMP's workers spinning on the cores OpenBLAS threads that one call on (svd 512 took
+// 1.3x torch's time so; torch's copies are serial). A batch, whose matrices
+// lapack::for_each_matrix spreads over threads, keeps its parallel work.
+inline at::SerialScope serial_before_lapack(const Tensor& A) { return at::SerialScope(batch_count(A) == 1); }
 // `sizes` with the last `drop` dims removed and `tail` appended.
 TORCH_API std::vector<int64_t> batch_shape_with(const Tensor& A, int64_t drop, std::initializer_list<int64_t> tail);
 

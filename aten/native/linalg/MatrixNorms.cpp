@@ -5,6 +5,7 @@
 #include <aten/native/NativeFunctions.h>
 #include <aten/native/linalg/LinalgUtils.h>
 #include <aten/native/reduce/ReduceOps.h>
+#include <aten/native/shape/TensorShape.h>
 #include <aten/ops/Functions.h>
 
 #include <cmath>
@@ -91,6 +92,30 @@ Tensor linalg_matrix_norm_str_ord(const Tensor& self, std::string_view ord, IntA
   }
   const Tensor s = at::linalg_svdvals(matrices_last(self, d0, d1, dtype), std::nullopt);
   return restore_dims(sum_last(s), d0, d1, keepdim);
+}
+
+// ---- the legacy names torch.frobenius_norm and torch.nuclear_norm
+Tensor frobenius_norm(const Tensor& self) { return at::norm(self, 2); }
+
+Tensor frobenius_norm_dim(const Tensor& self, IntArrayRef dim, bool keepdim) {
+  TORCH_CHECK(dim.size() <= 2, "Expected at most 2 dimensions, but got ", dim.size(), " dimensions instead.");
+  if (dim.size() == 2) {
+    TORCH_CHECK(wrap_dim(dim[0], self.dim()) != wrap_dim(dim[1], self.dim()), "Expected dims to be different, got ",
+                dim, " instead");
+  }
+  return at::norm(self, 2, dim, keepdim);
+}
+
+Tensor nuclear_norm(const Tensor& self, bool keepdim) {
+  TORCH_CHECK(self.dim() == 2, "Expected a tensor with 2 dimensions, but got a tensor with ", self.dim(),
+              self.dim() == 1 ? " dimension" : " dimensions", " instead.");
+  return at::nuclear_norm(self, {0, 1}, keepdim);
+}
+
+Tensor nuclear_norm_dim(const Tensor& self, IntArrayRef dim, bool keepdim) {
+  TORCH_CHECK(dim.size() == 2, "nuclear norm requires a 'dim' argument of size 2");
+  TORCH_CHECK(wrap_dim(dim[0], self.dim()) != wrap_dim(dim[1], self.dim()), "duplicate or invalid dimensions");
+  return at::linalg_matrix_norm(self, std::string_view("nuc"), dim, keepdim, std::nullopt);
 }
 
 Tensor linalg_norm(const Tensor& self, const std::optional<Scalar>& ord, std::optional<IntArrayRef> dim, bool keepdim,

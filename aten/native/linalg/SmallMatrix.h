@@ -2,8 +2,11 @@
 // LAPACK's conventions (column-major storage, 1-based pivots, the same info codes). For a
 // batch of tiny matrices LAPACK's per-call overhead (argument checks, blocking and
 // threading decisions) is most of the time; these loops do the same arithmetic without it.
-// lapack::getrf / getrs / potrf (Lapack.cpp) take tiny matrices here.
+// lapack::getrf / getrs (real and complex) and potrf (real) (Lapack.cpp) take tiny
+// matrices here.
 #pragma once
+
+#include <c10/util/complex.h>
 
 #include <cmath>
 #include <limits>
@@ -13,21 +16,39 @@ namespace at::inline tessera::native::small_matrix {
 
 constexpr int kMaxSize = 16;
 
+// What the loops need of a scalar: the size pivoting compares (LAPACK's i?amax: |x| for
+// reals, |re| + |im| for complex), the modulus, and the conjugate.
+template <typename T>
+struct Scalar {
+  using Real = T;
+  static Real pivot_size(T v) { return std::abs(v); }
+  static Real modulus(T v) { return std::abs(v); }
+  static T conj(T v) { return v; }
+};
+template <typename R>
+struct Scalar<c10::complex<R>> {
+  using Real = R;
+  static R pivot_size(c10::complex<R> v) { return std::abs(v.real()) + std::abs(v.imag()); }
+  static R modulus(c10::complex<R> v) { return c10::abs(v); }
+  static c10::complex<R> conj(c10::complex<R> v) { return c10::conj(v); }
+};
+
 // getrf: A = P L U in place (L unit lower, U upper), partial pivoting on the largest
 // magnitude (the first of equals, as LAPACK's idamax). info = j + 1 for the first zero
 // pivot U[j, j], the factorization still completed.
 template <typename T>
 void getrf(int n, T* a, int* ipiv, int* info) {
+  using S = Scalar<T>;
   *info = 0;
   for (int j = 0; j < n; ++j) {
     T* col = a + j * n;
     // a NaN below the diagonal never wins (as in the getrf torch calls); it spreads
     // through the updates instead
     int p = j;
-    T best = std::abs(col[j]);
+    typename S::Real best = S::pivot_size(col[j]);
     for (int i = j + 1; i < n; ++i) {
-      if (std::abs(col[i]) > best) {
-        best = std::abs(col[i]);
+      if (S::pivot_size(col[i]) > best) {
+        best = S::pivot_size(col[i]);
         p = i;
       }
     }
@@ -37,7 +58,7 @@ void getrf(int n, T* a, int* ipiv, int* info) {
         for (int k = 0; k < n; ++k) std::swap(a[j + k * n], a[p + k * n]);
       }
       const T pivot = col[j];
-      if (std::abs(pivot) >= std::numeric_limits<T>::min()) {
+      if (S::modulus(pivot) >= std::numeric_limits<typename S::Real>::min()) {
         const T inverse = T(1) / pivot;
         for (int i = j + 1; i < n; ++i) col[i] *= inverse;
       } else {  // a subnormal pivot: its reciprocal would overflow
@@ -54,10 +75,13 @@ void getrf(int n, T* a, int* ipiv, int* info) {
   }
 }
 
-// getrs: op(A) X = B from getrf's output, op = A ('N') or A^T ('T'); B (n x nrhs,
-// column-major) is overwritten with X.
+// getrs: op(A) X = B from getrf's output, op = A ('N'), A^T ('T') or A^H ('C'); B
+// (n x nrhs, column-major) is overwritten with X.
 template <typename T>
-void getrs(bool transpose, int n, int nrhs, const T* a, const int* ipiv, T* b) {
+void getrs(char trans, int n, int nrhs, const T* a, const int* ipiv, T* b) {
+  const bool transpose = trans != 'N';
+  // the factor's entries as op(A) reads them
+  auto entry = [&](int i, int j) { return trans == 'C' ? Scalar<T>::conj(a[i + j * n]) : a[i + j * n]; };
   for (int r = 0; r < nrhs; ++r) {
     T* x = b + r * n;
     if (!transpose) {
@@ -74,14 +98,14 @@ void getrs(bool transpose, int n, int nrhs, const T* a, const int* ipiv, T* b) {
         for (int i = 0; i < j; ++i) x[i] -= a[i + j * n] * xj;
       }
     } else {
-      for (int i = 0; i < n; ++i) {  // U^T y = b
+      for (int i = 0; i < n; ++i) {  // U^T y = b (U^H for 'C')
         T s = x[i];
-        for (int k = 0; k < i; ++k) s -= a[k + i * n] * x[k];
-        x[i] = s / a[i + i * n];
+        for (int k = 0; k < i; ++k) s -= entry(k, i) * x[k];
+        x[i] = s / entry(i, i);
       }
       for (int i = n - 1; i >= 0; --i) {  // L^T z = y
         T s = x[i];
-        for (int k = i + 1; k < n; ++k) s -= a[k + i * n] * x[k];
+        for (int k = i + 1; k < n; ++k) s -= entry(k, i) * x[k];
         x[i] = s;
       }
       for (int i = n - 1; i >= 0; --i) {  // x = P z

@@ -144,12 +144,20 @@ TEST_F(ParallelTest, SerialScopeRunsLoopsInlineUntilItEnds) {
       EXPECT_EQ(chunks(), 1);
     }
     EXPECT_EQ(chunks(), 1);  // the outer scope still holds
+    {
+      const at::SerialScope inactive(false);  // does not lift the outer scope
+      EXPECT_EQ(chunks(), 1);
+    }
     int elsewhere = 0;
     std::thread([&] { elsewhere = chunks(); }).join();
     EXPECT_EQ(elsewhere, 2);
     EXPECT_FALSE(at::in_parallel_region());
   }
   EXPECT_EQ(chunks(), 2);
+  {
+    const at::SerialScope inactive(false);
+    EXPECT_EQ(chunks(), 2);
+  }
 }
 
 TEST_F(ParallelTest, ChunksRunOnDistinctThreads) {
