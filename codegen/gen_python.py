@@ -69,6 +69,8 @@ def _argument_exprs(schema, locals_: list, self_expr: str | None):
     (polygamma(int n, Tensor self)), and the parsed arguments are the others in order."""
     exprs = []
     i = -1
+    # a factory (no tensor argument) takes tessera.set_default_device's device when given none
+    factory = not any("Tensor" in str(a.type) for a in schema.arguments)
     for a in schema.arguments:
         t = cpp.argument_type(a)
         if self_expr is not None and a.name == "self":
@@ -87,6 +89,8 @@ def _argument_exprs(schema, locals_: list, self_expr: str | None):
             locals_.append(f"const bool has{i} = !r.isNone({i});")
             locals_.append(f"const std::vector<double> a{i} = has{i} ? r.doublelist({i}) : std::vector<double>();")
             exprs.append(f"has{i} ? std::optional<at::ArrayRef<double>>(a{i}) : std::nullopt")
+        elif t == "std::optional<at::Device>" and factory:
+            exprs.append(f"r.factoryDevice({i})")
         else:
             exprs.append(_ACCESSORS[t].format(i=i))
     return exprs

@@ -637,6 +637,11 @@ std::optional<c10::Device> ParsedArgs::deviceOptional(size_t i) const {
   return device(i);
 }
 
+std::optional<c10::Device> ParsedArgs::factoryDevice(size_t i) const {
+  if (isNone(i)) return default_factory_device();
+  return device(i);
+}
+
 c10::MemoryFormat ParsedArgs::memoryformat(size_t i) const {
   return values[i] ? memory_format_of(values[i]) : default_of(i).toMemoryFormat();
 }

@@ -112,6 +112,9 @@ class ParsedArgs {
   std::optional<c10::Layout> layoutOptional(size_t i) const;
   c10::Device device(size_t i) const;
   std::optional<c10::Device> deviceOptional(size_t i) const;
+  // A factory's device= (an op with no tensor argument): the given one, else
+  // tessera.set_default_device's.
+  std::optional<c10::Device> factoryDevice(size_t i) const;
   c10::MemoryFormat memoryformat(size_t i) const;
   std::optional<c10::MemoryFormat> memoryformatOptional(size_t i) const;
   std::string_view stringView(size_t i) const;

@@ -346,9 +346,30 @@ PyObject* set_default_dtype_fn(PyObject*, PyObject* arg) {
   END_HANDLE_TH_ERRORS
 }
 
+static std::optional<c10::Device> default_device;  // (the GIL guards it)
+
+std::optional<c10::Device> default_factory_device() { return default_device; }
+
+PyObject* get_default_device_fn(PyObject*, PyObject*) {
+  HANDLE_TH_ERRORS
+  if (!default_device) Py_RETURN_NONE;
+  return device_object(*default_device);
+  END_HANDLE_TH_ERRORS
+}
+
+PyObject* set_default_device_fn(PyObject*, PyObject* arg) {
+  HANDLE_TH_ERRORS
+  default_device = arg == Py_None ? std::nullopt : std::optional<c10::Device>(device_from_object(arg));
+  Py_RETURN_NONE;
+  END_HANDLE_TH_ERRORS
+}
+
 PyMethodDef default_dtype_functions[] = {
     {"_get_default_dtype", get_default_dtype_fn, METH_NOARGS, "The default floating dtype."},
     {"_set_default_dtype", set_default_dtype_fn, METH_O, "Sets the default floating dtype."},
+    {"_get_default_device", get_default_device_fn, METH_NOARGS,
+     "The device factories use when given none (None: none set, the CPU)."},
+    {"_set_default_device", set_default_device_fn, METH_O, "Sets (None: clears) the factories' default device."},
     {nullptr, nullptr, 0, nullptr}};
 
 bool init_dtypes(PyObject* module) {

@@ -417,8 +417,8 @@ PyObject* tensor_fn(PyObject*, PyObject* args, PyObject* kwargs) {
   TORCH_CHECK_TYPE(data, "tensor() missing 1 required positional arguments: \"data\"");
   TORCH_CHECK_NOT_IMPLEMENTED(!pin_memory || pin_memory == Py_False || pin_memory == Py_None,
                               "tensor(): pin_memory=True is not supported");
-  std::optional<c10::Device> dev;
-  if (device && device != Py_None) dev = device_from_object(device);
+  const std::optional<c10::Device> dev =
+      device && device != Py_None ? std::optional<c10::Device>(device_from_object(device)) : default_factory_device();
   at::Tensor result = tensor_from_data(data, dtype_argument(dtype), dev);
   if (requires_grad && requires_grad != Py_None) {
     int r = PyObject_IsTrue(requires_grad);

@@ -52,6 +52,9 @@ at::Tensor tensor_from_data(PyObject* data, std::optional<c10::ScalarType> dtype
 bool is_numpy_array(PyObject* obj);
 // A device argument as torch's parsers take it: tessera.device, "cuda:1" or an int (CUDA index).
 c10::Device device_from_object(PyObject* obj);
+// tessera.set_default_device's device: what factories called from Python without device=
+// use (nullopt: none set, the CPU). Read and written with the GIL held.
+std::optional<c10::Device> default_factory_device();
 
 // A Python number (bool, int, float, complex or a numpy scalar) as a Scalar (Bool, Long,
 // Double or ComplexDouble); false when obj is not one.

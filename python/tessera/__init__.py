@@ -84,7 +84,8 @@ from .utils.dlpack import to_dlpack  # noqa: E402,F401
 from . import utils  # noqa: E402,F401
 
 # Type queries and printing options under torch's top-level names.
-from ._dtype_info import finfo, get_default_dtype, iinfo, is_tensor, set_default_dtype  # noqa: E402,F401
+from ._dtype_info import (  # noqa: E402,F401
+    finfo, get_default_device, get_default_dtype, iinfo, is_tensor, set_default_device, set_default_dtype)
 from ._tensor_str import set_printoptions  # noqa: E402,F401
 
 # tessera.ops: every registered operator by namespace (tessera.ops.aten.add, custom ops).
@@ -100,6 +101,8 @@ from . import backends, cuda, onnx  # noqa: E402,F401
 from . import random, testing, hub  # noqa: E402,F401
 # tessera.jit: torch.jit's eager surface (is_scripting, the decorators); no TorchScript.
 from . import jit  # noqa: E402,F401
+# tessera.compile: torch.compile's signature, running eagerly (no graph capture).
+from ._compile import compile  # noqa: E402,F401,A001
 # tessera.package: torch.package's hermetic code + pickle archives (imported eagerly, as torch does).
 from . import package  # noqa: E402,F401
 # torch.quasirandom (SobolEngine): its direction-number table loads at the first engine built.

@@ -1,5 +1,5 @@
-"""Type queries of torch's top level: finfo and iinfo (the numeric limits of a dtype, from
-its bit layout), get_default_dtype / set_default_dtype, and is_tensor."""
+"""Type queries and defaults of torch's top level: finfo and iinfo (the numeric limits of a
+dtype, from its bit layout), get/set_default_dtype, get/set_default_device, is_tensor."""
 import math
 
 from . import _C
@@ -84,6 +84,21 @@ def set_default_dtype(d):
     """set_default_dtype(d): makes d (float32, float64, float16 or bfloat16) the default
     floating dtype; the default complex dtype becomes complex128 for float64, else complex64."""
     _C._set_default_dtype(d)
+
+
+def set_default_device(device):
+    """set_default_device(device): factories called without device= (zeros, rand, arange,
+    tensor, ...: the functions with no tensor argument) make their tensors on `device` (a
+    tessera.device, a string or a CUDA index); None goes back to the CPU. Ops given a tensor
+    (zeros_like, x.new_zeros, ...) keep following it. As current PyTorch's, from Python only."""
+    _C._set_default_device(device)
+
+
+def get_default_device():
+    """get_default_device() -> tessera.device: where factories put tensors when given no
+    device (the CPU unless set_default_device chose another)."""
+    device = _C._get_default_device()
+    return device if device is not None else _C.device("cpu")
 
 
 def is_tensor(obj):

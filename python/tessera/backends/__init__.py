@@ -249,6 +249,18 @@ mps.is_built = _query(False)
 mkl = _Flags("tessera.backends.mkl", "Intel MKL: not used (Tessera's BLAS is OpenBLAS).")
 mkl.is_available = _query(False)
 
-for _sub in (cuda, openmp, mps, mkl, opt_einsum):
+cpu = _Flags("tessera.backends.cpu", "The CPU's capability as tessera's kernels use it.")
+
+
+def _get_cpu_capability():
+    """The instruction set tessera's vectorised kernels were dispatched to, in torch's
+    spelling: "AVX2" or "DEFAULT" (tessera builds no AVX-512 kernels)."""
+    from .. import _C
+    return _C._cpu_capability().upper()
+
+
+cpu.get_cpu_capability = _named(_get_cpu_capability, "get_cpu_capability")
+
+for _sub in (cuda, openmp, mps, mkl, opt_einsum, cpu):
     _sys.modules[_sub.__name__] = _sub  # `import tessera.backends.cuda` works too (cudnn, mkldnn: above)
 del _sub

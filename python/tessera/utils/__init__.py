@@ -2,3 +2,4 @@
 from . import dlpack  # noqa: F401
 from . import data  # noqa: F401
 from . import checkpoint  # noqa: F401
+from . import _pytree  # noqa: F401
