@@ -346,7 +346,8 @@ PyObject* set_default_dtype_fn(PyObject*, PyObject* arg) {
   END_HANDLE_TH_ERRORS
 }
 
-static std::optional<c10::Device> default_device;  // (the GIL guards it)
+// Per thread, as torch 2's (a new thread starts on the CPU).
+static thread_local std::optional<c10::Device> default_device;
 
 std::optional<c10::Device> default_factory_device() { return default_device; }
 

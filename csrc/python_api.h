@@ -53,7 +53,7 @@ bool is_numpy_array(PyObject* obj);
 // A device argument as torch's parsers take it: tessera.device, "cuda:1" or an int (CUDA index).
 c10::Device device_from_object(PyObject* obj);
 // tessera.set_default_device's device: what factories called from Python without device=
-// use (nullopt: none set, the CPU). Read and written with the GIL held.
+// use (nullopt: none set, the CPU); each thread has its own.
 std::optional<c10::Device> default_factory_device();
 
 // A Python number (bool, int, float, complex or a numpy scalar) as a Scalar (Bool, Long,

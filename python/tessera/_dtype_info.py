@@ -90,7 +90,16 @@ def set_default_device(device):
     """set_default_device(device): factories called without device= (zeros, rand, arange,
     tensor, ...: the functions with no tensor argument) make their tensors on `device` (a
     tessera.device, a string or a CUDA index); None goes back to the CPU. Ops given a tensor
-    (zeros_like, x.new_zeros, ...) keep following it. As current PyTorch's, from Python only."""
+    (zeros_like, x.new_zeros, ...) keep following it. As current PyTorch's, from Python only,
+    and per thread. A CUDA device is refused at once in a build without CUDA (torch accepts it
+    and fails at the next factory)."""
+    if device is not None:
+        device = _C.device(device) if not isinstance(device, int) else _C.device("cuda", device)
+        if device.type == "cuda":
+            from . import cuda
+            if not cuda.is_available():
+                raise RuntimeError("set_default_device: tessera was built without CUDA (or no GPU is present), so "
+                                   "no tensor can be made on a CUDA device")
     _C._set_default_device(device)
 
 

@@ -18,7 +18,10 @@ def as_tensor(data, dtype=None, device=None):
 
     data as a tensor, sharing its memory where possible: a tensor with the asked dtype and
     device is returned as is, and a numpy array becomes a tensor over its memory (when its
-    dtype is supported and its strides are not negative); otherwise the data is copied."""
+    dtype is supported and its strides are not negative); otherwise the data is copied.
+    Without device=, set_default_device's device applies (as in current PyTorch)."""
+    if device is None:
+        device = _C._get_default_device()
     if isinstance(data, _C.Tensor):
         if dtype is None and device is None:
             return data
@@ -144,7 +147,10 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
     a number or a nested sequence of them) as a tensor. With copy=None the result shares
     obj's memory when dtype and device allow it and copies otherwise; copy=True always
     copies and copy=False raises where sharing is impossible. A buffer is read as `dtype`
-    (the default dtype when not given)."""
+    (the default dtype when not given). Without device=, set_default_device's device applies."""
+    if device is None:
+        device = _C._get_default_device()
+
     def finish(tensor, shared):
         if copy is False and not shared:
             raise ValueError("can't alias arbitrary sequence into a tensor.")

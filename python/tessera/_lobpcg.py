@@ -214,7 +214,7 @@ def _lobpcg(A, k, B, X, n, iK, niter, tol, largest, method, tracker, ortho_ipara
     Xs = None if X is None else X.reshape(count, m, n)
     values, vectors = [], []
     for i in range(count):
-        X0 = _C.randn(m, n, dtype=A.dtype) if Xs is None else Xs[i].to(A.dtype)
+        X0 = _C.randn(m, n, dtype=A.dtype, device=A.device) if Xs is None else Xs[i].to(A.dtype)
         iparams["batch_index"] = i
         worker = LOBPCG(As[i], None if Bs is None else Bs[i], X0, iK, iparams, fparams, bparams, method, tracker)
         worker.run()

@@ -23,7 +23,7 @@ def _range_basis(A, q, niter, M):
     def times_H(X):  # (A - M)^H @ X
         return A_H @ X if M is None else A_H @ X - M_H @ X
 
-    Q = linalg.qr(times(_C.randn(A.shape[-1], q, dtype=A.dtype))).Q
+    Q = linalg.qr(times(_C.randn(A.shape[-1], q, dtype=A.dtype, device=A.device))).Q
     for _ in range(niter):
         Q = linalg.qr(times_H(Q)).Q
         Q = linalg.qr(times(Q)).Q

@@ -188,6 +188,8 @@ def deprecated_range(start=0, end=None, step=1, *, out=None, dtype=None, layout=
                   "[start, end).")
     if end is None:
         start, end = 0, start
+    if device is None:
+        device = _C._get_default_device()
     result = _C._call_op("aten::range", "step", (start, end, step),
                          {"dtype": dtype, "layout": layout, "device": device})
     if out is not None:

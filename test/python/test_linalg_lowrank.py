@@ -291,3 +291,11 @@ def test_lobpcg_backward_refuses_b():
     E, _ = tessera.lobpcg(A, k=1, B=tessera.eye(9, dtype=tessera.float64))
     with pytest.raises(ValueError, match="B != I"):
         E.sum().backward()
+
+
+def test_svd_and_pca_lowrank_on_meta_tensors_give_torch_s_shapes():
+    for lib in (torch, tessera):
+        A = lib.empty(2, 10, 8, device="meta")
+        got = [tuple(t.shape) for t in lib.svd_lowrank(A, q=3)] + [tuple(t.shape) for t in lib.pca_lowrank(A, q=3)]
+        assert got == [(2, 10, 3), (2, 3), (2, 8, 3)] * 2
+        assert all(t.is_meta for t in lib.svd_lowrank(A, q=3))

@@ -82,7 +82,7 @@ def test_registered_containers_and_tensor_leaves():
         assert isinstance(back["box"], Box) and back["box"].items == [5, 6] and back["box"].label == "L"
     finally:
         del ours.SUPPORTED_NODES[Box]
-    assert ours._register_pytree_node is ours.register_pytree_node  # torch 1.13's private name
+    assert callable(ours._register_pytree_node)  # torch 1.13's private name
 
 
 def test_unflatten_errors_as_torch():
@@ -174,3 +174,64 @@ def test_default_device_moves_factories_only():
     assert tessera.ones(1).device.type == "cpu"
     with pytest.raises(TypeError):
         tessera.set_default_device(1.5)
+
+
+def test_return_types_are_containers_as_torch_s():
+    x = [[3.0, 1.0], [2.0, 5.0]]
+    for op in ("max", "sort"):
+        args = (0,) if op == "max" else ()
+        ours_result = getattr(tessera, op)(tessera.tensor(x), *args)
+        theirs_result = getattr(torch, op)(torch.tensor(x), *args)
+        assert repr(ours.tree_structure(ours_result)) == repr(theirs.tree_flatten(theirs_result)[1])
+        mapped = ours.tree_map(lambda t: t + 1, ours_result)
+        assert type(mapped) is type(ours_result) and mapped.values.tolist() == (theirs_result.values + 1).tolist()
+
+
+def test_register_pytree_node_refuses_a_second_registration():
+    class Pair:
+        def __init__(self, a, b):
+            self.a, self.b = a, b
+
+    ours.register_pytree_node(Pair, lambda p: ([p.a, p.b], None), lambda c, _: Pair(*c))
+    try:
+        with pytest.raises(ValueError, match="already registered"):
+            ours.register_pytree_node(Pair, lambda p: ([p.a], None), lambda c, _: Pair(c[0], None))
+        ours._register_pytree_node(Pair, lambda p: ([p.b], None), lambda c, _: Pair(None, c[0]))  # 1.13: replaces
+        assert ours.tree_leaves(Pair(1, 2)) == [2]
+    finally:
+        del ours.SUPPORTED_NODES[Pair]
+
+
+def test_compile_backend_and_mode_rules_as_current_torch():
+    custom = lambda gm, inputs: gm  # noqa: E731
+    f = lambda x: x + 1  # noqa: E731
+    assert tessera.compile(f, backend=custom, disable=True) is f
+    assert tessera.compile(f, backend="eager", mode="anything")(tessera.ones(1)).tolist() == [2.0]  # inductor's
+
+
+def test_default_device_is_per_thread_and_reaches_python_factories():
+    import threading
+
+    import numpy as np
+
+    tessera.set_default_device("meta")
+    try:
+        seen = []
+        worker = threading.Thread(target=lambda: seen.append(tessera.zeros(1).device.type))
+        worker.start()
+        worker.join()
+        assert seen == ["cpu"]  # a new thread starts on the CPU, as torch 2's
+        with pytest.warns(UserWarning):
+            assert tessera.range(0, 3).is_meta
+        assert tessera.as_tensor(np.ones(2)).is_meta and tessera.as_tensor(tessera.ones(2, device="cpu")).is_meta
+        assert tessera.asarray(np.ones(2)).is_meta and tessera.asarray([1, 2]).is_meta
+        # the data utilities' seeds and index permutations stay on the CPU; collated batches
+        # are new tensors, on the default device (as torch 2's default_collate makes them)
+        for sampler_kwargs in ({"shuffle": True}, {"sampler": tessera.utils.data.RandomSampler(range(6), True, 7)}):
+            loader = tessera.utils.data.DataLoader(list(range(6)), batch_size=3, **sampler_kwargs)
+            batches = list(loader)
+            assert sum(b.shape[0] for b in batches) in (6, 7) and all(b.is_meta for b in batches)
+    finally:
+        tessera.set_default_device(None)
+    with pytest.raises(RuntimeError, match="without CUDA"):
+        tessera.set_default_device("cuda")

@@ -1,12 +1,14 @@
 """tessera.utils._pytree: nested containers ("pytrees") taken apart into their leaves and a
 spec of their structure, and put back together, as torch.utils._pytree does.
 
-Containers are the types in SUPPORTED_NODES: list, tuple, dict, OrderedDict and every
-namedtuple (registered under `collections.namedtuple`), plus what register_pytree_node
-adds. Anything else, None included (as torch 1.13), is a leaf. A TreeSpec records each
+Containers are the types in SUPPORTED_NODES: list, tuple, dict, OrderedDict, every
+namedtuple (registered under `collections.namedtuple`) and tessera.return_types' types
+(registered when first seen, as torch registers torch.return_types'), plus what
+register_pytree_node adds. Anything else, None included (as torch 1.13), is a leaf. A TreeSpec records each
 container's type, its context (a dict's keys, a namedtuple's class) and its children's
 specs; its repr is torch's (``TreeSpec(tuple, None, [*, *])``, a leaf ``*``).
 """
+import functools
 from collections import OrderedDict, namedtuple
 from typing import Any, Callable, List, NamedTuple, Optional, Tuple
 
@@ -28,21 +30,33 @@ class NodeDef(NamedTuple):
 SUPPORTED_NODES = {}
 
 
-def register_pytree_node(typ, flatten_fn, unflatten_fn):
+def _register_pytree_node(typ, flatten_fn, unflatten_fn):
     """Makes `typ` a container: flatten_fn(x) -> (children, context) and
-    unflatten_fn(children, context) -> x. (torch 1.13 names it _register_pytree_node.)"""
+    unflatten_fn(children, context) -> x (torch 1.13's name: a second registration replaces
+    the first)."""
     SUPPORTED_NODES[typ] = NodeDef(flatten_fn, unflatten_fn)
 
 
-_register_pytree_node = register_pytree_node
+def register_pytree_node(typ, flatten_fn, unflatten_fn):
+    """_register_pytree_node under current PyTorch's public name, which refuses to register a
+    type twice."""
+    if typ in SUPPORTED_NODES:
+        raise ValueError(f"{typ} is already registered as pytree node.")
+    _register_pytree_node(typ, flatten_fn, unflatten_fn)
 
-register_pytree_node(list, lambda xs: (list(xs), None), lambda children, _: list(children))
-register_pytree_node(tuple, lambda xs: (list(xs), None), lambda children, _: tuple(children))
-register_pytree_node(dict, lambda d: (list(d.values()), list(d.keys())),
-                     lambda children, keys: dict(zip(keys, children)))
-register_pytree_node(OrderedDict, lambda d: (list(d.values()), list(d.keys())),
-                     lambda children, keys: OrderedDict(zip(keys, children)))
-register_pytree_node(namedtuple, lambda t: (list(t), type(t)), lambda children, cls: cls(*children))
+_register_pytree_node(list, lambda xs: (list(xs), None), lambda children, _: list(children))
+_register_pytree_node(tuple, lambda xs: (list(xs), None), lambda children, _: tuple(children))
+_register_pytree_node(dict, lambda d: (list(d.values()), list(d.keys())),
+                      lambda children, keys: dict(zip(keys, children)))
+_register_pytree_node(OrderedDict, lambda d: (list(d.values()), list(d.keys())),
+                      lambda children, keys: OrderedDict(zip(keys, children)))
+_register_pytree_node(namedtuple, lambda t: (list(t), type(t)), lambda children, cls: cls(*children))
+
+
+def _register_return_type(cls):
+    """A tessera.return_types class (a struct sequence the extension makes on first use) as a
+    container of its tensors, context None, as torch.return_types' are."""
+    _register_pytree_node(cls, lambda r: (list(r), None), lambda children, _: cls(children))
 
 
 def _is_namedtuple(x):
@@ -55,7 +69,12 @@ def _is_namedtuple(x):
 
 
 def _node_type(x):
-    return namedtuple if _is_namedtuple(x) else type(x)
+    if _is_namedtuple(x):
+        return namedtuple
+    cls = type(x)
+    if cls not in SUPPORTED_NODES and cls.__module__ == "tessera.return_types" and hasattr(cls, "n_sequence_fields"):
+        _register_return_type(cls)
+    return cls
 
 
 def _is_leaf(x):
@@ -153,6 +172,7 @@ def tree_map(fn: Callable[[Any], Any], pytree: PyTree) -> PyTree:
 def map_only(ty):
     """Decorator: fn applied to leaves of type `ty` (a type or a tuple of types), others kept."""
     def wrap(fn):
+        @functools.wraps(fn)
         def only(x):
             return fn(x) if isinstance(x, ty) else x
         return only

@@ -203,7 +203,7 @@ class DataLoader:
 
 
 def _draw_seed(generator):
-    return _C.empty((), dtype=_C.int64).random_(generator=generator).item()
+    return _C.empty((), dtype=_C.int64, device="cpu").random_(generator=generator).item()
 
 
 def seed_random_pipes(datapipe, shared_seed):

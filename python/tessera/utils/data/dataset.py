@@ -185,6 +185,6 @@ def random_split(dataset, lengths, generator=None):
         raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
     if generator is None:
         generator = _C.default_generator
-    order = _C.randperm(sum(lengths), generator=generator).tolist()
+    order = _C.randperm(sum(lengths), generator=generator, device="cpu").tolist()
     ends = list(itertools.accumulate(lengths))
     return [Subset(dataset, order[end - length:end]) for end, length in zip(ends, lengths)]

@@ -42,7 +42,7 @@ class DistributedSampler(Sampler[int]):
         if self.shuffle:
             g = _C.Generator()
             g.manual_seed(self.seed + self.epoch)
-            indices = _C.randperm(n, generator=g).tolist()
+            indices = _C.randperm(n, generator=g, device="cpu").tolist()
         else:
             indices = list(range(n))
         if not self.drop_last:

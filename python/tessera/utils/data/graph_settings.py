@@ -65,7 +65,7 @@ def apply_random_seed(datapipe, rng):
     `rng`, in graph order."""
     for pipe in get_all_graph_pipes(traverse_dps(datapipe)):
         if _has_methods(pipe, "set_seed"):
-            pipe.set_seed(int(_C.empty((), dtype=_C.int64).random_(generator=rng).item()))
+            pipe.set_seed(int(_C.empty((), dtype=_C.int64, device="cpu").random_(generator=rng).item()))
     return datapipe
 
 

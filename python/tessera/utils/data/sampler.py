@@ -38,7 +38,7 @@ class SequentialSampler(Sampler[int]):
 def _fresh_generator():
     # Without a generator each epoch draws its own seed from the global RNG, so that
     # tessera.manual_seed still makes the whole run reproducible.
-    seed = int(_C.empty((), dtype=_C.int64).random_().item())
+    seed = int(_C.empty((), dtype=_C.int64, device="cpu").random_().item())
     g = _C.Generator()
     g.manual_seed(seed)
     return g
@@ -68,12 +68,13 @@ class RandomSampler(Sampler[int]):
         if self.replacement:
             # Drawn in chunks of 32, as torch does, so a partly consumed epoch costs little.
             for _ in range(self.num_samples // 32):
-                yield from _C.randint(high=n, size=(32,), dtype=_C.int64, generator=g).tolist()
-            yield from _C.randint(high=n, size=(self.num_samples % 32,), dtype=_C.int64, generator=g).tolist()
+                yield from _C.randint(high=n, size=(32,), dtype=_C.int64, generator=g, device="cpu").tolist()
+            yield from _C.randint(high=n, size=(self.num_samples % 32,), dtype=_C.int64, generator=g,
+                                  device="cpu").tolist()
         else:
             for _ in range(self.num_samples // n):
-                yield from _C.randperm(n, generator=g).tolist()
-            yield from _C.randperm(n, generator=g).tolist()[:self.num_samples % n]
+                yield from _C.randperm(n, generator=g, device="cpu").tolist()
+            yield from _C.randperm(n, generator=g, device="cpu").tolist()[:self.num_samples % n]
 
     def __len__(self):
         return self.num_samples
@@ -87,7 +88,7 @@ class SubsetRandomSampler(Sampler[int]):
         self.generator = generator
 
     def __iter__(self):
-        for i in _C.randperm(len(self.indices), generator=self.generator).tolist():
+        for i in _C.randperm(len(self.indices), generator=self.generator, device="cpu").tolist():
             yield self.indices[i]
 
     def __len__(self):
