@@ -70,7 +70,7 @@ def _argument_exprs(schema, locals_: list, self_expr: str | None):
     exprs = []
     i = -1
     # a factory (no tensor argument) takes tessera.set_default_device's device when given none
-    factory = not any("Tensor" in str(a.type) for a in schema.arguments)
+    factory = not schema.has_tensor_arguments
     for a in schema.arguments:
         t = cpp.argument_type(a)
         if self_expr is not None and a.name == "self":
