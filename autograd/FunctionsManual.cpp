@@ -1,5 +1,6 @@
 #include <autograd/FunctionsManual.h>
 
+#include <aten/core/NestedTensorImpl.h>
 #include <aten/core/TensorOperators.h>
 #include <aten/ops/Functions.h>
 #include <c10/util/Exception.h>
@@ -324,6 +325,31 @@ Tensor roll_backward(const Tensor& grad, IntArrayRef shifts, IntArrayRef dims) {
   std::vector<int64_t> neg;
   for (int64_t s : shifts) neg.push_back(-s);
   return grad.roll(neg, dims);
+}
+
+std::tuple<Tensor, Tensor, Tensor> mkldnn_convolution_backward(const Tensor& grad, const Tensor& self,
+                                                               const Tensor& weight, const std::optional<Tensor>& bias,
+                                                               IntArrayRef padding, IntArrayRef stride,
+                                                               IntArrayRef dilation, int64_t groups,
+                                                               std::array<bool, 3> mask) {
+  std::optional<IntArrayRef> bias_sizes;
+  if (bias && bias->defined()) bias_sizes = bias->sizes();
+  const std::vector<int64_t> output_padding(padding.size(), 0);
+  return at::convolution_backward(grad, self, weight, bias_sizes, stride, padding, dilation, false, output_padding,
+                                  groups, mask);
+}
+
+Tensor to_padded_tensor_backward(const Tensor& grad, const Tensor& self) {
+  const at::NestedTensorImpl* nt = at::get_nested_impl(self);
+  TORCH_INTERNAL_ASSERT(nt != nullptr, "to_padded_tensor_backward: the input is not a nested tensor");
+  std::vector<Tensor> parts;
+  for (int64_t i = 0; i < nt->num_components(); ++i) {
+    Tensor g = grad.select(0, i);
+    const auto& sizes = nt->component_sizes()[static_cast<size_t>(i)];
+    for (size_t d = 0; d < sizes.size(); ++d) g = g.narrow(static_cast<int64_t>(d), 0, sizes[d]);
+    parts.push_back(g);
+  }
+  return at::_nested_tensor_from_tensor_list(parts, self.scalar_type());
 }
 
 std::vector<Tensor> cat_tensors_backward(const Tensor& grad, const std::vector<Tensor>& tensors, int64_t dim) {

@@ -94,6 +94,14 @@ Tensor permute_backward(const Tensor& grad, IntArrayRef dims);
 Tensor repeat_backward(const Tensor& grad, IntArrayRef repeats, IntArrayRef sizes);
 Tensor roll_backward(const Tensor& grad, IntArrayRef shifts, IntArrayRef dims);
 std::vector<Tensor> cat_tensors_backward(const Tensor& grad, const std::vector<Tensor>& tensors, int64_t dim);
+// mkldnn_convolution's grads: convolution_backward with its arguments in torch's order.
+std::tuple<Tensor, Tensor, Tensor> mkldnn_convolution_backward(const Tensor& grad, const Tensor& self,
+                                                               const Tensor& weight, const std::optional<Tensor>& bias,
+                                                               IntArrayRef padding, IntArrayRef stride,
+                                                               IntArrayRef dilation, int64_t groups,
+                                                               std::array<bool, 3> mask);
+// The gradient of a nested tensor's to_padded_tensor: each component's corner of the dense grad.
+Tensor to_padded_tensor_backward(const Tensor& grad, const Tensor& self);
 
 // Elementwise.
 Tensor clamp_backward(const Tensor& grad, const Tensor& self, const std::optional<at::Scalar>& min,

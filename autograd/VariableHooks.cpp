@@ -52,6 +52,9 @@ class VariableHooks final : public at::impl::VariableHooksInterface {
 
   void retain_grad(const Tensor& self) const override {
     TORCH_CHECK(self.requires_grad(), "can't retain_grad on Tensor that has requires_grad=False");
+    // The retained grad is a clone, and these layouts have no clone kernel yet.
+    TORCH_CHECK_NOT_IMPLEMENTED(!self.is_nested() && !self.is_mkldnn(), "retain_grad() is not supported on ",
+                                self.is_nested() ? "nested" : "mkldnn", " tensors yet");
     const std::shared_ptr<Node>& fn = impl::grad_fn(self);
     if (!fn) return;  // a leaf keeps its grad anyway
     AutogradMeta* meta = impl::get_autograd_meta(self);

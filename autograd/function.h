@@ -25,12 +25,19 @@ using tensor_list = std::vector<at::Tensor>;
 struct InputMetadata {
   InputMetadata() = default;
   explicit InputMetadata(const Tensor& t)
-      : shape(t.sizes().begin(), t.sizes().end()), dtype(t.scalar_type()), device(t.device()), defined(true) {}
+      : shape(t.sizes().begin(), t.sizes().end()),
+        dtype(t.scalar_type()),
+        device(t.device()),
+        layout(t.layout()),
+        is_nested(t.is_nested()),
+        defined(true) {}
   Tensor zeros_like() const;
 
   std::vector<int64_t> shape;
   c10::ScalarType dtype = c10::ScalarType::Float;
   c10::Device device{c10::DeviceType::CPU};
+  c10::Layout layout = c10::kStrided;
+  bool is_nested = false;  // a nested tensor's shape above is its buffer's, not its components'
   bool defined = false;  // false for an output that takes no grad (an integer output)
 };
 

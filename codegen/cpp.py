@@ -66,6 +66,7 @@ _ENUM_TYPES = {"ScalarType", "Layout", "MemoryFormat"}
 _DEFAULT_WORDS = {
     "None": "std::nullopt", "True": "true", "False": "false",
     "contiguous_format": "at::MemoryFormat::Contiguous", "channels_last": "at::MemoryFormat::ChannelsLast",
+    "channels_last_3d": "at::MemoryFormat::ChannelsLast3d",
     "preserve_format": "at::MemoryFormat::Preserve", "long": "at::kLong", "float": "at::kFloat",
     "strided": "at::kStrided",
 }

@@ -313,7 +313,7 @@ def _doc_literal(text: str) -> str:
 
 
 # Python submodules of tessera._C (tessera._C._linalg, ...), each with its table.
-PYTHON_MODULES = ("fft", "linalg", "nn", "special")
+PYTHON_MODULES = ("fft", "linalg", "nested", "nn", "special")
 
 
 # The bindings are spread over this many translation units (by a hash of the Python name,

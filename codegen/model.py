@@ -10,6 +10,9 @@ import dataclasses
 import re
 from typing import Optional
 
+# The keys an ops.yaml `dispatch:` line may name (gen.py writes one Register<key>.cpp each).
+DISPATCH_KEYS = ("CPU", "Meta", "MkldnnCPU", "NestedTensorCPU", "CompositeExplicitAutograd")
+
 BASE_TYPES = {"Tensor", "int", "SymInt", "float", "bool", "str", "Scalar", "ScalarType", "Layout",
               "Device", "MemoryFormat", "Generator", "Dimname"}
 
@@ -230,6 +233,8 @@ class Op:
         dispatch = {}
         for keys, kernel in (entry.get("dispatch") or {}).items():
             for key in str(keys).split(","):
+                if key.strip() not in DISPATCH_KEYS:
+                    raise ValueError(f"{entry.get('func')}: dispatch key '{key.strip()}' is not one of {DISPATCH_KEYS}")
                 dispatch[key.strip()] = kernel
         variants = tuple(v.strip() for v in str(entry.get("variants", "function")).split(","))
         op = Op(schema, variants, dispatch, bool(entry.get("structured", False)),

@@ -141,6 +141,7 @@ IValue enum_default(const c10::DefaultValue& d, const SchemaType& type) {
   if (t.is(Kind::MemoryFormat)) {
     if (name == "contiguous_format") return IValue(c10::MemoryFormat::Contiguous);
     if (name == "channels_last") return IValue(c10::MemoryFormat::ChannelsLast);
+    if (name == "channels_last_3d") return IValue(c10::MemoryFormat::ChannelsLast3d);
     if (name == "preserve_format") return IValue(c10::MemoryFormat::Preserve);
   }
   if (t.is(Kind::Layout) && name == "strided") return IValue(c10::kStrided);
@@ -169,7 +170,7 @@ IValue default_ivalue(const c10::Argument& arg) {
         return IValue(static_cast<c10::ScalarType>(v));
       }
       if (t.is(Kind::MemoryFormat)) {
-        TORCH_INTERNAL_ASSERT(v >= 0 && v <= static_cast<int64_t>(c10::MemoryFormat::ChannelsLast), arg.name(),
+        TORCH_INTERNAL_ASSERT(v >= 0 && v < c10::kNumMemoryFormats, arg.name(),
                               ": no memory format numbered ", v);
         return IValue(static_cast<c10::MemoryFormat>(v));
       }

@@ -297,6 +297,8 @@ void init_autograd(py::module_& m) {
       return;
     }
     const at::Tensor& grad = tensor_arg(g, "assigned grad");
+    TORCH_CHECK(grad.is_nested() == self.is_nested() && grad.layout() == self.layout(),
+                "assigned grad has data of a different type");
     TORCH_CHECK(grad.sizes().equals(self.sizes()), "assigned grad has data of a different size");
     TORCH_CHECK_TYPE(grad.scalar_type() == self.scalar_type(), "assigned grad has data of a different type");
     TORCH_CHECK(grad.device() == self.device(), "assigned grad has data located on a different device");

@@ -145,6 +145,8 @@ void release_imported(void* ctx) {
 }  // namespace
 
 PyObject* tensor_to_dlpack(const at::Tensor& t) {
+  check_plain_geometry(t, OpaqueAccess::Data);
+  check_plain_geometry(t, OpaqueAccess::Strides);
   TORCH_CHECK(!t.requires_grad(), "Can't export tensors that require gradient, use tensor.detach()");
   // The consumer would read raw memory; torch 1.13 refuses only conj (and exports neg views wrong).
   TORCH_CHECK(!t.is_conj(), "Can't export tensors with the conjugate bit set");

@@ -113,7 +113,7 @@ struct MemoryFormatObject {
 PyTypeObject LayoutTypeObj{};
 PyTypeObject MemoryFormatTypeObj{};
 std::array<LayoutObject*, c10::kNumLayouts> g_layouts{};
-std::array<MemoryFormatObject*, 3> g_memory_formats{};
+std::array<MemoryFormatObject*, c10::kNumMemoryFormats> g_memory_formats{};
 
 PyObject* layout_repr(PyObject* self) {
   return PyUnicode_FromFormat("tessera.%s", reinterpret_cast<LayoutObject*>(self)->name);
@@ -401,7 +401,7 @@ bool init_dtypes(PyObject* module) {
   LayoutTypeObj.tp_methods = layout_methods;
   LayoutTypeObj.tp_doc = "How a tensor's elements are stored (tessera.strided, tessera.sparse_coo, ...).";
   if (!ready_type(module, &LayoutTypeObj, "tessera.layout", sizeof(LayoutObject), "layout")) return false;
-  for (c10::Layout l : {c10::Layout::Strided, c10::Layout::SparseCoo, c10::Layout::SparseCsr}) {
+  for (c10::Layout l : {c10::Layout::Strided, c10::Layout::SparseCoo, c10::Layout::SparseCsr, c10::Layout::Mkldnn}) {
     const char* name = c10::LayoutName(l);
     LayoutObject*& slot = g_layouts[static_cast<size_t>(l)];
     if (!add_singleton(module, &LayoutTypeObj, name, &slot)) return false;
@@ -417,7 +417,8 @@ bool init_dtypes(PyObject* module) {
   if (!ready_type(module, &MemoryFormatTypeObj, "tessera.memory_format", sizeof(MemoryFormatObject), "memory_format")) {
     return false;
   }
-  for (c10::MemoryFormat f : {c10::MemoryFormat::Contiguous, c10::MemoryFormat::Preserve, c10::MemoryFormat::ChannelsLast}) {
+  for (c10::MemoryFormat f : {c10::MemoryFormat::Contiguous, c10::MemoryFormat::Preserve, c10::MemoryFormat::ChannelsLast,
+                               c10::MemoryFormat::ChannelsLast3d}) {
     const char* name = c10::MemoryFormatName(f);
     MemoryFormatObject*& slot = g_memory_formats[static_cast<size_t>(f)];
     if (!add_singleton(module, &MemoryFormatTypeObj, name, &slot)) return false;

@@ -36,6 +36,9 @@ PYBIND11_MODULE(_C, m) {
   // python_module: special entries (tessera.special re-exports them by torch.special's names).
   py::module_ special = m.def_submodule("_special", "Bindings of the special_* operators.");
   if (PyModule_AddFunctions(special.ptr(), generated_special_functions()) != 0) throw py::error_already_set();
+  // python_module: nested entries (tessera.nested builds on them, as torch.nested on torch._C._nested).
+  py::module_ nested = m.def_submodule("_nested", "Bindings of the nested tensor operators.");
+  if (PyModule_AddFunctions(nested.ptr(), generated_nested_functions()) != 0) throw py::error_already_set();
   // python_module: nn entries (torch._C._nn's; tessera.nn.functional builds on them).
   py::module_ nn = m.def_submodule("_nn", "Bindings of the torch.nn.functional operators.");
   if (PyModule_AddFunctions(nn.ptr(), generated_nn_functions()) != 0) throw py::error_already_set();

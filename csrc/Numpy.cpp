@@ -81,6 +81,7 @@ void release_array(void* array) {
 }  // namespace
 
 PyObject* tensor_to_numpy(const at::Tensor& tensor, bool force) {
+  check_plain_geometry(tensor, OpaqueAccess::Numpy);
   ensure_numpy();
   at::Tensor t = tensor;
   if (force) {

@@ -5,6 +5,7 @@
 #include "python_api.h"
 
 #include <aten/core/Dispatch.h>
+#include <aten/core/NestedTensorImpl.h>
 #include <aten/ops/Functions.h>
 #include <c10/core/ThreadLocalState.h>
 #include <c10/util/Exception.h>
@@ -16,6 +17,22 @@
 #include <vector>
 
 namespace tessera::python {
+
+void check_plain_geometry(const at::Tensor& t, OpaqueAccess what) {
+  const c10::DispatchKeySet ks = t.key_set();
+  if (C10_LIKELY(!ks.has_any({c10::DispatchKey::MkldnnCPU, c10::DispatchKey::NestedTensorCPU}))) return;
+  if (ks.has(c10::DispatchKey::NestedTensorCPU)) {
+    if (what == OpaqueAccess::Data) return;  // the packed buffer's address, as torch
+    const bool sizes = what == OpaqueAccess::Sizes || what == OpaqueAccess::Numpy;
+    TORCH_CHECK(false, "Internal error: NestedTensorImpl doesn't support ", sizes ? "sizes" : "strides",
+                ". Please file an issue on https://github.com/pytorch/nestedtensor");
+  }
+  if (what == OpaqueAccess::Sizes) return;  // an mkldnn tensor has sizes
+  TORCH_CHECK(what != OpaqueAccess::Strides, "mkldnn tensors have no strides (their memory layout is opaque)");
+  TORCH_CHECK(what != OpaqueAccess::Data, "Cannot access data pointer of Tensor that doesn't have storage");
+  TORCH_CHECK_TYPE(what != OpaqueAccess::Numpy, "can't convert Mkldnn layout tensor to numpy. Use Tensor.dense() first.");
+  TORCH_CHECK_NOT_IMPLEMENTED(false, "Cannot access storage of OpaqueTensorImpl");
+}
 
 PyTypeObject* TensorType = nullptr;
 PyTypeObject* SizeType = nullptr;
@@ -153,6 +170,7 @@ bool init_size_type(PyObject* module) {
 
 // ================================================================ reading elements
 
+
 at::Tensor readable(const at::Tensor& t, const char* what) {
   TORCH_CHECK_NOT_IMPLEMENTED(!t.is_meta(), what);
   if (t.is_cpu()) return t;
@@ -201,6 +219,8 @@ PyObject* tolist_rec(const char* data, c10::IntArrayRef sizes, c10::IntArrayRef 
 }
 
 c10::Scalar item_of(const at::Tensor& t) {
+  TORCH_CHECK_NOT_IMPLEMENTED(!t.is_mkldnn() && !t.is_nested(), "item() is not supported on ",
+                              t.is_mkldnn() ? "mkldnn" : "nested", " tensors");
   if (!t.is_cpu() && !t.is_meta()) return readable(t, "").item();
   return t.item();
 }
@@ -233,8 +253,20 @@ PyObject* tensor_size(PyObject* self, PyObject* args, PyObject* kwargs) {
   HANDLE_TH_ERRORS
   const at::Tensor& t = unwrap(self);
   PyObject* dim = optional_dim("size", args, kwargs);
-  if (!dim) return make_size(t.sizes());
-  return PyLong_FromLongLong(t.size(dim_argument(dim)));
+  if (!dim) {
+    check_plain_geometry(t, OpaqueAccess::Sizes);
+    return make_size(t.sizes());
+  }
+  const int64_t d = dim_argument(dim);
+  if (const at::NestedTensorImpl* nt = at::get_nested_impl(t)) {
+    const int64_t n = t.dim();
+    TORCH_CHECK_INDEX(d >= -n && d < n, "Dimension out of range (expected to be in range of [", -n, ", ", n - 1,
+                      "], but got ", d, ")");
+    std::optional<int64_t> size = nt->regular_size(d < 0 ? d + n : d);
+    TORCH_CHECK(size, "Given dimension ", d, " is irregular and does not have a size.");
+    return PyLong_FromLongLong(*size);
+  }
+  return PyLong_FromLongLong(t.size(d));
   END_HANDLE_TH_ERRORS
 }
 
@@ -242,6 +274,7 @@ PyObject* tensor_stride(PyObject* self, PyObject* args, PyObject* kwargs) {
   HANDLE_TH_ERRORS
   const at::Tensor& t = unwrap(self);
   PyObject* dim = optional_dim("stride", args, kwargs);
+  check_plain_geometry(t, OpaqueAccess::Strides);
   if (dim) return PyLong_FromLongLong(t.stride(dim_argument(dim)));
   c10::IntArrayRef strides = t.strides();
   PyObject* tuple = PyTuple_New(static_cast<Py_ssize_t>(strides.size()));
@@ -262,7 +295,12 @@ PyObject* tensor_dim(PyObject* self, PyObject*) { return PyLong_FromLongLong(unw
 PyObject* tensor_numel(PyObject* self, PyObject*) { return PyLong_FromLongLong(unwrap(self).numel()); }
 PyObject* tensor_element_size(PyObject* self, PyObject*) { return PyLong_FromSize_t(unwrap(self).element_size()); }
 PyObject* tensor_storage_offset(PyObject* self, PyObject*) { return PyLong_FromLongLong(unwrap(self).storage_offset()); }
-PyObject* tensor_data_ptr(PyObject* self, PyObject*) { return PyLong_FromVoidPtr(unwrap(self).data_ptr()); }
+PyObject* tensor_data_ptr(PyObject* self, PyObject*) {
+  HANDLE_TH_ERRORS
+  check_plain_geometry(unwrap(self), OpaqueAccess::Data);
+  return PyLong_FromVoidPtr(unwrap(self).data_ptr());
+  END_HANDLE_TH_ERRORS
+}
 
 PyObject* tensor_is_contiguous(PyObject* self, PyObject* args, PyObject* kwargs) {
   HANDLE_TH_ERRORS
@@ -283,6 +321,7 @@ PyObject* tensor_is_contiguous(PyObject* self, PyObject* args, PyObject* kwargs)
 
 PyObject* tensor_tolist(PyObject* self, PyObject*) {
   HANDLE_TH_ERRORS
+  check_plain_geometry(unwrap(self), unwrap(self).is_nested() ? OpaqueAccess::Strides : OpaqueAccess::Data);
   at::Tensor t = readable(unwrap(self), "Cannot copy out of meta tensor; no data!");
   if (t.key_set().has_any(c10::math_bits_keyset)) {
     // The loop below reads raw memory: materialise a conj/neg view first, outside the graph.
@@ -345,6 +384,7 @@ PyObject* tensor_set_neg(PyObject* self, PyObject* arg) {
 // The bytes of the tensor's whole storage (what pickling and tessera.save write out).
 PyObject* tensor_storage_nbytes(PyObject* self, PyObject*) {
   HANDLE_TH_ERRORS
+  check_plain_geometry(unwrap(self), OpaqueAccess::Storage);
   const at::Tensor& t = unwrap(self);
   return PyLong_FromSize_t(t.storage().defined() ? t.storage().nbytes() : 0);
   END_HANDLE_TH_ERRORS
@@ -354,6 +394,7 @@ PyObject* tensor_storage_nbytes(PyObject* self, PyObject*) {
 
 PyObject* get_shape(PyObject* self, void*) {
   HANDLE_TH_ERRORS
+  check_plain_geometry(unwrap(self), OpaqueAccess::Sizes);
   return make_size(unwrap(self).sizes());
   END_HANDLE_TH_ERRORS
 }
@@ -379,6 +420,8 @@ PyObject* get_is_cuda(PyObject* self, void*) { return PyBool_FromLong(unwrap(sel
 PyObject* get_is_cpu(PyObject* self, void*) { return PyBool_FromLong(unwrap(self).is_cpu()); }
 PyObject* get_is_meta(PyObject* self, void*) { return PyBool_FromLong(unwrap(self).is_meta()); }
 PyObject* get_is_sparse(PyObject* self, void*) { return PyBool_FromLong(unwrap(self).layout() == c10::Layout::SparseCoo); }
+PyObject* get_is_mkldnn(PyObject* self, void*) { return PyBool_FromLong(unwrap(self).is_mkldnn()); }
+PyObject* get_is_nested(PyObject* self, void*) { return PyBool_FromLong(unwrap(self).is_nested()); }
 PyObject* get_is_quantized(PyObject* self, void*) { return PyBool_FromLong(c10::isQIntType(unwrap(self).scalar_type())); }
 PyObject* get_itemsize(PyObject* self, void*) { return PyLong_FromSize_t(unwrap(self).itemsize()); }
 PyObject* get_nbytes(PyObject* self, void*) { return PyLong_FromSize_t(unwrap(self).nbytes()); }
@@ -453,6 +496,8 @@ PyGetSetDef tensor_getset[] = {
     {"is_meta", get_is_meta, nullptr, nullptr, nullptr},
     {"is_sparse", get_is_sparse, nullptr, nullptr, nullptr},
     {"is_quantized", get_is_quantized, nullptr, nullptr, nullptr},
+    {"is_mkldnn", get_is_mkldnn, nullptr, "Whether the tensor has the _mkldnn layout (to_mkldnn()).", nullptr},
+    {"is_nested", get_is_nested, nullptr, "Whether the tensor is a nested tensor (tessera.nested).", nullptr},
     {"itemsize", get_itemsize, nullptr, nullptr, nullptr},
     {"nbytes", get_nbytes, nullptr, nullptr, nullptr},
     {"T", get_T, nullptr, "The tensor with its dimensions reversed (a view); the transpose of a matrix.", nullptr},
@@ -515,6 +560,12 @@ PyObject* call_python_printer(PyObject* self) {
 
 Py_ssize_t tensor_length(PyObject* self) {
   const at::Tensor& t = unwrap(self);
+  try {
+    check_plain_geometry(t, OpaqueAccess::Sizes);
+  } catch (...) {
+    set_python_error();
+    return -1;
+  }
   if (t.dim() == 0) {
     PyErr_SetString(PyExc_TypeError, "len() of a 0-d tensor");
     return -1;

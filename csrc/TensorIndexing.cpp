@@ -136,7 +136,9 @@ Sliced apply_slicing(const at::Tensor& self, PyObject* index) {
   for (PyObject* item : items) {
     if (is_int_index(item) || is_scalar_int_tensor(item)) {
       const int64_t i = is_tensor(item) ? unwrap(item).item().toLong() : to_int64(item), size = s.tensor.size(dim);
-      TORCH_CHECK_INDEX(i >= -size && i < size, "index ", i, " is out of bounds for dimension ", real_dim, " with size ", size);
+      // (a nested tensor's select kernel checks the index against its own sizes)
+      TORCH_CHECK_INDEX(s.tensor.is_nested() || (i >= -size && i < size), "index ", i,
+                        " is out of bounds for dimension ", real_dim, " with size ", size);
       s.tensor = s.tensor.select(dim, i);
       ++real_dim;
     } else if (PySlice_Check(item)) {
@@ -215,7 +217,8 @@ PyObject* tensor_getitem(PyObject* self, PyObject* index) {
   // The common single-index forms without building a tuple.
   if (is_int_index(index) && t.dim() > 0) {
     const int64_t i = to_int64(index), size = t.size(0);
-    TORCH_CHECK_INDEX(i >= -size && i < size, "index ", i, " is out of bounds for dimension 0 with size ", size);
+    TORCH_CHECK_INDEX(t.is_nested() || (i >= -size && i < size), "index ", i,
+                      " is out of bounds for dimension 0 with size ", size);
     return wrap(t.select(0, i));
   }
   if (index == Py_None) return wrap(t.unsqueeze(0));

@@ -76,6 +76,11 @@ PyObject* scalar_to_python(const c10::Scalar& s);
 // tessera.Size (a tuple subclass) of the given sizes: a new reference.
 extern PyTypeObject* SizeType;
 PyObject* make_size(c10::IntArrayRef sizes);
+// mkldnn and nested tensors hide their geometry (torch's OpaqueTensorImpl and
+// NestedTensorImpl): the paths that would read elements through sizes, strides or the data
+// pointer refuse them with torch's messages. A no-op for every other tensor.
+enum class OpaqueAccess { Sizes, Strides, Data, Numpy, Storage };
+void check_plain_geometry(const at::Tensor& t, OpaqueAccess what);
 
 // ---------------------------------------------------------------- dtype, device, layout, memory_format
 
@@ -144,6 +149,7 @@ PyMethodDef* generated_module_functions();  // tessera.add, tessera.empty, ...
 PyMethodDef* generated_tensor_methods();    // Tensor.add, Tensor.view, Tensor.fill_, ...
 PyMethodDef* generated_fft_functions();     // tessera._C._fft.fft_fft, ...
 PyMethodDef* generated_linalg_functions();  // tessera._C._linalg.linalg_vector_norm, ...
+PyMethodDef* generated_nested_functions();   // tessera._C._nested.nested_to_padded_tensor
 PyMethodDef* generated_special_functions();  // tessera._C._special.special_entr, ...
 PyMethodDef* generated_nn_functions();      // tessera._C._nn.gelu, ...
 // Defined by CustomOps.cpp: _call_op, _load_library, ... (null-terminated).

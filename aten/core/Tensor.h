@@ -64,6 +64,8 @@ class TORCH_API Tensor {
   bool is_cpu() const { return impl_->is_cpu(); }
   bool is_cuda() const { return impl_->is_cuda(); }
   bool is_meta() const { return impl_->is_meta(); }
+  bool is_mkldnn() const { return impl_->key_set().has(c10::DispatchKey::MkldnnCPU); }
+  bool is_nested() const { return impl_->key_set().has(c10::DispatchKey::NestedTensorCPU); }
   // The lazy math bits (conj() views, the negation behind a conj view's imag).
   bool is_conj() const { return impl_->is_conj(); }
   bool is_neg() const { return impl_->is_neg(); }

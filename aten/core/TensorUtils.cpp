@@ -1,5 +1,7 @@
 #include <aten/core/TensorUtils.h>
 
+#include <aten/core/NestedTensorImpl.h>
+
 #include <c10/core/StorageBounds.h>
 #include <c10/core/ThreadLocalState.h>
 
@@ -84,6 +86,13 @@ Tensor from_blob(c10::DataPtr data, IntArrayRef sizes, IntArrayRef strides, c10:
 
 Tensor make_view(const Tensor& self, IntArrayRef sizes, IntArrayRef strides, int64_t offset) {
   c10::TensorImpl* base = self.unsafeGetTensorImpl();
+  if (self.is_nested()) {
+    // A nested tensor's geometry lives in its impl: only an alias of the whole can be made.
+    TORCH_CHECK_NOT_IMPLEMENTED(sizes.equals(self.sizes()) && strides.equals(self.strides()) &&
+                                    offset == self.storage_offset(),
+                                "views of nested tensors are not supported (only unbind and select along dim 0)");
+    return nested_alias(self);
+  }
   auto impl = c10::make_intrusive<c10::TensorImpl>(base->storage(), base->key_set(), base->scalar_type(), base->layout());
   impl->set_sizes_and_strides(sizes, strides);
   impl->set_storage_offset(offset);

@@ -13,6 +13,8 @@ std::string describeBackend(DispatchKey k) {
     case DispatchKey::Meta: return "meta";
     case DispatchKey::QuantizedCPU: return "quantized cpu";
     case DispatchKey::QuantizedCUDA: return "quantized cuda";
+    case DispatchKey::MkldnnCPU: return "mkldnn cpu";
+    case DispatchKey::NestedTensorCPU: return "nested cpu";
     default: return c10::str(LayoutName(layoutOf(k)), " ", DeviceTypeName(deviceTypeOf(k)));
   }
 }
@@ -23,6 +25,8 @@ std::string describeTensors(DispatchKey k) {
     case DispatchKey::Meta: return "meta tensors";
     case DispatchKey::QuantizedCPU: return "quantized tensors on cpu";
     case DispatchKey::QuantizedCUDA: return "quantized tensors on cuda";
+    case DispatchKey::MkldnnCPU: return "mkldnn tensors on cpu";
+    case DispatchKey::NestedTensorCPU: return "nested tensors on cpu";
     default: return c10::str(LayoutName(layoutOf(k)), " tensors on ", DeviceTypeName(deviceTypeOf(k)));
   }
 }
@@ -172,7 +176,7 @@ const KernelFunction* OperatorEntry::computeEntry(
     return &missing_kernel_;
   }
   if (const KernelFunction* direct = first(k)) return direct;
-  if (isBackendDispatchKey(k)) {
+  if (backend_dispatch_keyset.has(k)) {
     if (const KernelFunction* explicit_ = first(DispatchKey::CompositeExplicitAutograd)) return explicit_;
   }
   if (runtimeDispatchKeySetHas(DispatchKey::CompositeImplicitAutograd, k)) {
@@ -209,7 +213,7 @@ void OperatorEntry::updateTable(const std::array<std::list<AnnotatedKernel>, kDi
 
 std::vector<DispatchKey> OperatorEntry::backendsWithKernels() const {
   std::vector<DispatchKey> out;
-  for (DispatchKey b : backend_dispatch_keyset) {
+  for (DispatchKey b : all_backends_keyset) {
     const KernelFunction* k = table_[static_cast<size_t>(b)].load(std::memory_order_acquire);
     if (k != &missing_kernel_ && !k->isFallthrough()) out.push_back(b);
   }

@@ -41,7 +41,7 @@ struct EnumConstant {
 
 // The identifiers torch's schema parser turns into enum integers, plus a few siblings of
 // theirs; the codes are c10's (and torch's) enum values.
-const std::array<EnumConstant, 12> kEnumConstants{{
+const std::array<EnumConstant, 13> kEnumConstants{{
     {"float", static_cast<int64_t>(ScalarType::Float)},
     {"double", static_cast<int64_t>(ScalarType::Double)},
     {"complex", static_cast<int64_t>(ScalarType::ComplexFloat)},
@@ -51,6 +51,7 @@ const std::array<EnumConstant, 12> kEnumConstants{{
     {"contiguous_format", static_cast<int64_t>(MemoryFormat::Contiguous)},
     {"preserve_format", static_cast<int64_t>(MemoryFormat::Preserve)},
     {"channels_last", static_cast<int64_t>(MemoryFormat::ChannelsLast)},
+    {"channels_last_3d", static_cast<int64_t>(MemoryFormat::ChannelsLast3d)},
     // at::Reduction: None = 0, Mean = 1, Sum = 2.
     {"Mean", 1},
     {"Sum", 2},

@@ -20,6 +20,7 @@ const char* LayoutName(Layout layout) {
     case Layout::Strided: return "strided";
     case Layout::SparseCoo: return "sparse_coo";
     case Layout::SparseCsr: return "sparse_csr";
+    case Layout::Mkldnn: return "_mkldnn";
   }
   TORCH_INTERNAL_ASSERT(false, "unknown Layout ", static_cast<int>(layout));
 }
@@ -30,6 +31,7 @@ const char* MemoryFormatName(MemoryFormat format) {
     case MemoryFormat::Contiguous: return "contiguous_format";
     case MemoryFormat::Preserve: return "preserve_format";
     case MemoryFormat::ChannelsLast: return "channels_last";
+    case MemoryFormat::ChannelsLast3d: return "channels_last_3d";
   }
   TORCH_INTERNAL_ASSERT(false, "unknown MemoryFormat ", static_cast<int>(format));
 }

@@ -20,6 +20,8 @@ const char* toString(DispatchKey k) {
     case DispatchKey::SparseCsrCUDA: return "SparseCsrCUDA";
     case DispatchKey::QuantizedCPU: return "QuantizedCPU";
     case DispatchKey::QuantizedCUDA: return "QuantizedCUDA";
+    case DispatchKey::MkldnnCPU: return "MkldnnCPU";
+    case DispatchKey::NestedTensorCPU: return "NestedTensorCPU";
     case DispatchKey::BackendSelect: return "BackendSelect";
     case DispatchKey::Python: return "Python";
     case DispatchKey::Conjugate: return "Conjugate";
@@ -104,7 +106,7 @@ void throwNoBackendForDeviceLayout(DeviceType device, Layout layout) {
 void throwNotABackendKey(DispatchKey k, const char* function) {
   TORCH_ERROR_WITH(ValueError, function, "(): ", toString(k),
                    " is not a backend dispatch key (expected one of CPU, CUDA, Meta, SparseCPU, SparseCUDA, "
-                   "SparseCsrCPU, SparseCsrCUDA, QuantizedCPU, QuantizedCUDA)");
+                   "SparseCsrCPU, SparseCsrCUDA, QuantizedCPU, QuantizedCUDA, MkldnnCPU, NestedTensorCPU)");
 }
 
 }  // namespace detail

@@ -31,6 +31,8 @@ enum class DispatchKey : uint8_t {
   SparseCsrCUDA,
   QuantizedCPU,
   QuantizedCUDA,
+  MkldnnCPU,        // layout _mkldnn: an opaque oneDNN-owned tensor (to_mkldnn)
+  NestedTensorCPU,  // a nested tensor: a list of tensors of one rank in one buffer
 
   // Wrappers, lowest priority first.
   BackendSelect,
@@ -79,10 +81,9 @@ constexpr bool isRuntimeDispatchKey(DispatchKey k) {
   return k > DispatchKey::Undefined && k < DispatchKey::EndOfRuntimeKeys;
 }
 
-// CPU .. QuantizedCUDA: the keys a tensor's storage determines.
-constexpr bool isBackendDispatchKey(DispatchKey k) {
-  return k >= DispatchKey::CPU && k <= DispatchKey::QuantizedCUDA;
-}
+// The last backend key: CPU .. kLastBackendKey are the keys a tensor's storage determines.
+constexpr DispatchKey kLastBackendKey = DispatchKey::NestedTensorCPU;
+constexpr bool isBackendDispatchKey(DispatchKey k) { return k >= DispatchKey::CPU && k <= kLastBackendKey; }
 
 // The runtime autograd keys, and the Autograd alias that registers for all of them.
 constexpr bool isAutogradKey(DispatchKey k) {
@@ -118,6 +119,9 @@ constexpr DispatchKey backendDispatchKey(DeviceType device, Layout layout) {
       if (device == DeviceType::CPU) return DispatchKey::SparseCsrCPU;
       if (device == DeviceType::CUDA) return DispatchKey::SparseCsrCUDA;
       break;
+    case Layout::Mkldnn:
+      if (device == DeviceType::CPU) return DispatchKey::MkldnnCPU;
+      break;
   }
   detail::throwNoBackendForDeviceLayout(device, layout);
 }
@@ -143,6 +147,8 @@ constexpr DeviceType deviceTypeOf(DispatchKey backend) {
     case DispatchKey::SparseCPU:
     case DispatchKey::SparseCsrCPU:
     case DispatchKey::QuantizedCPU:
+    case DispatchKey::MkldnnCPU:
+    case DispatchKey::NestedTensorCPU:
       return DeviceType::CPU;
     case DispatchKey::CUDA:
     case DispatchKey::SparseCUDA:
@@ -156,7 +162,8 @@ constexpr DeviceType deviceTypeOf(DispatchKey backend) {
   }
 }
 
-// Quantized tensors are strided (their difference is the dtype and the quantizer).
+// Quantized and nested tensors are strided, as in torch (their difference is the dtype and
+// quantizer, or the list of component shapes).
 constexpr Layout layoutOf(DispatchKey backend) {
   switch (backend) {
     case DispatchKey::CPU:
@@ -164,7 +171,10 @@ constexpr Layout layoutOf(DispatchKey backend) {
     case DispatchKey::Meta:
     case DispatchKey::QuantizedCPU:
     case DispatchKey::QuantizedCUDA:
+    case DispatchKey::NestedTensorCPU:
       return Layout::Strided;
+    case DispatchKey::MkldnnCPU:
+      return Layout::Mkldnn;
     case DispatchKey::SparseCPU:
     case DispatchKey::SparseCUDA:
       return Layout::SparseCoo;

@@ -75,7 +75,7 @@ class DispatchKeySet final {
   constexpr DispatchKey highestPriorityTypeId() const noexcept {
     return static_cast<DispatchKey>(64 - std::countl_zero(repr_));
   }
-  // The highest backend key (CPU .. QuantizedCUDA) in the set; Undefined if there is none.
+  // The highest backend key (CPU .. kLastBackendKey) in the set; Undefined if there is none.
   constexpr DispatchKey highestPriorityBackendTypeId() const noexcept {
     return (*this & DispatchKeySet(Raw{}, kBackendMask)).highestPriorityTypeId();
   }
@@ -118,8 +118,8 @@ class DispatchKeySet final {
   constexpr DispatchKeySet(Raw, uint64_t repr) noexcept : repr_(repr & kRuntimeMask) {}
 
   static constexpr uint64_t kRuntimeMask = (uint64_t{1} << kNumRuntimeDispatchKeys) - 1;
-  // CPU .. QuantizedCUDA are bits 0 .. QuantizedCUDA-1.
-  static constexpr uint64_t kBackendMask = (uint64_t{1} << static_cast<int>(DispatchKey::QuantizedCUDA)) - 1;
+  // CPU .. kLastBackendKey are bits 0 .. kLastBackendKey-1.
+  static constexpr uint64_t kBackendMask = (uint64_t{1} << static_cast<int>(kLastBackendKey)) - 1;
 
   static constexpr uint64_t bit(DispatchKey k) {
     if (C10_UNLIKELY(k >= DispatchKey::EndOfRuntimeKeys)) detail::throwNotARuntimeKey(k);
@@ -137,8 +137,13 @@ static_assert(std::forward_iterator<DispatchKeySet::iterator>);
 C10_API std::string toString(DispatchKeySet ks);
 C10_API std::ostream& operator<<(std::ostream& os, DispatchKeySet ks);
 
-// CPU, CUDA, Meta, SparseCPU, SparseCUDA, SparseCsrCPU, SparseCsrCUDA, QuantizedCPU, QuantizedCUDA.
-constexpr DispatchKeySet backend_dispatch_keyset = DispatchKeySet(DispatchKeySet::FULL_AFTER, DispatchKey::BackendSelect);
+// Every backend key, CPU .. kLastBackendKey.
+constexpr DispatchKeySet all_backends_keyset = DispatchKeySet(DispatchKeySet::FULL_AFTER, DispatchKey::BackendSelect);
+// The backends CompositeExplicitAutograd kernels serve: all but NestedTensorCPU (CPU, CUDA,
+// Meta, the sparse and quantized keys, MkldnnCPU). As in torch, a nested tensor runs only
+// kernels written for it: a composite would read its (meaningless) sizes.
+constexpr DispatchKeySet backend_dispatch_keyset =
+    all_backends_keyset - DispatchKeySet(DispatchKey::NestedTensorCPU);
 constexpr DispatchKeySet autograd_dispatch_keyset{DispatchKey::AutogradCPU, DispatchKey::AutogradCUDA,
                                                   DispatchKey::AutogradOther};
 constexpr DispatchKeySet autocast_dispatch_keyset{DispatchKey::AutocastCPU, DispatchKey::AutocastCUDA};

@@ -8,14 +8,16 @@
 
 namespace c10::inline tessera {
 
-enum class Layout : int8_t { Strided = 0, SparseCoo = 1, SparseCsr = 2 };
-constexpr int kNumLayouts = 3;
+// torch's numbering (the sparse CSC/BSR/BSC layouts will take 4, 5 and 6).
+enum class Layout : int8_t { Strided = 0, SparseCoo = 1, SparseCsr = 2, Mkldnn = 3 };
+constexpr int kNumLayouts = 4;
 
 constexpr Layout kStrided = Layout::Strided;
 constexpr Layout kSparse = Layout::SparseCoo;
 constexpr Layout kSparseCsr = Layout::SparseCsr;
+constexpr Layout kMkldnn = Layout::Mkldnn;
 
-// "strided", "sparse_coo", "sparse_csr": torch's Python names without the "torch." prefix.
+// "strided", "sparse_coo", "sparse_csr", "_mkldnn": torch's Python names without the "torch." prefix.
 C10_API const char* LayoutName(Layout layout);
 C10_API std::ostream& operator<<(std::ostream& os, Layout layout);
 

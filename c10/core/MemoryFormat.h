@@ -9,9 +9,10 @@
 
 namespace c10::inline tessera {
 
-enum class MemoryFormat : int8_t { Contiguous = 0, Preserve = 1, ChannelsLast = 2 };
+enum class MemoryFormat : int8_t { Contiguous = 0, Preserve = 1, ChannelsLast = 2, ChannelsLast3d = 3 };
+constexpr int kNumMemoryFormats = 4;
 
-// "contiguous_format", "preserve_format", "channels_last": torch's Python names.
+// "contiguous_format", "preserve_format", "channels_last", "channels_last_3d": torch's Python names.
 C10_API const char* MemoryFormatName(MemoryFormat format);
 C10_API std::ostream& operator<<(std::ostream& os, MemoryFormat format);
 

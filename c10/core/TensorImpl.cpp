@@ -125,7 +125,8 @@ void TensorImpl::refresh_numel_and_contiguity() {
   for (int64_t s : sizes()) n *= s;  // validate_sizes ruled out overflow
   numel_ = n;
   is_contiguous_ = compute_contiguous();
-  is_channels_last_contiguous_ = compute_channels_last_contiguous();
+  is_channels_last_contiguous_ = compute_channels_last_contiguous(4);
+  is_channels_last_3d_contiguous_ = compute_channels_last_contiguous(5);
 }
 
 // Contiguous: row-major strides over the dims of size > 1 (size-1 dims may have any
@@ -143,13 +144,15 @@ bool TensorImpl::compute_contiguous() const {
 }
 
 // Channels-last (NHWC) for 4-d tensors: the same rule with dims visited in the order
-// C, W, H, N. Unlike the contiguous case, an empty tensor is judged by its strides,
-// matching torch.
-bool TensorImpl::compute_channels_last_contiguous() const {
-  if (dim() != 4) return false;
+// C, W, H, N; channels-last-3d (NDHWC) for 5-d ones: C, W, H, D, N. Unlike the contiguous
+// case, an empty tensor is judged by its strides, matching torch.
+bool TensorImpl::compute_channels_last_contiguous(int64_t rank) const {
+  if (dim() != rank) return false;
   IntArrayRef sizes = this->sizes(), strides = this->strides();
+  static constexpr int kOrder4[] = {1, 3, 2, 0};
+  static constexpr int kOrder5[] = {1, 4, 3, 2, 0};
   int64_t expected = 1;
-  for (int d : {1, 3, 2, 0}) {
+  for (int d : rank == 4 ? ArrayRef<int>(kOrder4) : ArrayRef<int>(kOrder5)) {
     if (sizes[d] == 1) continue;
     if (strides[d] != expected) return false;
     expected *= sizes[d];

@@ -83,7 +83,11 @@ class C10_API TensorImpl : public intrusive_ptr_target {
   void _set_neg(bool value);
 
   bool is_contiguous(MemoryFormat format = MemoryFormat::Contiguous) const {
-    return format == MemoryFormat::ChannelsLast ? is_channels_last_contiguous_ : is_contiguous_;
+    switch (format) {
+      case MemoryFormat::ChannelsLast: return is_channels_last_contiguous_;
+      case MemoryFormat::ChannelsLast3d: return is_channels_last_3d_contiguous_;
+      default: return is_contiguous_;
+    }
   }
 
   // --- storage and data ---
@@ -120,7 +124,8 @@ class C10_API TensorImpl : public intrusive_ptr_target {
   int64_t wrap_dim(int64_t d) const;
   void refresh_numel_and_contiguity();
   bool compute_contiguous() const;
-  bool compute_channels_last_contiguous() const;
+  // NHWC for 4-d tensors, NDHWC for 5-d ones (rank 4 or 5 picks the rule).
+  bool compute_channels_last_contiguous(int64_t rank) const;
 
   Storage storage_;
   int64_t storage_offset_ = 0;
@@ -134,6 +139,7 @@ class C10_API TensorImpl : public intrusive_ptr_target {
   Layout layout_;
   bool is_contiguous_ = true;
   bool is_channels_last_contiguous_ = false;
+  bool is_channels_last_3d_contiguous_ = false;
   bool is_wrapped_number_ = false;
 };
 

@@ -24,6 +24,8 @@ from ._C import (  # noqa: F401  (the names spelled out are the core API)
 from ._C import *  # noqa: F401,F403,E402
 
 __version__ = _C._version
+# The oneDNN layout keeps torch's private-looking name, which `import *` would skip.
+_mkldnn = _C._mkldnn
 
 # Tensor methods torch defines in Python: the casts t.float(), t.half(), ... and to()'s
 # positional-device form, and x.where(condition, y). (T, mT, H and mH are properties of
@@ -61,6 +63,8 @@ from ._lowrank import pca_lowrank, svd_lowrank  # noqa: E402,F401
 from ._lobpcg import lobpcg  # noqa: E402,F401
 # tessera.special: the special_* operators under torch.special's names.
 from . import special  # noqa: E402,F401
+# tessera.nested: nested tensors (torch.nested's prototype API).
+from . import nested  # noqa: E402,F401
 # tessera.nn.functional: torch.nn.functional's operators.
 from . import nn  # noqa: E402,F401
 # tessera.optim: optimizers and learning-rate schedulers.

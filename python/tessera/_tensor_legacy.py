@@ -280,10 +280,10 @@ _methods = {fn.__name__: fn for fn in (
     new, new_tensor, is_same_size, is_nonzero, is_inference, get_device, storage, storage_type, apply_, map_, map2_,
     as_subclass, cuda, pin_memory, is_pinned, record_stream, reinforce, is_distributed)}
 _methods.update({kind: _not_linked(kind) for kind in ("xpu", "ipu")})
-# Layouts and devices a dense CPU tensor never has.
-_methods.update({name: property(_false, doc="False: Tessera's tensors are dense and strided on the CPU.")
-                 for name in ("is_ipu", "is_xpu", "is_mps", "is_vulkan", "is_mkldnn", "is_ort", "is_nested",
-                              "is_sparse_csr")})
+# Layouts and devices Tessera's tensors never have.
+_methods.update({name: property(_false, doc="False: Tessera has no such device or layout.")
+                 for name in ("is_ipu", "is_xpu", "is_mps", "is_vulkan", "is_ort", "is_sparse_csr")})
+
 _methods["volatile"] = property(_volatile_get, _volatile_set, doc="Removed: always False (warns).")
 # torch's tracer names the tensors it records; every other tensor's name is None, and
 # the attribute cannot be set.

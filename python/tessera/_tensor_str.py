@@ -225,8 +225,39 @@ def _default_dtype_names():
     return default, (default, complex_default, "int64", "bool")
 
 
+def _nested_tensor_str(t):
+    """repr of a nested tensor: its components, one per line, as torch prints them."""
+    with _no_grad():
+        parts = [c.detach() for c in t.unbind()]
+    lines = []
+    for c in parts:
+        if t.requires_grad and c.is_floating_point():
+            c.requires_grad_(True)
+        lines.append("  " + _str(c).replace("\n", "\n  "))
+    suffixes = []
+    if t.grad_fn is not None:
+        suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")
+    elif t.requires_grad:
+        suffixes.append("requires_grad=True")
+    return "nested_tensor([\n" + ",\n".join(lines) + "\n]" + "".join(", " + s for s in suffixes) + ")"
+
+
+def _no_grad():
+    from .autograd import no_grad
+    return no_grad()
+
+
 def _str(t):
     """repr(t) / str(t) of a tessera.Tensor, as torch prints the same tensor."""
+    if t.is_nested:
+        return _nested_tensor_str(t)
+    layout_suffix = []
+    values = t
+    if t.layout != _C.strided:
+        # An mkldnn tensor prints its values (from a dense copy) and its layout.
+        layout_suffix.append("layout=" + repr(t.layout))
+        with _no_grad():
+            values = t.to_dense()
     prefix = "tensor("
     indent = len(prefix)
     suffixes = []
@@ -253,7 +284,8 @@ def _str(t):
             suffixes.append("size=" + str(tuple(t.shape)))
         if not has_default_dtype:
             suffixes.append("dtype=" + dtype_name)
-        tensor_str = _tensor_str(t, indent)
+        tensor_str = _tensor_str(values, indent)
+    suffixes += layout_suffix
     grad_fn = t.grad_fn
     if grad_fn is not None:
         suffixes.append(f"grad_fn=<{grad_fn.name()}>")

@@ -25,6 +25,7 @@ METHODS = sorted(gen_python._groups(OPS, "method"))
 NN = sorted(gen_python._groups(OPS, "function", "nn"))
 SPECIAL = sorted(gen_python._groups(OPS, "function", "special"))
 FFT = sorted(gen_python._groups(OPS, "function", "fft"))
+NESTED = sorted(gen_python._groups(OPS, "function", "nested"))
 
 
 def _bound(name, kind):
@@ -36,11 +37,13 @@ def _bound(name, kind):
         return getattr(tessera._C._special, name)
     if kind == "fft":
         return getattr(tessera._C._fft, name)
+    if kind == "nested":
+        return getattr(tessera._C._nested, name)
     return getattr(tessera._C._nn, name)
 
 
 BINDINGS = ([(n, "function") for n in FUNCTIONS] + [(n, "method") for n in METHODS] + [(n, "nn") for n in NN]
-            + [(n, "special") for n in SPECIAL] + [(n, "fft") for n in FFT])
+            + [(n, "special") for n in SPECIAL] + [(n, "fft") for n in FFT] + [(n, "nested") for n in NESTED])
 
 
 @pytest.mark.parametrize("name,kind", BINDINGS, ids=[f"{k}-{n}" for n, k in BINDINGS])
@@ -57,7 +60,7 @@ def test_every_binding_has_signatures_and_prose(name, kind):
 
 
 def test_every_docs_entry_names_a_binding():
-    names = set(FUNCTIONS) | set(METHODS) | set(NN) | set(SPECIAL) | set(FFT) | set(
+    names = set(FUNCTIONS) | set(METHODS) | set(NN) | set(SPECIAL) | set(FFT) | set(NESTED) | set(
         gen_python._groups(OPS, "function", "linalg"))
     assert sorted(set(DOCS) - names) == []
 

@@ -3,7 +3,7 @@
 
 Run by CTest as the `torch_reference_tables` fixture before the C++ tests that read them:
   promote_types.txt   one line per ordered pair of dtypes: "a b result" or "a b error"
-  contiguity.txt      "sizes | strides | is_contiguous is_channels_last_contiguous"
+  contiguity.txt      "sizes | strides | is_contiguous is_channels_last(_3d)_contiguous"
   torch_schemas.txt   every operator schema torch reports (torch._C._jit_get_all_schemas())
 Names are torch's ScalarType names (Float, Long, ...), which c10 shares.
 """
@@ -31,6 +31,10 @@ CONTIGUITY_CASES = [
     ((0, 3, 4, 5), (60, 1, 15, 3)), ((0, 3, 4, 5), (60, 20, 5, 1)), ((2, 3, 4, 5), (120, 1, 30, 6)),
     ((2, 3, 4, 5), (60, 20, 5, 2)), ((2, 3, 4, 5, 6), (360, 120, 30, 6, 1)), ((4, 4), (0, 1)),
     ((1, 3, 1, 5), (15, 1, 15, 3)), ((1, 3, 1, 5), (15, 5, 5, 1)),
+    # 5-d: channels_last_3d (NDHWC) and its size-0 / size-1 corner cases
+    ((2, 3, 4, 5, 6), (360, 1, 90, 18, 3)), ((0, 3, 1, 1, 1), (3, 1, 3, 3, 3)), ((2, 0, 3, 4, 5), (0, 1, 0, 0, 0)),
+    ((1, 3, 1, 1, 5), (15, 1, 15, 15, 3)), ((2, 3, 1, 1, 1), (3, 1, 3, 3, 3)), ((2, 3, 4, 5, 6), (360, 1, 90, 18, 6)),
+    ((1, 1, 1, 1, 1), (1, 1, 1, 1, 1)), ((2, 3, 4, 5, 6), (360, 120, 30, 6, 1)),
 ]
 
 
@@ -48,9 +52,10 @@ def promote_lines():
 def contiguity_lines():
     for sizes, strides in CONTIGUITY_CASES:
         t = torch.empty_strided(sizes, strides)
-        flags = (t.is_contiguous(), t.is_contiguous(memory_format=torch.channels_last))
+        flags = (t.is_contiguous(), t.is_contiguous(memory_format=torch.channels_last),
+                 t.is_contiguous(memory_format=torch.channels_last_3d))
         fmt = lambda xs: ",".join(map(str, xs))
-        yield f"{fmt(sizes)} | {fmt(strides)} | {int(flags[0])} {int(flags[1])}"
+        yield f"{fmt(sizes)} | {fmt(strides)} | {' '.join(str(int(f)) for f in flags)}"
 
 
 def main(out_dir):

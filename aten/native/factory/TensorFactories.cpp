@@ -23,16 +23,9 @@ static Tensor empty_impl(const char* op, IntArrayRef size, std::optional<at::Sca
                          std::optional<at::MemoryFormat> memory_format, c10::Device device) {
   check_factory_options(op, layout, pin_memory, memory_format);
   c10::ScalarType t = dtype.value_or(c10::get_default_dtype());
-  if (memory_format.value_or(c10::MemoryFormat::Contiguous) == c10::MemoryFormat::ChannelsLast) {
-    TORCH_CHECK(size.size() == 4, "required rank 4 tensor to use channels_last format");
-    // NHWC: C fastest, then W, then H, then N.
-    std::vector<int64_t> strides(4);
-    int64_t s = 1;
-    for (int d : {1, 3, 2, 0}) {
-      strides[d] = s;
-      s *= std::max<int64_t>(size[d], 1);
-    }
-    return make_empty_strided(size, strides, t, device);
+  const c10::MemoryFormat format = memory_format.value_or(c10::MemoryFormat::Contiguous);
+  if (format != c10::MemoryFormat::Contiguous) {
+    return make_empty_strided(size, strides_for_memory_format(size, format), t, device);
   }
   return make_empty(size, t, device);
 }
@@ -131,12 +124,15 @@ bool is_non_overlapping_and_dense(const Tensor& t) {
   return t.numel() == 0 || is_non_overlapping_and_dense(t.sizes(), t.strides());
 }
 
-// 4-d strides that walk C fastest, then W, then H, then N. Size-1 dims are ambiguous: a
-// tensor reads as channels-last only when its strides could not also be contiguous ones.
-static bool strides_like_channels_last(IntArrayRef sizes, IntArrayRef strides) {
-  if (sizes.size() != 4 || strides[1] == 0) return false;
+// 4-d strides that walk C fastest, then W, then H, then N (5-d: C, W, H, D, N). Size-1 dims
+// are ambiguous: a tensor reads as channels-last only when its strides could not also be
+// contiguous ones.
+static bool strides_like_channels_last(IntArrayRef sizes, IntArrayRef strides, size_t rank) {
+  if (sizes.size() != rank || strides[1] == 0) return false;
+  static constexpr size_t kOrder4[] = {1, 3, 2, 0};
+  static constexpr size_t kOrder5[] = {1, 4, 3, 2, 0};
   int64_t floor = 0;  // each dim's stride must reach past the previous dim's extent
-  for (size_t d : {size_t{1}, size_t{3}, size_t{2}, size_t{0}}) {
+  for (size_t d : rank == 4 ? ArrayRef<size_t>(kOrder4) : ArrayRef<size_t>(kOrder5)) {
     if (sizes[d] == 0 || strides[d] < floor) return false;
     if (d == 0 && floor == strides[1]) return false;  // N111-like: call it contiguous
     floor = sizes[d] > 1 ? strides[d] * sizes[d] : strides[d];
@@ -145,8 +141,44 @@ static bool strides_like_channels_last(IntArrayRef sizes, IntArrayRef strides) {
 }
 
 c10::MemoryFormat suggest_memory_format(const Tensor& t) {
-  return strides_like_channels_last(t.sizes(), t.strides()) ? c10::MemoryFormat::ChannelsLast
-                                                            : c10::MemoryFormat::Contiguous;
+  if (t.layout() != c10::kStrided) return c10::MemoryFormat::Contiguous;
+  if (strides_like_channels_last(t.sizes(), t.strides(), 4)) return c10::MemoryFormat::ChannelsLast;
+  if (strides_like_channels_last(t.sizes(), t.strides(), 5)) return c10::MemoryFormat::ChannelsLast3d;
+  return c10::MemoryFormat::Contiguous;
+}
+
+std::vector<int64_t> strides_for_memory_format(IntArrayRef sizes, c10::MemoryFormat format) {
+  std::vector<int64_t> strides(sizes.size());
+  // Contiguous strides treat a size-0 dim as size 1; channels-last ones do not, so every
+  // stride outside an empty dim collapses to 0, as in torch.
+  auto fill = [&](ArrayRef<size_t> innermost_first, bool clamp_empty) {
+    int64_t s = 1;
+    for (size_t d : innermost_first) {
+      strides[d] = s;
+      s *= clamp_empty ? std::max<int64_t>(sizes[d], 1) : sizes[d];
+    }
+  };
+  static constexpr size_t kOrder4[] = {1, 3, 2, 0};
+  static constexpr size_t kOrder5[] = {1, 4, 3, 2, 0};
+  switch (format) {
+    case c10::MemoryFormat::ChannelsLast:
+      TORCH_CHECK(sizes.size() == 4, "required rank 4 tensor to use channels_last format");
+      fill(kOrder4, false);
+      return strides;
+    case c10::MemoryFormat::ChannelsLast3d:
+      TORCH_CHECK(sizes.size() == 5, "required rank 5 tensor to use channels_last_3d format");
+      fill(kOrder5, false);
+      return strides;
+    case c10::MemoryFormat::Contiguous: {
+      std::vector<size_t> order(sizes.size());
+      for (size_t i = 0; i < order.size(); ++i) order[i] = order.size() - 1 - i;
+      fill(order, true);
+      return strides;
+    }
+    case c10::MemoryFormat::Preserve:
+      break;
+  }
+  TORCH_CHECK(false, "Unsupported memory formatPreserve");  // torch's words, space and all
 }
 
 std::vector<int64_t> infer_dense_strides(IntArrayRef sizes, IntArrayRef strides) {

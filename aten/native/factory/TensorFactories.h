@@ -9,8 +9,12 @@ namespace at::inline tessera::native {
 
 // Whether the elements tile a block of memory exactly once in some dimension order.
 TORCH_API bool is_non_overlapping_and_dense(const Tensor& t);
-// ChannelsLast when a 4-d tensor's strides order its dims as N, H, W, C; else Contiguous.
+// ChannelsLast when a 4-d tensor's strides order its dims as N, H, W, C, ChannelsLast3d
+// when a 5-d one's order them N, D, H, W, C; else Contiguous.
 TORCH_API c10::MemoryFormat suggest_memory_format(const Tensor& t);
+// The dense strides of `format` for these sizes (Contiguous, ChannelsLast on rank 4,
+// ChannelsLast3d on rank 5; another rank raises torch's "required rank" error).
+TORCH_API std::vector<int64_t> strides_for_memory_format(IntArrayRef sizes, c10::MemoryFormat format);
 // Dense strides that keep t's dimension order (by stride), as empty_like gives a
 // non-dense tensor under preserve_format.
 TORCH_API std::vector<int64_t> infer_dense_strides(IntArrayRef sizes, IntArrayRef strides);

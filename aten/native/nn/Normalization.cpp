@@ -177,7 +177,9 @@ Tensor instance_norm(const Tensor& input, const std::optional<Tensor>& weight, c
     update_running(running_mean, mean.reshape({n, c}).mean(IntArrayRef{0}), momentum);
     update_running(running_var, (var.reshape({n, c}) * unbias).mean(IntArrayRef{0}), momentum);
   }
-  return affine((input - mean) * (var + eps).rsqrt(), weight, bias, ndim);
+  // torch normalises a contiguous (1, N*C, ...) view: its result is contiguous whatever
+  // the input's layout.
+  return affine((input - mean) * (var + eps).rsqrt(), weight, bias, ndim).contiguous();
 }
 
 Tensor group_norm(const Tensor& input, int64_t num_groups, const std::optional<Tensor>& weight,

@@ -6,6 +6,7 @@
 #include <aten/core/TensorOperators.h>
 #include <aten/native/HostVector.h>
 #include <aten/native/NativeFunctions.h>
+#include <aten/native/factory/TensorFactories.h>
 #include <aten/ops/Functions.h>
 
 #include <algorithm>
@@ -31,7 +32,9 @@ Tensor constant_pad_nd(const Tensor& self, IntArrayRef pad, const Scalar& value)
     source = source.narrow(d, std::min(crop_front, shape[d]), std::max<int64_t>(shape[d] - crop_front - crop_back, 0));
     shape[d] = size;
   }
-  Tensor out = at::full(shape, value, self.options());
+  // The result keeps the input's channels-last (2d or 3d) layout, as torch's does.
+  Tensor out = at::empty(shape, self.options(), suggest_memory_format(self));
+  out.fill_(value);
   Tensor window = out;
   for (int64_t k = 0; k < dims; ++k) {
     const int64_t d = ndim - 1 - k;

@@ -42,6 +42,12 @@ Tensor data(const Tensor& self) {
 // t.data = new: t takes new's data in place and keeps its requires_grad, grad, hooks and
 // version counter, as torch's set_data does.
 void set_data(Tensor& self, const Tensor& new_data) {
+  // The impl keeps its own type: an mkldnn or nested tensor cannot take plain data, nor the
+  // reverse (torch's _has_compatible_shallow_copy_type); a nested impl's component shapes
+  // would not match another buffer either.
+  TORCH_CHECK(self.is_mkldnn() == new_data.is_mkldnn() && !self.is_nested() && !new_data.is_nested(),
+              "Attempted to call `variable.set_data(tensor)`, but `variable` and `tensor` have incompatible tensor "
+              "type.");
   TORCH_CHECK_TYPE(new_data.device() == self.device() && new_data.layout() == self.layout(),
                    "data set to a tensor that requires gradients must be of a compatible type: got ",
                    new_data.device(), " data for a ", self.device(), " tensor");

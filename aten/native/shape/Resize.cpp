@@ -4,6 +4,7 @@
 // is_set_to, which asks whether two tensors view exactly the same memory the same way.
 // Their Autograd kernels (autograd/VariableTypeManual.cpp) refuse tensors that require grad.
 #include <aten/native/NativeFunctions.h>
+#include <aten/native/factory/TensorFactories.h>
 #include <aten/ops/Functions.h>
 #include <c10/core/StorageBounds.h>
 #include <c10/util/Exception.h>
@@ -15,26 +16,6 @@
 namespace at::inline tessera::native {
 
 namespace {
-
-std::vector<int64_t> strides_for(IntArrayRef size, c10::MemoryFormat format) {
-  std::vector<int64_t> strides(size.size());
-  if (format == c10::MemoryFormat::ChannelsLast) {
-    TORCH_CHECK(size.size() == 4, "required rank 4 tensor to use channels_last format");
-    int64_t s = 1;
-    for (int d : {1, 3, 2, 0}) {
-      strides[static_cast<size_t>(d)] = s;
-      s *= std::max<int64_t>(size[static_cast<size_t>(d)], 1);
-    }
-    return strides;
-  }
-  TORCH_CHECK(format == c10::MemoryFormat::Contiguous, "Unsupported memory format", c10::MemoryFormatName(format));
-  int64_t s = 1;
-  for (size_t i = size.size(); i-- > 0;) {
-    strides[i] = s;
-    s *= std::max<int64_t>(size[i], 1);
-  }
-  return strides;
-}
 
 // Grows the storage under `impl` to hold its view, copying the bytes it had (as torch does).
 void ensure_storage_holds(c10::TensorImpl* impl) {
@@ -50,10 +31,18 @@ void ensure_storage_holds(c10::TensorImpl* impl) {
   storage->set_nbytes(nbytes);
 }
 
+// mkldnn and nested tensors keep their geometry to themselves (CompositeExplicitAutograd
+// reaches MkldnnCPU): they neither change it here nor lend their buffer to another tensor.
+void check_plain_layout(const Tensor& t, const char* op) {
+  TORCH_CHECK_NOT_IMPLEMENTED(!t.is_mkldnn() && !t.is_nested(), op, " is not supported on ",
+                              t.is_mkldnn() ? "mkldnn" : "nested", " tensors");
+}
+
 void resize_impl(Tensor& self, IntArrayRef size, std::optional<c10::MemoryFormat> memory_format) {
+  check_plain_layout(self, "resize_");
   for (int64_t s : size) TORCH_CHECK(s >= 0, "Trying to create tensor with negative dimension ", s, ": ", size);
   c10::TensorImpl* impl = self.unsafeGetTensorImpl();
-  impl->set_sizes_and_strides(size, strides_for(size, memory_format.value_or(c10::MemoryFormat::Contiguous)));
+  impl->set_sizes_and_strides(size, strides_for_memory_format(size, memory_format.value_or(c10::MemoryFormat::Contiguous)));
   ensure_storage_holds(impl);
 }
 
@@ -67,10 +56,12 @@ Tensor& resize_(Tensor& self, IntArrayRef size, std::optional<c10::MemoryFormat>
 Tensor& resize_as_(Tensor& self, const Tensor& the_template, std::optional<c10::MemoryFormat> memory_format) {
   c10::MemoryFormat format = memory_format.value_or(c10::MemoryFormat::Contiguous);
   if (format == c10::MemoryFormat::Preserve) {
-    format = the_template.dim() == 4 && !the_template.is_contiguous() &&
-                     the_template.is_contiguous(c10::MemoryFormat::ChannelsLast)
-                 ? c10::MemoryFormat::ChannelsLast
-                 : c10::MemoryFormat::Contiguous;
+    format = c10::MemoryFormat::Contiguous;
+    if (!the_template.is_contiguous()) {
+      for (c10::MemoryFormat f : {c10::MemoryFormat::ChannelsLast, c10::MemoryFormat::ChannelsLast3d}) {
+        if (the_template.is_contiguous(f)) format = f;
+      }
+    }
   }
   resize_impl(self, the_template.sizes(), format);
   return self;
@@ -78,6 +69,8 @@ Tensor& resize_as_(Tensor& self, const Tensor& the_template, std::optional<c10::
 
 Tensor& set_source_Tensor_storage_offset(Tensor& self, const Tensor& source, int64_t storage_offset, IntArrayRef size,
                                          IntArrayRef stride) {
+  check_plain_layout(self, "set_");
+  check_plain_layout(source, "set_");
   TORCH_CHECK(source.scalar_type() == self.scalar_type(), "Expected object of scalar type ", self.scalar_type(),
               " but got scalar type ", source.scalar_type(), " for argument 'source'");
   TORCH_CHECK(source.device() == self.device(), "Attempted to set the storage of a tensor on device \"",

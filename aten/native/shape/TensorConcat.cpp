@@ -27,7 +27,8 @@ struct CatPlan {
   std::vector<int64_t> sizes;  // the result's
   int64_t dim = 0;
   c10::ScalarType dtype = c10::ScalarType::Undefined;
-  bool channels_last = false;
+  // The inputs' common suggested format (channels-last 2d/3d), else contiguous, as torch.
+  c10::MemoryFormat format = c10::MemoryFormat::Contiguous;
 };
 
 CatPlan plan_cat(ArrayRef<Tensor> tensors, int64_t dim) {
@@ -52,7 +53,8 @@ CatPlan plan_cat(ArrayRef<Tensor> tensors, int64_t dim) {
   plan.dim = wrap_dim(dim, ref->dim());
   plan.sizes = ref->sizes().vec();
   plan.sizes[static_cast<size_t>(plan.dim)] = 0;
-  bool all_channels_last = ref->dim() == 4;
+  std::optional<c10::MemoryFormat> common;
+  bool agree = true;
   for (size_t i = 0; i < tensors.size(); ++i) {
     const Tensor& t = tensors[i];
     if (skipped_by_cat(t)) continue;
@@ -65,16 +67,17 @@ CatPlan plan_cat(ArrayRef<Tensor> tensors, int64_t dim) {
                   " in the list.");
     }
     plan.sizes[static_cast<size_t>(plan.dim)] += t.size(plan.dim);
-    all_channels_last = all_channels_last && suggest_memory_format(t) == c10::MemoryFormat::ChannelsLast;
+    const c10::MemoryFormat f = suggest_memory_format(t);
+    if (!common) common = f;
+    agree = agree && *common == f;
   }
-  plan.channels_last = all_channels_last;
+  if (agree && common) plan.format = *common;
   return plan;
 }
 
 Tensor allocate_cat(const CatPlan& plan, c10::Device device) {
-  if (plan.channels_last) {
-    const auto& s = plan.sizes;  // N, C, H, W laid out as N, H, W, C
-    return make_empty_strided(s, {s[1] * s[2] * s[3], 1, s[3] * s[1], s[1]}, plan.dtype, device);
+  if (plan.format != c10::MemoryFormat::Contiguous) {
+    return make_empty_strided(plan.sizes, strides_for_memory_format(plan.sizes, plan.format), plan.dtype, device);
   }
   return make_empty(plan.sizes, plan.dtype, device);
 }

@@ -489,18 +489,11 @@ Tensor clone(const Tensor& self, std::optional<at::MemoryFormat> memory_format) 
   Tensor out;
   if (format == c10::MemoryFormat::Preserve) {
     // Keep the input's memory order: its very strides when dense, else dense ones in its order.
-    out = is_non_overlapping_and_dense(self.sizes(), self.strides())
+    out = is_non_overlapping_and_dense(self)  // (an empty tensor keeps its strides, as torch)
               ? make_empty_strided(self.sizes(), self.strides(), dtype, device)
               : make_empty_strided(self.sizes(), infer_dense_strides(self.sizes(), self.strides()), dtype, device);
-  } else if (format == c10::MemoryFormat::ChannelsLast) {
-    TORCH_CHECK(self.dim() == 4, "required rank 4 tensor to use channels_last format");
-    std::vector<int64_t> strides(4);
-    int64_t s = 1;
-    for (int d : {1, 3, 2, 0}) {  // NHWC: C fastest, then W, H, N
-      strides[d] = s;
-      s *= std::max<int64_t>(self.sizes()[d], 1);
-    }
-    out = make_empty_strided(self.sizes(), strides, dtype, device);
+  } else if (format != c10::MemoryFormat::Contiguous) {
+    out = make_empty_strided(self.sizes(), strides_for_memory_format(self.sizes(), format), dtype, device);
   } else {
     out = make_empty(self.sizes(), dtype, device);
   }

@@ -67,11 +67,12 @@ TEST(Device, HashesAndCompares) {
 
 TEST(LayoutAndMemoryFormat, PythonNames) {
   std::ostringstream os;
-  os << c10::kStrided << " " << c10::kSparse << " " << c10::kSparseCsr << " " << c10::MemoryFormat::ChannelsLast << " "
+  os << c10::kStrided << " " << c10::kSparse << " " << c10::kSparseCsr << " " << c10::kMkldnn << " "
+     << c10::MemoryFormat::ChannelsLast << " " << c10::MemoryFormat::ChannelsLast3d << " "
      << c10::MemoryFormat::Contiguous << " " << c10::MemoryFormat::Preserve;
   EXPECT_EQ(os.str(),
-            "torch.strided torch.sparse_coo torch.sparse_csr torch.channels_last torch.contiguous_format "
-            "torch.preserve_format");
+            "torch.strided torch.sparse_coo torch.sparse_csr torch._mkldnn torch.channels_last "
+            "torch.channels_last_3d torch.contiguous_format torch.preserve_format");
 }
 
 }  // namespace

@@ -40,36 +40,39 @@ const std::vector<KeyRow> kAllKeys = {
     {K::SparseCsrCUDA, "SparseCsrCUDA", 7},
     {K::QuantizedCPU, "QuantizedCPU", 8},
     {K::QuantizedCUDA, "QuantizedCUDA", 9},
-    {K::BackendSelect, "BackendSelect", 10},
-    {K::Python, "Python", 11},
-    {K::Conjugate, "Conjugate", 12},
-    {K::Negative, "Negative", 13},
-    {K::ADInplaceOrView, "ADInplaceOrView", 14},
-    {K::AutogradCPU, "AutogradCPU", 15},
-    {K::AutogradCUDA, "AutogradCUDA", 16},
-    {K::AutogradOther, "AutogradOther", 17},
-    {K::AutocastCPU, "AutocastCPU", 18},
-    {K::AutocastCUDA, "AutocastCUDA", 19},
-    {K::Profiler, "Profiler", 20},
-    {K::PythonTLSSnapshot, "PythonTLSSnapshot", 21},
-    {K::EndOfRuntimeKeys, "EndOfRuntimeKeys", 22},
-    {K::Autograd, "Autograd", 23},
-    {K::CompositeImplicitAutograd, "CompositeImplicitAutograd", 24},
-    {K::CompositeExplicitAutograd, "CompositeExplicitAutograd", 25},
+    {K::MkldnnCPU, "MkldnnCPU", 10},
+    {K::NestedTensorCPU, "NestedTensorCPU", 11},
+    {K::BackendSelect, "BackendSelect", 12},
+    {K::Python, "Python", 13},
+    {K::Conjugate, "Conjugate", 14},
+    {K::Negative, "Negative", 15},
+    {K::ADInplaceOrView, "ADInplaceOrView", 16},
+    {K::AutogradCPU, "AutogradCPU", 17},
+    {K::AutogradCUDA, "AutogradCUDA", 18},
+    {K::AutogradOther, "AutogradOther", 19},
+    {K::AutocastCPU, "AutocastCPU", 20},
+    {K::AutocastCUDA, "AutocastCUDA", 21},
+    {K::Profiler, "Profiler", 22},
+    {K::PythonTLSSnapshot, "PythonTLSSnapshot", 23},
+    {K::EndOfRuntimeKeys, "EndOfRuntimeKeys", 24},
+    {K::Autograd, "Autograd", 25},
+    {K::CompositeImplicitAutograd, "CompositeImplicitAutograd", 26},
+    {K::CompositeExplicitAutograd, "CompositeExplicitAutograd", 27},
 };
 
-// The 21 runtime keys, highest priority first (the order iteration must produce).
+// The 23 runtime keys, highest priority first (the order iteration must produce).
 const std::vector<DispatchKey> kRuntimeKeysHighestFirst = {
-    K::PythonTLSSnapshot, K::Profiler,      K::AutocastCUDA,  K::AutocastCPU,     K::AutogradOther,
-    K::AutogradCUDA,      K::AutogradCPU,   K::ADInplaceOrView, K::Negative,      K::Conjugate,
-    K::Python,            K::BackendSelect, K::QuantizedCUDA, K::QuantizedCPU,    K::SparseCsrCUDA,
-    K::SparseCsrCPU,      K::SparseCUDA,    K::SparseCPU,     K::Meta,            K::CUDA,
-    K::CPU,
+    K::PythonTLSSnapshot, K::Profiler,        K::AutocastCUDA,  K::AutocastCPU,     K::AutogradOther,
+    K::AutogradCUDA,      K::AutogradCPU,     K::ADInplaceOrView, K::Negative,      K::Conjugate,
+    K::Python,            K::BackendSelect,   K::NestedTensorCPU, K::MkldnnCPU,     K::QuantizedCUDA,
+    K::QuantizedCPU,      K::SparseCsrCUDA,   K::SparseCsrCPU,  K::SparseCUDA,      K::SparseCPU,
+    K::Meta,              K::CUDA,            K::CPU,
 };
 
-const std::vector<DispatchKey> kBackends = {K::CPU,          K::CUDA,          K::Meta,
-                                            K::SparseCPU,    K::SparseCUDA,    K::SparseCsrCPU,
-                                            K::SparseCsrCUDA, K::QuantizedCPU, K::QuantizedCUDA};
+const std::vector<DispatchKey> kBackends = {K::CPU,           K::CUDA,          K::Meta,
+                                            K::SparseCPU,     K::SparseCUDA,    K::SparseCsrCPU,
+                                            K::SparseCsrCUDA, K::QuantizedCPU,  K::QuantizedCUDA,
+                                            K::MkldnnCPU,     K::NestedTensorCPU};
 
 std::vector<DispatchKey> keysOf(DispatchKeySet ks) {
   std::vector<DispatchKey> out;
@@ -88,14 +91,14 @@ std::string printed(const T& v) {
 // DispatchKey
 
 TEST(DispatchKeyTest, ValuesFollowThePriorityOrder) {
-  ASSERT_EQ(kAllKeys.size(), 26u);
+  ASSERT_EQ(kAllKeys.size(), 28u);
   for (const auto& row : kAllKeys) {
     EXPECT_EQ(static_cast<int>(row.key), row.value) << row.name;
   }
   EXPECT_EQ(sizeof(DispatchKey), 1u);
-  EXPECT_EQ(c10::kNumRuntimeDispatchKeys, 21);
-  EXPECT_EQ(c10::kDispatchTableSize, 22);
-  EXPECT_EQ(c10::kNumDispatchKeyValues, 26);
+  EXPECT_EQ(c10::kNumRuntimeDispatchKeys, 23);
+  EXPECT_EQ(c10::kDispatchTableSize, 24);
+  EXPECT_EQ(c10::kNumDispatchKeyValues, 28);
 }
 
 TEST(DispatchKeyTest, ToStringUsesPyTorchSpellings) {
@@ -175,6 +178,9 @@ TEST(DispatchKeyTest, BackendDispatchKeyForEveryDeviceAndLayout) {
       {DeviceType::Meta, Layout::Strided, K::Meta},
       {DeviceType::Meta, Layout::SparseCoo, K::Undefined},
       {DeviceType::Meta, Layout::SparseCsr, K::Undefined},
+      {DeviceType::CPU, Layout::Mkldnn, K::MkldnnCPU},
+      {DeviceType::CUDA, Layout::Mkldnn, K::Undefined},
+      {DeviceType::Meta, Layout::Mkldnn, K::Undefined},
   };
   ASSERT_EQ(rows.size(), static_cast<size_t>(c10::kNumDeviceTypes * c10::kNumLayouts));
   for (const auto& r : rows) {
@@ -190,10 +196,11 @@ TEST(DispatchKeyTest, BackendDispatchKeyForEveryDeviceAndLayout) {
         ADD_FAILURE() << "expected an error";
       } catch (const c10::NotImplementedError& e) {
         std::string msg = e.what();
-        EXPECT_NE(msg.find("'meta'"), std::string::npos) << msg;
-        EXPECT_NE(msg.find(r.layout == Layout::SparseCoo ? "'sparse_coo'" : "'sparse_csr'"), std::string::npos)
-            << msg;
-        EXPECT_NE(msg.find("only the strided layout"), std::string::npos) << msg;
+        EXPECT_NE(msg.find(r.device == DeviceType::Meta ? "'meta'" : "'cuda'"), std::string::npos) << msg;
+        EXPECT_NE(msg.find(std::string("'") + c10::LayoutName(r.layout) + "'"), std::string::npos) << msg;
+        if (r.device == DeviceType::Meta) {
+          EXPECT_NE(msg.find("only the strided layout"), std::string::npos) << msg;
+        }
       }
     }
   }
@@ -201,6 +208,8 @@ TEST(DispatchKeyTest, BackendDispatchKeyForEveryDeviceAndLayout) {
 }
 
 TEST(DispatchKeyTest, DeviceAndLayoutOfQuantizedAndNonBackendKeys) {
+  EXPECT_EQ(c10::deviceTypeOf(K::NestedTensorCPU), DeviceType::CPU);
+  EXPECT_EQ(c10::layoutOf(K::NestedTensorCPU), Layout::Strided);  // as torch: nested tensors are strided
   EXPECT_EQ(c10::deviceTypeOf(K::QuantizedCPU), DeviceType::CPU);
   EXPECT_EQ(c10::deviceTypeOf(K::QuantizedCUDA), DeviceType::CUDA);
   EXPECT_EQ(c10::layoutOf(K::QuantizedCPU), Layout::Strided);
@@ -225,7 +234,8 @@ TEST(DispatchKeyTest, AutogradKeyForBackend) {
       {K::Meta, K::AutogradOther},        {K::SparseCPU, K::AutogradOther},
       {K::SparseCUDA, K::AutogradOther},  {K::SparseCsrCPU, K::AutogradOther},
       {K::SparseCsrCUDA, K::AutogradOther}, {K::QuantizedCPU, K::AutogradOther},
-      {K::QuantizedCUDA, K::AutogradOther},
+      {K::QuantizedCUDA, K::AutogradOther}, {K::MkldnnCPU, K::AutogradOther},
+      {K::NestedTensorCPU, K::AutogradOther},
   };
   ASSERT_EQ(rows.size(), kBackends.size());
   for (auto [backend, autograd] : rows) {
@@ -258,17 +268,18 @@ TEST(DispatchKeySetTest, BitLayoutIsKeyMinusOne) {
   EXPECT_EQ(DispatchKeySet(K::CPU).raw_repr(), 0x1u);
   EXPECT_EQ(DispatchKeySet(K::CUDA).raw_repr(), 0x2u);
   EXPECT_EQ(DispatchKeySet(K::QuantizedCUDA).raw_repr(), 0x100u);
-  EXPECT_EQ(DispatchKeySet(K::PythonTLSSnapshot).raw_repr(), uint64_t{1} << 20);
-  EXPECT_EQ(DispatchKeySet({K::CPU, K::AutogradCPU}).raw_repr(), 0x4001u);
-  EXPECT_EQ(DispatchKeySet({K::Conjugate, K::Negative}).raw_repr(), 0x1800u);  // Conjugate(12), Negative(13)
-  EXPECT_EQ(DispatchKeySet::full().raw_repr(), 0x1FFFFFu);
+  EXPECT_EQ(DispatchKeySet(K::NestedTensorCPU).raw_repr(), 0x400u);
+  EXPECT_EQ(DispatchKeySet(K::PythonTLSSnapshot).raw_repr(), uint64_t{1} << 22);
+  EXPECT_EQ(DispatchKeySet({K::CPU, K::AutogradCPU}).raw_repr(), 0x10001u);
+  EXPECT_EQ(DispatchKeySet({K::Conjugate, K::Negative}).raw_repr(), 0x6000u);  // Conjugate(14), Negative(15)
+  EXPECT_EQ(DispatchKeySet::full().raw_repr(), 0x7FFFFFu);
   EXPECT_EQ(sizeof(DispatchKeySet), 8u);
 }
 
 TEST(DispatchKeySetTest, RawReprRoundTrip) {
   DispatchKeySet a{K::SparseCsrCUDA, K::Python, K::AutocastCUDA};
   EXPECT_EQ(DispatchKeySet::from_raw_repr(a.raw_repr()), a);
-  EXPECT_EQ(DispatchKeySet::from_raw_repr(0x4001u), DispatchKeySet({K::CPU, K::AutogradCPU}));
+  EXPECT_EQ(DispatchKeySet::from_raw_repr(0x10001u), DispatchKeySet({K::CPU, K::AutogradCPU}));
   // Bits beyond the runtime keys are not keys.
   EXPECT_EQ(DispatchKeySet::from_raw_repr(~uint64_t{0}), DispatchKeySet(DispatchKeySet::FULL));
   EXPECT_EQ(DispatchKeySet::from_raw_repr(uint64_t{1} << 40), DispatchKeySet());
@@ -302,7 +313,7 @@ TEST(DispatchKeySetTest, MembershipAndAlgebra) {
 
   DispatchKeySet c = a;
   c |= b;
-  EXPECT_EQ(c.raw_repr(), 0x6003u);  // CPU, CUDA, ADInplaceOrView(14), AutogradCPU(15)
+  EXPECT_EQ(c.raw_repr(), 0x18003u);  // CPU, CUDA, ADInplaceOrView(16), AutogradCPU(17)
   c &= DispatchKeySet({K::CUDA, K::AutogradCPU, K::Profiler});
   EXPECT_EQ(c, DispatchKeySet({K::CUDA, K::AutogradCPU}));
   c -= DispatchKeySet(K::CUDA);
@@ -354,7 +365,8 @@ TEST(DispatchKeySetTest, HighestPriorityBackendTypeId) {
       {DispatchKeySet({K::QuantizedCUDA, K::SparseCPU, K::AutocastCUDA}), K::QuantizedCUDA},
       {DispatchKeySet({K::Meta, K::CUDA, K::Profiler, K::PythonTLSSnapshot}), K::Meta},
       {DispatchKeySet({K::Python, K::BackendSelect, K::AutogradOther}), K::Undefined},
-      {DispatchKeySet(DispatchKeySet::FULL), K::QuantizedCUDA},
+      {DispatchKeySet({K::MkldnnCPU, K::QuantizedCUDA, K::AutogradOther}), K::MkldnnCPU},
+      {DispatchKeySet(DispatchKeySet::FULL), K::NestedTensorCPU},
   };
   for (const auto& [ks, expected] : rows) {
     EXPECT_EQ(ks.highestPriorityBackendTypeId(), expected) << ks;
@@ -393,8 +405,8 @@ TEST(DispatchKeySetTest, Printing) {
 TEST(DispatchKeySetTest, FullAfter) {
   EXPECT_EQ(DispatchKeySet(DispatchKeySet::FULL_AFTER, K::AutogradCPU),
             DispatchKeySet({K::CPU, K::CUDA, K::Meta, K::SparseCPU, K::SparseCUDA, K::SparseCsrCPU, K::SparseCsrCUDA,
-                            K::QuantizedCPU, K::QuantizedCUDA, K::BackendSelect, K::Python, K::Conjugate,
-                            K::Negative, K::ADInplaceOrView}));
+                            K::QuantizedCPU, K::QuantizedCUDA, K::MkldnnCPU, K::NestedTensorCPU, K::BackendSelect,
+                            K::Python, K::Conjugate, K::Negative, K::ADInplaceOrView}));
   EXPECT_EQ(DispatchKeySet(DispatchKeySet::FULL_AFTER, K::CUDA), DispatchKeySet(K::CPU));
   EXPECT_EQ(DispatchKeySet(DispatchKeySet::FULL_AFTER, K::CPU), DispatchKeySet());
   EXPECT_EQ(DispatchKeySet(DispatchKeySet::FULL_AFTER, K::PythonTLSSnapshot),
@@ -413,7 +425,8 @@ TEST(DispatchKeySetTest, FullAfter) {
   EXPECT_EQ((both & DispatchKeySet(DispatchKeySet::FULL_AFTER, K::Conjugate)).highestPriorityTypeId(), K::CPU);
   EXPECT_EQ(DispatchKeySet(DispatchKeySet::FULL_AFTER, K::Conjugate),
             DispatchKeySet({K::CPU, K::CUDA, K::Meta, K::SparseCPU, K::SparseCUDA, K::SparseCsrCPU, K::SparseCsrCUDA,
-                            K::QuantizedCPU, K::QuantizedCUDA, K::BackendSelect, K::Python}));
+                            K::QuantizedCPU, K::QuantizedCUDA, K::MkldnnCPU, K::NestedTensorCPU, K::BackendSelect,
+                            K::Python}));
   // The sets the wrappers redispatch with are FULL_AFTER ranges: they keep the math bits.
   EXPECT_TRUE(c10::after_autograd_keyset.has_all(c10::math_bits_keyset));
   EXPECT_TRUE(c10::after_ADInplaceOrView_keyset.has_all(c10::math_bits_keyset));
@@ -435,12 +448,11 @@ TEST(DispatchKeySetTest, AliasAndMarkerKeysAreNotMembers) {
 }
 
 TEST(DispatchKeySetTest, AliasExpansion) {
-  const DispatchKeySet backends{K::CPU,          K::CUDA,          K::Meta,         K::SparseCPU,    K::SparseCUDA,
-                                K::SparseCsrCPU, K::SparseCsrCUDA, K::QuantizedCPU, K::QuantizedCUDA};
+  // Every backend but NestedTensorCPU: composites would read a nested tensor's sizes.
+  const DispatchKeySet backends{K::CPU,          K::CUDA,          K::Meta,          K::SparseCPU,    K::SparseCUDA,
+                                K::SparseCsrCPU, K::SparseCsrCUDA, K::QuantizedCPU,  K::QuantizedCUDA, K::MkldnnCPU};
   const DispatchKeySet autograd{K::AutogradCPU, K::AutogradCUDA, K::AutogradOther};
-  const DispatchKeySet math{K::CPU,          K::CUDA,         K::Meta,          K::SparseCPU,
-                            K::SparseCUDA,   K::SparseCsrCPU, K::SparseCsrCUDA, K::QuantizedCPU,
-                            K::QuantizedCUDA, K::AutogradCPU, K::AutogradCUDA,  K::AutogradOther};
+  const DispatchKeySet math = backends | autograd;
 
   EXPECT_EQ(c10::backend_dispatch_keyset, backends);
   EXPECT_EQ(c10::autograd_dispatch_keyset, autograd);
@@ -454,7 +466,9 @@ TEST(DispatchKeySetTest, AliasExpansion) {
   EXPECT_EQ(c10::getRuntimeDispatchKeySet(K::Autograd), autograd);
   EXPECT_EQ(c10::getRuntimeDispatchKeySet(K::CompositeExplicitAutograd), backends);
   EXPECT_EQ(c10::getRuntimeDispatchKeySet(K::CompositeImplicitAutograd), math);
-  EXPECT_EQ(c10::getRuntimeDispatchKeySet(K::CompositeImplicitAutograd).size(), 12u);
+  EXPECT_EQ(c10::getRuntimeDispatchKeySet(K::CompositeImplicitAutograd).size(), 13u);
+  EXPECT_FALSE(c10::backend_dispatch_keyset.has(K::NestedTensorCPU));
+  EXPECT_EQ(c10::all_backends_keyset, backends.add(K::NestedTensorCPU));
   for (DispatchKey k : kRuntimeKeysHighestFirst) {
     EXPECT_EQ(c10::getRuntimeDispatchKeySet(k), DispatchKeySet(k)) << c10::toString(k);
   }

@@ -118,11 +118,12 @@ TEST(TensorImpl, ContiguityMatchesTorch) {
     auto sizes = tessera_test::parse_ints(line.substr(0, bar1));
     auto strides = tessera_test::parse_ints(line.substr(bar1 + 1, bar2 - bar1 - 1));
     std::istringstream flags(line.substr(bar2 + 1));
-    int contiguous = -1, channels_last = -1;
-    flags >> contiguous >> channels_last;
+    int contiguous = -1, channels_last = -1, channels_last_3d = -1;
+    flags >> contiguous >> channels_last >> channels_last_3d;
     t->set_sizes_and_strides(sizes, strides);
     EXPECT_EQ(t->is_contiguous(), contiguous == 1) << line;
     EXPECT_EQ(t->is_contiguous(c10::MemoryFormat::ChannelsLast), channels_last == 1) << line;
+    EXPECT_EQ(t->is_contiguous(c10::MemoryFormat::ChannelsLast3d), channels_last_3d == 1) << line;
   }
 }
 

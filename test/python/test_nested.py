@@ -1,0 +1,223 @@
+"""tessera.nested against torch 1.13's prototype: construction (nested_tensor detaches,
+as_nested_tensor keeps history), what a nested tensor answers and refuses (with torch's
+messages), unbind / select / iteration, to_padded_tensor, printing, and gradients through
+as_nested_tensor and to_padded_tensor. Padded values are compared in the registry too
+(opinfo_layouts.py)."""
+import pickle
+import warnings
+
+import pytest
+import torch
+
+import tessera
+
+from opinfo import to_tessera, to_torch
+
+warnings.filterwarnings("ignore", message="The PyTorch API of nested tensors")
+
+
+def _pair(lib):
+    a = lib.arange(6.).reshape(2, 3)
+    b = lib.arange(4.).reshape(2, 2) * 10
+    return lib.nested.nested_tensor([a, b])
+
+
+def _both(expr):
+    """expr evaluated with lib = torch and lib = tessera: (torch's outcome, tessera's)."""
+    out = []
+    for lib in (torch, tessera):
+        try:
+            out.append(("ok", eval(expr, {"lib": lib, "nt": _pair(lib), "pickle": pickle})))
+        except Exception as e:  # noqa: BLE001 - compared below
+            out.append(("error", e))
+    return out
+
+
+@pytest.mark.parametrize("expr", [
+    "nt.dim()", "nt.numel()", "nt.is_nested", "nt.layout", "nt.dtype", "nt.is_contiguous()", "nt.size(0)",
+    "nt.size(1)", "nt.size(-3)", "nt.size(2)", "nt.size(-1)", "nt.size(3)", "nt.size()", "nt.shape", "len(nt)",
+    "nt.stride()", "nt.tolist()", "nt.numpy()", "list(nt)", "nt.unbind(1)", "nt.unbind(-3)", "nt.select(1, 0)",
+    "nt[2]", "nt.requires_grad", "nt.is_leaf",
+    "lib.nested.nested_tensor([lib.zeros(2), lib.zeros(2, 2)])",
+    "lib.nested.nested_tensor(lib.zeros(2))",
+    "lib.nested.nested_tensor((lib.zeros(2),))",
+    "lib.nested.nested_tensor([lib.zeros(2), 1])",
+    "lib.nested.as_nested_tensor(lib.zeros(2))",
+    "lib.nested.nested_tensor([lib.zeros(2, dtype=lib.int32)], requires_grad=True)",
+    "nt.to_padded_tensor(0, [2, 3])",
+    "nt.to_padded_tensor(0, [2, 1, 3])",
+    "lib.zeros(2).to_padded_tensor(0)",
+    "nt.sum()",
+    "pickle.dumps(nt)",
+])
+def test_answers_and_refusals_match_torch(expr):
+    (want_status, want), (got_status, got) = _both(expr)
+    assert got_status == want_status, f"{expr}: torch {want_status} {want!r}, tessera {got_status} {got!r}"
+    if want_status == "error":
+        if "int32" in expr:
+            # tessera words this refusal as current torch does ("floating point and complex")
+            assert type(got).__name__ == type(want).__name__, f"{expr}: {got!r} vs {want!r}"
+            return
+        if expr in ("nt.sum()", "lib.zeros(2).to_padded_tensor(0)"):
+            # torch's text names its own dispatch keys; the class is what users catch
+            assert isinstance(got, NotImplementedError), f"{expr}: {got!r}"
+            return
+        assert type(got).__name__ == type(want).__name__, f"{expr}: {got!r} vs {want!r}"
+        assert str(got) == str(want), expr
+    elif isinstance(want, torch.layout):
+        assert repr(got) == repr(want).replace("torch", "tessera")
+    elif isinstance(want, torch.dtype):
+        assert repr(got) == repr(want).replace("torch", "tessera")
+    else:
+        assert got == want, f"{expr}: {got!r} vs {want!r}"
+
+
+def test_add_is_refused_where_torch_has_it():
+    # torch 1.13 has a NestedTensorCPU add; tessera's nested tensors have only the
+    # constructors, padding, unbind and select for now, and say so.
+    with pytest.raises(NotImplementedError, match="nested"):
+        _pair(tessera) + _pair(tessera)
+
+
+def test_components_are_views_of_one_buffer():
+    nt = _pair(tessera)
+    a, b = nt.unbind()
+    assert tuple(a.shape) == (2, 3) and tuple(b.shape) == (2, 2)
+    a.add_(1)
+    assert nt.to_padded_tensor(0).tolist()[0] == [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]
+    assert nt._version == a._version
+    assert tuple(nt[-1].shape) == (2, 2) and nt[0, 1].tolist() == [4.0, 5.0, 6.0]
+
+
+def test_the_constructor_copies_and_converts():
+    src = tessera.arange(3)
+    nt = tessera.nested.nested_tensor([src, tessera.arange(2.)])
+    assert nt.dtype == tessera.int64  # the first tensor's dtype
+    src.zero_()
+    assert nt.to_padded_tensor(7).tolist() == [[0, 1, 2], [0, 1, 7]]
+    f64 = tessera.nested.nested_tensor([tessera.arange(3)], dtype=tessera.float64)
+    assert f64.to_padded_tensor(0).dtype == tessera.float64
+    empty = tessera.nested.nested_tensor([])
+    assert empty.dim() == 1 and empty.numel() == 0 and tuple(empty.to_padded_tensor(0).shape) == (0,)
+
+
+@pytest.mark.parametrize("padding,dtype", [(1.7, "int64"), (1.7, "bool"), (-2.5, "float32")])
+def test_padding_is_cast_to_the_dtype(padding, dtype):
+    want = torch.nested.nested_tensor([torch.ones(3).to(getattr(torch, dtype)),
+                                       torch.zeros(1).to(getattr(torch, dtype))]).to_padded_tensor(padding)
+    got = tessera.nested.nested_tensor([tessera.ones(3).to(getattr(tessera, dtype)),
+                                        tessera.zeros(1).to(getattr(tessera, dtype))]).to_padded_tensor(padding)
+    assert got.tolist() == want.tolist()
+
+
+def test_repr_matches_torch():
+    for make in (lambda lib: _pair(lib),
+                 lambda lib: lib.nested.nested_tensor([]),
+                 lambda lib: lib.nested.nested_tensor([lib.arange(3, dtype=lib.int32)]),
+                 lambda lib: lib.nested.nested_tensor([lib.ones(2), lib.zeros(1)], requires_grad=True)):
+        assert repr(make(tessera)) == repr(make(torch)).replace("torch.", "tessera.")
+
+
+def test_nested_tensor_is_a_leaf_and_as_nested_tensor_keeps_history():
+    x = tessera.ones(2, requires_grad=True)
+    leaf = tessera.nested.nested_tensor([x], requires_grad=True)
+    assert leaf.is_leaf and leaf.requires_grad and leaf.grad_fn is None
+    kept = tessera.nested.as_nested_tensor([x])
+    assert not kept.is_leaf and kept.grad_fn.name() == "NestedTensorFromTensorListBackward0"
+
+
+def test_gradients_through_as_nested_tensor_match_torch():
+    xs = [torch.randn(2, 3, generator=torch.Generator().manual_seed(k)) for k in range(2)]
+    ys = [torch.randn(4, 3, generator=torch.Generator().manual_seed(k + 5)) for k in range(2)]
+    tx, ty = xs[0].clone().requires_grad_(), ys[0].clone().requires_grad_()
+    gx, gy = to_tessera(xs[0]).requires_grad_(), to_tessera(ys[0]).requires_grad_()
+    weight_t = torch.randn(2, 4, 3, generator=torch.Generator().manual_seed(9))
+    (torch.nested.as_nested_tensor([tx, ty]).to_padded_tensor(0.5) * weight_t).sum().backward()
+    (tessera.nested.as_nested_tensor([gx, gy]).to_padded_tensor(0.5) * to_tessera(weight_t)).sum().backward()
+    torch.testing.assert_close(to_torch(gx.grad), tx.grad)
+    torch.testing.assert_close(to_torch(gy.grad), ty.grad)
+    # a nested gradient given directly: its components reach the inputs
+    gx.grad = gy.grad = None
+    nt = tessera.nested.as_nested_tensor([gx, gy])
+    nt.backward(tessera.nested.nested_tensor([tessera.ones(2, 3), tessera.zeros(4, 3)]))
+    assert gx.grad.tolist() == [[1.0] * 3] * 2 and gy.grad.tolist() == [[0.0] * 3] * 4
+
+
+def test_gradcheck_through_the_nested_round_trip():
+    a = tessera.tensor([[0.5, -1.0, 2.0]], dtype=tessera.float64, requires_grad=True)
+    b = tessera.tensor([[1.5], [0.25]], dtype=tessera.float64, requires_grad=True)
+    assert tessera.autograd.gradcheck(
+        lambda a, b: tessera.nested.as_nested_tensor([a, b]).to_padded_tensor(0.0), (a, b))
+
+
+def test_aliases_stay_nested():
+    # detach, .data, Parameter and saved tensors alias a nested tensor through make_view:
+    # each must be a whole nested tensor over the same buffer, sharing the version counter.
+    nt = _pair(tessera)
+    for alias in (nt.detach(), nt.data, tessera.nn.Parameter(nt)):
+        assert alias.is_nested and alias.size(0) == 2
+        assert alias.to_padded_tensor(0).tolist() == nt.to_padded_tensor(0).tolist()
+    nt.detach().unbind()[0].mul_(0)
+    assert nt.to_padded_tensor(-1).tolist()[0] == [[0.0] * 3] * 2
+
+
+def test_a_nested_leaf_receives_a_nested_grad_like_torch():
+    grads = []
+    for lib in (torch, tessera):
+        nt = lib.nested.nested_tensor([lib.ones(2, 3), lib.ones(1, 3)], requires_grad=True)
+        (nt.to_padded_tensor(0) * 2).sum().backward()
+        assert nt.grad.is_nested
+        grads.append(nt.grad.to_padded_tensor(-1).tolist())
+    assert grads[0] == grads[1]
+
+
+def test_saved_tensor_hooks_see_nested_tensors():
+    x = tessera.ones(2, 3, requires_grad=True)
+    y = tessera.ones(1, 3, requires_grad=True)
+    with tessera.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+        out = tessera.nested.as_nested_tensor([x, y]).to_padded_tensor(0.0)
+    out.sum().backward()
+    assert x.grad.tolist() == [[1.0] * 3] * 2 and y.grad.tolist() == [[1.0] * 3]
+
+
+@pytest.mark.parametrize("expr", [
+    "nt.data = lib.zeros(1)",
+    "x.data = nt",
+    "nt.data = lib.nested.nested_tensor([lib.ones(1)])",
+])
+def test_set_data_refuses_a_different_tensor_type(expr):
+    for lib in (torch, tessera):
+        env = {"lib": lib, "nt": _pair(lib), "x": lib.zeros(2)}
+        if lib is torch and "nested_tensor" in expr:
+            continue  # torch 1.13 accepts nested into nested (keeping stale sizes); tessera refuses
+        with pytest.raises(RuntimeError, match="incompatible tensor type"):
+            exec(expr, env)
+    with pytest.raises(RuntimeError, match="incompatible tensor type"):
+        exec(expr, {"lib": tessera, "nt": _pair(tessera), "x": tessera.zeros(2)})
+
+
+def test_grads_of_the_wrong_kind_are_refused():
+    a = tessera.ones(1, 4, requires_grad=True)
+    with pytest.raises(RuntimeError, match="assigned grad has data of a different type"):
+        a.grad = tessera.nested.nested_tensor([tessera.ones(2), tessera.ones(2)])
+
+    class ToNested(tessera.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 1
+
+        @staticmethod
+        def backward(ctx, g):
+            return tessera.nested.nested_tensor([tessera.ones(2), tessera.ones(2)])
+
+    with pytest.raises(RuntimeError, match="either nested or non nested"):
+        ToNested.apply(a).sum().backward()
+    with pytest.raises(RuntimeError, match="Mismatch in layout"):
+        tessera.nested.as_nested_tensor([a]).backward(tessera.ones(1, 1, 4))
+
+
+@pytest.mark.parametrize("expr", ["nt.resize_(3)", "lib.zeros(1).set_(nt)", "nt.retain_grad()"])
+def test_geometry_changes_are_refused(expr):
+    nt = tessera.nested.nested_tensor([tessera.ones(2)], requires_grad="retain_grad" in expr)
+    with pytest.raises(NotImplementedError):
+        exec(expr, {"lib": tessera, "nt": nt})
