@@ -341,7 +341,8 @@ std::tuple<Tensor, Tensor, Tensor> mkldnn_convolution_backward(const Tensor& gra
 
 Tensor to_padded_tensor_backward(const Tensor& grad, const Tensor& self) {
   const at::NestedTensorImpl* nt = at::get_nested_impl(self);
-  TORCH_INTERNAL_ASSERT(nt != nullptr, "to_padded_tensor_backward: the input is not a nested tensor");
+  TORCH_CHECK(nt != nullptr, "to_padded_tensor_backward: the saved input is not a nested tensor (a saved-tensor hook "
+              "returned another kind of tensor)");
   std::vector<Tensor> parts;
   for (int64_t i = 0; i < nt->num_components(); ++i) {
     Tensor g = grad.select(0, i);

@@ -151,10 +151,7 @@ void validate_outputs(const Node& fn, variable_list& grads) {
     Tensor& grad = grads[i];
     if (!e.is_valid() || !grad.defined()) continue;
     const InputMetadata& meta = e.function->input_metadata(e.input_nr);
-    TORCH_CHECK(grad.is_nested() == meta.is_nested,
-                "Both grad and InputMetadata need to be either nested or non nested tensors.");
-    TORCH_CHECK(grad.layout() == meta.layout, "Function ", fn.name(), " returned an invalid gradient at index ", i,
-                " - expected layout ", meta.layout, " but got ", grad.layout());
+    meta.check_kind(grad, c10::str("Function ", fn.name(), " returned an invalid gradient at index ", i));
     if (!grad.sizes().equals(meta.shape)) {
       TORCH_CHECK(expandable_to(meta.shape, grad.sizes()), "Function ", fn.name(), " returned an invalid gradient at index ",
                   i, " - got ", shape_string(grad.sizes()), " but expected shape compatible with ",

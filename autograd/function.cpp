@@ -1,6 +1,7 @@
 #include <autograd/function.h>
 #include <autograd/variable.h>
 
+#include <aten/core/NestedTensorImpl.h>
 #include <aten/ops/Functions.h>
 
 #include <atomic>
@@ -15,8 +16,55 @@ std::atomic<uint64_t> g_sequence_nr{0};
 
 uint64_t next_sequence_nr() { return g_sequence_nr.fetch_add(1, std::memory_order_relaxed); }
 
+namespace {
+std::vector<std::vector<int64_t>> component_sizes(const Tensor& t) {
+  const at::NestedTensorImpl* nt = at::get_nested_impl(t);
+  return nt ? nt->component_sizes() : std::vector<std::vector<int64_t>>{};
+}
+
+std::string sizes_string(const std::vector<std::vector<int64_t>>& sizes) {
+  std::string s = "[";
+  for (size_t i = 0; i < sizes.size(); ++i) s += (i ? ", " : "") + c10::str(c10::IntArrayRef(sizes[i]));
+  return s + "]";
+}
+}  // namespace
+
+InputMetadata::InputMetadata(const Tensor& t)
+    : shape(t.sizes().begin(), t.sizes().end()),
+      dtype(t.scalar_type()),
+      device(t.device()),
+      layout(t.layout()),
+      is_nested(t.is_nested()),
+      nested_sizes(component_sizes(t)),
+      defined(true) {}
+
 Tensor InputMetadata::zeros_like() const {
-  return at::zeros(shape, at::TensorOptions().dtype(dtype).device(device));
+  TORCH_CHECK_NOT_IMPLEMENTED(!is_nested, "Zeros is not currently supported for nested tensors.");
+  Tensor zeros = at::zeros(shape, at::TensorOptions().dtype(dtype).device(device));
+  return layout == c10::kMkldnn ? zeros.to_mkldnn() : zeros;
+}
+
+void InputMetadata::check_kind(const Tensor& grad, const std::string& what) const {
+  TORCH_CHECK(grad.is_nested() == is_nested, "Both grad and InputMetadata need to be either nested or non nested tensors.");
+  TORCH_CHECK(grad.layout() == layout, what, " - expected layout ", layout, " but got ", grad.layout());
+  if (is_nested) {
+    const auto got = component_sizes(grad);
+    TORCH_CHECK(got == nested_sizes, what, " - got a nested tensor of shapes ", sizes_string(got),
+                " but expected shapes ", sizes_string(nested_sizes));
+  }
+}
+
+void check_hook_result(const Tensor& original, const Tensor& result) {
+  auto kind = [](const Tensor& t) {
+    return c10::str(t.is_nested() ? "nested " : "", t.layout(), " ", t.scalar_type());
+  };
+  TORCH_CHECK(result.scalar_type() == original.scalar_type() && result.layout() == original.layout() &&
+                  result.is_nested() == original.is_nested(),
+              "hook 'hook' has changed the type of value (was ", kind(original), " got ", kind(result), ")");
+  TORCH_CHECK(result.device() == original.device(), "hook 'hook' has changed the type of value (was on ",
+              original.device(), " got on ", result.device(), ")");
+  TORCH_CHECK(result.sizes().equals(original.sizes()) && component_sizes(result) == component_sizes(original),
+              "hook 'hook' has changed the size of value");
 }
 
 Node::Node(edge_list next_edges) : sequence_nr_(next_sequence_nr()), next_edges_(std::move(next_edges)) {}
@@ -47,7 +95,10 @@ void Node::run_tensor_pre_hooks(variable_list& grads) {
   for (const TensorPreHook& h : tensor_pre_hooks_) {
     if (h.input_nr >= grads.size() || !grads[h.input_nr].defined()) continue;
     Tensor replaced = h.fn(grads[h.input_nr]);
-    if (replaced.defined()) grads[h.input_nr] = std::move(replaced);
+    if (replaced.defined()) {
+      check_hook_result(grads[h.input_nr], replaced);
+      grads[h.input_nr] = std::move(replaced);
+    }
   }
   // retain_grad runs after the user's hooks, so .grad sees what they made of the grad.
   for (const auto& [nr, fn] : retains_grad_hooks_) {

@@ -24,22 +24,24 @@ using tensor_list = std::vector<at::Tensor>;
 // to this dtype, or make zeros when a grad is missing.
 struct InputMetadata {
   InputMetadata() = default;
-  explicit InputMetadata(const Tensor& t)
-      : shape(t.sizes().begin(), t.sizes().end()),
-        dtype(t.scalar_type()),
-        device(t.device()),
-        layout(t.layout()),
-        is_nested(t.is_nested()),
-        defined(true) {}
+  explicit InputMetadata(const Tensor& t);
   Tensor zeros_like() const;
+  // Raises unless `grad` fits this metadata in kind (nested or not, layout) and, for a
+  // nested tensor, in its components' shapes; `what` begins the message.
+  void check_kind(const Tensor& grad, const std::string& what) const;
 
   std::vector<int64_t> shape;
   c10::ScalarType dtype = c10::ScalarType::Float;
   c10::Device device{c10::DeviceType::CPU};
   c10::Layout layout = c10::kStrided;
   bool is_nested = false;  // a nested tensor's shape above is its buffer's, not its components'
+  std::vector<std::vector<int64_t>> nested_sizes;  // a nested tensor's component shapes
   bool defined = false;  // false for an output that takes no grad (an integer output)
 };
+
+// Raises unless a hook's result has the type (dtype, layout, nestedness), device and shape
+// of the grad it replaced, as torch checks ("hook 'hook' has changed the ... of value").
+void check_hook_result(const Tensor& original, const Tensor& result);
 
 // A hook on a Node's incoming grads (before apply) or on its results (after).
 using FunctionPreHook = std::function<variable_list(const variable_list& grads)>;

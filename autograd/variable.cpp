@@ -132,7 +132,10 @@ variable_list run_leaf_hooks(const Tensor& leaf, variable_list grads) {
   std::vector<AutogradMeta::Hook> hooks = meta->leaf_hooks_;
   for (const AutogradMeta::Hook& h : hooks) {
     Tensor replaced = h.fn(grads[0]);
-    if (replaced.defined()) grads[0] = std::move(replaced);
+    if (replaced.defined()) {
+      check_hook_result(grads[0], replaced);
+      grads[0] = std::move(replaced);
+    }
   }
   return grads;
 }

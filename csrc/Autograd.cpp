@@ -10,6 +10,7 @@
 #include <autograd/engine.h>
 #include <autograd/functions/basic_ops.h>
 #include <autograd/variable.h>
+#include <aten/core/NestedTensorImpl.h>
 #include <aten/ops/OperatorHandles.h>
 
 #include <c10/core/ThreadLocalState.h>
@@ -300,6 +301,10 @@ void init_autograd(py::module_& m) {
     TORCH_CHECK(grad.is_nested() == self.is_nested() && grad.layout() == self.layout(),
                 "assigned grad has data of a different type");
     TORCH_CHECK(grad.sizes().equals(self.sizes()), "assigned grad has data of a different size");
+    if (self.is_nested()) {
+      TORCH_CHECK(at::get_nested_impl(grad)->component_sizes() == at::get_nested_impl(self)->component_sizes(),
+                  "assigned grad has data of a different size");
+    }
     TORCH_CHECK_TYPE(grad.scalar_type() == self.scalar_type(), "assigned grad has data of a different type");
     TORCH_CHECK(grad.device() == self.device(), "assigned grad has data located on a different device");
     self.mutable_grad() = grad;

@@ -233,6 +233,7 @@ int tensor_setitem(PyObject* self, PyObject* index, PyObject* value) {
   try {
     TORCH_CHECK_TYPE(value != nullptr, "Tensor does not support deleting items");
     const at::Tensor& t = unwrap(self);
+    TORCH_CHECK_NOT_IMPLEMENTED(!t.is_nested(), "item assignment is not supported on nested tensors");
     at::Tensor v = value_to_tensor(t, value);
     if (is_int_index(index) && t.dim() > 0) {
       const int64_t i = to_int64(index), size = t.size(0);

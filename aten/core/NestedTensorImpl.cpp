@@ -58,6 +58,11 @@ NestedTensorImpl* get_nested_impl(const Tensor& t) {
   return impl;
 }
 
+void check_sizes_readable(const Tensor& t) {
+  TORCH_CHECK(!t.is_nested(), "Internal error: NestedTensorImpl doesn't support sizes. Please file an issue on "
+              "https://github.com/pytorch/nestedtensor");
+}
+
 Tensor nested_alias(const Tensor& nested) {
   const NestedTensorImpl* nt = get_nested_impl(nested);
   TORCH_INTERNAL_ASSERT(nt != nullptr, "nested_alias of a tensor that is not nested");

@@ -32,6 +32,9 @@ class TORCH_API NestedTensorImpl final : public c10::TensorImpl {
 
 // The impl behind a nested tensor, or nullptr for any other tensor.
 TORCH_API NestedTensorImpl* get_nested_impl(const Tensor& t);
+// Raises torch's "NestedTensorImpl doesn't support sizes" for a nested tensor: for code
+// that is about to read t.sizes() as a shape (view_as, expand_as, ...).
+TORCH_API void check_sizes_readable(const Tensor& t);
 // A second nested tensor over the same buffer and components, sharing the version counter
 // and the math bits, with no autograd state: what make_view gives for a nested tensor
 // (detach, .data, Parameter, saved tensors), since a plain TensorImpl cannot hold one.

@@ -174,3 +174,19 @@ def test_set_data_and_grads_keep_the_layout():
 
     with pytest.raises(RuntimeError, match="expected layout torch.strided but got torch._mkldnn"):
         ToMkldnn.apply(a).sum().backward()
+
+
+def test_an_mkldnn_tensor_is_not_an_out_argument():
+    m = tessera.ones(2, 3).to_mkldnn()
+    alias = m.detach()
+    for call in (lambda: tessera.empty((40, 50), out=m), lambda: tessera.zeros((4, 5), out=m)):
+        with pytest.raises(NotImplementedError):
+            call()
+    assert tuple(m.shape) == (2, 3) and alias.to_dense().tolist() == [[1.0] * 3] * 2
+
+
+def test_hooks_may_not_change_the_layout():
+    m = tessera.ones(2, 3).to_mkldnn().requires_grad_()
+    m.register_hook(lambda g: tessera.ones(2, 3))
+    with pytest.raises(RuntimeError, match="hook 'hook' has changed the type of value"):
+        m.to_dense().sum().backward()

@@ -1,3 +1,4 @@
+#include <aten/core/NestedTensorImpl.h>
 #include <aten/native/NativeFunctions.h>
 #include <aten/native/StructuredHelpers.h>
 #include <aten/native/factory/TensorFactories.h>
@@ -6,6 +7,7 @@
 #include <c10/core/StorageBounds.h>
 
 #include <algorithm>
+#include <cstring>
 
 namespace at::inline tessera::native {
 
@@ -79,7 +81,25 @@ void check_inplace(const Tensor& self, const meta::TensorMeta& m, const char* op
               " can't be cast to the desired output type ", self.scalar_type());
 }
 
+// Grows an out= tensor's storage to `nbytes`, keeping the bytes it had: other views of the
+// same storage still read them (torch's storage resize copies too).
+static void grow_storage(c10::StorageImpl* storage, size_t nbytes) {
+  if (storage->nbytes() >= nbytes) return;
+  c10::DataPtr grown = storage->allocator()->allocate(nbytes);
+  if (storage->nbytes() > 0 && storage->data() != nullptr) std::memcpy(grown.get(), storage->data(), storage->nbytes());
+  storage->set_data_ptr(std::move(grown));
+  storage->set_nbytes(nbytes);
+}
+
+// An mkldnn or nested out= tensor keeps its geometry to itself (CompositeExplicitAutograd
+// out= kernels reach MkldnnCPU): refuse to resize it.
+static void check_resizable_out(const Tensor& out, const char* op) {
+  TORCH_CHECK_NOT_IMPLEMENTED(!out.is_mkldnn() && !out.is_nested(), op, "(): an ", out.is_mkldnn() ? "mkldnn" : "nested",
+                              " tensor cannot be an out= argument");
+}
+
 static void resize_out_impl(const Tensor& out, IntArrayRef sizes, IntArrayRef strides, const char* op) {
+  check_resizable_out(out, op);
   if (out.sizes().equals(sizes)) return;
   TORCH_CHECK(out.numel() == 0, op, "(): the out= tensor has shape ", out.sizes(), " but the result has shape ", sizes,
               "; pass an empty tensor to have it resized");
@@ -93,10 +113,7 @@ static void resize_out_impl(const Tensor& out, IntArrayRef sizes, IntArrayRef st
       c10::computeStorageNbytes(impl->sizes(), impl->strides(), impl->itemsize(), impl->storage_offset());
   c10::StorageImpl* storage = impl->storage().unsafeGetStorageImpl();
   TORCH_CHECK(storage != nullptr && storage->resizable(), op, "(): the out= tensor's storage cannot be resized");
-  if (storage->nbytes() < nbytes) {
-    storage->set_data_ptr(storage->allocator()->allocate(nbytes));
-    storage->set_nbytes(nbytes);
-  }
+  grow_storage(storage, nbytes);
 }
 
 void resize_out(const Tensor& out, const meta::TensorMeta& m, const char* op) {
@@ -216,6 +233,8 @@ std::vector<int64_t> infer_dense_strides(IntArrayRef sizes, IntArrayRef strides)
 
 Tensor empty_like_impl(const Tensor& self, c10::ScalarType dtype, c10::Device device, std::optional<c10::Layout> layout,
                        std::optional<bool> pin_memory, std::optional<c10::MemoryFormat> memory_format) {
+  TORCH_CHECK_NOT_IMPLEMENTED(!self.is_nested(), "empty_like (and the *_like factories) of a nested tensor is not "
+                              "supported yet");
   c10::MemoryFormat format = memory_format.value_or(c10::MemoryFormat::Preserve);
   std::optional<c10::Layout> lay = layout ? layout : std::optional<c10::Layout>(self.layout());
   if (format != c10::MemoryFormat::Preserve) {
@@ -229,6 +248,7 @@ Tensor empty_like_impl(const Tensor& self, c10::ScalarType dtype, c10::Device de
 }
 
 void resize_factory_out(const Tensor& out, IntArrayRef sizes) {
+  check_resizable_out(out, "out=");
   if (out.sizes().equals(sizes)) return;
   c10::TensorImpl* impl = out.unsafeGetTensorImpl();
   impl->set_sizes_contiguous(sizes);
@@ -237,10 +257,7 @@ void resize_factory_out(const Tensor& out, IntArrayRef sizes) {
   c10::StorageImpl* storage = impl->storage().unsafeGetStorageImpl();
   if (impl->numel() == 0) return;
   TORCH_CHECK(storage != nullptr && storage->resizable(), "Trying to resize storage that is not resizable");
-  if (storage->nbytes() < nbytes) {
-    storage->set_data_ptr(storage->allocator()->allocate(nbytes));
-    storage->set_nbytes(nbytes);
-  }
+  grow_storage(storage, nbytes);
 }
 
 // ---------------------------------------------------------------- factories over empty + fill

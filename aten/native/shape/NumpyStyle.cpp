@@ -3,6 +3,7 @@
 // swapdims / moveaxis / row_stack / broadcast_to, the flips and rot90, ravel, reshape_as,
 // atleast_{1,2,3}d, diag / diagflat / diag_embed and diff. Checks and messages are torch's
 // (current torch's where 1.13 has none: diff's negative order, diag's rank).
+#include <aten/core/NestedTensorImpl.h>
 #include <aten/core/TensorOperators.h>
 #include <aten/native/NativeFunctions.h>
 #include <aten/native/shape/TensorShape.h>
@@ -30,7 +31,10 @@ Tensor moveaxis_intlist(const Tensor& self, IntArrayRef source, IntArrayRef dest
 
 Tensor broadcast_to(const Tensor& self, IntArrayRef size) { return self.expand(size); }
 
-Tensor reshape_as(const Tensor& self, const Tensor& other) { return self.reshape(other.sizes()); }
+Tensor reshape_as(const Tensor& self, const Tensor& other) {
+  check_sizes_readable(other);
+  return self.reshape(other.sizes());
+}
 
 Tensor ravel(const Tensor& self) { return self.contiguous().view({-1}); }
 

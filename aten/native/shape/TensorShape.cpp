@@ -4,6 +4,7 @@
 // (transpose_, squeeze_, unsqueeze_, as_strided_ give self the geometry). Shape operators
 // naturally written with other operators (flatten, split, movedim, ...) are
 // CompositeImplicitAutograd.
+#include <aten/core/NestedTensorImpl.h>
 #include <aten/native/shape/TensorShape.h>
 
 #include <aten/native/Broadcast.h>
@@ -503,9 +504,15 @@ Tensor clone(const Tensor& self, std::optional<at::MemoryFormat> memory_format) 
 
 // ---------------------------------------------------------------- composites
 
-Tensor view_as(const Tensor& self, const Tensor& other) { return self.view(other.sizes()); }
+Tensor view_as(const Tensor& self, const Tensor& other) {
+  check_sizes_readable(other);
+  return self.view(other.sizes());
+}
 
-Tensor expand_as(const Tensor& self, const Tensor& other) { return self.expand(other.sizes()); }
+Tensor expand_as(const Tensor& self, const Tensor& other) {
+  check_sizes_readable(other);
+  return self.expand(other.sizes());
+}
 
 std::vector<Tensor> broadcast_tensors(TensorList tensors) {
   c10::DimVector shape;
