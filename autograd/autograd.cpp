@@ -28,7 +28,9 @@ variable_list make_grads(const variable_list& outputs, const variable_list& grad
     const Tensor& out = outputs[i];
     Tensor g = grad_outputs.empty() ? Tensor() : grad_outputs[i];
     if (g.defined()) {
-      InputMetadata(out).check_kind(g, c10::str("Mismatch in layout or nested shapes: grad_output[", i, "]"));
+      if (g.is_nested() || out.is_nested() || g.layout() != out.layout()) {
+        InputMetadata(out).check_kind(g, c10::str("Mismatch in layout or nested shapes: grad_output[", i, "]"));
+      }
       TORCH_CHECK(g.sizes().equals(out.sizes()), "Mismatch in shape: grad_output[", i, "] has a shape of ",
                   size_string(g), " and output[", i, "] has a shape of ", size_string(out), ".");
       bool out_complex = c10::isComplexType(out.scalar_type()), g_complex = c10::isComplexType(g.scalar_type());

@@ -151,7 +151,9 @@ void validate_outputs(const Node& fn, variable_list& grads) {
     Tensor& grad = grads[i];
     if (!e.is_valid() || !grad.defined()) continue;
     const InputMetadata& meta = e.function->input_metadata(e.input_nr);
-    meta.check_kind(grad, c10::str("Function ", fn.name(), " returned an invalid gradient at index ", i));
+    if (!meta.plain_kind_matches(grad)) {
+      meta.check_kind(grad, c10::str("Function ", fn.name(), " returned an invalid gradient at index ", i));
+    }
     if (!grad.sizes().equals(meta.shape)) {
       TORCH_CHECK(expandable_to(meta.shape, grad.sizes()), "Function ", fn.name(), " returned an invalid gradient at index ",
                   i, " - got ", shape_string(grad.sizes()), " but expected shape compatible with ",

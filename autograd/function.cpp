@@ -29,14 +29,7 @@ std::string sizes_string(const std::vector<std::vector<int64_t>>& sizes) {
 }
 }  // namespace
 
-InputMetadata::InputMetadata(const Tensor& t)
-    : shape(t.sizes().begin(), t.sizes().end()),
-      dtype(t.scalar_type()),
-      device(t.device()),
-      layout(t.layout()),
-      is_nested(t.is_nested()),
-      nested_sizes(component_sizes(t)),
-      defined(true) {}
+void InputMetadata::record_nested_sizes(const Tensor& t) { nested_sizes = component_sizes(t); }
 
 Tensor InputMetadata::zeros_like() const {
   TORCH_CHECK_NOT_IMPLEMENTED(!is_nested, "Zeros is not currently supported for nested tensors.");

@@ -24,11 +24,25 @@ using tensor_list = std::vector<at::Tensor>;
 // to this dtype, or make zeros when a grad is missing.
 struct InputMetadata {
   InputMetadata() = default;
-  explicit InputMetadata(const Tensor& t);
+  explicit InputMetadata(const Tensor& t)
+      : shape(t.sizes().begin(), t.sizes().end()),
+        dtype(t.scalar_type()),
+        device(t.device()),
+        layout(t.layout()),
+        is_nested(t.is_nested()),
+        defined(true) {
+    if (C10_UNLIKELY(is_nested)) record_nested_sizes(t);
+  }
   Tensor zeros_like() const;
+  // Whether `grad` is a plain tensor of this metadata's layout: the common case, decided
+  // without building a message (the engine asks for every edge of every Node).
+  bool plain_kind_matches(const Tensor& grad) const {
+    return !is_nested && !grad.is_nested() && grad.layout() == layout;
+  }
   // Raises unless `grad` fits this metadata in kind (nested or not, layout) and, for a
   // nested tensor, in its components' shapes; `what` begins the message.
   void check_kind(const Tensor& grad, const std::string& what) const;
+  void record_nested_sizes(const Tensor& t);
 
   std::vector<int64_t> shape;
   c10::ScalarType dtype = c10::ScalarType::Float;

@@ -5,8 +5,6 @@ compares dense results with torch 1.13's. Neither layout has meta tensors, so th
 entries run on CPU only; mkldnn is float32 / bfloat16 only (float64 samples check the
 refusal), so their gradients are hand-written float32 round trips of float64 leaves with
 dyadic values (exact in float32), compared with torch's."""
-import torch
-
 from opinfo import GradSample, OpInfo, make_torch, register, resolve_dtype
 
 MKLDNN_DTYPES = ("float32", "bfloat16", "float64")
