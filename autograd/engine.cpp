@@ -5,6 +5,7 @@
 #include <autograd/input_buffer.h>
 #include <autograd/variable.h>
 
+#include <aten/core/NamedTensorUtils.h>
 #include <aten/ops/Functions.h>
 #include <c10/core/ThreadLocalState.h>
 #include <c10/util/Exception.h>
@@ -150,6 +151,7 @@ void validate_outputs(const Node& fn, variable_list& grads) {
     const Edge& e = edges[i];
     Tensor& grad = grads[i];
     if (!e.is_valid() || !grad.defined()) continue;
+    if (C10_UNLIKELY(grad.has_names())) grad = at::rename(grad, std::nullopt);  // grads are never named
     const InputMetadata& meta = e.function->input_metadata(e.input_nr);
     if (!meta.plain_kind_matches(grad)) {
       meta.check_kind(grad, c10::str("Function ", fn.name(), " returned an invalid gradient at index ", i));
@@ -239,7 +241,14 @@ variable_list Engine::execute(const edge_list& roots, const variable_list& grads
   TORCH_CHECK(roots.size() == grads.size(), "backward: ", roots.size(), " roots but ", grads.size(), " grads");
   GraphTask task;
   task.keep_graph = keep_graph;
-  auto root = make_node<GraphRoot>(roots, grads);
+  // Backward formulas see no names, and grads carry none, as in torch: a named `gradient=`
+  // enters as an unnamed alias.
+  at::NoNamesGuard no_names;
+  variable_list root_grads = grads;
+  for (Tensor& g : root_grads) {
+    if (g.defined() && g.has_names()) g = at::rename(g, std::nullopt);
+  }
+  auto root = make_node<GraphRoot>(roots, root_grads);
   compute_dependencies(root.get(), task);
   if (!outputs.empty()) {
     init_exec_info(root.get(), outputs, accumulate_grad, task);

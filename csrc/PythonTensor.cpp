@@ -498,6 +498,8 @@ PyGetSetDef tensor_getset[] = {
     {"is_quantized", get_is_quantized, nullptr, nullptr, nullptr},
     {"is_mkldnn", get_is_mkldnn, nullptr, "Whether the tensor has the _mkldnn layout (to_mkldnn()).", nullptr},
     {"is_nested", get_is_nested, nullptr, "Whether the tensor is a nested tensor (tessera.nested).", nullptr},
+    {"names", tensor_get_names, tensor_set_names,
+     "The dims' names, a tuple of str or None (named tensors); settable in place.", nullptr},
     {"itemsize", get_itemsize, nullptr, nullptr, nullptr},
     {"nbytes", get_nbytes, nullptr, nullptr, nullptr},
     {"T", get_T, nullptr, "The tensor with its dimensions reversed (a view); the transpose of a matrix.", nullptr},
@@ -800,7 +802,7 @@ bool init_tensor_type(PyObject* module) {
   // The hand-written methods first: where a generated binding has the same name, the
   // hand-written one (first in the table) is the one the type keeps.
   for (PyMethodDef* m = core_methods; m->ml_name; ++m) g_all_methods.push_back(*m);
-  for (PyMethodDef* table : {numpy_tensor_methods(), dlpack_tensor_methods()}) {
+  for (PyMethodDef* table : {numpy_tensor_methods(), dlpack_tensor_methods(), named_tensor_methods()}) {
     for (PyMethodDef* m = table; m->ml_name; ++m) g_all_methods.push_back(*m);
   }
   for (PyMethodDef* m = generated_tensor_methods(); m && m->ml_name; ++m) {

@@ -166,6 +166,11 @@ PyMethodDef* numpy_tensor_methods();
 PyMethodDef* numpy_functions();
 PyMethodDef* dlpack_tensor_methods();
 PyMethodDef* dlpack_functions();
+// NamedTensor.cpp: Tensor.names (getter/setter) and the named-tensor methods (has_names,
+// align_as and the _rename/_refine_names/_align_to primitives; null-terminated).
+PyObject* tensor_get_names(PyObject* self, void*);
+int tensor_set_names(PyObject* self, PyObject* value, void*);
+PyMethodDef* named_tensor_methods();
 // Defined by Allocator.cpp: the CPU allocator's _cpu_* controls (wrapped by tessera.cpu),
 // set_num_threads, get_num_threads (null-terminated).
 PyMethodDef* allocator_functions();

@@ -66,6 +66,8 @@ class TORCH_API Tensor {
   bool is_meta() const { return impl_->is_meta(); }
   bool is_mkldnn() const { return impl_->key_set().has(c10::DispatchKey::MkldnnCPU); }
   bool is_nested() const { return impl_->key_set().has(c10::DispatchKey::NestedTensorCPU); }
+  // Whether any dim is named (the names live in aten/core/NamedTensorUtils.h).
+  bool has_names() const { return impl_->has_names(); }
   // The lazy math bits (conj() views, the negation behind a conj view's imag).
   bool is_conj() const { return impl_->is_conj(); }
   bool is_neg() const { return impl_->is_neg(); }

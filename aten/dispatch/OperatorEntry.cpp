@@ -43,6 +43,7 @@ std::string describeFunctionality(DispatchKey k) {
     case DispatchKey::Python:
     case DispatchKey::PythonTLSSnapshot: return "Python tensor subclass support";
     case DispatchKey::Profiler: return "profiling support";
+    case DispatchKey::Named: return "named tensor support";
     case DispatchKey::Conjugate: return "support for conjugate views (call resolve_conj() first)";
     case DispatchKey::Negative: return "support for negative views (call resolve_neg() first)";
     default: return c10::str("support for ", k);

@@ -30,6 +30,7 @@ const char* toString(DispatchKey k) {
     case DispatchKey::AutogradCPU: return "AutogradCPU";
     case DispatchKey::AutogradCUDA: return "AutogradCUDA";
     case DispatchKey::AutogradOther: return "AutogradOther";
+    case DispatchKey::Named: return "Named";
     case DispatchKey::AutocastCPU: return "AutocastCPU";
     case DispatchKey::AutocastCUDA: return "AutocastCUDA";
     case DispatchKey::Profiler: return "Profiler";

@@ -15,8 +15,8 @@
 namespace c10::inline tessera {
 
 // Lowest priority first. The order is load-bearing: backends sit below every wrapper key
-// (BackendSelect, Python, the math bits Conjugate/Negative, ADInplaceOrView, Autograd*,
-// Autocast*, Profiler), so a call first
+// (BackendSelect, Python, Named, the math bits Conjugate/Negative, ADInplaceOrView,
+// Autograd*, Autocast*, Profiler), so a call first
 // passes through the wrappers, each of which redispatches below itself, and ends at a backend.
 enum class DispatchKey : uint8_t {
   Undefined = 0,  // "no key": the highest key of an empty set; never a real key.
@@ -37,6 +37,9 @@ enum class DispatchKey : uint8_t {
   // Wrappers, lowest priority first.
   BackendSelect,
   Python,
+  // A tensor with dim names. Below autograd as in torch, so composite operators decompose
+  // first; one boxed fallback (aten/native/named) propagates names around the rest.
+  Named,
   Conjugate,  // math bits: a lazy conj()/negation view; a boxed fallback materialises
   Negative,   // it for every op that is not a view or a bit-aware kernel.
   ADInplaceOrView,

@@ -1,5 +1,7 @@
 #include <c10/core/TensorImpl.h>
 
+#include <c10/core/NamedTensor.h>
+
 #include <limits>
 
 namespace c10::inline tessera {
@@ -24,6 +26,7 @@ TensorImpl::TensorImpl(Storage storage, DispatchKeySet keys, ScalarType dtype, L
   } else if (!storage_.defined()) {
     device_ = Device(deviceTypeOf(keys.highestPriorityBackendTypeId()));
   }
+  keys = keys.remove(DispatchKey::Named);  // a view made from a named base starts unnamed
   DispatchKey backend = keys.highestPriorityBackendTypeId();
   TORCH_INTERNAL_ASSERT(backend != DispatchKey::Undefined, "a tensor's key set needs a backend key: ", keys);
   key_set_ = keys | autogradRelatedKeys(backend);
@@ -71,6 +74,7 @@ void TensorImpl::set_sizes_contiguous(IntArrayRef sizes) {
     stride *= sizes[i] > 1 ? sizes[i] : 1;
   }
   refresh_numel_and_contiguity();
+  drop_names_if_rank_changed();
 }
 
 void TensorImpl::set_sizes_and_strides(IntArrayRef sizes, IntArrayRef strides) {
@@ -81,6 +85,7 @@ void TensorImpl::set_sizes_and_strides(IntArrayRef sizes, IntArrayRef strides) {
   std::copy(sizes.begin(), sizes.end(), sizes_and_strides_.sizes_data());
   std::copy(strides.begin(), strides.end(), sizes_and_strides_.strides_data());
   refresh_numel_and_contiguity();
+  drop_names_if_rank_changed();
 }
 
 void TensorImpl::set_storage_offset(int64_t offset) {
@@ -103,6 +108,29 @@ void TensorImpl::set_data_from(const TensorImpl& src) {
   dtype_ = src.dtype_;
   key_set_ = (key_set_ - math_bits_keyset) | (src.key_set_ & math_bits_keyset);
   refresh_numel_and_contiguity();
+  drop_names_if_rank_changed();
+}
+
+void TensorImpl::set_named_tensor_meta(std::unique_ptr<NamedTensorMeta> meta) {
+  if (meta != nullptr) {
+    TORCH_CHECK(static_cast<int64_t>(meta->names.size()) == dim(), "Number of names (", meta->names.size(),
+                ") and number of dimensions in tensor (", dim(), ") do not match.");
+    bool any_basic = false;
+    for (Dimname n : meta->names) any_basic = any_basic || n.isBasic();
+    if (!any_basic) meta.reset();
+  }
+  if (meta != nullptr) {
+    key_set_ = key_set_.add(DispatchKey::Named);
+  } else {
+    key_set_ = key_set_.remove(DispatchKey::Named);
+  }
+  named_tensor_meta_ = std::move(meta);
+}
+
+void TensorImpl::drop_names_if_rank_changed() {
+  if (named_tensor_meta_ && static_cast<int64_t>(named_tensor_meta_->names.size()) != dim()) {
+    set_named_tensor_meta(nullptr);
+  }
 }
 
 void TensorImpl::_set_conj(bool value) {

@@ -45,6 +45,8 @@ class C10_API AutogradMetaInterface {
   virtual bool requires_grad() const = 0;
 };
 
+struct NamedTensorMeta;  // c10/core/NamedTensor.h
+
 class C10_API TensorImpl : public intrusive_ptr_target {
  public:
   // A tensor over `storage`, initially 1-d with zero elements; its backend key is
@@ -90,6 +92,16 @@ class C10_API TensorImpl : public intrusive_ptr_target {
     }
   }
 
+  // --- dimension names (named tensors; see c10/core/NamedTensor.h) ---
+  // A tensor with at least one named dim carries the Named key, so every operator on it
+  // passes the names fallback (aten/native/named) first.
+  bool has_names() const { return key_set_.has(DispatchKey::Named); }
+  // The names, or nullptr when no dim is named.
+  const NamedTensorMeta* named_tensor_meta() const { return named_tensor_meta_.get(); }
+  // Installs names (one per dim; all wildcards or nullptr clears them) and the Named key.
+  // Callers validate the names (aten/core/NamedTensorUtils.h).
+  void set_named_tensor_meta(std::unique_ptr<NamedTensorMeta> meta);
+
   // --- storage and data ---
   const Storage& storage() const { return storage_; }
   bool has_storage() const { return storage_.defined(); }
@@ -126,6 +138,8 @@ class C10_API TensorImpl : public intrusive_ptr_target {
   bool compute_contiguous() const;
   // NHWC for 4-d tensors, NDHWC for 5-d ones (rank 4 or 5 picks the rule).
   bool compute_channels_last_contiguous(int64_t rank) const;
+  // Names describe dims: a change of rank (resize_, set_, .data =) drops them.
+  void drop_names_if_rank_changed();
 
   Storage storage_;
   int64_t storage_offset_ = 0;
@@ -133,6 +147,7 @@ class C10_API TensorImpl : public intrusive_ptr_target {
   SizesAndStrides sizes_and_strides_;
   VariableVersion version_counter_;
   std::unique_ptr<AutogradMetaInterface> autograd_meta_;
+  std::unique_ptr<NamedTensorMeta> named_tensor_meta_;
   DispatchKeySet key_set_;
   Device device_;
   ScalarType dtype_;

@@ -34,6 +34,7 @@ from . import _tensor_casts  # noqa: E402,F401
 from ._tensor_casts import typename  # noqa: E402,F401
 from . import _tensor_methods  # noqa: E402,F401
 from . import _tensor_autograd  # noqa: E402,F401
+from . import _named_tensor  # noqa: E402,F401
 
 # tessera.autograd, and torch's top-level names for the grad modes.
 from . import autograd  # noqa: E402,F401
@@ -71,9 +72,9 @@ from . import nn  # noqa: E402,F401
 from . import optim  # noqa: E402,F401
 # The functions torch writes in Python (torch/functional.py) over its operators.
 from .functional import (  # noqa: E402,F401
-    atleast_1d, atleast_2d, atleast_3d, block_diag, broadcast_shapes, broadcast_tensors, cartesian_prod, cdist,
-    chain_matmul, gradient, histogramdd, istft, lu, meshgrid, nonzero, norm, stft, tensordot, unique,
-    unique_consecutive)
+    align_tensors, atleast_1d, atleast_2d, atleast_3d, block_diag, broadcast_shapes,
+    broadcast_tensors, cartesian_prod, cdist, chain_matmul, gradient, histogramdd, istft, lu, meshgrid, nonzero,
+    norm, stft, tensordot, unique, unique_consecutive)
 
 # Pickling (torch's reduce protocol) and tessera.TypedStorage.
 from . import _utils  # noqa: E402,F401

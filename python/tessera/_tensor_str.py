@@ -253,6 +253,10 @@ def _str(t):
         return _nested_tensor_str(t)
     layout_suffix = []
     values = t
+    if t.has_names():
+        # Operators refuse most named tensors: format an unnamed view, name the dims after.
+        with _no_grad():
+            values = t.rename(None)
     if t.layout != _C.strided:
         # An mkldnn tensor prints its values (from a dense copy) and its layout.
         layout_suffix.append("layout=" + repr(t.layout))
@@ -291,4 +295,6 @@ def _str(t):
         suffixes.append(f"grad_fn=<{grad_fn.name()}>")
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
+    if t.has_names():
+        suffixes.append(f"names={t.names}")
     return _add_suffixes(prefix + tensor_str, suffixes, indent)

@@ -10,7 +10,7 @@ import pickle
 import struct
 
 from . import _C
-from ._utils import get_tensor_metadata
+from ._utils import NAMED_PICKLE_ERROR, get_tensor_metadata
 from .storage import TypedStorage, _physical
 
 # torch's storage class for each dtype torch 1.13 writes typed storages for.
@@ -110,6 +110,8 @@ def _reduce_tensor(t, table):
                                   "are not supported")
     if t.layout != _C.strided:
         raise NotImplementedError(f"tessera.save: tensors with layout {t.layout} are not supported")
+    if t.has_names():
+        raise RuntimeError(NAMED_PICKLE_ERROR)
     name = dtype_name(t.dtype)
     geometry = (t.storage_offset(), tuple(t.size()), t.stride())
     if t.device.type == "meta":

@@ -39,6 +39,10 @@ def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad, bac
     return t
 
 
+NAMED_PICKLE_ERROR = ("NYI: Named tensors don't support serialization. Please drop names via "
+                      "`tensor = tensor.rename(None)` before serialization.")
+
+
 def _reduce_ex(self, proto):
     """Tensor.__reduce_ex__: (_rebuild_tensor_v2, (storage, offset, size, stride, requires_grad, hooks[, metadata]))."""
     from .storage import TypedStorage
@@ -46,6 +50,8 @@ def _reduce_ex(self, proto):
         raise RuntimeError("Cannot access data pointer of Tensor that doesn't have storage")
     if self.is_nested:
         self.size()  # raises torch's "NestedTensorImpl doesn't support sizes"
+    if self.has_names():
+        raise RuntimeError(NAMED_PICKLE_ERROR)
     if self.device.type != "cpu":
         raise NotImplementedError(f"pickling tensors on {self.device.type} is not supported yet; move them to the CPU")
     args = (TypedStorage.of(self), self.storage_offset(), tuple(self.size()), self.stride(), self.requires_grad,

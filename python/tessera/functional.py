@@ -8,7 +8,8 @@ count or as two lists), ``atleast_{1,2,3}d`` (one tensor or several) and ``meshg
 ``gradient`` (numpy's finite differences, written with tensor ops so autograd follows) and
 ``norm`` (p as a number or 'fro' / 'nuc', dim as an int or a list, onto aten::norm), and
 ``stft`` / ``istft``, which take torch's Python signatures (stft's ``center`` and
-``pad_mode``, onto aten::stft.center) and raise torch's warnings.
+``pad_mode``, onto aten::stft.center) and raise torch's warnings; ``align_tensors``
+raises as torch 1.13's does (it is not implemented there).
 
 Importing this module installs ``Tensor.unique``, ``Tensor.unique_consecutive``,
 ``Tensor.nonzero``, ``Tensor.norm``, ``Tensor.stft`` and ``Tensor.istft``.
@@ -81,6 +82,11 @@ def _tensor_nonzero(self, *, as_tuple=False):
 
 _C._add_tensor_methods({"unique": _tensor_unique, "unique_consecutive": _tensor_unique_consecutive,
                         "nonzero": _tensor_nonzero})
+
+
+def align_tensors(*tensors):
+    """align_tensors(*tensors): not implemented in torch 1.13 either; raises its error."""
+    raise RuntimeError("`align_tensors` not yet implemented.")
 
 
 def broadcast_shapes(*shapes):

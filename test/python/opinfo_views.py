@@ -212,6 +212,8 @@ register(
 # refuses views) and return it.
 register(
     view("detach", lambda lib, a: lib.detach(a), method="detach"),
+    # alias: what Tensor.rename returns; a view inside the graph (AliasBackward0)
+    view("alias", lambda lib, a: lib.ops.aten.alias(a)),
     view("detach_", lambda lib, a: lib.detach_(a * 1), dtypes=tuple(FLOATING), is_view=False),
     view("requires_grad_", lambda lib, a, **k: (a * 1).detach().requires_grad_(**k), dtypes=tuple(FLOATING),
          kwargs=({}, {"requires_grad": False}), is_view=False,

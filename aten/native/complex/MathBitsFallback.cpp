@@ -118,8 +118,8 @@ void register_fallthroughs(torch::Library& m) {
       "data", "set_data", "retain_grad", "retains_grad", "is_leaf", "output_nr", "_version", "_backward", "is_conj",
       "is_neg", "is_complex", "is_floating_point",
       // views
-      "view", "as_strided", "permute", "transpose.int", "expand", "squeeze", "squeeze.dim", "unsqueeze", "select.int",
-      "slice.Tensor", "unfold", "diagonal", "split.Tensor", "split_with_sizes", "unbind.int", "detach", "_conj",
+      "alias", "view", "as_strided", "permute", "transpose.int", "expand", "squeeze", "squeeze.dim", "unsqueeze",
+      "select.int", "slice.Tensor", "unfold", "diagonal", "split.Tensor", "split_with_sizes", "unbind.int", "detach", "_conj",
       "_neg_view", "conj", "resolve_conj", "resolve_neg", "real", "imag", "view_as_real", "reshape", "view_as",
       "expand_as", "t", "narrow", "movedim.int", "movedim.intlist", "swapaxes", "swapdims", "unflatten.int", "chunk",
       "hsplit.int", "hsplit.array", "vsplit.int", "vsplit.array", "dsplit.int", "dsplit.array",

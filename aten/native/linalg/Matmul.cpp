@@ -8,8 +8,10 @@
 #include <aten/native/NativeFunctions.h>
 #include <aten/native/StructuredHelpers.h>
 #include <aten/native/linalg/Blas.h>
+#include <aten/native/named/NameInference.h>
 #include <aten/ops/Functions.h>
 
+#include <algorithm>
 #include <vector>
 
 namespace at::inline tessera::native {
@@ -29,6 +31,11 @@ int64_t product(const std::vector<int64_t>& v) {
 }  // namespace
 
 Tensor matmul(const Tensor& self, const Tensor& other) {
+  if (C10_UNLIKELY(named::names_pending(self, other))) {
+    const DimnameList names = named::matmul_names(names_of(self), names_of(other));
+    NoNamesGuard guard;
+    return named::named_result(native::matmul(self, other), names);
+  }
   const int64_t da = self.dim(), db = other.dim();
   TORCH_CHECK(da > 0 && db > 0, "both arguments to matmul need to be at least 1D, but they are ", da, "D and ", db,
               "D");
@@ -88,6 +95,15 @@ Tensor& matmul_out(const Tensor& self, const Tensor& other, Tensor& out) {
 
 Tensor linear(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias) {
   const bool has_bias = bias && bias->defined();
+  if (C10_UNLIKELY(named::names_pending(input, weight, has_bias ? *bias : Tensor()))) {
+    // torch's linear is matmul(input, weight.t()) plus the bias, names included.
+    DimnameList w = names_of(weight);
+    std::reverse(w.begin(), w.end());
+    DimnameList names = named::matmul_names(names_of(input), w);
+    if (has_bias) names = named::unify_from_right(names, names_of(*bias));
+    NoNamesGuard guard;
+    return named::named_result(native::linear(input, weight, bias), names);
+  }
   if (input.dim() == 2 && has_bias) return at::addmm(*bias, input, weight.t());
   if (has_bias && input.dim() >= 3 && input.is_contiguous() && weight.dim() == 2) {
     // The batch folded into rows: one addmm, the bias added by the GEMM.

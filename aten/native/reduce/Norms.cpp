@@ -4,6 +4,7 @@
 #include <aten/core/TensorUtils.h>
 #include <aten/native/NativeFunctions.h>
 #include <aten/native/StructuredHelpers.h>
+#include <aten/native/named/NameInference.h>
 #include <aten/native/reduce/ReduceOps.h>
 #include <aten/native/shape/TensorShape.h>
 #include <aten/ops/Functions.h>
@@ -129,6 +130,16 @@ Tensor norm_ScalarOpt_dtype(const Tensor& self, const std::optional<c10::Scalar>
 // Integer and bool inputs are computed in the default float dtype (float32: tessera has no
 // set_default_dtype yet).
 Tensor logsumexp(const Tensor& self, IntArrayRef dim, bool keepdim) {
+  if (C10_UNLIKELY(named::names_pending(self))) {
+    std::vector<int64_t> reduced;
+    for (int64_t d : dim) reduced.push_back(wrap_dim(d, self.dim()));
+    if (dim.empty()) {
+      for (int64_t d = 0; d < self.dim(); ++d) reduced.push_back(d);
+    }
+    const DimnameList names = named::reduce_names(names_of(self), reduced, keepdim);
+    NoNamesGuard guard;
+    return named::named_result(native::logsumexp(self, dim, keepdim), names);
+  }
   TORCH_CHECK(!c10::isComplexType(self.scalar_type()),
               "logsumexp(): Expected floating point type for result tensor, but got: ", self.scalar_type());
   const Tensor x = c10::isIntegralType(self.scalar_type(), true) ? self.to(c10::kFloat) : self;

@@ -4,6 +4,7 @@
 #include <aten/native/NativeFunctions.h>
 #include <aten/native/StructuredHelpers.h>
 #include <aten/native/factory/TensorFactories.h>
+#include <aten/native/named/NameInference.h>
 #include <aten/native/reduce/ScanOps.h>
 #include <aten/native/shape/TensorShape.h>
 #include <aten/ops/Functions.h>
@@ -45,9 +46,17 @@ Tensor& _log_softmax_out(const Tensor& self, int64_t dim, bool half_to_float, Te
 }
 
 Tensor softmax_int(const Tensor& self, int64_t dim, std::optional<c10::ScalarType> dtype) {
+  if (C10_UNLIKELY(named::names_pending(self))) {
+    NoNamesGuard guard;
+    return named::named_result(native::softmax_int(self, dim, dtype), names_of(self));
+  }
   return at::_softmax(dtype && *dtype != self.scalar_type() ? self.to(*dtype) : self, dim, false);
 }
 Tensor log_softmax_int(const Tensor& self, int64_t dim, std::optional<c10::ScalarType> dtype) {
+  if (C10_UNLIKELY(named::names_pending(self))) {
+    NoNamesGuard guard;
+    return named::named_result(native::log_softmax_int(self, dim, dtype), names_of(self));
+  }
   return at::_log_softmax(dtype && *dtype != self.scalar_type() ? self.to(*dtype) : self, dim, false);
 }
 

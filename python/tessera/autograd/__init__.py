@@ -3,6 +3,8 @@
 Every op on tensors that require grad records a backward Node; ``backward`` and ``grad``
 run the engine (libtessera_autograd) over that graph.
 """
+import warnings
+
 from .. import _C
 from .grad_mode import (  # noqa: F401
     enable_grad,
@@ -35,6 +37,16 @@ def _tensor_or_tensors(x):
     return tuple(x)
 
 
+def _warn_named_grads(grads):
+    """torch's warning for a named seed grad, whose names autograd ignores."""
+    for g in grads or ():
+        if isinstance(g, _C.Tensor) and g.has_names():
+            warnings.warn(f"Autograd was passed a named grad tensor with dims {list(g.names)}. Autograd does not yet "
+                          "support named tensor semantics, so all names will be ignored. In practice all computed "
+                          "gradients will still be correct according to regular tensor semantics.", UserWarning,
+                          stacklevel=3)
+
+
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
     """Accumulates into .grad of the graph's leaves (or of ``inputs``) the gradient of
     ``tensors`` seeded with ``grad_tensors``."""
@@ -43,6 +55,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     inputs = _tensor_or_tensors(inputs)
     if inputs is not None and len(inputs) == 0:
         raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+    _warn_named_grads(grads)
     _A.backward(tensors, grads, retain_graph, create_graph, inputs)
 
 
@@ -55,6 +68,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     outputs = _tensor_or_tensors(outputs)
     inputs = _tensor_or_tensors(inputs)
     grad_outputs = _tensor_or_tensors(grad_outputs)
+    _warn_named_grads(grad_outputs)
     return _A.run_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused)
 
 

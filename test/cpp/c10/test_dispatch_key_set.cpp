@@ -44,26 +44,27 @@ const std::vector<KeyRow> kAllKeys = {
     {K::NestedTensorCPU, "NestedTensorCPU", 11},
     {K::BackendSelect, "BackendSelect", 12},
     {K::Python, "Python", 13},
-    {K::Conjugate, "Conjugate", 14},
-    {K::Negative, "Negative", 15},
-    {K::ADInplaceOrView, "ADInplaceOrView", 16},
-    {K::AutogradCPU, "AutogradCPU", 17},
-    {K::AutogradCUDA, "AutogradCUDA", 18},
-    {K::AutogradOther, "AutogradOther", 19},
-    {K::AutocastCPU, "AutocastCPU", 20},
-    {K::AutocastCUDA, "AutocastCUDA", 21},
-    {K::Profiler, "Profiler", 22},
-    {K::PythonTLSSnapshot, "PythonTLSSnapshot", 23},
-    {K::EndOfRuntimeKeys, "EndOfRuntimeKeys", 24},
-    {K::Autograd, "Autograd", 25},
-    {K::CompositeImplicitAutograd, "CompositeImplicitAutograd", 26},
-    {K::CompositeExplicitAutograd, "CompositeExplicitAutograd", 27},
+    {K::Named, "Named", 14},
+    {K::Conjugate, "Conjugate", 15},
+    {K::Negative, "Negative", 16},
+    {K::ADInplaceOrView, "ADInplaceOrView", 17},
+    {K::AutogradCPU, "AutogradCPU", 18},
+    {K::AutogradCUDA, "AutogradCUDA", 19},
+    {K::AutogradOther, "AutogradOther", 20},
+    {K::AutocastCPU, "AutocastCPU", 21},
+    {K::AutocastCUDA, "AutocastCUDA", 22},
+    {K::Profiler, "Profiler", 23},
+    {K::PythonTLSSnapshot, "PythonTLSSnapshot", 24},
+    {K::EndOfRuntimeKeys, "EndOfRuntimeKeys", 25},
+    {K::Autograd, "Autograd", 26},
+    {K::CompositeImplicitAutograd, "CompositeImplicitAutograd", 27},
+    {K::CompositeExplicitAutograd, "CompositeExplicitAutograd", 28},
 };
 
-// The 23 runtime keys, highest priority first (the order iteration must produce).
+// The 24 runtime keys, highest priority first (the order iteration must produce).
 const std::vector<DispatchKey> kRuntimeKeysHighestFirst = {
     K::PythonTLSSnapshot, K::Profiler,        K::AutocastCUDA,  K::AutocastCPU,     K::AutogradOther,
-    K::AutogradCUDA,      K::AutogradCPU,     K::ADInplaceOrView, K::Negative,      K::Conjugate,
+    K::AutogradCUDA,      K::AutogradCPU,     K::ADInplaceOrView, K::Negative,      K::Conjugate,     K::Named,
     K::Python,            K::BackendSelect,   K::NestedTensorCPU, K::MkldnnCPU,     K::QuantizedCUDA,
     K::QuantizedCPU,      K::SparseCsrCUDA,   K::SparseCsrCPU,  K::SparseCUDA,      K::SparseCPU,
     K::Meta,              K::CUDA,            K::CPU,
@@ -91,14 +92,14 @@ std::string printed(const T& v) {
 // DispatchKey
 
 TEST(DispatchKeyTest, ValuesFollowThePriorityOrder) {
-  ASSERT_EQ(kAllKeys.size(), 28u);
+  ASSERT_EQ(kAllKeys.size(), 29u);
   for (const auto& row : kAllKeys) {
     EXPECT_EQ(static_cast<int>(row.key), row.value) << row.name;
   }
   EXPECT_EQ(sizeof(DispatchKey), 1u);
-  EXPECT_EQ(c10::kNumRuntimeDispatchKeys, 23);
-  EXPECT_EQ(c10::kDispatchTableSize, 24);
-  EXPECT_EQ(c10::kNumDispatchKeyValues, 28);
+  EXPECT_EQ(c10::kNumRuntimeDispatchKeys, 24);
+  EXPECT_EQ(c10::kDispatchTableSize, 25);
+  EXPECT_EQ(c10::kNumDispatchKeyValues, 29);
 }
 
 TEST(DispatchKeyTest, ToStringUsesPyTorchSpellings) {
@@ -269,17 +270,17 @@ TEST(DispatchKeySetTest, BitLayoutIsKeyMinusOne) {
   EXPECT_EQ(DispatchKeySet(K::CUDA).raw_repr(), 0x2u);
   EXPECT_EQ(DispatchKeySet(K::QuantizedCUDA).raw_repr(), 0x100u);
   EXPECT_EQ(DispatchKeySet(K::NestedTensorCPU).raw_repr(), 0x400u);
-  EXPECT_EQ(DispatchKeySet(K::PythonTLSSnapshot).raw_repr(), uint64_t{1} << 22);
-  EXPECT_EQ(DispatchKeySet({K::CPU, K::AutogradCPU}).raw_repr(), 0x10001u);
-  EXPECT_EQ(DispatchKeySet({K::Conjugate, K::Negative}).raw_repr(), 0x6000u);  // Conjugate(14), Negative(15)
-  EXPECT_EQ(DispatchKeySet::full().raw_repr(), 0x7FFFFFu);
+  EXPECT_EQ(DispatchKeySet(K::PythonTLSSnapshot).raw_repr(), uint64_t{1} << 23);
+  EXPECT_EQ(DispatchKeySet({K::CPU, K::AutogradCPU}).raw_repr(), 0x20001u);
+  EXPECT_EQ(DispatchKeySet({K::Conjugate, K::Negative}).raw_repr(), 0xC000u);  // Conjugate(15), Negative(16)
+  EXPECT_EQ(DispatchKeySet::full().raw_repr(), 0xFFFFFFu);
   EXPECT_EQ(sizeof(DispatchKeySet), 8u);
 }
 
 TEST(DispatchKeySetTest, RawReprRoundTrip) {
   DispatchKeySet a{K::SparseCsrCUDA, K::Python, K::AutocastCUDA};
   EXPECT_EQ(DispatchKeySet::from_raw_repr(a.raw_repr()), a);
-  EXPECT_EQ(DispatchKeySet::from_raw_repr(0x10001u), DispatchKeySet({K::CPU, K::AutogradCPU}));
+  EXPECT_EQ(DispatchKeySet::from_raw_repr(0x20001u), DispatchKeySet({K::CPU, K::AutogradCPU}));
   // Bits beyond the runtime keys are not keys.
   EXPECT_EQ(DispatchKeySet::from_raw_repr(~uint64_t{0}), DispatchKeySet(DispatchKeySet::FULL));
   EXPECT_EQ(DispatchKeySet::from_raw_repr(uint64_t{1} << 40), DispatchKeySet());
@@ -313,7 +314,7 @@ TEST(DispatchKeySetTest, MembershipAndAlgebra) {
 
   DispatchKeySet c = a;
   c |= b;
-  EXPECT_EQ(c.raw_repr(), 0x18003u);  // CPU, CUDA, ADInplaceOrView(16), AutogradCPU(17)
+  EXPECT_EQ(c.raw_repr(), 0x30003u);  // CPU, CUDA, ADInplaceOrView(17), AutogradCPU(18)
   c &= DispatchKeySet({K::CUDA, K::AutogradCPU, K::Profiler});
   EXPECT_EQ(c, DispatchKeySet({K::CUDA, K::AutogradCPU}));
   c -= DispatchKeySet(K::CUDA);
@@ -406,7 +407,7 @@ TEST(DispatchKeySetTest, FullAfter) {
   EXPECT_EQ(DispatchKeySet(DispatchKeySet::FULL_AFTER, K::AutogradCPU),
             DispatchKeySet({K::CPU, K::CUDA, K::Meta, K::SparseCPU, K::SparseCUDA, K::SparseCsrCPU, K::SparseCsrCUDA,
                             K::QuantizedCPU, K::QuantizedCUDA, K::MkldnnCPU, K::NestedTensorCPU, K::BackendSelect,
-                            K::Python, K::Conjugate, K::Negative, K::ADInplaceOrView}));
+                            K::Python, K::Named, K::Conjugate, K::Negative, K::ADInplaceOrView}));
   EXPECT_EQ(DispatchKeySet(DispatchKeySet::FULL_AFTER, K::CUDA), DispatchKeySet(K::CPU));
   EXPECT_EQ(DispatchKeySet(DispatchKeySet::FULL_AFTER, K::CPU), DispatchKeySet());
   EXPECT_EQ(DispatchKeySet(DispatchKeySet::FULL_AFTER, K::PythonTLSSnapshot),
@@ -426,7 +427,7 @@ TEST(DispatchKeySetTest, FullAfter) {
   EXPECT_EQ(DispatchKeySet(DispatchKeySet::FULL_AFTER, K::Conjugate),
             DispatchKeySet({K::CPU, K::CUDA, K::Meta, K::SparseCPU, K::SparseCUDA, K::SparseCsrCPU, K::SparseCsrCUDA,
                             K::QuantizedCPU, K::QuantizedCUDA, K::MkldnnCPU, K::NestedTensorCPU, K::BackendSelect,
-                            K::Python}));
+                            K::Python, K::Named}));
   // The sets the wrappers redispatch with are FULL_AFTER ranges: they keep the math bits.
   EXPECT_TRUE(c10::after_autograd_keyset.has_all(c10::math_bits_keyset));
   EXPECT_TRUE(c10::after_ADInplaceOrView_keyset.has_all(c10::math_bits_keyset));

@@ -1,0 +1,131 @@
+"""Named tensors' Python API, as torch keeps it on the Python side of its Tensor:
+``rename`` / ``rename_`` (positional names or a keyword rename map), ``refine_names`` and
+``align_to`` with their ``'...'`` forms, the warn-once on first use and the ``names``
+property. The C++ primitives (``Tensor._rename``, ``_refine_names``, ``_align_to``) check
+the names and build the views; name propagation through operators is the Named key's
+fallback (aten/native/named).
+
+Importing this module installs the methods on ``tessera.Tensor``.
+"""
+import warnings
+
+from . import _C
+
+_names_descriptor = _C.Tensor.__dict__["names"]
+_warned = False
+
+
+def _warn_experimental():
+    global _warned
+    if not _warned:
+        _warned = True
+        warnings.warn("Named tensors and all their associated APIs are an experimental feature and subject to change. "
+                      "Please do not use them for anything important until they are released as stable.",
+                      UserWarning, stacklevel=3)
+
+
+def _is_ellipsis(item):
+    return item is Ellipsis or item == "..."
+
+
+def _single_ellipsis_index(names, fn_name):
+    found = [i for i, name in enumerate(names) if _is_ellipsis(name)]
+    if len(found) >= 2:
+        raise RuntimeError(f"{fn_name}: More than one Ellipsis ('...') found in names ({names}). "
+                           "This function supports up to one Ellipsis.")
+    return found[0] if found else None
+
+
+def _check_name_types(names, fn_name):
+    if not all(name is None or isinstance(name, str) for name in names):
+        raise TypeError(f"{fn_name}(): argument 'names' (position 1) must be tuple of names, not tuple")
+
+
+def _resolve_ellipsis(names, tensor_names, fn_name):
+    """names with its '...' replaced by the tensor's names at those positions."""
+    idx = _single_ellipsis_index(names, fn_name)
+    if idx is None:
+        return tuple(names)
+    after = len(names) - idx - 1
+    globbed = tensor_names[idx:len(tensor_names) - after]
+    return tuple(names[:idx]) + tuple(globbed) + tuple(names[idx + 1:])
+
+
+def _update_names(tensor, names, rename_map, inplace):
+    fn_name = "rename_" if inplace else "rename"
+    if names and rename_map:
+        raise RuntimeError(f"{fn_name}: This function takes either positional args or keyword args, but not both. "
+                           f"Use tensor.{fn_name}(*names) to name dims and tensor.{fn_name}(**rename_map) to "
+                           "rename dims.")
+    if rename_map:
+        new_names = list(tensor.names)
+        for old, new in rename_map.items():
+            if old not in new_names or old is None:
+                raise RuntimeError(f"{fn_name}: Tried to rename dim '{old}' to dim {new} in Tensor[{tensor.names}] "
+                                   f"but dim '{old}' does not exist")
+            new_names[new_names.index(old)] = new
+        resolved = tuple(new_names)
+    elif len(names) == 1 and names[0] is None:
+        resolved = None
+    else:
+        resolved = _resolve_ellipsis(names, tensor.names, fn_name)
+        _check_name_types(resolved, fn_name)
+    if resolved is not None:
+        _warn_experimental()
+    return tensor._rename_(resolved) if inplace else tensor._rename(resolved)
+
+
+def rename(self, *names, **rename_map):
+    """rename(*names, **rename_map) -> Tensor
+
+    A view of self with its dims named ``names`` (``None`` for an unnamed dim, ``'...'``
+    for self's names at those positions; ``rename(None)`` drops every name), or with the
+    dims named in ``rename_map`` renamed."""
+    return _update_names(self, names, rename_map, inplace=False)
+
+
+def rename_(self, *names, **rename_map):
+    """rename_(*names, **rename_map) -> Tensor
+
+    In-place rename: sets self's names and returns self."""
+    return _update_names(self, names, rename_map, inplace=True)
+
+
+def refine_names(self, *names):
+    """refine_names(*names) -> Tensor
+
+    A view of self whose unnamed dims take the given names; named dims must keep theirs.
+    ``'...'`` stands for self's names at those positions."""
+    resolved = _resolve_ellipsis(names, self.names, "refine_names")
+    _check_name_types(resolved, "refine_names")
+    _warn_experimental()
+    return self._refine_names(resolved)
+
+
+def align_to(self, *names):
+    """align_to(*names) -> Tensor
+
+    A view of self with its dims permuted into the order of ``names``; names self lacks
+    become size-1 dims. With ``'...'``, self's dims not listed keep their order there."""
+    idx = _single_ellipsis_index(names, "align_to")
+    if idx is None:
+        _check_name_types(names, "align_to")
+        return self._align_to(tuple(names))
+    order = tuple(name for name in names if not _is_ellipsis(name))
+    _check_name_types(order, "align_to")
+    return self._align_to(order, idx)
+
+
+def _set_names(self, names):
+    if names is not None:
+        _warn_experimental()
+    _names_descriptor.__set__(self, names)
+
+
+_C._add_tensor_methods({
+    "rename": rename,
+    "rename_": rename_,
+    "refine_names": refine_names,
+    "align_to": align_to,
+    "names": property(_names_descriptor.__get__, _set_names, doc=_names_descriptor.__doc__),
+})
