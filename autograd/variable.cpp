@@ -3,6 +3,7 @@
 #include <autograd/functions/accumulate_grad.h>
 #include <autograd/functions/tensor.h>
 
+#include <aten/core/NamedTensorUtils.h>
 #include <aten/core/TensorUtils.h>
 #include <c10/util/Exception.h>
 
@@ -122,6 +123,7 @@ Tensor tensor_data(const Tensor& t) {
   // make_view shares storage and version counter and starts with no autograd state.
   Tensor alias = at::make_view(t, t.sizes(), t.strides(), t.storage_offset());
   if (t.unsafeGetTensorImpl()->is_wrapped_number()) alias.unsafeGetTensorImpl()->set_wrapped_number(true);
+  if (t.has_names()) at::internal_set_names_inplace(alias, at::names_of(t));  // .data keeps names, as in torch
   return alias;
 }
 

@@ -57,6 +57,7 @@ DLDataType dl_type_of(c10::ScalarType t) {
     case c10::kFloat:
     case c10::kDouble: return {kDLFloat, bits, 1};
     case c10::kBFloat16: return {kDLBfloat, 16, 1};
+    case c10::kComplexHalf:
     case c10::kComplexFloat:
     case c10::kComplexDouble: return {kDLComplex, bits, 1};
     default: TORCH_CHECK_TYPE(false, "DLPack has no type for ", t);
@@ -87,6 +88,7 @@ c10::ScalarType scalar_type_of(DLDataType t) {
       if (t.bits == 16) return c10::kBFloat16;
       break;
     case kDLComplex:
+      if (t.bits == 32) return c10::kComplexHalf;
       if (t.bits == 64) return c10::kComplexFloat;
       if (t.bits == 128) return c10::kComplexDouble;
       break;

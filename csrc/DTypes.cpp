@@ -34,7 +34,7 @@ constexpr DTypeName kPrimaryNames[] = {
     {c10::kShort, "int16"},         {c10::kInt, "int32"},
     {c10::kLong, "int64"},          {c10::kHalf, "float16"},
     {c10::kFloat, "float32"},       {c10::kDouble, "float64"},
-    {c10::kComplexFloat, "complex64"}, {c10::kComplexDouble, "complex128"},
+    {c10::kComplexHalf, "complex32"}, {c10::kComplexFloat, "complex64"}, {c10::kComplexDouble, "complex128"},
     {c10::kBool, "bool"},           {c10::kQInt8, "qint8"},
     {c10::kQUInt8, "quint8"},       {c10::kQInt32, "qint32"},
     {c10::kBFloat16, "bfloat16"},   {c10::kFloat8_e5m2, "float8_e5m2"},
@@ -43,7 +43,7 @@ constexpr DTypeName kPrimaryNames[] = {
 constexpr DTypeName kAliasNames[] = {
     {c10::kFloat, "float"},  {c10::kDouble, "double"},        {c10::kHalf, "half"},
     {c10::kComplexFloat, "cfloat"}, {c10::kComplexDouble, "cdouble"}, {c10::kShort, "short"},
-    {c10::kInt, "int"},      {c10::kLong, "long"},
+    {c10::kInt, "int"},      {c10::kLong, "long"},            {c10::kComplexHalf, "chalf"},
 };
 
 PyTypeObject DTypeTypeObj{};

@@ -43,7 +43,8 @@ PYBIND11_MODULE(_C, m) {
   py::module_ nn = m.def_submodule("_nn", "Bindings of the torch.nn.functional operators.");
   if (PyModule_AddFunctions(nn.ptr(), generated_nn_functions()) != 0) throw py::error_already_set();
   if (PyModule_AddFunctions(mod, custom_op_functions()) != 0) throw py::error_already_set();
-  if (PyModule_AddFunctions(mod, numpy_functions()) != 0 || PyModule_AddFunctions(mod, dlpack_functions()) != 0) {
+  if (PyModule_AddFunctions(mod, numpy_functions()) != 0 || PyModule_AddFunctions(mod, dlpack_functions()) != 0 ||
+      PyModule_AddFunctions(mod, named_tensor_functions()) != 0) {
     throw py::error_already_set();
   }
   if (!init_generator(mod) || !init_python_library(mod) || !init_op_call_type(mod)) throw py::error_already_set();

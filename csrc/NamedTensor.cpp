@@ -101,6 +101,27 @@ PyMethodDef methods[] = {
      "align_as(other) -> Tensor\n\nThe dims of self permuted (and size-1 dims added) to match other's names."},
     {nullptr, nullptr, 0, nullptr}};
 
+PyObject* named_rule_operators(PyObject*, PyObject*) {
+  HANDLE_TH_ERRORS
+  const std::vector<std::string> ops = at::named_rule_operators();
+  PyObject* list = PyList_New(static_cast<Py_ssize_t>(ops.size()));
+  if (list == nullptr) return nullptr;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    PyObject* item = PyUnicode_FromString(ops[i].c_str());
+    if (item == nullptr) {
+      Py_DECREF(list);
+      return nullptr;
+    }
+    PyList_SET_ITEM(list, static_cast<Py_ssize_t>(i), item);
+  }
+  return list;
+  END_HANDLE_TH_ERRORS
+}
+
+PyMethodDef module_functions[] = {{"_named_rule_operators", named_rule_operators, METH_NOARGS,
+                                   "The aten operators (name.overload) whose dim names the Named fallback propagates."},
+                                  {nullptr, nullptr, 0, nullptr}};
+
 }  // namespace
 
 PyObject* tensor_get_names(PyObject* self, void*) {
@@ -125,6 +146,8 @@ PyObject* tensor_get_names(PyObject* self, void*) {
 int tensor_set_names(PyObject* self, PyObject* value, void*) {
   try {
     TORCH_CHECK_TYPE(value != nullptr, "cannot delete the names of a tensor");
+    TORCH_CHECK(value == Py_None || PyTuple_Check(value) || PyList_Check(value),
+                "names must either be None or a tuple of dim names");
     at::internal_set_names_inplace(unwrap(self), parse_optional_names(value));
     return 0;
   } catch (...) {
@@ -134,5 +157,6 @@ int tensor_set_names(PyObject* self, PyObject* value, void*) {
 }
 
 PyMethodDef* named_tensor_methods() { return methods; }
+PyMethodDef* named_tensor_functions() { return module_functions; }
 
 }  // namespace tessera::python

@@ -192,6 +192,8 @@ PyObject* element_to_python(const char* p) {
       return PyLong_FromLongLong(static_cast<long long>(v));
     } else if constexpr (std::is_same_v<T, c10::complex<float>> || std::is_same_v<T, c10::complex<double>>) {
       return PyComplex_FromDoubles(static_cast<double>(v.real()), static_cast<double>(v.imag()));
+    } else if constexpr (std::is_same_v<T, c10::complex<c10::Half>>) {
+      return PyComplex_FromDoubles(static_cast<float>(v.real()), static_cast<float>(v.imag()));
     } else if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
       return PyFloat_FromDouble(static_cast<double>(v));
     } else {
@@ -736,8 +738,20 @@ std::vector<PyMethodDef> g_all_methods;
 
 // ================================================================ API
 
+namespace {
+// torch warns once per process when the first complex32 tensor is made.
+bool warn_complex_half_once() {
+  static bool warned = false;
+  if (warned) return true;
+  warned = true;
+  return PyErr_WarnEx(PyExc_UserWarning,
+                      "ComplexHalf support is experimental and many operators don't support it yet.", 1) == 0;
+}
+}  // namespace
+
 PyObject* wrap(at::Tensor t) {
   if (!t.defined()) Py_RETURN_NONE;
+  if (C10_UNLIKELY(t.scalar_type() == c10::kComplexHalf) && !warn_complex_half_once()) return nullptr;
   auto* obj = static_cast<TensorObject*>(PyObject_Malloc(sizeof(TensorObject)));
   if (!obj) return PyErr_NoMemory();
   PyObject_Init(reinterpret_cast<PyObject*>(obj), TensorType);

@@ -9,6 +9,7 @@
 #include <aten/core/Dispatch.h>
 #include <aten/ops/Functions.h>
 #include <c10/core/Scalar.h>
+#include <c10/util/ComplexHalf.h>
 #include <c10/util/Exception.h>
 
 #include <cstring>
@@ -296,11 +297,15 @@ void store_scalar(char* data, c10::ScalarType type, PyObject* obj) {
       std::memcpy(data, &v, sizeof v);
       return;
     }
+    case c10::kComplexHalf:
     case c10::kComplexFloat:
     case c10::kComplexDouble: {
       Py_complex z = PyComplex_AsCComplex(obj);
       if (z.real == -1.0 && PyErr_Occurred()) throw python_error();
-      if (type == c10::kComplexFloat) {
+      if (type == c10::kComplexHalf) {
+        c10::complex<c10::Half> v(c10::complex<float>(static_cast<float>(z.real), static_cast<float>(z.imag)));
+        std::memcpy(data, &v, sizeof v);
+      } else if (type == c10::kComplexFloat) {
         c10::complex<float> v(static_cast<float>(z.real), static_cast<float>(z.imag));
         std::memcpy(data, &v, sizeof v);
       } else {

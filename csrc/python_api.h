@@ -171,6 +171,7 @@ PyMethodDef* dlpack_functions();
 PyObject* tensor_get_names(PyObject* self, void*);
 int tensor_set_names(PyObject* self, PyObject* value, void*);
 PyMethodDef* named_tensor_methods();
+PyMethodDef* named_tensor_functions();  // _named_rule_operators
 // Defined by Allocator.cpp: the CPU allocator's _cpu_* controls (wrapped by tessera.cpu),
 // set_num_threads, get_num_threads (null-terminated).
 PyMethodDef* allocator_functions();

@@ -6,6 +6,7 @@
 
 #include <c10/core/ScalarType.h>
 #include <c10/util/BFloat16.h>
+#include <c10/util/ComplexHalf.h>
 #include <c10/util/Exception.h>
 #include <c10/util/Float8_e4m3fn.h>
 #include <c10/util/Float8_e5m2.h>
@@ -24,8 +25,11 @@ enum TypeSet : unsigned {
   kReducedFloat = 8,    // Half, BFloat16
   kComplex = 16,        // complex<float>, complex<double>
   kFloat8 = 32,
+  // complex<Half> (complex32): a storage type, as in torch, that only the kernels torch
+  // gives it (copy, fill, add/sub/mul, comparisons, where, ...) are instantiated for.
+  kComplexHalf = 64,
   kArithmetic = kIntegral | kBoolType | kFloating | kReducedFloat | kComplex,
-  kAllTypes = kArithmetic | kFloat8,
+  kAllTypes = kArithmetic | kFloat8 | kComplexHalf,
 };
 
 [[noreturn]] TORCH_API void dtype_not_implemented(const char* op, c10::ScalarType t);
@@ -49,6 +53,7 @@ decltype(auto) dispatch_types(c10::ScalarType t, const char* op, F&& f) {
     TESSERA_DTYPE_CASE(kFloating, Double, double)
     TESSERA_DTYPE_CASE(kReducedFloat, Half, c10::Half)
     TESSERA_DTYPE_CASE(kReducedFloat, BFloat16, c10::BFloat16)
+    TESSERA_DTYPE_CASE(kComplexHalf, ComplexHalf, c10::complex<c10::Half>)
     TESSERA_DTYPE_CASE(kComplex, ComplexFloat, c10::complex<float>)
     TESSERA_DTYPE_CASE(kComplex, ComplexDouble, c10::complex<double>)
     TESSERA_DTYPE_CASE(kFloat8, Float8_e4m3fn, c10::Float8_e4m3fn)
@@ -86,29 +91,43 @@ template <>
 struct opmath<c10::Float8_e5m2> {
   using type = float;
 };
+template <>
+struct opmath<c10::complex<c10::Half>> {
+  using type = c10::complex<float>;
+};
 template <typename T>
 using opmath_t = typename opmath<T>::type;
 
+template <typename T>
+inline constexpr bool is_complex_element_v = std::is_same_v<T, c10::complex<c10::Half>> ||
+                                            std::is_same_v<T, c10::complex<float>> ||
+                                            std::is_same_v<T, c10::complex<double>>;
+
 // Converts between any two element types as torch's casts do: complex to real keeps the
-// real part, anything to bool tests for nonzero, reduced floats go through float.
+// real part, anything to bool tests for nonzero, reduced floats and complex<Half> go
+// through float.
 template <typename To, typename From>
 inline To cast(From v) {
   if constexpr (std::is_same_v<To, From>) {
     return v;
+  } else if constexpr (std::is_same_v<From, c10::complex<c10::Half>>) {
+    return cast<To>(static_cast<c10::complex<float>>(v));
+  } else if constexpr (std::is_same_v<To, c10::complex<c10::Half>>) {
+    return To(cast<c10::complex<float>>(v));
   } else if constexpr (std::is_same_v<To, bool>) {
-    if constexpr (std::is_same_v<From, c10::complex<float>> || std::is_same_v<From, c10::complex<double>>) {
+    if constexpr (is_complex_element_v<From>) {
       return v.real() != 0 || v.imag() != 0;
     } else {
       return static_cast<double>(v) != 0;
     }
-  } else if constexpr (std::is_same_v<From, c10::complex<float>> || std::is_same_v<From, c10::complex<double>>) {
-    if constexpr (std::is_same_v<To, c10::complex<float>> || std::is_same_v<To, c10::complex<double>>) {
+  } else if constexpr (is_complex_element_v<From>) {
+    if constexpr (is_complex_element_v<To>) {
       using R = typename To::value_type;
       return To(static_cast<R>(v.real()), static_cast<R>(v.imag()));
     } else {
       return cast<To>(v.real());
     }
-  } else if constexpr (std::is_same_v<To, c10::complex<float>> || std::is_same_v<To, c10::complex<double>>) {
+  } else if constexpr (is_complex_element_v<To>) {
     using R = typename To::value_type;
     return To(cast<R>(v), R(0));
   } else if constexpr (std::is_same_v<From, c10::Half> || std::is_same_v<From, c10::BFloat16> ||

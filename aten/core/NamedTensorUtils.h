@@ -8,6 +8,8 @@
 #include <c10/core/ThreadLocalState.h>
 
 #include <optional>
+#include <string>
+#include <vector>
 
 namespace at::inline tessera {
 
@@ -31,6 +33,9 @@ TORCH_API Tensor refine_names(const Tensor& self, const DimnameList& names);
 TORCH_API Tensor align_to(const Tensor& self, const DimnameList& names);
 TORCH_API Tensor align_to(const Tensor& self, const DimnameList& order, int64_t ellipsis_idx);
 TORCH_API Tensor align_as(const Tensor& self, const Tensor& other);
+
+// The aten operators ("name.overload") whose names the Named fallback propagates.
+TORCH_API std::vector<std::string> named_rule_operators();
 
 // Operators called under it never see names: the names fallback runs kernels so, and the
 // autograd engine runs backward so (grads are always unnamed, as in torch).

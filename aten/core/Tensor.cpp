@@ -16,23 +16,31 @@ c10::Scalar Tensor::item() const {
   TORCH_CHECK_NOT_IMPLEMENTED(!is_meta(), "Tensor.item() cannot be called on meta tensors");
   TORCH_CHECK(is_cpu(), "item(): reading a ", device(), " tensor is not supported by this build");
   return dispatch_types<kAllTypes>(scalar_type(), "item", [&]<typename T>() -> c10::Scalar {
-    T v = *static_cast<const T*>(data_ptr());
-    // The math bits: a conj() view reads its memory conjugated, a negative view negated.
-    if constexpr (std::is_same_v<T, c10::complex<float>> || std::is_same_v<T, c10::complex<double>>) {
-      if (is_conj()) v = T(v.real(), -v.imag());
-    }
-    if constexpr (std::is_same_v<T, bool>) {
-      TORCH_CHECK(!is_neg(), "\"neg_cpu\" not implemented for 'Bool'");
+    if constexpr (std::is_same_v<T, c10::complex<c10::Half>>) {
+      // Read as complex<float> (its opmath type), the math bits applied there.
+      c10::complex<float> z = *static_cast<const T*>(data_ptr());
+      if (is_conj()) z = c10::complex<float>(z.real(), -z.imag());
+      if (is_neg()) z = -z;
+      return c10::Scalar(c10::complex<double>(z.real(), z.imag()));
     } else {
-      if (is_neg()) v = static_cast<T>(-v);
-    }
-    if constexpr (std::is_same_v<T, c10::complex<float>>) {
-      return c10::Scalar(c10::complex<double>(v.real(), v.imag()));
-    } else if constexpr (std::is_integral_v<T> || std::is_same_v<T, bool> || std::is_same_v<T, double> ||
-                         std::is_same_v<T, c10::complex<double>>) {
-      return c10::Scalar(v);
-    } else {
-      return c10::Scalar(static_cast<double>(static_cast<float>(v)));
+      T v = *static_cast<const T*>(data_ptr());
+      // The math bits: a conj() view reads its memory conjugated, a negative view negated.
+      if constexpr (std::is_same_v<T, c10::complex<float>> || std::is_same_v<T, c10::complex<double>>) {
+        if (is_conj()) v = T(v.real(), -v.imag());
+      }
+      if constexpr (std::is_same_v<T, bool>) {
+        TORCH_CHECK(!is_neg(), "\"neg_cpu\" not implemented for 'Bool'");
+      } else {
+        if (is_neg()) v = static_cast<T>(-v);
+      }
+      if constexpr (std::is_same_v<T, c10::complex<float>>) {
+        return c10::Scalar(c10::complex<double>(v.real(), v.imag()));
+      } else if constexpr (std::is_integral_v<T> || std::is_same_v<T, bool> || std::is_same_v<T, double> ||
+                           std::is_same_v<T, c10::complex<double>>) {
+        return c10::Scalar(v);
+      } else {
+        return c10::Scalar(static_cast<double>(static_cast<float>(v)));
+      }
     }
   });
 }

@@ -5,6 +5,7 @@
 
 #include <c10/core/ScalarType.h>
 #include <c10/util/BFloat16.h>
+#include <c10/util/ComplexHalf.h>
 #include <c10/util/Exception.h>
 #include <c10/util/Float8_e4m3fn.h>
 #include <c10/util/Float8_e5m2.h>
@@ -20,7 +21,17 @@ namespace c10::inline tessera {
 
 namespace detail {
 template <typename T>
-constexpr bool is_complex_v = std::is_same_v<T, complex<float>> || std::is_same_v<T, complex<double>>;
+constexpr bool is_complex_v =
+    std::is_same_v<T, complex<Half>> || std::is_same_v<T, complex<float>> || std::is_same_v<T, complex<double>>;
+// The type of a complex type's parts; T itself otherwise.
+template <typename T>
+struct real_of {
+  using type = T;
+};
+template <typename R>
+struct real_of<complex<R>> {
+  using type = R;
+};
 template <typename T>
 constexpr bool is_reduced_float_v = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16> ||
                                     std::is_same_v<T, Float8_e4m3fn> || std::is_same_v<T, Float8_e5m2>;
@@ -40,6 +51,7 @@ constexpr const char* type_name() {
   else if constexpr (std::is_same_v<T, BFloat16>) return "at::BFloat16";
   else if constexpr (std::is_same_v<T, Float8_e4m3fn>) return "at::Float8_e4m3fn";
   else if constexpr (std::is_same_v<T, Float8_e5m2>) return "at::Float8_e5m2";
+  else if constexpr (std::is_same_v<T, complex<Half>>) return "c10::complex<c10::Half>";
   else if constexpr (std::is_same_v<T, complex<float>>) return "c10::complex<float>";
   else return "c10::complex<double>";
 }
@@ -74,7 +86,7 @@ bool overflows(double v) {
     // strictly there. (NaN fails both comparisons and so overflows.)
     return !(v >= lo && (sizeof(To) == 8 ? v < hi : v <= hi));
   } else {
-    using Real = std::conditional_t<is_complex_v<To>, float, To>;
+    using Real = typename real_of<To>::type;
     if (v != v) return false;
     if (v == std::numeric_limits<double>::infinity() || v == -std::numeric_limits<double>::infinity()) {
       return !std::numeric_limits<Real>::has_infinity;

@@ -21,6 +21,7 @@ std::ostream& operator<<(std::ostream& os, ScalarType t) { return os << toString
 
 ScalarType toRealValueType(ScalarType t) {
   switch (t) {
+    case ScalarType::ComplexHalf: return ScalarType::Half;
     case ScalarType::ComplexFloat: return ScalarType::Float;
     case ScalarType::ComplexDouble: return ScalarType::Double;
     default: return t;
@@ -30,6 +31,7 @@ ScalarType toRealValueType(ScalarType t) {
 ScalarType toComplexType(ScalarType t) {
   switch (t) {
     case ScalarType::Half:
+    case ScalarType::ComplexHalf: return ScalarType::ComplexHalf;
     case ScalarType::BFloat16:
     case ScalarType::Float:
     case ScalarType::ComplexFloat: return ScalarType::ComplexFloat;
@@ -87,7 +89,9 @@ ScalarType promoteTypes(ScalarType a, ScalarType b) {
   if (isComplexType(a) || isComplexType(b)) {
     ScalarType real = promoteFloats(isFloatingType(toRealValueType(a)) ? toRealValueType(a) : ScalarType::Half,
                                     isFloatingType(toRealValueType(b)) ? toRealValueType(b) : ScalarType::Half);
-    return real == ScalarType::Double ? ScalarType::ComplexDouble : ScalarType::ComplexFloat;
+    return real == ScalarType::Double ? ScalarType::ComplexDouble
+           : real == ScalarType::Half ? ScalarType::ComplexHalf
+                                      : ScalarType::ComplexFloat;
   }
   if (isFloatingType(a) && isFloatingType(b)) return promoteFloats(a, b);
   if (isFloatingType(a)) return a;

@@ -1,4 +1,4 @@
-// ScalarType: the 17 element types of Tessera, with PyTorch's names, item sizes,
+// ScalarType: the 18 element types of Tessera, with PyTorch's names, item sizes,
 // categories and type promotion (promoteTypes, identical to PyTorch's table).
 #pragma once
 
@@ -20,6 +20,7 @@ namespace c10::inline tessera {
   X(Half, 2)                       \
   X(Float, 4)                      \
   X(Double, 8)                     \
+  X(ComplexHalf, 4)                \
   X(ComplexFloat, 8)               \
   X(ComplexDouble, 16)             \
   X(Bool, 1)                       \
@@ -71,13 +72,15 @@ constexpr bool isReducedFloatingType(ScalarType t) {
 constexpr bool isFloatingType(ScalarType t) {
   return t == ScalarType::Float || t == ScalarType::Double || isReducedFloatingType(t);
 }
-constexpr bool isComplexType(ScalarType t) { return t == ScalarType::ComplexFloat || t == ScalarType::ComplexDouble; }
+constexpr bool isComplexType(ScalarType t) {
+  return t == ScalarType::ComplexHalf || t == ScalarType::ComplexFloat || t == ScalarType::ComplexDouble;
+}
 constexpr bool isQIntType(ScalarType t) {
   return t == ScalarType::QInt8 || t == ScalarType::QUInt8 || t == ScalarType::QInt32;
 }
 constexpr bool isSignedType(ScalarType t) { return !(t == ScalarType::Byte || t == ScalarType::Bool || t == ScalarType::QUInt8); }
 
-// ComplexFloat <-> Float, ComplexDouble <-> Double.
+// ComplexHalf <-> Half, ComplexFloat <-> Float, ComplexDouble <-> Double.
 C10_API ScalarType toRealValueType(ScalarType t);
 C10_API ScalarType toComplexType(ScalarType t);
 

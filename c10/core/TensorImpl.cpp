@@ -108,7 +108,11 @@ void TensorImpl::set_data_from(const TensorImpl& src) {
   dtype_ = src.dtype_;
   key_set_ = (key_set_ - math_bits_keyset) | (src.key_set_ & math_bits_keyset);
   refresh_numel_and_contiguity();
-  drop_names_if_rank_changed();
+  if (src.named_tensor_meta_) {  // a named source's names come along (torch's shallow copy)
+    set_named_tensor_meta(std::make_unique<NamedTensorMeta>(*src.named_tensor_meta_));
+  } else {
+    drop_names_if_rank_changed();
+  }
 }
 
 void TensorImpl::set_named_tensor_meta(std::unique_ptr<NamedTensorMeta> meta) {

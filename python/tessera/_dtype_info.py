@@ -15,7 +15,7 @@ _FLOAT_LAYOUTS = {
     "float8_e4m3fn": (3, -6, 1.75 * 2.0 ** 8),
     "float8_e5m2": (2, -14, (2 - 2 ** -2) * 2.0 ** 15),
 }
-_COMPLEX_PARTS = {"complex64": "float32", "complex128": "float64"}
+_COMPLEX_PARTS = {"complex32": "float16", "complex64": "float32", "complex128": "float64"}
 _BITS = {"float16": 16, "bfloat16": 16, "float32": 32, "float64": 64, "float8_e4m3fn": 8, "float8_e5m2": 8,
          "uint8": 8, "int8": 8, "int16": 16, "int32": 32, "int64": 64}
 

@@ -37,8 +37,17 @@ def _single_ellipsis_index(names, fn_name):
 
 
 def _check_name_types(names, fn_name):
-    if not all(name is None or isinstance(name, str) for name in names):
-        raise TypeError(f"{fn_name}(): argument 'names' (position 1) must be tuple of names, not tuple")
+    """torch's parser: a first element that is no name fails the signature; a later one
+    fails its conversion."""
+    for i, name in enumerate(names):
+        if name is not None and not isinstance(name, str):
+            if i == 0:
+                raise TypeError(f"{fn_name}(): argument 'names' (position 1) must be tuple of names, not tuple")
+            raise TypeError(f"expected None or string for Dimname but got {type(name).__name__}")
+
+
+def _names_str(names):
+    return "[" + ", ".join("None" if n is None else repr(n) for n in names) + "]"
 
 
 def _resolve_ellipsis(names, tensor_names, fn_name):
@@ -58,13 +67,17 @@ def _update_names(tensor, names, rename_map, inplace):
                            f"Use tensor.{fn_name}(*names) to name dims and tensor.{fn_name}(**rename_map) to "
                            "rename dims.")
     if rename_map:
-        new_names = list(tensor.names)
+        # Every old name is looked up in the tensor's names as they were: swaps and chains
+        # (A='B', B='A') rename simultaneously, as torch's map does.
+        current = tensor.names
+        new_names = list(current)
         for old, new in rename_map.items():
-            if old not in new_names or old is None:
-                raise RuntimeError(f"{fn_name}: Tried to rename dim '{old}' to dim {new} in Tensor[{tensor.names}] "
+            if old not in current:
+                raise RuntimeError(f"{fn_name}: Tried to rename dim '{old}' to dim {new} in Tensor[{current}] "
                                    f"but dim '{old}' does not exist")
-            new_names[new_names.index(old)] = new
+            new_names[current.index(old)] = new
         resolved = tuple(new_names)
+        _check_name_types(resolved, fn_name)
     elif len(names) == 1 and names[0] is None:
         resolved = None
     else:
@@ -113,6 +126,9 @@ def align_to(self, *names):
         return self._align_to(tuple(names))
     order = tuple(name for name in names if not _is_ellipsis(name))
     _check_name_types(order, "align_to")
+    if any(name is None for name in order):
+        raise RuntimeError(f"align_to: the desired order of dimensions cannot contain a None name, got "
+                           f"{_names_str(order)}")
     return self._align_to(order, idx)
 
 

@@ -50,14 +50,15 @@ def _cast(name, dtype):
 _CASTS = {
     "float": _C.float32, "double": _C.float64, "half": _C.float16, "bfloat16": _C.bfloat16,
     "int": _C.int32, "long": _C.int64, "short": _C.int16, "char": _C.int8, "byte": _C.uint8,
-    "bool": _C.bool, "cfloat": _C.complex64, "cdouble": _C.complex128,
+    "bool": _C.bool, "chalf": _C.complex32, "cfloat": _C.complex64, "cdouble": _C.complex128,
 }
 
 # torch's legacy tensor type names, which Tensor.type() reports and accepts.
 _LEGACY_NAMES = {_C.float32: "FloatTensor", _C.float64: "DoubleTensor", _C.float16: "HalfTensor",
                  _C.bfloat16: "BFloat16Tensor", _C.int64: "LongTensor", _C.int32: "IntTensor",
                  _C.int16: "ShortTensor", _C.int8: "CharTensor", _C.uint8: "ByteTensor", _C.bool: "BoolTensor",
-                 _C.complex64: "ComplexFloatTensor", _C.complex128: "ComplexDoubleTensor"}
+                 _C.complex32: "ComplexHalfTensor", _C.complex64: "ComplexFloatTensor",
+                 _C.complex128: "ComplexDoubleTensor"}
 _DTYPE_OF_NAME = {name: dtype for dtype, name in _LEGACY_NAMES.items()}
 
 

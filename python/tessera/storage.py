@@ -33,6 +33,8 @@ class TypedStorage:
     def of(cls, t):
         """The storage under t, as a 1-D tensor over every element from offset 0."""
         numel = t._storage_nbytes() // t.element_size()
+        if t.has_names():  # names describe t's dims, not the storage's
+            t = t.rename(None)
         flat = _C.as_strided(_physical(t), (numel,), (1,), 0)
         return cls(flat, t.dtype)
 

@@ -71,8 +71,8 @@ register(
            grads=(GradSample(lambda lib, x: lib.view_as_real(lib.conj_physical(lib.view_as_complex(x)) * (2 - 1j)),
                              ([[0.5, 1.5], [-1.0, 0.25]],), gradgrad=True),)),
     OpInfo("angle", lambda lib, a: lib.angle(a), method="angle"),
-    # torch.polar/complex take Float or Double tensors of one dtype (Half makes ComplexHalf,
-    # a dtype Tessera does not have: NotImplementedError, tested in test_complex_autograd)
+    # torch.polar/complex take Float or Double tensors of one dtype (complex of Half parts
+    # makes complex32: test_complex_autograd)
     OpInfo("polar", lambda lib, r, theta: lib.polar(r, theta), arity=2, dtypes=FLOAT_PAIR,
            sample_inputs=_polar_samples,
            grads=(GradSample(lambda lib, r, t: lib.polar(r, t), ([0.5, 1.5, 0.2], [0.3, -2.0, 1.0]), gradgrad=True),)),

@@ -163,8 +163,11 @@ def test_new_complex_ops_forward_like_torch():
     np.testing.assert_allclose(c.numpy(), np.conj(t.numpy()))
     x = tessera.tensor([1.0, -2.0])
     assert tessera.real(x) is not None and tessera.real(x).data_ptr() == x.data_ptr()
-    with pytest.raises(NotImplementedError, match="ComplexHalf"):
-        tessera.complex(x.half(), x.half())
+    # Half parts make complex32, as in torch
+    z32 = tessera.complex(x.half(), x.half())
+    assert z32.dtype == tessera.complex32
+    assert z32.cfloat().tolist() == torch.complex(torch.tensor([1.0, -2.0]).half(),
+                                                  torch.tensor([1.0, -2.0]).half()).to(torch.complex64).tolist()
 
 
 ALL = ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam", "ASGD", "Rprop"]

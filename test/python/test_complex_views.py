@@ -75,8 +75,11 @@ def test_errors_match_torch():
         with pytest.raises(RuntimeError) as got:
             got_fn()
         assert str(got.value) == str(want.value)
-    with pytest.raises(NotImplementedError, match="ComplexHalf"):
-        tessera.view_as_complex(tessera.zeros(3, 2, dtype=tessera.float16))
+    # Half pairs view as complex32, as in torch
+    half = [[1.0, 2.0], [-3.0, 0.5]]
+    got = tessera.view_as_complex(tessera.tensor(half, dtype=tessera.float16))
+    want = torch.view_as_complex(torch.tensor(half, dtype=torch.float16))
+    assert got.dtype == tessera.complex32 and got.cfloat().tolist() == want.to(torch.complex64).tolist()
 
 
 def test_meta_tensors():

@@ -218,6 +218,18 @@ def test_composites_torch_refuses_answer_like_unnamed_torch(expr, names):
         assert got.names == names and torch.allclose(to_torch(got.rename(None)), want_value)
 
 
+def test_every_rule_is_for_an_operator_torch_names():
+    """The fallback's table only holds operators torch 1.13 registers a Named kernel for
+    (torch propagates their names), each a tessera operator."""
+    ops = tessera._C._named_rule_operators()
+    assert len(ops) > 300
+    missing = [op for op in ops if "\nNamed:" not in torch._C._dispatch_dump(f"aten::{op}")]
+    assert not missing, missing
+    for op in ops:
+        name, _, overload = op.partition(".")
+        assert (overload or "default") in getattr(tessera.ops.aten, name).overloads(), op
+
+
 # ---------------------------------------------------------------- autograd
 
 @pytest.mark.parametrize("expr,grad_fn", [

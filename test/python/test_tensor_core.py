@@ -28,8 +28,7 @@ DTYPE_NAMES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "b
 # ----------------------------------------------------------------------------- helpers
 
 def norm_msg(msg):
-    # ComplexHalf: see dtype_name.
-    return str(msg).replace("torch.", "tessera.").replace("ComplexHalf", "ComplexFloat")
+    return str(msg).replace("torch.", "tessera.")
 
 
 def norm_value(v):
@@ -46,10 +45,7 @@ def norm_value(v):
 
 
 def dtype_name(dt):
-    name = repr(dt).split(".", 1)[1]
-    # torch promotes float16 with complex to complex32 (ComplexHalf), a type tessera does
-    # not have; its nearest type, complex64, is tessera's result there.
-    return "complex64" if name == "complex32" else name
+    return repr(dt).split(".", 1)[1]
 
 
 def summary(t):

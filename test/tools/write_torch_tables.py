@@ -15,7 +15,7 @@ import torch
 DTYPES = {
     "Byte": torch.uint8, "Char": torch.int8, "Short": torch.int16, "Int": torch.int32,
     "Long": torch.int64, "Half": torch.float16, "Float": torch.float32, "Double": torch.float64,
-    "ComplexFloat": torch.complex64, "ComplexDouble": torch.complex128, "Bool": torch.bool,
+    "ComplexHalf": torch.complex32, "ComplexFloat": torch.complex64, "ComplexDouble": torch.complex128, "Bool": torch.bool,
     "QInt8": torch.qint8, "QUInt8": torch.quint8, "QInt32": torch.qint32, "BFloat16": torch.bfloat16,
 }
 

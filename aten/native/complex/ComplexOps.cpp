@@ -28,8 +28,6 @@ c10::ScalarType complex_result_type(const Tensor& a, const Tensor& b) {
   TORCH_CHECK(floating(ta) && floating(tb), "Expected both inputs to be Half, Float or Double tensors but got ", ta,
               " and ", tb);
   TORCH_CHECK(ta == tb, "Expected object of scalar type ", ta, " but got scalar type ", tb, " for second argument");
-  TORCH_CHECK_NOT_IMPLEMENTED(ta != c10::kHalf, "ComplexHalf tensors are not supported by Tessera: pass Float or "
-                                                "Double tensors");
   return c10::toComplexType(ta);
 }
 

@@ -15,7 +15,7 @@ namespace at::inline tessera::native {
 inline namespace CPU_CAPABILITY {
 
 template <typename T>
-inline constexpr bool is_complex_v = std::is_same_v<T, c10::complex<float>> || std::is_same_v<T, c10::complex<double>>;
+inline constexpr bool is_complex_v = is_complex_element_v<T>;  // complex<Half> included
 template <typename T>
 inline constexpr bool is_reduced_v = std::is_same_v<T, c10::Half> || std::is_same_v<T, c10::BFloat16>;
 

@@ -60,7 +60,8 @@ Tensor& float_power__Scalar(Tensor& self, const Scalar& exponent) {
 
 // True where the imaginary part is zero; every element of a real tensor.
 Tensor isreal(const Tensor& self) {
-  if (!self.is_complex()) return at::ones(self.sizes(), TensorOptions().dtype(c10::kBool).device(self.device()));
+  // ones_like, not ones: a dispatched operator, so a named self names the result (as torch).
+  if (!self.is_complex()) return at::ones_like(self, TensorOptions().dtype(c10::kBool), c10::MemoryFormat::Contiguous);
   return at::imag(self).eq(0);
 }
 

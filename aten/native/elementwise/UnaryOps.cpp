@@ -6,6 +6,7 @@
 #include <aten/native/MetaFunctions.h>
 #include <aten/native/NativeFunctions.h>
 #include <aten/native/elementwise/UnaryOps.h>
+#include <aten/native/named/NameInference.h>
 #include <aten/ops/Functions.h>
 
 namespace at::inline tessera {
@@ -46,6 +47,10 @@ Tensor& abs_(Tensor& self) {
 // A composite that runs its stub itself; conjugation and negation keep finiteness, so a
 // conj()/negative view is read raw, through a view without the bits.
 Tensor isfinite(const Tensor& self) {
+  if (C10_UNLIKELY(named::names_pending(self))) {
+    NoNamesGuard guard;
+    return named::named_result(native::isfinite(self), names_of(self));
+  }
   const Tensor raw = self.key_set().has_any(c10::math_bits_keyset) ? raw_view(self) : self;
   TensorIterator iter = TensorIterator::config_for(IteratorFamily::UnaryBool).add_output(Tensor()).add_input(raw).build();
   if (!self.is_meta()) isfinite_stub(c10::DeviceType::CPU, iter);

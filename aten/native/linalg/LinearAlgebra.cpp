@@ -37,6 +37,7 @@ const char* cpp_type_name(c10::ScalarType t) {
     case c10::kDouble: return "double";
     case c10::kHalf: return "c10::Half";
     case c10::kBFloat16: return "c10::BFloat16";
+    case c10::kComplexHalf: return "c10::complex<c10::Half>";
     case c10::kComplexFloat: return "c10::complex<float>";
     case c10::kComplexDouble: return "c10::complex<double>";
     case c10::kBool: return "bool";

@@ -26,7 +26,9 @@ enum class Rule : uint8_t {
   Expand,       // new leading dims unnamed
   Matmul,       // matmul's rule (addmm/addmv: then broadcast with the bias)
   Cat,          // the inputs' names unified position by position
-  Passthrough,  // results carry no names (queries, autograd state)
+  Diagonal,     // `dim1`/`dim2` removed, one unnamed dim appended
+  Resize,       // resize_/resize_as_: a named self keeps its size (and names); else the template's
+  Passthrough,  // results carry no names (queries, autograd state, as_strided, masked_select)
 };
 
 // The operators (aten "name.overload") with a rule: each is in torch 1.13's Named set,
@@ -50,7 +52,8 @@ const std::unordered_map<std::string, Rule>& rules() {
       t->emplace(b + ".out", Rule::Keep);
       t->emplace(b + "_", Rule::Keep);
     }
-    add(Rule::Keep, {"angle",
+    add(Rule::Keep, {"bernoulli_.Tensor",
+                     "angle",
                      "angle.out",
                      "signbit",
                      "signbit.out",
@@ -197,8 +200,7 @@ const std::unordered_map<std::string, Rule>& rules() {
                       "masked_fill_.Scalar",
                       "masked_fill_.Tensor",
                       "copy_",
-                      "fill_.Tensor",
-                      "bernoulli_.Tensor"});
+                      "fill_.Tensor"});
     add(Rule::Reduce, {"sum",
                        "sum.dim_IntList",
                        "sum.IntList_out",
@@ -251,9 +253,12 @@ const std::unordered_map<std::string, Rule>& rules() {
     add(Rule::Matmul, {"mm", "mm.out", "bmm", "bmm.out", "matmul", "matmul.out", "mv", "mv.out", "dot", "dot.out",
                        "addmm", "addmm.out", "addmm_", "addmv", "addmv.out", "addmv_"});
     add(Rule::Cat, {"cat", "cat.out"});
+    add(Rule::Diagonal, {"diagonal"});
+    add(Rule::Resize, {"resize_", "resize_as_"});
     add(Rule::Passthrough,
         {"equal", "is_leaf", "output_nr", "_version", "retain_grad", "_backward", "set_data", "result_type.Tensor",
-         "result_type.Scalar", "result_type.Scalar_Tensor", "is_floating_point", "is_complex", "is_signed"});
+         "result_type.Scalar", "result_type.Scalar_Tensor", "is_floating_point", "is_complex", "is_signed",
+         "as_strided", "masked_select", "masked_select.out"});
     return t;
   }();
   return *table;
@@ -371,11 +376,35 @@ std::optional<DimnameList> compute_names(Rule rule, const std::string& op, const
       DimnameList names;
       bool first = true;
       for (const Tensor& t : list) {
-        if (!first && t.dim() != static_cast<int64_t>(names.size())) return std::nullopt;  // the kernel's error
+        // torch's check, made before the kernel's legacy leniency for 1-d empty inputs
+        TORCH_CHECK(first || t.dim() == static_cast<int64_t>(names.size()),
+                    "Tensors must have same number of dimensions: got ", names.size(), " and ", t.dim());
         names = first ? names_of(t) : unify_from_right(names, names_of(t), "cat");
         first = false;
       }
       return names;
+    }
+    case Rule::Diagonal: {
+      auto d1 = wrap(a.get("dim1")->toInt(), n), d2 = wrap(a.get("dim2")->toInt(), n);
+      if (!d1 || !d2 || *d1 == *d2 || n < 2) return std::nullopt;  // the kernel's error
+      DimnameList names;
+      const DimnameList all = names_of(self);
+      for (int64_t d = 0; d < n; ++d) {
+        if (d != *d1 && d != *d2) names.push_back(all[static_cast<size_t>(d)]);
+      }
+      names.push_back(Dimname::wildcard());
+      return names;
+    }
+    case Rule::Resize: {
+      const IValue* size = a.get("size");
+      const Tensor templ = size == nullptr ? a.get("the_template")->toTensor() : Tensor();
+      const std::vector<int64_t> target = size != nullptr ? size->toIntVector() : templ.sizes().vec();
+      if (!self.has_names()) return templ.defined() ? std::optional<DimnameList>(names_of(templ)) : std::nullopt;
+      TORCH_CHECK(self.sizes().equals(target), "Cannot resize named tensor with resize_ or resize_as_ (tried to resize ",
+                  c10::tensorNamesToString(names_of(self)), " with size ", self.sizes(), " to ", IntArrayRef(target),
+                  "). This may be caused by passing a named tensor as an `out=` argument; please ensure that the "
+                  "sizes are the same. ");
+      return names_of(self);
     }
   }
   return std::nullopt;
@@ -434,6 +463,14 @@ void named_fallback(const c10::OperatorHandle& op, c10::DispatchKeySet ks, Stack
 
 }  // namespace
 }  // namespace at::inline tessera::native::named
+
+namespace at::inline tessera {
+std::vector<std::string> named_rule_operators() {
+  std::vector<std::string> out;
+  for (const auto& entry : native::named::rules()) out.push_back(entry.first);
+  return out;
+}
+}  // namespace at::inline tessera
 
 TORCH_LIBRARY_IMPL(_, Named, m) {
   m.fallback(torch::CppFunction::makeFromBoxedFunction(&at::native::named::named_fallback));

@@ -96,7 +96,7 @@ void check_uniform_type(c10::ScalarType t) {
 void check_normal_type(c10::ScalarType t) {
   if (!c10::isFloatingType(t) && !c10::isComplexType(t)) not_implemented("normal_kernel_cpu", t);
 }
-constexpr unsigned kSampleTypes = kFloating | kReducedFloat | kComplex;
+constexpr unsigned kSampleTypes = kFloating | kReducedFloat | kComplex | kComplexHalf;
 
 void check_uniform_args(c10::ScalarType t, double from, double to) {
   check_uniform_type(t);

@@ -7,6 +7,7 @@
 #include <aten/native/NativeFunctions.h>
 #include <aten/native/elementwise/BinaryOps.h>
 #include <aten/native/factory/TensorFactories.h>
+#include <aten/native/named/NameInference.h>
 #include <aten/native/reduce/ReduceOps.h>
 #include <aten/native/shape/TensorShape.h>
 #include <aten/ops/Functions.h>
@@ -322,6 +323,10 @@ Tensor& sum_out(const Tensor& self, std::optional<c10::ScalarType> dtype, Tensor
 }
 
 Tensor prod(const Tensor& self, std::optional<c10::ScalarType> dtype) {
+  if (C10_UNLIKELY(named::names_pending(self))) {  // a full reduction: no names left
+    NoNamesGuard guard;
+    return named::named_result(native::prod(self, dtype), {});
+  }
   // All dims: over the flattened tensor (prod has no dim-list overload).
   return at::prod(self.reshape({-1}), 0, false, dtype);
 }

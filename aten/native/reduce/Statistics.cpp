@@ -205,7 +205,7 @@ std::tuple<Tensor, Tensor> mode(const Tensor& self, int64_t dim, bool keepdim) {
   const Tensor rows = (self.dim() == 0 ? self.reshape({1, 1}) : self.movedim(d, -1)).contiguous();
   const int64_t n = rows.size(-1), count = rows.numel() / n;
   const Tensor out_values = values.reshape({-1}), out_indices = indices.reshape({-1});
-  dispatch_types<kAllTypes & ~kComplex>(self.scalar_type(), "mode", [&]<typename T>() {
+  dispatch_types<kAllTypes & ~kComplex & ~kComplexHalf>(self.scalar_type(), "mode", [&]<typename T>() {
     const T* in = rows.data_ptr<T>();
     T* vo = out_values.data_ptr<T>();
     int64_t* io = out_indices.data_ptr<int64_t>();

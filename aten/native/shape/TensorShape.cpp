@@ -112,11 +112,7 @@ Tensor view_as_real(const Tensor& self) {
 // The inverse: a trailing dim of (re, im) pairs, contiguous, read as complex numbers.
 Tensor view_as_complex(const Tensor& self) {
   const c10::ScalarType t = self.scalar_type();
-  if (t == c10::kHalf) {
-    TORCH_CHECK_NOT_IMPLEMENTED(false, "view_as_complex of a Half tensor needs the ComplexHalf dtype, which tessera "
-                                       "does not have");
-  }
-  TORCH_CHECK(t == c10::kFloat || t == c10::kDouble,
+  TORCH_CHECK(t == c10::kHalf || t == c10::kFloat || t == c10::kDouble,
               "view_as_complex is only supported for half, float and double tensors, but got a tensor of scalar type: ",
               t);
   TORCH_CHECK(self.dim() != 0, "Input tensor must have one or more dimensions");

@@ -24,13 +24,17 @@ ScalarType by_name(const std::string& name) {
   return ScalarType::Undefined;
 }
 
-TEST(ScalarType, SeventeenTypesWithPyTorchNamesAndSizes) {
+TEST(ScalarType, EighteenTypesWithPyTorchNamesAndSizes) {
   // Names and item sizes as torch reports them (torch.float32.itemsize == 4, ...).
   const std::map<std::string, size_t> expected = {
       {"Byte", 1}, {"Char", 1}, {"Short", 2}, {"Int", 4}, {"Long", 8}, {"Half", 2},
-      {"Float", 4}, {"Double", 8}, {"ComplexFloat", 8}, {"ComplexDouble", 16}, {"Bool", 1},
+      {"Float", 4}, {"Double", 8}, {"ComplexHalf", 4}, {"ComplexFloat", 8}, {"ComplexDouble", 16}, {"Bool", 1},
       {"QInt8", 1}, {"QUInt8", 1}, {"QInt32", 4}, {"BFloat16", 2}, {"Float8_e5m2", 1}, {"Float8_e4m3fn", 1}};
-  ASSERT_EQ(c10::kNumScalarTypes, 17);
+  ASSERT_EQ(c10::kNumScalarTypes, 18);
+  // torch's numbering from Byte (0) to BFloat16 (15): schema defaults carry these values
+  EXPECT_EQ(static_cast<int>(c10::kComplexHalf), 8);
+  EXPECT_EQ(static_cast<int>(c10::kComplexFloat), 9);
+  EXPECT_EQ(static_cast<int>(c10::kBFloat16), 15);
   std::map<std::string, size_t> got;
   for (ScalarType t : all_types()) got[c10::toString(t)] = c10::elementSize(t);
   EXPECT_EQ(got, expected);
@@ -51,6 +55,9 @@ TEST(ScalarType, Categories) {
     EXPECT_FALSE(c10::isComplexType(t)) << t;
   }
   EXPECT_TRUE(c10::isComplexType(c10::kComplexFloat));
+  EXPECT_TRUE(c10::isComplexType(c10::kComplexHalf));
+  EXPECT_EQ(c10::toRealValueType(c10::kComplexHalf), c10::kHalf);
+  EXPECT_EQ(c10::toComplexType(c10::kHalf), c10::kComplexHalf);
   EXPECT_FALSE(c10::isFloatingType(c10::kComplexDouble));
   EXPECT_TRUE(c10::isQIntType(c10::kQUInt8));
   EXPECT_FALSE(c10::isQIntType(c10::kByte));
@@ -65,7 +72,7 @@ TEST(ScalarType, Categories) {
 // Every ordered pair torch 1.13 knows, against torch.promote_types run at test time.
 TEST(ScalarType, PromoteTypesMatchesTorchForEveryPair) {
   auto lines = tessera_test::reference_lines("promote_types.txt");
-  EXPECT_EQ(lines.size(), 15u * 15u);  // torch 1.13 has all our types but the Float8 pair
+  EXPECT_EQ(lines.size(), 16u * 16u);  // torch 1.13 has all our types but the Float8 pair
   for (const auto& line : lines) {
     std::istringstream in(line);
     std::string a, b, result;

@@ -48,8 +48,13 @@ void polar_kernel(TensorIterator& iter) {
 }
 
 void complex_kernel(TensorIterator& iter) {
-  dispatch_types<kFloating>(iter.input(0).scalar_type(), "complex", [&]<typename R>() {
-    cpu_kernel(iter, [](R re, R im) -> c10::complex<R> { return c10::complex<R>(re, im); });
+  // Half parts make complex32 (BFloat16 ones were refused by complex_result_type).
+  dispatch_types<kFloating | kReducedFloat>(iter.input(0).scalar_type(), "complex", [&]<typename R>() {
+    if constexpr (std::is_same_v<R, c10::BFloat16>) {
+      TORCH_INTERNAL_ASSERT(false, "complex: BFloat16 parts");
+    } else {
+      cpu_kernel(iter, [](R re, R im) -> c10::complex<R> { return c10::complex<R>(re, im); });
+    }
   });
 }
 

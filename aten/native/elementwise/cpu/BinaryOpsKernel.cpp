@@ -69,7 +69,7 @@ void binary_kernel(TensorIterator& iter, const char* name, F f) {
 }
 
 void add_kernel(TensorIterator& iter, const c10::Scalar& alpha) {
-  dispatch_types<kNumeric | kBoolType>(iter.common_dtype(), "add", [&]<typename T>() {
+  dispatch_types<kNumeric | kBoolType | kComplexHalf>(iter.common_dtype(), "add", [&]<typename T>() {
     using O = opmath_t<T>;
     const O a = alpha.to<O>();
     if constexpr (is_vec_v<T>) {
@@ -87,7 +87,7 @@ void add_kernel(TensorIterator& iter, const c10::Scalar& alpha) {
 }
 
 void sub_kernel(TensorIterator& iter, const c10::Scalar& alpha) {
-  dispatch_types<kNumeric>(iter.common_dtype(), "sub", [&]<typename T>() {
+  dispatch_types<kNumeric | kComplexHalf>(iter.common_dtype(), "sub", [&]<typename T>() {
     using O = opmath_t<T>;
     const O a = alpha.to<O>();
     if constexpr (is_vec_v<T>) {
@@ -101,7 +101,7 @@ void sub_kernel(TensorIterator& iter, const c10::Scalar& alpha) {
 }
 
 void mul_kernel(TensorIterator& iter) {
-  binary_kernel<kNumeric | kBoolType>(iter, "mul", [](auto a, auto b) { return wmul(a, b); },
+  binary_kernel<kNumeric | kBoolType | kComplexHalf>(iter, "mul", [](auto a, auto b) { return wmul(a, b); },
                                       [](auto a, auto b) { return a * b; });
 }
 

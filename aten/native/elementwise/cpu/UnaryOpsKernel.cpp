@@ -108,8 +108,13 @@ T wrapping_neg(T x) {
 
 void abs_kernel(TensorIterator& iter) {
   // Complex magnitudes are computed in the complex type and cast to the real output.
-  dispatch_types<kIntegral | kFloatAndComplex>(iter.common_dtype(), "abs", [&]<typename T>() {
-    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+  dispatch_types<kIntegral | kFloatAndComplex | kComplexHalf>(iter.common_dtype(), "abs", [&]<typename T>() {
+    if constexpr (std::is_same_v<T, c10::complex<c10::Half>>) {
+      cpu_kernel(iter, [](T x) -> T {
+        const c10::complex<float> z = x;
+        return T(c10::complex<float>(std::hypot(z.real(), z.imag()), 0.0f));
+      });
+    } else if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
       cpu_kernel_vec(iter, [](T x) -> T { return std::abs(x); }, [](Vectorized<T> x) { return x.abs(); });
     } else if constexpr (is_complex_v<T>) {
       cpu_kernel(iter, [](T x) -> T { return T(std::abs(std::complex<typename T::value_type>(x.real(), x.imag()))); });
@@ -125,7 +130,7 @@ void neg_kernel(TensorIterator& iter) {
   TORCH_CHECK(iter.common_dtype() != c10::kBool,
               "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, "
               "use the `~` or `logical_not()` operator instead.");
-  dispatch_types<kIntegral | kFloatAndComplex>(iter.common_dtype(), "neg", [&]<typename T>() {
+  dispatch_types<kIntegral | kFloatAndComplex | kComplexHalf>(iter.common_dtype(), "neg", [&]<typename T>() {
     if constexpr (is_complex_v<T>) {
       cpu_kernel(iter, [](T x) -> T { return T(-x.real(), -x.imag()); });
     } else if constexpr (is_reduced_v<T>) {
@@ -154,11 +159,19 @@ void sign_kernel(TensorIterator& iter) {
 
 void sgn_kernel(TensorIterator& iter) {
   if (!c10::isComplexType(iter.common_dtype())) return sign_kernel(iter);
-  dispatch_types<kComplex>(iter.common_dtype(), "sgn", [&]<typename T>() {
-    cpu_kernel(iter, [](T x) -> T {
-      auto m = std::abs(std::complex<typename T::value_type>(x.real(), x.imag()));
-      return m == 0 ? T(0, 0) : T(x.real() / m, x.imag() / m);
-    });
+  dispatch_types<kComplex | kComplexHalf>(iter.common_dtype(), "sgn", [&]<typename T>() {
+    if constexpr (std::is_same_v<T, c10::complex<c10::Half>>) {
+      cpu_kernel(iter, [](T x) -> T {
+        const c10::complex<float> z = x;
+        const float m = std::hypot(z.real(), z.imag());
+        return m == 0 ? T(c10::complex<float>(0.0f, 0.0f)) : T(c10::complex<float>(z.real() / m, z.imag() / m));
+      });
+    } else {
+      cpu_kernel(iter, [](T x) -> T {
+        auto m = std::abs(std::complex<typename T::value_type>(x.real(), x.imag()));
+        return m == 0 ? T(0, 0) : T(x.real() / m, x.imag() / m);
+      });
+    }
   });
 }
 
