@@ -156,17 +156,16 @@ void validate_outputs(const Node& fn, variable_list& grads) {
     if (!meta.plain_kind_matches(grad)) {
       meta.check_kind(grad, c10::str("Function ", fn.name(), " returned an invalid gradient at index ", i));
     }
+    // A real input's grad is the real part of a complex one (d/dx of a real loss); taken
+    // before any broadcast is summed away, as torch does (complex32 has no sum).
+    if (grad.is_complex() && !c10::isComplexType(meta.dtype)) grad = at::real(grad);
     if (!grad.sizes().equals(meta.shape)) {
       TORCH_CHECK(expandable_to(meta.shape, grad.sizes()), "Function ", fn.name(), " returned an invalid gradient at index ",
                   i, " - got ", shape_string(grad.sizes()), " but expected shape compatible with ",
                   shape_string(meta.shape));
       grad = grad.sum_to_size(meta.shape);
     }
-    if (grad.scalar_type() != meta.dtype) {
-      // A real input's grad is the real part of a complex one (d/dx of a real loss).
-      if (grad.is_complex() && !c10::isComplexType(meta.dtype)) grad = at::real(grad);
-      grad = grad.to(meta.dtype);
-    }
+    if (grad.scalar_type() != meta.dtype) grad = grad.to(meta.dtype);
     TORCH_CHECK(grad.device() == meta.device, "Function ", fn.name(), " returned a gradient on ", grad.device(),
                 " for an input on ", meta.device);
   }

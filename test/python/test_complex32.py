@@ -88,7 +88,9 @@ EXPRS = [
     "c.masked_fill(c.real > 0, 0)", "lib.where(c.real > 0, c, c.conj())", "c.nonzero()",
     # arithmetic torch 1.13 has on the CPU
     "c + c", "c - c", "c * c", "c + 1", "c * 2", "c + 1j", "-c", "c.neg()", "c + z", "c + h", "c * i",
-    "lib.add(c, c, alpha=2)", "c.clone().add_(c)", "c.clone().mul_(c)", "c == c", "c != c.conj()", "c == 1", "c.eq(z)",
+    "lib.add(c, c, alpha=2)", "lib.add(c, z.chalf() * 0.1, alpha=3)", "lib.sub(c, z.chalf() * 0.3, alpha=0.7)",
+    "lib.add(c, c, alpha=1e6)", "lib.full((2,), 1e6 + 0j, dtype=lib.chalf)", "lib.full((1,), 1e6 + 0j, dtype=lib.chalf)",
+    "lib.zeros(2, dtype=lib.chalf).fill_(1e6j)", "lib.full((3,), 65519. + 1j, dtype=lib.chalf)", "c.clone().add_(c)", "c.clone().mul_(c)", "c == c", "c != c.conj()", "c == 1", "c.eq(z)",
     "lib.isnan(c)", "lib.isfinite(c)", "c.abs()", "c.sgn()",
     "c.sum()", "lib.arange(3, dtype=lib.chalf)", "c @ c.t()", "c.mean()", "c.prod()", "c.numpy()",
 ]
@@ -119,6 +121,26 @@ def test_flip_of_complex32_moves_elements():
     # torch 1.13's flip has no ComplexHalf kernel; tessera's moves elements whatever the dtype.
     c = tessera.tensor(DATA, dtype=tessera.chalf)
     assert c.flip(0).cfloat().tolist() == c.cfloat().flip(0).tolist()
+
+
+def test_add_with_alpha_rounds_like_torch_over_many_values():
+    torch.manual_seed(0)
+    a, b = torch.randn(2000, dtype=torch.cfloat).chalf(), torch.randn(2000, dtype=torch.cfloat).chalf()
+    ta, tb = tessera.tensor(a.cfloat().tolist(), dtype=tessera.chalf), tessera.tensor(b.cfloat().tolist(), dtype=tessera.chalf)
+    for alpha in (3, 0.7, 1.3, -2.5):
+        assert tessera.add(ta, tb, alpha=alpha).cfloat().tolist() == torch.add(a, b, alpha=alpha).cfloat().tolist()
+        assert tessera.sub(ta, tb, alpha=alpha).cfloat().tolist() == torch.sub(a, b, alpha=alpha).cfloat().tolist()
+
+
+def test_grad_of_a_half_operand_broadcast_against_complex32():
+    grads = []
+    for lib in (torch, tessera):
+        x = lib.tensor([1 + 2j, 3 - 4j], dtype=lib.chalf)
+        b = lib.tensor([1.], dtype=lib.half, requires_grad=True)
+        (g,) = lib.autograd.grad((x * b).real.float().sum(), b)
+        assert g.dtype == lib.half
+        grads.append(g.tolist())
+    assert grads[0] == grads[1]
 
 
 def test_random_complex32_has_the_dtype_and_finite_parts():

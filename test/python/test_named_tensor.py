@@ -117,7 +117,13 @@ API = [
     "setattr(u, 'names', ('A', None, 'B')) or u.names", "setattr(x, 'names', None) or x.names",
     "x.size(0)", "x.dim()", "x.numel()", "x.shape", "x.stride()", "len(x)", "x.is_contiguous()", "x.tolist()",
     "x[0, 0, 0].item()", "x.requires_grad", "x.dtype", "x.numpy().shape",
-    "lib.zeros(2, device='meta').rename('A').names", "lib.zeros(2).rename('A').to('meta').names",
+    "lib.zeros(2, device='meta').rename('A').names", "x.data.names", "x.requires_grad_().data.names",
+    "x.data.resize_(4)", "lib.zeros(2, 3).rename('A', 'B').resize_as_(lib.zeros(2, 3).rename('C', 'D'))",
+    "lib.zeros(2, 3).rename('A', 'B').resize_as_(lib.zeros(2, 3).rename('A', 'B'))", "x.clone().resize_(2, 3, 4)",
+    "x.clone().resize_(24)", "lib.empty(0).resize_as_(x).names", "x.diagonal()", "x.diagonal(0, 0, 2)",
+    "x.as_strided((2,), (1,))", "x.masked_select(x > 0)", "lib.cat([x, lib.empty(0)])", "x.isfinite()",
+    "x.rename(N='C', C='N')", "x.rename(N='X', X='Y')", "x.rename(N=1)", "x.rename('A', 1, None)",
+    "setattr(u, 'names', 'ABC')", "x.align_to('...', None)", "x.bernoulli_(lib.rand(4).rename('X')).names if False else 0", "lib.zeros(2).rename('A').to('meta').names",
 ]
 
 

@@ -9,13 +9,25 @@
 
 namespace at::inline tessera::native {
 
+namespace {
+// The value a fill writes. complex32 follows torch 1.13: a one-element fill converts with
+// the range check, a longer one goes through complex<float> (too-large parts become inf).
+template <typename T>
+T fill_value(const Tensor& self, const Scalar& value) {
+  if constexpr (std::is_same_v<T, c10::complex<c10::Half>>) {
+    if (self.numel() != 1) return T(value.to<c10::complex<float>>());
+  }
+  return value.to<T>();
+}
+}  // namespace
+
 Tensor& fill_cpu_(Tensor& self, const Scalar& value) {
   // One value to every element: an expanded self (cells shared by several elements) is
   // fine, as in torch, where the random fills refuse it.
   TensorIterator iter =
       TensorIteratorConfig().add_output(self).check_all_same_dtype(false).resize_outputs(false).check_mem_overlap(false).build();
   dispatch_types<kAllTypes>(self.scalar_type(), "fill_", [&]<typename T>() {
-    const T v = value.to<T>();
+    const T v = fill_value<T>(self, value);
     iter.for_each([v](char** data, const int64_t* strides, int64_t n0, int64_t n1) {
       for (int64_t j = 0; j < n1; ++j) {
         char* p = data[0] + j * strides[1];
@@ -28,7 +40,7 @@ Tensor& fill_cpu_(Tensor& self, const Scalar& value) {
 
 Tensor& fill_meta_(Tensor& self, const Scalar& value) {
   // The value must still fit the dtype: a meta run reports the errors a real one would.
-  dispatch_types<kAllTypes>(self.scalar_type(), "fill_", [&]<typename T>() { (void)value.to<T>(); });
+  dispatch_types<kAllTypes>(self.scalar_type(), "fill_", [&]<typename T>() { (void)fill_value<T>(self, value); });
   return self;
 }
 

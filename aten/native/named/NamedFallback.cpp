@@ -404,6 +404,8 @@ std::optional<DimnameList> compute_names(Rule rule, const std::string& op, const
                   c10::tensorNamesToString(names_of(self)), " with size ", self.sizes(), " to ", IntArrayRef(target),
                   "). This may be caused by passing a named tensor as an `out=` argument; please ensure that the "
                   "sizes are the same. ");
+      // resize_as_ treats self as the result of a computation named like the template.
+      if (templ.defined()) check_out_names(self, names_of(templ));
       return names_of(self);
     }
   }

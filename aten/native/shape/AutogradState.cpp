@@ -5,6 +5,7 @@
 // state to change, and they return self. The manual_cpp_binding ops (data, set_data,
 // is_leaf, output_nr, _version, retain_grad, retains_grad, _backward) make the Tensor
 // methods' and Python attributes' work reachable through the dispatcher (ops.aten).
+#include <aten/core/NamedTensorUtils.h>
 #include <aten/core/TensorUtils.h>
 #include <aten/native/NativeFunctions.h>
 #include <c10/util/Exception.h>
@@ -38,6 +39,7 @@ Tensor& requires_grad_(Tensor& self, bool requires_grad) {
 Tensor data(const Tensor& self) {
   Tensor alias = alias_of(self);
   alias.unsafeGetTensorImpl()->set_version_counter(c10::VariableVersion());
+  if (self.has_names()) internal_set_names_inplace(alias, names_of(self));  // torch's .data keeps names
   return alias;
 }
 

@@ -71,8 +71,12 @@ void binary_kernel(TensorIterator& iter, const char* name, F f) {
 void add_kernel(TensorIterator& iter, const c10::Scalar& alpha) {
   dispatch_types<kNumeric | kBoolType | kComplexHalf>(iter.common_dtype(), "add", [&]<typename T>() {
     using O = opmath_t<T>;
-    const O a = alpha.to<O>();
-    if constexpr (is_vec_v<T>) {
+    if constexpr (std::is_same_v<T, c10::complex<c10::Half>>) {
+      // As torch: alpha converts (range-checked) to complex32 and alpha * y rounds to it.
+      const O a = alpha.to<T>();
+      cpu_kernel(iter, [a](T x, T y) -> T { return T(O(x) + O(T(a * O(y)))); });
+    } else if constexpr (is_vec_v<T>) {
+      const O a = alpha.to<O>();
       if (a == O(1)) {
         cpu_kernel_vec(iter, [](T x, T y) -> T { return x + y; }, [](Vectorized<T> x, Vectorized<T> y) { return x + y; });
       } else {
@@ -81,6 +85,7 @@ void add_kernel(TensorIterator& iter, const c10::Scalar& alpha) {
                        [va](Vectorized<T> x, Vectorized<T> y) { return x + va * y; });
       }
     } else {
+      const O a = alpha.to<O>();
       cpu_kernel(iter, [a](T x, T y) -> T { return T(wadd<O>(O(x), wmul<O>(a, O(y)))); });
     }
   });
@@ -89,6 +94,12 @@ void add_kernel(TensorIterator& iter, const c10::Scalar& alpha) {
 void sub_kernel(TensorIterator& iter, const c10::Scalar& alpha) {
   dispatch_types<kNumeric | kComplexHalf>(iter.common_dtype(), "sub", [&]<typename T>() {
     using O = opmath_t<T>;
+    if constexpr (std::is_same_v<T, c10::complex<c10::Half>>) {
+      // As add: alpha converts (range-checked) to complex32 and alpha * y rounds to it.
+      const O a = alpha.to<T>();
+      cpu_kernel(iter, [a](T x, T y) -> T { return T(O(x) - O(T(a * O(y)))); });
+      return;
+    }
     const O a = alpha.to<O>();
     if constexpr (is_vec_v<T>) {
       const Vectorized<T> va(a);
