@@ -158,7 +158,7 @@ void validate_outputs(const Node& fn, variable_list& grads) {
     }
     // A real input's grad is the real part of a complex one (d/dx of a real loss); taken
     // before any broadcast is summed away, as torch does (complex32 has no sum).
-    if (grad.is_complex() && !c10::isComplexType(meta.dtype)) grad = at::real(grad);
+    if (c10::isComplexType(grad.scalar_type()) && !c10::isComplexType(meta.dtype)) grad = at::real(grad);
     if (!grad.sizes().equals(meta.shape)) {
       TORCH_CHECK(expandable_to(meta.shape, grad.sizes()), "Function ", fn.name(), " returned an invalid gradient at index ",
                   i, " - got ", shape_string(grad.sizes()), " but expected shape compatible with ",
