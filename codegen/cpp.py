@@ -9,6 +9,7 @@ _VALUE_TYPES = {
     "int": "int64_t", "SymInt": "int64_t", "float": "double", "bool": "bool",
     "str": "std::string_view", "ScalarType": "at::ScalarType", "Layout": "at::Layout",
     "Device": "at::Device", "MemoryFormat": "at::MemoryFormat", "Generator": "at::Generator",
+    "Dimname": "at::Dimname",
 }
 
 
@@ -26,6 +27,9 @@ def argument_type(arg: Argument, public: bool = False) -> str:
         return "at::Tensor&" if arg.is_write else "const at::Tensor&"
     if t.is_list and t.base == "bool" and t.size is not None and not t.optional:
         return f"std::array<bool, {t.size}>"  # output_mask
+    if t.is_list and t.base == "Dimname":
+        # an optional name list (factories' names=) never binds a lone name, so one spelling serves
+        return "std::optional<at::ArrayRef<at::Dimname>>" if t.optional else "at::ArrayRef<at::Dimname>"
     if t.is_list:
         elem = {"int": "int64_t", "SymInt": "int64_t", "float": "double"}.get(t.base)
         if elem is None:

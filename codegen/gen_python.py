@@ -39,6 +39,9 @@ _ACCESSORS = {
     "std::string_view": "r.stringView({i})",
     "std::optional<std::string_view>": "r.stringViewOptional({i})",
     "std::optional<at::Generator>": "r.generator({i})",
+    "at::Dimname": "r.dimname({i})",
+    "at::ArrayRef<at::Dimname>": "r.dimnamelist({i})",
+    "std::optional<at::ArrayRef<at::Dimname>>": "r.dimnamelistOptional({i})",
 }
 
 

@@ -40,6 +40,7 @@ bool is_sequence_of(PyObject* obj, bool (*pred)(PyObject*)) {
 }
 
 bool is_tensor_or_none(PyObject* obj) { return obj == Py_None || is_tensor(obj); }
+bool is_dimname(PyObject* obj) { return obj == Py_None || PyUnicode_Check(obj); }
 bool is_bool(PyObject* obj) { return PyBool_Check(obj); }
 
 bool is_scalar_type_object(PyObject* obj) {
@@ -80,8 +81,18 @@ bool matches(PyObject* obj, const SchemaType& type, bool allow_number) {
       return is_device(obj) || PyUnicode_Check(obj) || is_int(obj);
     case Kind::Generator:
       return is_generator(obj);
+    case Kind::Dimname:
+      return is_dimname(obj);
     case Kind::List: {
       const SchemaType& elem = type.elementType();
+      if (elem.is(Kind::Dimname)) {
+        // as torch: a sequence whose first element is a name (the rest are checked when
+        // parsed), or one name where the list has a fixed size (Dimname[1])
+        if (PyTuple_Check(obj) || PyList_Check(obj)) {
+          return PySequence_Fast_GET_SIZE(obj) == 0 || is_dimname(PySequence_Fast_GET_ITEM(obj, 0));
+        }
+        return type.fixedSize() && is_dimname(obj);
+      }
       if (elem.isIntLike()) return is_sequence_of(obj, is_int) || (type.fixedSize() && is_int(obj));
       if (elem.isTensor()) {
         return is_sequence_of(obj, is_tensor) &&
@@ -114,8 +125,10 @@ std::string python_type_name(const SchemaType& type) {
     case Kind::MemoryFormat: return "tessera.memory_format";
     case Kind::Device: return "tessera.device";
     case Kind::Generator: return "tessera.Generator";
+    case Kind::Dimname: return "name";
     case Kind::List: {
       const SchemaType& e = type.elementType();
+      if (e.is(Kind::Dimname)) return "tuple of names";
       if (e.isSymInt()) return "tuple of SymInts";
       if (e.isIntLike()) return "tuple of ints";
       if (e.isTensor()) return "tuple of Tensors";
@@ -670,6 +683,48 @@ std::optional<at::Generator> ParsedArgs::generator(size_t i) const {
   return generator_of(values[i]);
 }
 
+at::Dimname ParsedArgs::dimname(size_t i) const {
+  TORCH_INTERNAL_ASSERT(values[i] != nullptr, "a Dimname argument has no default");
+  return unpack_dimname(values[i]);
+}
+
+std::vector<at::Dimname> ParsedArgs::dimnamelist(size_t i) const {
+  PyObject* obj = values[i];
+  TORCH_INTERNAL_ASSERT(obj != nullptr, "a Dimname[] argument has no default");
+  if (PyTuple_Check(obj) || PyList_Check(obj)) return unpack_dimname_list(obj);
+  return {unpack_dimname(obj)};  // one name for a Dimname[1]
+}
+
+std::optional<std::vector<at::Dimname>> ParsedArgs::dimnamelistOptional(size_t i) const {
+  if (isNone(i)) return std::nullopt;
+  return dimnamelist(i);
+}
+
+at::Dimname unpack_dimname(PyObject* obj) {
+  if (obj == Py_None) return at::Dimname::wildcard();
+  TORCH_CHECK_TYPE(PyUnicode_Check(obj), "expected None or string for Dimname but got ", Py_TYPE(obj)->tp_name);
+  Py_ssize_t len = 0;
+  const char* text = PyUnicode_AsUTF8AndSize(obj, &len);
+  if (text == nullptr) throw python_error();
+  return at::Dimname::fromString(std::string_view(text, static_cast<size_t>(len)));
+}
+
+std::vector<at::Dimname> unpack_dimname_list(PyObject* seq) {
+  PyObject* fast = PySequence_Fast(seq, "names must either be None or a tuple of dim names");
+  if (fast == nullptr) throw python_error();
+  std::vector<at::Dimname> names;
+  const Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
+  names.reserve(static_cast<size_t>(n));
+  try {
+    for (Py_ssize_t k = 0; k < n; ++k) names.push_back(unpack_dimname(PySequence_Fast_GET_ITEM(fast, k)));
+  } catch (...) {
+    Py_DECREF(fast);
+    throw;
+  }
+  Py_DECREF(fast);
+  return names;
+}
+
 IValue ParsedArgs::ivalue(size_t i) const {
   const auto& p = signature->params[i];
   if (!values[i]) return p.default_value;
@@ -697,8 +752,13 @@ IValue to_ivalue(PyObject* obj, const SchemaType& type, bool allow_number_as_ten
     case Kind::MemoryFormat: return IValue(memory_format_of(obj));
     case Kind::Device: return IValue(unpack_device(obj));
     case Kind::Generator: return IValue(generator_of(obj));
+    case Kind::Dimname: return IValue(unpack_dimname(obj));
     case Kind::List: {
       const SchemaType& e = type.elementType();
+      if (e.is(Kind::Dimname)) {
+        if (PyTuple_Check(obj) || PyList_Check(obj)) return IValue(at::ArrayRef<at::Dimname>(unpack_dimname_list(obj)));
+        return IValue(at::ArrayRef<at::Dimname>(unpack_dimname(obj)));
+      }
       if (e.isIntLike()) {
         if (is_int(obj)) return IValue(std::vector<int64_t>(static_cast<size_t>(type.fixedSize().value_or(1)), unpack_long(obj)));
         return IValue(unpack_sequence<int64_t>(obj, unpack_long));

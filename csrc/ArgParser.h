@@ -120,6 +120,10 @@ class ParsedArgs {
   std::string_view stringView(size_t i) const;
   std::optional<std::string_view> stringViewOptional(size_t i) const;
   std::optional<at::Generator> generator(size_t i) const;
+  at::Dimname dimname(size_t i) const;
+  // Dimname[] (one name where the list has a fixed size) and names= (None: no names).
+  std::vector<at::Dimname> dimnamelist(size_t i) const;
+  std::optional<std::vector<at::Dimname>> dimnamelistOptional(size_t i) const;
 
   // Any argument as the boxed value its schema type calls for (custom ops, fallbacks).
   c10::IValue ivalue(size_t i) const;
@@ -142,5 +146,9 @@ PyObject* from_ivalue(const c10::IValue& value);
 // A Python bool/int/float/complex as a 0-dim tensor marked as a wrapped number.
 at::Tensor scalar_to_tensor(PyObject* obj);
 bool is_number(PyObject* obj);
+// A dim name (str, or None for the wildcard) and a sequence of them, with torch's messages
+// ("expected None or string for Dimname but got int", "Invalid name: ...").
+at::Dimname unpack_dimname(PyObject* obj);
+std::vector<at::Dimname> unpack_dimname_list(PyObject* seq);
 
 }  // namespace tessera::python

@@ -1,6 +1,7 @@
 // Tensor.names (get and set in place), has_names() and the primitives behind
 // tessera/_named_tensor.py's rename / refine_names / align_to / align_as: names arrive as a
 // sequence of str or None, already expanded from their `...` forms by the Python side.
+#include "ArgParser.h"
 #include "python_api.h"
 
 #include <aten/core/NamedTensorUtils.h>
@@ -9,39 +10,7 @@ namespace tessera::python {
 
 namespace {
 
-at::DimnameList parse_names(PyObject* seq) {
-  PyObject* fast = PySequence_Fast(seq, "names must either be None or a tuple of dim names");
-  if (fast == nullptr) throw python_error();
-  at::DimnameList names;
-  const Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
-  names.reserve(static_cast<size_t>(n));
-  for (Py_ssize_t i = 0; i < n; ++i) {
-    PyObject* item = PySequence_Fast_GET_ITEM(fast, i);
-    if (item == Py_None) {
-      names.push_back(at::Dimname::wildcard());
-      continue;
-    }
-    if (!PyUnicode_Check(item)) {
-      std::string type = Py_TYPE(item)->tp_name;
-      Py_DECREF(fast);
-      TORCH_CHECK_TYPE(false, "expected None or string for Dimname but got ", type);
-    }
-    Py_ssize_t len = 0;
-    const char* text = PyUnicode_AsUTF8AndSize(item, &len);
-    if (text == nullptr) {
-      Py_DECREF(fast);
-      throw python_error();
-    }
-    try {
-      names.push_back(at::Dimname::fromString(std::string_view(text, static_cast<size_t>(len))));
-    } catch (...) {
-      Py_DECREF(fast);
-      throw;
-    }
-  }
-  Py_DECREF(fast);
-  return names;
-}
+at::DimnameList parse_names(PyObject* seq) { return unpack_dimname_list(seq); }
 
 std::optional<at::DimnameList> parse_optional_names(PyObject* obj) {
   if (obj == Py_None) return std::nullopt;

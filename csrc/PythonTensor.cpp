@@ -2,9 +2,11 @@
 // Metadata accessors and the arithmetic fast path (`a + b`, `a * 2.5`) are written
 // directly against CPython so that an operator costs little more than its dispatch;
 // every other method comes from the generated bindings (generated_tensor_methods()).
+#include "ArgParser.h"
 #include "python_api.h"
 
 #include <aten/core/Dispatch.h>
+#include <aten/core/NamedTensorUtils.h>
 #include <aten/core/NestedTensorImpl.h>
 #include <aten/ops/Functions.h>
 #include <c10/core/ThreadLocalState.h>
@@ -248,7 +250,13 @@ PyObject* optional_dim(const char* fname, PyObject* args, PyObject* kwargs) {
     TORCH_CHECK_TYPE(kw && PyDict_GET_SIZE(kwargs) == 1 && !dim, fname, "() got an unexpected keyword argument");
     dim = kw;
   }
-  return dim == Py_None ? nullptr : dim;
+  return dim;
+}
+
+// A dim given by name (a str, or None, which torch reads as a name and refuses) or index.
+bool is_named_dim(PyObject* dim) { return dim == Py_None || PyUnicode_Check(dim); }
+int64_t named_dim_position(const at::Tensor& t, PyObject* dim) {
+  return at::dimname_to_position(t, unpack_dimname(dim));
 }
 
 PyObject* tensor_size(PyObject* self, PyObject* args, PyObject* kwargs) {
@@ -259,6 +267,7 @@ PyObject* tensor_size(PyObject* self, PyObject* args, PyObject* kwargs) {
     check_plain_geometry(t, OpaqueAccess::Sizes);
     return make_size(t.sizes());
   }
+  if (is_named_dim(dim)) return PyLong_FromLongLong(t.size(named_dim_position(t, dim)));
   const int64_t d = dim_argument(dim);
   if (const at::NestedTensorImpl* nt = at::get_nested_impl(t)) {
     const int64_t n = t.dim();
@@ -277,7 +286,7 @@ PyObject* tensor_stride(PyObject* self, PyObject* args, PyObject* kwargs) {
   const at::Tensor& t = unwrap(self);
   PyObject* dim = optional_dim("stride", args, kwargs);
   check_plain_geometry(t, OpaqueAccess::Strides);
-  if (dim) return PyLong_FromLongLong(t.stride(dim_argument(dim)));
+  if (dim) return PyLong_FromLongLong(t.stride(is_named_dim(dim) ? named_dim_position(t, dim) : dim_argument(dim)));
   c10::IntArrayRef strides = t.strides();
   PyObject* tuple = PyTuple_New(static_cast<Py_ssize_t>(strides.size()));
   if (!tuple) return nullptr;

@@ -19,6 +19,26 @@ IValue::IValue(const Scalar& s) {
 
 IValue::IValue(std::vector<IValue> v) : IValue(Tag::GenericList, std::move(v)) {}
 
+IValue::IValue(Dimname name) : IValue(name.isWildcard() ? std::string("*") : std::string(name.str())) {}
+
+IValue::IValue(ArrayRef<Dimname> names) {
+  std::vector<IValue> boxed;
+  boxed.reserve(names.size());
+  for (Dimname name : names) boxed.emplace_back(name);
+  *this = IValue(std::move(boxed));
+}
+
+Dimname IValue::toDimname() const {
+  const std::string& text = toStringRef();
+  return text == "*" ? Dimname::wildcard() : Dimname::fromString(text);
+}
+
+std::vector<Dimname> IValue::toDimnameVector() const {
+  std::vector<Dimname> names;
+  for (const IValue& element : toList()) names.push_back(element.toDimname());
+  return names;
+}
+
 IValue IValue::makeTuple(std::vector<IValue> elements) {
   return IValue(Tag::Tuple, std::move(elements));
 }

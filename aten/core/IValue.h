@@ -6,6 +6,7 @@
 #include <array>
 #include <aten/core/Generator.h>
 #include <aten/core/Tensor.h>
+#include <c10/core/NamedTensor.h>
 #include <c10/core/Scalar.h>
 #include <c10/util/ArrayRef.h>
 #include <c10/util/complex.h>
@@ -112,6 +113,10 @@ class TORCH_API IValue final {
   IValue(T*) = delete;
   IValue(std::nullptr_t) = delete;
   IValue(const Scalar& s);
+  // A dim name boxes as its string ("*" for the wildcard, as torch boxes it); a list of
+  // names as a list of those strings. to<Dimname>() and to<std::vector<Dimname>>() undo it.
+  IValue(Dimname name);
+  IValue(ArrayRef<Dimname> names);
   IValue(ScalarType t) noexcept : tag_(Tag::ScalarType) { payload_.u.as_int = static_cast<int64_t>(t); }
   IValue(Layout l) noexcept : tag_(Tag::Layout) { payload_.u.as_int = static_cast<int64_t>(l); }
   IValue(MemoryFormat m) noexcept : tag_(Tag::MemoryFormat) { payload_.u.as_int = static_cast<int64_t>(m); }
@@ -214,6 +219,8 @@ class TORCH_API IValue final {
     return elements<std::optional<at::Tensor>>(Tag::OptionalTensorList);
   }
   ArrayRef<IValue> toList() const;  // GenericList only; the typed lists have their own
+  Dimname toDimname() const;
+  std::vector<Dimname> toDimnameVector() const;
   ArrayRef<IValue> toTupleElements() const;
 
   // The conversion the boxing templates use to turn a stack slot into a kernel argument:

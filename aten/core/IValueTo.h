@@ -55,6 +55,11 @@ T IValue::to() const {
     return toStringRef();
   } else if constexpr (std::is_same_v<T, std::string_view>) {
     return toStringView();
+  } else if constexpr (std::is_same_v<T, Dimname>) {
+    return toDimname();
+  } else if constexpr (std::is_same_v<T, std::vector<Dimname>>) {
+    if (isEmptyGenericList()) return T();
+    return toDimnameVector();
   } else if constexpr (std::is_same_v<T, Scalar>) {
     return toScalar();
   } else if constexpr (std::is_same_v<T, ScalarType>) {

@@ -21,6 +21,9 @@ TORCH_API DimnameList names_of(const Tensor& t);
 // Raises torch's errors for a wrong count or a duplicate basic name.
 TORCH_API void check_names_valid_for(const Tensor& t, const DimnameList& names);
 TORCH_API void check_no_duplicate_names(const DimnameList& names);
+// The position of a named dim in t, with torch's errors for a wildcard and a missing name.
+TORCH_API int64_t dimname_to_position(const Tensor& t, Dimname dim);
+TORCH_API std::vector<int64_t> dimnames_to_positions(const Tensor& t, ArrayRef<Dimname> dims);
 // Sets t's names in place (nullopt or all wildcards: unnamed) after those checks.
 TORCH_API void internal_set_names_inplace(const Tensor& t, const std::optional<DimnameList>& names);
 

@@ -6,6 +6,7 @@
 #include <aten/core/Generator.h>
 #include <aten/core/TensorOptions.h>
 #include <aten/core/VariableHooksInterface.h>
+#include <c10/core/NamedTensor.h>
 #include <c10/core/Scalar.h>
 #include <c10/core/TensorImpl.h>
 #include <c10/util/OptionalArrayRef.h>
@@ -24,6 +25,7 @@ namespace at::inline tessera {
 
 using c10::Device;
 using c10::DeviceType;
+using c10::Dimname;
 using c10::DispatchKey;
 using c10::DispatchKeySet;
 using c10::IntArrayRef;

@@ -75,6 +75,11 @@ decltype(auto) unbox_arg(const IValue& v) {
   if constexpr (std::is_same_v<T, at::Tensor>) {
     // `Tensor&` out-arguments name the same tensor; the handle itself is not rebound.
     return const_cast<at::Tensor&>(v.toTensor());
+  } else if constexpr (std::is_same_v<T, ArrayRef<Dimname>>) {
+    // names box as strings: the kernel's view is into a vector that lives for the call
+    return v.to<std::vector<Dimname>>();
+  } else if constexpr (std::is_same_v<T, std::optional<ArrayRef<Dimname>>>) {
+    return v.to<std::optional<std::vector<Dimname>>>();
   } else {
     return v.to<T>();
   }

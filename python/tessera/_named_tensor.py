@@ -7,6 +7,7 @@ fallback (aten/native/named).
 
 Importing this module installs the methods on ``tessera.Tensor``.
 """
+import collections
 import warnings
 
 from . import _C
@@ -138,7 +139,37 @@ def _set_names(self, names):
     _names_descriptor.__set__(self, names)
 
 
+_unflatten_overloads = _C.Tensor.__dict__["unflatten"]
+
+
+def unflatten(self, dim, sizes):
+    """unflatten(dim, sizes) -> Tensor
+
+    Expands dim ``dim`` into the shape ``sizes`` (one entry may be -1). For a named tensor,
+    ``dim`` may be a name and ``sizes`` a named shape: pairs ``(('A', 2), ('B', 3))`` or an
+    OrderedDict, whose names the new dims take."""
+    if not sizes:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    if isinstance(sizes, collections.OrderedDict) or (
+            isinstance(sizes, (tuple, list)) and isinstance(sizes[0], (tuple, list))):
+        names, sizes = _unzip_named_shape(sizes)
+        return _unflatten_overloads(self, dim, sizes, names)
+    return _unflatten_overloads(self, dim, sizes)
+
+
+def _unzip_named_shape(named_shape):
+    if isinstance(named_shape, collections.OrderedDict):
+        named_shape = named_shape.items()
+    if not hasattr(named_shape, "__iter__") and not isinstance(named_shape, tuple):
+        raise RuntimeError(f"Expected namedshape to be OrderedDict or iterable of tuples, got: {type(named_shape)}")
+    pairs = list(named_shape)
+    if not pairs:
+        raise RuntimeError("Expected namedshape to non-empty.")
+    return tuple(name for name, _ in pairs), tuple(size for _, size in pairs)
+
+
 _C._add_tensor_methods({
+    "unflatten": unflatten,
     "rename": rename,
     "rename_": rename_,
     "refine_names": refine_names,

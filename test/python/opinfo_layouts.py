@@ -87,6 +87,56 @@ def linear_weights_samples(dtype):
         {"bias_defined": False}
 
 
+def _add(lib, x, y, **k):
+    return lib.add(x.to_mkldnn(), y.to_mkldnn(), **k).to_dense()
+
+
+def _mul(lib, x, y):
+    return (x.to_mkldnn() * y.to_mkldnn()).to_dense()
+
+
+def _in_place(lib, x, y):
+    """add_, mul_ (by a tensor and by a number) and relu_ on one mkldnn tensor; each returns it."""
+    m, n = x.to_mkldnn(), y.to_mkldnn()
+    assert m.add_(n, alpha=2) is m and m.mul_(n) is m and m.mul_(1.5) is m and m.relu_() is m
+    return m.to_dense()
+
+
+def _zero(lib, x):
+    m = x.to_mkldnn()
+    assert m.zero_() is m
+    return m.to_dense()
+
+
+def _reshape(lib, x, **k):
+    return x.to_mkldnn().reshape(k["shape"]).to_dense()
+
+
+def binary_samples(dtype):
+    yield "2-d", [T((2, 3), dtype, 1), T((2, 3), dtype, 2)], {}
+    yield "4-d", [T((2, 3, 2, 2), dtype, 3), T((2, 3, 2, 2), dtype, 4)], {}
+
+
+def add_samples(dtype):
+    yield from binary_samples(dtype)
+    yield "alpha", [T((3, 4), dtype, 5), T((3, 4), dtype, 6)], {"alpha": 0.5}
+
+
+def unary_samples(dtype):
+    yield "2-d", [T((3, 4), dtype, 1)], {}
+    yield "5-d", [T((1, 2, 2, 1, 3), dtype, 2)], {}
+
+
+def reshape_samples(dtype):
+    yield "flatten", [T((2, 3, 4), dtype, 1)], {"shape": [-1]}
+    yield "regroup", [T((2, 3, 4), dtype, 2)], {"shape": [4, -1]}
+    yield "same shape", [T((2, 3), dtype, 3)], {"shape": [2, 3]}
+
+
+# Dyadic (2, 1, 4, 4) values for the pools' gradients: distinct, so no window ties.
+P = [[[[(4 * r + c) * 0.25 * (-1) ** (r + c) for c in range(4)] for r in range(4)]],
+     [[[(17 - 3 * r - c) * 0.5 for c in range(4)] for r in range(4)]]]
+
 MKLDNN = dict(dtypes=MKLDNN_DTYPES, supports_out=False, supports_meta=False, rtol=1e-5, atol=1e-5,
               dtype_tolerances={"bfloat16": (1.6e-2, 1.6e-2)})
 GRAD_VIA_FLOAT32 = {"gradcheck": "the op computes in float32 only: finite differences of the float64 leaves "
@@ -105,10 +155,44 @@ register(
            exempt=GRAD_VIA_FLOAT32, **dict(MKLDNN, supports_meta=True)),
     OpInfo("mkldnn_convolution[mkldnn input]", _conv, arity=3, sample_inputs=lambda d: conv_samples(d, True),
            **MKLDNN),
-    OpInfo("mkldnn_max_pool2d", _pool2d, sample_inputs=pool2d_samples, covers=("max_pool2d",), **MKLDNN),
-    OpInfo("mkldnn_max_pool3d", _pool3d, sample_inputs=pool3d_samples, covers=("max_pool3d",), **MKLDNN),
-    OpInfo("mkldnn_adaptive_avg_pool2d", _adaptive, sample_inputs=adaptive_samples, covers=("adaptive_avg_pool2d",),
-           **MKLDNN),
+    OpInfo("mkldnn_max_pool2d", _pool2d, sample_inputs=pool2d_samples,
+           covers=("max_pool2d", "mkldnn_max_pool2d_backward"),
+           grads=(GradSample(lambda lib, x: lib.mkldnn_max_pool2d(x.float().to_mkldnn(), [2, 2], [2, 2]).to_dense()
+                             .double(), (P,), "2x2"),
+                  GradSample(lambda lib, x: lib.nn.functional.max_pool2d(x.float().to_mkldnn(), 3, 1, 1).to_dense()
+                             .double(), (P,), "F.max_pool2d overlapping windows")),
+           exempt=GRAD_VIA_FLOAT32, **MKLDNN),
+    OpInfo("mkldnn_max_pool3d", _pool3d, sample_inputs=pool3d_samples,
+           covers=("max_pool3d", "mkldnn_max_pool3d_backward"),
+           grads=(GradSample(lambda lib, x: lib.mkldnn_max_pool3d(x.float().to_mkldnn(), [1, 2, 2], [1, 2, 2])
+                             .to_dense().double(), ([P],), "1x2x2"),),
+           exempt=GRAD_VIA_FLOAT32, **MKLDNN),
+    OpInfo("mkldnn_adaptive_avg_pool2d", _adaptive, sample_inputs=adaptive_samples,
+           covers=("adaptive_avg_pool2d", "mkldnn_adaptive_avg_pool2d_backward"),
+           grads=(GradSample(lambda lib, x: lib.nn.functional.adaptive_avg_pool2d(x.float().to_mkldnn(), [2, 2])
+                             .to_dense().double(), (P,), "4x4 to 2x2"),),
+           exempt=GRAD_VIA_FLOAT32, **MKLDNN),
+    OpInfo("add[mkldnn]", _add, arity=2, sample_inputs=add_samples,
+           grads=(GradSample(lambda lib, x, y: lib.add(x.float().to_mkldnn(), y.float().to_mkldnn(), alpha=2)
+                             .to_dense().double(), (D, [[1.0, 0.5, -0.75], [0.25, -2.0, 1.25]])),),
+           exempt=GRAD_VIA_FLOAT32, **MKLDNN),
+    OpInfo("mul[mkldnn]", _mul, arity=2, sample_inputs=binary_samples,
+           grads=(GradSample(lambda lib, x, y: (x.float().to_mkldnn() * y.float().to_mkldnn() * 0.5).to_dense()
+                             .double(), (D, [[1.0, 0.5, -0.75], [0.25, -2.0, 1.25]])),),
+           exempt=GRAD_VIA_FLOAT32, **MKLDNN),
+    OpInfo("relu[mkldnn]", lambda lib, x: x.to_mkldnn().relu().to_dense(), sample_inputs=unary_samples,
+           covers=("threshold_backward",),
+           grads=(GradSample(lambda lib, x: lib.nn.functional.relu(x.float().to_mkldnn()).to_dense().double(), (D,)),),
+           exempt=GRAD_VIA_FLOAT32, **MKLDNN),
+    OpInfo("add_[mkldnn in place]", _in_place, arity=2, sample_inputs=binary_samples, **MKLDNN),
+    OpInfo("clone[mkldnn]", lambda lib, x: x.to_mkldnn().clone().to_dense(), sample_inputs=unary_samples,
+           grads=(GradSample(lambda lib, x: x.float().to_mkldnn().clone().to_dense().double(), (D,)),),
+           exempt=GRAD_VIA_FLOAT32, **MKLDNN),
+    # torch 1.13 corrupts its heap zeroing a bfloat16 mkldnn tensor ("corrupted size vs. prev_size")
+    OpInfo("zero_[mkldnn]", _zero, sample_inputs=unary_samples, **dict(MKLDNN, dtypes=("float32", "float64"))),
+    OpInfo("_mkldnn_reshape", _reshape, sample_inputs=reshape_samples, covers=("reshape",),
+           grads=(GradSample(lambda lib, x: x.float().to_mkldnn().reshape(-1).to_dense().double() * 3, (D,)),),
+           exempt=GRAD_VIA_FLOAT32, **MKLDNN),
     OpInfo("mkldnn_linear_backward_weights", _linear_weights, arity=3, sample_inputs=linear_weights_samples,
            **MKLDNN),
 )

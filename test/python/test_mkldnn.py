@@ -63,6 +63,17 @@ def test_to_dense_round_trips_and_copies():
     "lib.mkldnn_adaptive_avg_pool2d(lib.zeros(1, 4, 4).to_mkldnn(), [2, 2])",
     "lib.mkldnn_adaptive_avg_pool2d(lib.zeros(1, 1, 5, 4).to_mkldnn(), [2, 2])",
     "lib.mkldnn_linear_backward_weights(lib.zeros(2, 3), lib.zeros(2, 4).to_mkldnn(), lib.zeros(3, 4), True)",
+    # the dense operators' mkldnn kernels check what torch's oneDNN kernels check
+    "lib.zeros(2, 3).to_mkldnn() + 1", "lib.zeros(2, 3).to_mkldnn() + lib.zeros(2, 3)",
+    "lib.zeros(2, 3) + lib.zeros(2, 3).to_mkldnn()", "lib.zeros(2, 3).to_mkldnn() + lib.zeros(3).to_mkldnn()",
+    "lib.zeros(2, 3).to_mkldnn() * lib.zeros(1, 3).to_mkldnn()", "lib.zeros(2, 3).to_mkldnn() * lib.zeros(2, 3)",
+    "lib.mul(lib.zeros(2, 3).to_mkldnn(), lib.zeros(2, 3).to_mkldnn(), out=lib.zeros(0).to_mkldnn())",
+    "lib.mul(lib.zeros(2, 3).to_mkldnn(), lib.zeros(2, 3).to_mkldnn(), out=lib.zeros(0))",
+    "lib.add(lib.zeros(2, 3).to_mkldnn(), lib.zeros(2, 3).to_mkldnn(), out=lib.zeros(2, 3))",
+    "lib.zeros(2, 3).to_mkldnn().clone(memory_format=lib.contiguous_format)",
+    "lib.zeros(2, 3).to_mkldnn().clone(memory_format=lib.preserve_format)",
+    "lib.zeros(2, 3).to_mkldnn().view(6)", "lib.zeros(2, 3).to_mkldnn().reshape(4, -1)",
+    "lib.zeros(2, 3).to_mkldnn().copy_(lib.zeros(3).to_mkldnn())",
 ])
 def test_refusals_match_torch(expr):
     assert_raises_like_torch(expr)
@@ -78,7 +89,7 @@ def test_pickling_refuses_like_torch():
     "lib.mkldnn_max_pool2d(lib.zeros(1, 1, 4, 4), [2, 2])",
     "lib.mkldnn_max_pool3d(lib.zeros(1, 1, 4, 4, 4), [2, 2, 2])",
     "lib.mkldnn_adaptive_avg_pool2d(lib.zeros(1, 1, 4, 4), [2, 2])",
-    "lib.zeros(2, 3).to_mkldnn() + 1",
+    "lib.zeros(2, 3).to_mkldnn() - lib.zeros(2, 3).to_mkldnn()",
     "lib.zeros(2, 3).to_mkldnn().sum()",
     "lib.zeros(2, 3).to_mkldnn().to_mkldnn()",
     "lib.zeros(2, 3).to_mkldnn()[0]",
@@ -190,3 +201,38 @@ def test_hooks_may_not_change_the_layout():
     m.register_hook(lambda g: tessera.ones(2, 3))
     with pytest.raises(RuntimeError, match="hook 'hook' has changed the type of value"):
         m.to_dense().sum().backward()
+
+
+def test_copy_between_mkldnn_and_dense_is_refused_like_torch():
+    """torch names the two tensors' types ("Mkldnntorch.FloatTensor"); the rest is its message."""
+    for lib in (torch, tessera):
+        for dst, src in ((lib.zeros(2, 3).to_mkldnn(), lib.zeros(2, 3)), (lib.zeros(2, 3), lib.zeros(2, 3).to_mkldnn())):
+            with pytest.raises(RuntimeError, match="copy_mkldnn_: between mkldnn layout and dense Tensors is not "
+                                                   "implemented! Found self type = "):
+                dst.copy_(src)
+
+
+def test_mkldnn_kernels_keep_the_layout_dtype_and_identity():
+    x, y = _x((2, 3)), _x((2, 3), 1)
+    for lib in (torch, tessera):
+        m = (x if lib is torch else to_tessera(x)).to_mkldnn()
+        b = (y if lib is torch else to_tessera(y)).to(lib.bfloat16).to_mkldnn()
+        assert (b + m).dtype == lib.bfloat16 and (m + b).dtype == lib.float32   # self's dtype, as torch
+        assert (m * 2).layout == lib._mkldnn and m.relu().layout == lib._mkldnn and m.clone().layout == lib._mkldnn
+        assert m.reshape(2, 3) is m and m.reshape(3, 2).layout == lib._mkldnn
+        assert lib.nn.functional.max_pool2d(lib.zeros(1, 1, 4, 4).to_mkldnn(), 2).layout == lib._mkldnn
+        assert lib.nn.functional.adaptive_avg_pool2d(lib.zeros(1, 1, 4, 4).to_mkldnn(), 1).layout == lib._mkldnn
+
+
+def test_pool_gradients_take_the_default_stride():
+    """torch 1.13's mkldnn_max_pool2d_backward refuses the default (empty) stride that
+    F.max_pool2d(x, 2) passes; tessera uses the kernel size, as the forward does, and gives the
+    gradient torch gives with the stride spelled out."""
+    base = _x((1, 2, 4, 4))
+    x = torch.tensor(base.tolist(), requires_grad=True)
+    torch.mkldnn_max_pool2d(x.to_mkldnn(), [2, 2], [2, 2]).to_dense().sum().backward()
+    t = to_tessera(base).requires_grad_()
+    tessera.nn.functional.max_pool2d(t.to_mkldnn(), 2).to_dense().sum().backward()
+    torch.testing.assert_close(to_torch(t.grad), x.grad)
+    with pytest.raises(RuntimeError, match="expected stride"):
+        torch.nn.functional.max_pool2d(x.to_mkldnn(), 2).to_dense().sum().backward()

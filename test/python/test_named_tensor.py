@@ -5,8 +5,6 @@ in-place) and torch's refusal of the rest; views and their grad_fns; grads that 
 unnamed; printing and the pickle/save refusals. Each expression runs through torch and
 tessera and the outcomes (names, shape, strides, values, or exception class and message)
 must agree."""
-import io
-import pickle
 import subprocess
 import sys
 
@@ -15,77 +13,10 @@ import torch
 
 import tessera
 
+from named_common import _env, _outcomes, _same, check_like_torch
 from opinfo import to_torch
 
 pytestmark = pytest.mark.filterwarnings("ignore:Named tensors and all their associated APIs")
-
-
-def _env(lib):
-    torch.manual_seed(0)
-    base = torch.randn(2, 3, 4)
-    # the same values in both libraries
-    x = lib.tensor(base.tolist()).refine_names("N", "C", "H")
-    return {
-        "lib": lib, "pickle": pickle, "io": io,
-        "x": x,
-        "y": lib.tensor(base[0].tolist()).refine_names("C", "H"),
-        "u": lib.tensor(base.tolist()),                                   # unnamed
-        "h": lib.tensor(base[0, 0].tolist()).refine_names("H"),
-        "m": lib.tensor(base[0].tolist()).refine_names("A", "B"),         # 3x4
-        "k": lib.tensor(base[1].t().tolist()).refine_names("B", "D"),     # 4x3
-        "b3": lib.tensor(base.tolist()).refine_names("N", "A", "B"),      # batch of 3x4
-        "b4": lib.tensor(base.transpose(1, 2).tolist()).refine_names("N", "B", "D"),
-        "v": lib.tensor(base[0, 0].tolist()).refine_names("B"),
-        "mask": (lib.tensor(base.tolist()) > 0).refine_names("N", "C", "H"),
-    }
-
-
-def _describe(value):
-    if isinstance(value, (torch.Tensor, tessera.Tensor)):
-        plain = value.rename(None)
-        return ("tensor", tuple(value.names), tuple(value.shape), str(value.dtype).split(".")[1],
-                to_torch(plain) if isinstance(value, tessera.Tensor) else plain.detach().clone())
-    if isinstance(value, (tuple, list)):
-        return (type(value).__name__ if not hasattr(value, "_fields") else "tuple", [_describe(v) for v in value])
-    if isinstance(value, (torch.Size, tessera.Size)):
-        return ("size", tuple(value))
-    if isinstance(value, (torch.dtype, tessera.dtype)):
-        return ("dtype", str(value).split(".")[1])
-    return ("value", value)
-
-
-def _same(want, got, path="result"):
-    assert type(want) is type(got) or (isinstance(want, tuple) and isinstance(got, tuple)), path
-    if isinstance(want, torch.Tensor):
-        assert want.shape == got.shape, path
-        assert torch.allclose(want.double(), got.double(), equal_nan=True), f"{path}: values differ"
-        return
-    if isinstance(want, (tuple, list)):
-        assert len(want) == len(got), f"{path}: {want} vs {got}"
-        for i, (w, g) in enumerate(zip(want, got)):
-            _same(w, g, f"{path}[{i}]")
-        return
-    assert want == got, f"{path}: torch {want!r}, tessera {got!r}"
-
-
-def _outcomes(expr):
-    out = []
-    for lib in (torch, tessera):
-        env = _env(lib)
-        try:
-            out.append(("ok", _describe(eval(expr, env))))
-        except Exception as e:  # noqa: BLE001 - compared by the caller
-            out.append(("error", (type(e).__name__, str(e).split("\n")[0])))
-    return out
-
-
-def check_like_torch(expr):
-    (want_status, want), (got_status, got) = _outcomes(expr)
-    assert got_status == want_status, f"{expr}: torch {want_status} {want}, tessera {got_status} {got}"
-    if want_status == "error":
-        assert got == want, f"{expr}: torch raised {want}, tessera {got}"
-    else:
-        _same(want, got, expr)
 
 
 # ---------------------------------------------------------------- the API and its messages
@@ -153,6 +84,8 @@ PROPAGATION = [
     "x.cumprod(2)", "x.cummax(0)", "x.logcumsumexp(1)", "x.exp_()", "x.clone().fill_(3.)", "x.clone().zero_()",
     "x.clone().mul_(2)", "x.clone().clamp_(0)", "x.narrow(2, 0, 2)", "x[0:1]", "x.split(1, 1)", "x.chunk(2, 2)",
     "x.tensor_split(2, 2)", "x.masked_fill(mask, 0.)", "x.masked_fill(x > 0, 0.)",
+    "h.masked_fill(mask, 0.)", "h.rename(None).masked_fill(mask, 0.)", "h.masked_fill(mask.rename(None), 0.)",
+    "h.masked_fill(mask, lib.tensor(1.))", "u.masked_fill(mask, 0.)", "u[0, 0].masked_fill(u > 0, 1.)",
     "x.index_fill(1, lib.tensor([0]), 1.)", "x.sign()", "x.floor()", "x.isnan()", "x.lgamma()", "x.square()",
     "lib.polygamma(1, x.abs() + 1)", "lib.dropout(x, 0., True)", "lib.nn.functional.dropout(x, 0.)",
     "lib.nn.functional.softmax(x, -1)", "lib.nn.functional.relu(x)",

@@ -122,6 +122,7 @@ void register_fallthroughs(torch::Library& m) {
       "select.int", "slice.Tensor", "unfold", "diagonal", "split.Tensor", "split_with_sizes", "unbind.int", "detach", "_conj",
       "_neg_view", "conj", "resolve_conj", "resolve_neg", "real", "imag", "view_as_real", "reshape", "view_as",
       "expand_as", "t", "narrow", "movedim.int", "movedim.intlist", "swapaxes", "swapdims", "unflatten.int", "chunk",
+      "select.Dimname", "transpose.Dimname", "unbind.Dimname", "unflatten.Dimname",
       "hsplit.int", "hsplit.array", "vsplit.int", "vsplit.array", "dsplit.int", "dsplit.array",
       // factories that read only the input's metadata
       "empty_like", "empty.memory_format", "empty.out", "empty_strided", "full_like",

@@ -73,12 +73,18 @@ Tensor value_in_dtype(c10::ScalarType dtype, const Scalar& value) {
 }
 
 void add_indexed(const TensorIterator& iter, const IndexedDims& dims, c10::ScalarType dtype, const char* op) {
-  dispatch_types<kArithmetic>(dtype, op, [&]<typename T>() {
+  // complex32 adds in complex<float> (the conversion each way is its opmath round trip)
+  dispatch_types<kArithmetic | kComplexHalf>(dtype, op, [&]<typename T>() {
     for_each_indexed(iter, dims, /*offset_read=*/false, /*parallel=*/false,
                      [](char* dst, char* src, int64_t n, int64_t ds, int64_t ss) {
                        for (int64_t i = 0; i < n; ++i) {
                          T& d = *reinterpret_cast<T*>(dst + i * ds);
-                         d = static_cast<T>(d + *reinterpret_cast<const T*>(src + i * ss));
+                         const T& s = *reinterpret_cast<const T*>(src + i * ss);
+                         if constexpr (std::is_same_v<T, c10::complex<c10::Half>>) {
+                           d = T(c10::complex<float>(d) + c10::complex<float>(s));
+                         } else {
+                           d = static_cast<T>(d + s);
+                         }
                        }
                      });
   });

@@ -6,12 +6,14 @@
 // layout is) are torch's.
 #include <aten/core/TensorUtils.h>
 #include <aten/native/NativeFunctions.h>
+#include <aten/native/mkldnn/MkldnnUtils.h>
 #include <aten/ops/Functions.h>
 
 namespace at::inline tessera::native {
 
-namespace {
+namespace mkldnn {
 
+namespace {
 // A tensor with `keys` and `layout` over t's storage, offset and contiguous sizes.
 Tensor rewrap(const Tensor& t, c10::DispatchKey key, c10::Layout layout) {
   auto impl = c10::make_intrusive<c10::TensorImpl>(t.storage(), c10::DispatchKeySet(key), t.scalar_type(), layout);
@@ -19,9 +21,10 @@ Tensor rewrap(const Tensor& t, c10::DispatchKey key, c10::Layout layout) {
   impl->set_sizes_contiguous(t.sizes());
   return Tensor(std::move(impl));
 }
+}  // namespace
 
-// The buffer of an mkldnn tensor, seen as a dense CPU tensor (no copy). Its geometry must
-// still be the contiguous one it was made with (a view or set_ would break that).
+// Its geometry must still be the contiguous one it was made with (a view or set_ would
+// break that).
 Tensor dense_view(const Tensor& m) {
   const size_t needed = static_cast<size_t>(m.storage_offset() + m.numel()) * m.itemsize();
   TORCH_CHECK_NOT_IMPLEMENTED(m.is_contiguous() && m.storage().defined() && m.storage().nbytes() >= needed,
@@ -29,14 +32,12 @@ Tensor dense_view(const Tensor& m) {
   return rewrap(m, c10::DispatchKey::CPU, c10::kStrided);
 }
 
-// A fresh dense result handed over as an mkldnn tensor (it owns its buffer alone).
-Tensor wrap_mkldnn(const Tensor& dense) {
-  return rewrap(dense.contiguous(), c10::DispatchKey::MkldnnCPU, c10::kMkldnn);
-}
+Tensor wrap(const Tensor& dense) { return rewrap(dense.contiguous(), c10::DispatchKey::MkldnnCPU, c10::kMkldnn); }
 
-bool mkldnn_dtype(c10::ScalarType t) { return t == c10::kFloat || t == c10::kBFloat16; }
+bool supported_dtype(c10::ScalarType t) { return t == c10::kFloat || t == c10::kBFloat16; }
 
-// torch's expand_param_if_needed for the pools: one value stands for every spatial dim.
+void check_is_mkldnn(const Tensor& t) { TORCH_CHECK(t.is_mkldnn(), "itensor_from_mkldnn expects MKL-DNN tensor input"); }
+
 std::vector<int64_t> expand_param(IntArrayRef v, const char* name, int64_t spatial) {
   if (v.size() == 1) return std::vector<int64_t>(static_cast<size_t>(spatial), v[0]);
   TORCH_CHECK(static_cast<int64_t>(v.size()) == spatial, "expected ", name,
@@ -44,6 +45,14 @@ std::vector<int64_t> expand_param(IntArrayRef v, const char* name, int64_t spati
               " values to match the convolution dimensions, but got ", name, "=", v);
   return v.vec();
 }
+
+}  // namespace mkldnn
+
+namespace {
+
+using mkldnn::dense_view;
+using mkldnn::expand_param;
+using mkldnn::wrap;
 
 Tensor mkldnn_max_pool(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,
                        IntArrayRef dilation, bool ceil_mode, int64_t spatial, const char* op) {
@@ -56,7 +65,7 @@ Tensor mkldnn_max_pool(const Tensor& self, IntArrayRef kernel_size, IntArrayRef 
   TORCH_CHECK(input_spatial == spatial, op, ": expected a ", spatial + 2, "-d input, got ", self.dim(), " dims");
   const Tensor x = dense_view(self);
   const std::vector<int64_t> ones(static_cast<size_t>(spatial), 1);
-  return wrap_mkldnn(spatial == 2 ? at::max_pool2d(x, k, s, p, ones, ceil_mode)
+  return wrap(spatial == 2 ? at::max_pool2d(x, k, s, p, ones, ceil_mode)
                                   : at::max_pool3d(x, k, s, p, ones, ceil_mode));
 }
 
@@ -64,19 +73,19 @@ Tensor mkldnn_max_pool(const Tensor& self, IntArrayRef kernel_size, IntArrayRef 
 
 Tensor dense_to_mkldnn(const Tensor& self, std::optional<c10::ScalarType> dtype) {
   TORCH_CHECK(self.layout() == c10::kStrided, "dense_to_mkldnn expects strided tensor input");
-  TORCH_CHECK(mkldnn_dtype(self.scalar_type()), "dense_to_mkldnn expects float or bfloat16 tensor input");
+  TORCH_CHECK(mkldnn::supported_dtype(self.scalar_type()), "dense_to_mkldnn expects float or bfloat16 tensor input");
   TORCH_CHECK(self.dim() <= 5, "Can't convert cpu tensor with the number of dimensions > 5");
   const c10::ScalarType target = dtype.value_or(self.scalar_type());
-  TORCH_CHECK(mkldnn_dtype(target), "cpu tensor only can be converted to be a float or bfloat16 mkldnn tensor");
+  TORCH_CHECK(mkldnn::supported_dtype(target), "cpu tensor only can be converted to be a float or bfloat16 mkldnn tensor");
   // A fresh contiguous copy: the mkldnn tensor never shares the dense tensor's memory.
   Tensor buffer = make_empty(self.sizes(), target, self.device());
   buffer.copy_(self);
-  return rewrap(buffer, c10::DispatchKey::MkldnnCPU, c10::kMkldnn);
+  return wrap(buffer);
 }
 
 Tensor mkldnn_to_dense(const Tensor& self, std::optional<c10::ScalarType> dtype) {
   const c10::ScalarType target = dtype.value_or(self.scalar_type());
-  TORCH_CHECK(mkldnn_dtype(target), "mkldnn tensor only can be converted to be a float or bfloat16 cpu tensor");
+  TORCH_CHECK(mkldnn::supported_dtype(target), "mkldnn tensor only can be converted to be a float or bfloat16 cpu tensor");
   Tensor out = make_empty(self.sizes(), target, self.device());
   out.copy_(dense_view(self));
   return out;
@@ -101,7 +110,7 @@ Tensor mkldnn_convolution(const Tensor& self, const Tensor& weight, const std::o
                           IntArrayRef padding, IntArrayRef stride, IntArrayRef dilation, int64_t groups) {
   auto dense = [](const Tensor& t) { return t.layout() == c10::kMkldnn ? dense_view(t) : t; };
   for (const Tensor* t : {&self, &weight}) {
-    TORCH_CHECK(mkldnn_dtype(t->scalar_type()), "itensor_view_from_dense expects float/bfloat16 tensor input");
+    TORCH_CHECK(mkldnn::supported_dtype(t->scalar_type()), "itensor_view_from_dense expects float/bfloat16 tensor input");
   }
   const int64_t spatial = std::max<int64_t>(weight.dim() - 2, 0);
   // torch divides by zero here (SIGFPE) when the lists are too short; say what is wrong instead.
@@ -113,7 +122,7 @@ Tensor mkldnn_convolution(const Tensor& self, const Tensor& weight, const std::o
   if (bias && bias->defined()) b = dense(*bias);
   const std::vector<int64_t> zeros(static_cast<size_t>(spatial), 0);
   Tensor out = at::convolution(dense(self), dense(weight), b, stride, padding, dilation, false, zeros, groups);
-  if (self.layout() == c10::kMkldnn) return wrap_mkldnn(out);
+  if (self.layout() == c10::kMkldnn) return wrap(out);
   // torch's oneDNN path gives contiguous results for 5-d inputs, whatever their layout.
   return self.dim() == 5 ? out.contiguous() : out;
 }
@@ -128,6 +137,45 @@ Tensor mkldnn_max_pool3d(const Tensor& self, IntArrayRef kernel_size, IntArrayRe
   return mkldnn_max_pool(self, kernel_size, stride, padding, dilation, ceil_mode, 3, "mkldnn_max_pool3d");
 }
 
+// The pools' gradients: the dense backward kernels on views of the buffers (the max pools
+// recompute their argmax indices). A default stride is the kernel size, in the backward as
+// in the forward (torch 1.13 refuses the empty stride there).
+Tensor mkldnn_max_pool_backward(const Tensor& grad_output, const Tensor& input, IntArrayRef kernel_size,
+                                IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, bool ceil_mode,
+                                int64_t spatial) {
+  mkldnn::check_is_mkldnn(grad_output);
+  mkldnn::check_is_mkldnn(input);
+  const auto k = expand_param(kernel_size, "kernel_size", spatial);
+  const auto s = expand_param(stride.empty() ? kernel_size : stride, "stride", spatial);
+  const auto p = expand_param(padding, "padding", spatial);
+  const auto d = expand_param(dilation, "dilation", spatial);
+  const Tensor x = dense_view(input), g = dense_view(grad_output);
+  if (spatial == 2) {
+    const Tensor indices = std::get<1>(at::max_pool2d_with_indices(x, k, s, p, d, ceil_mode));
+    return wrap(at::max_pool2d_with_indices_backward(g, x, k, s, p, d, ceil_mode, indices));
+  }
+  const Tensor indices = std::get<1>(at::max_pool3d_with_indices(x, k, s, p, d, ceil_mode));
+  return wrap(at::max_pool3d_with_indices_backward(g, x, k, s, p, d, ceil_mode, indices));
+}
+
+Tensor mkldnn_max_pool2d_backward(const Tensor& grad_output, const Tensor& /*output*/, const Tensor& input,
+                                  IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,
+                                  IntArrayRef dilation, bool ceil_mode) {
+  return mkldnn_max_pool_backward(grad_output, input, kernel_size, stride, padding, dilation, ceil_mode, 2);
+}
+
+Tensor mkldnn_max_pool3d_backward(const Tensor& grad_output, const Tensor& /*output*/, const Tensor& input,
+                                  IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,
+                                  IntArrayRef dilation, bool ceil_mode) {
+  return mkldnn_max_pool_backward(grad_output, input, kernel_size, stride, padding, dilation, ceil_mode, 3);
+}
+
+Tensor mkldnn_adaptive_avg_pool2d_backward(const Tensor& grad_output, const Tensor& self) {
+  mkldnn::check_is_mkldnn(grad_output);
+  mkldnn::check_is_mkldnn(self);
+  return wrap(at::_adaptive_avg_pool2d_backward(dense_view(grad_output), dense_view(self)));
+}
+
 Tensor mkldnn_adaptive_avg_pool2d(const Tensor& self, IntArrayRef output_size) {
   TORCH_CHECK(self.dim() == 4, "mkldnn_adaptive_avg_pool2d: Expect 2D input");
   const auto out = expand_param(output_size, "output_size", 2);
@@ -135,7 +183,7 @@ Tensor mkldnn_adaptive_avg_pool2d(const Tensor& self, IntArrayRef output_size) {
     const int64_t in = self.size(2 + i), o = out[static_cast<size_t>(i)];
     TORCH_CHECK(o > 0 && in % o == 0, "input size is not divisible by the output size is not supported yet");
   }
-  return wrap_mkldnn(at::adaptive_avg_pool2d(dense_view(self), out));
+  return wrap(at::adaptive_avg_pool2d(dense_view(self), out));
 }
 
 std::tuple<Tensor, Tensor> mkldnn_linear_backward_weights(const Tensor& grad_output, const Tensor& input,

@@ -310,6 +310,14 @@ std::optional<DimnameList> compute_names(Rule rule, const std::string& op, const
     case Rule::Keep:
       return names_of(self);
     case Rule::Unify: {
+      if (op.rfind("masked_fill.", 0) == 0) {
+        // as torch: the mask may not broadcast self to more dims when either is named
+        const IValue* mask = a.get("mask");
+        const Tensor& m = mask->toTensor();
+        TORCH_CHECK(m.dim() <= n, "masked_fill: attempted to broadcast ", c10::tensorNamesToString(names_of(m)), " to ",
+                    c10::tensorNamesToString(names_of(self)), " but the number of dims (", m.dim(),
+                    ") must be less than or equal to the number of dims in the tensor (", n, ")");
+      }
       DimnameList names;
       for (const Tensor& t : inputs) names = unify_from_right(names, names_of(t));
       return names;

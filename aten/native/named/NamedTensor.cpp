@@ -17,6 +17,21 @@ DimnameList names_of(const Tensor& t) {
   return DimnameList(static_cast<size_t>(t.dim()), Dimname::wildcard());
 }
 
+int64_t dimname_to_position(const Tensor& t, Dimname dim) {
+  TORCH_CHECK(!dim.isWildcard(), "Please look up dimensions by name, got: name = None.");
+  const DimnameList names = names_of(t);
+  const auto it = std::find(names.begin(), names.end(), dim);
+  TORCH_CHECK(it != names.end(), "Name ", dim, " not found in ", c10::tensorNamesToString(names), ".");
+  return it - names.begin();
+}
+
+std::vector<int64_t> dimnames_to_positions(const Tensor& t, ArrayRef<Dimname> dims) {
+  std::vector<int64_t> positions;
+  positions.reserve(dims.size());
+  for (Dimname dim : dims) positions.push_back(dimname_to_position(t, dim));
+  return positions;
+}
+
 void check_names_valid_for(const Tensor& t, const DimnameList& names) {
   TORCH_CHECK(static_cast<int64_t>(names.size()) == t.dim(), "Number of names (", names.size(),
               ") and number of dimensions in tensor (", t.dim(),

@@ -194,6 +194,7 @@ Tensor max_pool2d_with_indices_backward(const Tensor& grad_output, const Tensor&
 // tessera fills them too for now).
 Tensor max_pool2d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,
                   IntArrayRef dilation, bool ceil_mode) {
+  if (self.is_mkldnn()) return at::mkldnn_max_pool2d(self, kernel_size, stride, padding, dilation, ceil_mode);
   return std::get<0>(at::max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode));
 }
 

@@ -455,6 +455,7 @@ Tensor max_pool3d_with_indices_backward(const Tensor& grad_output, const Tensor&
 
 Tensor max_pool3d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,
                   IntArrayRef dilation, bool ceil_mode) {
+  if (self.is_mkldnn()) return at::mkldnn_max_pool3d(self, kernel_size, stride, padding, dilation, ceil_mode);
   return std::get<0>(at::max_pool3d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode));
 }
 

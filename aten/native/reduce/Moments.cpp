@@ -30,8 +30,10 @@ std::tuple<Tensor, Tensor> moments(const Tensor& self, std::optional<IntArrayRef
   Tensor mean = make_empty(sizes, in, self.device());
   if (self.is_meta() || var.numel() == 0) return {var, mean};
 
-  // Half and BFloat16 are computed in float, as torch does.
-  const c10::ScalarType compute = in == c10::kHalf || in == c10::kBFloat16 ? c10::kFloat : in;
+  // Half and BFloat16 are computed in float, as torch does; complex32 in complex64.
+  const c10::ScalarType compute = in == c10::kHalf || in == c10::kBFloat16 ? c10::kFloat
+                                  : in == c10::kComplexHalf               ? c10::kComplexFloat
+                                                                          : in;
   DimBlocks blocks = blocks_along(self.scalar_type() == compute ? self : self.to(compute), mask);
   if (!blocks.data.is_contiguous()) blocks.data = blocks.data.contiguous();
   Tensor v = compute == in ? var : make_empty(sizes, c10::toRealValueType(compute), self.device());

@@ -4,6 +4,7 @@
 // (transpose_, squeeze_, unsqueeze_, as_strided_ give self the geometry). Shape operators
 // naturally written with other operators (flatten, split, movedim, ...) are
 // CompositeImplicitAutograd.
+#include <aten/core/NamedTensorUtils.h>
 #include <aten/core/NestedTensorImpl.h>
 #include <aten/native/shape/TensorShape.h>
 
@@ -15,6 +16,7 @@
 #include <c10/util/safe_numerics.h>
 
 #include <algorithm>
+#include <sstream>
 #include <limits>
 #include <optional>
 
@@ -523,6 +525,8 @@ std::vector<Tensor> broadcast_tensors(TensorList tensors) {
 
 Tensor reshape(const Tensor& self, IntArrayRef shape) {
   std::vector<int64_t> size = infer_size(shape, self.numel());
+  // an mkldnn tensor has no views: the same shape is itself, another a copy (as torch)
+  if (self.is_mkldnn()) return self.sizes() == IntArrayRef(size) ? self : at::_mkldnn_reshape(self, size);
   // A view when the strides allow one, else a contiguous copy (as torch decides).
   if (view_strides(self.sizes(), self.strides(), size, self.numel())) return self.view(size);
   return self.clone(c10::MemoryFormat::Contiguous).view(size);
@@ -579,7 +583,7 @@ Tensor flatten_using_ints(const Tensor& self, int64_t start_dim, int64_t end_dim
   return self.reshape(shape);
 }
 
-Tensor unflatten_int(const Tensor& self, int64_t dim, IntArrayRef sizes) {
+std::vector<int64_t> unflatten_shape(const Tensor& self, int64_t dim, IntArrayRef sizes) {
   dim = wrap_dim(dim, self.dim());
   TORCH_CHECK(!sizes.empty(), "unflatten: sizes must be non-empty");
   const int64_t size = self.size(dim);
@@ -587,6 +591,13 @@ Tensor unflatten_int(const Tensor& self, int64_t dim, IntArrayRef sizes) {
   if (auto error = try_infer_size(sizes, size, inferred)) {
     switch (error->kind) {
       case ShapeError::Kind::Mismatch:
+        if (self.has_names()) {
+          const DimnameList names = names_of(self);
+          std::ostringstream name;
+          name << names[static_cast<size_t>(dim)];
+          TORCH_CHECK(false, "unflatten: Provided sizes ", sizes, " don't multiply up to the size of dim ", dim, " (",
+                      name.str(), ": ", size, ") in ", c10::tensorNamesToString(names));
+        }
         TORCH_CHECK(false, "unflatten: Provided sizes ", sizes, " don't multiply up to the size of dim ", dim, " (",
                     size, ") in the input tensor");
       case ShapeError::Kind::TwoInferred:
@@ -598,7 +609,14 @@ Tensor unflatten_int(const Tensor& self, int64_t dim, IntArrayRef sizes) {
   std::vector<int64_t> shape(self.sizes().begin(), self.sizes().begin() + dim);
   shape.insert(shape.end(), inferred.begin(), inferred.end());
   shape.insert(shape.end(), self.sizes().begin() + dim + 1, self.sizes().end());
-  return self.view(shape);
+  return shape;
+}
+
+Tensor unflatten_int(const Tensor& self, int64_t dim, IntArrayRef sizes) {
+  dim = wrap_dim(dim, self.dim());
+  TORCH_CHECK(!sizes.empty(), "unflatten: sizes must be non-empty");
+  TORCH_CHECK(!self.has_names(), "unflatten: input is a named tensor but no names were given for unflattened sizes");
+  return self.view(unflatten_shape(self, dim, sizes));
 }
 
 std::vector<Tensor> split_Tensor(const Tensor& self, int64_t split_size, int64_t dim) {

@@ -38,6 +38,9 @@ struct ShapeError {
 // Resolves one -1 in `shape` so it holds `numel` elements; on failure returns the error
 // (torch raises some of these as std::runtime_error, which unflatten rewrites).
 TORCH_API std::optional<ShapeError> try_infer_size(IntArrayRef shape, int64_t numel, std::vector<int64_t>& out);
+// The shape unflatten gives self when dim becomes `sizes` (one -1 inferred), or torch's
+// error for sizes that do not fit (naming the dim when self is named).
+TORCH_API std::vector<int64_t> unflatten_shape(const Tensor& self, int64_t dim, IntArrayRef sizes);
 // The same, raising RuntimeError with torch's message.
 TORCH_API std::vector<int64_t> infer_size(IntArrayRef shape, int64_t numel);
 

@@ -290,3 +290,29 @@ TEST(Stack, UnderflowIsAnError) {
 }
 
 }  // namespace
+
+namespace {
+
+// A dim name boxes as its string ("*" for the wildcard, as torch boxes it), a list of names
+// as a list of strings; to<> gives back the same interned names.
+TEST(IValueList, DimnamesBoxAsStrings) {
+  const c10::Dimname n = c10::Dimname::fromString("N");
+  IValue one(n);
+  EXPECT_TRUE(one.isString());
+  EXPECT_EQ(one.toStringRef(), "N");
+  EXPECT_EQ(one.to<c10::Dimname>(), n);
+  IValue wild{c10::Dimname::wildcard()};
+  EXPECT_EQ(wild.toStringRef(), "*");
+  EXPECT_TRUE(wild.to<c10::Dimname>().isWildcard());
+
+  const std::vector<c10::Dimname> names{n, c10::Dimname::wildcard(), c10::Dimname::fromString("C")};
+  IValue list{c10::ArrayRef<c10::Dimname>(names)};
+  EXPECT_TRUE(list.isGenericList());
+  EXPECT_EQ(list.to<std::vector<c10::Dimname>>(), names);
+  EXPECT_TRUE(IValue(std::vector<IValue>{}).to<std::vector<c10::Dimname>>().empty());
+  EXPECT_FALSE(IValue(std::optional<c10::ArrayRef<c10::Dimname>>()).to<std::optional<std::vector<c10::Dimname>>>());
+  // a string that is not an identifier is refused as torch refuses it
+  EXPECT_THROW(IValue("1a").to<c10::Dimname>(), c10::Error);
+}
+
+}  // namespace

@@ -1,6 +1,7 @@
 // The first native operators through the whole stack: at:: functions and Tensor methods
 // (generated), the dispatcher, and CPU and Meta kernels.
 #include <aten/aten.h>
+#include <aten/core/NamedTensorUtils.h>
 
 #include <gtest/gtest.h>
 
@@ -274,6 +275,27 @@ TEST(Ops, TwoOutputOutFormsFromCpp) {
   EXPECT_EQ(mv.sizes(), c10::IntArrayRef({2, 1}));
   EXPECT_EQ(values<float>(mv), (std::vector<float>{2, 5}));
   EXPECT_EQ(values<int64_t>(mi), (std::vector<int64_t>{2, 2}));
+}
+
+// The Dimname overloads from C++: a dim by name, a names= factory, and torch's errors.
+TEST(Ops, DimnameOverloadsFromCpp) {
+  const at::Dimname n = at::Dimname::fromString("N"), c = at::Dimname::fromString("C");
+  Tensor f = at::refine_names(arange_float({2, 3}), {n, c});  // 0 1 2 / 3 4 5
+  Tensor rows = f.sum(std::vector<at::Dimname>{c});
+  EXPECT_EQ(values<float>(at::rename(rows, std::nullopt)), (std::vector<float>{3, 12}));
+  EXPECT_EQ(at::names_of(rows), (at::DimnameList{n}));
+  EXPECT_EQ(at::names_of(f.transpose(n, c)), (at::DimnameList{c, n}));
+  EXPECT_EQ(values<float>(at::rename(at::cumsum(f, c), std::nullopt)), (std::vector<float>{0, 1, 3, 3, 7, 12}));
+  Tensor z = at::zeros({2, 3}, std::vector<at::Dimname>{n, at::Dimname::wildcard()}, at::TensorOptions());
+  EXPECT_EQ(at::names_of(z), (at::DimnameList{n, at::Dimname::wildcard()}));
+  EXPECT_EQ(at::dimname_to_position(f, c), 1);
+  try {
+    f.softmax(at::Dimname::fromString("H"));
+    FAIL() << "a missing name was accepted";
+  } catch (const c10::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("Name 'H' not found in Tensor['N', 'C']."), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(f.sort(c), c10::Error);  // torch registers it and refuses it
 }
 
 }  // namespace
