@@ -40,7 +40,7 @@ bool is_sequence_of(PyObject* obj, bool (*pred)(PyObject*)) {
 }
 
 bool is_tensor_or_none(PyObject* obj) { return obj == Py_None || is_tensor(obj); }
-bool is_dimname(PyObject* obj) { return obj == Py_None || PyUnicode_Check(obj); }
+bool is_dimname(PyObject* obj) { return obj == Py_None || PyUnicode_Check(obj) || PyBytes_Check(obj); }
 bool is_bool(PyObject* obj) { return PyBool_Check(obj); }
 
 bool is_scalar_type_object(PyObject* obj) {
@@ -702,11 +702,16 @@ std::optional<std::vector<at::Dimname>> ParsedArgs::dimnamelistOptional(size_t i
 
 at::Dimname unpack_dimname(PyObject* obj) {
   if (obj == Py_None) return at::Dimname::wildcard();
-  TORCH_CHECK_TYPE(PyUnicode_Check(obj), "expected None or string for Dimname but got ", Py_TYPE(obj)->tp_name);
+  TORCH_CHECK_TYPE(PyUnicode_Check(obj) || PyBytes_Check(obj), "expected None or string for Dimname but got ",
+                   Py_TYPE(obj)->tp_name);
   Py_ssize_t len = 0;
-  const char* text = PyUnicode_AsUTF8AndSize(obj, &len);
+  char* bytes = nullptr;
+  const char* text = PyUnicode_Check(obj) ? PyUnicode_AsUTF8AndSize(obj, &len)
+                                          : (PyBytes_AsStringAndSize(obj, &bytes, &len) == 0 ? bytes : nullptr);
   if (text == nullptr) throw python_error();
-  return at::Dimname::fromString(std::string_view(text, static_cast<size_t>(len)));
+  const std::string_view name(text, static_cast<size_t>(len));
+  // "*" is torch's spelling of the wildcard, as None is
+  return name == "*" ? at::Dimname::wildcard() : at::Dimname::fromString(name);
 }
 
 std::vector<at::Dimname> unpack_dimname_list(PyObject* seq) {

@@ -254,7 +254,7 @@ PyObject* optional_dim(const char* fname, PyObject* args, PyObject* kwargs) {
 }
 
 // A dim given by name (a str, or None, which torch reads as a name and refuses) or index.
-bool is_named_dim(PyObject* dim) { return dim == Py_None || PyUnicode_Check(dim); }
+bool is_named_dim(PyObject* dim) { return dim == Py_None || PyUnicode_Check(dim) || PyBytes_Check(dim); }
 int64_t named_dim_position(const at::Tensor& t, PyObject* dim) {
   return at::dimname_to_position(t, unpack_dimname(dim));
 }

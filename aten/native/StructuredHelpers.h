@@ -22,5 +22,10 @@ TORCH_API void resize_out_sizes(const Tensor& out, IntArrayRef sizes, const char
 // out= for ops computed functionally: resize_out to the result's shape and dtype rule,
 // then copy (and cast) the result in; returns out.
 TORCH_API Tensor& copy_into_out(const Tensor& result, Tensor& out, const char* op);
+// The C++ type name torch's out= dtype messages print ("double", "long int", "c10::Half").
+TORCH_API const char* cpp_type_name(c10::ScalarType t);
+// torch's check that out= has the dtype= asked of an op: "Expected out tensor to have dtype
+// double, but got float instead".
+TORCH_API void check_out_dtype(const Tensor& out, std::optional<c10::ScalarType> dtype);
 
 }  // namespace at::inline tessera::native

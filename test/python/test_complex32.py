@@ -100,6 +100,8 @@ EXPRS = [
     "c.clone().index_put_((lib.tensor([1, 1]), lib.tensor([2, 2])), c[0, :2], accumulate=True)",
     "c.index_add(1, lib.tensor([2, 0, 2]), c)", "c.index_add(0, lib.tensor([1, 1]), c, alpha=2)",
     "c.var()", "c.var(0)", "c.var(1, keepdim=True)", "lib.var_mean(c, 1)", "c.var(unbiased=False)", "c[:0].var()",
+    # ... but not its root, nor put_'s accumulation
+    "c.std()", "lib.std_mean(c, 0)", "c.clone().put_(lib.tensor([0, 0]), c[0, :2], accumulate=True)",
 ]
 
 
@@ -110,7 +112,10 @@ def test_complex32_matches_torch(expr):
 
 # Refused by both; the kernel named in the message differs ("exp_vml_cpu" in torch 1.13,
 # "exp" here; ordered comparisons of complex use current torch's wording).
-@pytest.mark.parametrize("expr", ["c.exp()", "c / c", "c.sqrt()", "c.sigmoid()", "c.angle()", "c.sort()", "c < c"])
+@pytest.mark.parametrize("expr", ["c.exp()", "c / c", "c.sqrt()", "c.sigmoid()", "c.angle()", "c.sort()", "c < c",
+                                  "c.scatter_add(0, lib.zeros(1, 3, dtype=lib.long), c[:1])",
+                                  "c.scatter(0, lib.zeros(1, 3, dtype=lib.long), c[:1], reduce='add')",
+                                  "c.scatter_reduce(0, lib.zeros(1, 3, dtype=lib.long), c[:1], 'sum')"])
 def test_refused_like_torch(expr):
     for lib in (torch, tessera):
         with pytest.raises(RuntimeError, match="ComplexHalf|complex"):

@@ -74,6 +74,7 @@ def test_to_dense_round_trips_and_copies():
     "lib.zeros(2, 3).to_mkldnn().clone(memory_format=lib.preserve_format)",
     "lib.zeros(2, 3).to_mkldnn().view(6)", "lib.zeros(2, 3).to_mkldnn().reshape(4, -1)",
     "lib.zeros(2, 3).to_mkldnn().copy_(lib.zeros(3).to_mkldnn())",
+    "lib.nn.functional.adaptive_avg_pool2d(lib.zeros(1, 1, 4, 4).to_mkldnn(), [2])",
 ])
 def test_refusals_match_torch(expr):
     assert_raises_like_torch(expr)
@@ -236,3 +237,15 @@ def test_pool_gradients_take_the_default_stride():
     torch.testing.assert_close(to_torch(t.grad), x.grad)
     with pytest.raises(RuntimeError, match="expected stride"):
         torch.nn.functional.max_pool2d(x.to_mkldnn(), 2).to_dense().sum().backward()
+
+
+def test_a_number_scales_an_mkldnn_tensor_on_either_side_rounded_once():
+    """oneDNN scales in float and rounds once, bfloat16 included; 2 * m commutes."""
+    base = _x((4, 8)) * 10
+    for dtype in ("float32", "bfloat16"):
+        want_m = base.to_mkldnn(getattr(torch, dtype))
+        got_m = to_tessera(base).to_mkldnn(getattr(tessera, dtype))
+        for want, got in ((want_m * 2.7, got_m * 2.7), (2.7 * want_m, 2.7 * got_m), (3 * want_m, 3 * got_m),
+                          (want_m.clone().mul_(2.7), got_m.clone().mul_(2.7))):
+            assert got.layout == tessera._mkldnn
+            assert torch.equal(to_torch(got.to_dense()), want.to_dense())

@@ -26,6 +26,12 @@ REDUCTIONS = [
     "x.cummax('C')", "x.cummin('H')", "x.cumsum('C')", "x.cumsum('C', dtype=lib.float64)", "x.clone().cumsum_('H')",
     "x.cumprod('N')", "x.clone().cumprod_('C')", "x.logcumsumexp('H')", "x.softmax('C')", "x.log_softmax('H')",
     "lib.softmax(x, 'H', dtype=lib.float64)", "lib.log_softmax(x, 'N')",
+    # the in-place scans by name are their out= forms into self: out='s dtype check and autograd refusal
+    "x.clone().cumsum_('C', dtype=lib.float64)", "x.clone().cumprod_('H', dtype=lib.float64)",
+    "(x * lib.ones(1, requires_grad=True)).cumsum_('C')", "(x * lib.ones(1, requires_grad=True)).cumprod_('N')",
+    # '*' is torch's wildcard spelling; bytes are names too
+    "x.sum('*')", "x.sum(b'C')", "x.transpose(b'N', 'C')", "x.size(b'C')", "lib.zeros(2, names=('*',)).names",
+    "lib.zeros(2, names=(b'A',)).names", "lib.zeros(2).rename('*').names",
 ]
 
 INDEXING = [

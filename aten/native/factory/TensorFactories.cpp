@@ -124,6 +124,30 @@ void resize_out(const Tensor& out, const meta::TensorMeta& m, const char* op) {
 
 void resize_out_sizes(const Tensor& out, IntArrayRef sizes, const char* op) { resize_out_impl(out, sizes, {}, op); }
 
+const char* cpp_type_name(c10::ScalarType t) {
+  switch (t) {
+    case c10::kByte: return "unsigned char";
+    case c10::kChar: return "signed char";
+    case c10::kShort: return "short int";
+    case c10::kInt: return "int";
+    case c10::kLong: return "long int";
+    case c10::kFloat: return "float";
+    case c10::kDouble: return "double";
+    case c10::kHalf: return "c10::Half";
+    case c10::kBFloat16: return "c10::BFloat16";
+    case c10::kComplexHalf: return "c10::complex<c10::Half>";
+    case c10::kComplexFloat: return "c10::complex<float>";
+    case c10::kComplexDouble: return "c10::complex<double>";
+    case c10::kBool: return "bool";
+    default: return "unknown";
+  }
+}
+
+void check_out_dtype(const Tensor& out, std::optional<c10::ScalarType> dtype) {
+  TORCH_CHECK(!dtype || out.scalar_type() == *dtype, "Expected out tensor to have dtype ", cpp_type_name(*dtype),
+              ", but got ", cpp_type_name(out.scalar_type()), " instead");
+}
+
 Tensor& copy_into_out(const Tensor& result, Tensor& out, const char* op) {
   resize_out(out, meta::TensorMeta{result.sizes().vec(), result.scalar_type()}, op);
   out.copy_(result);

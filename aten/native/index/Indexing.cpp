@@ -72,8 +72,9 @@ Tensor value_in_dtype(c10::ScalarType dtype, const Scalar& value) {
   return v;
 }
 
-void add_indexed(const TensorIterator& iter, const IndexedDims& dims, c10::ScalarType dtype, const char* op) {
-  // complex32 adds in complex<float> (the conversion each way is its opmath round trip)
+void add_indexed(const TensorIterator& iter, const IndexedDims& dims, c10::ScalarType dtype, const char* op,
+                 bool complex_half) {
+  if (dtype == c10::kComplexHalf && !complex_half) dispatch_types<kArithmetic>(dtype, op, [&]<typename T>() {});
   dispatch_types<kArithmetic | kComplexHalf>(dtype, op, [&]<typename T>() {
     for_each_indexed(iter, dims, /*offset_read=*/false, /*parallel=*/false,
                      [](char* dst, char* src, int64_t n, int64_t ds, int64_t ss) {
@@ -328,7 +329,7 @@ Tensor& index_put_impl(Tensor& self, c10::ArrayRef<std::optional<Tensor>> indice
     });
     return self;
   }
-  add_indexed(iter, dims, self.scalar_type(), "index_put_");
+  add_indexed(iter, dims, self.scalar_type(), "index_put_", /*complex_half=*/true);
   return self;
 }
 

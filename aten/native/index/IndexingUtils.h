@@ -140,7 +140,10 @@ struct CopyElements {
 
 // for_each_indexed with written += read for self's dtype (kArithmetic), on one thread in
 // iteration order so that repeated indices add up deterministically.
-TORCH_API void add_indexed(const TensorIterator& iter, const IndexedDims& dims, c10::ScalarType dtype, const char* op);
+// complex32 is added (in complex<float>) only where torch adds it: index_put_'s accumulation
+// and index_add; scatter's reductions and put_ refuse it as torch does.
+TORCH_API void add_indexed(const TensorIterator& iter, const IndexedDims& dims, c10::ScalarType dtype, const char* op,
+                           bool complex_half = false);
 
 // Checks shared by the indexing kernels, with torch's messages: every tensor on self's
 // device; nothing an op reads (an index, a mask) overlapping the memory it writes.

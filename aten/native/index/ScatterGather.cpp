@@ -281,7 +281,7 @@ Tensor& index_add_impl(Tensor& self, int64_t dim, const Tensor& index, const Ten
   TensorIterator iter = make_index_iterator(view_at(self, sizes, dim, 0),
                                             view_at(scaled, sizes, dim, nonempty_stride(scaled, dim)),
                                             {vector_index_along(index, sizes, dim)});
-  add_indexed(iter, along(self, dim, false, true), self.scalar_type(), "index_add_");
+  add_indexed(iter, along(self, dim, false, true), self.scalar_type(), "index_add_", /*complex_half=*/true);
   return self;
 }
 

@@ -55,6 +55,7 @@ Tensor& put_(Tensor& self, const Tensor& index, const Tensor& source, bool accum
   TORCH_CHECK_INDEX(source.numel() == index.numel(), "put_(): Expected source and index to have the same number of "
                     "elements, but got source.numel() = ", source.numel(), ", index.numel() = ", index.numel());
   TORCH_CHECK_INDEX(self.numel() > 0 || index.numel() == 0, "put_(): Tried to put elements into an empty tensor");
+  TORCH_CHECK(self.scalar_type() != c10::kComplexHalf, "\"take_put_cpu\" not implemented for 'ComplexHalf'");
   if (index.numel() == 0) return self;
   if (!index.is_meta()) {
     const Tensor flat = index.reshape({-1});

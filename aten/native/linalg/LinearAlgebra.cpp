@@ -25,25 +25,6 @@ void check_same_dtype(const Tensor& expected, const Tensor& found) {
 // self must broadcast to the result's shape (torch's expand message otherwise).
 void check_expands_to(const Tensor& self, IntArrayRef sizes) { (void)self.expand(sizes); }
 
-// The C++ type names torch's out= dtype message uses.
-const char* cpp_type_name(c10::ScalarType t) {
-  switch (t) {
-    case c10::kByte: return "unsigned char";
-    case c10::kChar: return "signed char";
-    case c10::kShort: return "short int";
-    case c10::kInt: return "int";
-    case c10::kLong: return "long int";
-    case c10::kFloat: return "float";
-    case c10::kDouble: return "double";
-    case c10::kHalf: return "c10::Half";
-    case c10::kBFloat16: return "c10::BFloat16";
-    case c10::kComplexHalf: return "c10::complex<c10::Half>";
-    case c10::kComplexFloat: return "c10::complex<float>";
-    case c10::kComplexDouble: return "c10::complex<double>";
-    case c10::kBool: return "bool";
-    default: return "unknown";
-  }
-}
 
 // out = beta * self + alpha * a @ b over 3-D views; self is read only when beta != 0 (so
 // NaN there does not leak through beta = 0, as in torch) and is out itself in-place.
@@ -148,8 +129,8 @@ TensorMeta addmv(const Tensor& self, const Tensor& mat, const Tensor& vec, const
 namespace native {
 
 void check_product_out_dtype(const Tensor& out, c10::ScalarType t) {
-  TORCH_CHECK(out.scalar_type() == t, "Expected out tensor to have dtype ", cpp_type_name(t), ", but got ",
-              cpp_type_name(out.scalar_type()), " instead");
+  TORCH_CHECK(out.scalar_type() == t, "Expected out tensor to have dtype ", native::cpp_type_name(t), ", but got ",
+              native::cpp_type_name(out.scalar_type()), " instead");
 }
 
 void mm_out_cpu(const Tensor& self, const Tensor& mat2, const Tensor& out) {

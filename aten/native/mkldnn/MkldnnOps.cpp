@@ -37,8 +37,15 @@ void check_mul_operands(const Tensor& self, const Tensor& other, const Tensor& o
   }
 }
 
-// A 0-dim factor (a Python number, or a dense 0-dim tensor) scales; otherwise elementwise.
-Tensor dense_factor(const Tensor& other) { return other.dim() == 0 && !other.is_mkldnn() ? other : dense_view(other); }
+// self * other into out's buffer. A dense 0-dim factor (a Python number) scales as oneDNN's
+// linear eltwise does: in float, rounded once to out's dtype (bfloat16 too).
+void mul_into(const Tensor& self, const Tensor& other, const Tensor& out) {
+  if (other.dim() == 0 && !other.is_mkldnn()) {
+    dense_view(out).copy_(at::mul(dense_view(self).to(c10::kFloat), other.to(c10::kFloat)));
+  } else {
+    dense_view(out).copy_(at::mul(dense_view(self), dense_view(other)));
+  }
+}
 
 }  // namespace
 
@@ -66,11 +73,13 @@ Tensor& mkldnn_add_(Tensor& self, const Tensor& other, const Scalar& alpha) {
 
 Tensor& mkldnn_mul_out(const Tensor& self, const Tensor& other, Tensor& out) {
   check_mul_operands(self, other, out);
-  dense_view(out).copy_(at::mul(dense_view(self), dense_factor(other)));
+  mul_into(self, other, out);
   return out;
 }
 
 Tensor mkldnn_mul(const Tensor& self, const Tensor& other) {
+  // `2 * m` arrives as mul(number, m): the product commutes, as torch's reflected operator does
+  if (self.dim() == 0 && !self.is_mkldnn() && other.is_mkldnn()) return mkldnn_mul(other, self);
   Tensor out = wrap(at::empty(self.sizes(), self.options().layout(c10::kStrided)));
   return mkldnn_mul_out(self, other, out);
 }

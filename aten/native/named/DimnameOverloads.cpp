@@ -175,8 +175,10 @@ Tensor cumsum_dimname(const Tensor& self, Dimname dim, std::optional<ScalarType>
 Tensor& cumsum_dimname_out(const Tensor& self, Dimname dim, std::optional<ScalarType> dtype, Tensor& out) {
   return at::cumsum_outf(self, pos(self, dim), dtype, out);
 }
+// As torch, the in-place scans by name are their out= forms writing into self: out='s
+// dtype check and its refusal of autograd apply.
 Tensor& cumsum__dimname(Tensor& self, Dimname dim, std::optional<ScalarType> dtype) {
-  return self.cumsum_(pos(self, dim), dtype);
+  return at::cumsum_outf(self, pos(self, dim), dtype, self);
 }
 Tensor cumprod_dimname(const Tensor& self, Dimname dim, std::optional<ScalarType> dtype) {
   return at::cumprod(self, pos(self, dim), dtype);
@@ -184,10 +186,8 @@ Tensor cumprod_dimname(const Tensor& self, Dimname dim, std::optional<ScalarType
 Tensor& cumprod_dimname_out(const Tensor& self, Dimname dim, std::optional<ScalarType> dtype, Tensor& out) {
   return at::cumprod_outf(self, pos(self, dim), dtype, out);
 }
-// as torch: the in-place int overload has no Named rule (x.cumprod_(1) on a named x is
-// refused), the name overload writes the functional result back
 Tensor& cumprod__dimname(Tensor& self, Dimname dim, std::optional<ScalarType> dtype) {
-  return self.copy_(at::cumprod(self, pos(self, dim), dtype));
+  return at::cumprod_outf(self, pos(self, dim), dtype, self);
 }
 Tensor logcumsumexp_dimname(const Tensor& self, Dimname dim) { return at::logcumsumexp(self, pos(self, dim)); }
 Tensor& logcumsumexp_dimname_out(const Tensor& self, Dimname dim, Tensor& out) {

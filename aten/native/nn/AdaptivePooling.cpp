@@ -101,7 +101,10 @@ Tensor _adaptive_avg_pool2d_backward(const Tensor& grad_output, const Tensor& se
 }
 
 Tensor adaptive_avg_pool2d(const Tensor& self, IntArrayRef output_size) {
-  if (self.is_mkldnn()) return at::mkldnn_adaptive_avg_pool2d(self, output_size);
+  if (self.is_mkldnn()) {
+    TORCH_CHECK(output_size.size() == 2, "adaptive_avg_pool2d: output_size must be 2");
+    return at::mkldnn_adaptive_avg_pool2d(self, output_size);
+  }
   return at::_adaptive_avg_pool2d(self, output_size);
 }
 

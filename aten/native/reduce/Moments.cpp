@@ -23,6 +23,8 @@ std::tuple<Tensor, Tensor> moments(const Tensor& self, std::optional<IntArrayRef
   const c10::ScalarType in = self.scalar_type();
   TORCH_CHECK(c10::isFloatingType(in) || c10::isComplexType(in),
               "std and var only support floating point and complex dtypes");
+  // torch computes complex32's variance but not its root
+  TORCH_CHECK(!(take_sqrt && in == c10::kComplexHalf), "\"sqrt_vml_cpu\" not implemented for 'Half'");
   const std::vector<bool> mask = reduction_mask(dim, self.dim());
   const std::vector<int64_t> sizes = reduced_sizes(self.sizes(), mask, keepdim);
   const c10::ScalarType real = c10::toRealValueType(in);

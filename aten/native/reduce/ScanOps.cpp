@@ -61,6 +61,7 @@ Tensor cumsum(const Tensor& self, int64_t dim, std::optional<c10::ScalarType> dt
   return scan(cumsum_any, self, dim, cum_dtype(self, dtype));
 }
 Tensor& cumsum_out(const Tensor& self, int64_t dim, std::optional<c10::ScalarType> dtype, Tensor& out) {
+  check_out_dtype(out, dtype);
   return copy_into_out(at::cumsum(self, dim, dtype), out, "cumsum");
 }
 Tensor& cumsum_(Tensor& self, int64_t dim, std::optional<c10::ScalarType> dtype) {
@@ -71,6 +72,7 @@ Tensor cumprod(const Tensor& self, int64_t dim, std::optional<c10::ScalarType> d
   return scan(cumprod_any, self, dim, cum_dtype(self, dtype));
 }
 Tensor& cumprod_out(const Tensor& self, int64_t dim, std::optional<c10::ScalarType> dtype, Tensor& out) {
+  check_out_dtype(out, dtype);
   return copy_into_out(at::cumprod(self, dim, dtype), out, "cumprod");
 }
 Tensor& cumprod_(Tensor& self, int64_t dim, std::optional<c10::ScalarType> dtype) {
