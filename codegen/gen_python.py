@@ -186,12 +186,18 @@ def _binding(name: str, group, ops, is_method: bool) -> str:
         self_decl = ("  at::Tensor self = unwrap(self_);\n" if mutable else "  const at::Tensor& self = unwrap(self_);\n")
     numbers = "true" if any(op.python_numbers for op in group) else "false"
     fname = ("method_" if is_method else "fn_") + name
+    # __torch_function__: a subclass or tensor-like argument (self included), or a mode,
+    # takes the call (csrc/TorchFunction.h)
+    overridden = "r.has_torch_function || self_has_torch_function(self_)" if is_method else "r.has_torch_function"
+    dispatch = (f"  if (C10_UNLIKELY({overridden})) {{\n"
+                f"    return handle_torch_function(r, self_, args, kwargs, \"{name}\", {'true' if is_method else 'false'});\n"
+                f"  }}\n")
     return f"""static PyObject* {fname}(PyObject* self_, PyObject* args, PyObject* kwargs) {{
   HANDLE_TH_ERRORS
   static const PythonArgParser parser("{name}", {{{', '.join(schemas)}}}, {{{', '.join(outs)}}}, {'true' if is_method else 'false'}, {numbers}, true);
   ParsedArgs r;
   parser.parse(args, kwargs, r);
-{self_decl}  switch (r.index) {{
+{dispatch}{self_decl}  switch (r.index) {{
 {chr(10).join(cases)}
   }}
   Py_RETURN_NONE;
@@ -345,6 +351,22 @@ _NUMBER_SLOTS = {
 }
 
 
+# What __torch_function__ receives as the function for each operator: torch's choice, a
+# Tensor method or dunder (forward form, and for binary operators the reflected form, where
+# the operands commute the method itself).
+_TORCH_FUNCTION_NAMES = {
+    "__add__": ("add", "add"), "__sub__": ("sub", "__rsub__"), "__mul__": ("mul", "mul"),
+    "__truediv__": ("div", "__rtruediv__"), "__floordiv__": ("__floordiv__", "__rfloordiv__"),
+    "__mod__": ("remainder", "__rmod__"), "__and__": ("__and__", "bitwise_and"), "__or__": ("__or__", "bitwise_or"),
+    "__xor__": ("__xor__", "bitwise_xor"), "__lshift__": ("__lshift__", "__rlshift__"),
+    "__rshift__": ("__rshift__", "__rrshift__"),
+    "__iadd__": ("add_",), "__isub__": ("sub_",), "__imul__": ("mul_",), "__itruediv__": ("div_",),
+    "__ifloordiv__": ("floor_divide_",), "__imod__": ("remainder_",), "__iand__": ("__iand__",),
+    "__ior__": ("__ior__",), "__ixor__": ("__ixor__",), "__ilshift__": ("__ilshift__",),
+    "__irshift__": ("__irshift__",), "__neg__": ("neg",), "__pos__": ("positive",), "__abs__": ("abs",),
+}
+
+
 def _operator_function(op) -> str:
     """A plain C++ function over the op's leading tensors, its other arguments at their defaults."""
     s = op.schema
@@ -385,7 +407,13 @@ def number_slots(ops) -> str:
         if kind == "compare":
             compares.append(f"    case {slot}: return {name};")
         else:
-            slots.append(f"  n.{slot} = {kind}_slot<{name}>;")
+            api = _TORCH_FUNCTION_NAMES[dunder]
+            functions.append(f'constexpr char {name}_api[] = "{api[0]}";')
+            names = f"{name}_api"
+            if kind == "binary":
+                functions.append(f'constexpr char {name}_rapi[] = "{api[1]}";')
+                names += f", {name}_rapi"
+            slots.append(f"  n.{slot} = {kind}_slot<{name}, {names}>;")
     return HEADER + f"""// tessera.Tensor's Python operators named in ops.yaml (python_operator:), each one
 // dispatch through its operator's handle.
 #include <csrc/TensorOperators.h>
@@ -440,6 +468,7 @@ def generate(ops, docs) -> dict:
         mine = [text.replace("static PyObject* ", "PyObject* ", 1) for n, _, text in bindings if _part_of(n) == k]
         files[f"csrc/python_bindings_{k}.cpp"] = HEADER + f"""// Operator bindings, part {k} of {BINDING_PARTS} (tables in python_functions.cpp).
 #include <csrc/ArgParser.h>
+#include <csrc/TorchFunction.h>
 #include <csrc/python_api.h>
 
 #include <aten/ops/OperatorHandles.h>

@@ -1,4 +1,5 @@
 #include "ArgParser.h"
+#include "TorchFunction.h"
 
 #include "Generator.h"
 #include "python_api.h"
@@ -39,7 +40,22 @@ bool is_sequence_of(PyObject* obj, bool (*pred)(PyObject*)) {
   return true;
 }
 
-bool is_tensor_or_none(PyObject* obj) { return obj == Py_None || is_tensor(obj); }
+// Tensor lists also take objects that override __torch_function__ (torch's is_tensor_list).
+bool is_tensor_like(PyObject* obj) { return is_tensor(obj) || is_overloaded(obj); }
+bool is_tensor_or_none(PyObject* obj) { return obj == Py_None || is_tensor_like(obj); }
+
+// A value that matched a Tensor-like parameter: whether it (or an element of its list)
+// overrides __torch_function__.
+bool overrides_torch_function(PyObject* obj) {
+  if (PyTuple_Check(obj) || PyList_Check(obj)) {
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(obj);
+    for (Py_ssize_t k = 0; k < n; ++k) {
+      if (is_overloaded(PySequence_Fast_GET_ITEM(obj, k))) return true;
+    }
+    return false;
+  }
+  return is_overloaded(obj);
+}
 bool is_dimname(PyObject* obj) { return obj == Py_None || PyUnicode_Check(obj) || PyBytes_Check(obj); }
 bool is_bool(PyObject* obj) { return PyBool_Check(obj); }
 
@@ -54,7 +70,7 @@ bool matches(PyObject* obj, const SchemaType& type, bool allow_number) {
     case Kind::Optional:
       return obj == Py_None || matches(obj, type.elementType(), allow_number);
     case Kind::Tensor:
-      return is_tensor(obj) || (allow_number && is_number(obj));
+      return is_tensor(obj) || (allow_number && is_number(obj)) || is_overloaded(obj);
     case Kind::Int:
     case Kind::SymInt:
       // As torch: a 0-dim integral tensor passes for an int (narrow(0, torch.tensor([1]), 1)
@@ -95,7 +111,7 @@ bool matches(PyObject* obj, const SchemaType& type, bool allow_number) {
       }
       if (elem.isIntLike()) return is_sequence_of(obj, is_int) || (type.fixedSize() && is_int(obj));
       if (elem.isTensor()) {
-        return is_sequence_of(obj, is_tensor) &&
+        return is_sequence_of(obj, is_tensor_like) &&
                (!type.fixedSize() || PySequence_Fast_GET_SIZE(obj) == *type.fixedSize());
       }
       if (elem.isOptional() && elem.elementType().isTensor()) return is_sequence_of(obj, is_tensor_or_none);
@@ -229,6 +245,7 @@ c10::Scalar unpack_scalar(PyObject* obj) {
     return c10::Scalar(c10::complex<double>(PyComplex_RealAsDouble(obj), PyComplex_ImagAsDouble(obj)));
   }
   if (is_tensor(obj)) return unwrap(obj).item();
+  if (c10::Scalar s; is_numpy_scalar(obj) && number_to_scalar(obj, s)) return s;
   if (PyIndex_Check(obj)) return c10::Scalar(unpack_long(obj));
   PyObject* f = PyNumber_Float(obj);
   if (!f) throw python_error();
@@ -264,8 +281,9 @@ std::vector<T> unpack_sequence(PyObject* obj, F&& unpack) {
 
 }  // namespace
 
+// Python's numbers (bool is a PyLong) and numpy's scalars, as torch's parser takes them.
 bool is_number(PyObject* obj) {
-  return PyLong_Check(obj) || PyFloat_Check(obj) || PyComplex_Check(obj);  // bool is a PyLong
+  return PyLong_Check(obj) || PyFloat_Check(obj) || PyComplex_Check(obj) || is_numpy_scalar(obj);
 }
 
 at::Tensor scalar_to_tensor(PyObject* obj) { return at::wrapped_scalar_tensor(unpack_scalar(obj)); }
@@ -371,7 +389,11 @@ PythonArgParser::PythonArgParser(std::string name, std::vector<const c10::Functi
       sig.params.push_back(PythonSignature::Param{"requires_grad", &bool_type(), true, true, IValue(false), false});
     }
     sig.positional_count = 0;
-    for (const auto& p : sig.params) sig.positional_count += p.kwarg_only ? 0 : 1;
+    for (auto& p : sig.params) {
+      sig.positional_count += p.kwarg_only ? 0 : 1;
+      const SchemaType& t = p.type->unwrapOptional();
+      p.tensor_like = t.isTensor() || (t.is(Kind::List) && t.elementType().unwrapOptional().isTensor());
+    }
     TORCH_INTERNAL_ASSERT(sig.params.size() <= kMaxParsedArgs, name_, " has too many arguments for the parser");
     signatures_.push_back(std::move(sig));
   }
@@ -382,6 +404,7 @@ bool PythonArgParser::try_match(const PythonSignature& sig, PyObject* args, PyOb
   Py_ssize_t nargs = args ? PyTuple_GET_SIZE(args) : 0;
   out.values.fill(nullptr);
   Py_CLEAR(out.varargs);
+  out.has_torch_function = false;
   PyObject* const* positional = args ? &PyTuple_GET_ITEM(args, 0) : nullptr;
 
   // t.view(2, 3): an int list that is the only positional parameter may come as varargs.
@@ -444,6 +467,9 @@ bool PythonArgParser::try_match(const PythonSignature& sig, PyObject* args, PyOb
       return false;
     }
     out.values[i] = obj;
+    if (p.tensor_like && C10_UNLIKELY(Py_TYPE(obj) != TensorType) && !out.has_torch_function) {
+      out.has_torch_function = overrides_torch_function(obj);
+    }
   }
   if (kwargs && kwargs_used < PyDict_Size(kwargs)) {
     PyObject *key, *value;
@@ -466,6 +492,7 @@ ParsedArgs& PythonArgParser::parse(PyObject* args, PyObject* kwargs, ParsedArgs&
   for (size_t i = 0; i < signatures_.size(); ++i) {
     if (try_match(signatures_[i], args, kwargs, out, nullptr)) {
       out.index = static_cast<int>(i);
+      out.has_torch_function = out.has_torch_function || torch_function_mode_active();
       return out;
     }
   }

@@ -32,6 +32,7 @@ struct PythonSignature {
     bool has_default;
     c10::IValue default_value; // None when absent or None
     bool allow_number_as_tensor;
+    bool tensor_like = false;  // Tensor, Tensor?, Tensor[] or Tensor?[]: may carry __torch_function__
   };
   std::vector<Param> params;   // in schema order (self excluded for methods), then `out`, then
                                // `requires_grad` for factories (schemas with TensorOptions)
@@ -79,6 +80,9 @@ class ParsedArgs {
   const PythonSignature* signature = nullptr;
   std::array<PyObject*, kMaxParsedArgs> values{};
   PyObject* varargs = nullptr;           // set when an int list came as varargs (owned)
+  // A tensor argument overrides __torch_function__, or a TorchFunctionMode is active: the
+  // binding hands the call to handle_torch_function (csrc/TorchFunction.h) instead.
+  bool has_torch_function = false;
 
   ParsedArgs() = default;
   ~ParsedArgs() { Py_XDECREF(varargs); }

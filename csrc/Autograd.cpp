@@ -339,6 +339,22 @@ void init_autograd(py::module_& m) {
     tobj->weakreflist = nullptr;
     return py::reinterpret_steal<py::object>(obj);
   });
+  // t.as_subclass(cls): an alias of t (the alias operator: a view in t's graph, sharing its
+  // memory and version counter) in a new Python object of the Tensor subclass cls, as
+  // torch's as_subclass.
+  a.def("as_subclass", [](py::handle data, py::handle cls) -> py::object {
+    TORCH_CHECK(PyType_Check(cls.ptr()) && PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(cls.ptr()), TensorType),
+                "Creating a Tensor subclass from a class that does not inherit from Tensor is not possible. Make sure "
+                "your class inherits from Tensor.");
+    at::Tensor same = at::ops::op_alias().call(tensor_arg(data, "self"));
+    auto* type = reinterpret_cast<PyTypeObject*>(cls.ptr());
+    PyObject* obj = type->tp_alloc(type, 0);
+    if (!obj) throw py::error_already_set();
+    auto* tobj = reinterpret_cast<TensorObject*>(obj);
+    new (&tobj->tensor) at::Tensor(std::move(same));
+    tobj->weakreflist = nullptr;
+    return py::reinterpret_steal<py::object>(obj);
+  });
   // t.data = new (the set_data operator: t keeps its autograd state and version counter).
   a.def("set_data", [](py::handle t, py::handle data) {
     at::Tensor self = tensor_arg(t, "self");

@@ -2,6 +2,7 @@
 // tessera.ops.<namespace>.<op> reaches custom operators), loading and unloading
 // extension libraries, and torch's _dispatch_dump.
 #include "ArgParser.h"
+#include "TorchFunction.h"
 #include "python_api.h"
 
 #include <aten/dispatch/Dispatcher.h>
@@ -62,10 +63,13 @@ struct ResolvedOp {
   }
 
   // Parses (args, kwargs) against the overloads, calls the chosen one boxed, converts back.
-  PyObject* call(PyObject* args, PyObject* kwargs) {
+  // public_api: what __torch_function__ overrides see as the function (the Python packet or
+  // overload calling this), or null when there is none (_call_op).
+  PyObject* call(PyObject* args, PyObject* kwargs, PyObject* public_api) {
     const std::shared_ptr<Snapshot> snapshot = refresh();
     ParsedArgs r;
     snapshot->parser->parse(args, kwargs, r);
+    if (C10_UNLIKELY(r.has_torch_function) && public_api) return handle_torch_function(r, public_api, args, kwargs);
     const c10::OperatorHandle& op = snapshot->handles[static_cast<size_t>(r.index)];
     c10::Stack stack;
     stack.reserve(r.signature->params.size());
@@ -102,7 +106,7 @@ PyObject* call_op(PyObject*, PyObject* args) {
   ResolvedOp op;
   op.qualified = name;
   if (overload_obj != Py_None) op.overload = PyUnicode_AsUTF8(overload_obj);
-  return op.call(call_args, call_kwargs == Py_None ? nullptr : call_kwargs);
+  return op.call(call_args, call_kwargs == Py_None ? nullptr : call_kwargs, nullptr);
   END_HANDLE_TH_ERRORS
 }
 
@@ -111,13 +115,15 @@ PyObject* call_op(PyObject*, PyObject* args) {
 struct OpCallObject {
   PyObject_HEAD
   ResolvedOp* op;
+  PyObject* owner;  // a weak reference to the Python packet or overload that calls it, or null
 };
 
 PyObject* op_call_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   HANDLE_TH_ERRORS
   const char* name = nullptr;
   PyObject* overload_obj = Py_None;
-  if (!PyArg_ParseTuple(args, "s|O", &name, &overload_obj)) return nullptr;
+  PyObject* owner = Py_None;
+  if (!PyArg_ParseTuple(args, "s|OO", &name, &overload_obj, &owner)) return nullptr;
   TORCH_CHECK_TYPE(overload_obj == Py_None || PyUnicode_Check(overload_obj), "_OpCall: the overload must be a str or None");
   auto resolved = std::make_unique<ResolvedOp>();
   resolved->qualified = name;
@@ -126,18 +132,26 @@ PyObject* op_call_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   PyObject* self = type->tp_alloc(type, 0);
   if (!self) return nullptr;
   reinterpret_cast<OpCallObject*>(self)->op = resolved.release();
+  reinterpret_cast<OpCallObject*>(self)->owner = owner == Py_None ? nullptr : PyWeakref_NewRef(owner, nullptr);
+  if (owner != Py_None && !reinterpret_cast<OpCallObject*>(self)->owner) {
+    Py_DECREF(self);
+    return nullptr;
+  }
   return self;
   END_HANDLE_TH_ERRORS
 }
 
 void op_call_dealloc(PyObject* self) {
   delete reinterpret_cast<OpCallObject*>(self)->op;
+  Py_XDECREF(reinterpret_cast<OpCallObject*>(self)->owner);
   Py_TYPE(self)->tp_free(self);
 }
 
 PyObject* op_call_call(PyObject* self, PyObject* args, PyObject* kwargs) {
   HANDLE_TH_ERRORS
-  return reinterpret_cast<OpCallObject*>(self)->op->call(args, kwargs);
+  auto* call = reinterpret_cast<OpCallObject*>(self);
+  PyObject* owner = call->owner ? PyWeakref_GetObject(call->owner) : nullptr;  // borrowed
+  return call->op->call(args, kwargs, owner && owner != Py_None ? owner : self);
   END_HANDLE_TH_ERRORS
 }
 
@@ -204,7 +218,8 @@ bool init_op_call_type(PyObject* module) {
   t->tp_new = op_call_new;
   t->tp_dealloc = op_call_dealloc;
   t->tp_call = op_call_call;
-  t->tp_doc = "_OpCall(qualified_name, overload=None): calls one registered operator with Python arguments.";
+  t->tp_doc = "_OpCall(qualified_name, overload=None, owner=None): calls one registered operator with Python "
+                "arguments; owner (weakly held) is the function __torch_function__ overrides see.";
   return add_type(module, t, "_OpCall");
 }
 

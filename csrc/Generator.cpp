@@ -189,12 +189,23 @@ PyObject* module_set_rng_state(PyObject*, PyObject* state) {
 PyObject* module_add_tensor_methods(PyObject*, PyObject* methods) {
   HANDLE_TH_ERRORS
   TORCH_CHECK_TYPE(PyDict_Check(methods), "_add_tensor_methods expects a dict of name -> function");
+  // Every Python-defined method and property goes through __torch_function__ as the C ones
+  // do (tessera._torch_function.wrap_tensor_methods leaves out torch's ignored names).
+  PyObject* mod = PyImport_ImportModule("tessera._torch_function");
+  if (!mod) return nullptr;
+  PyObject* wrapped = PyObject_CallMethod(mod, "wrap_tensor_methods", "O", methods);
+  Py_DECREF(mod);
+  if (!wrapped) return nullptr;
   PyTypeObject* t = TensorType;
   PyObject *key, *value;
   Py_ssize_t pos = 0;
-  while (PyDict_Next(methods, &pos, &key, &value)) {
-    if (PyDict_SetItem(t->tp_dict, key, value) != 0) return nullptr;
+  while (PyDict_Next(wrapped, &pos, &key, &value)) {
+    if (PyDict_SetItem(t->tp_dict, key, value) != 0) {
+      Py_DECREF(wrapped);
+      return nullptr;
+    }
   }
+  Py_DECREF(wrapped);
   PyType_Modified(t);
   Py_RETURN_NONE;
   END_HANDLE_TH_ERRORS

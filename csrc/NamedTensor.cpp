@@ -2,6 +2,7 @@
 // tessera/_named_tensor.py's rename / refine_names / align_to / align_as: names arrive as a
 // sequence of str or None, already expanded from their `...` forms by the Python side.
 #include "ArgParser.h"
+#include "TorchFunction.h"
 #include "python_api.h"
 
 #include <aten/core/NamedTensorUtils.h>
@@ -95,6 +96,7 @@ PyMethodDef module_functions[] = {{"_named_rule_operators", named_rule_operators
 
 PyObject* tensor_get_names(PyObject* self, void*) {
   HANDLE_TH_ERRORS
+  TESSERA_TORCH_FUNCTION_GETTER(self, "names");
   const at::DimnameList names = at::names_of(unwrap(self));
   PyObject* tuple = PyTuple_New(static_cast<Py_ssize_t>(names.size()));
   if (tuple == nullptr) return nullptr;

@@ -3,6 +3,7 @@
 // directly against CPython so that an operator costs little more than its dispatch;
 // every other method comes from the generated bindings (generated_tensor_methods()).
 #include "ArgParser.h"
+#include "TorchFunction.h"
 #include "python_api.h"
 
 #include <aten/core/Dispatch.h>
@@ -260,6 +261,7 @@ int64_t named_dim_position(const at::Tensor& t, PyObject* dim) {
 }
 
 PyObject* tensor_size(PyObject* self, PyObject* args, PyObject* kwargs) {
+  TESSERA_TORCH_FUNCTION_METHOD(self, "size", args, kwargs);
   HANDLE_TH_ERRORS
   const at::Tensor& t = unwrap(self);
   PyObject* dim = optional_dim("size", args, kwargs);
@@ -282,6 +284,7 @@ PyObject* tensor_size(PyObject* self, PyObject* args, PyObject* kwargs) {
 }
 
 PyObject* tensor_stride(PyObject* self, PyObject* args, PyObject* kwargs) {
+  TESSERA_TORCH_FUNCTION_METHOD(self, "stride", args, kwargs);
   HANDLE_TH_ERRORS
   const at::Tensor& t = unwrap(self);
   PyObject* dim = optional_dim("stride", args, kwargs);
@@ -302,11 +305,16 @@ PyObject* tensor_stride(PyObject* self, PyObject* args, PyObject* kwargs) {
   END_HANDLE_TH_ERRORS
 }
 
-PyObject* tensor_dim(PyObject* self, PyObject*) { return PyLong_FromLongLong(unwrap(self).dim()); }
-PyObject* tensor_numel(PyObject* self, PyObject*) { return PyLong_FromLongLong(unwrap(self).numel()); }
-PyObject* tensor_element_size(PyObject* self, PyObject*) { return PyLong_FromSize_t(unwrap(self).element_size()); }
-PyObject* tensor_storage_offset(PyObject* self, PyObject*) { return PyLong_FromLongLong(unwrap(self).storage_offset()); }
+PyObject* tensor_dim(PyObject* self, PyObject*) {
+  TESSERA_TORCH_FUNCTION_METHOD(self, "dim", nullptr, nullptr); return PyLong_FromLongLong(unwrap(self).dim()); }
+PyObject* tensor_numel(PyObject* self, PyObject*) {
+  TESSERA_TORCH_FUNCTION_METHOD(self, "numel", nullptr, nullptr); return PyLong_FromLongLong(unwrap(self).numel()); }
+PyObject* tensor_element_size(PyObject* self, PyObject*) {
+  TESSERA_TORCH_FUNCTION_METHOD(self, "element_size", nullptr, nullptr); return PyLong_FromSize_t(unwrap(self).element_size()); }
+PyObject* tensor_storage_offset(PyObject* self, PyObject*) {
+  TESSERA_TORCH_FUNCTION_METHOD(self, "storage_offset", nullptr, nullptr); return PyLong_FromLongLong(unwrap(self).storage_offset()); }
 PyObject* tensor_data_ptr(PyObject* self, PyObject*) {
+  TESSERA_TORCH_FUNCTION_METHOD(self, "data_ptr", nullptr, nullptr);
   HANDLE_TH_ERRORS
   check_plain_geometry(unwrap(self), OpaqueAccess::Data);
   return PyLong_FromVoidPtr(unwrap(self).data_ptr());
@@ -314,6 +322,7 @@ PyObject* tensor_data_ptr(PyObject* self, PyObject*) {
 }
 
 PyObject* tensor_is_contiguous(PyObject* self, PyObject* args, PyObject* kwargs) {
+  TESSERA_TORCH_FUNCTION_METHOD(self, "is_contiguous", args, kwargs);
   HANDLE_TH_ERRORS
   TORCH_CHECK_TYPE(PyTuple_GET_SIZE(args) == 0, "is_contiguous() takes 0 positional arguments but ",
                    PyTuple_GET_SIZE(args), " was given");
@@ -331,6 +340,7 @@ PyObject* tensor_is_contiguous(PyObject* self, PyObject* args, PyObject* kwargs)
 }
 
 PyObject* tensor_tolist(PyObject* self, PyObject*) {
+  TESSERA_TORCH_FUNCTION_METHOD(self, "tolist", nullptr, nullptr);
   HANDLE_TH_ERRORS
   check_plain_geometry(unwrap(self), unwrap(self).is_nested() ? OpaqueAccess::Strides : OpaqueAccess::Data);
   at::Tensor t = readable(unwrap(self), "Cannot copy out of meta tensor; no data!");
@@ -346,12 +356,14 @@ PyObject* tensor_tolist(PyObject* self, PyObject*) {
 }
 
 PyObject* tensor_item(PyObject* self, PyObject*) {
+  TESSERA_TORCH_FUNCTION_METHOD(self, "item", nullptr, nullptr);
   HANDLE_TH_ERRORS
   return scalar_to_python(item_of(unwrap(self)));
   END_HANDLE_TH_ERRORS
 }
 
 PyObject* tensor_format(PyObject* self, PyObject* spec) {
+  TESSERA_TORCH_FUNCTION_METHOD_O(self, "__format__", spec);
   HANDLE_TH_ERRORS
   const at::Tensor& t = unwrap(self);
   PyObject* base = nullptr;
@@ -368,8 +380,10 @@ PyObject* tensor_format(PyObject* self, PyObject* spec) {
 }
 
 // The math bits as methods (is_conj/is_neg are manual_cpp_binding ops: no generated binding).
-PyObject* tensor_is_conj(PyObject* self, PyObject*) { return PyBool_FromLong(unwrap(self).is_conj()); }
-PyObject* tensor_is_neg(PyObject* self, PyObject*) { return PyBool_FromLong(unwrap(self).is_neg()); }
+PyObject* tensor_is_conj(PyObject* self, PyObject*) {
+  TESSERA_TORCH_FUNCTION_METHOD(self, "is_conj", nullptr, nullptr); return PyBool_FromLong(unwrap(self).is_conj()); }
+PyObject* tensor_is_neg(PyObject* self, PyObject*) {
+  TESSERA_TORCH_FUNCTION_METHOD(self, "is_neg", nullptr, nullptr); return PyBool_FromLong(unwrap(self).is_neg()); }
 
 bool bool_argument(PyObject* obj, const char* fname, const char* name) {
   TORCH_CHECK_TYPE(PyBool_Check(obj), fname, "(): argument '", name, "' (position 1) must be bool, not ",
@@ -379,6 +393,7 @@ bool bool_argument(PyObject* obj, const char* fname, const char* name) {
 
 // _set_conj/_set_neg: set a bit in place (what load and unpickle use to restore a view's bits).
 PyObject* tensor_set_conj(PyObject* self, PyObject* arg) {
+  TESSERA_TORCH_FUNCTION_METHOD_O(self, "_set_conj", arg);
   HANDLE_TH_ERRORS
   unwrap(self)._set_conj(bool_argument(arg, "_set_conj", "conj"));
   Py_RETURN_NONE;
@@ -386,6 +401,7 @@ PyObject* tensor_set_conj(PyObject* self, PyObject* arg) {
 }
 
 PyObject* tensor_set_neg(PyObject* self, PyObject* arg) {
+  TESSERA_TORCH_FUNCTION_METHOD_O(self, "_set_neg", arg);
   HANDLE_TH_ERRORS
   unwrap(self)._set_neg(bool_argument(arg, "_set_neg", "neg"));
   Py_RETURN_NONE;
@@ -394,6 +410,7 @@ PyObject* tensor_set_neg(PyObject* self, PyObject* arg) {
 
 // The bytes of the tensor's whole storage (what pickling and tessera.save write out).
 PyObject* tensor_storage_nbytes(PyObject* self, PyObject*) {
+  TESSERA_TORCH_FUNCTION_METHOD(self, "_storage_nbytes", nullptr, nullptr);
   HANDLE_TH_ERRORS
   check_plain_geometry(unwrap(self), OpaqueAccess::Storage);
   const at::Tensor& t = unwrap(self);
@@ -404,12 +421,14 @@ PyObject* tensor_storage_nbytes(PyObject* self, PyObject*) {
 // ================================================================ properties
 
 PyObject* get_shape(PyObject* self, void*) {
+  TESSERA_TORCH_FUNCTION_GETTER(self, "shape");
   HANDLE_TH_ERRORS
   check_plain_geometry(unwrap(self), OpaqueAccess::Sizes);
   return make_size(unwrap(self).sizes());
   END_HANDLE_TH_ERRORS
 }
 PyObject* get_dtype(PyObject* self, void*) {
+  TESSERA_TORCH_FUNCTION_GETTER(self, "dtype");
   HANDLE_TH_ERRORS
   PyObject* d = dtype_object(unwrap(self).scalar_type());
   Py_INCREF(d);
@@ -417,25 +436,37 @@ PyObject* get_dtype(PyObject* self, void*) {
   END_HANDLE_TH_ERRORS
 }
 PyObject* get_device(PyObject* self, void*) {
+  TESSERA_TORCH_FUNCTION_GETTER(self, "device");
   HANDLE_TH_ERRORS
   return device_object(unwrap(self).device());
   END_HANDLE_TH_ERRORS
 }
 PyObject* get_layout(PyObject* self, void*) {
+  TESSERA_TORCH_FUNCTION_GETTER(self, "layout");
   PyObject* l = layout_object(unwrap(self).layout());
   Py_INCREF(l);
   return l;
 }
-PyObject* get_ndim(PyObject* self, void*) { return PyLong_FromLongLong(unwrap(self).dim()); }
-PyObject* get_is_cuda(PyObject* self, void*) { return PyBool_FromLong(unwrap(self).is_cuda()); }
-PyObject* get_is_cpu(PyObject* self, void*) { return PyBool_FromLong(unwrap(self).is_cpu()); }
-PyObject* get_is_meta(PyObject* self, void*) { return PyBool_FromLong(unwrap(self).is_meta()); }
-PyObject* get_is_sparse(PyObject* self, void*) { return PyBool_FromLong(unwrap(self).layout() == c10::Layout::SparseCoo); }
-PyObject* get_is_mkldnn(PyObject* self, void*) { return PyBool_FromLong(unwrap(self).is_mkldnn()); }
-PyObject* get_is_nested(PyObject* self, void*) { return PyBool_FromLong(unwrap(self).is_nested()); }
-PyObject* get_is_quantized(PyObject* self, void*) { return PyBool_FromLong(c10::isQIntType(unwrap(self).scalar_type())); }
-PyObject* get_itemsize(PyObject* self, void*) { return PyLong_FromSize_t(unwrap(self).itemsize()); }
-PyObject* get_nbytes(PyObject* self, void*) { return PyLong_FromSize_t(unwrap(self).nbytes()); }
+PyObject* get_ndim(PyObject* self, void*) {
+  TESSERA_TORCH_FUNCTION_GETTER(self, "ndim"); return PyLong_FromLongLong(unwrap(self).dim()); }
+PyObject* get_is_cuda(PyObject* self, void*) {
+  TESSERA_TORCH_FUNCTION_GETTER(self, "is_cuda"); return PyBool_FromLong(unwrap(self).is_cuda()); }
+PyObject* get_is_cpu(PyObject* self, void*) {
+  TESSERA_TORCH_FUNCTION_GETTER(self, "is_cpu"); return PyBool_FromLong(unwrap(self).is_cpu()); }
+PyObject* get_is_meta(PyObject* self, void*) {
+  TESSERA_TORCH_FUNCTION_GETTER(self, "is_meta"); return PyBool_FromLong(unwrap(self).is_meta()); }
+PyObject* get_is_sparse(PyObject* self, void*) {
+  TESSERA_TORCH_FUNCTION_GETTER(self, "is_sparse"); return PyBool_FromLong(unwrap(self).layout() == c10::Layout::SparseCoo); }
+PyObject* get_is_mkldnn(PyObject* self, void*) {
+  TESSERA_TORCH_FUNCTION_GETTER(self, "is_mkldnn"); return PyBool_FromLong(unwrap(self).is_mkldnn()); }
+PyObject* get_is_nested(PyObject* self, void*) {
+  TESSERA_TORCH_FUNCTION_GETTER(self, "is_nested"); return PyBool_FromLong(unwrap(self).is_nested()); }
+PyObject* get_is_quantized(PyObject* self, void*) {
+  TESSERA_TORCH_FUNCTION_GETTER(self, "is_quantized"); return PyBool_FromLong(c10::isQIntType(unwrap(self).scalar_type())); }
+PyObject* get_itemsize(PyObject* self, void*) {
+  TESSERA_TORCH_FUNCTION_GETTER(self, "itemsize"); return PyLong_FromSize_t(unwrap(self).itemsize()); }
+PyObject* get_nbytes(PyObject* self, void*) {
+  TESSERA_TORCH_FUNCTION_GETTER(self, "nbytes"); return PyLong_FromSize_t(unwrap(self).nbytes()); }
 
 // T, mT, H, mH: transposes as views, with torch 1.13's rules and messages.
 at::Tensor reversed_dims(const at::Tensor& t) {
@@ -450,6 +481,7 @@ void check_matrices(const at::Tensor& t, const char* name) {
 }
 
 PyObject* get_T(PyObject* self, void*) {
+  TESSERA_TORCH_FUNCTION_GETTER(self, "T");
   HANDLE_TH_ERRORS
   const at::Tensor& t = unwrap(self);
   const int64_t n = t.dim();
@@ -470,6 +502,7 @@ PyObject* get_T(PyObject* self, void*) {
 
 // A 0-dim tensor's mT, a real one's H and mH are the tensor itself (the same object, as in torch).
 PyObject* get_mT(PyObject* self, void*) {
+  TESSERA_TORCH_FUNCTION_GETTER(self, "mT");
   HANDLE_TH_ERRORS
   const at::Tensor& t = unwrap(self);
   check_matrices(t, "mT");
@@ -478,6 +511,7 @@ PyObject* get_mT(PyObject* self, void*) {
 }
 
 PyObject* get_H(PyObject* self, void*) {
+  TESSERA_TORCH_FUNCTION_GETTER(self, "H");
   HANDLE_TH_ERRORS
   const at::Tensor& t = unwrap(self);
   const int64_t n = t.dim();
@@ -489,6 +523,7 @@ PyObject* get_H(PyObject* self, void*) {
 }
 
 PyObject* get_mH(PyObject* self, void*) {
+  TESSERA_TORCH_FUNCTION_GETTER(self, "mH");
   HANDLE_TH_ERRORS
   const at::Tensor& t = unwrap(self);
   check_matrices(t, "mH");
@@ -560,6 +595,7 @@ void tensor_dealloc(PyObject* self) {
 }
 
 PyObject* call_python_printer(PyObject* self) {
+  if (C10_UNLIKELY(self_has_torch_function(self))) return handle_operator_torch_function("__repr__", nullptr, self, nullptr);
   static PyObject* printer = nullptr;
   if (!printer) {
     PyObject* mod = PyImport_ImportModule("tessera._tensor_str");
@@ -572,6 +608,13 @@ PyObject* call_python_printer(PyObject* self) {
 }
 
 Py_ssize_t tensor_length(PyObject* self) {
+  if (C10_UNLIKELY(self_has_torch_function(self))) {
+    PyObject* n = handle_operator_torch_function("__len__", nullptr, self, nullptr);
+    if (!n) return -1;
+    Py_ssize_t len = PyNumber_AsSsize_t(n, PyExc_OverflowError);
+    Py_DECREF(n);
+    return len;
+  }
   const at::Tensor& t = unwrap(self);
   try {
     check_plain_geometry(t, OpaqueAccess::Sizes);
@@ -587,6 +630,13 @@ Py_ssize_t tensor_length(PyObject* self) {
 }
 
 int tensor_bool(PyObject* self) {
+  if (C10_UNLIKELY(self_has_torch_function(self))) {
+    PyObject* b = handle_operator_torch_function("__bool__", nullptr, self, nullptr);
+    if (!b) return -1;
+    const int truth = PyObject_IsTrue(b);
+    Py_DECREF(b);
+    return truth;
+  }
   try {
     const at::Tensor& t = unwrap(self);
     TORCH_CHECK(t.numel() != 0, "Boolean value of Tensor with no values is ambiguous");
@@ -600,6 +650,7 @@ int tensor_bool(PyObject* self) {
 
 PyObject* tensor_float(PyObject* self) {
   HANDLE_TH_ERRORS
+  if (C10_UNLIKELY(self_has_torch_function(self))) return handle_operator_torch_function("__float__", nullptr, self, nullptr);
   const at::Tensor& t = unwrap(self);
   TORCH_CHECK_VALUE(t.numel() == 1, "only one element tensors can be converted to Python scalars");
   c10::Scalar s = item_of(t);
@@ -609,6 +660,7 @@ PyObject* tensor_float(PyObject* self) {
 
 PyObject* tensor_int(PyObject* self) {
   HANDLE_TH_ERRORS
+  if (C10_UNLIKELY(self_has_torch_function(self))) return handle_operator_torch_function("__int__", nullptr, self, nullptr);
   const at::Tensor& t = unwrap(self);
   TORCH_CHECK_VALUE(t.numel() == 1, "only one element tensors can be converted to Python scalars");
   c10::Scalar s = item_of(t);
@@ -625,6 +677,7 @@ PyObject* tensor_int(PyObject* self) {
 
 PyObject* tensor_index(PyObject* self) {
   HANDLE_TH_ERRORS
+  if (C10_UNLIKELY(self_has_torch_function(self))) return handle_operator_torch_function("__index__", nullptr, self, nullptr);
   const at::Tensor& t = unwrap(self);
   TORCH_CHECK_TYPE(c10::isIntegralType(t.scalar_type(), true) && t.numel() == 1,
                    "only integer tensors of a single element can be converted to an index");
@@ -635,6 +688,14 @@ PyObject* tensor_index(PyObject* self) {
 // iter(t): the sub-tensors along dim 0 (views), as torch's unbind(0).
 PyObject* tensor_iter(PyObject* self) {
   HANDLE_TH_ERRORS
+  if (C10_UNLIKELY(self_has_torch_function(self))) {
+    // as torch's Python __iter__: through unbind, which overrides see
+    PyObject* rows = PyObject_CallMethod(self, "unbind", "i", 0);
+    if (!rows) return nullptr;
+    PyObject* it = PyObject_GetIter(rows);
+    Py_DECREF(rows);
+    return it;
+  }
   const at::Tensor& t = unwrap(self);
   TORCH_CHECK_TYPE(t.dim() > 0, "iteration over a 0-d tensor");
   std::vector<at::Tensor> rows = t.unbind(0);
@@ -656,6 +717,13 @@ PyObject* tensor_iter(PyObject* self) {
 
 // `x in t`: whether any element equals x (a number or a tensor broadcast against t).
 int tensor_contains(PyObject* self, PyObject* element) {
+  if (C10_UNLIKELY(self_has_torch_function(self) || is_overloaded(element))) {
+    PyObject* found = handle_operator_torch_function("__contains__", nullptr, self, element);
+    if (!found) return -1;
+    const int truth = PyObject_IsTrue(found);
+    Py_DECREF(found);
+    return truth;
+  }
   try {
     at::Tensor other;
     if (is_tensor(element)) {
@@ -675,6 +743,7 @@ int tensor_contains(PyObject* self, PyObject* element) {
 }
 
 PyObject* tensor_reversed(PyObject* self, PyObject*) {
+  TESSERA_TORCH_FUNCTION_METHOD(self, "__reversed__", nullptr, nullptr);
   HANDLE_TH_ERRORS
   const at::Tensor& t = unwrap(self);
   if (t.dim() == 0) return wrap(t);
@@ -683,6 +752,7 @@ PyObject* tensor_reversed(PyObject* self, PyObject*) {
 }
 
 PyObject* tensor_complex(PyObject* self, PyObject*) {
+  TESSERA_TORCH_FUNCTION_METHOD(self, "__complex__", nullptr, nullptr);
   HANDLE_TH_ERRORS
   const at::Tensor& t = unwrap(self);
   TORCH_CHECK_VALUE(t.numel() == 1, "only one element tensors can be converted to Python scalars");

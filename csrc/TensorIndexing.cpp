@@ -3,6 +3,7 @@
 // (index tensors, lists, bool masks, Python bools) are gathered per dimension and handed
 // to aten::index / aten::index_put_ in one call, which broadcasts them and places the
 // indexed dims where torch does. Every step is an operator, so autograd records it.
+#include "TorchFunction.h"
 #include "python_api.h"
 
 #include <aten/core/TensorUtils.h>
@@ -211,8 +212,38 @@ void copy_to(const at::Tensor& dst, const at::Tensor& src) {
 
 }  // namespace
 
+namespace {
+// An index that overrides __torch_function__: the object itself or an element of a tuple.
+bool index_has_torch_function(PyObject* index) {
+  if (PyTuple_Check(index)) {
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(index); ++i) {
+      if (is_overloaded(PyTuple_GET_ITEM(index, i))) return true;
+    }
+    return false;
+  }
+  return is_overloaded(index);
+}
+
+// As torch hands an overriding index to __torch_function__: always as a tuple.
+PyObject* as_index_tuple(PyObject* index) {
+  if (PyTuple_Check(index)) {
+    Py_INCREF(index);
+    return index;
+  }
+  return PyTuple_Pack(1, index);
+}
+}  // namespace
+
 PyObject* tensor_getitem(PyObject* self, PyObject* index) {
   HANDLE_TH_ERRORS
+  if (C10_UNLIKELY(self_has_torch_function(self))) return handle_operator_torch_function("__getitem__", nullptr, self, index);
+  if (C10_UNLIKELY(index_has_torch_function(index))) {
+    PyObject* wrapped = as_index_tuple(index);
+    if (!wrapped) return nullptr;
+    PyObject* result = handle_operator_torch_function("__getitem__", nullptr, self, wrapped);
+    Py_DECREF(wrapped);
+    return result;
+  }
   const at::Tensor& t = unwrap(self);
   // The common single-index forms without building a tuple.
   if (is_int_index(index) && t.dim() > 0) {
@@ -232,6 +263,16 @@ PyObject* tensor_getitem(PyObject* self, PyObject* index) {
 int tensor_setitem(PyObject* self, PyObject* index, PyObject* value) {
   try {
     TORCH_CHECK_TYPE(value != nullptr, "Tensor does not support deleting items");
+    // (torch hands __setitem__ the index as it came; only __getitem__ wraps it in a tuple)
+    if (C10_UNLIKELY(self_has_torch_function(self) || index_has_torch_function(index) || is_overloaded(value))) {
+      PyObject* args = PyTuple_Pack(2, index, value);
+      if (!args) return -1;
+      PyObject* result = handle_method_torch_function(self, "__setitem__", args, nullptr);
+      Py_DECREF(args);
+      if (!result) return -1;
+      Py_DECREF(result);
+      return 0;
+    }
     const at::Tensor& t = unwrap(self);
     TORCH_CHECK_NOT_IMPLEMENTED(!t.is_nested(), "item assignment is not supported on nested tensors");
     at::Tensor v = value_to_tensor(t, value);

@@ -4,6 +4,7 @@
 // bool, int -> int64, float -> float32, complex -> complex64, mixed -> promoted) unless
 // given, and elements are written straight into the new tensor with torch's per-dtype
 // conversions and overflow checks.
+#include "TorchFunction.h"
 #include "python_api.h"
 
 #include <aten/core/Dispatch.h>
@@ -399,7 +400,9 @@ std::optional<c10::ScalarType> dtype_argument(PyObject* obj) {
   TORCH_CHECK_TYPE(false, "tensor(): argument 'dtype' must be tessera.dtype, not ", Py_TYPE(obj)->tp_name);
 }
 
-PyObject* tensor_fn(PyObject*, PyObject* args, PyObject* kwargs) {
+PyObject* tensor_fn(PyObject* module, PyObject* args, PyObject* kwargs) {
+  // a TorchFunctionMode sees tessera.tensor(...) as torch's modes see torch.tensor
+  if (C10_UNLIKELY(torch_function_mode_active())) return handle_function_torch_function(module, "tensor", args, kwargs);
   HANDLE_TH_ERRORS
   Py_ssize_t nargs = PyTuple_GET_SIZE(args);
   TORCH_CHECK_TYPE(nargs <= 1, "tensor() takes 1 positional argument but ", nargs, " were given");

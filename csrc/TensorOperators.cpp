@@ -12,6 +12,7 @@
 #include <c10/util/Exception.h>
 
 #include <cstring>
+#include <utility>
 
 namespace tessera::python {
 
@@ -43,6 +44,8 @@ int64_t unpack_long_checked(PyObject* obj) {
 }
 
 }  // namespace
+
+bool is_numpy_scalar(PyObject* obj) { return numpy_scalar_kind(obj) != NumberKind::None; }
 
 bool number_to_scalar(PyObject* obj, c10::Scalar& out) {
   if (PyFloat_Check(obj)) {
@@ -118,6 +121,55 @@ bool operand_to_tensor(PyObject* obj, at::Tensor& out) {
 }
 
 namespace {
+// The Python spelling of an in-place operator by the method its override receives; null
+// for the other operators.
+const char* inplace_symbol(const char* name) {
+  static const std::pair<const char*, const char*> table[] = {
+      {"add_", "+="}, {"sub_", "-="}, {"mul_", "*="}, {"div_", "/="}, {"floor_divide_", "//="},
+      {"remainder_", "%="}, {"pow_", "**="}, {"__iand__", "&="}, {"__ior__", "|="}, {"__ixor__", "^="},
+      {"__ilshift__", "<<="}, {"__irshift__", ">>="}};
+  for (const auto& [method, symbol] : table) {
+    if (std::strcmp(method, name) == 0) return symbol;
+  }
+  return nullptr;
+}
+
+// What an operator's parser would take: a tensor, an overriding object, a number, a numpy
+// array. Anything else never reaches __torch_function__ in torch either.
+bool operand_acceptable(PyObject* obj) {
+  return is_tensor(obj) || is_overloaded(obj) || PyLong_Check(obj) || PyFloat_Check(obj) || PyComplex_Check(obj) ||
+         is_numpy_scalar(obj) || is_numpy_array(obj);
+}
+
+PyObject* unsupported_inplace(const char* symbol, PyObject* a, PyObject* b) {
+  PyErr_Format(PyExc_TypeError, "unsupported operand type(s) for %s: '%.100s' and '%.100s'", symbol,
+               Py_TYPE(a)->tp_name, Py_TYPE(b)->tp_name);
+  return nullptr;
+}
+}  // namespace
+
+PyObject* operator_torch_function(const char* name, const char* reflected, PyObject* a, PyObject* b) {
+  // An in-place operator raises itself: CPython would otherwise go on to a subclass's
+  // sq_inplace_concat (filled from Tensor.__iadd__), get NotImplemented again and bind it.
+  const char* symbol = inplace_symbol(name);
+  if (!operand_acceptable(a) || !operand_acceptable(b)) {
+    if (symbol) return unsupported_inplace(symbol, a, b);
+    Py_RETURN_NOTIMPLEMENTED;
+  }
+  PyObject* result = handle_operator_torch_function(name, reflected, a, b);
+  if (!result && PyErr_ExceptionMatches(PyExc_TypeError)) {
+    PyErr_Clear();
+    if (symbol) return unsupported_inplace(symbol, a, b);
+    Py_RETURN_NOTIMPLEMENTED;
+  }
+  if (symbol && result == Py_NotImplemented) {
+    Py_DECREF(result);
+    return unsupported_inplace(symbol, a, b);
+  }
+  return result;
+}
+
+namespace {
 
 // (** takes its number operand as a Scalar, as torch's Tensor.__pow__ does: int ** negative
 // int is then refused the way torch refuses it.)
@@ -125,6 +177,7 @@ namespace {
 PyObject* tensor_power(PyObject* a, PyObject* b, PyObject* mod) {
   HANDLE_TH_ERRORS
   if (mod != Py_None) Py_RETURN_NOTIMPLEMENTED;
+  if (C10_UNLIKELY(operator_has_torch_function(a, b))) return operator_torch_function("pow", "__rpow__", a, b);
   bool ta = is_tensor(a), tb = is_tensor(b);
   if (ta && tb) return wrap(at::pow(unwrap(a), unwrap(b)));
   c10::Scalar s;
@@ -143,7 +196,9 @@ PyObject* tensor_power(PyObject* a, PyObject* b, PyObject* mod) {
 
 PyObject* tensor_inplace_power(PyObject* a, PyObject* b, PyObject* mod) {
   HANDLE_TH_ERRORS
-  if (mod != Py_None || !is_tensor(a)) Py_RETURN_NOTIMPLEMENTED;
+  if (mod != Py_None) Py_RETURN_NOTIMPLEMENTED;
+  if (C10_UNLIKELY(operator_has_torch_function(a, b))) return operator_torch_function("pow_", nullptr, a, b);
+  if (!is_tensor(a)) Py_RETURN_NOTIMPLEMENTED;
   c10::Scalar s;
   at::Tensor other;
   if (is_tensor(b)) {
@@ -163,6 +218,7 @@ PyObject* tensor_inplace_power(PyObject* a, PyObject* b, PyObject* mod) {
 // a @ b: at::matmul for two tensors (torch takes no Python number here either).
 PyObject* tensor_matmul(PyObject* a, PyObject* b) {
   HANDLE_TH_ERRORS
+  if (C10_UNLIKELY(operator_has_torch_function(a, b))) return operator_torch_function("matmul", "__rmatmul__", a, b);
   if (!is_tensor(a) || !is_tensor(b)) Py_RETURN_NOTIMPLEMENTED;
   return wrap(at::matmul(unwrap(a), unwrap(b)));
   END_HANDLE_TH_ERRORS
@@ -171,6 +227,7 @@ PyObject* tensor_matmul(PyObject* a, PyObject* b) {
 // ~t: torch refuses floating and complex tensors with a TypeError before dispatching.
 PyObject* tensor_invert(PyObject* a) {
   HANDLE_TH_ERRORS
+  if (C10_UNLIKELY(self_has_torch_function(a))) return handle_operator_torch_function("__invert__", nullptr, a, nullptr);
   const at::Tensor& t = unwrap(a);
   TORCH_CHECK_TYPE(c10::isIntegralType(t.scalar_type(), /*includeBool=*/true),
                    "~ (operator.invert) is only implemented on integer and Boolean-type tensors");
@@ -182,6 +239,11 @@ PyObject* tensor_invert(PyObject* a) {
 // NotImplemented, so `t == None` is False and `t < "a"` a TypeError, as in torch.
 PyObject* tensor_richcompare(PyObject* self, PyObject* other, int op) {
   HANDLE_TH_ERRORS
+  if (C10_UNLIKELY(operator_has_torch_function(self, other))) {
+    static const char* const names[] = {"lt", "le", "eq", "ne", "gt", "ge"};  // Py_LT .. Py_GE
+    if (op < Py_LT || op > Py_GE) Py_RETURN_NOTIMPLEMENTED;
+    return operator_torch_function(names[op], nullptr, self, other);
+  }
   if (!is_tensor(self)) Py_RETURN_NOTIMPLEMENTED;
   at::Tensor number;
   const at::Tensor* rhs = nullptr;

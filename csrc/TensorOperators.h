@@ -3,6 +3,7 @@
 // each, a Python number or numpy array on either side turned into a tensor operand first.
 #pragma once
 
+#include "TorchFunction.h"
 #include "python_api.h"
 
 namespace tessera::python {
@@ -11,10 +12,18 @@ using BinaryOperator = at::Tensor (*)(const at::Tensor&, const at::Tensor&);
 using InplaceOperator = void (*)(const at::Tensor&, const at::Tensor&);
 using UnaryOperator = at::Tensor (*)(const at::Tensor&);
 
+// An operator's __torch_function__ hand-off: a TypeError (no override answered) becomes
+// NotImplemented, so Python tries the other operand and then reports the operand types,
+// as torch's operators do.
+PyObject* operator_torch_function(const char* name, const char* reflected, PyObject* a, PyObject* b);
+
 // a op b with either operand the tensor (b op a arrives here as the reflected call).
-template <BinaryOperator fn>
+// `name` and `reflected` are what __torch_function__ sees as the function (see
+// handle_operator_torch_function).
+template <BinaryOperator fn, const char* name, const char* reflected>
 PyObject* binary_slot(PyObject* a, PyObject* b) {
   HANDLE_TH_ERRORS
+  if (C10_UNLIKELY(operator_has_torch_function(a, b))) return operator_torch_function(name, reflected, a, b);
   const bool ta = is_tensor(a), tb = is_tensor(b);
   if (ta && tb) return wrap(fn(unwrap(a), unwrap(b)));
   at::Tensor other;
@@ -28,9 +37,10 @@ PyObject* binary_slot(PyObject* a, PyObject* b) {
 }
 
 // a op= b: the very object a comes back.
-template <InplaceOperator fn>
+template <InplaceOperator fn, const char* name>
 PyObject* inplace_slot(PyObject* a, PyObject* b) {
   HANDLE_TH_ERRORS
+  if (C10_UNLIKELY(operator_has_torch_function(a, b))) return operator_torch_function(name, nullptr, a, b);
   if (!is_tensor(a)) Py_RETURN_NOTIMPLEMENTED;
   at::Tensor number;
   if (is_tensor(b)) {
@@ -45,9 +55,10 @@ PyObject* inplace_slot(PyObject* a, PyObject* b) {
   END_HANDLE_TH_ERRORS
 }
 
-template <UnaryOperator fn>
+template <UnaryOperator fn, const char* name>
 PyObject* unary_slot(PyObject* a) {
   HANDLE_TH_ERRORS
+  if (C10_UNLIKELY(self_has_torch_function(a))) return handle_operator_torch_function(name, nullptr, a, nullptr);
   return wrap(fn(unwrap(a)));
   END_HANDLE_TH_ERRORS
 }

@@ -56,6 +56,8 @@ c10::Device device_from_object(PyObject* obj);
 // use (nullopt: none set, the CPU); each thread has its own.
 std::optional<c10::Device> default_factory_device();
 
+// Whether obj is one of numpy's scalar types (numpy.float32, numpy.int64, ...).
+bool is_numpy_scalar(PyObject* obj);
 // A Python number (bool, int, float, complex or a numpy scalar) as a Scalar (Bool, Long,
 // Double or ComplexDouble); false when obj is not one.
 bool number_to_scalar(PyObject* obj, c10::Scalar& out);

@@ -27,6 +27,15 @@ __version__ = _C._version
 # The oneDNN layout keeps torch's private-looking name, which `import *` would skip.
 _mkldnn = _C._mkldnn
 
+# The __torch_function__ protocol: Tensor's default override (subclasses' results come
+# back as the subclass) and torch._C's context managers; installed before any Python-defined
+# Tensor method, which _C._add_tensor_methods makes overridable.
+from . import _torch_function  # noqa: E402
+_C._add_tensor_methods({"__torch_function__": classmethod(_torch_function._tensor_torch_function)})
+_C.DisableTorchFunction = _torch_function.DisableTorchFunction
+_C.DisableTorchFunctionSubclass = _torch_function.DisableTorchFunctionSubclass
+_C._EnableTorchFunction = _torch_function._EnableTorchFunction
+
 # Tensor methods torch defines in Python: the casts t.float(), t.half(), ... and to()'s
 # positional-device form, and x.where(condition, y). (T, mT, H and mH are properties of
 # the C type itself.)
@@ -151,3 +160,8 @@ from ._einsum import einsum  # noqa: E402,F401
 
 # torch.range (deprecated, the end included): bound last, so the module's own code keeps the builtin.
 from .functional import deprecated_range as range  # noqa: E402,F401,A001
+
+# tessera.overrides (torch.overrides); the Python-defined functions of the namespaces
+# become overridable last, when every one of them is bound.
+from . import overrides  # noqa: E402,F401
+overrides._make_python_functions_overridable()

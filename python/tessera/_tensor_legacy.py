@@ -6,6 +6,7 @@ the legacy constructors ``new`` / ``new_tensor``, the Python-callable loops ``ap
 Importing this module installs them on ``tessera.Tensor``.
 """
 import builtins
+import inspect
 import numbers
 import warnings
 
@@ -171,17 +172,12 @@ def map2_(self, x, y, callable):
 
 
 def as_subclass(self, cls):
-    """as_subclass(cls) -> Tensor: self's data as an instance of the Tensor subclass cls
-    (sharing memory with self)."""
+    """as_subclass(cls) -> Tensor: self as an instance of the Tensor subclass cls: the same
+    tensor (memory, autograd graph and gradient) in a new Python object."""
     if not (isinstance(cls, builtins.type) and issubclass(cls, _Tensor)):
         raise RuntimeError("Creating a Tensor subclass from a class that does not inherit from Tensor is not "
                            "possible. Make sure your class inherits from Tensor.")
-    if self.requires_grad:
-        # torch's result stays in self's graph; Tessera can only make an alias outside every
-        # graph (Tensor._make_subclass), which would silently cut the gradient's path.
-        raise NotImplementedError("as_subclass: a tensor that requires grad cannot be rewrapped in Tessera yet "
-                                  "(its gradient would not reach it); call it on self.detach()")
-    return _Tensor._make_subclass(cls, self, False)
+    return _C._autograd.as_subclass(self, cls)
 
 
 # ---------------------------------------------------------------- devices Tessera does not have
@@ -301,6 +297,7 @@ def _function_form(method, *names):
         return method(*args)
     fn.__name__ = fn.__qualname__ = method.__name__
     fn.__doc__ = f"{method.__name__}({', '.join(names)}) -> {method.__doc__.split('-> ', 1)[1]}"
+    fn.__signature__ = inspect.Signature([inspect.Parameter(n, inspect.Parameter.POSITIONAL_ONLY) for n in names])
     return fn
 
 

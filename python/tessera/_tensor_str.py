@@ -262,7 +262,9 @@ def _str(t):
         layout_suffix.append("layout=" + repr(t.layout))
         with _no_grad():
             values = t.to_dense()
-    prefix = "tensor("
+    # a subclass prints its own name, as torch (Parameter prints its contents as a tensor)
+    from .nn.parameter import Parameter
+    prefix = "tensor(" if type(t) in (_C.Tensor, Parameter) else f"{type(t).__name__}("
     indent = len(prefix)
     suffixes = []
     dev = t.device

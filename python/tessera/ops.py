@@ -21,7 +21,7 @@ class OpOverload:
     def __init__(self, qualified: str, overload: str):
         self._qualified = qualified
         self._overload = overload
-        self._op = _C._OpCall(qualified, overload)
+        self._op = _C._OpCall(qualified, overload, self)
         self.__name__ = f"{qualified}.{overload or 'default'}"
 
     def __call__(self, *args, **kwargs):
@@ -36,7 +36,7 @@ class OpOverloadPacket:
 
     def __init__(self, qualified: str):
         self._qualified = qualified
-        self._op = _C._OpCall(qualified, None)
+        self._op = _C._OpCall(qualified, None, self)
         self.__name__ = qualified
 
     def __call__(self, *args, **kwargs):

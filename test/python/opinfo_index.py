@@ -132,6 +132,7 @@ register(
     OpInfo("nonzero", lambda lib, a, **k: lib.nonzero(a, **k), method="nonzero", data_dependent=True),
     OpInfo("nonzero[as_tuple]", lambda lib, a: lib.nonzero(a, as_tuple=True), supports_out=False,
            data_dependent=True, covers=("nonzero_numpy",)),
+    OpInfo("where[condition]", lambda lib, a: lib.where(a), supports_out=False, data_dependent=True),
     OpInfo("argwhere", lambda lib, a: lib.argwhere(a), method="argwhere", supports_out=False, data_dependent=True),
 )
 

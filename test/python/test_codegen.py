@@ -205,7 +205,7 @@ def test_python_policy_fields(tmp_path):
     assert "r.with_requires_grad(at::ops::op_add_Tensor()" not in py
     slots = files["csrc/python_number_slots.cpp"]
     assert "return at::ops::op_add_Tensor().call(a, b, 1);" in slots
-    assert "n.nb_add = binary_slot<operator_add>;" in slots
+    assert "n.nb_add = binary_slot<operator_add, operator_add_api, operator_add_rapi>;" in slots
     filled = files["aten/ops/FilledFactories.cpp"]
     assert "at::Tensor result = ops::op_empty_memory_format().call(size, dtype, layout, device, pin_memory, " \
            "std::nullopt);\n  result.fill_(0);" in filled

@@ -613,7 +613,8 @@ def test_subclass_and_attributes():
     m.tag = "x"
     assert type(m) is MyTensor and isinstance(m, tessera.Tensor) and m.tag == "x"
     assert m.tolist() == [1.0, 2.0] and m.dtype is tessera.float32
-    assert type(m + 1) is tessera.Tensor and (m + m).tolist() == [2.0, 4.0]
+    # as torch: results of operations on a subclass are the subclass (Tensor.__torch_function__)
+    assert type(m + 1) is MyTensor and (m + m).tolist() == [2.0, 4.0] and repr(m) == "MyTensor([1., 2.])"
     r = weakref.ref(m)
     del m
     assert r() is None

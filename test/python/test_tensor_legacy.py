@@ -241,9 +241,18 @@ def test_as_subclass_matches_torch():
     a[0] = 5
     assert t[0].item() == 5.0
     assert outcome(lambda: t.as_subclass(int)) == outcome(lambda: u.as_subclass(int))
-    # torch's result stays in self's graph; tessera refuses rather than cut the gradient
-    with pytest.raises(NotImplementedError, match="as_subclass"):
-        tessera.ones(2, requires_grad=True).as_subclass(Mine)
+    # the result is an alias of self (a view in its graph): the gradient reaches self
+    grads = []
+    for lib, cls in ((tessera, Mine), (torch, Theirs)):
+        x = lib.ones(2, requires_grad=True)
+        y = (x * 3).as_subclass(cls)
+        assert y.requires_grad and y.grad_fn is not None
+        y.sum().backward()
+        view = x.as_subclass(cls)
+        assert not view.is_leaf and view.requires_grad and view._base.data_ptr() == x.data_ptr()
+        assert lib.ones(1).as_subclass(cls).is_leaf
+        grads.append(x.grad.tolist())
+    assert grads[0] == grads[1] == [3.0, 3.0]
 
 
 def test_device_methods_raise_as_a_cpu_only_torch():

@@ -490,6 +490,8 @@ std::vector<Tensor> nonzero_numpy(const Tensor& self) {
   return (self.dim() == 0 ? self.unsqueeze(0) : self).nonzero().unbind(1);
 }
 
+std::vector<Tensor> where(const Tensor& condition) { return at::nonzero_numpy(condition); }
+
 Tensor take_cpu(const Tensor& self, const Tensor& index) { return take_impl(self, index, false); }
 Tensor take_meta(const Tensor& self, const Tensor& index) { return take_impl(self, index, true); }
 

@@ -23,6 +23,8 @@ from . import variable  # noqa: F401
 from .variable import Variable  # noqa: F401
 # The device kinds of torch's profiler events (torch._C._autograd.DeviceType).
 from ._device_type import DeviceType  # noqa: F401
+# torch.autograd re-exports the __torch_function__ helpers (torch.overrides).
+from ..overrides import handle_torch_function, has_torch_function, is_tensor_like  # noqa: F401,E402
 
 _A = _C._autograd
 # One tensor a backward Node saved: grad_fn._raw_saved_<name>, with register_hooks().

@@ -3,18 +3,41 @@ it is assigned as an attribute. It holds an alias of the data it is made from an
 requires grad by default; operations on it return plain Tensors, as in torch. Also the
 lazy modules' placeholders, UninitializedParameter and UninitializedBuffer."""
 from .. import _C
+from ..overrides import is_tensor_method_or_property, resolve_name
 
 Tensor = _C.Tensor
 
 
-class Parameter(Tensor):
+class _ParameterMeta(type):
+    # A Parameter made from a Tensor subclass stays an instance of that subclass, marked
+    # _is_param; isinstance(p, Parameter) holds for it all the same (torch's rule).
+    def __instancecheck__(self, instance):
+        return super().__instancecheck__(instance) or (
+            isinstance(instance, Tensor) and getattr(instance, "_is_param", False))
+
+
+class Parameter(Tensor, metaclass=_ParameterMeta):
     """Parameter(data=None, requires_grad=True): data (an empty tensor when None) as a
-    module parameter."""
+    module parameter. Data of a Tensor subclass stays that subclass (its detach(), with
+    requires_grad set and marked as a parameter), so its __torch_function__ keeps working."""
 
     def __new__(cls, data=None, requires_grad=True):
         if data is None:
             data = _C.empty(0)
-        return Tensor._make_subclass(cls, data, requires_grad)
+        if type(data) is Tensor or type(data) is Parameter:
+            return Tensor._make_subclass(cls, data, requires_grad)
+        t = data.detach().requires_grad_(requires_grad)
+        if type(t) is not type(data):
+            raise RuntimeError(
+                f"Creating a Parameter from an instance of type {type(data).__name__} requires that detach() "
+                f"returns an instance of the same type, but return type {type(t).__name__} was found instead. To "
+                "use the type as a Parameter, please correct the detach() semantics defined by its "
+                "__torch_dispatch__() implementation.")
+        t._is_param = True
+        return t
+
+    # As torch: operations on parameters give plain tensors, not Parameters.
+    __torch_function__ = _C._disabled_torch_function_impl
 
     def __deepcopy__(self, memo):
         if id(self) in memo:
@@ -75,6 +98,16 @@ class UninitializedTensorMixin:
     w)) sees its empty data and fails on the shape instead."""
 
     cls_to_become = None
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        # tessera functions given a placeholder refuse it as its methods do; property
+        # getters (method-wrappers: dtype, device, ...) and the allowed methods answer.
+        name = getattr(func, "__name__", "")
+        if name in _UNINITIALIZED_ALLOWED and is_tensor_method_or_property(func) or \
+                type(func).__name__ == "method-wrapper":
+            return super().__torch_function__(func, types, args, {} if kwargs is None else kwargs)
+        raise _refuse(cls.__name__, resolve_name(func) or repr(func))
 
     def __getattribute__(self, name):
         if name[0] != "_" and name not in _UNINITIALIZED_ALLOWED:
@@ -164,6 +197,8 @@ del _name
 class _MaterializedTensor(Tensor):
     """A materialised UninitializedBuffer: an ordinary tensor in all but its type (see
     UninitializedTensorMixin.materialize)."""
+
+    __torch_function__ = _C._disabled_torch_function_impl
 
 
 _TENSOR_TYPES = (Tensor, object)
