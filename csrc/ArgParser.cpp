@@ -44,18 +44,6 @@ bool is_sequence_of(PyObject* obj, bool (*pred)(PyObject*)) {
 bool is_tensor_like(PyObject* obj) { return is_tensor(obj) || is_overloaded(obj); }
 bool is_tensor_or_none(PyObject* obj) { return obj == Py_None || is_tensor_like(obj); }
 
-// A value that matched a Tensor-like parameter: whether it (or an element of its list)
-// overrides __torch_function__.
-bool overrides_torch_function(PyObject* obj) {
-  if (PyTuple_Check(obj) || PyList_Check(obj)) {
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(obj);
-    for (Py_ssize_t k = 0; k < n; ++k) {
-      if (is_overloaded(PySequence_Fast_GET_ITEM(obj, k))) return true;
-    }
-    return false;
-  }
-  return is_overloaded(obj);
-}
 bool is_dimname(PyObject* obj) { return obj == Py_None || PyUnicode_Check(obj) || PyBytes_Check(obj); }
 bool is_bool(PyObject* obj) { return PyBool_Check(obj); }
 
@@ -468,7 +456,7 @@ bool PythonArgParser::try_match(const PythonSignature& sig, PyObject* args, PyOb
     }
     out.values[i] = obj;
     if (p.tensor_like && C10_UNLIKELY(Py_TYPE(obj) != TensorType) && !out.has_torch_function) {
-      out.has_torch_function = overrides_torch_function(obj);
+      out.has_torch_function = value_overrides(obj);
     }
   }
   if (kwargs && kwargs_used < PyDict_Size(kwargs)) {

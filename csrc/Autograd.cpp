@@ -178,6 +178,17 @@ py::object function_apply(py::object cls, py::object ctx, py::args args) {
   return single ? py::object(result[0]) : py::object(result);
 }
 
+// A new instance of the Tensor subclass cls (checked by the caller) holding t.
+py::object subclass_instance(py::handle cls, at::Tensor t) {
+  auto* type = reinterpret_cast<PyTypeObject*>(cls.ptr());
+  PyObject* obj = type->tp_alloc(type, 0);
+  if (!obj) throw py::error_already_set();
+  auto* tobj = reinterpret_cast<TensorObject*>(obj);
+  new (&tobj->tensor) at::Tensor(std::move(t));
+  tobj->weakreflist = nullptr;
+  return py::reinterpret_steal<py::object>(obj);
+}
+
 }  // namespace
 
 void init_autograd(py::module_& m) {
@@ -331,13 +342,7 @@ void init_autograd(py::module_& m) {
                      "_make_subclass: cls must be a subclass of Tensor");
     at::Tensor alias = torch::autograd::impl::tensor_data(tensor_arg(data, "data"));
     if (requires_grad) alias.set_requires_grad(true);
-    auto* type = reinterpret_cast<PyTypeObject*>(cls.ptr());
-    PyObject* obj = type->tp_alloc(type, 0);
-    if (!obj) throw py::error_already_set();
-    auto* tobj = reinterpret_cast<TensorObject*>(obj);
-    new (&tobj->tensor) at::Tensor(std::move(alias));
-    tobj->weakreflist = nullptr;
-    return py::reinterpret_steal<py::object>(obj);
+    return subclass_instance(cls, std::move(alias));
   });
   // t.as_subclass(cls): an alias of t (the alias operator: a view in t's graph, sharing its
   // memory and version counter) in a new Python object of the Tensor subclass cls, as
@@ -346,14 +351,7 @@ void init_autograd(py::module_& m) {
     TORCH_CHECK(PyType_Check(cls.ptr()) && PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(cls.ptr()), TensorType),
                 "Creating a Tensor subclass from a class that does not inherit from Tensor is not possible. Make sure "
                 "your class inherits from Tensor.");
-    at::Tensor same = at::ops::op_alias().call(tensor_arg(data, "self"));
-    auto* type = reinterpret_cast<PyTypeObject*>(cls.ptr());
-    PyObject* obj = type->tp_alloc(type, 0);
-    if (!obj) throw py::error_already_set();
-    auto* tobj = reinterpret_cast<TensorObject*>(obj);
-    new (&tobj->tensor) at::Tensor(std::move(same));
-    tobj->weakreflist = nullptr;
-    return py::reinterpret_steal<py::object>(obj);
+    return subclass_instance(cls, at::ops::op_alias().call(tensor_arg(data, "self")));
   });
   // t.data = new (the set_data operator: t keeps its autograd state and version counter).
   a.def("set_data", [](py::handle t, py::handle data) {

@@ -11,6 +11,7 @@
 namespace tessera::python {
 
 thread_local TorchFunctionTLS torch_function_tls;
+std::atomic<int> torch_function_modes_pushed{0};
 
 namespace {
 
@@ -131,6 +132,17 @@ Ref overloaded_of(const ParsedArgs& r, PyObject* self) {
   return overloaded;
 }
 }  // namespace
+
+bool value_overrides(PyObject* obj) {
+  if (PyTuple_Check(obj) || PyList_Check(obj)) {
+    const Py_ssize_t n = PySequence_Fast_GET_SIZE(obj);
+    for (Py_ssize_t k = 0; k < n; ++k) {
+      if (is_overloaded(PySequence_Fast_GET_ITEM(obj, k))) return true;
+    }
+    return false;
+  }
+  return is_overloaded(obj);
+}
 
 PyObject* handle_torch_function(const ParsedArgs& r, PyObject* self, PyObject* args, PyObject* kwargs,
                                 const char* name, bool is_method) {
@@ -272,27 +284,17 @@ PyObject* has_torch_function_variadic(PyObject*, PyObject* const* args, Py_ssize
 PyObject* args_need_dispatch(PyObject*, PyObject* const* argv, Py_ssize_t nargs) {
   if (torch_function_mode_active()) Py_RETURN_TRUE;
   if (torch_function_tls.state != TorchFunctionState::Enabled) Py_RETURN_FALSE;
-  auto check = [](PyObject* v) {
-    if (PyTuple_Check(v) || PyList_Check(v)) {
-      Py_ssize_t n = PySequence_Fast_GET_SIZE(v);
-      for (Py_ssize_t k = 0; k < n; ++k) {
-        if (is_overloaded(PySequence_Fast_GET_ITEM(v, k))) return true;
-      }
-      return false;
-    }
-    return is_overloaded(v);
-  };
   if (nargs >= 1 && PyTuple_Check(argv[0])) {
     Py_ssize_t n = PyTuple_GET_SIZE(argv[0]);
     for (Py_ssize_t i = 0; i < n; ++i) {
-      if (check(PyTuple_GET_ITEM(argv[0], i))) Py_RETURN_TRUE;
+      if (value_overrides(PyTuple_GET_ITEM(argv[0], i))) Py_RETURN_TRUE;
     }
   }
   if (nargs >= 2 && PyDict_Check(argv[1])) {
     PyObject *key, *value;
     Py_ssize_t pos = 0;
     while (PyDict_Next(argv[1], &pos, &key, &value)) {
-      if (check(value)) Py_RETURN_TRUE;
+      if (value_overrides(value)) Py_RETURN_TRUE;
     }
   }
   Py_RETURN_FALSE;
@@ -324,6 +326,7 @@ PyObject* push_mode(PyObject*, PyObject* mode) {
   Py_INCREF(mode);
   mode_stack.push_back(mode);
   torch_function_tls.modes = static_cast<uint32_t>(mode_stack.size());
+  torch_function_modes_pushed.fetch_add(1, std::memory_order_relaxed);
   Py_RETURN_NONE;
 }
 
@@ -333,6 +336,7 @@ PyObject* pop_mode(PyObject*, PyObject*) {
   PyObject* mode = mode_stack.back();  // the stack's reference passes to the caller
   mode_stack.pop_back();
   torch_function_tls.modes = static_cast<uint32_t>(mode_stack.size());
+  torch_function_modes_pushed.fetch_sub(1, std::memory_order_relaxed);
   return mode;
   END_HANDLE_TH_ERRORS
 }

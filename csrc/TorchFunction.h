@@ -8,6 +8,7 @@
 
 #include <c10/macros/Macros.h>
 
+#include <atomic>
 #include <cstdint>
 
 namespace tessera::python {
@@ -23,10 +24,14 @@ struct TorchFunctionTLS {
   uint32_t modes = 0;  // the depth of this thread's TorchFunctionMode stack
 };
 extern thread_local TorchFunctionTLS torch_function_tls;
+// How many modes are pushed on all threads together: read first, so that a call made while
+// no thread has a mode (the usual case) costs one plain load, not a thread-local lookup.
+extern std::atomic<int> torch_function_modes_pushed;
 
 // Whether a TorchFunctionMode must see every call made now.
 inline bool torch_function_mode_active() {
-  return C10_UNLIKELY(torch_function_tls.modes != 0) && torch_function_tls.state != TorchFunctionState::AllDisabled;
+  return C10_UNLIKELY(torch_function_modes_pushed.load(std::memory_order_relaxed) != 0) &&
+         torch_function_tls.modes != 0 && torch_function_tls.state != TorchFunctionState::AllDisabled;
 }
 
 // Whether obj's type defines __torch_function__ (other than _disabled_torch_function_impl),
@@ -36,9 +41,14 @@ bool has_torch_function_attr(PyObject* obj);
 // Whether obj overrides the call it is passed to: a Tensor subclass or another object with
 // __torch_function__, while the thread lets subclasses override.
 inline bool is_overloaded(PyObject* obj) {
-  return Py_TYPE(obj) != TensorType && torch_function_tls.state == TorchFunctionState::Enabled &&
-         has_torch_function_attr(obj);
+  PyTypeObject* tp = Py_TYPE(obj);
+  if (tp == TensorType || tp == &PyLong_Type || tp == &PyFloat_Type || tp == &PyBool_Type) return false;
+  return torch_function_tls.state == TorchFunctionState::Enabled && has_torch_function_attr(obj);
 }
+
+// The same for a value in a tensor or tensor-list position: the object, or an item of a
+// list or tuple.
+bool value_overrides(PyObject* obj);
 
 // Whether a Tensor method (or property getter, or operator) called on self must go to
 // __torch_function__.

@@ -24,53 +24,49 @@ _disabled_torch_function_impl = _C._disabled_torch_function_impl
 _STATE_ENABLED, _STATE_SUBCLASSES_DISABLED, _STATE_ALL_DISABLED = 0, 1, 2
 
 
-class DisableTorchFunctionSubclass:
+class _StateSwitch:
+    """A context manager that sets this thread's protocol state and restores it on exit."""
+
+    __slots__ = ("_saved",)
+    _state = _STATE_ENABLED
+
+    def _target(self, saved):
+        return self._state
+
+    def __enter__(self):
+        self._saved = _C._get_torch_function_state()
+        _C._set_torch_function_state(self._target(self._saved))
+        return self
+
+    def __exit__(self, *exc):
+        _C._set_torch_function_state(self._saved)
+        return False
+
+
+class DisableTorchFunctionSubclass(_StateSwitch):
     """Context manager: within it, Tensor subclasses' and tensor-likes' __torch_function__
     are not called (TorchFunctionModes still are). What Tensor.__torch_function__ runs the
     original function under."""
 
-    __slots__ = ("_saved",)
+    __slots__ = ()
 
-    def __enter__(self):
-        self._saved = _C._get_torch_function_state()
-        if self._saved == _STATE_ENABLED:
-            _C._set_torch_function_state(_STATE_SUBCLASSES_DISABLED)
-        return self
-
-    def __exit__(self, *exc):
-        _C._set_torch_function_state(self._saved)
-        return False
+    def _target(self, saved):
+        return _STATE_SUBCLASSES_DISABLED if saved == _STATE_ENABLED else saved
 
 
-class DisableTorchFunction:
+class DisableTorchFunction(_StateSwitch):
     """Context manager: within it, no __torch_function__ runs, neither subclasses' nor
     modes'."""
 
-    __slots__ = ("_saved",)
-
-    def __enter__(self):
-        self._saved = _C._get_torch_function_state()
-        _C._set_torch_function_state(_STATE_ALL_DISABLED)
-        return self
-
-    def __exit__(self, *exc):
-        _C._set_torch_function_state(self._saved)
-        return False
+    __slots__ = ()
+    _state = _STATE_ALL_DISABLED
 
 
-class _EnableTorchFunction:
+class _EnableTorchFunction(_StateSwitch):
     """Context manager: re-enables the protocol inside a disabled region (torch._C's)."""
 
-    __slots__ = ("_saved",)
-
-    def __enter__(self):
-        self._saved = _C._get_torch_function_state()
-        _C._set_torch_function_state(_STATE_ENABLED)
-        return self
-
-    def __exit__(self, *exc):
-        _C._set_torch_function_state(self._saved)
-        return False
+    __slots__ = ()
+    _state = _STATE_ENABLED
 
 
 # ---------------------------------------------------------------- the mode stack

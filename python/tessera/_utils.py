@@ -1,5 +1,6 @@
 """What unpickling a tensor calls: torch's _rebuild_tensor_v2 protocol over tessera's
 storages (tessera.storage)."""
+import copyreg
 from collections import OrderedDict
 
 from . import _C
@@ -57,7 +58,45 @@ def _reduce_ex(self, proto):
     args = (TypedStorage.of(self), self.storage_offset(), tuple(self.size()), self.stride(), self.requires_grad,
             OrderedDict())
     metadata = get_tensor_metadata(self)
-    return (_rebuild_tensor_v2, args + (metadata,) if metadata else args)
+    func, args = _rebuild_tensor_v2, (args + (metadata,) if metadata else args)
+    if type(self) is _C.Tensor:
+        return (func, args)
+    # A subclass instance comes back as its class with its Python state, as torch's
+    # Tensor.__reduce_ex__ pickles it.
+    return (_rebuild_from_type_v2, (func, type(self), args, _object_state(self)))
+
+
+def _object_state(obj):
+    """What object.__reduce_ex__ would save of obj's Python attributes: __getstate__()'s
+    answer, else (__dict__, slots) or __dict__."""
+    getstate = getattr(obj, "__getstate__", None)
+    if getstate is not None:
+        return getstate()
+    slots = copyreg._slotnames(type(obj))
+    if slots:
+        return obj.__dict__, {name: getattr(obj, name) for name in slots if hasattr(obj, name)}
+    return obj.__dict__
+
+
+def _rebuild_from_type_v2(func, new_type, args, state):
+    """Unpickling a Tensor subclass instance: func(*args) as new_type, with its state set
+    through new_type.__setstate__ when it defines one, else attribute by attribute."""
+    ret = func(*args)
+    if new_type is _C.Tensor:
+        return ret
+    if type(ret) is not new_type:
+        ret = ret.as_subclass(new_type)
+    if getattr(new_type, "__setstate__", None) is not None:
+        ret.__setstate__(state)
+        return ret
+    dict_state, slots_state = state if isinstance(state, tuple) else (state, None)
+    if isinstance(state, tuple) and len(state) != 2:
+        raise RuntimeError(f"Invalid serialized state: {state}")
+    for key, value in (dict_state or {}).items():
+        setattr(ret, key, value)
+    for key, value in (slots_state or {}).items():
+        setattr(ret, key, value)
+    return ret
 
 
 _C._add_tensor_methods({"__reduce_ex__": _reduce_ex})

@@ -535,3 +535,41 @@ def test_python_defined_getters_and_methods_are_named_as_torch():
     TensorLike = _tensor_like(tessera, None)
     with pytest.raises(TypeError, match="'tessera.Tensor.float'"):
         tessera.Tensor.float(TensorLike())
+
+
+class PickledSub(tessera.Tensor):
+    pass
+
+
+class TorchPickledSub(torch.Tensor):
+    pass
+
+
+class PickledWithSetstate(tessera.Tensor):
+    def __setstate__(self, state):
+        self.restored = dict(state)
+
+
+class TorchPickledWithSetstate(torch.Tensor):
+    def __setstate__(self, state):
+        self.restored = dict(state)
+
+
+def test_subclass_instances_pickle_and_copy_with_their_state_as_torch():
+    import copy
+    import pickle
+    seen = {}
+    for lib, cls, with_setstate in ((tessera, PickledSub, PickledWithSetstate),
+                                    (torch, TorchPickledSub, TorchPickledWithSetstate)):
+        s = lib.arange(3.0).as_subclass(cls)
+        s.scale = 3
+        shallow, loaded = copy.copy(s), pickle.loads(pickle.dumps(s))
+        w = lib.ones(1).as_subclass(with_setstate)
+        w.k = 1
+        seen[lib.__name__] = ([type(shallow).__name__.replace("Torch", ""), shallow.scale,
+                               shallow.data_ptr() == s.data_ptr()],
+                              [type(loaded).__name__.replace("Torch", ""), loaded.scale, loaded.tolist(),
+                               loaded.data_ptr() == s.data_ptr()],
+                              pickle.loads(pickle.dumps(w)).restored,
+                              type(pickle.loads(pickle.dumps(lib.ones(1)))).__name__)
+    assert seen["tessera"] == seen["torch"]
