@@ -5,6 +5,8 @@
 
 #include <aten/core/NamedTensorUtils.h>
 #include <aten/core/TensorUtils.h>
+#include <aten/ops/OperatorHandles.h>
+#include <c10/core/ThreadLocalState.h>
 #include <c10/util/Exception.h>
 
 #include <atomic>
@@ -120,6 +122,14 @@ void detach_in_place(const Tensor& t) {
 }
 
 Tensor tensor_data(const Tensor& t) {
+  if (C10_UNLIKELY(t.key_set().has(c10::DispatchKey::Python)) &&
+      !c10::thread_local_state().excluded.has(c10::DispatchKey::Python)) {
+    // A tensor whose Python class handles its operators (__torch_dispatch__) has its data
+    // in Python: the class makes the alias (aten.detach), as torch's shallow copy asks it.
+    Tensor alias = at::ops::op_detach().redispatch(t.key_set() & c10::after_ADInplaceOrView_keyset, t);
+    alias.unsafeGetTensorImpl()->set_version_counter(t.unsafeGetTensorImpl()->version_counter());
+    return alias;
+  }
   // make_view shares storage and version counter and starts with no autograd state.
   Tensor alias = at::make_view(t, t.sizes(), t.strides(), t.storage_offset());
   if (t.unsafeGetTensorImpl()->is_wrapped_number()) alias.unsafeGetTensorImpl()->set_wrapped_number(true);

@@ -94,6 +94,8 @@ def _argument_exprs(schema, locals_: list, self_expr: str | None):
             exprs.append(f"has{i} ? std::optional<at::ArrayRef<double>>(a{i}) : std::nullopt")
         elif t == "std::optional<at::Device>" and factory:
             exprs.append(f"r.factoryDevice({i})")
+        elif t == "std::optional<bool>" and factory and a.name == "pin_memory":
+            exprs.append(f"r.toBoolOptional({i}).value_or(false)")  # torch's bindings pass False
         else:
             exprs.append(_ACCESSORS[t].format(i=i))
     return exprs

@@ -170,6 +170,8 @@ IValue enum_default(const c10::DefaultValue& d, const SchemaType& type) {
   return IValue(d.toInt());
 }
 
+}  // namespace
+
 IValue default_ivalue(const c10::Argument& arg) {
   const auto& d = arg.default_value();
   if (!d) return IValue();
@@ -207,6 +209,8 @@ IValue default_ivalue(const c10::Argument& arg) {
   }
   return IValue();
 }
+
+namespace {
 
 [[noreturn]] void type_error(const std::string& msg) { TORCH_CHECK_TYPE(false, msg); }
 
@@ -667,7 +671,7 @@ std::optional<c10::Device> ParsedArgs::deviceOptional(size_t i) const {
 }
 
 std::optional<c10::Device> ParsedArgs::factoryDevice(size_t i) const {
-  if (isNone(i)) return default_factory_device();
+  if (isNone(i)) return default_factory_device().value_or(c10::Device(c10::kCPU));
   return device(i);
 }
 
@@ -798,7 +802,7 @@ IValue to_ivalue(PyObject* obj, const SchemaType& type, bool allow_number_as_ten
   }
 }
 
-PyObject* from_ivalue(const IValue& v) {
+PyObject* from_ivalue(const IValue& v, bool lists_as_lists) {
   switch (v.tag()) {
     case IValue::Tag::None: Py_RETURN_NONE;
     case IValue::Tag::Tensor: return wrap(v.toTensor());
@@ -816,11 +820,25 @@ PyObject* from_ivalue(const IValue& v) {
       return d;
     }
     case IValue::Tag::Device: return device_object(v.toDevice());
+    case IValue::Tag::Layout: {
+      PyObject* l = layout_object(v.toLayout());
+      Py_INCREF(l);
+      return l;
+    }
+    case IValue::Tag::MemoryFormat: {
+      PyObject* f = memory_format_object(v.toMemoryFormat());
+      Py_INCREF(f);
+      return f;
+    }
+    case IValue::Tag::Generator: return generator_object(v.toGenerator());
     default: {
-      // Lists and tuples: a tuple of converted elements, as torch returns them.
       std::vector<IValue> items;
       if (v.isTuple()) {
         for (const auto& e : v.toTupleElements()) items.push_back(e);
+      } else if (v.isBoolList()) {
+        for (bool x : v.toBoolList()) items.emplace_back(x);
+      } else if (v.isOptionalTensorList()) {
+        for (const auto& t : v.toOptionalTensorList()) items.push_back(t ? IValue(*t) : IValue());
       } else if (v.isIntList()) {
         for (int64_t x : v.toIntList()) items.emplace_back(x);
       } else if (v.isDoubleList()) {
@@ -832,13 +850,23 @@ PyObject* from_ivalue(const IValue& v) {
       } else {
         TORCH_CHECK_NOT_IMPLEMENTED(false, "returning a ", v.tagKind(), " to Python is not supported yet");
       }
-      PyObject* tuple = PyTuple_New(static_cast<Py_ssize_t>(items.size()));
-      if (!tuple) throw python_error();
+      const bool tuple = v.isTuple() || !lists_as_lists;
+      const auto n = static_cast<Py_ssize_t>(items.size());
+      PyObject* out = tuple ? PyTuple_New(n) : PyList_New(n);
+      if (!out) throw python_error();
       for (size_t i = 0; i < items.size(); ++i) {
-        PyObject* item = from_ivalue(items[i]);
-        PyTuple_SET_ITEM(tuple, static_cast<Py_ssize_t>(i), item);
+        PyObject* item = from_ivalue(items[i], lists_as_lists);
+        if (!item) {
+          Py_DECREF(out);
+          throw python_error();
+        }
+        if (tuple) {
+          PyTuple_SET_ITEM(out, static_cast<Py_ssize_t>(i), item);
+        } else {
+          PyList_SET_ITEM(out, static_cast<Py_ssize_t>(i), item);
+        }
       }
-      return tuple;
+      return out;
     }
   }
 }

@@ -117,7 +117,8 @@ class ParsedArgs {
   c10::Device device(size_t i) const;
   std::optional<c10::Device> deviceOptional(size_t i) const;
   // A factory's device= (an op with no tensor argument): the given one, else
-  // tessera.set_default_device's.
+  // tessera.set_default_device's, else the CPU; always a device, as torch's bindings pass
+  // it (so __torch_dispatch__ sees device= on every factory).
   std::optional<c10::Device> factoryDevice(size_t i) const;
   c10::MemoryFormat memoryformat(size_t i) const;
   std::optional<c10::MemoryFormat> memoryformatOptional(size_t i) const;
@@ -146,7 +147,11 @@ void check_out_options(const at::Tensor& out, std::optional<c10::ScalarType> dty
 // Python value <-> IValue by schema type; numbers become 0-dim "wrapped number" tensors
 // where a Tensor is expected and numbers are allowed.
 c10::IValue to_ivalue(PyObject* obj, const c10::SchemaType& type, bool allow_number_as_tensor = false);
-PyObject* from_ivalue(const c10::IValue& value);
+// Lists come back as tuples (what the bindings return, as torch's), or with lists_as_lists
+// as lists (what __torch_dispatch__ handlers get, as torch gives them).
+PyObject* from_ivalue(const c10::IValue& value, bool lists_as_lists = false);
+// An argument's schema default as the value a call without it passes (None when absent).
+c10::IValue default_ivalue(const c10::Argument& arg);
 // A Python bool/int/float/complex as a 0-dim tensor marked as a wrapped number.
 at::Tensor scalar_to_tensor(PyObject* obj);
 bool is_number(PyObject* obj);

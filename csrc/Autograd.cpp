@@ -3,6 +3,7 @@
 // modes, hooks and backward Nodes. python/tessera/autograd and _tensor_autograd.py build
 // torch's Python surface on these.
 #include "SavedFields.h"
+#include "TorchDispatch.h"
 #include "python_api.h"
 
 #include <autograd/autograd.h>
@@ -180,13 +181,7 @@ py::object function_apply(py::object cls, py::object ctx, py::args args) {
 
 // A new instance of the Tensor subclass cls (checked by the caller) holding t.
 py::object subclass_instance(py::handle cls, at::Tensor t) {
-  auto* type = reinterpret_cast<PyTypeObject*>(cls.ptr());
-  PyObject* obj = type->tp_alloc(type, 0);
-  if (!obj) throw py::error_already_set();
-  auto* tobj = reinterpret_cast<TensorObject*>(obj);
-  new (&tobj->tensor) at::Tensor(std::move(t));
-  tobj->weakreflist = nullptr;
-  return py::reinterpret_steal<py::object>(obj);
+  return py::reinterpret_steal<py::object>(new_subclass_instance(reinterpret_cast<PyTypeObject*>(cls.ptr()), std::move(t)));
 }
 
 }  // namespace
@@ -343,7 +338,7 @@ void init_autograd(py::module_& m) {
     at::Tensor alias = torch::autograd::impl::tensor_data(tensor_arg(data, "data"));
     if (requires_grad) alias.set_requires_grad(true);
     return subclass_instance(cls, std::move(alias));
-  });
+  }, py::arg("cls"), py::arg("data"), py::arg("require_grad") = false);
   // t.as_subclass(cls): an alias of t (the alias operator: a view in t's graph, sharing its
   // memory and version counter) in a new Python object of the Tensor subclass cls, as
   // torch's as_subclass.

@@ -56,7 +56,8 @@ struct ResolvedOp {
     std::vector<const c10::FunctionSchema*> schemas;
     for (const auto& h : next->handles) schemas.push_back(&h.schema());
     next->parser = std::make_unique<PythonArgParser>(qualified.substr(qualified.find("::") + 2), schemas,
-                                                     std::vector<const c10::FunctionSchema*>{}, false);
+                                                     std::vector<const c10::FunctionSchema*>{}, false,
+                                                     /*numbers_as_tensors=*/true);  // as torch.ops
     current = std::move(next);
     generation = now;
     return current;
@@ -173,6 +174,20 @@ PyObject* op_overloads(PyObject*, PyObject* arg) {
   END_HANDLE_TH_ERRORS
 }
 
+// One overload's schema as torch prints it ("aten::add.Tensor(Tensor self, ...) -> Tensor").
+PyObject* op_schema(PyObject*, PyObject* args) {
+  HANDLE_TH_ERRORS
+  const char* name = nullptr;
+  const char* overload = nullptr;
+  if (!PyArg_ParseTuple(args, "ss", &name, &overload)) return nullptr;
+  const std::string wanted = overload;
+  auto handles = overloads_of(name, &wanted);
+  TORCH_CHECK(!handles.empty(), "operator ", name, " has no overload '", wanted, "'");
+  const std::string text = handles.front().schema().toString();
+  return PyUnicode_FromStringAndSize(text.data(), static_cast<Py_ssize_t>(text.size()));
+  END_HANDLE_TH_ERRORS
+}
+
 PyObject* dispatch_dump(PyObject*, PyObject* arg) {
   HANDLE_TH_ERRORS
   const char* name = PyUnicode_AsUTF8(arg);
@@ -227,6 +242,7 @@ PyMethodDef* custom_op_functions() {
   static PyMethodDef table[] = {
       {"_call_op", call_op, METH_VARARGS, "Calls a registered operator by name with Python arguments."},
       {"_op_overloads", op_overloads, METH_O, "Overload names of a registered operator."},
+      {"_op_schema", op_schema, METH_VARARGS, "The schema of one overload of a registered operator."},
       {"_dispatch_dump", dispatch_dump, METH_O, "The dispatcher's registration table of one operator."},
       {"_load_library", load_library, METH_O, "Loads a library of custom operators."},
       {"_unload_library", unload_library, METH_O, "Unloads a library loaded with _load_library."},

@@ -251,4 +251,6 @@ bool init_generator(PyObject* module) {
   return PyModule_AddFunctions(module, module_functions) == 0;
 }
 
+PyObject* generator_object(at::Generator g) { return wrap_generator(std::move(g)); }
+
 }  // namespace tessera::python

@@ -3,6 +3,7 @@
 // bindings (generated_module_functions / generated_tensor_methods) and the custom-op entry
 // points. pybind11 creates the module; the hot types underneath are raw CPython.
 #include "Generator.h"
+#include "TorchDispatch.h"
 #include "TorchFunction.h"
 #include "python_api.h"
 
@@ -49,6 +50,7 @@ PYBIND11_MODULE(_C, m) {
     throw py::error_already_set();
   }
   if (!init_torch_function(mod)) throw py::error_already_set();
+  if (!init_torch_dispatch(mod)) throw py::error_already_set();
   if (!init_generator(mod) || !init_python_library(mod) || !init_op_call_type(mod)) throw py::error_already_set();
   if (PyModule_AddFunctions(mod, allocator_functions()) != 0) throw py::error_already_set();
   init_autograd(m);

@@ -3,6 +3,7 @@
 // directly against CPython so that an operator costs little more than its dispatch;
 // every other method comes from the generated bindings (generated_tensor_methods()).
 #include "ArgParser.h"
+#include "TorchDispatch.h"
 #include "TorchFunction.h"
 #include "python_api.h"
 
@@ -10,6 +11,7 @@
 #include <aten/core/NamedTensorUtils.h>
 #include <aten/core/NestedTensorImpl.h>
 #include <aten/ops/Functions.h>
+#include <aten/ops/OperatorHandles.h>
 #include <c10/core/ThreadLocalState.h>
 #include <c10/util/Exception.h>
 
@@ -800,11 +802,9 @@ PyObject* tensor_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
     result = at::empty(sizes, options);
   }
   if (type == TensorType) return wrap(std::move(result));
-  PyObject* obj = type->tp_alloc(type, 0);
-  if (!obj) return nullptr;
-  new (&as_tensor_object(obj)->tensor) at::Tensor(std::move(result));
-  as_tensor_object(obj)->weakreflist = nullptr;
-  return obj;
+  // A class that handles its operators gets its own tensor (an alias), never the argument's.
+  if (nargs == 1 && is_tensor(first) && type_has_torch_dispatch(type)) result = at::ops::op_alias().call(result);
+  return new_subclass_instance(type, std::move(result));
   END_HANDLE_TH_ERRORS
 }
 
@@ -830,6 +830,9 @@ bool warn_complex_half_once() {
 
 PyObject* wrap(at::Tensor t) {
   if (!t.defined()) Py_RETURN_NONE;
+  if (C10_UNLIKELY(t.key_set().has(c10::DispatchKey::Python)) && t.unsafeGetTensorImpl()->pyobj_slot()) {
+    return wrap_python_dispatch_tensor(std::move(t));
+  }
   if (C10_UNLIKELY(t.scalar_type() == c10::kComplexHalf) && !warn_complex_half_once()) return nullptr;
   auto* obj = static_cast<TensorObject*>(PyObject_Malloc(sizeof(TensorObject)));
   if (!obj) return PyErr_NoMemory();
@@ -871,10 +874,11 @@ bool init_tensor_type(PyObject* module) {
   t->tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE;
   t->tp_doc = "A multi-dimensional array of one element type on one device.";
   t->tp_dealloc = tensor_dealloc;
+  t->tp_finalize = tensor_finalize;  // subclasses' only (see csrc/TorchDispatch.h)
   t->tp_free = PyObject_Free;
   t->tp_new = tensor_new;
   t->tp_repr = call_python_printer;
-  t->tp_str = call_python_printer;
+  // str() goes through repr(), so a subclass's __repr__ serves both, as for torch's Tensor.
   t->tp_weaklistoffset = offsetof(TensorObject, weakreflist);
   t->tp_getset = tensor_getset;
 

@@ -4,11 +4,14 @@
 // bool, int -> int64, float -> float32, complex -> complex64, mixed -> promoted) unless
 // given, and elements are written straight into the new tensor with torch's per-dtype
 // conversions and overflow checks.
+#include "TorchDispatch.h"
 #include "TorchFunction.h"
 #include "python_api.h"
 
 #include <aten/core/Dispatch.h>
 #include <aten/ops/Functions.h>
+#include <aten/ops/OperatorHandles.h>
+#include <c10/core/ThreadLocalState.h>
 #include <c10/core/Scalar.h>
 #include <c10/util/ComplexHalf.h>
 #include <c10/util/Exception.h>
@@ -464,7 +467,26 @@ c10::Device device_from_object(PyObject* obj) {
   TORCH_CHECK_TYPE(false, "argument 'device' must be tessera.device, not ", Py_TYPE(obj)->tp_name);
 }
 
+namespace {
+at::Tensor tensor_from_data_unlifted(PyObject* data, std::optional<c10::ScalarType> dtype,
+                                     std::optional<c10::Device> device);
+}
+
+// Built with the Python key off (a TorchDispatchMode must not swap the buffer that the data
+// is written into), then shown to an active mode through lift_fresh, as torch does.
 at::Tensor tensor_from_data(PyObject* data, std::optional<c10::ScalarType> dtype, std::optional<c10::Device> device) {
+  at::Tensor t;
+  {
+    c10::impl::ExcludeDispatchKeyGuard no_python(c10::DispatchKey::Python);
+    t = tensor_from_data_unlifted(data, dtype, device);
+  }
+  if (C10_UNLIKELY(torch_dispatch_mode_active())) t = at::ops::op_lift_fresh().call(t);
+  return t;
+}
+
+namespace {
+at::Tensor tensor_from_data_unlifted(PyObject* data, std::optional<c10::ScalarType> dtype,
+                                     std::optional<c10::Device> device) {
   TORCH_CHECK_TYPE(!is_string(data), "new(): invalid data type '", Py_TYPE(data)->tp_name, "'");
   c10::Device target = device.value_or(c10::Device(c10::kCPU));
   if (is_tensor(data)) {
@@ -496,6 +518,7 @@ at::Tensor tensor_from_data(PyObject* data, std::optional<c10::ScalarType> dtype
   if (t.numel() > 0) recursive_store(static_cast<char*>(t.data_ptr()), sizes, byte_strides, 0, type, data);
   return on_device(t, target);
 }
+}  // namespace
 
 bool init_tensor_new(PyObject* module) { return PyModule_AddFunctions(module, tensor_new_functions) == 0; }
 

@@ -11,6 +11,7 @@ namespace c10::inline tessera {
 static_assert(sizeof(TensorImpl) <= 192, "TensorImpl grew; see Note [TensorImpl size]");
 
 AutogradMetaInterface::~AutogradMetaInterface() = default;
+PyObjectSlot::~PyObjectSlot() = default;
 
 TensorImpl::TensorImpl(Storage storage, ScalarType dtype, Layout layout)
     : TensorImpl(std::move(storage), DispatchKeySet(), dtype, layout) {}
@@ -26,7 +27,9 @@ TensorImpl::TensorImpl(Storage storage, DispatchKeySet keys, ScalarType dtype, L
   } else if (!storage_.defined()) {
     device_ = Device(deviceTypeOf(keys.highestPriorityBackendTypeId()));
   }
-  keys = keys.remove(DispatchKey::Named);  // a view made from a named base starts unnamed
+  // A view made from a named base starts unnamed, and one made from a Python-handled
+  // tensor starts without the Python object (set_pyobj_slot).
+  keys = keys.remove(DispatchKey::Named).remove(DispatchKey::Python);
   DispatchKey backend = keys.highestPriorityBackendTypeId();
   TORCH_INTERNAL_ASSERT(backend != DispatchKey::Undefined, "a tensor's key set needs a backend key: ", keys);
   key_set_ = keys | autogradRelatedKeys(backend);
@@ -36,7 +39,13 @@ TensorImpl::TensorImpl(Storage storage, DispatchKeySet keys, ScalarType dtype, L
 TensorImpl::~TensorImpl() = default;
 
 void* TensorImpl::data() const {
-  if (!storage_.defined() || storage_.data() == nullptr || numel_ == 0) return nullptr;
+  if (!storage_.defined() || storage_.data() == nullptr || numel_ == 0) {
+    TORCH_CHECK(!storage_.defined() || storage_.data() != nullptr || numel_ == 0 || device_.is_meta(),
+                "The tensor has a non-zero number of elements, but its data is not allocated: it is a wrapper "
+                "subclass's (Tensor._make_wrapper_subclass), whose data lives in what its __torch_dispatch__ "
+                "passes to the kernels");
+    return nullptr;
+  }
   return static_cast<char*>(storage_.data()) + storage_offset_ * static_cast<int64_t>(itemsize());
 }
 
@@ -135,6 +144,11 @@ void TensorImpl::drop_names_if_rank_changed() {
   if (named_tensor_meta_ && static_cast<int64_t>(named_tensor_meta_->names.size()) != dim()) {
     set_named_tensor_meta(nullptr);
   }
+}
+
+void TensorImpl::set_pyobj_slot(std::unique_ptr<PyObjectSlot> slot) {
+  key_set_ = slot ? key_set_.add(DispatchKey::Python) : key_set_.remove(DispatchKey::Python);
+  pyobj_slot_ = std::move(slot);
 }
 
 void TensorImpl::_set_conj(bool value) {

@@ -47,6 +47,13 @@ class C10_API AutogradMetaInterface {
 
 struct NamedTensorMeta;  // c10/core/NamedTensor.h
 
+// What the Python layer keeps on a tensor whose Python class handles its operators
+// (__torch_dispatch__): its class and instance state. c10 only owns it; csrc implements it.
+class C10_API PyObjectSlot {
+ public:
+  virtual ~PyObjectSlot();
+};
+
 class C10_API TensorImpl : public intrusive_ptr_target {
  public:
   // A tensor over `storage`, initially 1-d with zero elements; its backend key is
@@ -102,10 +109,19 @@ class C10_API TensorImpl : public intrusive_ptr_target {
   // Callers validate the names (aten/core/NamedTensorUtils.h).
   void set_named_tensor_meta(std::unique_ptr<NamedTensorMeta> meta);
 
+  // --- a Python class that handles this tensor's operators (__torch_dispatch__) ---
+  // Installing the slot adds the Python key, so every operator on the tensor reaches the
+  // Python fallback below autograd; nullptr removes both. A new impl (a view, an alias)
+  // starts without either: only the tensor that holds the slot has a Python object.
+  PyObjectSlot* pyobj_slot() const { return pyobj_slot_.get(); }
+  void set_pyobj_slot(std::unique_ptr<PyObjectSlot> slot);
+
   // --- storage and data ---
   const Storage& storage() const { return storage_; }
   bool has_storage() const { return storage_.defined(); }
   // The address of element 0 (storage start + offset); nullptr for meta and empty tensors.
+  // A tensor with elements whose storage has no memory (a wrapper subclass's, made by
+  // Tensor._make_wrapper_subclass) raises instead: kernels never see a null buffer.
   void* data() const;
 
   // --- changing the view (used by view ops and resize) ---
@@ -148,6 +164,7 @@ class C10_API TensorImpl : public intrusive_ptr_target {
   VariableVersion version_counter_;
   std::unique_ptr<AutogradMetaInterface> autograd_meta_;
   std::unique_ptr<NamedTensorMeta> named_tensor_meta_;
+  std::unique_ptr<PyObjectSlot> pyobj_slot_;
   DispatchKeySet key_set_;
   Device device_;
   ScalarType dtype_;

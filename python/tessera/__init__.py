@@ -35,6 +35,10 @@ _C._add_tensor_methods({"__torch_function__": classmethod(_torch_function._tenso
 _C.DisableTorchFunction = _torch_function.DisableTorchFunction
 _C.DisableTorchFunctionSubclass = _torch_function.DisableTorchFunctionSubclass
 _C._EnableTorchFunction = _torch_function._EnableTorchFunction
+# __torch_dispatch__: Tensor's own is the disabled one (only subclasses that define theirs
+# get the Python key); _make_wrapper_subclass builds the instances of such subclasses.
+_C._add_tensor_methods({"__torch_dispatch__": _C._disabled_torch_dispatch_impl,
+                        "_make_wrapper_subclass": staticmethod(_C._make_wrapper_subclass)})
 
 # Tensor methods torch defines in Python: the casts t.float(), t.half(), ... and to()'s
 # positional-device form, and x.where(condition, y). (T, mT, H and mH are properties of
@@ -165,3 +169,4 @@ from .functional import deprecated_range as range  # noqa: E402,F401,A001
 # become overridable last, when every one of them is bound.
 from . import overrides  # noqa: E402,F401
 overrides._make_python_functions_overridable()
+_C._DisableTorchDispatch = utils._python_dispatch._DisableTorchDispatch

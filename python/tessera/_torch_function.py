@@ -331,7 +331,7 @@ def _tensor_torch_function(cls, func, types, args=(), kwargs=None):
 # Tensor methods written in Python that stay out of the protocol (torch's ignored ones and
 # the plumbing the protocol itself uses).
 _IGNORED_TENSOR_METHODS = frozenset({
-    "__torch_function__", "__reduce_ex__", "__new__", "__init__", "__init_subclass__", "__subclasshook__",
+    "__torch_function__", "__torch_dispatch__", "__reduce_ex__", "__new__", "__init__", "__init_subclass__", "__subclasshook__",
     "__dir__", "__hash__", "__iter__", "__delitem__", "__getattribute__", "__setattr__", "__delattr__",
     "as_subclass", "_make_subclass", "_make_wrapper_subclass", "_reduce_ex_internal", "_fix_weakref",
     "new", "new_empty", "new_empty_strided", "new_full", "new_ones", "new_tensor", "new_zeros",

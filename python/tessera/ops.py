@@ -15,46 +15,128 @@ import types
 from . import _C
 
 
-class OpOverload:
-    """One overload of an operator: `aten::add.Tensor`."""
+class FunctionSchema:
+    """An overload's schema, as torch's ``func._schema``: name, overload_name and str()."""
 
     def __init__(self, qualified: str, overload: str):
-        self._qualified = qualified
-        self._overload = overload
+        self.name = qualified
+        self.overload_name = overload
+        self._text = _C._op_schema(qualified, overload)
+
+    def __str__(self):
+        return self._text
+
+    def __repr__(self):
+        return self._text
+
+
+class OpOverload:
+    """One overload of an operator, as torch's ``torch.ops.aten.add.Tensor``: callable, and
+    the ``func`` that __torch_dispatch__ handlers receive."""
+
+    def __init__(self, packet: "OpOverloadPacket", overload: str):
+        qualified = packet._qualified_op_name
+        self._overloadpacket = packet
+        self._overloadname = overload or "default"
+        self._name = f"{qualified}.{overload}" if overload else qualified
         self._op = _C._OpCall(qualified, overload, self)
-        self.__name__ = f"{qualified}.{overload or 'default'}"
+        self.__name__ = f"{qualified.split('::')[1]}.{self._overloadname}"
+        self.__qualname__ = self._name
+        self.__module__ = packet.__module__
+        self._schema_cache = None
 
     def __call__(self, *args, **kwargs):
         return self._op(*args, **kwargs)
 
+    def name(self) -> str:
+        """'aten::add.Tensor' ('aten::add' for the default overload)."""
+        return self._name
+
+    @property
+    def _schema(self) -> FunctionSchema:
+        if self._schema_cache is None:
+            self._schema_cache = FunctionSchema(self._overloadpacket._qualified_op_name,
+                                                "" if self._overloadname == "default" else self._overloadname)
+        return self._schema_cache
+
+    @property
+    def overloadpacket(self) -> "OpOverloadPacket":
+        return self._overloadpacket
+
+    @property
+    def namespace(self) -> str:
+        return self._name.split("::")[0]
+
+    @property
+    def op(self):
+        return self._op
+
+    @property
+    def tags(self):
+        return ()
+
+    def __deepcopy__(self, memo=None):
+        return self
+
+    def __hash__(self):
+        return hash(self._name)
+
+    def __str__(self):
+        ns, name = self._overloadpacket._qualified_op_name.split("::")
+        return f"{ns}.{name}.{self._overloadname}"
+
     def __repr__(self):
-        return f"<OpOverload {self.__name__}>"
+        ns, name = self._overloadpacket._qualified_op_name.split("::")
+        return f"<OpOverload(op='{ns}.{name}', overload='{self._overloadname}')>"
 
 
 class OpOverloadPacket:
-    """All overloads of an operator name; calling it picks one by the arguments."""
+    """All overloads of an operator name (``torch.ops.aten.add``); calling it picks one by
+    the arguments. Each overload is made once and kept, so ``func is ops.aten.add.Tensor``."""
 
     def __init__(self, qualified: str):
-        self._qualified = qualified
+        self._qualified_op_name = qualified
         self._op = _C._OpCall(qualified, None, self)
-        self.__name__ = qualified
+        self.__name__ = qualified.split("::")[1]
+        self.__module__ = f"tessera.ops.{qualified.split('::')[0]}"
 
     def __call__(self, *args, **kwargs):
         return self._op(*args, **kwargs)
 
+    @property
+    def op(self):
+        return self._op
+
     def overloads(self):
-        return [name or "default" for name in _C._op_overloads(self._qualified)]
+        return [name or "default" for name in _C._op_overloads(self._qualified_op_name)]
 
     def __getattr__(self, overload: str) -> OpOverload:
         if overload.startswith("__"):
             raise AttributeError(overload)
         name = "" if overload == "default" else overload
-        if name not in _C._op_overloads(self._qualified):
-            raise AttributeError(f"operator {self._qualified} has no overload '{overload}'")
-        return OpOverload(self._qualified, name)
+        if name not in _C._op_overloads(self._qualified_op_name):
+            raise AttributeError(f"The underlying op of '{self}' has no overload name '{overload}'")
+        op = OpOverload(self, name)
+        setattr(self, overload, op)
+        return op
+
+    def __deepcopy__(self, memo=None):
+        return self
+
+    def __hash__(self):
+        return hash(self._qualified_op_name)
+
+    def __str__(self):
+        return self._qualified_op_name.replace("::", ".")
 
     def __repr__(self):
-        return f"<OpOverloadPacket {self._qualified}>"
+        return f"<OpOverloadPacket(op='{self}')>"
+
+
+def _overload_of(qualified: str, overload: str) -> OpOverload:
+    """The OpOverload object of one operator overload (what __torch_dispatch__ gets as func)."""
+    ns, name = qualified.split("::", 1)
+    return getattr(getattr(getattr(ops, ns), name), overload or "default")
 
 
 class _Namespace(types.ModuleType):

@@ -214,6 +214,9 @@ register(
     view("detach", lambda lib, a: lib.detach(a), method="detach"),
     # alias: what Tensor.rename returns; a view inside the graph (AliasBackward0)
     view("alias", lambda lib, a: lib.ops.aten.alias(a)),
+    # lift_fresh: what tensor(data) passes through under a TorchDispatchMode (torch's returns
+    # self itself; tessera's an alias, so that autograd never rebases the input)
+    view("lift_fresh", lambda lib, a: lib.ops.aten.lift_fresh(a)),
     view("detach_", lambda lib, a: lib.detach_(a * 1), dtypes=tuple(FLOATING), is_view=False),
     view("requires_grad_", lambda lib, a, **k: (a * 1).detach().requires_grad_(**k), dtypes=tuple(FLOATING),
          kwargs=({}, {"requires_grad": False}), is_view=False,

@@ -316,7 +316,8 @@ Tensor conv_nd(int spatial, const char* op, const Tensor& input, const Tensor& w
                const std::optional<Tensor>& bias, IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
                int64_t groups) {
   return batchified(input, spatial, op, [&](const Tensor& x) {
-    return at::convolution(x, weight, bias, stride, padding, dilation, false, {0}, groups);
+    const std::vector<int64_t> no_output_padding(static_cast<size_t>(spatial), 0);  // as torch spells it
+    return at::convolution(x, weight, bias, stride, padding, dilation, false, no_output_padding, groups);
   });
 }
 
@@ -325,7 +326,10 @@ Tensor conv_nd(int spatial, const char* op, const Tensor& input, const Tensor& w
 Tensor conv_nd_padding(int spatial, const char* op, const Tensor& input, const Tensor& weight,
                        const std::optional<Tensor>& bias, IntArrayRef stride, std::string_view padding,
                        IntArrayRef dilation, int64_t groups) {
-  if (padding == "valid") return conv_nd(spatial, op, input, weight, bias, stride, {0}, dilation, groups);
+  if (padding == "valid") {
+    const std::vector<int64_t> zeros(static_cast<size_t>(spatial), 0);
+    return conv_nd(spatial, op, input, weight, bias, stride, zeros, dilation, groups);
+  }
   TORCH_CHECK(padding == "same", "Invalid padding string: '", padding, "'");
   return batchified(input, spatial, op, [&](const Tensor& x) {
     const auto strides = expand_param(stride, "stride", spatial), dilations = expand_param(dilation, "dilation", spatial);
@@ -341,7 +345,8 @@ Tensor conv_nd_padding(int spatial, const char* op, const Tensor& input, const T
       symmetric = symmetric && total % 2 == 0;
     }
     const Tensor padded = symmetric ? x : at::constant_pad_nd(x, extra_right, 0);
-    return at::convolution(padded, weight, bias, stride, left, dilation, false, {0}, groups);
+    const std::vector<int64_t> no_output_padding(static_cast<size_t>(spatial), 0);
+    return at::convolution(padded, weight, bias, stride, left, dilation, false, no_output_padding, groups);
   });
 }
 

@@ -1,4 +1,4 @@
-// The autograd-state operators (and alias, detach's differentiable twin). detach: an alias of self sharing its storage and version
+// The autograd-state operators (and alias, detach's differentiable twin, and lift_fresh). detach: an alias of self sharing its storage and version
 // counter; the Autograd kernel generated for it records no history, so the alias starts
 // outside every graph. detach_ / requires_grad_: their hand-written Autograd kernels
 // (autograd/VariableTypeManual.cpp) do the work; below autograd there is no autograd
@@ -25,6 +25,8 @@ Tensor alias_of(const Tensor& self) {
 Tensor detach(const Tensor& self) { return alias_of(self); }
 
 Tensor alias(const Tensor& self) { return alias_of(self); }
+
+Tensor lift_fresh(const Tensor& self) { return alias_of(self); }
 
 Tensor& detach_(Tensor& self) { return self; }
 

@@ -3,3 +3,4 @@ from . import dlpack  # noqa: F401
 from . import data  # noqa: F401
 from . import checkpoint  # noqa: F401
 from . import _pytree  # noqa: F401
+from . import _python_dispatch  # noqa: F401
