@@ -51,6 +51,7 @@ PYBIND11_MODULE(_C, m) {
   }
   if (!init_torch_function(mod)) throw py::error_already_set();
   if (!init_torch_dispatch(mod)) throw py::error_already_set();
+  if (!init_profiler(mod)) throw py::error_already_set();
   if (!init_generator(mod) || !init_python_library(mod) || !init_op_call_type(mod)) throw py::error_already_set();
   if (PyModule_AddFunctions(mod, allocator_functions()) != 0) throw py::error_already_set();
   init_autograd(m);

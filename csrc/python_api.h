@@ -201,6 +201,7 @@ bool init_tensor_new(PyObject* module);
 bool init_op_call_type(PyObject* module);
 // PythonLibrary.cpp: _library_new/_define/_impl and _AutoDispatchBelowAutograd.
 bool init_python_library(PyObject* module);
+bool init_profiler(PyObject* module);
 // TensorOperators.cpp: fills `slots` with the operators and installs them, comparisons and
 // hashing on the Tensor type (before PyType_Ready).
 void init_number_protocol(PyTypeObject* type, PyNumberMethods& slots);

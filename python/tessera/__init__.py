@@ -117,6 +117,7 @@ from . import multiprocessing  # noqa: E402,F401
 from . import backends, cuda, onnx  # noqa: E402,F401
 # torch.random, torch.testing and torch.hub under tessera's names.
 from . import random, testing, hub  # noqa: E402,F401
+from . import profiler  # noqa: E402,F401
 # tessera.jit: torch.jit's eager surface (is_scripting, the decorators); no TorchScript.
 from . import jit  # noqa: E402,F401
 # tessera.compile: torch.compile's signature, running eagerly (no graph capture).

@@ -80,3 +80,4 @@ def is_anomaly_enabled():
 
 # After grad(): functional's helpers call it.
 from . import functional  # noqa: E402,F401
+from . import profiler, profiler_util  # noqa: E402,F401

@@ -239,3 +239,49 @@ TEST(Concurrency, OneInputReadByManyThreads) {
 }
 
 }  // namespace
+
+// The profiler while other threads call operators: the profiling thread's events are its
+// own; a thread that joins the session records too; ending the session while a joined
+// thread is still calling operators neither loses the profiling thread's events nor races.
+#include <aten/profiler/Profiler.h>
+
+namespace {
+
+TEST(Concurrency, ProfilerWithOtherThreads) {
+  namespace prof = at::profiler;
+  std::atomic<bool> stop{false};
+  std::atomic<int> joined{0};
+  std::vector<std::thread> workers;
+  prof::enable({});
+  prof::exit_range(prof::enter_range("main"));  // marks this thread in the events
+  for (int i = 0; i < 4; ++i) {
+    workers.emplace_back([&, i] {
+      at::Tensor t = filled(64, 1.0);
+      if (i % 2 == 0) {
+        prof::enable_on_this_thread();
+        ++joined;
+      }
+      while (!stop.load()) t = t.add(t).mul(0.5);
+      EXPECT_DOUBLE_EQ(t.sum().item().toDouble(), 64.0);
+    });
+  }
+  while (joined.load() < 2) std::this_thread::yield();
+  at::Tensor x = filled(16, 2.0), one = filled(16, 1.0);
+  for (int k = 0; k < 50; ++k) x = x.mul(one);
+  const auto events = prof::disable();
+  stop = true;
+  for (auto& w : workers) w.join();
+  auto main_range = std::find_if(events.begin(), events.end(), [](const auto& e) { return e.name == "main"; });
+  ASSERT_NE(main_range, events.end());
+  int mine = 0;
+  std::vector<uint64_t> threads;
+  for (const auto& e : events) {
+    mine += e.thread == main_range->thread && e.name == "aten::mul";
+    if (std::find(threads.begin(), threads.end(), e.thread) == threads.end()) threads.push_back(e.thread);
+  }
+  EXPECT_EQ(mine, 50);
+  EXPECT_EQ(threads.size(), 3u);  // this thread and the two that joined
+  EXPECT_FALSE(prof::is_enabled());
+}
+
+}  // namespace
