@@ -122,11 +122,16 @@ void detach_in_place(const Tensor& t) {
 }
 
 Tensor tensor_data(const Tensor& t) {
-  if (C10_UNLIKELY(t.key_set().has(c10::DispatchKey::Python)) &&
-      !c10::thread_local_state().excluded.has(c10::DispatchKey::Python)) {
+  const c10::ThreadLocalState& tls = c10::thread_local_state();
+  if (C10_UNLIKELY((t.key_set() | tls.included).has(c10::DispatchKey::Python)) &&
+      !tls.excluded.has(c10::DispatchKey::Python)) {
     // A tensor whose Python class handles its operators (__torch_dispatch__) has its data
-    // in Python: the class makes the alias (aten.detach), as torch's shallow copy asks it.
-    Tensor alias = at::ops::op_detach().redispatch(t.key_set() & c10::after_ADInplaceOrView_keyset, t);
+    // in Python: the class makes the alias (aten.detach), as torch's shallow copy asks it;
+    // and a TorchDispatchMode sees the detach too, as torch's do.
+    Tensor alias = at::ops::op_detach().redispatch(
+        (t.key_set() | (tls.included & c10::DispatchKeySet(c10::DispatchKey::Python))) &
+            c10::after_ADInplaceOrView_keyset,
+        t);
     alias.unsafeGetTensorImpl()->set_version_counter(t.unsafeGetTensorImpl()->version_counter());
     return alias;
   }

@@ -172,6 +172,33 @@ IValue enum_default(const c10::DefaultValue& d, const SchemaType& type) {
 
 }  // namespace
 
+bool fits_schema_type(PyObject* value, const SchemaType& type) {
+  switch (type.kind()) {
+    case Kind::Optional: return value == Py_None || fits_schema_type(value, type.elementType());
+    case Kind::Tensor: return is_tensor(value);
+    case Kind::List: {
+      if (!PyList_Check(value) && !PyTuple_Check(value)) return false;
+      for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(value); ++i) {
+        if (!fits_schema_type(PySequence_Fast_GET_ITEM(value, i), type.elementType())) return false;
+      }
+      return true;
+    }
+    case Kind::Int:
+    case Kind::SymInt: return PyLong_Check(value) && !PyBool_Check(value);
+    case Kind::Float: return PyFloat_Check(value) || (PyLong_Check(value) && !PyBool_Check(value));
+    case Kind::Bool: return PyBool_Check(value);
+    case Kind::Complex:
+    case Kind::Scalar: return is_number(value);
+    case Kind::Str: return PyUnicode_Check(value);
+    case Kind::ScalarType: return is_dtype(value);
+    case Kind::Layout: return is_layout(value);
+    case Kind::MemoryFormat: return is_memory_format(value);
+    case Kind::Device: return is_device(value);
+    case Kind::None: return value == Py_None;
+    default: return true;  // the rest: to_ivalue checks them itself
+  }
+}
+
 IValue default_ivalue(const c10::Argument& arg) {
   const auto& d = arg.default_value();
   if (!d) return IValue();

@@ -150,6 +150,10 @@ c10::IValue to_ivalue(PyObject* obj, const c10::SchemaType& type, bool allow_num
 // Lists come back as tuples (what the bindings return, as torch's), or with lists_as_lists
 // as lists (what __torch_dispatch__ handlers get, as torch gives them).
 PyObject* from_ivalue(const c10::IValue& value, bool lists_as_lists = false);
+// Whether a Python value fits a schema type (a result from Python code: a __torch_dispatch__
+// handler, a Python kernel): tensors where Tensor is, lists of them where Tensor[] is, ...
+// to_ivalue converts only values that fit.
+bool fits_schema_type(PyObject* value, const c10::SchemaType& type);
 // An argument's schema default as the value a call without it passes (None when absent).
 c10::IValue default_ivalue(const c10::Argument& arg);
 // A Python bool/int/float/complex as a 0-dim tensor marked as a wrapped number.

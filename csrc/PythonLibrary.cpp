@@ -71,10 +71,10 @@ void call_python_kernel(const PythonFunction& f, const c10::OperatorHandle& op, 
   Py_XDECREF(kwargs);
   if (!result) rethrow_python_error();
   const auto& returns = schema.returns();
-  // A Tensor result must be a tensor (to_ivalue would read a Python number as one).
+  // A result must fit its schema type (to_ivalue would read a Python number as a Tensor).
   auto convert = [&](PyObject* value, const c10::SchemaType& type) {
-    TORCH_CHECK_TYPE(!type.isTensor() || is_tensor(value), "the Python kernel of ", schema.operator_name(),
-                     " returned ", Py_TYPE(value)->tp_name, " where its schema returns a Tensor");
+    TORCH_CHECK_TYPE(fits_schema_type(value, type), "the Python kernel of ", schema.operator_name(), " returned ",
+                     Py_TYPE(value)->tp_name, " where its schema returns ", type.str());
     return to_ivalue(value, type);
   };
   try {

@@ -319,7 +319,12 @@ PyObject* tensor_data_ptr(PyObject* self, PyObject*) {
   TESSERA_TORCH_FUNCTION_METHOD(self, "data_ptr", nullptr, nullptr);
   HANDLE_TH_ERRORS
   check_plain_geometry(unwrap(self), OpaqueAccess::Data);
-  return PyLong_FromVoidPtr(unwrap(self).data_ptr());
+  const at::Tensor& t = unwrap(self);
+  // A storage without memory (a wrapper subclass's) has address 0, as in torch.
+  if (t.unsafeGetTensorImpl()->has_storage() && t.unsafeGetTensorImpl()->storage().data() == nullptr) {
+    return PyLong_FromLong(0);
+  }
+  return PyLong_FromVoidPtr(t.data_ptr());
   END_HANDLE_TH_ERRORS
 }
 
@@ -592,6 +597,7 @@ PyMethodDef core_methods[] = {
 void tensor_dealloc(PyObject* self) {
   TensorObject* obj = as_tensor_object(self);
   if (obj->weakreflist) PyObject_ClearWeakRefs(self);
+  if (C10_UNLIKELY(Py_TYPE(self) != TensorType)) forget_object(self);
   obj->tensor.~Tensor();
   Py_TYPE(self)->tp_free(self);
 }

@@ -480,7 +480,11 @@ at::Tensor tensor_from_data(PyObject* data, std::optional<c10::ScalarType> dtype
     c10::impl::ExcludeDispatchKeyGuard no_python(c10::DispatchKey::Python);
     t = tensor_from_data_unlifted(data, dtype, device);
   }
-  if (C10_UNLIKELY(torch_dispatch_mode_active())) t = at::ops::op_lift_fresh().call(t);
+  if (C10_UNLIKELY(torch_dispatch_mode_active())) {
+    // Below autograd: the result is a fresh tensor (a leaf to be), not a view of t.
+    at::AutoDispatchBelowADInplaceOrView below_autograd;
+    t = at::ops::op_lift_fresh().call(t);
+  }
   return t;
 }
 

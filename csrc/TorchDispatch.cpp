@@ -88,21 +88,10 @@ PyObject* pop_mode() {  // a new reference
 
 // ---------------------------------------------------------------- the fallback
 
-// Every key above Python (autograd, ADInplaceOrView, the math bits, names, ...): a handler
-// runs below them, as torch's does, so what it calls is not recorded for autograd again.
-c10::DispatchKeySet keys_above_python() {
-  return c10::DispatchKeySet(c10::DispatchKeySet::FULL) -
-         c10::DispatchKeySet(c10::DispatchKeySet::FULL_AFTER, c10::DispatchKey::Python) -
-         c10::DispatchKeySet(c10::DispatchKey::Python);
-}
-
 // tessera.ops.<ns>.<op>.<overload> for the operator: the `func` handlers receive.
+// (Looked up on every call, not cached here: unload_library makes tessera.ops forget its
+// objects, and `func is tessera.ops.aten.neg.default` must keep holding.) A new reference.
 PyObject* overload_object(const c10::OperatorHandle& op) {
-  static std::unordered_map<std::string, PyObject*> cache;  // under the GIL
-  const c10::OperatorName& name = op.operator_name();
-  std::string key = name.str();
-  auto it = cache.find(key);
-  if (it != cache.end()) return it->second;
   static PyObject* resolve = nullptr;
   if (!resolve) {
     PyObject* mod = PyImport_ImportModule("tessera.ops");
@@ -111,30 +100,38 @@ PyObject* overload_object(const c10::OperatorHandle& op) {
     Py_DECREF(mod);
     if (!resolve) throw PythonException::fetch();
   }
+  const c10::OperatorName& name = op.operator_name();
   PyObject* obj = PyObject_CallFunction(resolve, "ss", name.name.c_str(), name.overload_name.c_str());
   if (!obj) throw PythonException::fetch();
-  cache.emplace(std::move(key), obj);
   return obj;
 }
 
-// The classes of the arguments that handle the call, each once, a subclass before its
-// parent class and otherwise in argument order (torch's rule).
-void add_overloaded(std::vector<PyTypeObject*>& types, const at::Tensor& t) {
-  if (!t.defined() || !t.key_set().has(c10::DispatchKey::Python)) return;
-  PythonSlot* slot = slot_of(t);
-  if (!slot) return;
-  PyTypeObject* type = slot->type;
-  for (PyTypeObject* seen : types) {
-    if (seen == type) return;
+// The arguments that handle the call (objects of a class with __torch_dispatch__), one per
+// class, a subclass before its parent class and otherwise in argument order (torch's
+// rule). Their own class now, as torch asks the object (`obj.__class__ = B` counts).
+void add_overloaded(std::vector<PyObject*>& objects, PyObject* value) {
+  if (!is_tensor(value)) {
+    if (PyList_Check(value) || PyTuple_Check(value)) {
+      for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(value); ++i) {
+        PyObject* item = PySequence_Fast_GET_ITEM(value, i);
+        if (is_tensor(item)) add_overloaded(objects, item);
+      }
+    }
+    return;
   }
-  auto pos = types.end();
-  for (auto it = types.begin(); it != types.end(); ++it) {
-    if (PyType_IsSubtype(type, *it)) {
+  if (!unwrap(value).key_set().has(c10::DispatchKey::Python) || !slot_of(unwrap(value))) return;
+  PyTypeObject* type = Py_TYPE(value);
+  for (PyObject* seen : objects) {
+    if (Py_TYPE(seen) == type) return;
+  }
+  auto pos = objects.end();
+  for (auto it = objects.begin(); it != objects.end(); ++it) {
+    if (PyType_IsSubtype(type, Py_TYPE(*it))) {
       pos = it;
       break;
     }
   }
-  types.insert(pos, type);
+  objects.insert(pos, value);
 }
 
 struct PyRef {
@@ -156,8 +153,8 @@ PyObject* checked(PyObject* o) {
 // Calls the handlers in torch's order: the innermost mode (popped while it runs, so that
 // what it calls goes on to the next mode or to the kernels), then the subclasses' classes.
 // NotImplemented passes the call on; a new reference to the first other answer.
-PyObject* call_handlers(const c10::OperatorHandle& op, PyObject* func, PyObject* types, PyObject* args,
-                        PyObject* kwargs, const std::vector<PyTypeObject*>& overloaded) {
+PyObject* call_handlers(PyObject* func, PyObject* types, PyObject* args, PyObject* kwargs,
+                        const std::vector<PyObject*>& overloaded) {
   const bool had_mode = !dispatch_modes.empty();
   if (had_mode) {
     PyRef mode(pop_mode());
@@ -170,8 +167,17 @@ PyObject* call_handlers(const c10::OperatorHandle& op, PyObject* func, PyObject*
     if (r != Py_NotImplemented) return r;
     Py_DECREF(r);
   }
-  for (PyTypeObject* type : overloaded) {
-    PyRef handler(checked(PyObject_GetAttrString(reinterpret_cast<PyObject*>(type), "__torch_dispatch__")));
+  for (PyObject* obj : overloaded) {
+    // Looked up on the object, as torch does: a classmethod binds to the class, a plain
+    // method to the object.
+    PyRef handler(checked(PyObject_GetAttrString(obj, "__torch_dispatch__")));
+    if (PyMethod_Check(handler.get()) && PyMethod_GET_SELF(handler.get()) == obj &&
+        PyErr_WarnEx(PyExc_UserWarning,
+                     "Defining your `__torch_dispatch__` as a plain method is deprecated and will be an error in "
+                     "future, please define it as a classmethod.",
+                     1) != 0) {
+      throw PythonException::fetch();
+    }
     PyObject* r = checked(PyObject_CallFunctionObjArgs(handler.get(), func, types, args, kwargs, nullptr));
     if (r != Py_NotImplemented) return r;
     Py_DECREF(r);
@@ -183,7 +189,7 @@ PyObject* call_handlers(const c10::OperatorHandle& op, PyObject* func, PyObject*
                    "': no TorchDispatchMode is active and no argument is a tensor subclass that defines it");
   std::string names;
   if (had_mode) names += "\n  - the current TorchDispatchMode";
-  for (PyTypeObject* type : overloaded) names += std::string("\n  - tensor subclass ") + type->tp_name;
+  for (PyObject* obj : overloaded) names += std::string("\n  - tensor subclass ") + Py_TYPE(obj)->tp_name;
   TORCH_CHECK_TYPE(false, "Multiple dispatch failed for '", name,
                    "'; all __torch_dispatch__ handlers returned NotImplemented:", names);
 }
@@ -231,20 +237,6 @@ void python_fallback_impl(const c10::OperatorHandle& op, c10::Stack* stack) {
   size_t positional_end = kwarg_only_start;
   while (positional_end > 0 && is_default(positional_end - 1)) --positional_end;
 
-  std::vector<PyTypeObject*> overloaded;
-  for (size_t i = 0; i < n; ++i) {
-    const c10::IValue& v = (*stack)[first + i];
-    if (v.isTensor()) {
-      add_overloaded(overloaded, v.toTensor());
-    } else if (v.isTensorList()) {
-      for (const at::Tensor& t : v.toTensorList()) add_overloaded(overloaded, t);
-    } else if (v.isOptionalTensorList()) {
-      for (const auto& t : v.toOptionalTensorList()) {
-        if (t) add_overloaded(overloaded, *t);
-      }
-    }
-  }
-
   PyRef args(checked(PyTuple_New(static_cast<Py_ssize_t>(positional_end))));
   PyRef kwargs(checked(PyDict_New()));
   for (size_t i = 0; i < n; ++i) {
@@ -258,19 +250,25 @@ void python_fallback_impl(const c10::OperatorHandle& op, c10::Stack* stack) {
       if (PyDict_SetItemString(kwargs.get(), arguments[i].name().c_str(), value) != 0) throw PythonException::fetch();
     }
   }
+  std::vector<PyObject*> overloaded;  // borrowed from args and kwargs
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(args.get()); ++i) add_overloaded(overloaded, PyTuple_GET_ITEM(args.get(), i));
+  PyObject* key = nullptr;
+  PyObject* value = nullptr;
+  for (Py_ssize_t pos = 0; PyDict_Next(kwargs.get(), &pos, &key, &value);) add_overloaded(overloaded, value);
   PyRef types(checked(PyTuple_New(static_cast<Py_ssize_t>(overloaded.size()))));
   for (size_t i = 0; i < overloaded.size(); ++i) {
-    Py_INCREF(overloaded[i]);
-    PyTuple_SET_ITEM(types.get(), static_cast<Py_ssize_t>(i), reinterpret_cast<PyObject*>(overloaded[i]));
+    PyObject* type = reinterpret_cast<PyObject*>(Py_TYPE(overloaded[i]));
+    Py_INCREF(type);
+    PyTuple_SET_ITEM(types.get(), static_cast<Py_ssize_t>(i), type);
   }
-  PyObject* func = overload_object(op);
+  PyRef func(overload_object(op));
   stack->erase(stack->end() - static_cast<std::ptrdiff_t>(n), stack->end());
-  PyRef result(call_handlers(op, func, types.get(), args.get(), kwargs.get(), overloaded));
+  PyRef result(call_handlers(func.get(), types.get(), args.get(), kwargs.get(), overloaded));
 
   const auto& returns = schema.returns();
   auto convert = [&](PyObject* value, const c10::SchemaType& type) {
-    TORCH_CHECK_TYPE(!type.isTensor() || is_tensor(value), "__torch_dispatch__ for ", op.operator_name().str(),
-                     " returned ", Py_TYPE(value)->tp_name, " where its schema returns a Tensor");
+    TORCH_CHECK_TYPE(fits_schema_type(value, type), "__torch_dispatch__ for ", op.operator_name().str(),
+                     " returned ", Py_TYPE(value)->tp_name, " where its schema returns ", type.str());
     return to_ivalue(value, type);
   };
   if (returns.empty()) {
@@ -292,7 +290,6 @@ void python_fallback_impl(const c10::OperatorHandle& op, c10::Stack* stack) {
 }
 
 void python_fallback(const c10::OperatorHandle& op, c10::DispatchKeySet, c10::Stack* stack) {
-  c10::impl::ExcludeDispatchKeyGuard below(keys_above_python());
   try {
     python_fallback_impl(op, stack);
   } catch (const python_error&) {  // a Python error left set by a conversion: carry it as a C++ one
@@ -307,13 +304,26 @@ TORCH_LIBRARY_IMPL(_, Python, m) { m.fallback(torch::CppFunction::makeFromBoxedF
 
 // ---------------------------------------------------------------- object state
 
+// The state is copied without the entries that are the object itself: the garbage
+// collector finalizes the objects of a cycle (`o.me = o`) while they still refer to each
+// other, and a reference to the object kept here, from C++ where the collector cannot see
+// it, would keep the whole cycle alive forever.
 void save_state(PythonSlot* slot, PyObject* self) {
   PyTypeObject* type = Py_TYPE(self);
   if (type->tp_dictoffset != 0) {
     PyObject* dict = PyObject_GenericGetDict(self, nullptr);
-    if (dict) {
-      Py_XSETREF(slot->dict, dict);
+    PyObject* copy = dict ? PyDict_New() : nullptr;
+    PyObject* key = nullptr;
+    PyObject* value = nullptr;
+    bool ok = copy != nullptr;
+    for (Py_ssize_t pos = 0; ok && PyDict_Next(dict, &pos, &key, &value);) {
+      if (value != self) ok = PyDict_SetItem(copy, key, value) == 0;
+    }
+    Py_XDECREF(dict);
+    if (ok) {
+      Py_XSETREF(slot->dict, copy);
     } else {
+      Py_XDECREF(copy);
       PyErr_Clear();
     }
   }
@@ -327,8 +337,9 @@ void save_state(PythonSlot* slot, PyObject* self) {
     while (PyDict_Next(base->tp_dict, &pos, &key, &descr)) {
       if (!Py_IS_TYPE(descr, &PyMemberDescr_Type)) continue;
       PyObject* value = Py_TYPE(descr)->tp_descr_get(descr, self, reinterpret_cast<PyObject*>(type));
-      if (!value) {  // an unset slot
-        PyErr_Clear();
+      if (!value || value == self) {  // an unset slot, or the object itself (see above)
+        if (!value) PyErr_Clear();
+        Py_XDECREF(value);
         continue;
       }
       Py_INCREF(descr);
@@ -427,6 +438,8 @@ PyObject* disabled_torch_dispatch_impl(PyObject*, PyObject* args, PyObject* kwar
                                    &func, &types, &fargs, &fkwargs)) {
     return nullptr;
   }
+  TORCH_CHECK_TYPE(fkwargs == nullptr || fkwargs == Py_None || PyDict_Check(fkwargs),
+                   "_disabled_torch_dispatch_impl: kwargs must be a dict or None");
   PyRef empty;
   if (!fargs) fargs = empty.p = checked(PyTuple_New(0));
   TORCH_CHECK_TYPE(PyTuple_Check(fargs), "_disabled_torch_dispatch_impl: args must be a tuple");
@@ -550,13 +563,18 @@ void tensor_finalize(PyObject* self) {
   const at::Tensor& t = unwrap(self);
   if (!t.defined() || !t.key_set().has(c10::DispatchKey::Python)) return;
   PythonSlot* slot = slot_of(t);
-  if (!slot || slot->live != self) return;
-  slot->live = nullptr;
-  if (t.use_count() == 1) return;  // the tensor goes with its object
+  if (!slot || slot->live != self || t.use_count() == 1) return;  // (the tensor goes with its object)
   PyObject *type, *value, *traceback;
   PyErr_Fetch(&type, &value, &traceback);
   save_state(slot, self);
   PyErr_Restore(type, value, traceback);
+}
+
+void forget_object(PyObject* self) {
+  const at::Tensor& t = unwrap(self);
+  if (!t.defined() || !t.key_set().has(c10::DispatchKey::Python)) return;
+  PythonSlot* slot = slot_of(t);
+  if (slot && slot->live == self) slot->live = nullptr;
 }
 
 bool init_torch_dispatch(PyObject* module) {

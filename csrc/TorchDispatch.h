@@ -24,6 +24,9 @@ PyObject* wrap_python_dispatch_tensor(at::Tensor t);
 // Tensor's tp_finalize: an object of a __torch_dispatch__ class that goes while its tensor
 // lives on (in a graph, in another tensor's wrapper) leaves its state with the tensor.
 void tensor_finalize(PyObject* self);
+// Tensor's dealloc: the tensor no longer has that object (whether or not tensor_finalize ran:
+// a class with __del__ replaces it).
+void forget_object(PyObject* self);
 
 // Whether this thread has a TorchDispatchMode pushed.
 bool torch_dispatch_mode_active();

@@ -53,6 +53,13 @@ def _reduce_ex(self, proto):
         self.size()  # raises torch's "NestedTensorImpl doesn't support sizes"
     if self.has_names():
         raise RuntimeError(NAMED_PICKLE_ERROR)
+    if type(self) is not _C.Tensor and type(self).__torch_dispatch__ is not _C.Tensor.__torch_dispatch__ \
+            and self.data_ptr() == 0:
+        # A wrapper subclass (no memory of its own): its geometry, then its Python state,
+        # as torch pickles one.
+        args = (type(self), self.dtype, tuple(self.size()), self.stride(), self.storage_offset(), self.layout,
+                self.device, self.requires_grad)
+        return (_rebuild_from_type_v2, (_rebuild_wrapper_subclass, type(self), args, _object_state(self)))
     if self.device.type != "cpu":
         raise NotImplementedError(f"pickling tensors on {self.device.type} is not supported yet; move them to the CPU")
     args = (TypedStorage.of(self), self.storage_offset(), tuple(self.size()), self.stride(), self.requires_grad,
@@ -64,6 +71,12 @@ def _reduce_ex(self, proto):
     # A subclass instance comes back as its class with its Python state, as torch's
     # Tensor.__reduce_ex__ pickles it.
     return (_rebuild_from_type_v2, (func, type(self), args, _object_state(self)))
+
+
+def _rebuild_wrapper_subclass(cls, dtype, size, stride, storage_offset, layout, device, requires_grad):
+    """Unpickling a wrapper subclass instance (Tensor._make_wrapper_subclass's)."""
+    return _C.Tensor._make_wrapper_subclass(cls, size, strides=stride, storage_offset=storage_offset, dtype=dtype,
+                                            layout=layout, device=device, requires_grad=requires_grad)
 
 
 def _object_state(obj):

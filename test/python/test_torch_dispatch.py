@@ -545,8 +545,22 @@ def test_handler_result_must_fit_the_schema():
         @classmethod
         def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
             return "not a tensor"
-    with pytest.raises(TypeError, match="returned str where its schema returns a Tensor"):
+    with pytest.raises(TypeError, match="returned str where its schema returns Tensor"):
         tessera.neg(Bad(tessera.ones(2)))
+
+    # Tensor[] results are checked element by element (split, unbind, ...)
+    for answer, kind in ((tessera.ones(2), "tessera.Tensor"), ([1, 2], "list"), ([tessera.ones(1), None], "list"),
+                         (None, "NoneType"), (2.5, "float")):
+        class Lists(tessera.Tensor):
+            @staticmethod
+            def __new__(cls, elem):
+                return tessera.Tensor._make_wrapper_subclass(cls, elem.shape)
+
+            @classmethod
+            def __torch_dispatch__(cls, func, types, args=(), kwargs=None, answer=answer):
+                return answer
+        with pytest.raises(TypeError, match=f"returned {kind} where its schema returns Tensor\\[\\]"):
+            Lists(tessera.ones(4)).split(2)
 
 
 def test_handler_exception_reaches_the_caller():
@@ -560,6 +574,162 @@ def test_handler_exception_reaches_the_caller():
             raise KeyError(str(func))
     with pytest.raises(KeyError, match="aten.neg.default"):
         tessera.neg(Boom(tessera.ones(2)))
+
+
+# ---------------------------------------------------------------- objects and their state
+
+def _hollow(lib, extra=None):
+    class Hollow(lib.Tensor):
+        @classmethod
+        def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+            return NotImplemented
+    for name, value in (extra or {}).items():
+        setattr(Hollow, name, value)
+    return Hollow
+
+
+def test_subclass_with_del_is_safe():
+    # a __del__ replaces the finalizer that saves the object's state: the tensor then comes
+    # back as a fresh instance without it (never as the freed object)
+    deleted = []
+    Del = _hollow(tessera, {"__del__": lambda self: deleted.append(1)})
+    p = tessera.zeros(3, requires_grad=True)
+    o = tessera.Tensor._make_wrapper_subclass(Del, (3,))
+    o.tag = "x"
+    p.grad = o
+    del o
+    assert deleted == [1]
+    g = p.grad
+    assert type(g) is Del and not hasattr(g, "tag") and tessera._C._is_python_dispatch(g)
+
+
+def test_object_in_a_cycle_is_collected():
+    import gc
+    import weakref
+    Cyc = _hollow(tessera)
+    p = tessera.zeros(10, requires_grad=True)
+    o = tessera.Tensor._make_wrapper_subclass(Cyc, (10,))
+    o.me, o.payload = o, "kept"
+    ref = weakref.ref(o)
+    p.grad = o
+    del o
+    gc.collect()
+    assert ref() is None  # collected, not kept alive by the tensor
+    g = p.grad
+    assert type(g) is Cyc and g.payload == "kept" and not hasattr(g, "me")
+
+
+def test_tensor_from_data_under_a_mode_is_a_leaf():
+    for lib in LIBS:
+        with _logging_mode(lib)():
+            a = lib.tensor([1.0, 2.0], requires_grad=True)
+        assert a.is_leaf and not a._is_view() and a._base is None
+        with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+            a.mul_(3)
+        (a * 3).sum().backward()
+        assert a.grad.tolist() == [3.0, 3.0]
+
+
+def test_handlers_see_math_bits_and_names():
+    def wrapper(lib):
+        class W(lib.Tensor):
+            @staticmethod
+            def __new__(cls, elem):
+                r = lib.Tensor._make_wrapper_subclass(cls, elem.shape, dtype=elem.dtype)
+                r.elem = elem
+                return r
+            __torch_function__ = lib._C._disabled_torch_function_impl
+
+            @classmethod
+            def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+                return cls(func(*[a.elem if isinstance(a, cls) else a for a in args], **(kwargs or {})))
+        return W
+    z = tessera.tensor([1 + 2j, 3 - 1j])
+    # the imaginary part of conj(z), a negative view: inside a handler it still reads as one
+    # (torch 1.13 drops the bit there and gives [2.0, -1.0])
+    assert (wrapper(tessera)(z.conj().imag) + 0).elem.tolist() == [-2.0, 1.0]
+    names = []
+    for lib in LIBS:
+        class M(_pd(lib).TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                if len(names) < (1 if lib is torch else 2):
+                    n = lib.ones(2, 3, names=("a", "b"))
+                    names.append((n + n).names)
+                return func(*args, **(kwargs or {}))
+        with M():
+            lib.ones(1)
+    assert names == [("a", "b"), ("a", "b")]
+
+
+def test_handler_lookup_as_torch():
+    seen = []
+    for lib in LIBS:
+        class P(lib.Tensor):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # a plain method: bound
+                seen.append((lib.__name__, type(self).__name__, str(func)))
+                return lib.ones(1)
+
+        class Q(lib.Tensor):
+            @classmethod
+            def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+                seen.append((lib.__name__, "Q", [t.__name__ for t in types]))
+                return lib.zeros(1)
+        p = lib.Tensor._make_wrapper_subclass(P, (1,))
+        with pytest.warns(UserWarning, match="as a plain method is deprecated"):
+            p.neg()
+        p.__class__ = Q          # the object's class now decides
+        p.neg()
+    assert seen == [("torch", "P", "aten.neg.default"), ("torch", "Q", ["Q"]),
+                    ("tessera", "P", "aten.neg.default"), ("tessera", "Q", ["Q"])]
+
+
+def test_func_identity_survives_forgetting_the_ops():
+    seen = []
+
+    class Capture(_pd(tessera).TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            seen.append(func)
+            return func(*args, **(kwargs or {}))
+    x = tessera.ones(2)
+    tessera.ops._forget()
+    with Capture():
+        x.neg()
+    assert seen[-1] is tessera.ops.aten.neg.default
+
+
+def test_mode_sees_autograd_detaches():
+    logs = []
+    for lib in LIBS:
+        x = lib.ones(3, requires_grad=True)
+        with _logging_mode(lib)() as mode:
+            x.exp()          # exp saves its result: a detached copy
+        logs.append([name for name, _, _ in mode.log])
+    assert logs[0] == logs[1] == ["aten.exp.default", "aten.detach.default"]
+
+
+class PickledWrapper(tessera.Tensor):
+    """A module-level wrapper subclass (pickle finds classes by name)."""
+
+    @staticmethod
+    def __new__(cls, elem):
+        r = tessera.Tensor._make_wrapper_subclass(cls, elem.shape, dtype=elem.dtype, requires_grad=elem.requires_grad)
+        r.elem = elem.detach()
+        return r
+
+    @classmethod
+    def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+        out = func(*[a.elem if isinstance(a, cls) else a for a in args], **(kwargs or {}))
+        return cls(out) if isinstance(out, tessera.Tensor) else out
+
+
+def test_wrapper_pickles_and_deepcopies():
+    import copy
+    import pickle
+    w = PickledWrapper(tessera.tensor([1.0, 2.0], requires_grad=True))
+    assert w.data_ptr() == 0   # no memory of its own, as torch reports it
+    for clone in (pickle.loads(pickle.dumps(w)), copy.deepcopy(w)):
+        assert type(clone) is PickledWrapper and clone.elem.tolist() == [1.0, 2.0]
+        assert clone.requires_grad and tuple(clone.shape) == (2,) and clone.elem is not w.elem
 
 
 # ---------------------------------------------------------------- the plumbing

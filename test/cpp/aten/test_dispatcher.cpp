@@ -267,18 +267,19 @@ TEST(Dispatcher, RegistrationIsUndoneWhenTheLibraryDies) {
 TEST(Dispatcher, BoxedFallbackSeesEveryOpAndRedispatches) {
   static std::vector<std::string> seen;
   seen.clear();
-  torch::Library lib(torch::Library::IMPL, "_", DispatchKey::Profiler, "profiler.cpp", 3);
+  // (PythonTLSSnapshot: a wrapper key no library registers a fallback for)
+  torch::Library lib(torch::Library::IMPL, "_", DispatchKey::PythonTLSSnapshot, "snapshot.cpp", 3);
   lib.fallback(torch::CppFunction::makeFromBoxedFunction(
       [](const c10::OperatorHandle& op, c10::DispatchKeySet ks, c10::Stack* stack) {
         seen.push_back(op.operator_name().str());
-        op.redispatchBoxed(ks - c10::DispatchKeySet(DispatchKey::Profiler), stack);
+        op.redispatchBoxed(ks - c10::DispatchKeySet(DispatchKey::PythonTLSSnapshot), stack);
       }));
   auto pick = op("tdisp::pick").typed<Tensor(const Tensor&, const Tensor&)>();
   Tensor a = make_tensor({1});
   pick.call(a, a);
-  EXPECT_TRUE(seen.empty());  // Profiler is not in the key set unless included
+  EXPECT_TRUE(seen.empty());  // the key is not in the key set unless included
   {
-    c10::impl::IncludeDispatchKeyGuard profile(DispatchKey::Profiler);
+    c10::impl::IncludeDispatchKeyGuard include(DispatchKey::PythonTLSSnapshot);
     EXPECT_TRUE(pick.call(a, a).is_same(a));
   }
   EXPECT_EQ(seen, std::vector<std::string>{"tdisp::pick"});
