@@ -658,6 +658,31 @@ def gen_filled_factories(ops) -> str:
 {in_namespace("native", bodies)}"""
 
 
+def gen_autocast_registration(ops) -> str:
+    listed = {op.schema.name for op in ops if op.autocast is not None}
+
+    def policy(op):
+        if op.autocast is not None:
+            return op.autocast
+        # The out= forms of listed ops run as called (aten/autocast/Autocast.h).
+        return "as_called" if op.schema.is_out and op.schema.name in listed else None
+    impls = [f'  m.impl("{op.schema.full_name}", torch::CppFunction::makeFromBoxedFunction(&autocast::{policy(op)}_kernel));'
+             for op in ops if policy(op) is not None]
+    return HEADER + f"""// The AutocastCPU kernels of the operators ops.yaml puts on one of torch's autocast lists
+// (`autocast:`); the kernels are aten/autocast's, one per policy.
+#include <aten/autocast/Autocast.h>
+#include <aten/library.h>
+
+namespace at::inline tessera {{
+namespace {{
+TORCH_LIBRARY_IMPL(aten, AutocastCPU, m) {{
+{chr(10).join(impls)}
+}}
+}}  // namespace
+}}  // namespace at::inline tessera
+"""
+
+
 # ---------------------------------------------------------------- driver
 
 def generate(ops, derivatives_path=None, docs_path=None) -> dict[str, str]:
@@ -676,6 +701,7 @@ def generate(ops, derivatives_path=None, docs_path=None) -> dict[str, str]:
      files["aten/ops/IteratorMeta.cpp"]) = gen_iterator_support(ops)
     files["aten/ops/ScalarWrappers.cpp"] = gen_scalar_wrappers(ops)
     files["aten/ops/FilledFactories.cpp"] = gen_filled_factories(ops)
+    files["aten/ops/RegisterAutocastCPU.cpp"] = gen_autocast_registration(ops)
     files.update(gen_kernel_registrations(ops))
     # (no docs file, as in test_codegen's small schemas: the docstrings are the signatures)
     docs = (yaml.safe_load(pathlib.Path(docs_path).read_text()) or {}) if docs_path else None

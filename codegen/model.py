@@ -219,6 +219,9 @@ class Op:
     # Tensor method or Python binding is generated; the hand-written Tensor method and
     # Python attribute are the op's bindings (torch's manual_cpp_binding: is_leaf, data, ...).
     manual_cpp_binding: bool = False
+    # torch's autocast list the op is on (lower_precision_fp, fp32 or promote): its
+    # AutocastCPU kernel casts the arguments so (aten/autocast); unlisted ops fall through.
+    autocast: Optional[str] = None
 
     @property
     def is_composite_implicit(self) -> bool:
@@ -229,7 +232,7 @@ class Op:
         unknown = set(entry) - {"func", "variants", "dispatch", "structured", "structured_delegate", "python",
                                 "iterator", "manual_meta", "iterator_check", "wraps", "functional", "python_module",
                                 "fill", "python_numbers", "python_operator", "cpu_kernels", "manual_autograd",
-                                "manual_cpp_binding"}
+                                "manual_cpp_binding", "autocast"}
         if unknown:
             raise ValueError(f"{entry.get('func')}: unknown ops.yaml fields {sorted(unknown)}")
         schema = parse_schema(entry["func"])
@@ -247,7 +250,9 @@ class Op:
                 fill=entry.get("fill"), python_numbers=bool(entry.get("python_numbers", False)),
                 python_operator=entry.get("python_operator"), cpu_kernels=entry.get("cpu_kernels"),
                 manual_autograd=bool(entry.get("manual_autograd", False)),
-                manual_cpp_binding=bool(entry.get("manual_cpp_binding", False)))
+                manual_cpp_binding=bool(entry.get("manual_cpp_binding", False)), autocast=entry.get("autocast"))
+        if op.autocast is not None and op.autocast not in AUTOCAST_POLICIES:
+            raise ValueError(f"{schema.full_name}: autocast: '{op.autocast}' is not one of {AUTOCAST_POLICIES}")
         if op.manual_cpp_binding:
             if "variants" in entry or "python" in entry:
                 raise ValueError(f"{schema.full_name}: manual_cpp_binding: has no generated variants or binding")
@@ -269,6 +274,9 @@ class Op:
             op.dispatch.setdefault("CPU", f"iterator_kernel_{schema.name}_{schema.overload}".rstrip("_"))
         return op
 
+
+# torch's autocast policies, as the `autocast:` field names them.
+AUTOCAST_POLICIES = ("lower_precision_fp", "fp32", "promote")
 
 # The per-ISA file whose loops an iterator family's ops use unless cpu_kernels: says otherwise.
 ITERATOR_KERNEL_FILES = {"unary": "UnaryOpsKernel", "unary_float": "UnaryOpsKernel", "unary_bool": "UnaryOpsKernel",

@@ -18,6 +18,7 @@ namespace py = pybind11;
 
 namespace tessera::python {
 void init_autograd(py::module_& m);  // Autograd.cpp
+void init_autocast(py::module_& m);  // Autocast.cpp
 }  // namespace tessera::python
 
 PYBIND11_MODULE(_C, m) {
@@ -55,6 +56,7 @@ PYBIND11_MODULE(_C, m) {
   if (!init_generator(mod) || !init_python_library(mod) || !init_op_call_type(mod)) throw py::error_already_set();
   if (PyModule_AddFunctions(mod, allocator_functions()) != 0) throw py::error_already_set();
   init_autograd(m);
+  init_autocast(m);
   // The return_types named tuple of an op written in Python (histogramdd), of the same
   // structseq kind as the generated bindings' results.
   m.def("_named_tuple", [](const std::string& name, const std::vector<std::string>& fields, py::object items) {

@@ -3,6 +3,8 @@ images), written for `import torch` and run on tessera by changing that one impo
 
     PYTHONPATH=build/release/python /usr/bin/python3 examples/train_digits.py [--epochs 20]
     ... --compare-torch     # the same script under real torch too, both times printed
+    ... --amp [bfloat16|float16]   # mixed precision: torch.autocast('cpu'), and for
+                                   # float16 a torch.amp.GradScaler('cpu') on the loss
 
 Prints loss and accuracy per epoch (a tqdm bar per epoch), the final test accuracy, and
 writes a PNG of the curves and a checkpoint of the model's state_dict into --out.
@@ -27,6 +29,10 @@ def parse_args(argv=None):
     p.add_argument("--out", default="build/digits", help="where the PNG and the checkpoint go")
     p.add_argument("--no-plot", action="store_true", help="skip the PNG (no matplotlib needed)")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.add_argument("--amp", nargs="?", const="bfloat16", choices=("bfloat16", "float16"), default=None,
+                   help="run forward and loss under torch.autocast('cpu', dtype) (bfloat16 when no dtype is "
+                        "given); float16 also scales the loss with torch.amp.GradScaler('cpu') (current "
+                        "torch; torch 1.13 has bfloat16 CPU autocast only)")
     p.add_argument("--compare-torch", action="store_true",
                    help="also run this script under real torch and print both times")
     return p.parse_args(argv)
@@ -56,10 +62,10 @@ def build_model(nn):
     )
 
 
-def evaluate(torch, model, loader, loss_fn):
+def evaluate(torch, model, loader, loss_fn, amp_dtype=None):
     model.eval()
     total, correct, loss_sum = 0, 0, 0.0
-    with torch.no_grad():
+    with torch.no_grad(), torch.autocast("cpu", dtype=amp_dtype, enabled=amp_dtype is not None):
         for x, y in loader:
             logits = model(x)
             loss_sum += loss_fn(logits, y).item() * y.shape[0]
@@ -90,6 +96,10 @@ def train(args):
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
     scheduler = torch.optim.lr_scheduler.OneCycleLR(optimizer, max_lr=args.lr, epochs=args.epochs,
                                                     steps_per_epoch=len(train_loader))
+    # Mixed precision: convolutions and linear layers run in amp_dtype, the loss in float32;
+    # the weights and their grads stay float32. float16's narrow range needs loss scaling.
+    amp_dtype = getattr(torch, args.amp) if args.amp else None
+    scaler = torch.amp.GradScaler("cpu") if args.amp == "float16" else None
     history = {"train_loss": [], "train_acc": [], "test_loss": [], "test_acc": []}
     start = time.perf_counter()
     for epoch in range(1, args.epochs + 1):
@@ -99,16 +109,22 @@ def train(args):
                    unit="batch")
         for x, y in bar:
             optimizer.zero_grad()
-            logits = model(x)
-            loss = loss_fn(logits, y)
-            loss.backward()
-            optimizer.step()
+            with torch.autocast("cpu", dtype=amp_dtype, enabled=amp_dtype is not None):
+                logits = model(x)
+                loss = loss_fn(logits, y)
+            if scaler is not None:
+                scaler.scale(loss).backward()
+                scaler.step(optimizer)
+                scaler.update()
+            else:
+                loss.backward()
+                optimizer.step()
             scheduler.step()
             loss_sum += loss.item() * y.shape[0]
             correct += (logits.argmax(1) == y).sum().item()
             seen += y.shape[0]
             bar.set_postfix(loss=f"{loss_sum / seen:.3f}")
-        test_loss, test_acc = evaluate(torch, model, test_loader, loss_fn)
+        test_loss, test_acc = evaluate(torch, model, test_loader, loss_fn, amp_dtype)
         history["train_loss"].append(loss_sum / seen)
         history["train_acc"].append(correct / seen)
         history["test_loss"].append(test_loss)
@@ -158,6 +174,10 @@ def main(argv=None):
             import torch  # noqa: F401
         except ImportError:
             print("--compare-torch: real torch is not installed", file=sys.stderr)
+            return 0 if final >= 0.97 else 1
+        if args.amp == "float16" and not hasattr(torch.amp, "GradScaler"):
+            print(f"--compare-torch: torch {torch.__version__} has no float16 CPU autocast or CPU GradScaler "
+                  "(current PyTorch's); compare with --amp bfloat16", file=sys.stderr)
             return 0 if final >= 0.97 else 1
         argv_torch = [a for a in (argv if argv is not None else sys.argv[1:]) if a != "--compare-torch"]
         # The same script under real torch, its output passed through as it comes.

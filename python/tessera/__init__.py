@@ -118,6 +118,12 @@ from . import backends, cuda, onnx  # noqa: E402,F401
 # torch.random, torch.testing and torch.hub under tessera's names.
 from . import random, testing, hub  # noqa: E402,F401
 from . import profiler  # noqa: E402,F401
+# Mixed precision: tessera.autocast (the AutocastCPU key) and the GradScaler, also under
+# torch's per-device names tessera.cpu.amp and tessera.cuda.amp.
+from . import amp  # noqa: E402,F401
+from .amp import autocast  # noqa: E402,F401
+from .cpu import amp as _cpu_amp  # noqa: E402,F401
+from .cuda import amp as _cuda_amp  # noqa: E402,F401
 # tessera.jit: torch.jit's eager surface (is_scripting, the decorators); no TorchScript.
 from . import jit  # noqa: E402,F401
 # tessera.compile: torch.compile's signature, running eagerly (no graph capture).

@@ -123,3 +123,59 @@ register(
            sample_inputs=list_samples(2), kwargs=({}, {"momentum": 0.9}, {"momentum": 0.9, "nesterov": True}),
            rtol=1e-5, atol=1e-6, exempt={"grad": "an optimizer step writes parameters under no_grad: no graph to check"}),
 )
+
+
+# ---------------------------------------------------------------- gradient scaling
+
+def _amp_unscale(lib, *grads, inv_scale=0.5):
+    """_amp_foreach_non_finite_check_and_unscale_ against its definition in torch ops (torch
+    1.13 has no CPU kernel): every grad times inv_scale, found_inf 1 if any was inf/NaN."""
+    grads = [g.clone() for g in grads]
+    if lib is torch:
+        found = any(not bool(torch.isfinite(g).all()) for g in grads)
+        return tuple(g * inv_scale for g in grads) + (torch.tensor(float(found)),)
+    found = lib.zeros(())
+    lib._amp_foreach_non_finite_check_and_unscale_(grads, found, lib.tensor(inv_scale))
+    return tuple(grads) + (found,)
+
+
+def _unscale_samples(dtype):
+    yield from list_samples(1)(dtype)
+    with_inf = [make_torch(s, dtype, i) for i, s in enumerate(SHAPES)]
+    with_inf[0][1, 2] = float("inf")
+    yield "an inf", with_inf, {"inv_scale": 0.25}
+    with_nan = [make_torch(s, dtype, i) for i, s in enumerate(SHAPES)]
+    with_nan[1][3] = float("nan")
+    yield "a nan", with_nan, {"inv_scale": 1.0}
+
+
+def _amp_update(lib, scale, found_inf, *, tracker=0, interval=3, growth=2.0, backoff=0.5):
+    """_amp_update_scale_ against its definition: back off on inf, else grow after
+    `interval` clean steps in a row."""
+    if lib is torch:
+        s, t = float(scale), tracker
+        if float(found_inf):
+            s, t = s * backoff, 0
+        elif t + 1 == interval:
+            s, t = s * growth, 0
+        else:
+            t += 1
+        return torch.tensor(s, dtype=torch.float32), torch.tensor(t, dtype=torch.int32)
+    scale = scale.clone()
+    counter = lib.tensor(tracker, dtype=lib.int32)
+    lib._amp_update_scale_(scale, counter, found_inf, growth, backoff, interval)
+    return scale, counter
+
+
+def _update_samples(dtype):
+    for label, found, tracker in (("clean", 0.0, 0), ("clean, grows", 0.0, 2), ("overflow", 1.0, 2)):
+        yield label, [torch.tensor(1024.0, dtype=torch.float32), torch.tensor(found)], {"tracker": tracker}
+
+
+NO_GRAD = {"grad": "loss-scaling bookkeeping on gradients, under no_grad: not differentiable (no derivative, as torch)"}
+register(
+    OpInfo("_amp_foreach_non_finite_check_and_unscale_", _amp_unscale, dtypes=("float32", "float64", "bfloat16"),
+           supports_out=False, supports_meta=False, sample_inputs=_unscale_samples, exempt=NO_GRAD),
+    OpInfo("_amp_update_scale_", _amp_update, dtypes=("float32",), supports_out=False, supports_meta=False,
+           sample_inputs=_update_samples, exempt=NO_GRAD),
+)

@@ -44,3 +44,30 @@ def test_digits_cnn_reaches_97_percent_and_its_checkpoint_loads_in_torch(tmp_pat
         got = tessera_model(tessera.from_numpy(x_test))
     np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-4, atol=1e-4)
     assert (want.argmax(1).numpy() == y_test).mean() >= 0.97
+
+
+def test_digits_cnn_trains_under_autocast(tmp_path, monkeypatch):
+    """--amp: forward and loss under autocast (bfloat16, and float16 with the CPU
+    GradScaler, current torch's form); the regions really run autocast and the model still
+    learns the digits."""
+    demo = _load_example()
+    regions, steps = [], []
+    base_autocast, base_step = tessera.autocast, tessera.amp.GradScaler.step
+
+    class Recording(base_autocast):
+        def __enter__(self):
+            regions.append((self._enabled, self.fast_dtype))
+            return super().__enter__()
+
+    def recording_step(self, optimizer, *args, **kwargs):
+        steps.append(self.get_scale())
+        return base_step(self, optimizer, *args, **kwargs)
+    monkeypatch.setattr(tessera, "autocast", Recording)
+    monkeypatch.setattr(tessera.amp.GradScaler, "step", recording_step)
+    for dtype in ("bfloat16", "float16"):
+        regions.clear()
+        args = demo.parse_args(["--epochs", "3", "--out", str(tmp_path), "--quiet", "--no-plot", "--amp", dtype])
+        accuracy, _ = demo.train(args)
+        assert accuracy >= 0.95
+        assert regions and all(r == (True, getattr(tessera, dtype)) for r in regions)
+    assert len(steps) == 3 * 23 and steps[0] == 65536.0

@@ -30,6 +30,7 @@
 #include <aten/core/Dispatch.h>
 #include <aten/core/Parallel.h>
 #include <aten/native/factory/TensorFactories.h>
+#include <aten/native/nn/onednn/OneDnnMatmul.h>
 #include <aten/ops/Functions.h>
 
 #include <cblas.h>
@@ -233,6 +234,9 @@ void batched_gemm(const Tensor& out, const Tensor& a, const Tensor& b, const c10
     return;
   }
   if (t == c10::kBool) dtype_not_implemented(op, t);
+  // Native bfloat16 products where the CPU has them (oneDNN's matmul: float32 sums, one
+  // rounding, as torch's mkldnn path); the float path below otherwise.
+  if (t == c10::kBFloat16 && onednn::matmul_bf16(out, a, b, beta.toFloat(), alpha.toFloat())) return;
   if (t == c10::kHalf || t == c10::kBFloat16) {
     // Computed in float (as current PyTorch does on CPU), rounded once at the end.
     Tensor acc = is_zero_scalar(beta) ? make_empty(out.sizes(), c10::kFloat, out.device()) : out.to(c10::kFloat);

@@ -1,7 +1,8 @@
 // The one matrix-product kernel every op of the matmul family ends in: a batch of strided
 // GEMMs, out = beta * out + alpha * a @ b, sent to OpenBLAS for float, double and complex
-// (views BLAS can read, transposed ones included, go as they are), computed in float for
-// Half/BFloat16 and by a plain loop for the integer types.
+// (views BLAS can read, transposed ones included, go as they are), BFloat16 to oneDNN's
+// matmul on CPUs with native bfloat16 and otherwise, like Half, computed in float, and a
+// plain loop for the integer types.
 #pragma once
 
 #include <aten/core/Tensor.h>

@@ -10,6 +10,7 @@
 #include <aten/native/linalg/Blas.h>
 #include <aten/native/named/NameInference.h>
 #include <aten/ops/Functions.h>
+#include <c10/core/ThreadLocalState.h>
 
 #include <algorithm>
 #include <vector>
@@ -137,6 +138,9 @@ Tensor bilinear(const Tensor& input1, const Tensor& input2, const Tensor& weight
   TORCH_CHECK(!has_bias || (bias->dim() == 1 && bias->size(0) == weight.size(0)),
               "bilinear(): bias size does not match weight size: got ", has_bias ? bias->sizes() : IntArrayRef{},
               " but expected [", weight.size(0), "]");
+  // torch computes bilinear with _trilinear, which autocast lists nowhere, so it stays in
+  // the inputs' precision; this einsum's bmm must not be cast to bfloat16 either.
+  c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::autocast_dispatch_keyset);
   Tensor out = at::einsum("...i,oij,...j->...o", {input1, weight, input2});
   return has_bias ? at::add(out, *bias) : out;
 }

@@ -8,6 +8,7 @@
 #include <aten/native/NativeFunctions.h>
 #include <aten/native/mkldnn/MkldnnUtils.h>
 #include <aten/ops/Functions.h>
+#include <c10/core/ThreadLocalState.h>
 
 namespace at::inline tessera::native {
 
@@ -65,6 +66,10 @@ Tensor mkldnn_max_pool(const Tensor& self, IntArrayRef kernel_size, IntArrayRef 
   TORCH_CHECK(input_spatial == spatial, op, ": expected a ", spatial + 2, "-d input, got ", self.dim(), " dims");
   const Tensor x = dense_view(self);
   const std::vector<int64_t> ones(static_cast<size_t>(spatial), 1);
+  // The dense pool is this kernel's implementation, not a call of the user's: autocast
+  // (which lists max_pool3d as float32) must not cast it, as it cannot cast torch's oneDNN
+  // pool.
+  c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::autocast_dispatch_keyset);
   return wrap(spatial == 2 ? at::max_pool2d(x, k, s, p, ones, ceil_mode)
                                   : at::max_pool3d(x, k, s, p, ones, ceil_mode));
 }

@@ -88,6 +88,17 @@ def _cpu_rng_as(state):
         _t.set_rng_state(outer)
 
 
+def _autocast_state():
+    """The thread's CPU autocast settings, for re-running a region as its forward ran (torch
+    does the same: a recomputed matmul must be in the forward's precision)."""
+    return {"enabled": _t.is_autocast_cpu_enabled(), "dtype": _t.get_autocast_cpu_dtype(),
+            "cache_enabled": _t.is_autocast_cache_enabled()}
+
+
+def _autocast_as(state):
+    return _t.autocast("cpu", **state)
+
+
 class CheckpointFunction(Function):
     """The reentrant checkpoint: forward keeps only the inputs; backward re-runs the
     function with grad enabled and calls autograd.backward on the rebuilt graph."""
@@ -98,6 +109,7 @@ class CheckpointFunction(Function):
         ctx.run_function = run_function
         # Dropout and friends must draw the same numbers when the segment is re-run.
         ctx.fwd_cpu_state = _t.get_rng_state() if preserve_rng_state else None
+        ctx.autocast_state = _autocast_state()
         # Tensors go through save_for_backward (version-checked against in-place writes);
         # everything else is kept as is, with a hole where each tensor goes.
         ctx.inputs = [None if isinstance(a, _t.Tensor) else a for a in args]
@@ -114,7 +126,7 @@ class CheckpointFunction(Function):
         with _cpu_rng_as(ctx.fwd_cpu_state):
             # Fresh leaves, so the inner backward stops at them and leaves their grads there.
             detached = detach_variable(tuple(inputs))
-            with enable_grad():
+            with enable_grad(), _autocast_as(ctx.autocast_state):
                 outputs = ctx.run_function(*detached)
         if isinstance(outputs, _t.Tensor):
             outputs = (outputs,)
@@ -213,7 +225,12 @@ def _checkpoint_without_reentrant(function, preserve_rng_state, context_fn, dete
                                   "recomputation errors)")
     forward_context, recompute_context = context_fn()
     rng_state = _t.get_rng_state() if preserve_rng_state else None
-    frame = _RecomputeFrame(lambda: function(*args, **kwargs), rng_state, recompute_context,
+    autocast_state = _autocast_state()
+
+    def recompute():
+        with _autocast_as(autocast_state):
+            return function(*args, **kwargs)
+    frame = _RecomputeFrame(recompute, rng_state, recompute_context,
                             determinism_check == "default")
     from ..autograd.graph import saved_tensors_hooks
     with forward_context, saved_tensors_hooks(frame.pack, frame.unpack):

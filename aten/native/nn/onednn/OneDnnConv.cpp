@@ -4,17 +4,11 @@
 // a repeated call only executes. oneDNN runs on the same OpenMP threads as at::parallel_for.
 #include <aten/core/Parallel.h>
 #include <aten/native/nn/ConvUtils.h>
+#include <aten/native/nn/onednn/OneDnnCommon.h>
 
 #include <aten/ops/Functions.h>
 
-#include <oneapi/dnnl/dnnl.hpp>
-
-#include <algorithm>
-#include <list>
-#include <memory>
-#include <mutex>
 #include <optional>
-#include <unordered_map>
 #include <vector>
 
 namespace at::inline tessera::native::onednn {
@@ -23,21 +17,10 @@ namespace {
 
 using dnnl::memory;
 
-const dnnl::engine& cpu_engine() {
-  static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-  return engine;
-}
-
 std::optional<memory::data_type> dnnl_type(c10::ScalarType t) {
   if (t == c10::kFloat) return memory::data_type::f32;
   if (t == c10::kBFloat16 && has_native_bf16()) return memory::data_type::bf16;
   return std::nullopt;
-}
-
-// A tensor's plain layout as oneDNN sees it: its sizes and strides.
-memory::desc plain_desc(const Tensor& t, memory::data_type type) {
-  return memory::desc(memory::dims(t.sizes().begin(), t.sizes().end()), type,
-                      memory::dims(t.strides().begin(), t.strides().end()));
 }
 
 // The weight [O, I/g, k...] as oneDNN's grouped [g, O/g, I/g, k...] when groups > 1.
@@ -50,18 +33,6 @@ memory::desc weight_desc(const Tensor& w, int64_t groups, memory::data_type type
 
 memory::desc any_like(const memory::desc& d) {
   return memory::desc(d.dims(), d.data_type(), memory::format_tag::any);
-}
-
-// Every primitive takes its scratch memory from the caller (allocated per call): with the
-// library's default, scratchpads are per-thread buffers sized for the thread that built
-// the primitive, and a cached plan runs on whichever thread calls it.
-const dnnl::primitive_attr& user_scratchpad() {
-  static const dnnl::primitive_attr attr = [] {
-    dnnl::primitive_attr a;
-    a.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-    return a;
-  }();
-  return attr;
 }
 
 // One operand of a plan: the argument slot, the user's layout and the primitive's, and
@@ -89,70 +60,12 @@ struct Plan {
   Operand output;
 };
 
-enum class Pass : int64_t { forward, backward_data, backward_weights };
-
-using Key = std::vector<int64_t>;
-struct KeyHash {
-  size_t operator()(const Key& k) const {
-    size_t h = 1469598103934665603ull;
-    for (int64_t v : k) h = (h ^ static_cast<size_t>(v)) * 1099511628211ull;
-    return h;
-  }
-};
-
-void append_layout(Key& key, const Tensor& t) {
-  key.push_back(t.dim());
-  for (int64_t d = 0; d < t.dim(); ++d) key.push_back(t.size(d)), key.push_back(t.stride(d));
-}
-
-// Plans by shape, least recently used first out. A refused shape is cached as null.
-class PlanCache {
- public:
-  template <typename Build>
-  std::shared_ptr<const Plan> get(const Key& key, Build build) {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      auto it = index_.find(key);
-      if (it != index_.end()) {
-        order_.splice(order_.begin(), order_, it->second);
-        return it->second->second;
-      }
-    }
-    std::shared_ptr<const Plan> plan;
-    try {
-      plan = std::make_shared<const Plan>(build());
-    } catch (const dnnl::error&) {
-      plan = nullptr;  // no implementation for this case: the GEMM path takes it
-    }
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (index_.find(key) == index_.end()) {
-      order_.emplace_front(key, plan);
-      index_[key] = order_.begin();
-      if (order_.size() > kCapacity) {
-        index_.erase(order_.back().first);
-        order_.pop_back();
-      }
-    }
-    return plan;
-  }
-  size_t usable() {  // plans oneDNN built (not the refused shapes)
-    std::lock_guard<std::mutex> lock(mutex_);
-    size_t n = 0;
-    for (const auto& entry : order_) n += entry.second != nullptr;
-    return n;
-  }
-
- private:
-  static constexpr size_t kCapacity = 256;
-  std::mutex mutex_;
-  std::list<std::pair<Key, std::shared_ptr<const Plan>>> order_;
-  std::unordered_map<Key, std::list<std::pair<Key, std::shared_ptr<const Plan>>>::iterator, KeyHash> index_;
-};
-
-PlanCache& plan_cache() {
-  static PlanCache* cache = new PlanCache();  // leaked: primitives outlive static teardown
+PlanCache<Plan>& plan_cache() {
+  static auto* cache = new PlanCache<Plan>();  // leaked: primitives outlive static teardown
   return *cache;
 }
+
+enum class Pass : int64_t { forward, backward_data, backward_weights };
 
 struct Geometry {
   memory::dims strides, dilates, pad_l, pad_r;
@@ -188,14 +101,6 @@ Operand operand(int arg, const memory::desc& user, const memory::desc& inner, bo
   Operand o{arg, user, inner, std::nullopt, memory::desc()};
   o.link(is_output);
   return o;
-}
-
-// Memory in oneDNN's layout `d`, from the caching allocator (a fresh malloc of a large
-// block would page-fault on every call); `keep` holds it until the stream is done.
-memory blocked_memory(const memory::desc& d, std::vector<Tensor>& keep) {
-  keep.push_back(at::empty({std::max<int64_t>(static_cast<int64_t>(d.get_size()), 1)},
-                          TensorOptions().dtype(c10::kByte)));
-  return memory(d, cpu_engine(), keep.back().data_ptr());
 }
 
 void run_reorder(const Operand& o, dnnl::stream& stream, const memory& from, const memory& to,

@@ -36,7 +36,7 @@ if "OPENBLAS_THREAD_TIMEOUT" not in _os.environ:
     _RUNTIME_ENV["OPENBLAS_THREAD_TIMEOUT"] = "4"
 _os.environ.update(_RUNTIME_ENV)
 try:
-    from . import _C  # noqa: E402  (after the environment above)
+    from .. import _C  # noqa: E402  (after the environment above)
 finally:
     for _name in _RUNTIME_ENV:
         _os.environ.pop(_name, None)

@@ -1,0 +1,40 @@
+// OneDnnCommon.h's definitions: the engine and attributes every oneDNN primitive here uses.
+#include <aten/native/nn/onednn/OneDnnCommon.h>
+
+#include <aten/ops/Functions.h>
+
+#include <algorithm>
+
+namespace at::inline tessera::native::onednn {
+
+const dnnl::engine& cpu_engine() {
+  static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+const dnnl::primitive_attr& user_scratchpad() {
+  static const dnnl::primitive_attr attr = [] {
+    dnnl::primitive_attr a;
+    a.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    return a;
+  }();
+  return attr;
+}
+
+dnnl::memory::desc plain_desc(const Tensor& t, dnnl::memory::data_type type) {
+  return dnnl::memory::desc(dnnl::memory::dims(t.sizes().begin(), t.sizes().end()), type,
+                            dnnl::memory::dims(t.strides().begin(), t.strides().end()));
+}
+
+dnnl::memory blocked_memory(const dnnl::memory::desc& d, std::vector<Tensor>& keep) {
+  keep.push_back(at::empty({std::max<int64_t>(static_cast<int64_t>(d.get_size()), 1)},
+                          TensorOptions().dtype(c10::kByte)));
+  return dnnl::memory(d, cpu_engine(), keep.back().data_ptr());
+}
+
+void append_layout(Key& key, const Tensor& t) {
+  key.push_back(t.dim());
+  for (int64_t d = 0; d < t.dim(); ++d) key.push_back(t.size(d)), key.push_back(t.stride(d));
+}
+
+}  // namespace at::inline tessera::native::onednn
