@@ -53,6 +53,11 @@ bool is_scalar_type_object(PyObject* obj) {
          obj == reinterpret_cast<PyObject*>(&PyComplex_Type);
 }
 
+// Whether a 0-dim tensor may stand for a float parameter. parse() tries every overload
+// without that first, so an overload taking the tensor as a Tensor wins (torch orders its
+// overloads so); only when none matches does a tensor become a float.
+thread_local bool t_tensor_as_float = false;
+
 bool matches(PyObject* obj, const SchemaType& type, bool allow_number) {
   switch (type.kind()) {
     case Kind::Optional:
@@ -66,7 +71,10 @@ bool matches(PyObject* obj, const SchemaType& type, bool allow_number) {
       return is_int(obj) ||
              (is_tensor(obj) && unwrap(obj).dim() == 0 && c10::isIntegralType(unwrap(obj).scalar_type(), false));
     case Kind::Float:
-      return is_float_like(obj);
+      // As torch: a 0-dim tensor that needs no grad passes for a float (uniform_(lo, hi)
+      // with lo and hi read out of a tensor); it is converted with its __float__.
+      return is_float_like(obj) ||
+             (t_tensor_as_float && is_tensor(obj) && unwrap(obj).dim() == 0 && !unwrap(obj).requires_grad());
     case Kind::Complex:
       return is_float_like(obj) || PyComplex_Check(obj);
     case Kind::Bool:
@@ -508,13 +516,22 @@ bool PythonArgParser::try_match(const PythonSignature& sig, PyObject* args, PyOb
 }
 
 ParsedArgs& PythonArgParser::parse(PyObject* args, PyObject* kwargs, ParsedArgs& out) const {
-  for (size_t i = 0; i < signatures_.size(); ++i) {
-    if (try_match(signatures_[i], args, kwargs, out, nullptr)) {
-      out.index = static_cast<int>(i);
-      out.has_torch_function = out.has_torch_function || torch_function_mode_active();
-      return out;
+  struct TensorAsFloat {  // restored however parse leaves (it throws on no match)
+    explicit TensorAsFloat(bool on) : previous(t_tensor_as_float) { t_tensor_as_float = on; }
+    ~TensorAsFloat() { t_tensor_as_float = previous; }
+    bool previous;
+  };
+  for (bool tensor_as_float : {false, true}) {
+    TensorAsFloat scope(tensor_as_float);
+    for (size_t i = 0; i < signatures_.size(); ++i) {
+      if (try_match(signatures_[i], args, kwargs, out, nullptr)) {
+        out.index = static_cast<int>(i);
+        out.has_torch_function = out.has_torch_function || torch_function_mode_active();
+        return out;
+      }
     }
   }
+  TensorAsFloat scope(true);
   // Only one overload takes this many arguments: its own error says what is wrong (torch's
   // rule; an int list that may come as varargs takes any number).
   const size_t nargs_total = static_cast<size_t>((args ? PyTuple_GET_SIZE(args) : 0) + (kwargs ? PyDict_Size(kwargs) : 0));
@@ -793,7 +810,12 @@ IValue to_ivalue(PyObject* obj, const SchemaType& type, bool allow_number_as_ten
       return IValue(scalar_to_tensor(obj));
     case Kind::Int:
     case Kind::SymInt: return IValue(unpack_long(obj));
-    case Kind::Float: return IValue(PyFloat_AsDouble(obj));
+    case Kind::Float: {
+      if (is_tensor(obj)) return IValue(unwrap(obj).item().toDouble());
+      const double v = PyFloat_AsDouble(obj);
+      if (v == -1.0 && PyErr_Occurred()) throw python_error();
+      return IValue(v);
+    }
     case Kind::Complex: return IValue(unpack_scalar(obj).toComplexDouble());
     case Kind::Bool: return IValue(obj == Py_True);
     case Kind::Scalar: return IValue(unpack_scalar(obj));

@@ -87,7 +87,7 @@ from . import optim  # noqa: E402,F401
 from .functional import (  # noqa: E402,F401
     align_tensors, atleast_1d, atleast_2d, atleast_3d, block_diag, broadcast_shapes,
     broadcast_tensors, cartesian_prod, cdist, chain_matmul, gradient, histogramdd, istft, lu, meshgrid, nonzero,
-    norm, stft, tensordot, unique, unique_consecutive)
+    norm, stft, tensordot, unique, unique_consecutive, _assert)
 
 # Pickling (torch's reduce protocol) and tessera.TypedStorage.
 from . import _utils  # noqa: E402,F401
@@ -126,6 +126,10 @@ from .cpu import amp as _cpu_amp  # noqa: E402,F401
 from .cuda import amp as _cuda_amp  # noqa: E402,F401
 # tessera.jit: torch.jit's eager surface (is_scripting, the decorators); no TorchScript.
 from . import jit  # noqa: E402,F401
+# tessera.fx (torch.fx's symbolic tracing) and the float-mode pieces of quantization
+# (tessera.ao.quantization's stubs, tessera.ao.nn.quantized / tessera.nn.quantized's FloatFunctional).
+from . import ao, fx  # noqa: E402,F401
+from .nn import quantized as _nn_quantized  # noqa: E402,F401
 # tessera.compile: torch.compile's signature, running eagerly (no graph capture).
 from ._compile import compile  # noqa: E402,F401,A001
 # tessera.package: torch.package's hermetic code + pickle archives (imported eagerly, as torch does).
@@ -177,3 +181,5 @@ from .functional import deprecated_range as range  # noqa: E402,F401,A001
 from . import overrides  # noqa: E402,F401
 overrides._make_python_functions_overridable()
 _C._DisableTorchDispatch = utils._python_dispatch._DisableTorchDispatch
+from . import _api_usage  # noqa: E402
+_api_usage.install(_C)

@@ -479,3 +479,13 @@ def _tensor_istft(self, n_fft, hop_length=None, win_length=None, window=None, ce
 
 
 _C._add_tensor_methods({"stft": _tensor_stft, "istft": _tensor_istft})
+
+
+def _assert(condition, message):
+    """torch._assert: ``assert condition, message`` as a function, so model code can check
+    shapes in a form tracers record (__torch_function__ types can take it over)."""
+    if type(condition) is not _C.Tensor:
+        from .overrides import handle_torch_function, has_torch_function
+        if has_torch_function((condition,)):
+            return handle_torch_function(_assert, (condition,), condition, message)
+    assert condition, message

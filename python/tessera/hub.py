@@ -36,8 +36,34 @@ HASH_REGEX = re.compile(r"-([a-f0-9]*)\.")
 
 _hub_dir = None
 
+try:
+    from tqdm.auto import tqdm  # the progress bar torch.hub uses (torch.utils.model_zoo re-exports it)
+except ImportError:
+    class tqdm:  # noqa: N801  (torch's fallback when tqdm is not installed: a percentage on stderr)
+        """Minimal progress bar: update(n) writes the percentage (or bytes) done to stderr."""
 
-def _torch_home():
+        def __init__(self, total=None, disable=False, unit=None, unit_scale=None, unit_divisor=None):
+            self.total, self.disable, self.n = total, disable, 0
+
+        def update(self, n):
+            if self.disable:
+                return
+            self.n += n
+            sys.stderr.write(f"\r{100 * self.n / float(self.total):.1f}%" if self.total else f"\r{self.n:.1f} bytes")
+            sys.stderr.flush()
+
+        def close(self):
+            self.disable = True
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, exc_type, exc_val, exc_tb):
+            if not self.disable:
+                sys.stderr.write("\n")
+
+
+def _get_torch_home():
     default = os.path.join(os.getenv(ENV_XDG_CACHE_HOME, DEFAULT_CACHE_DIR), "torch")
     return os.path.expanduser(os.getenv(ENV_TORCH_HOME, default))
 
@@ -50,7 +76,7 @@ def get_dir():
         warnings.warn("TORCH_HUB is deprecated, please use env TORCH_HOME instead")
     if _hub_dir is not None:
         return _hub_dir
-    return os.path.join(_torch_home(), "hub")
+    return os.path.join(_get_torch_home(), "hub")
 
 
 def set_dir(d):
@@ -157,7 +183,7 @@ def download_url_to_file(url, dst, hash_prefix=None, progress=True):
     """Saves what ``url`` names (any URL urllib opens: file:// works offline) to ``dst``,
     writing a temporary file in the same directory first so a failed download leaves no
     partial ``dst``. With ``hash_prefix``, the SHA-256 of the content must start with it
-    (RuntimeError otherwise). ``progress`` writes the percentage done to stderr."""
+    (RuntimeError otherwise). ``progress`` shows a progress bar on stderr (tqdm's)."""
     response = urlopen(Request(url, headers={"User-Agent": "tessera.hub"}))
     lengths = response.info().get_all("Content-Length")
     size = int(lengths[0]) if lengths else None
@@ -165,8 +191,7 @@ def download_url_to_file(url, dst, hash_prefix=None, progress=True):
     tmp = tempfile.NamedTemporaryFile(delete=False, dir=os.path.dirname(dst))
     try:
         digest = hashlib.sha256() if hash_prefix is not None else None
-        done = 0
-        with response:
+        with response, tqdm(total=size, disable=not progress, unit="B", unit_scale=True, unit_divisor=1024) as bar:
             while True:
                 chunk = response.read(READ_DATA_CHUNK)
                 if not chunk:
@@ -174,11 +199,7 @@ def download_url_to_file(url, dst, hash_prefix=None, progress=True):
                 tmp.write(chunk)
                 if digest is not None:
                     digest.update(chunk)
-                done += len(chunk)
-                if progress:
-                    sys.stderr.write(f"\r{100 * done / size:.1f}%" if size else f"\r{done:.1f} bytes")
-        if progress:
-            sys.stderr.write("\n")
+                bar.update(len(chunk))
         tmp.close()
         if digest is not None:
             got = digest.hexdigest()

@@ -159,6 +159,22 @@ class _Namespace(types.ModuleType):
         return packet
 
 
+# (package directory name, extension module name) -> the library in tessera's package
+# that registers the same operator namespace.
+_SUBSTITUTES = {("torchvision", "_C"): "libtessera_torchvision.so"}
+
+
+def _substitute(path):
+    """Tessera's build of the extension at ``path`` when there is one, else None."""
+    package = os.path.basename(os.path.dirname(path))
+    module = os.path.basename(path).split(".")[0]
+    library = _SUBSTITUTES.get((package, module))
+    if library is None:
+        return None
+    candidate = os.path.join(os.path.dirname(os.path.realpath(_C.__file__)), library)
+    return candidate if os.path.exists(candidate) else None
+
+
 class _Ops(types.ModuleType):
     def __init__(self):
         super().__init__("tessera.ops")
@@ -176,8 +192,13 @@ class _Ops(types.ModuleType):
 
         OSError when it cannot be opened, when it is linked against PyTorch's own libraries
         (built for PyTorch, not tessera: refused before anything is mapped), or when it
-        registers nothing with tessera."""
-        _C._load_library(os.path.realpath(os.fspath(path)))
+        registers nothing with tessera.
+
+        A few packages' own extensions have a tessera build of the same operators, which
+        is loaded in their place (see _SUBSTITUTES): torchvision's _C gives
+        libtessera_torchvision, so torchvision.ops runs on tessera's kernels."""
+        real = os.path.realpath(os.fspath(path))
+        _C._load_library(_substitute(real) or real)
 
     def unload_library(self, path) -> None:
         """Unloads a library loaded with load_library; its operators and kernels go with it."""

@@ -345,6 +345,12 @@ def interpolate_samples(dtype):
     yield "linear", [x1], {"size": 5, "mode": "linear", "align_corners": False}
     yield "bilinear", [x2], {"size": (3, 4), "mode": "bilinear", "align_corners": True}
     yield "bicubic", [x2], {"size": (3, 4), "mode": "bicubic", "align_corners": False}
+    x3 = T((1, 2, 5, 7), dtype, 3)
+    yield "bilinear antialias down", [x3], {"size": (3, 2), "mode": "bilinear", "antialias": True, "align_corners": False}
+    yield "bilinear antialias up", [x2], {"size": (5, 4), "mode": "bilinear", "antialias": True, "align_corners": True}
+    yield "bicubic antialias down", [x3], {"size": (2, 3), "mode": "bicubic", "antialias": True, "align_corners": False}
+    yield "bicubic antialias scale", [x3], {"scale_factor": 0.6, "mode": "bicubic", "antialias": True,
+                                            "align_corners": False}
 
 
 def grid_sample_samples(dtype):
@@ -389,7 +395,7 @@ register(
     nn("pad", lambda F, x, **k: F.pad(x, **k), pad_samples, covers=("constant_pad_nd", "_pad_circular")),
     nn("interpolate", lambda F, x, **k: F.interpolate(x, **k), interpolate_samples, rtol=1e-5, atol=1e-5,
        covers=("upsample_nearest1d", "upsample_nearest2d", "upsample_linear1d", "upsample_bilinear2d",
-               "upsample_bicubic2d")),
+               "upsample_bicubic2d", "_upsample_bilinear2d_aa", "_upsample_bicubic2d_aa")),
     nn("grid_sample", lambda F, x, g, **k: F.grid_sample(x, g, **k), grid_sample_samples, rtol=1e-5, atol=1e-5,
        covers=("grid_sampler", "grid_sampler_2d")),
     nn("grid_sample[3-D]", lambda F, x, g, **k: F.grid_sample(x, g, **k), grid_sample_3d_samples, rtol=1e-5,

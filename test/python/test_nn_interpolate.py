@@ -64,6 +64,27 @@ def test_errors_like_torch(expr):
 
 
 def test_modes_not_yet_there_say_so():
-    for kw in (dict(mode="area"), dict(mode="nearest-exact"), dict(mode="bilinear", antialias=True)):
+    for kw in (dict(mode="area"), dict(mode="nearest-exact")):
         with pytest.raises(NotImplementedError):
             F.interpolate(tessera.ones(1, 1, 4, 4), size=2, **kw)
+
+
+def test_antialias_matches_torch():
+    # interpolate(antialias=True): the filter widens with the downscaling factor (PIL's
+    # resize); torch 1.13 has it for bilinear and bicubic on 4-D input, refuses the rest
+    gen = torch.Generator().manual_seed(3)
+    x = torch.rand(2, 3, 23, 17, generator=gen, dtype=torch.float64)
+    cases = [dict(size=(7, 5)), dict(size=(30, 9)), dict(scale_factor=0.37), dict(size=(4, 40)),
+             dict(size=(11, 6), align_corners=True)]
+    for mode in ("bilinear", "bicubic"):
+        for kw in cases:
+            kw = {"align_corners": False, **kw}
+            ref = torch.nn.functional.interpolate(x, mode=mode, antialias=True, **kw)
+            got = F.interpolate(tessera.tensor(x.numpy()), mode=mode, antialias=True, **kw)
+            assert tuple(got.shape) == tuple(ref.shape)
+            torch.testing.assert_close(torch.from_numpy(got.numpy()), ref, rtol=1e-12, atol=1e-12)
+    for mode, shape in (("nearest", (1, 1, 4, 4)), ("bilinear", (1, 4, 4)), ("linear", (1, 1, 4))):
+        with pytest.raises(ValueError, match="Anti-alias option is only supported for bilinear and bicubic modes"):
+            torch.nn.functional.interpolate(torch.ones(*shape), size=2, mode=mode, antialias=True)
+        with pytest.raises(ValueError, match="Anti-alias option is only supported for bilinear and bicubic modes"):
+            F.interpolate(tessera.ones(*shape), size=2, mode=mode, antialias=True)

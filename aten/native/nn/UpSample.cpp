@@ -2,7 +2,8 @@
 // computes it, written separably: each spatial dim is resampled in turn by a few taps
 // (index_select of source rows, weighted and summed), so autograd adds the grads of
 // shared source rows together. Source positions follow torch's rules: nearest computes
-// its scale in float; the linear modes map centres (align_corners=False) or corners.
+// its scale in float; the linear modes map centres (align_corners=False) or corners; the
+// antialiased modes average every input under a filter widened by the downscaling factor.
 #include <aten/core/TensorOperators.h>
 #include <aten/native/HostVector.h>
 #include <aten/native/NativeFunctions.h>
@@ -17,7 +18,9 @@ namespace at::inline tessera::native {
 
 namespace {
 
-enum class Mode { Nearest, Linear, Cubic };
+// LinearAA and CubicAA: the antialiased forms (interpolate(antialias=True)), which widen
+// the filter by the downscaling factor, as PIL's resize does.
+enum class Mode { Nearest, Linear, Cubic, LinearAA, CubicAA };
 
 // The output size of each spatial dim, from output_size or scale_factors (exactly one).
 std::vector<int64_t> output_sizes(const Tensor& input, std::optional<IntArrayRef> output_size,
@@ -65,8 +68,102 @@ void check_nonempty(const Tensor& input) {
               "D data tensor expected but got a tensor with sizes ", input.sizes());
 }
 
-double cubic1(double x, double a) { return ((a + 2) * x - (a + 3)) * x * x + 1; }
-double cubic2(double x, double a) { return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a; }
+template <typename acc_t>
+acc_t cubic1(acc_t x, acc_t a) { return ((a + 2) * x - (a + 3)) * x * x + 1; }
+template <typename acc_t>
+acc_t cubic2(acc_t x, acc_t a) { return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a; }
+
+// The taps and weights of the linear and cubic modes along one dim, computed in acc_t as
+// torch computes them (float for float and reduced inputs, double for double): the scale
+// in acc_t, the source position from it (in double, then rounded to acc_t), the weights
+// from that position, so that the blends round as torch's do.
+template <typename acc_t>
+void interpolation_taps(int64_t n, int64_t m, Mode mode, bool align_corners, std::optional<double> scale,
+                        std::vector<std::vector<int64_t>>& taps, std::vector<std::vector<double>>& weights) {
+  acc_t s;
+  if (align_corners) {
+    s = m > 1 ? static_cast<acc_t>(n - 1) / static_cast<acc_t>(m - 1) : acc_t(0);
+  } else {
+    s = scale.has_value() && *scale > 0 ? static_cast<acc_t>(1.0 / *scale) : static_cast<acc_t>(n) / static_cast<acc_t>(m);
+  }
+  const int64_t k = mode == Mode::Linear ? 2 : 4;
+  taps.resize(static_cast<size_t>(k));
+  weights.resize(static_cast<size_t>(k));
+  for (int64_t i = 0; i < m; ++i) {
+    acc_t src = align_corners ? static_cast<acc_t>(s * static_cast<acc_t>(i))
+                              : static_cast<acc_t>(static_cast<double>(s) * (static_cast<double>(i) + 0.5) - 0.5);
+    if (mode == Mode::Linear) {
+      if (!align_corners && src < 0) src = 0;
+      const int64_t i0 = static_cast<int64_t>(src);
+      const int64_t step = i0 < n - 1 ? 1 : 0;
+      const acc_t lambda = src - static_cast<acc_t>(i0);
+      taps[0].push_back(i0), taps[1].push_back(i0 + step);
+      weights[0].push_back(static_cast<acc_t>(1) - lambda), weights[1].push_back(lambda);
+    } else {
+      const int64_t i0 = static_cast<int64_t>(std::floor(src));
+      const acc_t t = src - static_cast<acc_t>(i0);
+      constexpr acc_t kA = static_cast<acc_t>(-0.75);
+      const acc_t w[4] = {cubic2<acc_t>(t + 1, kA), cubic1<acc_t>(t, kA), cubic1<acc_t>(1 - t, kA),
+                          cubic2<acc_t>(2 - t, kA)};
+      for (int64_t j = 0; j < 4; ++j) {
+        taps[j].push_back(std::min(std::max<int64_t>(i0 - 1 + j, 0), n - 1));
+        weights[j].push_back(w[j]);
+      }
+    }
+  }
+}
+
+// The antialiased taps: output i averages the inputs within `support` of its centre, each
+// weighted by the triangle (linear) or the a = -0.5 cubic (as PIL) filter stretched by the
+// downscaling factor, the weights normalised to sum to one. Rows with fewer inputs are
+// padded with zero-weight taps.
+void antialias_taps(int64_t n, int64_t m, Mode mode, bool align_corners, std::optional<double> scale_factor,
+                    std::vector<std::vector<int64_t>>& taps, std::vector<std::vector<double>>& weights) {
+  double scale;
+  if (align_corners) {
+    scale = m > 1 ? static_cast<double>(n - 1) / static_cast<double>(m - 1) : 0.0;
+  } else {
+    scale = scale_factor.has_value() && *scale_factor > 0 ? 1.0 / *scale_factor
+                                                          : static_cast<double>(n) / static_cast<double>(m);
+  }
+  const double half_width = mode == Mode::LinearAA ? 1.0 : 2.0;
+  const double support = scale >= 1.0 ? half_width * scale : half_width;
+  const double inv_scale = scale >= 1.0 ? 1.0 / scale : 1.0;
+  auto filter = [&](double x) {
+    x = std::abs(x);
+    if (mode == Mode::LinearAA) return x < 1.0 ? 1.0 - x : 0.0;
+    constexpr double a = -0.5;
+    if (x < 1.0) return ((a + 2) * x - (a + 3)) * x * x + 1;
+    if (x < 2.0) return (((x - 5) * x + 8) * x - 4) * a;
+    return 0.0;
+  };
+  std::vector<std::vector<int64_t>> rows_taps(static_cast<size_t>(m));
+  std::vector<std::vector<double>> rows_weights(static_cast<size_t>(m));
+  size_t width = 0;
+  for (int64_t i = 0; i < m; ++i) {
+    const double center = scale * (static_cast<double>(i) + 0.5);
+    const int64_t lo = std::max<int64_t>(static_cast<int64_t>(center - support + 0.5), 0);
+    const int64_t hi = std::min<int64_t>(static_cast<int64_t>(center + support + 0.5), n);
+    double total = 0;
+    for (int64_t j = lo; j < hi; ++j) {
+      const double w = filter((static_cast<double>(j) - center + 0.5) * inv_scale);
+      rows_taps[i].push_back(j);
+      rows_weights[i].push_back(w);
+      total += w;
+    }
+    if (total != 0)
+      for (double& w : rows_weights[i]) w /= total;
+    width = std::max(width, rows_taps[i].size());
+  }
+  taps.assign(width, {});
+  weights.assign(width, {});
+  for (int64_t i = 0; i < m; ++i)
+    for (size_t j = 0; j < width; ++j) {
+      const bool real = j < rows_taps[i].size();
+      taps[j].push_back(real ? rows_taps[i][j] : 0);
+      weights[j].push_back(real ? rows_weights[i][j] : 0.0);
+    }
+}
 
 // Resamples dim `d` (of n elements) to `m` elements.
 Tensor resample_dim(const Tensor& x, int64_t d, int64_t m, Mode mode, bool align_corners, std::optional<double> scale) {
@@ -81,36 +178,12 @@ Tensor resample_dim(const Tensor& x, int64_t d, int64_t m, Mode mode, bool align
     for (int64_t i = 0; i < m; ++i) {
       taps[0].push_back(std::min(static_cast<int64_t>(std::floor(static_cast<float>(i) * s)), n - 1));
     }
+  } else if (mode == Mode::LinearAA || mode == Mode::CubicAA) {
+    antialias_taps(n, m, mode, align_corners, scale, taps, weights);
+  } else if (x.scalar_type() == kDouble) {
+    interpolation_taps<double>(n, m, mode, align_corners, scale, taps, weights);
   } else {
-    double s;
-    if (align_corners) {
-      s = m > 1 ? static_cast<double>(n - 1) / static_cast<double>(m - 1) : 0.0;
-    } else {
-      s = scale.has_value() && *scale > 0 ? 1.0 / *scale : static_cast<double>(n) / static_cast<double>(m);
-    }
-    const int64_t k = mode == Mode::Linear ? 2 : 4;
-    taps.resize(static_cast<size_t>(k));
-    weights.resize(static_cast<size_t>(k));
-    for (int64_t i = 0; i < m; ++i) {
-      double src = align_corners ? s * static_cast<double>(i) : s * (static_cast<double>(i) + 0.5) - 0.5;
-      if (mode == Mode::Linear) {
-        if (!align_corners && src < 0) src = 0;
-        const int64_t i0 = static_cast<int64_t>(src);
-        const int64_t step = i0 < n - 1 ? 1 : 0;
-        const double lambda = src - static_cast<double>(i0);
-        taps[0].push_back(i0), taps[1].push_back(i0 + step);
-        weights[0].push_back(1 - lambda), weights[1].push_back(lambda);
-      } else {
-        const int64_t i0 = static_cast<int64_t>(std::floor(src));
-        const double t = src - static_cast<double>(i0);
-        constexpr double kA = -0.75;
-        const double w[4] = {cubic2(t + 1, kA), cubic1(t, kA), cubic1(1 - t, kA), cubic2(2 - t, kA)};
-        for (int64_t j = 0; j < 4; ++j) {
-          taps[j].push_back(std::min(std::max<int64_t>(i0 - 1 + j, 0), n - 1));
-          weights[j].push_back(w[j]);
-        }
-      }
-    }
+    interpolation_taps<float>(n, m, mode, align_corners, scale, taps, weights);
   }
   std::vector<int64_t> wshape(static_cast<size_t>(x.dim()), 1);
   wshape[static_cast<size_t>(d)] = m;
@@ -132,6 +205,8 @@ Tensor upsample(const Tensor& input, std::optional<IntArrayRef> output_size, std
   check_nonempty(input);
   TORCH_CHECK(mode == Mode::Nearest || c10::isFloatingType(input.scalar_type()), "\"upsample\" not implemented for '",
               input.scalar_type(), "'");
+  TORCH_CHECK((mode != Mode::LinearAA && mode != Mode::CubicAA) || input.dim() == 4,
+              "Anti-alias option is only supported for bilinear and bicubic modes on 4-D input, got ", input.dim(), "-D");
   std::vector<int64_t> shape(input.sizes().begin(), input.sizes().end() - spatial);
   shape.insert(shape.end(), out.begin(), out.end());
   // An empty batch needs no index tables, however large the spatial sizes: a reshape keeps
@@ -144,8 +219,11 @@ Tensor upsample(const Tensor& input, std::optional<IntArrayRef> output_size, std
   bool large = false;
   for (int64_t s : shape) large = large || c10::mul_overflows(bytes, s, &bytes);
   if (large || bytes >= (int64_t{1} << 30)) (void)at::empty(shape, input.options());
+  // Last dim first: the sums then associate as torch's 2-D and 3-D kernels do (each row's
+  // horizontal blend, then the vertical blend of those), so values torch computes exactly,
+  // such as an exact .5 that uint8 images round, come out the same.
   Tensor x = input;
-  for (int64_t d = 0; d < spatial; ++d) {
+  for (int64_t d = spatial - 1; d >= 0; --d) {
     std::optional<double> scale;
     if (scales) scale = (*scales)[static_cast<size_t>(d)];
     x = resample_dim(x, input.dim() - spatial + d, out[static_cast<size_t>(d)], mode, align_corners, scale);
@@ -154,6 +232,16 @@ Tensor upsample(const Tensor& input, std::optional<IntArrayRef> output_size, std
 }
 
 }  // namespace
+
+Tensor _upsample_bilinear2d_aa_vec(const Tensor& input, std::optional<IntArrayRef> output_size, bool align_corners,
+                                   std::optional<ArrayRef<double>> scale_factors) {
+  return upsample(input, output_size, scale_factors, 2, Mode::LinearAA, align_corners);
+}
+
+Tensor _upsample_bicubic2d_aa_vec(const Tensor& input, std::optional<IntArrayRef> output_size, bool align_corners,
+                                  std::optional<ArrayRef<double>> scale_factors) {
+  return upsample(input, output_size, scale_factors, 2, Mode::CubicAA, align_corners);
+}
 
 Tensor upsample_nearest1d_vec(const Tensor& input, std::optional<IntArrayRef> output_size,
                               std::optional<ArrayRef<double>> scale_factors) {

@@ -784,7 +784,7 @@ _LINEAR_MODES = ("linear", "bilinear", "bicubic", "trilinear")
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                 recompute_scale_factor=None, antialias=False):
     """Resizes the spatial dims of [N, C, *spatial]: mode nearest (1-D, 2-D), linear (1-D),
-    bilinear and bicubic (2-D), as torch.nn.functional.interpolate."""
+    bilinear and bicubic (2-D, also antialiased), as torch.nn.functional.interpolate."""
     if mode in ("nearest", "area", "nearest-exact"):
         if align_corners is not None:
             raise ValueError("align_corners option can only be set with the interpolating modes: "
@@ -823,8 +823,11 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         import math
         output_size = [math.floor(float(input.size(i + 2)) * scale_factors[i]) for i in range(dim)]
         scale_factors = None
+    if antialias and not (mode in ("bilinear", "bicubic") and input.dim() == 4):
+        raise ValueError("Anti-alias option is only supported for bilinear and bicubic modes")
     if antialias:
-        raise NotImplementedError("interpolate: antialias=True is not implemented in tessera yet")
+        aa = _nn._upsample_bilinear2d_aa if mode == "bilinear" else _nn._upsample_bicubic2d_aa
+        return aa(input, output_size, align_corners, scale_factors)
     if mode == "nearest" and input.dim() == 3:
         return _nn.upsample_nearest1d(input, output_size, scale_factors)
     if mode == "nearest" and input.dim() == 4:

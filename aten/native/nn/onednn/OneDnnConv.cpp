@@ -69,13 +69,16 @@ enum class Pass : int64_t { forward, backward_data, backward_weights };
 
 struct Geometry {
   memory::dims strides, dilates, pad_l, pad_r;
-  // Activations stay in the tensors' layouts when there are fewer input channels per
-  // group than one of oneDNN's channel blocks (16): its GEMM kernel on plain data then
-  // beats reordering to the blocked layout and back (3-channel images: ~3x).
+  // Activations stay in the tensors' layouts for an ungrouped convolution of fewer than 8
+  // input channels (images): oneDNN's GEMM kernel on plain data then beats reordering to
+  // the blocked layout and back (3 channels: ~3x; at 8 the blocked kernel wins). Grouped
+  // and depthwise convolutions go blocked whatever their channels per group: oneDNN's
+  // depthwise kernels exist for blocked layouts only, and on plain data it falls back to a
+  // reference loop (MobileNet's 5x5 depthwise layers: 10-30x slower).
   bool plain_activations;
   memory::desc activation(const memory::desc& d) const { return plain_activations ? d : any_like(d); }
 
-  explicit Geometry(const ConvShape& s) : plain_activations(s.src_channels / s.groups < 16) {
+  explicit Geometry(const ConvShape& s) : plain_activations(s.groups == 1 && s.src_channels < 8) {
     for (int i = 0; i < s.spatial; ++i) {
       strides.push_back(s.stride[i]);
       dilates.push_back(s.dilation[i] - 1);  // oneDNN counts the gaps

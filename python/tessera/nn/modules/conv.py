@@ -1,8 +1,5 @@
 """Convolution layers (Conv1d/2d/3d, ConvTranspose1d/2d/3d and their Lazy forms) with torch.nn's constructor
-arguments, parameter layout, initialisation, padding modes and printed form. Also the
-small int-or-tuple helpers (_single, _pair, ...) the other layer files share."""
-import collections.abc
-import itertools
+arguments, parameter layout, initialisation, padding modes and printed form."""
 import math
 
 from ... import _C
@@ -11,30 +8,10 @@ from .. import init
 from ..parameter import Parameter, UninitializedParameter
 from .lazy import LazyModuleMixin
 from .module import Module
+from .utils import _ntuple, _pair, _quadruple, _reverse_repeat_tuple, _single, _triple  # noqa: F401
 
 __all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "LazyConv1d",
            "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d"]
-
-
-def _ntuple(n, name="parse"):
-    """A converter that keeps an iterable as a tuple and repeats a scalar n times."""
-    def parse(x):
-        if isinstance(x, collections.abc.Iterable):
-            return tuple(x)
-        return (x,) * n
-    parse.__name__ = name
-    return parse
-
-
-_single = _ntuple(1, "_single")
-_pair = _ntuple(2, "_pair")
-_triple = _ntuple(3, "_triple")
-_quadruple = _ntuple(4, "_quadruple")
-
-
-def _reverse_repeat_tuple(t, n):
-    """(a, b) -> (b, b, a, a) for n=2: F.pad wants the last dim's padding first."""
-    return tuple(itertools.chain.from_iterable((v,) * n for v in reversed(t)))
 
 
 _PADDING_STRINGS = {"same", "valid"}

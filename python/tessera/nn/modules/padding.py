@@ -2,7 +2,7 @@
 1, 2 or 3 dims, as torch.nn's (padding stored as a tuple in F.pad's order). ZeroPad1d/3d
 and CircularPad*d are current torch's additions (after 1.13)."""
 from .. import functional as F
-from .conv import _ntuple, _pair, _quadruple
+from .utils import _ntuple, _pair, _quadruple
 from .module import Module
 
 __all__ = ["ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d",

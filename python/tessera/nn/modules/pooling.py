@@ -2,7 +2,7 @@
 AdaptiveMaxPool1d/2d/3d, FractionalMaxPool2d/3d, MaxUnpool1d/2d/3d and LPPool1d/2d, as torch.nn's (arguments
 stored as given, torch's printed form)."""
 from .. import functional as F
-from .conv import _pair, _single, _triple
+from .utils import _pair, _single, _triple
 from .module import Module
 
 __all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d",
