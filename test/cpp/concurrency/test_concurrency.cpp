@@ -259,6 +259,7 @@ TEST(Concurrency, ProfilerWithOtherThreads) {
       at::Tensor t = filled(64, 1.0);
       if (i % 2 == 0) {
         prof::enable_on_this_thread();
+        t = t.add(t).mul(0.5);  // joined means "has recorded", not only "has enabled"
         ++joined;
       }
       while (!stop.load()) t = t.add(t).mul(0.5);
