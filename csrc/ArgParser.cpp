@@ -521,17 +521,25 @@ ParsedArgs& PythonArgParser::parse(PyObject* args, PyObject* kwargs, ParsedArgs&
     ~TensorAsFloat() { t_tensor_as_float = previous; }
     bool previous;
   };
-  for (bool tensor_as_float : {false, true}) {
-    TensorAsFloat scope(tensor_as_float);
+  auto match_any = [&]() {
     for (size_t i = 0; i < signatures_.size(); ++i) {
       if (try_match(signatures_[i], args, kwargs, out, nullptr)) {
         out.index = static_cast<int>(i);
         out.has_torch_function = out.has_torch_function || torch_function_mode_active();
-        return out;
+        return true;
       }
     }
+    return false;
+  };
+  // The common first pass touches the thread-local only when a nested parse left it on.
+  if (!t_tensor_as_float) {
+    if (match_any()) return out;
+  } else {
+    TensorAsFloat off(false);
+    if (match_any()) return out;
   }
-  TensorAsFloat scope(true);
+  TensorAsFloat scope(true);  // the fallback: 0-dim tensors where floats are expected
+  if (match_any()) return out;
   // Only one overload takes this many arguments: its own error says what is wrong (torch's
   // rule; an int list that may come as varargs takes any number).
   const size_t nargs_total = static_cast<size_t>((args ? PyTuple_GET_SIZE(args) : 0) + (kwargs ? PyDict_Size(kwargs) : 0));

@@ -3,7 +3,9 @@
 // loads this library in place of torchvision's own extension (tessera.ops.load_library).
 #include "VisionOps.h"
 
+#include <mutex>
 #include <string>
+#include <unordered_map>
 
 namespace tessera_vision {
 
@@ -35,7 +37,17 @@ void check_position_sensitive_backward(const char* op, const at::Tensor& grad, c
 }
 
 c10::OperatorHandle vision_op(const char* name) {
-  return c10::Dispatcher::singleton().findSchemaOrThrow((std::string("torchvision::") + name).c_str(), "");
+  // Looked up once per name: autograd's forward and backward ask on every call. The names
+  // are string literals, so their addresses key the cache.
+  static std::mutex mu;
+  static std::unordered_map<const char*, c10::OperatorHandle> cache;
+  std::lock_guard<std::mutex> g(mu);
+  auto it = cache.find(name);
+  if (it == cache.end()) {
+    it = cache.emplace(name, c10::Dispatcher::singleton().findSchemaOrThrow(
+                                 (std::string("torchvision::") + name).c_str(), "")).first;
+  }
+  return it->second;
 }
 
 }  // namespace tessera_vision
