@@ -7,11 +7,12 @@ include(CMakePackageConfigHelpers)
 
 # Each library finds the others beside it ($ORIGIN), in lib/ here as in a wheel's package
 # directory (csrc/CMakeLists.txt).
-set_target_properties(c10 aten autograd PROPERTIES INSTALL_RPATH "$ORIGIN")
-install(TARGETS c10 aten autograd aten_with_autograd autograd_with_aten EXPORT TesseraTargets
+set_target_properties(c10 aten autograd distributed PROPERTIES INSTALL_RPATH "$ORIGIN")
+install(TARGETS c10 aten autograd aten_with_autograd autograd_with_aten distributed EXPORT TesseraTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/c10 ${PROJECT_SOURCE_DIR}/aten ${PROJECT_SOURCE_DIR}/autograd
+                  ${PROJECT_SOURCE_DIR}/distributed
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.h")
 install(DIRECTORY ${CMAKE_BINARY_DIR}/generated/aten ${CMAKE_BINARY_DIR}/generated/autograd
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.h" PATTERN "*.inc")

@@ -19,6 +19,7 @@ namespace py = pybind11;
 namespace tessera::python {
 void init_autograd(py::module_& m);  // Autograd.cpp
 void init_autocast(py::module_& m);  // Autocast.cpp
+void init_distributed(py::module_& m);  // Distributed.cpp
 }  // namespace tessera::python
 
 PYBIND11_MODULE(_C, m) {
@@ -57,6 +58,7 @@ PYBIND11_MODULE(_C, m) {
   if (PyModule_AddFunctions(mod, allocator_functions()) != 0) throw py::error_already_set();
   init_autograd(m);
   init_autocast(m);
+  init_distributed(m);
   // The return_types named tuple of an op written in Python (histogramdd), of the same
   // structseq kind as the generated bindings' results.
   m.def("_named_tuple", [](const std::string& name, const std::vector<std::string>& fields, py::object items) {

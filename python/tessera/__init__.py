@@ -183,3 +183,14 @@ overrides._make_python_functions_overridable()
 _C._DisableTorchDispatch = utils._python_dispatch._DisableTorchDispatch
 from . import _api_usage  # noqa: E402
 _api_usage.install(_C)
+# tessera.distributed (c10d on tessera's stores and Gloo) and tessera.futures, as torch
+# makes them reachable from the top-level module.
+from . import distributed, futures  # noqa: E402,F401
+
+
+def is_distributed(input):
+    """Whether input is a distributed tensor; tensors never are (as in torch 1.13, where the
+    legacy THD distributed tensors are gone)."""
+    if not isinstance(input, _C.Tensor):
+        raise TypeError(f"is_distributed(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+    return False

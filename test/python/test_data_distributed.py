@@ -89,9 +89,11 @@ def test_epoch_changes_order_and_repeats_exactly():
 
 
 def test_errors():
+    # omitted replicas or rank come from the default process group, which is not set up
     for kw in ({}, {"num_replicas": 2}, {"rank": 0}):
-        with pytest.raises(RuntimeError, match="Requires distributed package to be available"):
-            sud.DistributedSampler(range(4), **kw)
+        for lib in (sud, tud):
+            with pytest.raises(RuntimeError, match="Default process group has not been initialized"):
+                lib.DistributedSampler(range(4), **kw)
     for replicas, rank in [(2, 2), (2, -1), (1, 5)]:
         with pytest.raises(ValueError) as mine:
             sud.DistributedSampler(range(4), num_replicas=replicas, rank=rank)
@@ -117,3 +119,13 @@ def test_with_dataloader():
                 np.testing.assert_array_equal(g, w)
     with pytest.raises(ValueError, match="mutually exclusive with shuffle"):
         sud.DataLoader(data_m, sampler=sud.DistributedSampler(data_m, 2, 0), shuffle=True)
+
+
+def test_replicas_and_rank_from_the_default_group():
+    import tessera.distributed as dist
+    dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+    try:
+        s = sud.DistributedSampler(range(10), shuffle=False)
+        assert (s.num_replicas, s.rank) == (1, 0) and list(s) == list(range(10))
+    finally:
+        dist.destroy_process_group()

@@ -1,5 +1,6 @@
 """The layering of docs/architecture.md, checked on the sources: each layer includes only
-itself and the layers below it (c10 <- aten <- autograd <- csrc), and csrc/ and autograd/
+itself and the layers below it (c10 <- aten <- autograd <- distributed <- csrc), and csrc/,
+distributed/ and autograd/
 reach aten through its public headers (aten/core, aten/ops, ...), never aten/native/, whose
 headers are kernel internals that may change with any kernel."""
 import pathlib
@@ -12,9 +13,10 @@ INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.M)
 
 # layer -> include prefixes it must not use
 FORBIDDEN = {
-    "c10": ("aten/", "autograd/", "csrc/", "python_api.h"),
-    "aten": ("autograd/", "csrc/", "python_api.h"),
-    "autograd": ("aten/native/", "csrc/", "python_api.h"),
+    "c10": ("aten/", "autograd/", "distributed/", "csrc/", "python_api.h"),
+    "aten": ("autograd/", "distributed/", "csrc/", "python_api.h"),
+    "autograd": ("aten/native/", "csrc/", "python_api.h", "distributed/"),
+    "distributed": ("aten/native/", "csrc/", "python_api.h"),
     "csrc": ("aten/native/",),
 }
 

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Fails if a shared library exports a C++ symbol of namespace c10, at or torch that is not
+"""Fails if a shared library exports a C++ symbol of namespace c10, at, torch or c10d that is not
 inside the `tessera` inline namespace, where it could collide with a PyTorch loaded into
 the same process. Usage: check_symbols.py LIB [LIB...]
 """
@@ -7,7 +7,7 @@ import re
 import subprocess
 import sys
 
-OUR_NAMESPACES = ("c10", "at", "torch")
+OUR_NAMESPACES = ("c10", "at", "torch", "c10d")
 # "typeinfo for c10::tessera::Error", "vtable for ...", "guard variable for ..." name a
 # symbol of the entity after the prefix.
 PREFIX = re.compile(r"^(typeinfo name for |typeinfo for |vtable for |VTT for |guard variable for |"

@@ -15,11 +15,15 @@ class DistributedSampler(Sampler[int]):
     num_replicas. Call set_epoch before each epoch to get a fresh order."""
 
     def __init__(self, dataset, num_replicas=None, rank=None, shuffle=True, seed=0, drop_last=False):
-        # torch asks torch.distributed for the world size and rank when they are omitted;
-        # tessera has no distributed package, which is torch's own case of dist being
-        # unavailable, so the same error follows.
+        # Omitted, the world size and rank are the default process group's (as torch's).
         if num_replicas is None or rank is None:
-            raise RuntimeError("Requires distributed package to be available")
+            from tessera import distributed as dist
+            if not dist.is_available():
+                raise RuntimeError("Requires distributed package to be available")
+            if num_replicas is None:
+                num_replicas = dist.get_world_size()
+            if rank is None:
+                rank = dist.get_rank()
         if rank >= num_replicas or rank < 0:
             raise ValueError(f"Invalid rank {rank}, rank should be in the interval [0, {num_replicas - 1}]")
         self.dataset = dataset

@@ -1,0 +1,316 @@
+// tessera._C._distributed_c10d: the stores, Work, the process-group API and the Gloo
+// backend for Python. Every call that can block (a store's get or wait, Work.wait, the
+// Gloo rendezvous) releases the GIL. python/tessera/distributed builds torch's API on these.
+#include "python_api.h"
+
+#include <distributed/FileStore.h>
+#include <distributed/ProcessGroup.h>
+#include <distributed/Store.h>
+#include <distributed/TCPStore.h>
+#ifdef TESSERA_GLOO
+#include <distributed/ProcessGroupGloo.h>
+#endif
+
+#include <pybind11/chrono.h>
+#include <pybind11/functional.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+namespace py = pybind11;
+using namespace c10d;
+using ms = std::chrono::milliseconds;
+
+namespace tessera::python {
+
+namespace {
+
+Bytes to_bytes(py::handle value) {
+  if (PyUnicode_Check(value.ptr())) {
+    const std::string s = value.cast<std::string>();
+    return Bytes(s.begin(), s.end());
+  }
+  TORCH_CHECK_TYPE(PyBytes_Check(value.ptr()) || PyByteArray_Check(value.ptr()),
+                   "a store value must be str or bytes, not ", Py_TYPE(value.ptr())->tp_name);
+  const std::string s = py::bytes(py::reinterpret_borrow<py::object>(value)).cast<std::string>();
+  return Bytes(s.begin(), s.end());
+}
+
+py::bytes to_py_bytes(const Bytes& b) { return py::bytes(reinterpret_cast<const char*>(b.data()), b.size()); }
+
+at::Tensor tensor_of(py::handle h) {
+  TORCH_CHECK_TYPE(is_tensor(h.ptr()), "expected a Tensor, got ", Py_TYPE(h.ptr())->tp_name);
+  return unwrap(h.ptr());
+}
+
+std::vector<at::Tensor> tensors_of(py::handle seq) {
+  std::vector<at::Tensor> out;
+  if (is_tensor(seq.ptr())) {
+    out.push_back(unwrap(seq.ptr()));
+    return out;
+  }
+  for (py::handle h : seq) out.push_back(tensor_of(h));
+  return out;
+}
+
+std::vector<std::vector<at::Tensor>> tensor_lists_of(py::handle seq) {
+  std::vector<std::vector<at::Tensor>> out;
+  for (py::handle h : seq) out.push_back(tensors_of(h));
+  return out;
+}
+
+py::list to_py(const std::vector<at::Tensor>& ts) {
+  py::list out;
+  for (const auto& t : ts) out.append(py::reinterpret_steal<py::object>(wrap(t)));
+  return out;
+}
+
+void bind_stores(py::module_& d) {
+  py::class_<Store, std::shared_ptr<Store>>(d, "Store", "A key-value store processes rendezvous through.")
+      .def("set", [](Store& s, const std::string& key, py::handle value) {
+        Bytes v = to_bytes(value);
+        py::gil_scoped_release nogil;
+        s.set(key, v);
+      }, py::arg("key"), py::arg("value"))
+      .def("get", [](Store& s, const std::string& key) {
+        Bytes v;
+        {
+          py::gil_scoped_release nogil;
+          v = s.get(key);
+        }
+        return to_py_bytes(v);
+      }, py::arg("key"))
+      .def("add", [](Store& s, const std::string& key, int64_t value) {
+        py::gil_scoped_release nogil;
+        return s.add(key, value);
+      }, py::arg("key"), py::arg("value"))
+      .def("compare_set", [](Store& s, const std::string& key, py::handle expected, py::handle desired) {
+        Bytes e = to_bytes(expected), d = to_bytes(desired), r;
+        {
+          py::gil_scoped_release nogil;
+          r = s.compare_set(key, e, d);
+        }
+        return to_py_bytes(r);
+      }, py::arg("key"), py::arg("expected_value"), py::arg("desired_value"))
+      .def("delete_key", [](Store& s, const std::string& key) {
+        py::gil_scoped_release nogil;
+        return s.delete_key(key);
+      }, py::arg("key"))
+      .def("num_keys", [](Store& s) {
+        py::gil_scoped_release nogil;
+        return s.num_keys();
+      })
+      .def("check", [](Store& s, const std::vector<std::string>& keys) {
+        py::gil_scoped_release nogil;
+        return s.check(keys);
+      }, py::arg("keys"))
+      .def("wait", [](Store& s, const std::vector<std::string>& keys) {
+        py::gil_scoped_release nogil;
+        s.wait(keys);
+      }, py::arg("keys"))
+      .def("wait", [](Store& s, const std::vector<std::string>& keys, ms timeout) {
+        py::gil_scoped_release nogil;
+        s.wait(keys, timeout);
+      }, py::arg("keys"), py::arg("timeout"))
+      .def("set_timeout", &Store::set_timeout, py::arg("timeout"))
+      .def_property_readonly("timeout", &Store::timeout);
+
+  py::class_<HashStore, Store, std::shared_ptr<HashStore>>(d, "HashStore", "A store within one process.")
+      .def(py::init<>());
+
+  py::class_<PrefixStore, Store, std::shared_ptr<PrefixStore>>(d, "PrefixStore",
+                                                               "Another store's keys under a prefix.")
+      .def(py::init<std::string, std::shared_ptr<Store>>(), py::arg("prefix"), py::arg("store"))
+      .def_property_readonly("underlying_store", &PrefixStore::underlying_store);
+
+  py::class_<FileStore, Store, std::shared_ptr<FileStore>>(d, "FileStore", "A store in a shared file.")
+      .def(py::init([](const std::string& path, int64_t world_size) {
+             py::gil_scoped_release nogil;
+             return std::make_shared<FileStore>(path, world_size);
+           }),
+           py::arg("file_name"), py::arg("world_size") = -1)
+      .def_property_readonly("path", &FileStore::path);
+
+  py::class_<TCPStore, Store, std::shared_ptr<TCPStore>>(d, "TCPStore", "A store served over TCP by the master.")
+      .def(py::init([](const std::string& host, int port, std::optional<int64_t> world_size, bool is_master,
+                       ms timeout, bool wait_for_workers, bool multi_tenant) {
+             TORCH_CHECK_VALUE(port >= 0 && port < 65536, "TCPStore: port must be in [0, 65535], got ", port);
+             TCPStoreOptions o;
+             o.port = static_cast<uint16_t>(port);
+             o.is_master = is_master;
+             o.num_workers = world_size;
+             o.wait_for_workers = wait_for_workers;
+             o.timeout = timeout;
+             o.multi_tenant = multi_tenant;
+             py::gil_scoped_release nogil;
+             return std::make_shared<TCPStore>(host, o);
+           }),
+           py::arg("host_name"), py::arg("port"), py::arg("world_size") = std::nullopt,
+           py::arg("is_master") = false, py::arg("timeout") = ms(Store::kDefaultTimeout),
+           py::arg("wait_for_workers") = true, py::arg("multi_tenant") = false)
+      .def_property_readonly("host", &TCPStore::host)
+      .def_property_readonly("port", &TCPStore::port);
+}
+
+void bind_work(py::module_& d) {
+  py::class_<Work, std::shared_ptr<Work>>(d, "Work", "The handle of a running collective.")
+      .def("is_completed", &Work::is_completed)
+      .def("is_success", &Work::is_success)
+      .def("wait", [](Work& w, ms timeout) {
+        py::gil_scoped_release nogil;
+        return w.wait(timeout);
+      }, py::arg("timeout") = ms(0))
+      .def("result", [](Work& w) { return to_py(w.result()); })
+      .def("source_rank", &Work::source_rank)
+      .def("exception", [](Work& w) -> py::object {
+        std::exception_ptr e = w.exception();
+        if (!e) return py::none();
+        try {
+          std::rethrow_exception(e);
+        } catch (const std::exception& err) {
+          return py::reinterpret_borrow<py::object>(PyExc_RuntimeError)(err.what());
+        }
+      })
+      .def("_add_done_callback", [](Work& w, py::function fn) {
+        auto holder = std::make_shared<py::object>(std::move(fn));
+        w.add_done_callback([holder] {
+          py::gil_scoped_acquire gil;
+          try {
+            (*holder)();
+          } catch (py::error_already_set& e) {
+            e.discard_as_unraisable("Work done callback");
+          }
+          holder->release().dec_ref();
+        });
+      });
+}
+
+template <typename Options>
+py::class_<Options> options_class(py::module_& d, const char* name) {
+  return py::class_<Options>(d, name).def(py::init<>()).def_readwrite("timeout", &Options::timeout);
+}
+
+void bind_process_group(py::module_& d) {
+  py::enum_<ReduceOp>(d, "ReduceOp", "The reductions of all_reduce, reduce and reduce_scatter.")
+      .value("SUM", ReduceOp::SUM).value("AVG", ReduceOp::AVG).value("PRODUCT", ReduceOp::PRODUCT)
+      .value("MIN", ReduceOp::MIN).value("MAX", ReduceOp::MAX).value("BAND", ReduceOp::BAND)
+      .value("BOR", ReduceOp::BOR).value("BXOR", ReduceOp::BXOR).value("PREMUL_SUM", ReduceOp::PREMUL_SUM)
+      .value("UNUSED", ReduceOp::UNUSED);
+
+  options_class<AllreduceOptions>(d, "AllreduceOptions").def_readwrite("reduceOp", &AllreduceOptions::reduce_op);
+  options_class<BroadcastOptions>(d, "BroadcastOptions")
+      .def_readwrite("rootRank", &BroadcastOptions::root_rank)
+      .def_readwrite("rootTensor", &BroadcastOptions::root_tensor);
+  options_class<ReduceOptions>(d, "ReduceOptions")
+      .def_readwrite("reduceOp", &ReduceOptions::reduce_op)
+      .def_readwrite("rootRank", &ReduceOptions::root_rank)
+      .def_readwrite("rootTensor", &ReduceOptions::root_tensor);
+  options_class<AllgatherOptions>(d, "AllgatherOptions");
+  options_class<GatherOptions>(d, "GatherOptions").def_readwrite("rootRank", &GatherOptions::root_rank);
+  options_class<ScatterOptions>(d, "ScatterOptions").def_readwrite("rootRank", &ScatterOptions::root_rank);
+  options_class<ReduceScatterOptions>(d, "ReduceScatterOptions")
+      .def_readwrite("reduceOp", &ReduceScatterOptions::reduce_op);
+  options_class<AllToAllOptions>(d, "AllToAllOptions");
+  options_class<BarrierOptions>(d, "BarrierOptions").def_readwrite("device_ids", &BarrierOptions::device_ids);
+
+  using PG = ProcessGroup;
+  py::class_<PG, std::shared_ptr<PG>>(d, "ProcessGroup", "A group of processes that run collectives together.")
+      .def("rank", &PG::rank)
+      .def("size", &PG::size)
+      .def("name", &PG::backend_name)
+      .def("broadcast", [](PG& pg, py::handle ts, const BroadcastOptions& o) {
+        auto v = tensors_of(ts);
+        return pg.broadcast(v, o);
+      }, py::arg("tensors"), py::arg("opts") = BroadcastOptions())
+      .def("allreduce", [](PG& pg, py::handle ts, const AllreduceOptions& o) {
+        auto v = tensors_of(ts);
+        return pg.allreduce(v, o);
+      }, py::arg("tensors"), py::arg("opts") = AllreduceOptions())
+      .def("reduce", [](PG& pg, py::handle ts, const ReduceOptions& o) {
+        auto v = tensors_of(ts);
+        return pg.reduce(v, o);
+      }, py::arg("tensors"), py::arg("opts") = ReduceOptions())
+      .def("allgather", [](PG& pg, py::handle outs, py::handle ins, const AllgatherOptions& o) {
+        auto out = tensor_lists_of(outs);
+        auto in = tensors_of(ins);
+        return pg.allgather(out, in, o);
+      }, py::arg("output_tensors"), py::arg("input_tensors"), py::arg("opts") = AllgatherOptions())
+      .def("_allgather_base", [](PG& pg, py::handle out, py::handle in, const AllgatherOptions& o) {
+        at::Tensor a = tensor_of(out), b = tensor_of(in);
+        return pg.allgather_base(a, b, o);
+      }, py::arg("output"), py::arg("input"), py::arg("opts") = AllgatherOptions())
+      .def("gather", [](PG& pg, py::handle outs, py::handle ins, const GatherOptions& o) {
+        auto out = tensor_lists_of(outs);
+        auto in = tensors_of(ins);
+        return pg.gather(out, in, o);
+      }, py::arg("output_tensors"), py::arg("input_tensors"), py::arg("opts") = GatherOptions())
+      .def("scatter", [](PG& pg, py::handle outs, py::handle ins, const ScatterOptions& o) {
+        auto out = tensors_of(outs);
+        auto in = tensor_lists_of(ins);
+        return pg.scatter(out, in, o);
+      }, py::arg("output_tensors"), py::arg("input_tensors"), py::arg("opts") = ScatterOptions())
+      .def("reduce_scatter", [](PG& pg, py::handle outs, py::handle ins, const ReduceScatterOptions& o) {
+        auto out = tensors_of(outs);
+        auto in = tensor_lists_of(ins);
+        return pg.reduce_scatter(out, in, o);
+      }, py::arg("output_tensors"), py::arg("input_tensors"), py::arg("opts") = ReduceScatterOptions())
+      .def("_reduce_scatter_base", [](PG& pg, py::handle out, py::handle in, const ReduceScatterOptions& o) {
+        at::Tensor a = tensor_of(out), b = tensor_of(in);
+        return pg.reduce_scatter_base(a, b, o);
+      }, py::arg("outputTensor"), py::arg("inputTensor"), py::arg("opts") = ReduceScatterOptions())
+      .def("alltoall_base", [](PG& pg, py::handle out, py::handle in, std::vector<int64_t> out_splits,
+                               std::vector<int64_t> in_splits, const AllToAllOptions& o) {
+        at::Tensor a = tensor_of(out), b = tensor_of(in);
+        return pg.alltoall_base(a, b, out_splits, in_splits, o);
+      }, py::arg("output_tensor"), py::arg("input_tensor"), py::arg("output_split_sizes"),
+         py::arg("input_split_sizes"), py::arg("opts") = AllToAllOptions())
+      .def("alltoall", [](PG& pg, py::handle outs, py::handle ins, const AllToAllOptions& o) {
+        auto out = tensors_of(outs);
+        auto in = tensors_of(ins);
+        return pg.alltoall(out, in, o);
+      }, py::arg("output_tensor"), py::arg("input_tensor"), py::arg("opts") = AllToAllOptions())
+      .def("barrier", [](PG& pg, const BarrierOptions& o) { return pg.barrier(o); },
+           py::arg("opts") = BarrierOptions())
+      .def("send", [](PG& pg, py::handle ts, int dst, int tag) {
+        auto v = tensors_of(ts);
+        return pg.send(v, dst, tag);
+      }, py::arg("tensors"), py::arg("dstRank"), py::arg("tag"))
+      .def("recv", [](PG& pg, py::handle ts, int src, int tag) {
+        auto v = tensors_of(ts);
+        return pg.recv(v, src, tag);
+      }, py::arg("tensors"), py::arg("srcRank"), py::arg("tag"))
+      .def("recv_anysource", [](PG& pg, py::handle ts, int tag) {
+        auto v = tensors_of(ts);
+        return pg.recv_anysource(v, tag);
+      }, py::arg("tensors"), py::arg("tag"));
+
+#ifdef TESSERA_GLOO
+  py::class_<ProcessGroupGloo, PG, std::shared_ptr<ProcessGroupGloo>>(d, "ProcessGroupGloo",
+                                                                      "The CPU process group on Gloo.")
+      .def(py::init([](std::shared_ptr<Store> store, int rank, int size, ms timeout, std::string interface,
+                       std::string hostname) {
+             ProcessGroupGloo::Options o;
+             o.timeout = timeout;
+             o.interface = std::move(interface);
+             o.hostname = std::move(hostname);
+             py::gil_scoped_release nogil;
+             return std::make_shared<ProcessGroupGloo>(std::move(store), rank, size, std::move(o));
+           }),
+           py::arg("store"), py::arg("rank"), py::arg("size"), py::arg("timeout") = ms(std::chrono::minutes(30)),
+           py::arg("interface") = "", py::arg("hostname") = "")
+      .def_property_readonly("timeout", &ProcessGroupGloo::timeout);
+  d.attr("_GLOO_AVAILABLE") = true;
+#else
+  d.attr("_GLOO_AVAILABLE") = false;
+#endif
+}
+
+}  // namespace
+
+void init_distributed(py::module_& m) {
+  py::module_ d = m.def_submodule("_distributed_c10d", "c10d: stores, process groups and the Gloo backend.");
+  bind_stores(d);
+  bind_work(d);
+  bind_process_group(d);
+}
+
+}  // namespace tessera::python

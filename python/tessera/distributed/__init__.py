@@ -1,0 +1,19 @@
+"""tessera.distributed: torch.distributed's c10d layer on tessera's own stores (TCPStore,
+FileStore, HashStore, PrefixStore) and process groups, with Gloo for CPU tensors. The
+collectives run on Gloo's algorithms and transport; init_process_group takes torch's
+env://, tcp:// and file:// init methods."""
+from tessera._C._distributed_c10d import (FileStore, HashStore, PrefixStore, ProcessGroup, ReduceOp, Store,
+                                          TCPStore, Work)
+
+from .distributed_c10d import *  # noqa: F401,F403
+from .distributed_c10d import (_all_gather_base, _get_default_group, _get_default_store,  # noqa: F401
+                               _get_global_rank, _reduce_scatter_base, _rank_not_in_group, _world, reduce_op)
+from .rendezvous import register_rendezvous_handler, rendezvous  # noqa: F401
+
+if is_gloo_available():  # noqa: F405
+    from tessera._C._distributed_c10d import ProcessGroupGloo  # noqa: F401
+
+
+def is_available():
+    """Whether tessera was built with the distributed package (it always is)."""
+    return True

@@ -1,0 +1,197 @@
+"""One rank of test_distributed.py's process groups: `distributed_worker.py SCENARIO RANK
+WORLD_SIZE INIT_METHOD OUT_DIR`. The 'collectives' scenario runs every collective on every
+Gloo dtype with inputs that are a function of (rank, dtype) and pickles the results for the
+parent to compare with the answer computed in one process; the others are failure cases."""
+import os
+import pickle
+import sys
+import time
+from datetime import timedelta
+
+import numpy as np
+
+import tessera
+import tessera.distributed as dist
+
+DTYPES = ["float32", "float64", "float16", "bfloat16", "int8", "uint8", "int32", "int64", "bool"]
+INTEGRAL = {"int8", "uint8", "int32", "int64", "bool"}
+
+
+def values(rank, n, kind="sum", offset=0):
+    """Small integers, exact in every dtype after any reduction of up to four ranks."""
+    i = np.arange(n) + offset
+    if kind == "product":
+        return (i + rank) % 2 + 1  # 1 or 2
+    return (i * 3 + rank * 5) % 7  # 0..6
+
+
+def make(rank, dtype, n=6, kind="sum", offset=0):
+    v = values(rank, n, kind, offset)
+    if dtype == "bool":
+        return tessera.tensor((v % 2) == 1)
+    return tessera.tensor(v.astype(np.float64)).to(getattr(tessera, dtype))
+
+
+def arr(t):
+    return t.to(tessera.float64).numpy() if t.dtype in (tessera.float16, tessera.bfloat16) else t.numpy().copy()
+
+
+def collectives(rank, world, out):
+    R = dist.ReduceOp
+    for dt in DTYPES:
+        ops = [("SUM", "sum"), ("MIN", "sum"), ("MAX", "sum"), ("PRODUCT", "product")]
+        if dt in INTEGRAL:
+            ops += [("BAND", "sum"), ("BOR", "sum"), ("BXOR", "sum")]
+        for op, kind in ops:
+            t = make(rank, dt, kind=kind)
+            dist.all_reduce(t, op=getattr(R, op))
+            out[f"all_reduce/{dt}/{op}"] = arr(t)
+        t = make(rank, dt)
+        dist.broadcast(t, src=world - 1)
+        out[f"broadcast/{dt}"] = arr(t)
+        t = make(rank, dt)
+        dist.reduce(t, dst=0, op=R.MAX)
+        if rank == 0:
+            out[f"reduce/{dt}"] = arr(t)
+        parts = [make(0, dt).zero_() for _ in range(world)]
+        dist.all_gather(parts, make(rank, dt))
+        out[f"all_gather/{dt}"] = np.stack([arr(p) for p in parts])
+        flat = make(0, dt, n=6 * world).zero_()
+        dist.all_gather_into_tensor(flat, make(rank, dt))
+        out[f"all_gather_into_tensor/{dt}"] = arr(flat)
+        g = [make(0, dt).zero_() for _ in range(world)] if rank == world - 1 else None
+        dist.gather(make(rank, dt), gather_list=g, dst=world - 1)
+        if g is not None:
+            out[f"gather/{dt}"] = np.stack([arr(p) for p in g])
+        s = make(0, dt).zero_()
+        dist.scatter(s, scatter_list=[make(r + 10, dt) for r in range(world)] if rank == 0 else None, src=0)
+        out[f"scatter/{dt}"] = arr(s)
+        if dt != "bool":
+            rs = make(0, dt).zero_()
+            dist.reduce_scatter(rs, [make(rank, dt, offset=6 * r) for r in range(world)])
+            out[f"reduce_scatter/{dt}"] = arr(rs)
+            rst = make(0, dt).zero_()
+            dist.reduce_scatter_tensor(rst, make(rank, dt, n=6 * world))
+            out[f"reduce_scatter_tensor/{dt}"] = arr(rst)
+        a2a = make(0, dt, n=2 * world).zero_()
+        dist.all_to_all_single(a2a, make(rank, dt, n=2 * world))
+        out[f"all_to_all_single/{dt}"] = arr(a2a)
+        outs = [make(0, dt, n=3).zero_() for _ in range(world)]
+        dist.all_to_all(outs, [make(rank, dt, n=3, offset=3 * r) for r in range(world)])
+        out[f"all_to_all/{dt}"] = np.stack([arr(o) for o in outs])
+
+    # uneven all_to_all_single: rank r sends (j + 1) rows to rank j, each row of 2 columns
+    inp = tessera.tensor(values(rank, 2 * sum(j + 1 for j in range(world))).reshape(-1, 2).astype(np.float32))
+    res = tessera.zeros((rank + 1) * world, 2)
+    dist.all_to_all_single(res, inp, output_split_sizes=[rank + 1] * world,
+                           input_split_sizes=[j + 1 for j in range(world)])
+    out["all_to_all_single/uneven"] = res.numpy()
+
+    c = tessera.complex(make(rank, "float32"), make(rank + 1, "float32"))
+    dist.all_reduce(c)
+    out["all_reduce/complex64"] = c.numpy()
+
+    if world > 1:
+        nxt, prev = (rank + 1) % world, (rank - 1) % world
+        got = tessera.zeros(6)
+        if rank % 2 == 0:
+            dist.send(make(rank, "float32"), dst=nxt, tag=3)
+            dist.recv(got, src=prev, tag=3)
+        else:
+            dist.recv(got, src=prev, tag=3)
+            dist.send(make(rank, "float32"), dst=nxt, tag=3)
+        out["send_recv"] = got.numpy()
+        ops = [dist.P2POp(dist.isend, make(rank, "int64"), nxt), dist.P2POp(dist.irecv, got2 := tessera.zeros(6, dtype=tessera.int64), prev)]
+        for w in dist.batch_isend_irecv(ops):
+            w.wait()
+        out["batch_isend_irecv"] = got2.numpy()
+        if rank == 0:
+            senders = []
+            for _ in range(world - 1):
+                buf = tessera.zeros(6)
+                senders.append(dist.recv(buf, tag=9))
+                out[f"recv_any/{senders[-1]}"] = buf.numpy()
+        else:
+            dist.send(make(rank, "float32"), dst=0, tag=9)
+
+    t = make(rank, "float32")
+    work = dist.all_reduce(t, async_op=True)
+    fut = work.get_future()
+    work.wait()
+    out["async/work"] = t.numpy()
+    out["async/future"] = fut.wait()[0].numpy()
+    out["async/completed"] = work.is_completed() and work.is_success()
+
+    objs = [None] * world
+    dist.all_gather_object(objs, {"rank": rank, "items": list(range(rank))})
+    out["all_gather_object"] = objs
+    bl = [f"from {rank}", rank * 10, {"k": [rank]}] 
+    dist.broadcast_object_list(bl, src=world - 1)
+    out["broadcast_object_list"] = bl
+    gl = [None] * world if rank == 0 else None
+    dist.gather_object(("gathered", rank), gl, dst=0)
+    if rank == 0:
+        out["gather_object"] = gl
+    so = [None]
+    dist.scatter_object_list(so, [{"to": r, "pad": "x" * r} for r in range(world)] if rank == 0 else None, src=0)
+    out["scatter_object_list"] = so[0]
+
+    evens = dist.new_group(ranks=list(range(0, world, 2)))
+    t = make(rank, "float32")
+    if rank % 2 == 0:
+        dist.all_reduce(t, group=evens)
+        out["new_group/all_reduce"] = t.numpy()
+        out["new_group/rank_size"] = (dist.get_rank(evens), dist.get_world_size(evens))
+    else:
+        out["new_group/rank_size"] = (dist.get_rank(evens), dist.get_world_size(evens))
+    dist.barrier()
+    dist.monitored_barrier(timeout=timedelta(seconds=30))
+    out["world"] = (dist.get_rank(), dist.get_world_size(), dist.get_backend(), dist.is_initialized())
+
+
+def killed_peer(rank, world, out):
+    # Rank 1 dies before the collective; rank 0's all_reduce must fail within its timeout.
+    if rank == 1:
+        os._exit(3)
+    t = tessera.ones(1000)
+    start = time.monotonic()
+    try:
+        dist.all_reduce(t)
+        out["error"] = None
+    except RuntimeError as e:
+        out["error"] = str(e)
+    out["seconds"] = time.monotonic() - start
+
+
+def slow_rank(rank, world, out):
+    # Rank 1 never reaches the barrier: monitored_barrier on rank 0 names it.
+    if rank == 1:
+        time.sleep(6)
+        return
+    try:
+        dist.monitored_barrier(timeout=timedelta(seconds=1))
+        out["error"] = None
+    except RuntimeError as e:
+        out["error"] = str(e)
+
+
+def main():
+    scenario, rank, world, init_method, out_dir = sys.argv[1:6]
+    rank, world = int(rank), int(world)
+    timeout = timedelta(seconds=5 if scenario != "collectives" else 60)
+    dist.init_process_group("gloo", init_method=init_method, rank=rank, world_size=world, timeout=timeout)
+    out = {}
+    globals()[scenario](rank, world, out)
+    with open(os.path.join(out_dir, f"rank{rank}.pkl"), "wb") as f:
+        pickle.dump(out, f)
+    if scenario == "collectives":
+        dist.destroy_process_group()
+        out_after = dist.is_initialized()
+        with open(os.path.join(out_dir, f"rank{rank}.after"), "w") as f:
+            f.write(str(out_after))
+    sys.stdout.flush()
+    os._exit(0)  # a failure scenario's group may hold a dead peer: skip teardown
+
+
+if __name__ == "__main__":
+    main()
