@@ -11,9 +11,12 @@ import sys
 from multiprocessing import *  # noqa: F401,F403
 
 from .reductions import init_reductions
+from .spawn import (ProcessContext, ProcessExitedException, ProcessRaisedException, spawn,  # noqa: F401
+                    start_processes)
 
 __all__ = ["set_sharing_strategy", "get_sharing_strategy", "get_all_sharing_strategies"]
 __all__ += multiprocessing.__all__
+__all__ += ["spawn", "start_processes", "ProcessContext", "ProcessRaisedException", "ProcessExitedException"]
 
 # Blocks are passed by name (torch's "file_system" strategy). torch's default on Linux,
 # "file_descriptor", passes open descriptors over sockets; it is not implemented here.

@@ -1,0 +1,213 @@
+"""The launcher's agent (internal; tessera.distributed.run parses the options): rendezvous
+of the nodes, the worker processes of this node, the monitor loop that restarts the group
+after a failure, and torchrun's failure summary."""
+import collections
+import dataclasses
+import datetime
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+from tessera._C._distributed_c10d import TCPStore
+
+_RENDEZVOUS_TIMEOUT = datetime.timedelta(seconds=900)
+
+
+@dataclasses.dataclass
+class LaunchConfig:
+    nnodes: int
+    nproc_per_node: int
+    node_rank: int
+    rdzv_backend: str
+    rdzv_endpoint: str
+    run_id: str
+    max_restarts: int
+    monitor_interval: float
+    role: str
+    master_addr: str
+    master_port: int
+    log_dir: str
+    entrypoint: list
+    name: str
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("", 0))
+        return s.getsockname()[1]
+
+
+class _Rendezvous:
+    """Where this node's workers find the others: (node_rank, master_addr, master_port) for
+    each round (a round starts at launch and at every restart)."""
+
+    def __init__(self, config):
+        self.config = config
+        self.store = None
+        if config.rdzv_backend == "c10d":
+            host, _, port = config.rdzv_endpoint.rpartition(":")
+            host, port = host or "127.0.0.1", int(port or 29400)
+            try:  # the first agent on the endpoint's host serves the store
+                self.store = TCPStore(host, port, None, True, _RENDEZVOUS_TIMEOUT, wait_for_workers=False)
+            except RuntimeError as e:
+                if "Address already in use" not in str(e):
+                    raise
+                self.store = TCPStore(host, port, None, False, _RENDEZVOUS_TIMEOUT, wait_for_workers=False)
+            self.host = host
+
+    def _key(self, round_, name):
+        return f"rdzv/{self.config.run_id}/{round_}/{name}"
+
+    def next_round(self, round_):
+        c = self.config
+        if self.store is None:
+            return c.node_rank, c.master_addr, c.master_port
+        node_rank = self.store.add(self._key(round_, "joined"), 1) - 1
+        if node_rank >= c.nnodes:
+            raise RuntimeError(f"rendezvous {c.run_id} round {round_} already has {c.nnodes} nodes")
+        if node_rank == 0:
+            self.store.set(self._key(round_, "master"), f"{self.host}:{_free_port()}")
+        start = time.monotonic()
+        while self.store.add(self._key(round_, "joined"), 0) < c.nnodes:
+            if time.monotonic() - start > _RENDEZVOUS_TIMEOUT.total_seconds():
+                raise RuntimeError(f"rendezvous {c.run_id} timed out waiting for {c.nnodes} nodes")
+            time.sleep(0.05)
+        addr, _, port = self.store.get(self._key(round_, "master")).decode().rpartition(":")
+        return node_rank, addr, int(port)
+
+    def request_restart(self, round_):
+        if self.store is not None:
+            self.store.set(self._key(round_, "restart"), "1")
+
+    def restart_requested(self, round_):
+        return self.store is not None and self.store.check([self._key(round_, "restart")])
+
+
+class _Worker:
+    """One worker process; its stderr passes through and its tail is kept for the summary."""
+
+    def __init__(self, cmd, env, local_rank, log_path):
+        self.local_rank = local_rank
+        self.rank = int(env["RANK"])
+        self.tail = collections.deque(maxlen=400)
+        self.log = open(log_path, "w") if log_path else None
+        self.proc = subprocess.Popen(cmd, env=env, stderr=subprocess.PIPE)
+        self.start_time = time.time()
+        self.reader = threading.Thread(target=self._pump, daemon=True)
+        self.reader.start()
+
+    def _pump(self):
+        for raw in iter(self.proc.stderr.readline, b""):
+            sys.stderr.buffer.write(raw)
+            sys.stderr.flush()
+            line = raw.decode(errors="replace")
+            self.tail.append(line)
+            if self.log:
+                self.log.write(line)
+                self.log.flush()
+
+    def traceback(self):
+        self.reader.join(timeout=5)
+        lines = list(self.tail)
+        starts = [i for i, line in enumerate(lines) if line.startswith("Traceback (most recent call last)")]
+        if not starts:
+            return "<N/A>"
+        return "".join(lines[starts[-1]:]).rstrip()
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.reader.join(timeout=5)
+        if self.log:
+            self.log.close()
+
+
+def _start_workers(config, node_rank, master_addr, master_port, restart_count):
+    world = config.nnodes * config.nproc_per_node
+    workers = []
+    for local_rank in range(config.nproc_per_node):
+        rank = node_rank * config.nproc_per_node + local_rank
+        env = dict(os.environ)
+        env.update({
+            "LOCAL_RANK": str(local_rank), "RANK": str(rank), "GROUP_RANK": str(node_rank),
+            "ROLE_RANK": str(rank), "ROLE_NAME": config.role, "LOCAL_WORLD_SIZE": str(config.nproc_per_node),
+            "WORLD_SIZE": str(world), "GROUP_WORLD_SIZE": str(config.nnodes), "ROLE_WORLD_SIZE": str(world),
+            "MASTER_ADDR": master_addr, "MASTER_PORT": str(master_port),
+            "TORCHELASTIC_RESTART_COUNT": str(restart_count), "TORCHELASTIC_MAX_RESTARTS": str(config.max_restarts),
+            "TORCHELASTIC_RUN_ID": config.run_id, "TORCHELASTIC_USE_AGENT_STORE": "False",
+        })
+        log_path = None
+        if config.log_dir:
+            directory = os.path.join(config.log_dir, f"attempt_{restart_count}", str(local_rank))
+            os.makedirs(directory, exist_ok=True)
+            log_path = os.path.join(directory, "stderr.log")
+        workers.append(_Worker(config.entrypoint, env, local_rank, log_path))
+    return workers
+
+
+def _failure_entry(index, worker, code):
+    started = datetime.datetime.fromtimestamp(worker.start_time).strftime("%Y-%m-%d_%H:%M:%S")
+    if code < 0:
+        exit_text = f"{code} (pid: {worker.proc.pid})\n  signal    : {-code} ({signal.Signals(-code).name})"
+    else:
+        exit_text = f"{code} (pid: {worker.proc.pid})"
+    trace = worker.traceback().replace("\n", "\n              ")
+    return (f"[{index}]:\n  time      : {started}\n  host      : {socket.getfqdn()}\n"
+            f"  rank      : {worker.rank} (local_rank: {worker.local_rank})\n  exitcode  : {exit_text}\n"
+            f"  error_file: <N/A>\n  traceback : {trace}")
+
+
+def _summary(name, failures):
+    bar, rule = "=" * 60, "-" * 60
+    root, others = failures[0], failures[1:]
+    other_text = "\n".join(_failure_entry(i + 1, w, c) for i, (w, c) in enumerate(others)) or "  <NO_OTHER_FAILURES>"
+    return (f"{bar}\n{name} FAILED\n{rule}\nFailures:\n{other_text}\n{rule}\nRoot Cause (first observed failure):\n"
+            f"{_failure_entry(0, *root)}\n{bar}")
+
+
+def launch_agent(config):
+    """Runs this node's workers to the end; 0 when every worker succeeded, else 1."""
+    rdzv = _Rendezvous(config)
+    round_, restarts_left = 0, config.max_restarts
+    workers = []
+    try:
+        while True:
+            node_rank, master_addr, master_port = rdzv.next_round(round_)
+            workers = _start_workers(config, node_rank, master_addr, master_port, round_)
+            failures, peer_restart = [], False
+            while True:
+                time.sleep(min(config.monitor_interval, 0.5))
+                codes = [w.proc.poll() for w in workers]
+                failures = [(w, c) for w, c in zip(workers, codes) if c not in (None, 0)]
+                if failures or all(c == 0 for c in codes):
+                    break
+                if rdzv.restart_requested(round_):
+                    peer_restart = True
+                    break
+            if not failures and not peer_restart:
+                return 0
+            if failures:
+                rdzv.request_restart(round_)
+            for w in workers:
+                w.stop()
+            if restarts_left > 0:
+                restarts_left -= 1
+                round_ += 1
+                print(f"[tessera-run] worker group failed; restarting ({config.max_restarts - restarts_left}/"
+                      f"{config.max_restarts})", file=sys.stderr)
+                continue
+            if failures:
+                print(_summary(config.name, failures), file=sys.stderr)
+            return 1
+    finally:
+        for w in workers:
+            w.stop()

@@ -1,0 +1,137 @@
+"""The launcher (python -m tessera.distributed.run, torchrun's options) and
+tessera.multiprocessing.spawn, on 127.0.0.1: the environment each worker gets, restarts
+after a failure, the failure summary, two nodes meeting through a c10d rendezvous, and
+spawn's errors as torch.multiprocessing's. Every launch is bounded in time."""
+import os
+import re
+import socket
+import subprocess
+import sys
+
+import pytest
+import torch.multiprocessing as tmp
+
+import tessera.multiprocessing as mp
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCRIPT = os.path.join(HERE, "distributed_run_script.py")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def launcher(*args, env=None, background=False):
+    cmd = [sys.executable, "-m", "tessera.distributed.run", "--monitor_interval", "0.1", *args]
+    full_env = dict(os.environ, GLOO_SOCKET_IFNAME="lo", OMP_NUM_THREADS="1", **(env or {}))
+    if background:
+        return subprocess.Popen(cmd, env=full_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.run(cmd, env=full_env, capture_output=True, text=True, timeout=180)
+
+
+def parsed(text):
+    rows = [dict(kv.split("=", 1) for kv in line.split()[1:]) for line in text.splitlines() if line.startswith("OUT ")]
+    return sorted(rows, key=lambda r: (int(r["TORCHELASTIC_RESTART_COUNT"]), int(r["RANK"])))
+
+
+def test_workers_get_torchrun_environment():
+    r = launcher("--nproc_per_node", "3", "--master_port", str(free_port()), SCRIPT)
+    assert r.returncode == 0, r.stderr
+    rows = parsed(r.stdout)
+    assert [(x["RANK"], x["LOCAL_RANK"], x["WORLD_SIZE"], x["LOCAL_WORLD_SIZE"], x["GROUP_RANK"]) for x in rows] == \
+        [(str(i), str(i), "3", "3", "0") for i in range(3)]
+    assert all(x["SUM"] == "6" and x["MASTER_ADDR"] == "127.0.0.1" for x in rows)
+
+
+def test_a_failed_worker_is_summarized_with_rank_exit_code_and_traceback():
+    r = launcher("--nproc_per_node", "2", "--master_port", str(free_port()), SCRIPT, env={"FAIL_RANK": "1"})
+    assert r.returncode == 1
+    assert "distributed_run_script.py FAILED" in r.stderr
+    root = r.stderr.split("Root Cause (first observed failure):")[1]
+    assert re.search(r"rank\s+: 1 \(local_rank: 1\)", root)
+    assert re.search(r"exitcode\s+: 1 \(pid: \d+\)", root)
+    assert "ValueError: boom from rank 1" in root and "Traceback (most recent call last)" in root
+
+
+def test_max_restarts_restarts_the_group():
+    r = launcher("--nproc_per_node", "2", "--max_restarts", "2", "--master_port", str(free_port()), SCRIPT,
+                 env={"FAIL_RANK": "0", "FAIL_TIMES": "1"})
+    assert r.returncode == 0, r.stderr
+    rows = parsed(r.stdout)
+    assert [(x["TORCHELASTIC_RESTART_COUNT"], x["RANK"]) for x in rows] == [("0", "0"), ("0", "1"), ("1", "0"),
+                                                                           ("1", "1")]
+    assert "restarting (1/2)" in r.stderr
+
+
+def test_restarts_run_out():
+    r = launcher("--nproc_per_node", "2", "--max_restarts", "1", "--master_port", str(free_port()), SCRIPT,
+                 env={"FAIL_RANK": "1"})
+    assert r.returncode == 1
+    assert len(parsed(r.stdout)) == 4 and "FAILED" in r.stderr
+
+
+def test_two_nodes_meet_through_c10d_rendezvous():
+    endpoint = f"127.0.0.1:{free_port()}"
+    args = ("--nnodes", "2", "--nproc_per_node", "2", "--rdzv_backend", "c10d", "--rdzv_endpoint", endpoint,
+            "--rdzv_id", "job7", SCRIPT)
+    first = launcher(*args, background=True)
+    second = launcher(*args)
+    out, err = first.communicate(timeout=180)
+    assert first.returncode == 0 and second.returncode == 0, err + second.stderr
+    rows = parsed(out + second.stdout)
+    assert sorted(int(x["RANK"]) for x in rows) == [0, 1, 2, 3]
+    assert all(x["WORLD_SIZE"] == "4" and x["SUM"] == "10" for x in rows)
+    assert sorted((x["GROUP_RANK"], x["LOCAL_RANK"]) for x in rows) == [("0", "0"), ("0", "1"), ("1", "0"), ("1", "1")]
+
+
+def test_module_mode_and_option_errors():
+    r = launcher("--standalone", "--nproc_per_node", "2", "-m", "distributed_run_script",
+                 env={"PYTHONPATH": os.environ.get("PYTHONPATH", "") + os.pathsep + HERE})
+    assert r.returncode == 0, r.stderr
+    assert [x["SUM"] for x in parsed(r.stdout)] == ["3", "3"]
+    bad = launcher("--nnodes", "1:2", SCRIPT)
+    assert bad.returncode != 0 and "elastic node counts" in bad.stderr
+
+
+# ---- tessera.multiprocessing.spawn ----
+
+def _square(i, out_dir):
+    with open(os.path.join(out_dir, str(i)), "w") as f:
+        f.write(str(i * i))
+
+
+def _raise_on_one(i):
+    if i == 1:
+        raise ValueError("spawned failure")
+
+
+def _exit_three(i):
+    if i == 0:
+        sys.exit(3)
+
+
+def test_spawn_runs_every_process(tmp_path):
+    assert mp.spawn(_square, args=(str(tmp_path),), nprocs=3) is None
+    assert sorted((p.name, p.read_text()) for p in tmp_path.iterdir()) == [("0", "0"), ("1", "1"), ("2", "4")]
+    ctx = mp.spawn(_square, args=(str(tmp_path),), nprocs=2, join=False)
+    while not ctx.join(timeout=30):
+        pass
+    assert len(ctx.pids()) == 2
+
+
+@pytest.mark.parametrize("fn", [_raise_on_one, _exit_three])
+def test_spawn_errors_match_torch(fn):
+    with pytest.raises(Exception) as ours:
+        mp.spawn(fn, nprocs=2)
+    with pytest.raises(Exception) as theirs:
+        tmp.spawn(fn, nprocs=2)
+    assert type(ours.value).__name__ == type(theirs.value).__name__
+    assert ours.value.error_index == theirs.value.error_index
+    first_line = lambda e: str(e).strip().splitlines()[0]  # noqa: E731
+    assert first_line(ours.value) == first_line(theirs.value)
+    if fn is _raise_on_one:
+        assert "ValueError: spawned failure" in str(ours.value)
+    else:
+        assert ours.value.exit_code == theirs.value.exit_code == 3
