@@ -230,6 +230,16 @@ void evaluate(NodeTask&& t, GraphTask& task) {
 
 }  // namespace
 
+namespace {
+// The final callbacks of the backward pass running on this thread (null outside one).
+thread_local std::vector<std::function<void()>>* t_final_callbacks = nullptr;
+}  // namespace
+
+void Engine::queue_callback(std::function<void()> callback) {
+  TORCH_CHECK(t_final_callbacks != nullptr, "Final callbacks can only be installed during backward pass.");
+  t_final_callbacks->push_back(std::move(callback));
+}
+
 Engine& Engine::get_default_engine() {
   static Engine engine;
   return engine;
@@ -259,6 +269,14 @@ variable_list Engine::execute(const edge_list& roots, const variable_list& grads
   // OutOfMemoryError half-way) leaves each .grad as it was.
   std::optional<PendingLeafGrads> pending;
   if (accumulate_grad) pending.emplace();
+  std::vector<std::function<void()>> final_callbacks;
+  struct CallbacksScope {  // a nested pass (a backward inside a backward Node) has its own
+    std::vector<std::function<void()>>* previous;
+    explicit CallbacksScope(std::vector<std::function<void()>>* mine) : previous(t_final_callbacks) {
+      t_final_callbacks = mine;
+    }
+    ~CallbacksScope() { t_final_callbacks = previous; }
+  } callbacks_scope(&final_callbacks);
   task.ready.push(NodeTask{root, {}});
   while (!task.ready.empty()) {
     NodeTask t = std::move(const_cast<NodeTask&>(task.ready.top()));
@@ -266,6 +284,10 @@ variable_list Engine::execute(const edge_list& roots, const variable_list& grads
     evaluate(std::move(t), task);
   }
   if (pending) pending->commit();
+  for (size_t i = 0; i < final_callbacks.size(); ++i) {
+    auto callback = std::move(final_callbacks[i]);  // it may queue more, growing the list
+    callback();
+  }
   return std::move(task.captured);
 }
 

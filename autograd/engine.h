@@ -20,6 +20,11 @@ class TORCH_API Engine {
   // returned (autograd.grad; with accumulate_grad, backward(inputs=...)).
   variable_list execute(const edge_list& roots, const variable_list& grads, bool keep_graph, bool create_graph,
                         bool accumulate_grad, const edge_list& outputs = {});
+
+  // Runs `callback` once the backward pass running on this thread has finished, after the
+  // leaves' .grad are stored (torch's queue_callback; DDP's reducer finishes there). Only
+  // during a backward pass; callbacks may queue more.
+  static void queue_callback(std::function<void()> callback);
 };
 
 // Anomaly mode: nodes record the forward call that made them, backward results are

@@ -5,6 +5,7 @@
 
 #include <distributed/FileStore.h>
 #include <distributed/ProcessGroup.h>
+#include <distributed/Reducer.h>
 #include <distributed/Store.h>
 #include <distributed/TCPStore.h>
 #ifdef TESSERA_GLOO
@@ -304,6 +305,30 @@ void bind_process_group(py::module_& d) {
 #endif
 }
 
+void bind_reducer(py::module_& d) {
+  py::class_<Reducer, std::shared_ptr<Reducer>>(d, "Reducer", "DistributedDataParallel's bucketed gradient reducer.")
+      .def(py::init([](py::handle params, std::vector<std::vector<int64_t>> buckets, std::shared_ptr<ProcessGroup> pg,
+                       bool find_unused, bool as_bucket_view) {
+             return Reducer::create(tensors_of(params), std::move(buckets), std::move(pg), find_unused, as_bucket_view);
+           }),
+           py::arg("params"), py::arg("bucket_indices"), py::arg("process_group"),
+           py::arg("find_unused_parameters") = false, py::arg("gradient_as_bucket_view") = false)
+      .def("prepare_for_backward", [](Reducer& r, py::handle outputs) { r.prepare_for_backward(tensors_of(outputs)); },
+           py::arg("outputs"))
+      .def("_set_builtin_comm_hook", [](Reducer& r, const std::string& name) {
+        if (name == "allreduce") {
+          r.set_comm_hook(CommHook::AllReduce);
+        } else if (name == "fp16_compress") {
+          r.set_comm_hook(CommHook::Fp16Compress);
+        } else if (name == "bf16_compress") {
+          r.set_comm_hook(CommHook::Bf16Compress);
+        } else {
+          TORCH_CHECK_VALUE(false, "unknown built-in communication hook ", name);
+        }
+      })
+      .def("_get_unused_parameters", &Reducer::unused_parameters);
+}
+
 }  // namespace
 
 void init_distributed(py::module_& m) {
@@ -311,6 +336,7 @@ void init_distributed(py::module_& m) {
   bind_stores(d);
   bind_work(d);
   bind_process_group(d);
+  bind_reducer(d);
 }
 
 }  // namespace tessera::python

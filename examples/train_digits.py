@@ -5,6 +5,8 @@ images), written for `import torch` and run on tessera by changing that one impo
     ... --compare-torch     # the same script under real torch too, both times printed
     ... --amp [bfloat16|float16]   # mixed precision: torch.autocast('cpu'), and for
                                    # float16 a torch.amp.GradScaler('cpu') on the loss
+    python3 -m tessera.distributed.run --nproc_per_node 2 examples/train_digits.py --ddp
+                            # data-parallel on two processes (DistributedDataParallel)
 
 Prints loss and accuracy per epoch (a tqdm bar per epoch), the final test accuracy, and
 writes a PNG of the curves and a checkpoint of the model's state_dict into --out.
@@ -33,6 +35,10 @@ def parse_args(argv=None):
                    help="run forward and loss under torch.autocast('cpu', dtype) (bfloat16 when no dtype is "
                         "given); float16 also scales the loss with torch.amp.GradScaler('cpu') (current "
                         "torch; torch 1.13 has bfloat16 CPU autocast only)")
+    p.add_argument("--ddp", action="store_true",
+                   help="data-parallel over the processes of a launcher (python -m tessera.distributed.run "
+                        "--nproc_per_node N ...): DistributedDataParallel on Gloo, each rank a 1/N share of the "
+                        "batch and of the epoch, one progress bar (rank 0)")
     p.add_argument("--compare-torch", action="store_true",
                    help="also run this script under real torch and print both times")
     return p.parse_args(argv)
@@ -87,11 +93,21 @@ def train(args):
     train_set = TensorDataset(from_numpy(x_train), from_numpy(y_train))
     test_set = TensorDataset(from_numpy(x_test), from_numpy(y_test))
     shuffle_gen = torch.Generator().manual_seed(args.seed)
-    train_loader = DataLoader(train_set, batch_size=args.batch_size, shuffle=True, generator=shuffle_gen,
+    rank, world, sampler = 0, 1, None
+    if args.ddp:
+        dist = torch.distributed
+        dist.init_process_group("gloo")  # env:// from the launcher
+        rank, world = dist.get_rank(), dist.get_world_size()
+        sampler = torch.utils.data.DistributedSampler(train_set, seed=args.seed)
+    train_loader = DataLoader(train_set, batch_size=max(1, args.batch_size // world), shuffle=sampler is None,
+                              sampler=sampler, generator=shuffle_gen if sampler is None else None,
                               num_workers=args.workers)
     test_loader = DataLoader(test_set, batch_size=256)
 
     model = build_model(nn)
+    if args.ddp:
+        model = nn.parallel.DistributedDataParallel(model)
+    quiet = args.quiet or rank != 0
     loss_fn = nn.CrossEntropyLoss()
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
     scheduler = torch.optim.lr_scheduler.OneCycleLR(optimizer, max_lr=args.lr, epochs=args.epochs,
@@ -104,8 +120,10 @@ def train(args):
     start = time.perf_counter()
     for epoch in range(1, args.epochs + 1):
         model.train()
+        if sampler is not None:
+            sampler.set_epoch(epoch)
         seen, correct, loss_sum = 0, 0, 0.0
-        bar = tqdm(train_loader, desc=f"epoch {epoch:2d}/{args.epochs}", leave=False, disable=args.quiet,
+        bar = tqdm(train_loader, desc=f"epoch {epoch:2d}/{args.epochs}", leave=False, disable=quiet,
                    unit="batch")
         for x, y in bar:
             optimizer.zero_grad()
@@ -124,14 +142,24 @@ def train(args):
             correct += (logits.argmax(1) == y).sum().item()
             seen += y.shape[0]
             bar.set_postfix(loss=f"{loss_sum / seen:.3f}")
+        if args.ddp:  # the epoch's figures over every rank's share
+            totals = torch.tensor([loss_sum, float(correct), float(seen)], dtype=torch.float64)
+            torch.distributed.all_reduce(totals)
+            loss_sum, correct, seen = totals[0].item(), int(totals[1].item()), int(totals[2].item())
         test_loss, test_acc = evaluate(torch, model, test_loader, loss_fn, amp_dtype)
         history["train_loss"].append(loss_sum / seen)
         history["train_acc"].append(correct / seen)
         history["test_loss"].append(test_loss)
         history["test_acc"].append(test_acc)
-        print(f"epoch {epoch:2d}: train loss {loss_sum / seen:.4f} acc {correct / seen:.4f} | "
-              f"test loss {test_loss:.4f} acc {test_acc:.4f}", flush=True)
+        if rank == 0:
+            print(f"epoch {epoch:2d}: train loss {loss_sum / seen:.4f} acc {correct / seen:.4f} | "
+                  f"test loss {test_loss:.4f} acc {test_acc:.4f}", flush=True)
     elapsed = time.perf_counter() - start
+    if args.ddp:
+        model = model.module
+        torch.distributed.destroy_process_group()
+        if rank != 0:
+            return history["test_acc"][-1], elapsed
 
     os.makedirs(args.out, exist_ok=True)
     checkpoint = os.path.join(args.out, f"digits_cnn_{args.backend}.pt")

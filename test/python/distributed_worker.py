@@ -149,6 +149,84 @@ def collectives(rank, world, out):
     out["world"] = (dist.get_rank(), dist.get_world_size(), dist.get_backend(), dist.is_initialized())
 
 
+def _ddp_data(world):
+    rng = np.random.RandomState(0)
+    return rng.randn(world * 4, 5), rng.randn(world * 4, 3), rng.randn(world * 4, 5), rng.randn(world * 4, 3)
+
+
+class _WithUnused(tessera.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.used = tessera.nn.Linear(5, 3)
+        self.unused = tessera.nn.Linear(5, 3)
+
+    def forward(self, x):
+        return self.used(x)
+
+
+def ddp(rank, world, out):
+    from tessera.distributed.algorithms.ddp_comm_hooks import default_hooks
+    from tessera.nn.parallel import DistributedDataParallel as DDP
+    F = tessera.nn.functional
+    xa, ya, xb, yb = (tessera.tensor(a, dtype=tessera.float64)[4 * rank: 4 * rank + 4] for a in _ddp_data(world))
+
+    def model(seed):
+        tessera.manual_seed(seed + rank)  # ranks start apart: DDP must broadcast rank 0's
+        return tessera.nn.Sequential(tessera.nn.Linear(5, 8), tessera.nn.Tanh(), tessera.nn.Linear(8, 3)).double()
+
+    def grads(m):
+        return {n: p.grad.numpy().copy() for n, p in m.named_parameters() if p.grad is not None}
+
+    def state(m):
+        return {k: v.detach().numpy().copy() for k, v in m.state_dict().items()}
+
+    # plain: two SGD steps, a small bucket cap so the model spans several buckets
+    net = DDP(model(100), bucket_cap_mb=0.0001)
+    out["ddp/init"] = state(net.module)
+    opt = tessera.optim.SGD(net.parameters(), lr=0.1)
+    for step, (x, y) in enumerate([(xa, ya), (xb, yb)]):
+        opt.zero_grad()
+        F.mse_loss(net(x), y).backward()
+        out[f"ddp/grads{step}"] = grads(net.module)
+        opt.step()
+    out["ddp/final"] = state(net.module)
+
+    # no_sync: local accumulation, then one averaged reduction
+    net = DDP(model(200))
+    out["no_sync/init"] = state(net.module)
+    with net.no_sync():
+        F.mse_loss(net(xa), ya).backward()
+    out["no_sync/local"] = grads(net.module)
+    F.mse_loss(net(xb), yb).backward()
+    out["no_sync/grads"] = grads(net.module)
+
+    # gradient_as_bucket_view and the compression hooks
+    for name, kwargs, hook in [("bucket_view", {"gradient_as_bucket_view": True}, None),
+                               ("fp16", {}, default_hooks.fp16_compress_hook),
+                               ("bf16", {}, default_hooks.bf16_compress_hook)]:
+        net = DDP(model(300), **kwargs)
+        if hook is not None:
+            net.register_comm_hook(None, hook)
+        out[f"{name}/init"] = state(net.module)
+        F.mse_loss(net(xa), ya).backward()
+        out[f"{name}/grads"] = grads(net.module)
+
+    # unused parameters: found with find_unused_parameters, an error without it
+    tessera.manual_seed(400 + rank)
+    net = DDP(_WithUnused().double(), find_unused_parameters=True)
+    out["unused/init"] = state(net.module)
+    F.mse_loss(net(xa), ya).backward()
+    out["unused/grads"] = grads(net.module)
+    out["unused/unused"] = net._get_unused_parameters()
+    net = DDP(_WithUnused().double())
+    F.mse_loss(net(xa), ya).backward()
+    try:
+        net(xa)
+        out["unused/error"] = None
+    except RuntimeError as e:
+        out["unused/error"] = str(e)
+
+
 def killed_peer(rank, world, out):
     # Rank 1 dies before the collective; rank 0's all_reduce must fail within its timeout.
     if rank == 1:

@@ -360,3 +360,91 @@ def test_futures():
     assert not both.done()
     b.set_result(2)
     assert wait_all([a, b]) == [1, 2] and both.done()
+
+
+# ---- DistributedDataParallel against one process on the whole batch (torch) ----
+
+def _torch_model(init):
+    import torch
+    m = torch.nn.Sequential(torch.nn.Linear(5, 8), torch.nn.Tanh(), torch.nn.Linear(8, 3)).double()
+    m.load_state_dict({k: torch.tensor(v) for k, v in init.items()})
+    return m
+
+
+def _torch_grads(m, *batches):
+    import torch
+    m.zero_grad()
+    for x, y in batches:
+        torch.nn.functional.mse_loss(m(torch.tensor(x)), torch.tensor(y)).backward()
+    return {n: p.grad.numpy().copy() for n, p in m.named_parameters()}
+
+
+def _same_everywhere(results, key):
+    first = results[0][key]
+    for out in results.values():
+        for k in first:
+            np.testing.assert_array_equal(out[key][k], first[k])
+    return first
+
+
+def _close(got, want, rtol=1e-10, atol=1e-12):
+    assert got.keys() == want.keys()
+    for k in want:
+        np.testing.assert_allclose(got[k], want[k], rtol=rtol, atol=atol, err_msg=k)
+
+
+@pytest.mark.parametrize("world", [2, 3])
+def test_ddp_gradients_equal_one_process_on_the_whole_batch(world, tmp_path):
+    import torch
+    from distributed_worker import _ddp_data
+    procs, outputs, results = launch("ddp", world, tmp_path)
+    assert all(p.returncode == 0 for p in procs), "\n".join(outputs)
+    xa, ya, xb, yb = _ddp_data(world)
+
+    def split_loss_grads(m, x, y):
+        # DDP averages the ranks' mean losses: the mean over equal-sized shards
+        return _torch_grads(m, *[(x[4 * r: 4 * r + 4] / 1.0, y[4 * r: 4 * r + 4]) for r in range(world)])
+
+    def averaged(m, x, y):
+        g = split_loss_grads(m, x, y)
+        return {k: v / world for k, v in g.items()}
+
+    init = _same_everywhere(results, "ddp/init")  # rank 0's weights reached every rank
+    ref = _torch_model(init)
+    opt = torch.optim.SGD(ref.parameters(), lr=0.1)
+    for step, (x, y) in enumerate([(xa, ya), (xb, yb)]):
+        want = averaged(ref, x, y)
+        for out in results.values():
+            _close(out[f"ddp/grads{step}"], want)
+        for p, k in zip(ref.parameters(), want):
+            p.grad = torch.tensor(want[k])
+        opt.step()
+    final = _same_everywhere(results, "ddp/final")
+    _close(final, {k: v.detach().numpy() for k, v in ref.state_dict().items()})
+
+    ref = _torch_model(_same_everywhere(results, "no_sync/init"))
+    want = {k: averaged(ref, xa, ya)[k] + averaged(ref, xb, yb)[k] for k in averaged(ref, xa, ya)}
+    for rank, out in results.items():
+        local = _torch_grads(ref, (xa[4 * rank: 4 * rank + 4], ya[4 * rank: 4 * rank + 4]))
+        _close(out["no_sync/local"], local)  # inside no_sync nothing was reduced
+        _close(out["no_sync/grads"], want)
+
+    for name, rtol in [("bucket_view", 1e-10), ("fp16", 2e-3), ("bf16", 2e-2)]:
+        ref = _torch_model(_same_everywhere(results, f"{name}/init"))
+        want = averaged(ref, xa, ya)
+        for out in results.values():
+            _close(out[f"{name}/grads"], want, rtol=rtol, atol=rtol * 1e-2)
+
+    init = _same_everywhere(results, "unused/init")
+    lin = torch.nn.Linear(5, 3).double()
+    lin.load_state_dict({k.split(".", 1)[1]: torch.tensor(v) for k, v in init.items() if k.startswith("used.")})
+    g = {}
+    for r in range(world):
+        lin.zero_grad()
+        torch.nn.functional.mse_loss(lin(torch.tensor(xa[4 * r: 4 * r + 4])), torch.tensor(ya[4 * r: 4 * r + 4])).backward()
+        for n, p in lin.named_parameters():
+            g[f"used.{n}"] = g.get(f"used.{n}", 0) + p.grad.numpy() / world
+    for out in results.values():
+        _close(out["unused/grads"], g)  # the unused layer's grads stay None
+        assert out["unused/unused"] == [2, 3]
+        assert out["unused/error"].startswith("Expected to have finished reduction in the prior iteration")

@@ -135,3 +135,18 @@ def test_spawn_errors_match_torch(fn):
         assert "ValueError: spawned failure" in str(ours.value)
     else:
         assert ours.value.exit_code == theirs.value.exit_code == 3
+
+
+def test_digits_example_trains_with_ddp_on_two_processes(tmp_path):
+    example = os.path.join(HERE, "..", "..", "examples", "train_digits.py")
+    common = ["--epochs", "8", "--quiet", "--no-plot", "--out", str(tmp_path)]
+    r = launcher("--nproc_per_node", "2", "--master_port", str(free_port()), example, "--ddp", *common)
+    assert r.returncode == 0, r.stderr
+    finals = [line for line in r.stdout.splitlines() if "final test accuracy" in line]
+    assert len(finals) == 1  # rank 0 reports
+    ddp_acc = float(re.search(r"final test accuracy ([0-9.]+)", finals[0]).group(1))
+    single = subprocess.run([sys.executable, example, *common], capture_output=True, text=True, timeout=300,
+                            env=dict(os.environ, OMP_NUM_THREADS="1"))
+    assert single.returncode == 0, single.stderr
+    single_acc = float(re.search(r"final test accuracy ([0-9.]+)", single.stdout).group(1))
+    assert ddp_acc >= single_acc - 0.03 and ddp_acc > 0.9, (ddp_acc, single_acc)

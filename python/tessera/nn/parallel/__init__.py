@@ -1,8 +1,8 @@
 """tessera.nn.parallel as a CPU-only torch has it: DataParallel and data_parallel with no
 GPU run the wrapped module on the caller's inputs (torch does the same when it finds no
-device); DistributedDataParallel needs tessera.distributed, which the distributed issue
-brings, and says so."""
+device); DistributedDataParallel (distributed.py) runs on tessera.distributed's process groups."""
 from ..modules.module import Module
+from .distributed import DistributedDataParallel  # noqa: F401
 
 __all__ = ["DataParallel", "DistributedDataParallel", "data_parallel"]
 
@@ -39,8 +39,3 @@ def data_parallel(module, inputs, device_ids=None, output_device=None, dim=0, mo
     return module(*inputs, **(module_kwargs or {}))
 
 
-class DistributedDataParallel(Module):
-    def __init__(self, module, *args, **kwargs):
-        super().__init__()
-        raise NotImplementedError("DistributedDataParallel needs tessera.distributed (process groups), which "
-                                  "Tessera does not have yet")

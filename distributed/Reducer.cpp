@@ -1,0 +1,242 @@
+// The Reducer's bookkeeping: bucket layout, the AccumulateGrad hooks, bucket launches in
+// order (every rank must issue its collectives alike), and the final write-back.
+#include <distributed/Reducer.h>
+
+#include <autograd/engine.h>
+#include <autograd/function.h>
+#include <autograd/variable.h>
+#include <aten/ops/Functions.h>
+#include <c10/core/ThreadLocalState.h>
+#include <c10/util/Exception.h>
+
+#include <unordered_set>
+
+namespace c10d::inline tessera {
+
+using torch::autograd::Node;
+using torch::autograd::variable_list;
+
+std::shared_ptr<Reducer> Reducer::create(std::vector<at::Tensor> params, std::vector<std::vector<int64_t>> bucket_indices,
+                                         std::shared_ptr<ProcessGroup> group, bool find_unused_parameters,
+                                         bool gradient_as_bucket_view) {
+  TORCH_CHECK(group, "Reducer needs a process group");
+  std::shared_ptr<Reducer> r(new Reducer(std::move(params), std::move(group), find_unused_parameters,
+                                         gradient_as_bucket_view));
+  const size_t n = r->params_.size();
+  r->where_.assign(n, {SIZE_MAX, 0});
+  for (const auto& indices : bucket_indices) {
+    TORCH_CHECK(!indices.empty(), "Reducer: a bucket must hold at least one parameter");
+    Bucket b;
+    int64_t size = 0;
+    const auto dtype = r->params_.at(static_cast<size_t>(indices[0])).scalar_type();
+    for (int64_t i : indices) {
+      TORCH_CHECK(i >= 0 && static_cast<size_t>(i) < n, "Reducer: bucket index ", i, " out of range");
+      const at::Tensor& p = r->params_[static_cast<size_t>(i)];
+      TORCH_CHECK(r->where_[static_cast<size_t>(i)].first == SIZE_MAX, "Reducer: parameter ", i,
+                  " is in two buckets");
+      TORCH_CHECK(p.scalar_type() == dtype, "Reducer: a bucket's parameters must share one dtype");
+      r->where_[static_cast<size_t>(i)] = {r->buckets_.size(), b.params.size()};
+      b.params.push_back(static_cast<size_t>(i));
+      b.offsets.push_back(size);
+      size += p.numel();
+    }
+    b.buffer = at::zeros({size}, at::TensorOptions().dtype(dtype));
+    r->buckets_.push_back(std::move(b));
+  }
+  for (size_t i = 0; i < n; ++i) {
+    TORCH_CHECK(r->where_[i].first != SIZE_MAX, "Reducer: parameter ", i, " is in no bucket");
+  }
+  r->install_hooks();
+  return r;
+}
+
+Reducer::Reducer(std::vector<at::Tensor> params, std::shared_ptr<ProcessGroup> group, bool find_unused_parameters,
+                 bool gradient_as_bucket_view)
+    : params_(std::move(params)), group_(std::move(group)), find_unused_(find_unused_parameters),
+      as_bucket_view_(gradient_as_bucket_view) {
+  for (const auto& p : params_) {
+    TORCH_CHECK(p.defined() && p.requires_grad(), "Reducer: every parameter must require grad");
+    TORCH_CHECK(p.device().is_cpu() && p.layout() == c10::kStrided, "Reducer: parameters must be dense CPU tensors");
+  }
+  ready_.assign(params_.size(), false);
+  locally_used_.assign(params_.size(), false);
+}
+
+Reducer::~Reducer() = default;
+
+void Reducer::install_hooks() {
+  std::weak_ptr<Reducer> weak = weak_from_this();
+  for (size_t i = 0; i < params_.size(); ++i) {
+    auto acc = torch::autograd::impl::grad_accumulator(params_[i]);
+    TORCH_CHECK(acc, "Reducer: parameter ", i, " is not a leaf that requires grad");
+    // The post hook sees the grad arriving for the leaf (the second list); .grad itself is
+    // stored only when the whole pass is done.
+    acc->add_post_hook([weak, i](const variable_list&, const variable_list& incoming) {
+      if (auto self = weak.lock()) self->on_grad_ready(i, incoming.empty() ? at::Tensor() : incoming[0]);
+      return variable_list{};
+    });
+    accumulators_.push_back(std::move(acc));
+  }
+}
+
+void Reducer::set_comm_hook(CommHook hook) {
+  std::lock_guard<std::mutex> g(mu_);
+  TORCH_CHECK(!hook_set_, "register_comm_hook or register_builtin_comm_hook can only be called once.");
+  hook_ = hook;
+  hook_set_ = true;
+}
+
+at::Tensor Reducer::slot(const Bucket& b, size_t k) const {
+  const at::Tensor& p = params_[b.params[k]];
+  return b.buffer.narrow(0, b.offsets[k], p.numel()).view(p.sizes());
+}
+
+void Reducer::prepare_for_backward(const std::vector<at::Tensor>& outputs) {
+  std::lock_guard<std::mutex> g(mu_);
+  TORCH_CHECK(!expect_hooks_,
+              "Expected to have finished reduction in the prior iteration before starting a new one. This error "
+              "indicates that your module has parameters that were not used in producing loss. You can enable "
+              "unused parameter detection by passing the keyword argument `find_unused_parameters=True` to "
+              "`torch.nn.parallel.DistributedDataParallel`, and by making sure all `forward` function outputs "
+              "participate in calculating loss.");
+  for (auto& b : buckets_) {
+    b.pending = b.params.size();
+    b.work.reset();
+  }
+  ready_.assign(params_.size(), false);
+  locally_used_.assign(params_.size(), !find_unused_);
+  next_bucket_ = 0;
+  finalize_queued_ = false;
+  expect_hooks_ = true;
+  if (!find_unused_) return;
+  // Which AccumulateGrad nodes the outputs reach: the other parameters get no grad.
+  std::unordered_set<const Node*> seen;
+  std::vector<Node*> stack;
+  for (const auto& out : outputs) {
+    if (!out.defined() || !out.requires_grad()) continue;
+    auto edge = torch::autograd::impl::gradient_edge(out);
+    if (edge.function && seen.insert(edge.function.get()).second) stack.push_back(edge.function.get());
+  }
+  while (!stack.empty()) {
+    Node* node = stack.back();
+    stack.pop_back();
+    for (const auto& e : node->next_edges()) {
+      if (e.function && seen.insert(e.function.get()).second) stack.push_back(e.function.get());
+    }
+  }
+  for (size_t i = 0; i < params_.size(); ++i) {
+    if (seen.count(accumulators_[i].get())) {
+      locally_used_[i] = true;
+    } else {
+      mark_ready(i, nullptr);
+    }
+  }
+  launch_ready_buckets();
+}
+
+void Reducer::on_grad_ready(size_t param, const at::Tensor& grad) {
+  std::lock_guard<std::mutex> g(mu_);
+  if (!expect_hooks_ || ready_[param]) return;  // no_sync, a backward outside DDP, or a second pass
+  if (!finalize_queued_) {
+    std::weak_ptr<Reducer> weak = weak_from_this();
+    torch::autograd::Engine::queue_callback([weak] {
+      if (auto self = weak.lock()) self->finalize();
+    });
+    finalize_queued_ = true;
+  }
+  locally_used_[param] = true;
+  mark_ready(param, &grad);
+  launch_ready_buckets();
+}
+
+void Reducer::mark_ready(size_t param, const at::Tensor* grad) {
+  c10::AutoGradMode no_grad(false);
+  const auto [bi, k] = where_[param];
+  Bucket& b = buckets_[bi];
+  at::Tensor dst = slot(b, k);
+  // The bucket holds what .grad will hold once the pass stores it: the grad accumulated so
+  // far (no_sync iterations) plus this pass's.
+  const at::Tensor& current = params_[param].grad();
+  const bool has_new = grad != nullptr && grad->defined();
+  if (current.defined() && has_new) {
+    at::add_out(dst, current, *grad);
+  } else if (current.defined()) {
+    dst.copy_(current);
+  } else if (has_new) {
+    dst.copy_(*grad);
+  } else {
+    dst.zero_();
+  }
+  ready_[param] = true;
+  --b.pending;
+}
+
+void Reducer::launch_ready_buckets() {
+  c10::AutoGradMode no_grad(false);
+  while (next_bucket_ < buckets_.size() && buckets_[next_bucket_].pending == 0) {
+    Bucket& b = buckets_[next_bucket_++];
+    const double world = static_cast<double>(group_->size());
+    switch (hook_) {
+      case CommHook::AllReduce:
+        b.wire = b.buffer.div_(world);
+        break;
+      case CommHook::Fp16Compress:
+        b.wire = b.buffer.to(c10::ScalarType::Half).div_(world);
+        break;
+      case CommHook::Bf16Compress:
+        b.wire = b.buffer.to(c10::ScalarType::BFloat16).div_(world);
+        break;
+    }
+    std::vector<at::Tensor> tensors{b.wire};
+    b.work = group_->allreduce(tensors);
+  }
+}
+
+void Reducer::finalize() {
+  std::unique_lock<std::mutex> g(mu_);
+  if (!expect_hooks_) return;
+  if (next_bucket_ < buckets_.size()) return;  // a parameter got no grad: prepare_for_backward says so
+  expect_hooks_ = false;
+  c10::AutoGradMode no_grad(false);
+  for (auto& b : buckets_) {
+    b.work->wait();
+    if (!b.wire.is_same(b.buffer)) b.buffer.copy_(b.wire);
+  }
+  std::vector<bool> globally_used = locally_used_;
+  if (find_unused_) {  // a parameter unused here may have been used elsewhere
+    at::Tensor used = at::zeros({static_cast<int64_t>(params_.size())}, at::TensorOptions().dtype(at::kInt));
+    auto* u = used.data_ptr<int32_t>();
+    for (size_t i = 0; i < params_.size(); ++i) u[i] = locally_used_[i] ? 1 : 0;
+    std::vector<at::Tensor> t{used};
+    AllreduceOptions opts;
+    opts.reduce_op = ReduceOp::MAX;
+    group_->allreduce(t, opts)->wait();
+    for (size_t i = 0; i < params_.size(); ++i) globally_used[i] = u[i] != 0;
+  }
+  for (auto& b : buckets_) {
+    for (size_t k = 0; k < b.params.size(); ++k) {
+      const size_t i = b.params[k];
+      if (!globally_used[i]) continue;  // no rank produced a grad: .grad stays as it was
+      at::Tensor& grad = params_[i].mutable_grad();
+      at::Tensor reduced = slot(b, k);
+      if (as_bucket_view_) {
+        if (!grad.defined() || grad.data_ptr() != reduced.data_ptr()) grad = reduced;
+      } else if (grad.defined()) {
+        grad.copy_(reduced);
+      } else {
+        grad = reduced.clone();
+      }
+    }
+  }
+}
+
+std::vector<int64_t> Reducer::unused_parameters() const {
+  std::lock_guard<std::mutex> g(mu_);
+  std::vector<int64_t> out;
+  for (size_t i = 0; i < locally_used_.size(); ++i) {
+    if (!locally_used_[i]) out.push_back(static_cast<int64_t>(i));
+  }
+  return out;
+}
+
+}  // namespace c10d::inline tessera

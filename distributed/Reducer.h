@@ -1,0 +1,76 @@
+// DistributedDataParallel's gradient reducer (torch's c10d::Reducer): parameters grouped in
+// buckets; a hook on each parameter's AccumulateGrad copies its grad into the bucket as the
+// backward pass produces it, and a full bucket is all-reduced at once, asynchronously, so
+// communication overlaps the rest of the backward pass. At the end of the pass (an engine
+// final callback, after .grad is stored) the averaged buckets are written back into .grad.
+#pragma once
+
+#include <distributed/ProcessGroup.h>
+
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace torch::autograd {
+class Node;
+}
+
+namespace c10d::inline tessera {
+
+// The built-in communication hooks (torch's default_hooks): the bucket's mean, sent as is,
+// or as float16 / bfloat16 (halving the bytes, at that precision).
+enum class CommHook { AllReduce, Fp16Compress, Bf16Compress };
+
+class TORCH_API Reducer : public std::enable_shared_from_this<Reducer> {
+ public:
+  // bucket_indices: the parameters of each bucket, in the order the buckets are reduced.
+  static std::shared_ptr<Reducer> create(std::vector<at::Tensor> params, std::vector<std::vector<int64_t>> bucket_indices,
+                                         std::shared_ptr<ProcessGroup> group, bool find_unused_parameters,
+                                         bool gradient_as_bucket_view);
+  ~Reducer();
+
+  // Called after each forward that will be followed by a synchronised backward. With
+  // find_unused_parameters, parameters not reachable from `outputs` count as ready now.
+  void prepare_for_backward(const std::vector<at::Tensor>& outputs);
+  void set_comm_hook(CommHook hook);
+  // Parameters this rank found unused in the last iteration (find_unused_parameters).
+  std::vector<int64_t> unused_parameters() const;
+
+ private:
+  struct Bucket {
+    std::vector<size_t> params;
+    std::vector<int64_t> offsets;  // of each parameter in `buffer`
+    at::Tensor buffer;             // flat, the parameters' dtype
+    at::Tensor wire;               // what is sent: `buffer`, or its compressed copy
+    size_t pending = 0;
+    std::shared_ptr<Work> work;
+  };
+
+  Reducer(std::vector<at::Tensor> params, std::shared_ptr<ProcessGroup> group, bool find_unused_parameters,
+          bool gradient_as_bucket_view);
+  void install_hooks();
+  void on_grad_ready(size_t param, const at::Tensor& grad);
+  void mark_ready(size_t param, const at::Tensor* grad);  // under mu_
+  void launch_ready_buckets();                            // under mu_
+  void finalize();
+  at::Tensor slot(const Bucket& b, size_t k) const;
+
+  std::vector<at::Tensor> params_;
+  std::vector<std::shared_ptr<torch::autograd::Node>> accumulators_;  // kept alive with their hooks
+  std::vector<Bucket> buckets_;
+  std::vector<std::pair<size_t, size_t>> where_;  // param -> (bucket, position)
+  std::shared_ptr<ProcessGroup> group_;
+  bool find_unused_;
+  bool as_bucket_view_;
+  CommHook hook_ = CommHook::AllReduce;
+  bool hook_set_ = false;
+
+  mutable std::mutex mu_;
+  bool expect_hooks_ = false;       // between prepare_for_backward and finalize
+  bool finalize_queued_ = false;
+  size_t next_bucket_ = 0;
+  std::vector<bool> ready_;
+  std::vector<bool> locally_used_;
+};
+
+}  // namespace c10d::inline tessera

@@ -1,0 +1,1 @@
+"""tessera.distributed.algorithms: DistributedDataParallel's communication hooks."""

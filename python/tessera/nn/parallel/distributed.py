@@ -1,0 +1,145 @@
+"""DistributedDataParallel: a module replicated on every rank of a process group. Its
+parameters and buffers start as rank 0's; each backward all-reduces the gradients bucket by
+bucket while the pass is still running (tessera._C._distributed_c10d.Reducer, driven by
+hooks on the parameters' AccumulateGrad), so after backward every rank holds the mean
+gradient and the optimizers step alike."""
+from contextlib import contextmanager
+
+import tessera
+
+from ..modules.module import Module
+
+__all__ = ["DistributedDataParallel"]
+
+_DEFAULT_FIRST_BUCKET_BYTES = 1024 * 1024  # torch's dist._DEFAULT_FIRST_BUCKET_BYTES
+
+
+def _bucket_assignment(params, caps):
+    """torch's compute_bucket_assignment_by_size: parameters in order, one open bucket per
+    dtype, closed when it reaches its cap (the first cap for each dtype's first bucket);
+    buckets in reverse order, since the last parameters' grads come first in backward."""
+    open_, done = {}, []
+    for i, p in enumerate(params):
+        b = open_.setdefault(p.dtype, {"indices": [], "bytes": 0, "n": 0})
+        b["indices"].append(i)
+        b["bytes"] += p.numel() * p.element_size()
+        if b["bytes"] >= caps[min(b["n"], len(caps) - 1)]:
+            done.append(b["indices"])
+            open_[p.dtype] = {"indices": [], "bytes": 0, "n": b["n"] + 1}
+    done += [b["indices"] for b in open_.values() if b["indices"]]
+    done.sort(key=min)
+    return list(reversed(done))
+
+
+def _tensors_of(obj):
+    if isinstance(obj, tessera.Tensor):
+        return [obj]
+    if isinstance(obj, (list, tuple)):
+        return [t for o in obj for t in _tensors_of(o)]
+    if isinstance(obj, dict):
+        return [t for o in obj.values() for t in _tensors_of(o)]
+    return []
+
+
+class DistributedDataParallel(Module):
+    """Wraps ``module`` for data-parallel training on ``process_group`` (the default group
+    when None). CPU tensors only: ``device_ids`` and ``output_device`` must be None."""
+
+    def __init__(self, module, device_ids=None, output_device=None, dim=0, broadcast_buffers=True,
+                 process_group=None, bucket_cap_mb=25, find_unused_parameters=False, check_reduction=False,
+                 gradient_as_bucket_view=False, static_graph=False):
+        super().__init__()
+        from tessera import distributed as dist
+        from tessera._C._distributed_c10d import Reducer
+        if device_ids is not None and len(device_ids) > 0:
+            raise ValueError("DistributedDataParallel device_ids and output_device arguments only work with "
+                             "single-device/multiple-device GPU modules or CPU modules, but got device_ids "
+                             f"{device_ids}, output_device {output_device}, and module parameters on the CPU.")
+        params = []
+        for p in module.parameters():
+            if p.requires_grad and not any(p is q for q in params):
+                params.append(p)
+        if not params:
+            raise RuntimeError("DistributedDataParallel is not needed when a module doesn't have any parameter "
+                               "that requires a gradient.")
+        self.module = module
+        self.process_group = process_group if process_group is not None else dist.distributed_c10d._get_default_group()
+        self.dim = dim
+        self.broadcast_buffers = broadcast_buffers
+        self.find_unused_parameters = find_unused_parameters
+        self.gradient_as_bucket_view = gradient_as_bucket_view
+        self.static_graph = static_graph
+        self.require_backward_grad_sync = True
+        self.require_forward_param_sync = True
+        self.bucket_bytes_cap = int(bucket_cap_mb * 1024 * 1024)
+        self._sync_module_states()
+        buckets = _bucket_assignment(params, [_DEFAULT_FIRST_BUCKET_BYTES, self.bucket_bytes_cap])
+        # static_graph lets parameters go unused (torch finds which in its first iteration);
+        # here unused ones are found in every iteration, as with find_unused_parameters.
+        self.reducer = Reducer(params, buckets, self.process_group, find_unused_parameters or static_graph,
+                               gradient_as_bucket_view)
+        self._comm_hook_set = False
+
+    def _broadcast_coalesced(self, tensors):
+        """Rank 0's values into every rank's tensors, one broadcast per dtype."""
+        from tessera import distributed as dist
+        by_dtype = {}
+        for t in tensors:
+            by_dtype.setdefault(t.dtype, []).append(t)
+        with tessera.no_grad():
+            for group in by_dtype.values():
+                flat = tessera.cat([t.detach().reshape(-1) for t in group])
+                dist.broadcast(flat, 0, group=self.process_group)
+                offset = 0
+                for t in group:
+                    t.copy_(flat[offset: offset + t.numel()].view(t.shape))
+                    offset += t.numel()
+
+    def _sync_module_states(self):
+        tensors = list(self.module.parameters()) + [b for b in self.module.buffers()]
+        if tensors:
+            self._broadcast_coalesced(tensors)
+
+    def forward(self, *inputs, **kwargs):
+        if self.broadcast_buffers and self.require_forward_param_sync:
+            buffers = list(self.module.buffers())
+            if buffers:
+                self._broadcast_coalesced(buffers)
+        output = self.module(*inputs, **kwargs)
+        if tessera.is_grad_enabled() and self.require_backward_grad_sync:
+            self.reducer.prepare_for_backward(_tensors_of(output) if (self.find_unused_parameters or
+                                                                      self.static_graph) else [])
+        return output
+
+    @contextmanager
+    def no_sync(self):
+        """Backward passes inside accumulate gradients locally; the first synchronised
+        backward after it all-reduces the accumulated gradients."""
+        old = self.require_backward_grad_sync
+        self.require_backward_grad_sync = False
+        try:
+            yield
+        finally:
+            self.require_backward_grad_sync = old
+
+    def register_comm_hook(self, state, hook):
+        """Replaces the bucket all-reduce by ``hook``. The built-in hooks of
+        tessera.distributed.algorithms.ddp_comm_hooks.default_hooks (allreduce_hook,
+        fp16_compress_hook, bf16_compress_hook) run inside the reducer; other hooks are not
+        supported yet and raise NotImplementedError."""
+        from tessera.distributed.algorithms.ddp_comm_hooks import default_hooks
+        builtin = {default_hooks.allreduce_hook: "allreduce", default_hooks.fp16_compress_hook: "fp16_compress",
+                   default_hooks.bf16_compress_hook: "bf16_compress"}
+        if hook not in builtin:
+            raise NotImplementedError("DistributedDataParallel.register_comm_hook: only the built-in hooks "
+                                      "allreduce_hook, fp16_compress_hook and bf16_compress_hook are supported")
+        if state is not None and state is not self.process_group:
+            raise NotImplementedError("DistributedDataParallel.register_comm_hook: the built-in hooks run on the "
+                                      "DDP module's own process group (pass state=None)")
+        self.reducer._set_builtin_comm_hook(builtin[hook])
+
+    def join(self, divide_by_initial_world_size=True, enable=True, throw_on_early_termination=False):
+        raise NotImplementedError("DistributedDataParallel.join (uneven inputs) is not supported yet")
+
+    def _get_unused_parameters(self):
+        return self.reducer._get_unused_parameters()
