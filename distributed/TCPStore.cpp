@@ -158,6 +158,7 @@ TCPStore::TCPStore(std::string host, const TCPStoreOptions& options)
 }
 
 TCPStore::~TCPStore() {
+  wait_client_.reset();
   client_.reset();
   server_.reset();
 }
@@ -227,9 +228,10 @@ void TCPStore::wait(const std::vector<std::string>& keys, std::chrono::milliseco
 }
 
 void TCPStore::wait_raw(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) {
-  std::lock_guard<std::mutex> g(mu_);
+  std::lock_guard<std::mutex> g(wait_mu_);
+  if (!wait_client_) wait_client_ = std::make_unique<TCPClient>(host_, port_, timeout_);
   try {
-    client_->request_or_time_out(tcp::Command::Wait, keys, timeout);
+    wait_client_->request_or_time_out(tcp::Command::Wait, keys, timeout);
   } catch (const TimedOut&) {
     std::vector<std::string> shown;
     for (const auto& k : keys) shown.push_back(k.rfind(kUserPrefix, 0) == 0 ? k.substr(1) : k);

@@ -48,6 +48,10 @@ class TORCH_API TCPStore final : public Store {
   std::shared_ptr<TCPServer> server_;  // the master's
   std::mutex mu_;                      // one request on the connection at a time
   std::unique_ptr<TCPClient> client_;
+  // Blocking waits (and get's) go on a second connection, so that a thread waiting for a
+  // key does not hold up another thread of this process that is about to set it.
+  std::mutex wait_mu_;
+  std::unique_ptr<TCPClient> wait_client_;
 };
 
 }  // namespace c10d::inline tessera
