@@ -6,6 +6,12 @@ intra-op thread, for --rounds rounds. Prints the median over rounds of the laten
 (each round's figure: the slowest rank's median), the bus bandwidth (2 (n-1)/n bytes over
 the latency, NCCL-tests' definition) and the ratio tessera / torch of latencies.
 
+--ddp: DistributedDataParallel's step (forward, backward, SGD step) of the digits CNN
+(examples/train_digits.py's, batch 32 per rank) and of an MLP (256-1024-1024-10, batch 64
+per rank) at 2 ranks, tessera against torch, beside each rank's compute-only step (the same
+model without DDP) and the all-reduce of all its gradients alone: the overlap won is
+(compute + communication - DDP step) / communication.
+
   PYTHONPATH=build/release/python /usr/bin/python3 bench/bench_distributed.py [--max-mib 256] [--worlds 2 4] [--rounds 3]
 """
 import argparse
@@ -51,16 +57,77 @@ dist.destroy_process_group()
 '''
 
 
+DDP_WORKER = r'''
+import json, statistics, sys, time
+from datetime import timedelta
+lib, rank, world, port, kind = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
+if lib == "torch":
+    import torch as T
+    from torch.nn.parallel import DistributedDataParallel as DDP
+else:
+    import tessera as T
+    from tessera.nn.parallel import DistributedDataParallel as DDP
+dist = T.distributed
+nn = T.nn
+T.set_num_threads(1)
+dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world,
+                        timeout=timedelta(seconds=120))
+T.manual_seed(0)
+if kind == "cnn":
+    def build():
+        return nn.Sequential(nn.Conv2d(1, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(), nn.MaxPool2d(2),
+                             nn.Conv2d(32, 64, 3, padding=1), nn.BatchNorm2d(64), nn.ReLU(), nn.MaxPool2d(2),
+                             nn.Flatten(), nn.Linear(256, 128), nn.ReLU(), nn.Linear(128, 10))
+    x, y = T.randn(32, 1, 8, 8), T.randint(0, 10, (32,))
+else:
+    def build():
+        return nn.Sequential(nn.Linear(256, 1024), nn.ReLU(), nn.Linear(1024, 1024), nn.ReLU(), nn.Linear(1024, 10))
+    x, y = T.randn(64, 256), T.randint(0, 10, (64,))
+loss_fn = nn.CrossEntropyLoss()
+
+def timed(model, steps=40):
+    opt = T.optim.SGD(model.parameters(), lr=0.01)
+    times = []
+    for i in range(steps + 5):
+        dist.barrier()
+        t0 = time.perf_counter()
+        opt.zero_grad()
+        loss_fn(model(x), y).backward()
+        opt.step()
+        if i >= 5:
+            times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+ddp_step = timed(DDP(build()))
+compute = timed(build())
+flat = T.zeros(sum(p.numel() for p in build().parameters()))
+comm_times = []
+for i in range(45):
+    dist.barrier()
+    t0 = time.perf_counter()
+    dist.all_reduce(flat)
+    if i >= 5:
+        comm_times.append(time.perf_counter() - t0)
+comm = statistics.median(comm_times)
+res = T.tensor([ddp_step, compute, comm], dtype=T.float64)
+dist.all_reduce(res, op=dist.ReduceOp.MAX)
+if rank == 0:
+    print("RESULT " + json.dumps(res.tolist()))
+dist.destroy_process_group()
+'''
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
 
 
-def run(lib, world, sizes):
+def run(lib, world, sizes, script=WORKER):
     port = free_port()
     env = dict(os.environ, GLOO_SOCKET_IFNAME="lo", OMP_NUM_THREADS="1")
-    procs = [subprocess.Popen([sys.executable, "-c", WORKER, lib, str(r), str(world), str(port), json.dumps(sizes)],
+    arg = json.dumps(sizes) if script is WORKER else sizes
+    procs = [subprocess.Popen([sys.executable, "-c", script, lib, str(r), str(world), str(port), arg],
                               env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
              for r in range(world)]
     out = [p.communicate(timeout=1800)[0] for p in procs]
@@ -68,7 +135,23 @@ def run(lib, world, sizes):
         if p.returncode != 0:
             raise RuntimeError(f"{lib} world {world} failed:\n{o}")
     line = next(l for l in out[0].splitlines() if l.startswith("RESULT "))
-    return dict(json.loads(line[len("RESULT "):]))
+    result = json.loads(line[len("RESULT "):])
+    return dict(result) if script is WORKER else result
+
+
+def ddp_table(rounds):
+    print("DistributedDataParallel step at 2 ranks (ms, median over rounds of the slowest rank's median)")
+    print(f"{'model':>6} {'lib':>8} {'DDP step':>9} {'compute':>8} {'comm':>7} {'overlap':>8}")
+    for kind in ("cnn", "mlp"):
+        runs = {"tessera": [], "torch": []}
+        for _ in range(rounds):
+            for lib in runs:
+                runs[lib].append(run(lib, 2, kind, DDP_WORKER))
+        med = {lib: [sorted(r[i] for r in rs)[rounds // 2] for i in range(3)] for lib, rs in runs.items()}
+        for lib, (step, compute, comm) in med.items():
+            overlap = (compute + comm - step) / comm if comm > 0 else float("nan")
+            print(f"{kind:>6} {lib:>8} {step * 1e3:9.2f} {compute * 1e3:8.2f} {comm * 1e3:7.2f} {overlap:8.2f}")
+        print(f"{kind:>6} {'ratio':>8} {med['tessera'][0] / med['torch'][0]:9.2f}")
 
 
 def label(n):
@@ -84,7 +167,11 @@ def main():
     ap.add_argument("--max-mib", type=int, default=256)
     ap.add_argument("--worlds", type=int, nargs="+", default=[2, 4])
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--ddp", action="store_true", help="the DDP step table instead of all_reduce's")
     args = ap.parse_args()
+    if args.ddp:
+        ddp_table(args.rounds)
+        return
     sizes, n = [], 4
     while n <= args.max_mib << 20:
         sizes.append(n)
