@@ -240,6 +240,8 @@ void Engine::queue_callback(std::function<void()> callback) {
   t_final_callbacks->push_back(std::move(callback));
 }
 
+bool Engine::in_backward() { return t_final_callbacks != nullptr; }
+
 Engine& Engine::get_default_engine() {
   static Engine engine;
   return engine;

@@ -25,6 +25,8 @@ class TORCH_API Engine {
   // leaves' .grad are stored (torch's queue_callback; DDP's reducer finishes there). Only
   // during a backward pass; callbacks may queue more.
   static void queue_callback(std::function<void()> callback);
+  // Whether this thread is running a backward pass (queue_callback may be called).
+  static bool in_backward();
 };
 
 // Anomaly mode: nodes record the forward call that made them, backward results are

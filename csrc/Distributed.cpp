@@ -30,10 +30,14 @@ Bytes to_bytes(py::handle value) {
     const std::string s = value.cast<std::string>();
     return Bytes(s.begin(), s.end());
   }
-  TORCH_CHECK_TYPE(PyBytes_Check(value.ptr()) || PyByteArray_Check(value.ptr()),
-                   "a store value must be str or bytes, not ", Py_TYPE(value.ptr())->tp_name);
-  const std::string s = py::bytes(py::reinterpret_borrow<py::object>(value)).cast<std::string>();
-  return Bytes(s.begin(), s.end());
+  if (PyByteArray_Check(value.ptr())) {
+    const auto* data = reinterpret_cast<const uint8_t*>(PyByteArray_AsString(value.ptr()));
+    return Bytes(data, data + PyByteArray_Size(value.ptr()));
+  }
+  TORCH_CHECK_TYPE(PyBytes_Check(value.ptr()), "a store value must be str or bytes, not ",
+                   Py_TYPE(value.ptr())->tp_name);
+  const auto* data = reinterpret_cast<const uint8_t*>(PyBytes_AS_STRING(value.ptr()));
+  return Bytes(data, data + PyBytes_GET_SIZE(value.ptr()));
 }
 
 py::bytes to_py_bytes(const Bytes& b) { return py::bytes(reinterpret_cast<const char*>(b.data()), b.size()); }
@@ -57,6 +61,20 @@ std::vector<std::vector<at::Tensor>> tensor_lists_of(py::handle seq) {
   std::vector<std::vector<at::Tensor>> out;
   for (py::handle h : seq) out.push_back(tensors_of(h));
   return out;
+}
+
+// Objects whose destructor joins a thread that may need the GIL (a process group's worker
+// runs Python done-callbacks): the last reference drops with the GIL released.
+template <typename T, typename... Args>
+std::shared_ptr<T> make_nogil_shared(Args&&... args) {
+  return std::shared_ptr<T>(new T(std::forward<Args>(args)...), [](T* p) {
+    if (Py_IsInitialized() && PyGILState_Check()) {
+      py::gil_scoped_release nogil;
+      delete p;
+    } else {
+      delete p;
+    }
+  });
 }
 
 py::list to_py(const std::vector<at::Tensor>& ts) {
@@ -294,7 +312,7 @@ void bind_process_group(py::module_& d) {
              o.interface = std::move(interface);
              o.hostname = std::move(hostname);
              py::gil_scoped_release nogil;
-             return std::make_shared<ProcessGroupGloo>(std::move(store), rank, size, std::move(o));
+             return make_nogil_shared<ProcessGroupGloo>(std::move(store), rank, size, std::move(o));
            }),
            py::arg("store"), py::arg("rank"), py::arg("size"), py::arg("timeout") = ms(std::chrono::minutes(30)),
            py::arg("interface") = "", py::arg("hostname") = "")

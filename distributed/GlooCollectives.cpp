@@ -62,7 +62,7 @@ void check_same(const at::Tensor& a, const at::Tensor& b, const char* op) {
 using WorkPtr = ProcessGroup::WorkPtr;
 
 WorkPtr ProcessGroupGloo::broadcast(std::vector<at::Tensor>& tensors, const BroadcastOptions& opts) {
-  check_tensors(tensors, "broadcast");
+  check_tensors(tensors, "broadcast", true);
   check_root(opts.root_rank, size_, "broadcast");
   TORCH_CHECK(opts.root_tensor >= 0 && opts.root_tensor < static_cast<int64_t>(tensors.size()),
               "ProcessGroupGloo::broadcast: invalid root tensor: ", opts.root_tensor);
@@ -86,7 +86,7 @@ WorkPtr ProcessGroupGloo::broadcast(std::vector<at::Tensor>& tensors, const Broa
 }
 
 WorkPtr ProcessGroupGloo::allreduce(std::vector<at::Tensor>& tensors, const AllreduceOptions& opts) {
-  check_tensors(tensors, "allreduce");
+  check_tensors(tensors, "allreduce", true);
   const ReduceFn fn = reduce_fn_for(tensors[0].scalar_type(), opts.reduce_op, "allreduce");
   return enqueue("allreduce", tensors, opts.timeout, [this, tensors, fn](uint32_t tag, ms timeout) {
     if (tensors[0].numel() == 0) return;
@@ -105,7 +105,7 @@ WorkPtr ProcessGroupGloo::allreduce(std::vector<at::Tensor>& tensors, const Allr
 }
 
 WorkPtr ProcessGroupGloo::reduce(std::vector<at::Tensor>& tensors, const ReduceOptions& opts) {
-  check_tensors(tensors, "reduce");
+  check_tensors(tensors, "reduce", true);
   check_root(opts.root_rank, size_, "reduce");
   TORCH_CHECK(tensors.size() == 1, "ProcessGroupGloo::reduce: takes a single tensor");
   const ReduceFn fn = reduce_fn_for(tensors[0].scalar_type(), opts.reduce_op, "reduce");
@@ -135,8 +135,8 @@ WorkPtr ProcessGroupGloo::allgather(std::vector<std::vector<at::Tensor>>& output
               size_, " tensors (the world size), got ", outputs[0].size());
   check_tensors(outputs[0], "allgather");
   check_same(outputs[0][0], inputs[0], "allgather");
-  TORCH_CHECK(outputs[0][0].numel() == inputs[0].numel(),
-              "ProcessGroupGloo::allgather: output tensors must have the input's number of elements");
+  TORCH_CHECK(outputs[0][0].sizes() == inputs[0].sizes(), "ProcessGroupGloo::allgather: invalid tensor size: "
+              "every output tensor must have the input's sizes");
   const std::vector<at::Tensor> outs = outputs[0];
   const at::Tensor in = inputs[0];
   return enqueue("allgather", outs, opts.timeout, [this, outs, in](uint32_t tag, ms timeout) {
@@ -187,8 +187,8 @@ WorkPtr ProcessGroupGloo::gather(std::vector<std::vector<at::Tensor>>& outputs, 
                 "ProcessGroupGloo::gather: the root needs one output list of ", size_, " tensors");
     check_tensors(outputs[0], "gather");
     check_same(outputs[0][0], inputs[0], "gather");
-    TORCH_CHECK(outputs[0][0].numel() == inputs[0].numel(),
-                "ProcessGroupGloo::gather: output tensors must have the input's number of elements");
+    TORCH_CHECK(outputs[0][0].sizes() == inputs[0].sizes(), "ProcessGroupGloo::gather: invalid tensor size: "
+                "every output tensor must have the input's sizes");
     outs = outputs[0];
   } else {
     TORCH_CHECK(outputs.empty() || (outputs.size() == 1 && outputs[0].empty()),
@@ -224,8 +224,8 @@ WorkPtr ProcessGroupGloo::scatter(std::vector<at::Tensor>& outputs, std::vector<
                 "ProcessGroupGloo::scatter: the root needs one input list of ", size_, " tensors");
     check_tensors(inputs[0], "scatter");
     check_same(outputs[0], inputs[0][0], "scatter");
-    TORCH_CHECK(outputs[0].numel() == inputs[0][0].numel(),
-                "ProcessGroupGloo::scatter: input tensors must have the output's number of elements");
+    TORCH_CHECK(outputs[0].sizes() == inputs[0][0].sizes(), "ProcessGroupGloo::scatter: invalid tensor size: "
+                "every input tensor must have the output's sizes");
     ins = inputs[0];
   } else {
     TORCH_CHECK(inputs.empty() || (inputs.size() == 1 && inputs[0].empty()),
@@ -277,8 +277,8 @@ WorkPtr ProcessGroupGloo::reduce_scatter(std::vector<at::Tensor>& outputs, std::
   check_tensors(outputs, "reduce_scatter");
   check_tensors(inputs[0], "reduce_scatter");
   check_same(outputs[0], inputs[0][0], "reduce_scatter");
-  TORCH_CHECK(outputs[0].numel() == inputs[0][0].numel(),
-              "ProcessGroupGloo::reduce_scatter: input tensors must have the output's number of elements");
+  TORCH_CHECK(outputs[0].sizes() == inputs[0][0].sizes(), "ProcessGroupGloo::reduce_scatter: invalid tensor "
+              "size: every input tensor must have the output's sizes");
   const ReduceFn fn = reduce_fn_for(outputs[0].scalar_type(), opts.reduce_op, "reduce_scatter");
   const at::Tensor out = outputs[0];
   const std::vector<at::Tensor> ins = inputs[0];

@@ -4,6 +4,7 @@
 
 #include <autograd/engine.h>
 #include <autograd/function.h>
+#include <autograd/functions/accumulate_grad.h>
 #include <autograd/variable.h>
 #include <aten/ops/Functions.h>
 #include <c10/core/ThreadLocalState.h>
@@ -67,13 +68,14 @@ Reducer::~Reducer() = default;
 void Reducer::install_hooks() {
   std::weak_ptr<Reducer> weak = weak_from_this();
   for (size_t i = 0; i < params_.size(); ++i) {
-    auto acc = torch::autograd::impl::grad_accumulator(params_[i]);
+    auto acc = std::dynamic_pointer_cast<torch::autograd::AccumulateGrad>(
+        torch::autograd::impl::grad_accumulator(params_[i]));
     TORCH_CHECK(acc, "Reducer: parameter ", i, " is not a leaf that requires grad");
-    // The post hook sees the grad arriving for the leaf (the second list); .grad itself is
-    // stored only when the whole pass is done.
-    acc->add_post_hook([weak, i](const variable_list&, const variable_list& incoming) {
-      if (auto self = weak.lock()) self->on_grad_ready(i, incoming.empty() ? at::Tensor() : incoming[0]);
-      return variable_list{};
+    // The grad arrives after the parameter's own hooks; taken over, it is not stored by the
+    // pass (the reducer writes .grad once the buckets are reduced).
+    acc->set_grad_consumer([weak, i](const at::Tensor& grad) {
+      auto self = weak.lock();
+      return self && self->on_grad_ready(i, grad);
     });
     accumulators_.push_back(std::move(acc));
   }
@@ -93,7 +95,7 @@ at::Tensor Reducer::slot(const Bucket& b, size_t k) const {
 
 void Reducer::prepare_for_backward(const std::vector<at::Tensor>& outputs) {
   std::lock_guard<std::mutex> g(mu_);
-  TORCH_CHECK(!expect_hooks_,
+  TORCH_CHECK(!require_finalize_,
               "Expected to have finished reduction in the prior iteration before starting a new one. This error "
               "indicates that your module has parameters that were not used in producing loss. You can enable "
               "unused parameter detection by passing the keyword argument `find_unused_parameters=True` to "
@@ -107,6 +109,7 @@ void Reducer::prepare_for_backward(const std::vector<at::Tensor>& outputs) {
   locally_used_.assign(params_.size(), !find_unused_);
   next_bucket_ = 0;
   finalize_queued_ = false;
+  require_finalize_ = false;
   expect_hooks_ = true;
   if (!find_unused_) return;
   // Which AccumulateGrad nodes the outputs reach: the other parameters get no grad.
@@ -134,19 +137,13 @@ void Reducer::prepare_for_backward(const std::vector<at::Tensor>& outputs) {
   launch_ready_buckets();
 }
 
-void Reducer::on_grad_ready(size_t param, const at::Tensor& grad) {
+bool Reducer::on_grad_ready(size_t param, const at::Tensor& grad) {
   std::lock_guard<std::mutex> g(mu_);
-  if (!expect_hooks_ || ready_[param]) return;  // no_sync, a backward outside DDP, or a second pass
-  if (!finalize_queued_) {
-    std::weak_ptr<Reducer> weak = weak_from_this();
-    torch::autograd::Engine::queue_callback([weak] {
-      if (auto self = weak.lock()) self->finalize();
-    });
-    finalize_queued_ = true;
-  }
+  if (!expect_hooks_ || ready_[param]) return false;  // no_sync, a backward outside DDP, or a second pass
   locally_used_[param] = true;
   mark_ready(param, &grad);
   launch_ready_buckets();
+  return true;
 }
 
 void Reducer::mark_ready(size_t param, const at::Tensor* grad) {
@@ -157,6 +154,7 @@ void Reducer::mark_ready(size_t param, const at::Tensor* grad) {
   // The bucket holds what .grad will hold once the pass stores it: the grad accumulated so
   // far (no_sync iterations) plus this pass's.
   const at::Tensor& current = params_[param].grad();
+  require_finalize_ = true;
   const bool has_new = grad != nullptr && grad->defined();
   if (current.defined() && has_new) {
     at::add_out(dst, current, *grad);
@@ -190,13 +188,22 @@ void Reducer::launch_ready_buckets() {
     std::vector<at::Tensor> tensors{b.wire};
     b.work = group_->allreduce(tensors);
   }
+  // The last bucket is on its way: finish when this pass (a nested one included, as a
+  // reentrant checkpoint runs) is done.
+  if (next_bucket_ == buckets_.size() && !finalize_queued_ && torch::autograd::Engine::in_backward()) {
+    std::weak_ptr<Reducer> weak = weak_from_this();
+    torch::autograd::Engine::queue_callback([weak] {
+      if (auto self = weak.lock()) self->finalize();
+    });
+    finalize_queued_ = true;
+  }
 }
 
 void Reducer::finalize() {
   std::unique_lock<std::mutex> g(mu_);
-  if (!expect_hooks_) return;
-  if (next_bucket_ < buckets_.size()) return;  // a parameter got no grad: prepare_for_backward says so
+  if (!expect_hooks_ || next_bucket_ < buckets_.size()) return;
   expect_hooks_ = false;
+  require_finalize_ = false;
   c10::AutoGradMode no_grad(false);
   for (auto& b : buckets_) {
     b.work->wait();

@@ -1,8 +1,9 @@
 // DistributedDataParallel's gradient reducer (torch's c10d::Reducer): parameters grouped in
-// buckets; a hook on each parameter's AccumulateGrad copies its grad into the bucket as the
-// backward pass produces it, and a full bucket is all-reduced at once, asynchronously, so
-// communication overlaps the rest of the backward pass. At the end of the pass (an engine
-// final callback, after .grad is stored) the averaged buckets are written back into .grad.
+// buckets; each parameter's AccumulateGrad hands its grad (after the parameter's own hooks)
+// to the reducer instead of storing it, the reducer adds it into the bucket, and a full
+// bucket is all-reduced at once, asynchronously, so communication overlaps the rest of the
+// backward pass. Once every bucket is launched, an engine final callback waits for them and
+// writes the averaged gradients into .grad.
 #pragma once
 
 #include <distributed/ProcessGroup.h>
@@ -49,14 +50,14 @@ class TORCH_API Reducer : public std::enable_shared_from_this<Reducer> {
   Reducer(std::vector<at::Tensor> params, std::shared_ptr<ProcessGroup> group, bool find_unused_parameters,
           bool gradient_as_bucket_view);
   void install_hooks();
-  void on_grad_ready(size_t param, const at::Tensor& grad);
+  bool on_grad_ready(size_t param, const at::Tensor& grad);  // true: the reducer took the grad
   void mark_ready(size_t param, const at::Tensor* grad);  // under mu_
   void launch_ready_buckets();                            // under mu_
   void finalize();
   at::Tensor slot(const Bucket& b, size_t k) const;
 
   std::vector<at::Tensor> params_;
-  std::vector<std::shared_ptr<torch::autograd::Node>> accumulators_;  // kept alive with their hooks
+  std::vector<std::shared_ptr<torch::autograd::Node>> accumulators_;  // kept alive with their consumers
   std::vector<Bucket> buckets_;
   std::vector<std::pair<size_t, size_t>> where_;  // param -> (bucket, position)
   std::shared_ptr<ProcessGroup> group_;
@@ -67,6 +68,7 @@ class TORCH_API Reducer : public std::enable_shared_from_this<Reducer> {
 
   mutable std::mutex mu_;
   bool expect_hooks_ = false;       // between prepare_for_backward and finalize
+  bool require_finalize_ = false;   // a parameter was marked ready since prepare_for_backward
   bool finalize_queued_ = false;
   size_t next_bucket_ = 0;
   std::vector<bool> ready_;

@@ -129,7 +129,7 @@ void PrefixStore::set(const std::string& key, const Bytes& value) { store_->set(
 Bytes PrefixStore::compare_set(const std::string& key, const Bytes& expected, const Bytes& desired) {
   return store_->compare_set(prefixed(key), expected, desired);
 }
-Bytes PrefixStore::get(const std::string& key) { return store_->get(prefixed(key)); }
+Bytes PrefixStore::get(const std::string& key) { return store_->get(prefixed(key)); }  // the store's timeout
 int64_t PrefixStore::add(const std::string& key, int64_t value) { return store_->add(prefixed(key), value); }
 bool PrefixStore::delete_key(const std::string& key) { return store_->delete_key(prefixed(key)); }
 bool PrefixStore::check(const std::vector<std::string>& keys) { return store_->check(prefixed(keys)); }

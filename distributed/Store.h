@@ -37,10 +37,10 @@ class TORCH_API Store {
   virtual bool delete_key(const std::string& key) = 0;
   virtual bool check(const std::vector<std::string>& keys) = 0;
   virtual int64_t num_keys() = 0;
-  void wait(const std::vector<std::string>& keys) { wait(keys, timeout_); }
+  void wait(const std::vector<std::string>& keys) { wait(keys, timeout()); }
   virtual void wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) = 0;
 
-  std::chrono::milliseconds timeout() const { return timeout_; }
+  virtual std::chrono::milliseconds timeout() const { return timeout_; }
   virtual void set_timeout(std::chrono::milliseconds timeout) { timeout_ = timeout; }
 
  protected:
@@ -85,6 +85,7 @@ class TORCH_API PrefixStore final : public Store {
   using Store::wait;
   void wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) override;
   void set_timeout(std::chrono::milliseconds timeout) override;
+  std::chrono::milliseconds timeout() const override { return store_->timeout(); }
   const std::shared_ptr<Store>& underlying_store() const { return store_; }
 
  private:

@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <map>
+#include <thread>
 
 namespace c10d::inline tessera {
 
@@ -60,7 +61,11 @@ TCPServer::TCPServer(const std::string& host, uint16_t port) {
   hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
   addrinfo* found = nullptr;
   const std::string service = std::to_string(port);
-  const int rc = ::getaddrinfo(host.empty() ? nullptr : host.c_str(), service.c_str(), &hints, &found);
+  // As torch's, the server listens on every interface, so that a host name that resolves to
+  // a loopback alias here (Debian's 127.0.1.1) still reaches it from other machines; a
+  // loopback address given by number (or "localhost") keeps it on that address.
+  const bool loopback = host == "localhost" || host.rfind("127.", 0) == 0 || host == "::1";
+  const int rc = ::getaddrinfo(loopback ? host.c_str() : nullptr, service.c_str(), &hints, &found);
   TORCH_CHECK(rc == 0, "TCPStore: cannot resolve the server address ", host, ": ", ::gai_strerror(rc));
   std::string failure;
   for (addrinfo* a = found; a != nullptr && listen_fd_ < 0; a = a->ai_next) {
@@ -111,6 +116,9 @@ void TCPServer::loop() {
     if (fds[0].revents) return;
     if (fds[1].revents & POLLIN) {
       const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+      if (fd < 0 && (errno == EMFILE || errno == ENFILE)) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));  // out of descriptors: do not spin
+      }
       if (fd >= 0) {
         const int one = 1;
         ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
@@ -162,14 +170,19 @@ bool TCPServer::has_all(const std::vector<std::string>& keys) const {
 
 // A key changed: answer the waits it completes.
 void TCPServer::wake_waiters() {
+  std::vector<int> done;
   for (size_t i = 0; i < waiters_.size();) {
     if (has_all(waiters_[i].keys)) {
-      const int fd = waiters_[i].fd;
+      done.push_back(waiters_[i].fd);
       waiters_.erase(waiters_.begin() + static_cast<std::ptrdiff_t>(i));
-      if (!reply(fd, "1")) drop(fd);
     } else {
       ++i;
     }
+  }
+  // Replies after the scan: a failed one drops its connection (and that connection's other
+  // waits), which must not happen while the list is being walked.
+  for (int fd : done) {
+    if (conns_.count(fd) && !reply(fd, "1")) drop(fd);
   }
 }
 
@@ -207,9 +220,12 @@ bool TCPServer::answer(int fd, tcp::Command cmd, const std::vector<std::string>&
       auto it = data_.find(args[0]);
       try {
         now = parse_counter(Bytes(args[1].begin(), args[1].end()));
-        if (it != data_.end()) now += parse_counter(Bytes(it->second.begin(), it->second.end()));
+        if (it != data_.end() &&
+            __builtin_add_overflow(now, parse_counter(Bytes(it->second.begin(), it->second.end())), &now)) {
+          return reply(fd, "E");
+        }
       } catch (const std::exception&) {
-        return reply(fd, "E");  // not an integer: the client raises
+        return reply(fd, "E");  // not an integer (or out of range): the client raises
       }
       data_[args[0]] = std::to_string(now);
       wake_waiters();

@@ -60,6 +60,7 @@ variable_list AccumulateGrad::apply(variable_list&& grads) {
   std::unique_lock<std::mutex> lock(mutex());  // backward passes on several threads may share a leaf
   grads = impl::run_leaf_hooks(variable_, std::move(grads));
   if (grads.empty() || !grads[0].defined() || !variable_.requires_grad()) return {};
+  if (consumer_ && consumer_(grads[0])) return {};
   Tensor new_grad = std::move(grads[0]);
   if (c10::GradMode::is_enabled()) {
     // create_graph: the stored grad keeps its history, and is replaced rather than updated.

@@ -6,6 +6,7 @@
 
 #include <autograd/function.h>
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -18,11 +19,18 @@ class TORCH_API AccumulateGrad final : public Node {
   std::string name() const override { return "AccumulateGrad"; }
   const Tensor& variable() const { return variable_; }
 
+  // A consumer that may take the grad over (DDP's reducer): called with the grad after the
+  // leaf's hooks; when it returns true, this node stores nothing and the consumer writes
+  // .grad itself (in an engine final callback, after the pass).
+  using GradConsumer = std::function<bool(const Tensor& grad)>;
+  void set_grad_consumer(GradConsumer consumer) { consumer_ = std::move(consumer); }
+
  private:
   friend class PendingLeafGrads;
   // `owned`: nobody else holds `grad` and it has the leaf's layout, so it may become .grad.
   void store(Tensor grad, bool owned);
   Tensor variable_;
+  GradConsumer consumer_;
 };
 
 // The grads a backward pass has computed for leaves, held until the pass is done. While one

@@ -191,6 +191,10 @@ from . import distributed, futures  # noqa: E402,F401
 def is_distributed(input):
     """Whether input is a distributed tensor; tensors never are (as in torch 1.13, where the
     legacy THD distributed tensors are gone)."""
+    from .overrides import handle_torch_function, has_torch_function_unary
+    if not isinstance(input, _C.Tensor) or type(input) is not _C.Tensor:
+        if has_torch_function_unary(input):
+            return handle_torch_function(is_distributed, (input,), input)
     if not isinstance(input, _C.Tensor):
         raise TypeError(f"is_distributed(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
     return False

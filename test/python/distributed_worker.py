@@ -200,8 +200,9 @@ def ddp(rank, world, out):
     F.mse_loss(net(xb), yb).backward()
     out["no_sync/grads"] = grads(net.module)
 
-    # gradient_as_bucket_view and the compression hooks
-    for name, kwargs, hook in [("bucket_view", {"gradient_as_bucket_view": True}, None),
+    # gradient_as_bucket_view and the compression hooks; two backwards without zero_grad
+    # accumulate, and after zero_grad one backward gives one batch's grads again
+    for name, kwargs, hook in [("plain", {}, None), ("bucket_view", {"gradient_as_bucket_view": True}, None),
                                ("fp16", {}, default_hooks.fp16_compress_hook),
                                ("bf16", {}, default_hooks.bf16_compress_hook)]:
         net = DDP(model(300), **kwargs)
@@ -210,6 +211,48 @@ def ddp(rank, world, out):
         out[f"{name}/init"] = state(net.module)
         F.mse_loss(net(xa), ya).backward()
         out[f"{name}/grads"] = grads(net.module)
+        F.mse_loss(net(xa), ya).backward()
+        out[f"{name}/twice"] = grads(net.module)
+        net.zero_grad()
+        F.mse_loss(net(xa), ya).backward()
+        out[f"{name}/after_zero"] = grads(net.module)
+
+    # a hook on a parameter applies before the reduction; a forward without backward (a loss
+    # for logging) does not stop the next iteration; a reentrant checkpoint inside the model
+    net = DDP(model(500))
+    out["hooked/init"] = state(net.module)
+    net.module[0].bias.register_hook(lambda g: g * 0)
+    with tessera.no_grad():
+        net(xa)
+    F.mse_loss(net(xa), ya)  # grad mode, but no backward
+    F.mse_loss(net(xa), ya).backward()
+    out["hooked/grads"] = grads(net.module)
+    inner = model(600)
+    out["checkpoint/init"] = state(inner)
+
+    class Checkpointed(tessera.nn.Module):
+        def __init__(self, seq):
+            super().__init__()
+            self.seq = seq
+
+        def forward(self, x):
+            h = self.seq[1](self.seq[0](x))
+            return tessera.utils.checkpoint.checkpoint(self.seq[2], h, use_reentrant=True)
+
+    net = DDP(Checkpointed(inner))
+    out["checkpoint/init"] = state(net.module.seq)
+    F.mse_loss(net(xa), ya).backward()
+    out["checkpoint/grads"] = grads(net.module.seq)
+    F.mse_loss(net(xa), ya).backward()  # the reduction finished: a second iteration runs
+
+    # a DDP module on a group without global rank 0
+    if world >= 3:
+        sub = dist.new_group(ranks=[1, 2])
+        if rank in (1, 2):
+            net = DDP(model(700), process_group=sub)
+            out["subgroup/init"] = state(net.module)
+            F.mse_loss(net(xa), ya).backward()
+            out["subgroup/grads"] = grads(net.module)
 
     # unused parameters: found with find_unused_parameters, an error without it
     tessera.manual_seed(400 + rank)

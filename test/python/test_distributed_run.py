@@ -86,6 +86,29 @@ def test_two_nodes_meet_through_c10d_rendezvous():
     assert sorted((x["GROUP_RANK"], x["LOCAL_RANK"]) for x in rows) == [("0", "0"), ("0", "1"), ("1", "0"), ("1", "1")]
 
 
+def test_sigterm_stops_the_workers():
+    import signal
+    import time
+    proc = launcher("--nproc_per_node", "2", "--master_port", str(free_port()), SCRIPT,
+                    env={"SLEEP_SECONDS": "60"}, background=True)
+    pids, deadline = [], time.monotonic() + 60
+    while len(pids) < 2 and time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if line.startswith("OUT "):
+            pids.append(int(line.split("PID=")[1]))
+    assert len(pids) == 2
+    proc.send_signal(signal.SIGTERM)
+    proc.communicate(timeout=60)
+    assert proc.returncode == 128 + signal.SIGTERM
+    for pid in pids:
+        try:
+            os.kill(pid, 0)
+            alive = True
+        except ProcessLookupError:
+            alive = False
+        assert not alive, f"worker {pid} outlived the launcher"
+
+
 def test_module_mode_and_option_errors():
     r = launcher("--standalone", "--nproc_per_node", "2", "-m", "distributed_run_script",
                  env={"PYTHONPATH": os.environ.get("PYTHONPATH", "") + os.pathsep + HERE})

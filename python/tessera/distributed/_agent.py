@@ -51,11 +51,9 @@ class _Rendezvous:
         if config.rdzv_backend == "c10d":
             host, _, port = config.rdzv_endpoint.rpartition(":")
             host, port = host or "127.0.0.1", int(port or 29400)
-            try:  # the first agent on the endpoint's host serves the store
+            try:  # the first agent on the endpoint's host serves the store; the others are clients
                 self.store = TCPStore(host, port, None, True, _RENDEZVOUS_TIMEOUT, wait_for_workers=False)
-            except RuntimeError as e:
-                if "Address already in use" not in str(e):
-                    raise
+            except RuntimeError:  # taken, or an address of another machine
                 self.store = TCPStore(host, port, None, False, _RENDEZVOUS_TIMEOUT, wait_for_workers=False)
             self.host = host
 
@@ -154,10 +152,29 @@ def _start_workers(config, node_rank, master_addr, master_port, restart_count):
     return workers
 
 
+def _signal_name(number):
+    try:
+        return signal.Signals(number).name
+    except ValueError:  # real-time signals have no name in Python
+        return f"SIG{number}"
+
+
+class SignalException(Exception):
+    """The launcher got SIGTERM, SIGHUP or SIGQUIT: its workers are stopped, then it exits."""
+
+    def __init__(self, msg, sigval):
+        super().__init__(msg)
+        self.sigval = sigval
+
+
+def _raise_on_signal(signum, frame):
+    raise SignalException(f"Process {os.getpid()} got signal: {signum}", sigval=signum)
+
+
 def _failure_entry(index, worker, code):
     started = datetime.datetime.fromtimestamp(worker.start_time).strftime("%Y-%m-%d_%H:%M:%S")
     if code < 0:
-        exit_text = f"{code} (pid: {worker.proc.pid})\n  signal    : {-code} ({signal.Signals(-code).name})"
+        exit_text = f"{code} (pid: {worker.proc.pid})\n  signal    : {-code} ({_signal_name(-code)})"
     else:
         exit_text = f"{code} (pid: {worker.proc.pid})"
     trace = worker.traceback().replace("\n", "\n              ")
@@ -175,7 +192,11 @@ def _summary(name, failures):
 
 
 def launch_agent(config):
-    """Runs this node's workers to the end; 0 when every worker succeeded, else 1."""
+    """Runs this node's workers to the end; 0 when every worker succeeded, else 1. SIGTERM,
+    SIGHUP and SIGQUIT stop the workers first (SignalException), as torchrun's agent does."""
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
+            signal.signal(sig, _raise_on_signal)
     rdzv = _Rendezvous(config)
     round_, restarts_left = 0, config.max_restarts
     workers = []

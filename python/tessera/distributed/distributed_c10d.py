@@ -630,7 +630,7 @@ def monitored_barrier(group=GroupMember.WORLD, timeout=None, wait_all_ranks=Fals
     if timeout is None:
         timeout = pg.timeout if hasattr(pg, "timeout") else default_pg_timeout
     rank, size = pg.rank(), pg.size()
-    tag = 0x6d62  # apart from the user's send/recv tags
+    tag = 2 ** 31 - 7  # far from the small tags programs give send/recv
     token = tessera.zeros(1)
     if rank != 0:
         pg.send([token], 0, tag).wait()

@@ -115,7 +115,12 @@ def run(args):
 
 
 def main(args=None):
-    sys.exit(run(parse_args(sys.argv[1:] if args is None else args)))
+    from ._agent import SignalException
+    try:
+        sys.exit(run(parse_args(sys.argv[1:] if args is None else args)))
+    except SignalException as e:  # the workers are stopped already
+        print(f"[tessera-run] {e}; workers stopped", file=sys.stderr)
+        sys.exit(128 + e.sigval)
 
 
 if __name__ == "__main__":

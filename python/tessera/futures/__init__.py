@@ -1,5 +1,6 @@
 """tessera.futures: torch.futures' Future, the result of an asynchronous call (a
 collective's Work.get_future(), rpc in torch) that callbacks can chain on."""
+import logging
 import threading
 
 __all__ = ["Future", "collect_all", "wait_all"]
@@ -43,7 +44,14 @@ class Future:
             callbacks, self._callbacks = self._callbacks, []
             self._cond.notify_all()
         for fn in callbacks:
+            self._run_callback(fn)
+
+    def _run_callback(self, fn):
+        # As torch's: a callback that raises is logged and the others still run.
+        try:
             fn(self)
+        except Exception:
+            logging.getLogger(__name__).exception("Got the following error when running the callback")
 
     def set_result(self, result):
         self._finish(result, None)
@@ -58,7 +66,7 @@ class Future:
             if not self._done:
                 self._callbacks.append(callback)
                 return
-        callback(self)
+        self._run_callback(callback)
 
     def then(self, callback):
         out = Future()
@@ -74,7 +82,8 @@ class Future:
 
 
 def collect_all(futures):
-    """A Future of the list of ``futures``, done when all of them are."""
+    """A Future of the list of ``futures``, done when all of them are; it fails with the
+    first error among them."""
     out = Future()
     futures = list(futures)
     if not futures:
@@ -88,7 +97,11 @@ def collect_all(futures):
             left[0] -= 1
             last = left[0] == 0
         if last:
-            out.set_result(futures)
+            error = next((f._error for f in futures if f._error is not None), None)
+            if error is not None:
+                out.set_exception(error)
+            else:
+                out.set_result(futures)
 
     for f in futures:
         f.add_done_callback(one_done)

@@ -85,7 +85,10 @@ class ProcessContext:
         if self.error_queues[error_index].empty():
             exitcode = failed.exitcode
             if exitcode < 0:
-                name = signal.Signals(-exitcode).name
+                try:
+                    name = signal.Signals(-exitcode).name
+                except ValueError:  # real-time signals have no name in Python
+                    name = f"SIG{-exitcode}"
                 raise ProcessExitedException(f"process {error_index} terminated with signal {name}",
                                              error_index=error_index, error_pid=failed.pid, exit_code=exitcode,
                                              signal_name=name)

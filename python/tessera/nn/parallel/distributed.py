@@ -89,7 +89,8 @@ class DistributedDataParallel(Module):
         with tessera.no_grad():
             for group in by_dtype.values():
                 flat = tessera.cat([t.detach().reshape(-1) for t in group])
-                dist.broadcast(flat, 0, group=self.process_group)
+                # the group's rank 0, by its rank in the default group
+                dist.broadcast(flat, dist.get_global_rank(self.process_group, 0), group=self.process_group)
                 offset = 0
                 for t in group:
                     t.copy_(flat[offset: offset + t.numel()].view(t.shape))
