@@ -4,11 +4,11 @@
 
 #include <distributed/ProcessGroupGloo.h>
 
+#include <aten/core/TensorUtils.h>
 #include <c10/util/BFloat16.h>
 #include <c10/util/Exception.h>
 #include <c10/util/Half.h>
 
-#include <algorithm>
 #include <type_traits>
 #include <vector>
 
@@ -16,22 +16,6 @@ namespace c10d::inline tessera {
 
 // Inside a catch: the exception as a c10::Error naming the collective.
 std::exception_ptr gloo_error(const char* op);
-
-// Whether t's elements fill its memory exactly once in some order (contiguous, transposed,
-// channels-last, ...): element-wise collectives may then work on the raw memory, as torch's.
-inline bool non_overlapping_and_dense(const at::Tensor& t) {
-  std::vector<int64_t> dims;
-  for (int64_t d = 0; d < t.dim(); ++d) {
-    if (t.size(d) != 1) dims.push_back(d);
-  }
-  std::sort(dims.begin(), dims.end(), [&](int64_t a, int64_t b) { return t.stride(a) < t.stride(b); });
-  int64_t expected = 1;
-  for (int64_t d : dims) {
-    if (t.stride(d) != expected) return false;
-    expected *= t.size(d);
-  }
-  return true;
-}
 
 // Non-empty, defined, dense CPU tensors of one dtype, shape and layout: contiguous ones, or
 // with `elementwise` (allreduce, broadcast, reduce) any non-overlapping dense layout.
@@ -42,7 +26,7 @@ inline void check_tensors(const std::vector<at::Tensor>& tensors, const char* op
     TORCH_CHECK(t.defined(), "ProcessGroupGloo::", op, ": undefined tensor");
     TORCH_CHECK(t.device().is_cpu(), "ProcessGroupGloo::", op, ": Gloo takes CPU tensors, got one on ", t.device());
     TORCH_CHECK(t.layout() == c10::kStrided, "ProcessGroupGloo::", op, ": only dense tensors are supported");
-    TORCH_CHECK(elementwise ? non_overlapping_and_dense(t) : t.is_contiguous(), "ProcessGroupGloo::", op,
+    TORCH_CHECK(elementwise ? at::is_non_overlapping_and_dense(t) : t.is_contiguous(), "ProcessGroupGloo::", op,
                 elementwise ? ": tensors must be non-overlapping and dense" : ": tensors must be contiguous");
     TORCH_CHECK(t.scalar_type() == first.scalar_type(), "ProcessGroupGloo::", op,
                 ": tensors must all have the same dtype, got ", first.scalar_type(), " and ", t.scalar_type());

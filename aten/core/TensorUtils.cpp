@@ -1,6 +1,7 @@
 #include <aten/core/TensorUtils.h>
 
 #include <aten/core/NestedTensorImpl.h>
+#include <aten/native/shape/TensorShape.h>
 
 #include <c10/core/StorageBounds.h>
 #include <c10/core/ThreadLocalState.h>
@@ -131,6 +132,10 @@ void check_no_requires_grad(const Tensor& t, const char* name, const char* fn) {
   TORCH_CHECK(!(t.defined() && t.requires_grad() && c10::GradMode::is_enabled()), "The function '", fn,
               "' is not differentiable with respect to argument '", name,
               "'. This input cannot have requires_grad True.");
+}
+
+bool is_non_overlapping_and_dense(const Tensor& t) {
+  return t.numel() == 0 || native::is_non_overlapping_and_dense(t.sizes(), t.strides());
 }
 
 }  // namespace at::inline tessera

@@ -36,6 +36,11 @@ TORCH_API Tensor wrapped_scalar_tensor(const c10::Scalar& s, c10::Device device 
 // for CPU tensors of the old dtypes, else "<Backend><Dtype>Type" (e.g. "MetaFloatType").
 TORCH_API std::string tensor_type_string(const Tensor& t);
 
+// Whether t's elements fill its memory exactly once in some order of the dimensions
+// (contiguous, transposed, channels-last, ...; empty tensors are), as torch's
+// is_non_overlapping_and_dense: such a tensor may be handled as its raw memory.
+TORCH_API bool is_non_overlapping_and_dense(const Tensor& t);
+
 // An input an operator cannot differentiate (derivatives.yaml gives it neither a formula
 // nor `non_differentiable`; a composite's class weights) must not require grad in grad
 // mode: a silently missing gradient would be wrong data. torch's check_no_requires_grad.

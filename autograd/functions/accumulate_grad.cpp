@@ -2,6 +2,7 @@
 #include <autograd/variable.h>
 
 #include <aten/core/TensorOperators.h>
+#include <aten/core/TensorUtils.h>
 #include <c10/core/ThreadLocalState.h>
 #include <aten/ops/Functions.h>
 
@@ -17,23 +18,9 @@ namespace {
 // permutation), else contiguous ones. A Linear weight's grad arrives as a transposed
 // view; kept as it is, fused optimizer updates and the parameter-shaped arithmetic after
 // it would walk it against the grain.
-bool non_overlapping_and_dense(const Tensor& t) {
-  std::vector<int64_t> dims;
-  for (int64_t d = 0; d < t.dim(); ++d) {
-    if (t.size(d) != 1) dims.push_back(d);
-  }
-  std::sort(dims.begin(), dims.end(), [&](int64_t a, int64_t b) { return t.stride(a) < t.stride(b); });
-  int64_t expected = 1;
-  for (int64_t d : dims) {
-    if (t.stride(d) != expected) return false;
-    expected *= t.size(d);
-  }
-  return true;
-}
-
 bool obeys_layout(const Tensor& grad, const Tensor& variable) {
   // (a contiguous parameter, the common case, asks exactly for a contiguous grad)
-  if (variable.is_contiguous() || !non_overlapping_and_dense(variable)) return grad.is_contiguous();
+  if (variable.is_contiguous() || !at::is_non_overlapping_and_dense(variable)) return grad.is_contiguous();
   for (int64_t d = 0; d < grad.dim(); ++d) {
     if (grad.size(d) != 1 && grad.stride(d) != variable.stride(d)) return false;
   }
@@ -42,7 +29,7 @@ bool obeys_layout(const Tensor& grad, const Tensor& variable) {
 
 // A copy of grad laid out as the contract asks.
 Tensor laid_out(const Tensor& grad, const Tensor& variable) {
-  if (variable.is_contiguous() || !non_overlapping_and_dense(variable)) return grad.clone(at::MemoryFormat::Contiguous);
+  if (variable.is_contiguous() || !at::is_non_overlapping_and_dense(variable)) return grad.clone(at::MemoryFormat::Contiguous);
   return at::empty_strided(variable.sizes(), variable.strides(), grad.options()).copy_(grad);
 }
 

@@ -2,6 +2,8 @@
 #include <aten/native/NativeFunctions.h>
 #include <aten/native/StructuredHelpers.h>
 #include <aten/native/factory/TensorFactories.h>
+
+#include <aten/core/TensorUtils.h>
 #include <aten/native/shape/TensorShape.h>
 #include <aten/ops/Functions.h>
 #include <c10/core/StorageBounds.h>
@@ -160,10 +162,6 @@ Tensor& copy_into_out(const Tensor& result, Tensor& out, const char* op) {
 
 namespace at::inline tessera::native {
 
-bool is_non_overlapping_and_dense(const Tensor& t) {
-  // An empty tensor has nothing to overlap.
-  return t.numel() == 0 || is_non_overlapping_and_dense(t.sizes(), t.strides());
-}
 
 // 4-d strides that walk C fastest, then W, then H, then N (5-d: C, W, H, D, N). Size-1 dims
 // are ambiguous: a tensor reads as channels-last only when its strides could not also be

@@ -7,8 +7,8 @@ namespace at::inline tessera::native {
 
 // ---- layout rules shared by the *_like factories and the casts (torch's rules)
 
-// Whether the elements tile a block of memory exactly once in some dimension order.
-TORCH_API bool is_non_overlapping_and_dense(const Tensor& t);
+// (Whether the elements tile a block of memory exactly once: at::is_non_overlapping_and_dense,
+// aten/core/TensorUtils.h.)
 // ChannelsLast when a 4-d tensor's strides order its dims as N, H, W, C, ChannelsLast3d
 // when a 5-d one's order them N, D, H, W, C; else Contiguous.
 TORCH_API c10::MemoryFormat suggest_memory_format(const Tensor& t);

@@ -5,6 +5,7 @@
 // naturally written with other operators (flatten, split, movedim, ...) are
 // CompositeImplicitAutograd.
 #include <aten/core/NamedTensorUtils.h>
+#include <aten/core/TensorUtils.h>
 #include <aten/core/NestedTensorImpl.h>
 #include <aten/native/shape/TensorShape.h>
 

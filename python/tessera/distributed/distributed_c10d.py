@@ -500,16 +500,25 @@ def _all_gather_base(output_tensor, input_tensor, group=None, async_op=False):
     return all_gather_into_tensor(output_tensor, input_tensor, group, async_op)
 
 
+def _tensor_and_list(tensor, tensors, list_name, group, op):
+    """gather's and scatter's argument checks: the list ([] when omitted), or None when this
+    rank is outside ``group``."""
+    _check_single_tensor(tensor, "tensor")
+    if tensors:
+        _check_tensor_list(tensors, list_name)
+    else:
+        tensors = []
+    _ensure_all_tensors_same_dtype(tensor, tensors)
+    if _rank_not_in_group(group):
+        _warn_not_in_group(op)
+        return None
+    return tensors
+
+
 def gather(tensor, gather_list=None, dst=0, group=None, async_op=False):
     """Every rank's ``tensor`` into ``gather_list`` on rank ``dst``."""
-    _check_single_tensor(tensor, "tensor")
-    if gather_list:
-        _check_tensor_list(gather_list, "gather_list")
-    else:
-        gather_list = []
-    _ensure_all_tensors_same_dtype(tensor, gather_list)
-    if _rank_not_in_group(group):
-        _warn_not_in_group("gather")
+    gather_list = _tensor_and_list(tensor, gather_list, "gather_list", group, "gather")
+    if gather_list is None:
         return None
     my_rank = get_rank()
     _validate_output_list_for_rank(my_rank, dst, gather_list)
@@ -521,14 +530,8 @@ def gather(tensor, gather_list=None, dst=0, group=None, async_op=False):
 
 def scatter(tensor, scatter_list=None, src=0, group=None, async_op=False):
     """Rank ``src``'s ``scatter_list[i]`` into rank i's ``tensor``."""
-    _check_single_tensor(tensor, "tensor")
-    if scatter_list:
-        _check_tensor_list(scatter_list, "scatter_list")
-    else:
-        scatter_list = []
-    _ensure_all_tensors_same_dtype(tensor, scatter_list)
-    if _rank_not_in_group(group):
-        _warn_not_in_group("scatter")
+    scatter_list = _tensor_and_list(tensor, scatter_list, "scatter_list", group, "scatter")
+    if scatter_list is None:
         return None
     scatter_list = [_as_real(t) for t in scatter_list]
     tensor = _as_real(tensor)
@@ -737,22 +740,28 @@ def _tensor_to_object(tensor, size):
     return pickle.loads(bytes(tensor[:size].numpy().tobytes()))
 
 
+def _padded_object(obj, group):
+    """``obj`` pickled and padded to the longest pickle of the group's ranks, and every
+    rank's pickle length."""
+    data, size = _object_to_tensor(obj)
+    sizes = [tessera.zeros(1, dtype=tessera.long) for _ in range(get_world_size(group))]
+    all_gather(sizes, size, group=group)
+    padded = tessera.zeros(int(max(int(s.item()) for s in sizes)), dtype=tessera.uint8)
+    padded[: data.numel()] = data
+    return padded, [int(s.item()) for s in sizes]
+
+
 def all_gather_object(object_list, obj, group=None):
     """Every rank's picklable ``obj`` into ``object_list`` (one entry per rank)."""
     if _rank_not_in_group(group):
         _warn_not_in_group("all_gather_object")
         return
-    data, size = _object_to_tensor(obj)
-    world = get_world_size(group)
-    sizes = [tessera.zeros(1, dtype=tessera.long) for _ in range(world)]
-    all_gather(sizes, size, group=group)
-    max_size = int(max(int(s.item()) for s in sizes))
-    padded = tessera.zeros(max_size, dtype=tessera.uint8)
-    padded[: data.numel()] = data
+    padded, sizes = _padded_object(obj, group)
+    world, max_size = len(sizes), padded.numel()
     outputs = [tessera.empty(max_size, dtype=tessera.uint8) for _ in range(world)]
     all_gather(outputs, padded, group=group)
     for i, t in enumerate(outputs):
-        object_list[i] = _tensor_to_object(t, int(sizes[i].item()))
+        object_list[i] = _tensor_to_object(t, sizes[i])
 
 
 def gather_object(obj, object_gather_list=None, dst=0, group=None):
@@ -762,19 +771,14 @@ def gather_object(obj, object_gather_list=None, dst=0, group=None):
         return
     my_rank = get_rank()
     _validate_output_list_for_rank(my_rank, dst, object_gather_list)
-    data, size = _object_to_tensor(obj)
-    world = get_world_size(group)
-    sizes = [tessera.zeros(1, dtype=tessera.long) for _ in range(world)]
-    all_gather(sizes, size, group=group)
-    max_size = int(max(int(s.item()) for s in sizes))
-    padded = tessera.zeros(max_size, dtype=tessera.uint8)
-    padded[: data.numel()] = data
+    padded, sizes = _padded_object(obj, group)
+    world, max_size = len(sizes), padded.numel()
     outputs = [tessera.empty(max_size, dtype=tessera.uint8) for _ in range(world)] if my_rank == dst else None
     gather(padded, gather_list=outputs, dst=dst, group=group)
     if my_rank != dst:
         return
     for i, t in enumerate(outputs):
-        object_gather_list[i] = _tensor_to_object(t, int(sizes[i].item()))
+        object_gather_list[i] = _tensor_to_object(t, sizes[i])
 
 
 def broadcast_object_list(object_list, src=0, group=None, device=None):

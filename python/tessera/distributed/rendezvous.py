@@ -53,6 +53,14 @@ def _rendezvous_error(msg):
     return ValueError("Error initializing torch.distributed using " + msg)
 
 
+def _rank_and_world_size(query, error):
+    if "rank" not in query:
+        raise error("rank parameter missing")
+    if "world_size" not in query:
+        raise error("world size parameter missing")
+    return int(query["rank"]), int(query["world_size"])
+
+
 def _file_rendezvous_handler(url, **kwargs):
     def _error(msg):
         return _rendezvous_error("file:// rendezvous: " + msg)
@@ -61,12 +69,7 @@ def _file_rendezvous_handler(url, **kwargs):
     path = result.path
     if not path:
         raise _error("path missing")
-    query = _query_to_dict(result.query)
-    if "rank" not in query:
-        raise _error("rank parameter missing")
-    if "world_size" not in query:
-        raise _error("world size parameter missing")
-    rank, world_size = int(query["rank"]), int(query["world_size"])
+    rank, world_size = _rank_and_world_size(_query_to_dict(result.query), _error)
     store = FileStore(path, world_size)
     yield (store, rank, world_size)
     raise RuntimeError("Unable to perform rerendezvous using file:// method")
@@ -87,12 +90,7 @@ def _tcp_rendezvous_handler(url, timeout=default_pg_timeout, **kwargs):
     result = urlparse(url)
     if not result.port:
         raise _error("port number missing")
-    query = _query_to_dict(result.query)
-    if "rank" not in query:
-        raise _error("rank parameter missing")
-    if "world_size" not in query:
-        raise _error("world size parameter missing")
-    rank, world_size = int(query["rank"]), int(query["world_size"])
+    rank, world_size = _rank_and_world_size(_query_to_dict(result.query), _error)
     store = _create_c10d_store(result.hostname, result.port, rank, world_size, timeout)
     yield (store, rank, world_size)
     raise RuntimeError("Unable to perform re-rendezvous using tcp:// method")
