@@ -270,6 +270,18 @@ def ddp(rank, world, out):
         out["unused/error"] = str(e)
 
 
+def datapipe(rank, world, out):
+    # A shuffled DataPipe through DataLoader: each rank's workers keep a disjoint share of
+    # one order (the shuffle seed is rank 0's), in two epochs.
+    from tessera.utils.data import DataLoader
+    from tessera.utils.data.datapipes.iter import IterableWrapper
+    for workers in (0, 2):
+        pipe = IterableWrapper(range(40)).shuffle().sharding_filter()
+        loader = DataLoader(pipe, batch_size=None, num_workers=workers)
+        for epoch in range(2):
+            out[f"datapipe/{workers}/{epoch}"] = [int(x) for x in loader]
+
+
 def killed_peer(rank, world, out):
     # Rank 1 dies before the collective; rank 0's all_reduce must fail within its timeout.
     if rank == 1:

@@ -143,6 +143,17 @@ def test_every_collective_and_dtype(world, tmp_path):
         assert (tmp_path / f"rank{rank}.after").read_text() == "False"
 
 
+def test_dataloader_shards_datapipes_over_ranks_and_workers(tmp_path):
+    procs, outputs, results = launch("datapipe", 2, tmp_path)
+    assert all(p.returncode == 0 for p in procs), "\n".join(outputs)
+    for workers in (0, 2):
+        for epoch in range(2):
+            shares = [results[r][f"datapipe/{workers}/{epoch}"] for r in range(2)]
+            assert sorted(shares[0] + shares[1]) == list(range(40))  # disjoint, nothing lost
+            assert len(shares[0]) == len(shares[1]) == 20
+        assert results[0][f"datapipe/{workers}/0"] != results[0][f"datapipe/{workers}/1"]  # reshuffled
+
+
 def test_a_killed_rank_makes_the_collective_raise_not_hang(tmp_path):
     procs, outputs, results = launch("killed_peer", 2, tmp_path)
     assert procs[1].returncode == 3

@@ -53,7 +53,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
                             args=(self._iterable, self._dataset, index_queue, self._result_queue, self._done_event,
                                   self._auto_collation, self._collate_fn, self._drop_last, self._base_seed,
                                   loader.worker_init_fn, worker_id, self._num_workers, self._persistent_workers,
-                                  self._shared_seed),
+                                  self._shared_seed, (self._world_size, self._rank)),
                             daemon=True)
             try:
                 with _shm.recording_handoffs() as names:

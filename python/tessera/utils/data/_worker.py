@@ -164,20 +164,23 @@ def _put(data_queue, idx, data, worker_id):
     data_queue.put(bytes(payload))
 
 
-def _prepare_datapipe(dataset, shared_seed, worker_id, num_workers):
+def _prepare_datapipe(dataset, shared_seed, worker_id, num_workers, distributed=(1, 0)):
     """An IterDataPipe worker copy: reseeded like the main process's, then sharded so that
-    the workers' sharding_filter keep disjoint shares (tessera has no distributed ranks)."""
+    the sharding_filter of every worker of every rank keeps a disjoint share (torch's order:
+    worker_id * world_size + rank of num_workers * world_size)."""
+    world_size, rank = distributed
     from .datapipes.datapipe import IterDataPipe, MapDataPipe
     from .dataloader import seed_random_pipes
     from .graph_settings import apply_sharding
     if isinstance(dataset, IterDataPipe):
         seed_random_pipes(dataset, shared_seed)
     if isinstance(dataset, (IterDataPipe, MapDataPipe)):
-        apply_sharding(dataset, num_workers, worker_id)
+        apply_sharding(dataset, num_workers * world_size, worker_id * world_size + rank)
 
 
 def worker_loop(iterable, dataset, index_queue, data_queue, done_event, auto_collation, collate_fn, drop_last,
-                base_seed, init_fn, worker_id, num_workers, persistent_workers, shared_seed=None):
+                base_seed, init_fn, worker_id, num_workers, persistent_workers, shared_seed=None,
+                distributed=(1, 0)):
     """The body of worker `worker_id`: runs until it gets None (or the main process dies)."""
     global _worker_info
     try:
@@ -188,7 +191,7 @@ def worker_loop(iterable, dataset, index_queue, data_queue, done_event, auto_col
         init_error = None
         fetcher = None
         try:
-            _prepare_datapipe(dataset, shared_seed, worker_id, num_workers)
+            _prepare_datapipe(dataset, shared_seed, worker_id, num_workers, distributed)
             if init_fn is not None:
                 init_fn(worker_id)
             fetcher = make_fetcher(iterable, dataset, auto_collation, collate_fn, drop_last)

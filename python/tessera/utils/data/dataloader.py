@@ -206,6 +206,27 @@ def _draw_seed(generator):
     return _C.empty((), dtype=_C.int64, device="cpu").random_(generator=generator).item()
 
 
+def _distributed_settings():
+    """(world size, rank) of the default process group, (1, 0) outside one: a DataPipe is
+    sharded over every rank's workers (torch's _get_distributed_settings)."""
+    from ... import distributed as dist
+    if dist.is_available() and dist.is_initialized():
+        return dist.get_world_size(), dist.get_rank()
+    return 1, 0
+
+
+def _share_dist_seed(generator, world_size):
+    """The epoch's DataPipe seed, rank 0's on every rank, so that every rank shuffles alike
+    and the shards split one order."""
+    seed = _draw_seed(generator)
+    if world_size > 1:
+        from ... import distributed as dist
+        t = _C.empty(1, dtype=_C.int64, device="cpu").fill_(seed)
+        dist.broadcast(t, src=0)
+        seed = int(t.item())
+    return seed
+
+
 def seed_random_pipes(datapipe, shared_seed):
     """Seeds every random pipe of the graph from one generator seeded with `shared_seed`,
     so the main process and every worker shuffle alike (and sharding splits one order)."""
@@ -222,8 +243,10 @@ class _BaseDataLoaderIter:
         # generator; workers reseed their copies from it. tessera's generator streams differ
         # from torch's, so the orders differ; the laws (same order everywhere) do not.
         self._shared_seed = None
+        is_pipe = isinstance(self._dataset, (IterDataPipe, MapDataPipe))
+        self._world_size, self._rank = _distributed_settings() if is_pipe else (1, 0)
         if isinstance(self._dataset, IterDataPipe):
-            self._shared_seed = _draw_seed(loader.generator)
+            self._shared_seed = _share_dist_seed(loader.generator, self._world_size)
             seed_random_pipes(self._dataset, self._shared_seed)
         self._iterable = loader._iterable
         self._IterableDataset_len_called = loader._IterableDataset_len_called
@@ -252,7 +275,7 @@ class _BaseDataLoaderIter:
         self._num_yielded = 0
         self._IterableDataset_len_called = loader._IterableDataset_len_called
         if isinstance(self._dataset, IterDataPipe) and not first_iter:
-            self._shared_seed = _draw_seed(loader.generator)
+            self._shared_seed = _share_dist_seed(loader.generator, self._world_size)
             seed_random_pipes(self._dataset, self._shared_seed)
 
     def _next_index(self):
@@ -286,8 +309,8 @@ class _SingleProcessDataLoaderIter(_BaseDataLoaderIter):
     def __init__(self, loader):
         super().__init__(loader)
         if isinstance(self._dataset, (IterDataPipe, MapDataPipe)):
-            # tessera has no torch.distributed: one process, rank 0, keeps every item.
-            graph_settings.apply_sharding(self._dataset, 1, 0)
+            # this rank's share (every item outside a process group)
+            graph_settings.apply_sharding(self._dataset, self._world_size, self._rank)
         self._fetcher = _worker.make_fetcher(self._iterable, self._dataset, self._auto_collation,
                                              self._collate_fn, self._drop_last)
 
