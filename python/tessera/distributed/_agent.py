@@ -48,11 +48,13 @@ class _Rendezvous:
     def __init__(self, config):
         self.config = config
         self.store = None
+        self.hosting = False
         if config.rdzv_backend == "c10d":
             host, _, port = config.rdzv_endpoint.rpartition(":")
             host, port = host or "127.0.0.1", int(port or 29400)
             try:  # the first agent on the endpoint's host serves the store; the others are clients
                 self.store = TCPStore(host, port, None, True, _RENDEZVOUS_TIMEOUT, wait_for_workers=False)
+                self.hosting = True
             except RuntimeError:  # taken, or an address of another machine
                 self.store = TCPStore(host, port, None, False, _RENDEZVOUS_TIMEOUT, wait_for_workers=False)
             self.host = host
@@ -79,10 +81,31 @@ class _Rendezvous:
 
     def request_restart(self, round_):
         if self.store is not None:
-            self.store.set(self._key(round_, "restart"), "1")
+            try:
+                self.store.set(self._key(round_, "restart"), "1")
+            except RuntimeError:
+                pass  # the store's host is gone: the other nodes' workers fail on their own
 
     def restart_requested(self, round_):
-        return self.store is not None and self.store.check([self._key(round_, "restart")])
+        try:
+            return self.store is not None and self.store.check([self._key(round_, "restart")])
+        except RuntimeError:
+            return False  # the store's host is gone; this node's workers decide
+
+    def finish(self, round_):
+        """Says this node is done; the agent serving the store keeps it up until every node
+        has said so, so that no node loses the store while it still watches its workers."""
+        if self.store is None:
+            return
+        try:
+            self.store.add(self._key(round_, "finished"), 1)
+            start = time.monotonic()
+            while self.hosting and self.store.add(self._key(round_, "finished"), 0) < self.config.nnodes:
+                if time.monotonic() - start > _RENDEZVOUS_TIMEOUT.total_seconds():
+                    return
+                time.sleep(0.05)
+        except RuntimeError:
+            pass
 
 
 class _Worker:
@@ -215,6 +238,7 @@ def launch_agent(config):
                     peer_restart = True
                     break
             if not failures and not peer_restart:
+                rdzv.finish(round_)
                 return 0
             if failures:
                 rdzv.request_restart(round_)
@@ -228,6 +252,7 @@ def launch_agent(config):
                 continue
             if failures:
                 print(_summary(config.name, failures), file=sys.stderr)
+            rdzv.finish(round_)
             return 1
     finally:
         for w in workers:
