@@ -344,7 +344,11 @@ void bind_reducer(py::module_& d) {
           TORCH_CHECK_VALUE(false, "unknown built-in communication hook ", name);
         }
       })
-      .def("_get_unused_parameters", &Reducer::unused_parameters);
+      .def("_get_unused_parameters", &Reducer::unused_parameters)
+      .def("_set_forward_pass_work_handle", &Reducer::set_forward_pass_work_handle, py::arg("work"),
+           py::arg("use_static_world_size"))
+      .def("_match_all_reduce_for_bwd_pass", &Reducer::match_all_reduce_for_bwd_pass,
+           py::call_guard<py::gil_scoped_release>());
 }
 
 }  // namespace

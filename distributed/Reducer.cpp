@@ -108,6 +108,7 @@ void Reducer::prepare_for_backward(const std::vector<at::Tensor>& outputs) {
   ready_.assign(params_.size(), false);
   locally_used_.assign(params_.size(), !find_unused_);
   next_bucket_ = 0;
+  div_factor_ = 0;
   finalize_queued_ = false;
   require_finalize_ = false;
   expect_hooks_ = true;
@@ -169,22 +170,42 @@ void Reducer::mark_ready(size_t param, const at::Tensor* grad) {
   --b.pending;
 }
 
+void Reducer::set_forward_pass_work_handle(std::shared_ptr<Work> work, bool use_static_world_size) {
+  std::lock_guard<std::mutex> g(mu_);
+  forward_work_ = std::move(work);
+  static_world_size_ = use_static_world_size;
+}
+
+double Reducer::divide_factor() {
+  if (div_factor_ == 0) {
+    div_factor_ = static_cast<double>(group_->size());
+    if (forward_work_ && !static_world_size_) {
+      forward_work_->wait();
+      const auto counted = forward_work_->result();
+      TORCH_CHECK(!counted.empty() && counted[0].numel() == 1, "Reducer: the join all-reduce gave no count");
+      div_factor_ = counted[0].item().toDouble();
+    }
+  }
+  return div_factor_;
+}
+
+at::Tensor Reducer::wire_of(const at::Tensor& buffer) const {
+  switch (hook_) {
+    case CommHook::Fp16Compress:
+      return buffer.to(c10::ScalarType::Half);
+    case CommHook::Bf16Compress:
+      return buffer.to(c10::ScalarType::BFloat16);
+    case CommHook::AllReduce:
+      break;
+  }
+  return buffer;
+}
+
 void Reducer::launch_ready_buckets() {
   c10::AutoGradMode no_grad(false);
   while (next_bucket_ < buckets_.size() && buckets_[next_bucket_].pending == 0) {
     Bucket& b = buckets_[next_bucket_++];
-    const double world = static_cast<double>(group_->size());
-    switch (hook_) {
-      case CommHook::AllReduce:
-        b.wire = b.buffer.div_(world);
-        break;
-      case CommHook::Fp16Compress:
-        b.wire = b.buffer.to(c10::ScalarType::Half).div_(world);
-        break;
-      case CommHook::Bf16Compress:
-        b.wire = b.buffer.to(c10::ScalarType::BFloat16).div_(world);
-        break;
-    }
+    b.wire = wire_of(b.buffer).div_(divide_factor());
     std::vector<at::Tensor> tensors{b.wire};
     b.work = group_->allreduce(tensors);
   }
@@ -204,6 +225,7 @@ void Reducer::finalize() {
   if (!expect_hooks_ || next_bucket_ < buckets_.size()) return;
   expect_hooks_ = false;
   require_finalize_ = false;
+  forward_work_.reset();
   c10::AutoGradMode no_grad(false);
   for (auto& b : buckets_) {
     b.work->wait();
@@ -214,12 +236,23 @@ void Reducer::finalize() {
     at::Tensor used = at::zeros({static_cast<int64_t>(params_.size())}, at::TensorOptions().dtype(at::kInt));
     auto* u = used.data_ptr<int32_t>();
     for (size_t i = 0; i < params_.size(); ++i) u[i] = locally_used_[i] ? 1 : 0;
-    std::vector<at::Tensor> t{used};
-    AllreduceOptions opts;
-    opts.reduce_op = ReduceOp::MAX;
-    group_->allreduce(t, opts)->wait();
-    for (size_t i = 0; i < params_.size(); ++i) globally_used[i] = u[i] != 0;
+    globally_used = reduce_used_map(used);
   }
+  write_back(globally_used);
+}
+
+std::vector<bool> Reducer::reduce_used_map(at::Tensor used) {
+  std::vector<at::Tensor> t{used};
+  AllreduceOptions opts;
+  opts.reduce_op = ReduceOp::MAX;
+  group_->allreduce(t, opts)->wait();
+  std::vector<bool> globally_used(params_.size());
+  const auto* u = used.data_ptr<int32_t>();
+  for (size_t i = 0; i < params_.size(); ++i) globally_used[i] = u[i] != 0;
+  return globally_used;
+}
+
+void Reducer::write_back(const std::vector<bool>& globally_used) {
   for (auto& b : buckets_) {
     for (size_t k = 0; k < b.params.size(); ++k) {
       const size_t i = b.params[k];
@@ -235,6 +268,31 @@ void Reducer::finalize() {
       }
     }
   }
+}
+
+void Reducer::match_all_reduce_for_bwd_pass() {
+  // Zeros go out; the running ranks' (already divided) grads come back, and become this
+  // rank's .grad too, so an optimizer stepping here (ZeroRedundancyOptimizer's shard)
+  // steps with the iteration's gradients.
+  std::lock_guard<std::mutex> g(mu_);
+  TORCH_CHECK(!expect_hooks_, "DistributedDataParallel join: a joined rank is still inside an iteration");
+  c10::AutoGradMode no_grad(false);
+  for (auto& b : buckets_) {
+    b.buffer.zero_();
+    b.wire = wire_of(b.buffer);
+    std::vector<at::Tensor> t{b.wire};
+    b.work = group_->allreduce(t);
+  }
+  for (auto& b : buckets_) {
+    b.work->wait();
+    if (!b.wire.is_same(b.buffer)) b.buffer.copy_(b.wire);
+  }
+  std::vector<bool> globally_used(params_.size(), true);
+  if (find_unused_) {
+    globally_used = reduce_used_map(at::zeros({static_cast<int64_t>(params_.size())},
+                                              at::TensorOptions().dtype(at::kInt)));
+  }
+  write_back(globally_used);
 }
 
 std::vector<int64_t> Reducer::unused_parameters() const {

@@ -37,6 +37,15 @@ class TORCH_API Reducer : public std::enable_shared_from_this<Reducer> {
   // Parameters this rank found unused in the last iteration (find_unused_parameters).
   std::vector<int64_t> unused_parameters() const;
 
+  // Uneven inputs (DDP.join). `work` is this forward's all-reduce that counts the ranks
+  // not yet joined; unless use_static_world_size, the next backward divides the
+  // gradients by that count instead of the group's size.
+  void set_forward_pass_work_handle(std::shared_ptr<Work> work, bool use_static_world_size);
+  // On a rank that has joined: the collectives one backward of the other ranks issues
+  // (each bucket's all-reduce, then the unused-parameter map's), with zeros, so theirs
+  // complete; their result becomes this rank's .grad as well. Blocks until done.
+  void match_all_reduce_for_bwd_pass();
+
  private:
   struct Bucket {
     std::vector<size_t> params;
@@ -53,7 +62,11 @@ class TORCH_API Reducer : public std::enable_shared_from_this<Reducer> {
   bool on_grad_ready(size_t param, const at::Tensor& grad);  // true: the reducer took the grad
   void mark_ready(size_t param, const at::Tensor* grad);  // under mu_
   void launch_ready_buckets();                            // under mu_
+  double divide_factor();                                 // under mu_
+  at::Tensor wire_of(const at::Tensor& buffer) const;      // what a bucket sends
   void finalize();
+  std::vector<bool> reduce_used_map(at::Tensor used);      // MAX over ranks: used anywhere
+  void write_back(const std::vector<bool>& globally_used);  // the buckets into .grad
   at::Tensor slot(const Bucket& b, size_t k) const;
 
   std::vector<at::Tensor> params_;
@@ -71,6 +84,9 @@ class TORCH_API Reducer : public std::enable_shared_from_this<Reducer> {
   bool require_finalize_ = false;   // a parameter was marked ready since prepare_for_backward
   bool finalize_queued_ = false;
   size_t next_bucket_ = 0;
+  std::shared_ptr<Work> forward_work_;  // the join context's count of ranks still running
+  bool static_world_size_ = true;
+  double div_factor_ = 0;               // 0: not yet known in this iteration
   std::vector<bool> ready_;
   std::vector<bool> locally_used_;
 };

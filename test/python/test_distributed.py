@@ -31,10 +31,10 @@ def free_port():
         return s.getsockname()[1]
 
 
-def launch(scenario, world, tmp_path, init="tcp"):
+def launch(scenario, world, tmp_path, init="tcp", script="distributed_worker.py"):
     init_method = f"tcp://127.0.0.1:{free_port()}" if init == "tcp" else f"file://{tmp_path}/rendezvous"
     env = dict(os.environ, GLOO_SOCKET_IFNAME="lo")
-    procs = [subprocess.Popen([sys.executable, os.path.join(HERE, "distributed_worker.py"), scenario, str(r),
+    procs = [subprocess.Popen([sys.executable, os.path.join(HERE, script), scenario, str(r),
                                str(world), init_method, str(tmp_path)], env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
              for r in range(world)]

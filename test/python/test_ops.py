@@ -140,6 +140,9 @@ def test_meta(info, dtype):
         wants = want if isinstance(want, (tuple, list)) else [want]
         gots = got if isinstance(got, (tuple, list)) else [got]
         for g, w in zip(gots, wants):
+            if w is None:  # an output the call does not ask for (batch_norm_backward_reduce's flags)
+                assert g is None, context
+                continue
             assert g.is_meta, context
             assert tuple(g.shape) == tuple(w.shape), context
             assert str(g.dtype).split(".")[1] == str(w.dtype).split(".")[1], context

@@ -1,1 +1,5 @@
-"""tessera.distributed.algorithms: DistributedDataParallel's communication hooks."""
+"""tessera.distributed.algorithms: the Join context for uneven inputs, and
+DistributedDataParallel's communication hooks."""
+from .join import Join, Joinable, JoinHook
+
+__all__ = ["Join", "Joinable", "JoinHook"]

@@ -1,8 +1,8 @@
 """Batch normalisation layers (BatchNorm1d/2d/3d) and the _NormBase they share with the
 instance norms: affine parameters, running statistics buffers with num_batches_tracked,
 momentum=None as a cumulative average, and loading of checkpoints older than that buffer.
-Also their lazy forms (num_features from the first input) and SyncBatchNorm as a CPU-only
-torch has it."""
+Also their lazy forms (num_features from the first input) and SyncBatchNorm, whose
+statistics span the ranks of a process group."""
 from ... import _C
 from .. import functional as F
 from .. import init
@@ -185,9 +185,12 @@ class LazyBatchNorm3d(_LazyNormBase, _BatchNorm):
 # -- SyncBatchNorm
 
 class SyncBatchNorm(_BatchNorm):
-    """Batch norm whose training statistics are reduced over a process group. tessera has no
-    GPU and no distributed backend, so, as on a CPU-only torch, the module can be built,
-    converted to and from, saved and loaded, but its forward refuses CPU input."""
+    """Batch norm whose training statistics are those of the whole batch spread over the
+    ranks of ``process_group`` (the default group when None): per-channel statistics are
+    gathered from every rank and merged, and the input gradient's sums are all-reduced in
+    backward. In eval mode, or without an initialised process group of more than one rank,
+    it is the plain batch norm, as in current torch (1.13 refused CPU input outright; torch
+    synchronises only GPU input, tessera's Gloo groups synchronise CPU input)."""
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True,
                  process_group=None, device=None, dtype=None):
@@ -203,13 +206,27 @@ class SyncBatchNorm(_BatchNorm):
             raise ValueError("SyncBatchNorm number of input channels should be non zero")
 
     def forward(self, input):
-        # torch 1.13 checks the device before anything else, in training and in eval alike
-        if not input.is_cuda:
-            raise ValueError("SyncBatchNorm expected input tensor to be on GPU")
+        from ... import distributed as dist
         self._check_input_dim(input)
         self._check_non_zero_input_channels(input)
-        # a single process: nothing to synchronise, the batch norm itself
-        return super().forward(input)
+        factor = 0.0 if self.momentum is None else self.momentum
+        if self.training and self.track_running_stats:
+            self.num_batches_tracked.add_(1)
+            factor = 1.0 / float(self.num_batches_tracked) if self.momentum is None else self.momentum
+        bn_training = self.training or (self.running_mean is None and self.running_var is None)
+        running_mean = self.running_mean if not self.training or self.track_running_stats else None
+        running_var = self.running_var if not self.training or self.track_running_stats else None
+        need_sync = bn_training and self.training and dist.is_available() and dist.is_initialized()
+        if need_sync:
+            group = self.process_group if self.process_group else dist.group.WORLD
+            world_size = dist.get_world_size(group)
+            need_sync = world_size > 1
+        if not need_sync:
+            return F.batch_norm(input, running_mean, running_var, self.weight, self.bias, bn_training, factor,
+                                self.eps)
+        from ._functions import SyncBatchNorm as sync_batch_norm
+        return sync_batch_norm.apply(input, self.weight, self.bias, running_mean, running_var, self.eps, factor,
+                                     group, world_size)
 
     @classmethod
     def convert_sync_batchnorm(cls, module, process_group=None):

@@ -6,6 +6,7 @@ gradient and the optimizers step alike."""
 from contextlib import contextmanager
 
 import tessera
+from tessera.distributed.algorithms.join import Join, Joinable, JoinHook, _JoinConfig
 
 from ..modules.module import Module
 
@@ -41,7 +42,34 @@ def _tensors_of(obj):
     return []
 
 
-class DistributedDataParallel(Module):
+class _DDPJoinHook(JoinHook):
+    """A joined rank's share of each iteration the others still run: the buffer broadcast,
+    the all-reduce that says whether they sync gradients, and then the bucket all-reduces
+    with zeros (so the average counts this rank as contributing nothing). Once all have
+    joined, the last joiner's parameters and buffers go to every rank."""
+
+    def __init__(self, ddp, divide_by_initial_world_size):
+        self.ddp = ddp
+        self.ddp._divide_by_initial_world_size = divide_by_initial_world_size
+        super().__init__()
+
+    def main_hook(self):
+        ddp = self.ddp
+        if ddp._will_sync_buffers():
+            ddp._broadcast_coalesced(list(ddp.module.buffers()), ddp._find_common_rank(False))
+        work = ddp._check_global_requires_backward_grad_sync(is_joined_rank=True)
+        work.wait()
+        should_sync_backwards = work.result()[0].item() != 0
+        ddp.require_forward_param_sync = should_sync_backwards
+        if should_sync_backwards:
+            ddp.reducer._match_all_reduce_for_bwd_pass()
+
+    def post_hook(self, is_last_joiner):
+        ddp = self.ddp
+        ddp._sync_module_states(ddp._find_common_rank(is_last_joiner))
+
+
+class DistributedDataParallel(Module, Joinable):
     """Wraps ``module`` for data-parallel training on ``process_group`` (the default group
     when None). CPU tensors only: ``device_ids`` and ``output_device`` must be None."""
 
@@ -79,9 +107,12 @@ class DistributedDataParallel(Module):
         self.reducer = Reducer(params, buckets, self.process_group, find_unused_parameters or static_graph,
                                gradient_as_bucket_view)
         self._comm_hook_set = False
+        self._join_config = _JoinConfig.construct_disabled_join_config()
+        self._divide_by_initial_world_size = True
 
-    def _broadcast_coalesced(self, tensors):
-        """Rank 0's values into every rank's tensors, one broadcast per dtype."""
+    def _broadcast_coalesced(self, tensors, src=0):
+        """The values of the group's rank ``src`` into every rank's tensors, one broadcast
+        per dtype."""
         from tessera import distributed as dist
         by_dtype = {}
         for t in tensors:
@@ -89,25 +120,53 @@ class DistributedDataParallel(Module):
         with tessera.no_grad():
             for group in by_dtype.values():
                 flat = tessera.cat([t.detach().reshape(-1) for t in group])
-                # the group's rank 0, by its rank in the default group
-                dist.broadcast(flat, dist.get_global_rank(self.process_group, 0), group=self.process_group)
+                # broadcast names the source by its rank in the default group
+                dist.broadcast(flat, dist.get_global_rank(self.process_group, src), group=self.process_group)
                 offset = 0
                 for t in group:
                     t.copy_(flat[offset: offset + t.numel()].view(t.shape))
                     offset += t.numel()
 
-    def _sync_module_states(self):
+    def _sync_module_states(self, src=0):
         tensors = list(self.module.parameters()) + [b for b in self.module.buffers()]
         if tensors:
-            self._broadcast_coalesced(tensors)
+            self._broadcast_coalesced(tensors, src)
+
+    def _will_sync_buffers(self):
+        return self.broadcast_buffers and self.require_forward_param_sync and any(True for _ in self.module.buffers())
+
+    def _find_common_rank(self, rank_cond):
+        """The highest group rank among those where rank_cond holds (under join, the rank
+        whose buffers and parameters are current)."""
+        from tessera import distributed as dist
+        rank = tessera.tensor([self.process_group.rank() if rank_cond else -1])
+        dist.all_reduce(rank, op=dist.ReduceOp.MAX, group=self.process_group)
+        if rank.item() == -1:
+            raise ValueError("BUG! Expected rank_cond to be true for at least one process. This indicates a bug in "
+                             "PyTorch, please report an issue.")
+        return int(rank.item())
+
+    def _check_global_requires_backward_grad_sync(self, is_joined_rank):
+        from tessera import distributed as dist
+        sync = not is_joined_rank and self.require_backward_grad_sync and tessera.is_grad_enabled()
+        flag = tessera.ones(1) if sync else tessera.zeros(1)
+        return dist.all_reduce(flag, group=self.process_group, async_op=True)
 
     def forward(self, *inputs, **kwargs):
-        if self.broadcast_buffers and self.require_forward_param_sync:
-            buffers = list(self.module.buffers())
-            if buffers:
-                self._broadcast_coalesced(buffers)
+        grad_sync = tessera.is_grad_enabled() and self.require_backward_grad_sync
+        work = Join.notify_join_context(self)
+        if work:
+            self.reducer._set_forward_pass_work_handle(work, self._divide_by_initial_world_size)
+        if self._will_sync_buffers():
+            src = self._find_common_rank(True) if self._join_config.enable else 0
+            self._broadcast_coalesced(list(self.module.buffers()), src)
+        if self._join_config.enable:
+            self._check_global_requires_backward_grad_sync(is_joined_rank=False)
         output = self.module(*inputs, **kwargs)
-        if tessera.is_grad_enabled() and self.require_backward_grad_sync:
+        # a forward without grad sync (no_sync, no_grad) is followed by none on the joined
+        # ranks either: their next buffer broadcast is skipped alike
+        self.require_forward_param_sync = grad_sync
+        if grad_sync:
             self.reducer.prepare_for_backward(_tensors_of(output) if (self.find_unused_parameters or
                                                                       self.static_graph) else [])
         return output
@@ -140,7 +199,22 @@ class DistributedDataParallel(Module):
         self.reducer._set_builtin_comm_hook(builtin[hook])
 
     def join(self, divide_by_initial_world_size=True, enable=True, throw_on_early_termination=False):
-        raise NotImplementedError("DistributedDataParallel.join (uneven inputs) is not supported yet")
+        """A Join context for this module alone: ranks may run different numbers of
+        iterations inside it. With divide_by_initial_world_size the gradients are averaged
+        over the whole group (joined ranks count as zeros), else over the running ranks."""
+        return Join([self], enable, throw_on_early_termination,
+                    divide_by_initial_world_size=divide_by_initial_world_size)
+
+    def join_hook(self, **kwargs):
+        return _DDPJoinHook(self, kwargs.get("divide_by_initial_world_size", True))
+
+    @property
+    def join_device(self):
+        return next(self.module.parameters()).device
+
+    @property
+    def join_process_group(self):
+        return self.process_group
 
     def _get_unused_parameters(self):
         return self.reducer._get_unused_parameters()
