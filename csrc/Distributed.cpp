@@ -5,6 +5,7 @@
 
 #include <distributed/FileStore.h>
 #include <distributed/ProcessGroup.h>
+#include <distributed/ProcessGroupWrapper.h>
 #include <distributed/Reducer.h>
 #include <distributed/Store.h>
 #include <distributed/TCPStore.h>
@@ -301,6 +302,11 @@ void bind_process_group(py::module_& d) {
         auto v = tensors_of(ts);
         return pg.recv_anysource(v, tag);
       }, py::arg("tensors"), py::arg("tag"));
+
+  py::class_<ProcessGroupWrapper, PG, std::shared_ptr<ProcessGroupWrapper>>(
+      d, "_ProcessGroupWrapper", "TORCH_DISTRIBUTED_DEBUG=DETAIL: checks each collective's fingerprint first.")
+      .def(py::init<std::shared_ptr<PG>, std::shared_ptr<PG>>(), py::arg("pg"), py::arg("gloo_pg"))
+      .def_property_readonly("wrapped_pg", &ProcessGroupWrapper::wrapped);
 
 #ifdef TESSERA_GLOO
   py::class_<ProcessGroupGloo, PG, std::shared_ptr<ProcessGroupGloo>>(d, "ProcessGroupGloo",

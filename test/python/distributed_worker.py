@@ -308,6 +308,37 @@ def slow_rank(rank, world, out):
         out["error"] = str(e)
 
 
+def mismatch(rank, world, out):
+    # Each pair of calls differs in one way; under DETAIL every rank raises instead of
+    # hanging or mixing data.
+    out["level"] = str(dist.get_debug_level())
+
+    def attempt(key, fn):
+        try:
+            fn()
+            out[key] = None
+        except RuntimeError as e:
+            out[key] = str(e)
+
+    attempt("op", lambda: dist.all_reduce(tessera.ones(10)) if rank == 0 else dist.broadcast(tessera.ones(10), 0))
+    attempt("shape", lambda: dist.all_reduce(tessera.ones(10 if rank == 0 else 20)))
+    attempt("dtype", lambda: dist.all_reduce(tessera.ones(10, dtype=tessera.float32 if rank == 0 else tessera.int64)))
+    attempt("barrier", lambda: dist.barrier() if rank == 0 else dist.all_gather([tessera.ones(2)] * world,
+                                                                                 tessera.ones(2)))
+    t = tessera.full((4,), float(rank + 1))
+    dist.all_reduce(t)
+    out["after"] = t.tolist()
+    # DDP's bucket all-reduces go through the checked group too
+    from tessera.nn.parallel import DistributedDataParallel as DDP
+    tessera.manual_seed(rank)
+    net = DDP(tessera.nn.Linear(3, 2))
+    net(tessera.ones(2, 3) * (rank + 1)).sum().backward()
+    grads = [p.grad.clone() for p in net.parameters()]
+    for g in grads:
+        dist.all_reduce(g, op=dist.ReduceOp.MAX)
+    out["ddp_grad_equal"] = all((g == p.grad).all().item() for g, p in zip(grads, net.parameters()))
+
+
 def main():
     scenario, rank, world, init_method, out_dir = sys.argv[1:6]
     rank, world = int(rank), int(world)

@@ -31,9 +31,9 @@ def free_port():
         return s.getsockname()[1]
 
 
-def launch(scenario, world, tmp_path, init="tcp", script="distributed_worker.py"):
+def launch(scenario, world, tmp_path, init="tcp", script="distributed_worker.py", env=None):
     init_method = f"tcp://127.0.0.1:{free_port()}" if init == "tcp" else f"file://{tmp_path}/rendezvous"
-    env = dict(os.environ, GLOO_SOCKET_IFNAME="lo")
+    env = dict(os.environ, GLOO_SOCKET_IFNAME="lo", **(env or {}))
     procs = [subprocess.Popen([sys.executable, os.path.join(HERE, script), scenario, str(r),
                                str(world), init_method, str(tmp_path)], env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
@@ -170,6 +170,30 @@ def test_monitored_barrier_names_the_missing_rank(tmp_path):
 
 
 # ---- stores, against torch's ----
+
+def test_detail_debug_reports_mismatched_collectives(tmp_path):
+    # TORCH_DISTRIBUTED_DEBUG=DETAIL: every rank raises naming both collectives (torch's
+    # ProcessGroupWrapper message); the group stays usable, matching calls still work.
+    procs, outputs, results = launch("mismatch", 2, tmp_path, env={"TORCH_DISTRIBUTED_DEBUG": "DETAIL"})
+    assert all(p.returncode == 0 for p in procs), "\n".join(outputs)
+    for rank, out in results.items():
+        other = 1 - rank
+        assert out["level"] == "DebugLevel.DETAIL"
+        ops = ("ALLREDUCE", "BROADCAST") if rank == 0 else ("BROADCAST", "ALLREDUCE")
+        assert out["op"] == (
+            f"Detected mismatch between collectives on ranks. Rank {rank} is running collective: "
+            f"CollectiveFingerPrint(OpType={ops[0]}, TensorShape=[10], TensorDtypes=Float, TensorDeviceTypes=cpu), "
+            f"but Rank {other} is running collective: CollectiveFingerPrint(OpType={ops[1]}, TensorShape=[10], "
+            "TensorDtypes=Float, TensorDeviceTypes=cpu).")
+        shapes = ("[10]", "[20]") if rank == 0 else ("[20]", "[10]")
+        assert f"TensorShape={shapes[0]}" in out["shape"] and f"TensorShape={shapes[1]}" in out["shape"]
+        dtypes = ("Float", "Long") if rank == 0 else ("Long", "Float")
+        assert f"TensorDtypes={dtypes[0]}, TensorDeviceTypes=cpu), but" in out["dtype"]
+        assert f"TensorDtypes={dtypes[1]}, TensorDeviceTypes=cpu)." in out["dtype"]
+        assert "OpType=BARRIER" in out["barrier"] and "OpType=ALLGATHER" in out["barrier"]
+        assert out["after"] == [3.0] * 4
+        assert out["ddp_grad_equal"]
+
 
 def store_script(store):
     out = []

@@ -14,6 +14,7 @@ from tessera._C._distributed_c10d import (AllgatherOptions, AllreduceOptions, Al
                                           PrefixStore, ProcessGroup, ReduceOp, ReduceOptions,
                                           ReduceScatterOptions, ScatterOptions, Store)
 
+from ._debug import DebugLevel, get_debug_level
 from .constants import default_pg_timeout
 from .rendezvous import register_rendezvous_handler, rendezvous  # noqa: F401
 
@@ -253,8 +254,13 @@ def _new_process_group_helper(group_size, group_rank, global_ranks, backend, sto
         if not _GLOO_AVAILABLE:
             raise RuntimeError("Distributed package doesn't have Gloo built in")
         iface = os.environ.get("GLOO_SOCKET_IFNAME", "")
-        pg = ProcessGroupGloo(prefix_store, group_rank, group_size, timeout,
-                              interface=iface.split(",")[0] if iface else "")
+        iface = iface.split(",")[0] if iface else ""
+        pg = ProcessGroupGloo(prefix_store, group_rank, group_size, timeout, interface=iface)
+        if get_debug_level() == DebugLevel.DETAIL:
+            # the fingerprints travel on a helper group of the same ranks
+            helper = ProcessGroupGloo(PrefixStore(f"{group_name}/detail/", store), group_rank, group_size, timeout,
+                                      interface=iface)
+            pg = _c10d._ProcessGroupWrapper(pg, helper)
     elif backend == Backend.NCCL:
         raise RuntimeError("Distributed package doesn't have NCCL built in")
     elif backend == Backend.MPI:
@@ -631,7 +637,8 @@ def monitored_barrier(group=GroupMember.WORLD, timeout=None, wait_all_ranks=Fals
         raise RuntimeError("monitored_barrier is only implemented for GLOO backend.")
     pg = _pg(group)
     if timeout is None:
-        timeout = pg.timeout if hasattr(pg, "timeout") else default_pg_timeout
+        inner = getattr(pg, "wrapped_pg", pg)  # the Gloo group under a DETAIL wrapper
+        timeout = inner.timeout if hasattr(inner, "timeout") else default_pg_timeout
     rank, size = pg.rank(), pg.size()
     tag = 2 ** 31 - 7  # far from the small tags programs give send/recv
     token = tessera.zeros(1)
