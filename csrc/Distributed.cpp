@@ -3,6 +3,7 @@
 // Gloo rendezvous) releases the GIL. python/tessera/distributed builds torch's API on these.
 #include "python_api.h"
 
+#include <c10/core/ThreadLocalState.h>
 #include <distributed/FileStore.h>
 #include <distributed/ProcessGroup.h>
 #include <distributed/ProcessGroupWrapper.h>
@@ -329,7 +330,61 @@ void bind_process_group(py::module_& d) {
 #endif
 }
 
+// py::object that may be dropped on a thread without the GIL (the reducer's, the engine's).
+std::shared_ptr<py::object> gil_safe(py::object o) {
+  return std::shared_ptr<py::object>(new py::object(std::move(o)), [](py::object* p) {
+    if (Py_IsInitialized()) {
+      py::gil_scoped_acquire gil;
+      delete p;
+    } else {
+      p->release();  // the interpreter is gone: leak the reference rather than touch it
+      delete p;
+    }
+  });
+}
+
+// DDP.register_comm_hook with a Python callable: hook(state, GradBucket) -> a
+// tessera.futures.Future whose value is the reduced tensor (or a list holding it).
+class PythonCommHook final : public CommHookInterface {
+ public:
+  PythonCommHook(py::object state, py::object hook)
+      : state_(gil_safe(std::move(state))), hook_(gil_safe(std::move(hook))) {}
+
+  std::function<at::Tensor()> run(Bucket& bucket) override {
+    py::gil_scoped_acquire gil;
+    auto future = gil_safe((*hook_)(*state_, bucket));
+    return [future] {
+      py::gil_scoped_acquire gil;
+      py::object value = future->attr("wait")();
+      if (py::isinstance<py::list>(value) || py::isinstance<py::tuple>(value)) {
+        TORCH_CHECK(py::len(value) == 1, "Communication hook: expected the future's value to be a tensor or a list "
+                    "of one tensor, got ", py::len(value), " values");
+        value = value[py::int_(0)];
+      }
+      return tensor_of(value);
+    };
+  }
+
+ private:
+  std::shared_ptr<py::object> state_, hook_;
+};
+
 void bind_reducer(py::module_& d) {
+  using Bucket = CommHookInterface::Bucket;
+  py::class_<Bucket>(d, "GradBucket", "One bucket of DistributedDataParallel's gradients, as a comm hook sees it.")
+      .def("index", [](const Bucket& b) { return b.index; })
+      .def("buffer", [](const Bucket& b) { return py::reinterpret_steal<py::object>(wrap(b.buffer)); })
+      .def("gradients", [](const Bucket& b) { return to_py(b.gradients); })
+      .def("parameters", [](const Bucket& b) { return to_py(b.parameters); })
+      .def("is_last", [](const Bucket& b) { return b.is_last; })
+      .def("set_buffer", [](Bucket& b, py::handle t) {
+        at::Tensor value = tensor_of(t);
+        TORCH_CHECK(value.numel() == b.buffer.numel(), "GradBucket.set_buffer: expected ", b.buffer.numel(),
+                    " elements, got ", value.numel());
+        c10::AutoGradMode no_grad(false);
+        b.buffer.copy_(value.reshape({-1}));
+      });
+
   py::class_<Reducer, std::shared_ptr<Reducer>>(d, "Reducer", "DistributedDataParallel's bucketed gradient reducer.")
       .def(py::init([](py::handle params, std::vector<std::vector<int64_t>> buckets, std::shared_ptr<ProcessGroup> pg,
                        bool find_unused, bool as_bucket_view) {
@@ -350,6 +405,9 @@ void bind_reducer(py::module_& d) {
           TORCH_CHECK_VALUE(false, "unknown built-in communication hook ", name);
         }
       })
+      .def("_set_comm_hook", [](Reducer& r, py::object state, py::object hook) {
+        r.set_comm_hook(std::make_shared<PythonCommHook>(std::move(state), std::move(hook)));
+      }, py::arg("state"), py::arg("comm_hook"))
       .def("_get_unused_parameters", &Reducer::unused_parameters)
       .def("_set_forward_pass_work_handle", &Reducer::set_forward_pass_work_handle, py::arg("work"),
            py::arg("use_static_world_size"))

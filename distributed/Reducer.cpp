@@ -88,6 +88,14 @@ void Reducer::set_comm_hook(CommHook hook) {
   hook_set_ = true;
 }
 
+void Reducer::set_comm_hook(std::shared_ptr<CommHookInterface> hook) {
+  std::lock_guard<std::mutex> g(mu_);
+  TORCH_CHECK(!hook_set_, "register_comm_hook or register_builtin_comm_hook can only be called once.");
+  TORCH_CHECK(hook, "Reducer: the communication hook is null");
+  outside_hook_ = std::move(hook);
+  hook_set_ = true;
+}
+
 at::Tensor Reducer::slot(const Bucket& b, size_t k) const {
   const at::Tensor& p = params_[b.params[k]];
   return b.buffer.narrow(0, b.offsets[k], p.numel()).view(p.sizes());
@@ -204,10 +212,7 @@ at::Tensor Reducer::wire_of(const at::Tensor& buffer) const {
 void Reducer::launch_ready_buckets() {
   c10::AutoGradMode no_grad(false);
   while (next_bucket_ < buckets_.size() && buckets_[next_bucket_].pending == 0) {
-    Bucket& b = buckets_[next_bucket_++];
-    b.wire = wire_of(b.buffer).div_(divide_factor());
-    std::vector<at::Tensor> tensors{b.wire};
-    b.work = group_->allreduce(tensors);
+    start_reduction(next_bucket_++);
   }
   // The last bucket is on its way: finish when this pass (a nested one included, as a
   // reentrant checkpoint runs) is done.
@@ -220,6 +225,36 @@ void Reducer::launch_ready_buckets() {
   }
 }
 
+void Reducer::start_reduction(size_t index) {
+  Bucket& b = buckets_[index];
+  if (outside_hook_) {
+    CommHookInterface::Bucket hb{index, b.buffer, {}, {}, index + 1 == buckets_.size()};
+    for (size_t k = 0; k < b.params.size(); ++k) {
+      hb.gradients.push_back(slot(b, k));
+      hb.parameters.push_back(params_[b.params[k]]);
+    }
+    b.wire = b.buffer;
+    b.hook_result = outside_hook_->run(hb);
+    return;
+  }
+  b.wire = wire_of(b.buffer).div_(divide_factor());
+  std::vector<at::Tensor> tensors{b.wire};
+  b.work = group_->allreduce(tensors);
+}
+
+void Reducer::wait_reduction(Bucket& b) {
+  if (b.hook_result) {
+    at::Tensor reduced = b.hook_result();
+    b.hook_result = nullptr;
+    TORCH_CHECK(reduced.defined() && reduced.numel() == b.buffer.numel(), "Communication hook: the future's value "
+                "must be a tensor of the bucket's ", b.buffer.numel(), " elements");
+    if (!reduced.is_same(b.buffer)) b.buffer.copy_(reduced.reshape({-1}));
+    return;
+  }
+  b.work->wait();
+  if (!b.wire.is_same(b.buffer)) b.buffer.copy_(b.wire);
+}
+
 void Reducer::finalize() {
   std::unique_lock<std::mutex> g(mu_);
   if (!expect_hooks_ || next_bucket_ < buckets_.size()) return;
@@ -227,10 +262,7 @@ void Reducer::finalize() {
   require_finalize_ = false;
   forward_work_.reset();
   c10::AutoGradMode no_grad(false);
-  for (auto& b : buckets_) {
-    b.work->wait();
-    if (!b.wire.is_same(b.buffer)) b.buffer.copy_(b.wire);
-  }
+  for (auto& b : buckets_) wait_reduction(b);
   std::vector<bool> globally_used = locally_used_;
   if (find_unused_) {  // a parameter unused here may have been used elsewhere
     at::Tensor used = at::zeros({static_cast<int64_t>(params_.size())}, at::TensorOptions().dtype(at::kInt));
@@ -277,16 +309,12 @@ void Reducer::match_all_reduce_for_bwd_pass() {
   std::lock_guard<std::mutex> g(mu_);
   TORCH_CHECK(!expect_hooks_, "DistributedDataParallel join: a joined rank is still inside an iteration");
   c10::AutoGradMode no_grad(false);
-  for (auto& b : buckets_) {
-    b.buffer.zero_();
-    b.wire = wire_of(b.buffer);
-    std::vector<at::Tensor> t{b.wire};
-    b.work = group_->allreduce(t);
+  div_factor_ = 0;
+  for (size_t i = 0; i < buckets_.size(); ++i) {
+    buckets_[i].buffer.zero_();
+    start_reduction(i);
   }
-  for (auto& b : buckets_) {
-    b.work->wait();
-    if (!b.wire.is_same(b.buffer)) b.buffer.copy_(b.wire);
-  }
+  for (auto& b : buckets_) wait_reduction(b);
   std::vector<bool> globally_used(params_.size(), true);
   if (find_unused_) {
     globally_used = reduce_used_map(at::zeros({static_cast<int64_t>(params_.size())},

@@ -8,6 +8,8 @@
 
 #include <distributed/ProcessGroup.h>
 
+#include <functional>
+
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -22,6 +24,23 @@ namespace c10d::inline tessera {
 // or as float16 / bfloat16 (halving the bytes, at that precision).
 enum class CommHook { AllReduce, Fp16Compress, Bf16Compress };
 
+// A communication hook from outside the reducer (a Python callable given to
+// DDP.register_comm_hook): run() starts a bucket's reduction and returns what waits for
+// its result, the bucket's reduced flat tensor. The reducer divides nothing then: the hook
+// computes the mean (or whatever it reduces to).
+class TORCH_API CommHookInterface {
+ public:
+  struct Bucket {
+    size_t index;
+    at::Tensor buffer;                   // flat: the bucket's grads, one after another
+    std::vector<at::Tensor> gradients;   // views of buffer, shaped as the parameters
+    std::vector<at::Tensor> parameters;
+    bool is_last;
+  };
+  virtual ~CommHookInterface() = default;
+  virtual std::function<at::Tensor()> run(Bucket& bucket) = 0;
+};
+
 class TORCH_API Reducer : public std::enable_shared_from_this<Reducer> {
  public:
   // bucket_indices: the parameters of each bucket, in the order the buckets are reduced.
@@ -34,6 +53,7 @@ class TORCH_API Reducer : public std::enable_shared_from_this<Reducer> {
   // find_unused_parameters, parameters not reachable from `outputs` count as ready now.
   void prepare_for_backward(const std::vector<at::Tensor>& outputs);
   void set_comm_hook(CommHook hook);
+  void set_comm_hook(std::shared_ptr<CommHookInterface> hook);
   // Parameters this rank found unused in the last iteration (find_unused_parameters).
   std::vector<int64_t> unused_parameters() const;
 
@@ -54,6 +74,7 @@ class TORCH_API Reducer : public std::enable_shared_from_this<Reducer> {
     at::Tensor wire;               // what is sent: `buffer`, or its compressed copy
     size_t pending = 0;
     std::shared_ptr<Work> work;
+    std::function<at::Tensor()> hook_result;  // with an outside hook, in place of work
   };
 
   Reducer(std::vector<at::Tensor> params, std::shared_ptr<ProcessGroup> group, bool find_unused_parameters,
@@ -63,6 +84,8 @@ class TORCH_API Reducer : public std::enable_shared_from_this<Reducer> {
   void mark_ready(size_t param, const at::Tensor* grad);  // under mu_
   void launch_ready_buckets();                            // under mu_
   double divide_factor();                                 // under mu_
+  void start_reduction(size_t bucket);                    // under mu_: the hook or an allreduce
+  void wait_reduction(Bucket& b);                         // under mu_: the result into b.buffer
   at::Tensor wire_of(const at::Tensor& buffer) const;      // what a bucket sends
   void finalize();
   std::vector<bool> reduce_used_map(at::Tensor used);      // MAX over ranks: used anywhere
@@ -77,6 +100,7 @@ class TORCH_API Reducer : public std::enable_shared_from_this<Reducer> {
   bool find_unused_;
   bool as_bucket_view_;
   CommHook hook_ = CommHook::AllReduce;
+  std::shared_ptr<CommHookInterface> outside_hook_;
   bool hook_set_ = false;
 
   mutable std::mutex mu_;

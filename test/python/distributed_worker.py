@@ -254,6 +254,51 @@ def ddp(rank, world, out):
             F.mse_loss(net(xa), ya).backward()
             out["subgroup/grads"] = grads(net.module)
 
+    # Python comm hooks: a mean of our own (its state records what each bucket showed),
+    # one that sums through set_buffer and a ready Future, and a built-in hook function on
+    # another group object, which runs as Python
+    seen = {"last": [], "consistent": []}
+
+    def mean_hook(state, bucket):
+        params, grads_ = bucket.parameters(), bucket.gradients()
+        state["last"].append(bucket.is_last())
+        state["consistent"].append(sum(p.numel() for p in params) == bucket.buffer().numel() and
+                                   all(tuple(g.shape) == tuple(p.shape) for g, p in zip(grads_, params)))
+        t = bucket.buffer().div_(world)
+        return dist.all_reduce(t, async_op=True).get_future().then(lambda f: f.value()[0])
+
+    net = DDP(model(800))
+    net.register_comm_hook(seen, mean_hook)
+    out["pyhook/init"] = state(net.module)
+    F.mse_loss(net(xa), ya).backward()
+    out["pyhook/grads"] = grads(net.module)
+    out["pyhook/seen"] = seen
+    try:
+        net.register_comm_hook(None, mean_hook)
+        out["pyhook/twice"] = None
+    except RuntimeError as e:
+        out["pyhook/twice"] = str(e)
+
+    def sum_hook(state, bucket):
+        total = bucket.buffer().clone()
+        dist.all_reduce(total)
+        bucket.set_buffer(total)
+        fut = tessera.futures.Future()
+        fut.set_result([bucket.buffer()])
+        return fut
+
+    net = DDP(model(900))
+    net.register_comm_hook(None, sum_hook)
+    out["sumhook/init"] = state(net.module)
+    F.mse_loss(net(xa), ya).backward()
+    out["sumhook/grads"] = grads(net.module)
+    everyone = dist.new_group(ranks=list(range(world)))
+    net = DDP(model(1000))
+    net.register_comm_hook(everyone, default_hooks.fp16_compress_hook)
+    out["grouphook/init"] = state(net.module)
+    F.mse_loss(net(xa), ya).backward()
+    out["grouphook/grads"] = grads(net.module)
+
     # unused parameters: found with find_unused_parameters, an error without it
     tessera.manual_seed(400 + rank)
     net = DDP(_WithUnused().double(), find_unused_parameters=True)

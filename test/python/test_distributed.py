@@ -522,6 +522,20 @@ def test_ddp_gradients_equal_one_process_on_the_whole_batch(world, tmp_path):
             _close(results[r]["subgroup/init"], results[1]["subgroup/init"])
             _close(results[r]["subgroup/grads"], {k: v / 2 for k, v in g.items()})
 
+    # Python comm hooks: the mean, the sum, fp16 through the hook function itself
+    ref = _torch_model(_same_everywhere(results, "pyhook/init"))
+    for out in results.values():
+        _close(out["pyhook/grads"], averaged(ref, xa, ya))
+        assert out["pyhook/seen"]["last"][-1] is True and not any(out["pyhook/seen"]["last"][:-1])
+        assert all(out["pyhook/seen"]["consistent"])
+        assert out["pyhook/twice"] == "register_comm_hook or register_builtin_comm_hook can only be called once."
+    ref = _torch_model(_same_everywhere(results, "sumhook/init"))
+    for out in results.values():
+        _close(out["sumhook/grads"], split_loss_grads(ref, xa, ya))
+    ref = _torch_model(_same_everywhere(results, "grouphook/init"))
+    for out in results.values():
+        _close(out["grouphook/grads"], averaged(ref, xa, ya), rtol=2e-3, atol=2e-4)
+
     init = _same_everywhere(results, "unused/init")
     lin = torch.nn.Linear(5, 3).double()
     lin.load_state_dict({k.split(".", 1)[1]: torch.tensor(v) for k, v in init.items() if k.startswith("used.")})

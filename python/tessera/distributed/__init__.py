@@ -2,8 +2,8 @@
 FileStore, HashStore, PrefixStore) and process groups, with Gloo for CPU tensors. The
 collectives run on Gloo's algorithms and transport; init_process_group takes torch's
 env://, tcp:// and file:// init methods."""
-from tessera._C._distributed_c10d import (FileStore, HashStore, PrefixStore, ProcessGroup, ReduceOp, Store,
-                                          TCPStore, Work)
+from tessera._C._distributed_c10d import (FileStore, GradBucket, HashStore, PrefixStore, ProcessGroup,  # noqa: F401
+                                          ReduceOp, Store, TCPStore, Work)
 
 from ._debug import DebugLevel, get_debug_level, set_debug_level, set_debug_level_from_env  # noqa: F401
 from .distributed_c10d import *  # noqa: F401,F403

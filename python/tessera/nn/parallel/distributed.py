@@ -183,20 +183,30 @@ class DistributedDataParallel(Module, Joinable):
             self.require_backward_grad_sync = old
 
     def register_comm_hook(self, state, hook):
-        """Replaces the bucket all-reduce by ``hook``. The built-in hooks of
-        tessera.distributed.algorithms.ddp_comm_hooks.default_hooks (allreduce_hook,
-        fp16_compress_hook, bf16_compress_hook) run inside the reducer; other hooks are not
-        supported yet and raise NotImplementedError."""
+        """Replaces each bucket's all-reduce by ``hook(state, bucket)``, which returns a
+        tessera.futures.Future of the bucket's reduced flat tensor (GradBucket: index(),
+        buffer(), gradients(), parameters(), is_last(), set_buffer()). The built-in hooks of
+        default_hooks (allreduce_hook, fp16_compress_hook, bf16_compress_hook) on this
+        module's own group run inside the C++ reducer; any other callable runs as given."""
+        import inspect
         from tessera.distributed.algorithms.ddp_comm_hooks import default_hooks
+        if not callable(hook):
+            raise TypeError("Communication hook must be callable.")
+        try:
+            sig = inspect.signature(hook)
+        except (TypeError, ValueError):
+            sig = None
+        if sig is not None:
+            from tessera._C._distributed_c10d import GradBucket
+            bucket = sig.parameters.get("bucket")
+            if bucket is not None and bucket.annotation not in (inspect.Parameter.empty, GradBucket):
+                raise ValueError("Communication hook: bucket annotation should be dist.GradBucket.")
         builtin = {default_hooks.allreduce_hook: "allreduce", default_hooks.fp16_compress_hook: "fp16_compress",
                    default_hooks.bf16_compress_hook: "bf16_compress"}
-        if hook not in builtin:
-            raise NotImplementedError("DistributedDataParallel.register_comm_hook: only the built-in hooks "
-                                      "allreduce_hook, fp16_compress_hook and bf16_compress_hook are supported")
-        if state is not None and state is not self.process_group:
-            raise NotImplementedError("DistributedDataParallel.register_comm_hook: the built-in hooks run on the "
-                                      "DDP module's own process group (pass state=None)")
-        self.reducer._set_builtin_comm_hook(builtin[hook])
+        if hook in builtin and (state is None or state is self.process_group):
+            self.reducer._set_builtin_comm_hook(builtin[hook])
+        else:
+            self.reducer._set_comm_hook(state, hook)
 
     def join(self, divide_by_initial_world_size=True, enable=True, throw_on_early_termination=False):
         """A Join context for this module alone: ranks may run different numbers of
