@@ -13,6 +13,9 @@
 #ifdef TESSERA_GLOO
 #include <distributed/ProcessGroupGloo.h>
 #endif
+#ifdef TESSERA_MPI
+#include <distributed/ProcessGroupMPI.h>
+#endif
 
 #include <pybind11/chrono.h>
 #include <pybind11/functional.h>
@@ -327,6 +330,31 @@ void bind_process_group(py::module_& d) {
   d.attr("_GLOO_AVAILABLE") = true;
 #else
   d.attr("_GLOO_AVAILABLE") = false;
+#endif
+
+#ifdef TESSERA_MPI
+  py::class_<ProcessGroupMPI, PG, std::shared_ptr<ProcessGroupMPI>>(d, "ProcessGroupMPI",
+                                                                    "The process group on MPI (programs run by mpirun).")
+      .def_static("create", [](std::vector<int> ranks) -> std::shared_ptr<ProcessGroupMPI> {
+        std::shared_ptr<ProcessGroupMPI> pg;
+        {
+          py::gil_scoped_release nogil;
+          pg = ProcessGroupMPI::create(std::move(ranks));
+        }
+        if (!pg) return nullptr;
+        // dropped without the GIL: its worker may be finishing a job that calls back into Python
+        return std::shared_ptr<ProcessGroupMPI>(pg.get(), [keep = pg](ProcessGroupMPI*) mutable {
+          if (Py_IsInitialized() && PyGILState_Check()) {
+            py::gil_scoped_release nogil;
+            keep.reset();
+          } else {
+            keep.reset();
+          }
+        });
+      }, py::arg("ranks") = std::vector<int>());
+  d.attr("_MPI_AVAILABLE") = true;
+#else
+  d.attr("_MPI_AVAILABLE") = false;
 #endif
 }
 

@@ -237,7 +237,10 @@ void Reducer::start_reduction(size_t index) {
     b.hook_result = outside_hook_->run(hb);
     return;
   }
-  b.wire = wire_of(b.buffer).div_(divide_factor());
+  // The compression hooks divide by the group's size whatever join counts, as torch's
+  // fp16/bf16_compress_hook do; the plain all-reduce takes join's divisor.
+  const double divisor = hook_ == CommHook::AllReduce ? divide_factor() : static_cast<double>(group_->size());
+  b.wire = wire_of(b.buffer).div_(divisor);
   std::vector<at::Tensor> tensors{b.wire};
   b.work = group_->allreduce(tensors);
 }

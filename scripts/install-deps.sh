@@ -8,7 +8,7 @@ set -euo pipefail
 packages=(
   g++ cmake ninja-build ccache pkg-config git valgrind
   libfmt-dev libgtest-dev libbenchmark-dev
-  libopenblas-dev libdnnl-dev libgloo-dev
+  libopenblas-dev libdnnl-dev libgloo-dev libopenmpi-dev openmpi-bin
   pybind11-dev python3-dev python3-venv python3-setuptools python3-wheel
   python3-numpy python3-pytest python3-yaml python3-torch
   python3-sklearn python3-tqdm python3-matplotlib python3-torchvision

@@ -123,6 +123,20 @@ def join(rank, world, out):
             opt.step()
     out["join_zero/final"] = numpy_state(net.module)
 
+    # a no_grad forward inside join(divide_by_initial_world_size=False) leaves no divisor
+    # behind: a later backward outside join averages over the whole group
+    tessera.manual_seed(rank)
+    net = DDP(WithBuffer().double())
+    out["stale/init"] = numpy_state(net.module)
+    x, y = next(batches())
+    with net.join(divide_by_initial_world_size=False):
+        if rank != 0:
+            with tessera.no_grad():
+                net(x)
+    net.zero_grad()
+    F.mse_loss(net(x), y).backward()
+    out["stale/grads"] = {n: p.grad.numpy().copy() for n, p in net.module.named_parameters()}
+
     # throw_on_early_termination: every rank raises once the first runs out
     tessera.manual_seed(rank)
     net = DDP(WithBuffer().double())
@@ -152,6 +166,11 @@ def zero(rank, world, out):
             F.mse_loss(net(tessera.tensor(x[4 * rank: 4 * rank + 4])), tessera.tensor(y[4 * rank: 4 * rank + 4])).backward()
             opt.step()
         out[f"zero/{view}/final"] = numpy_state(net.module)
+        # the public groups carry the optimizer class's defaults, and a scheduler's change
+        # made after the last step is what consolidate_state_dict saves
+        out[f"zero/{view}/keys"] = (sorted(opt.param_groups[0]), sorted(tessera.optim.Adam(
+            [tessera.zeros(1, requires_grad=True)], lr=0.05).param_groups[0]))
+        opt.param_groups[0]["lr"] = 0.02
         try:
             opt.state_dict()
             out[f"zero/{view}/unconsolidated"] = None

@@ -14,6 +14,7 @@ import tessera
 import tessera.distributed as dist
 
 DTYPES = ["float32", "float64", "float16", "bfloat16", "int8", "uint8", "int32", "int64", "bool"]
+MPI_DTYPES = ["float32", "float64", "int8", "uint8", "int32", "int64"]  # MPI's types, as torch's MPI group
 INTEGRAL = {"int8", "uint8", "int32", "int64", "bool"}
 
 
@@ -38,7 +39,7 @@ def arr(t):
 
 def collectives(rank, world, out):
     R = dist.ReduceOp
-    for dt in DTYPES:
+    for dt in (MPI_DTYPES if dist.get_backend() == "mpi" else DTYPES):
         ops = [("SUM", "sum"), ("MIN", "sum"), ("MAX", "sum"), ("PRODUCT", "product")]
         if dt in INTEGRAL:
             ops += [("BAND", "sum"), ("BOR", "sum"), ("BXOR", "sum")]
@@ -145,7 +146,8 @@ def collectives(rank, world, out):
     else:
         out["new_group/rank_size"] = (dist.get_rank(evens), dist.get_world_size(evens))
     dist.barrier()
-    dist.monitored_barrier(timeout=timedelta(seconds=30))
+    if dist.get_backend() == "gloo":
+        dist.monitored_barrier(timeout=timedelta(seconds=30))
     out["world"] = (dist.get_rank(), dist.get_world_size(), dist.get_backend(), dist.is_initialized())
 
 
@@ -388,7 +390,11 @@ def main():
     scenario, rank, world, init_method, out_dir = sys.argv[1:6]
     rank, world = int(rank), int(world)
     timeout = timedelta(seconds=5 if scenario != "collectives" else 60)
-    dist.init_process_group("gloo", init_method=init_method, rank=rank, world_size=world, timeout=timeout)
+    if init_method == "mpi":  # started by mpirun, which assigns the ranks
+        dist.init_process_group("mpi")
+        rank, world = dist.get_rank(), dist.get_world_size()
+    else:
+        dist.init_process_group("gloo", init_method=init_method, rank=rank, world_size=world, timeout=timeout)
     out = {}
     globals()[scenario](rank, world, out)
     with open(os.path.join(out_dir, f"rank{rank}.pkl"), "wb") as f:
@@ -399,6 +405,8 @@ def main():
         with open(os.path.join(out_dir, f"rank{rank}.after"), "w") as f:
             f.write(str(out_after))
     sys.stdout.flush()
+    if init_method == "mpi":
+        return  # a normal exit: MPI_Finalize runs at exit, as mpirun requires
     os._exit(0)  # a failure scenario's group may hold a dead peer: skip teardown
 
 

@@ -55,11 +55,14 @@ def elemt_samples(dtype):
     yield "plain 2-D", [T((4, 3), dtype, 6), T((3,), dtype, 7), T((3,), dtype, 8, 0.5, 2.0)], {}
 
 
-def elemt_call(lib, x, *rest):
+def elemt_call(lib, x, *rest, out=None):
     w, b, mean, invstd = rest if len(rest) == 4 else (None, None) + tuple(rest)
     if lib is torch:
         y = (x - _ch(mean, x)) * _ch(invstd, x)
-        return y * _ch(w, x) + _ch(b, x) if w is not None else y
+        y = y * _ch(w, x) + _ch(b, x) if w is not None else y
+        return y if out is None else out.resize_(y.shape).copy_(y)
+    if out is not None:
+        return lib.batch_norm_elemt(x, w, b, mean, invstd, 1e-5, out=out)
     return lib.batch_norm_elemt(x, w, b, mean, invstd, 1e-5)
 
 
@@ -145,7 +148,7 @@ def update_stats_call(lib, x, *running, momentum=0.1):
 
 register(
     entry("batch_norm_stats", stats_call, inputs),
-    entry("batch_norm_elemt", elemt_call, elemt_samples),
+    entry("batch_norm_elemt", elemt_call, elemt_samples, supports_out=True),
     entry("batch_norm_gather_stats_with_counts", gather_call, gather_samples, no_grad_inputs=(3, 4, 5)),
     entry("batch_norm_gather_stats", gather_equal_call,
           lambda dtype: [("equal counts", [T((4, 2), dtype, 1), T((3, 2), dtype, 2), T((3, 2), dtype, 3, 0.5, 2.0)],

@@ -4,6 +4,7 @@ checked, for every Gloo dtype, against the answer computed in one process. Every
 bounded in time, so a hang fails the test instead of the run."""
 import os
 import pickle
+import shutil
 import socket
 import subprocess
 import sys
@@ -85,10 +86,31 @@ def close(got, want):
 def test_every_collective_and_dtype(world, tmp_path):
     procs, outputs, results = launch("collectives", world, tmp_path, init="tcp" if world != 3 else "file")
     assert all(p.returncode == 0 for p in procs), "\n".join(outputs)
+    check_collectives(results, world, DTYPES, "gloo", tmp_path)
+
+
+@pytest.mark.skipif(not dist.is_mpi_available() or shutil.which("mpirun") is None,
+                    reason="tessera built without MPI, or no mpirun")
+@pytest.mark.parametrize("world", [1, 2, 3])
+def test_every_collective_and_dtype_on_mpi(world, tmp_path):
+    # mpirun starts the ranks; MPI has no float16/bfloat16/bool (torch's MPI group neither)
+    from distributed_worker import MPI_DTYPES
+    cmd = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", str(world), sys.executable,
+           os.path.join(HERE, "distributed_worker.py"), "collectives", "-1", str(world), "mpi", str(tmp_path)]
+    run = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=LAUNCH_TIMEOUT)
+    assert run.returncode == 0, run.stdout.decode(errors="replace")
+    results = {}
+    for r in range(world):
+        with open(tmp_path / f"rank{r}.pkl", "rb") as f:
+            results[r] = pickle.load(f)
+    check_collectives(results, world, MPI_DTYPES, "mpi", tmp_path)
+
+
+def check_collectives(results, world, dtypes, backend, tmp_path):
     assert len(results) == world
     for rank, out in results.items():
-        assert out["world"] == (rank, world, "gloo", True)
-        for dt in DTYPES:
+        assert out["world"] == (rank, world, backend, True)
+        for dt in dtypes:
             ops = ["SUM", "MIN", "MAX", "PRODUCT"] + (["BAND", "BOR", "BXOR"] if dt in INTEGRAL else [])
             for op in ops:
                 xs = inputs(dt, world, kind="product" if op == "PRODUCT" else "sum")

@@ -124,6 +124,13 @@ def test_join_trains_on_uneven_inputs(world, tmp_path):
     want = simulate(init, world, lambda ps: torch.optim.Adam(ps, lr=0.05), True)
     same_everywhere(results, "join_zero/final")
     assert_state(results[0]["join_zero/final"], want)
+    init = same_everywhere(results, "stale/init")
+    m = torch_net(init)
+    x, y = model_data(world, 1)[0]
+    grads = [shard_grads(m, x, y, r) for r in range(world)]
+    for out in results.values():
+        for (name, _), k in zip(m.named_parameters(), range(len(grads[0]))):
+            close(out["stale/grads"]["seq." + name], (sum(g[k] for g in grads) / world).numpy(), msg=name)
     assert results[0]["throw"] == "Rank 0 exhausted all inputs."
     for r in range(1, world):
         assert results[r]["throw"] == "Detected at least one rank that exhausted inputs. Throwing across all ranks."
@@ -149,7 +156,10 @@ def test_zero_redundancy_optimizer_steps_like_one_adam(world, tmp_path):
         want = opt.state_dict()
         got = results[0][f"zero/{view}/state_dict"]
         assert got["param_groups"][0]["params"] == want["param_groups"][0]["params"]
-        assert got["param_groups"][0]["lr"] == 0.05 and tuple(got["param_groups"][0]["betas"]) == (0.8, 0.9)
+        assert got["param_groups"][0]["lr"] == 0.02 and tuple(got["param_groups"][0]["betas"]) == (0.8, 0.9)
+        for r in range(world):
+            keys, adam_keys = results[r][f"zero/{view}/keys"]
+            assert keys == adam_keys
         assert sorted(got["state"]) == sorted(want["state"])
         for i, s in want["state"].items():
             for k in ("exp_avg", "exp_avg_sq"):

@@ -21,6 +21,9 @@ from .rendezvous import register_rendezvous_handler, rendezvous  # noqa: F401
 _GLOO_AVAILABLE = _c10d._GLOO_AVAILABLE
 if _GLOO_AVAILABLE:
     from tessera._C._distributed_c10d import ProcessGroupGloo
+_MPI_AVAILABLE = _c10d._MPI_AVAILABLE
+if _MPI_AVAILABLE:
+    from tessera._C._distributed_c10d import ProcessGroupMPI
 
 __all__ = [
     "Backend", "GroupMember", "P2POp", "all_gather", "all_gather_into_tensor", "all_gather_object",
@@ -35,7 +38,7 @@ __all__ = [
 
 
 def is_mpi_available():
-    return False
+    return _MPI_AVAILABLE
 
 
 def is_nccl_available():
@@ -247,9 +250,9 @@ def _new_process_group_helper(group_size, group_rank, global_ranks, backend, sto
         raise RuntimeError("The specified group name has already been created, please use a different group name")
     if not isinstance(timeout, timedelta):
         raise RuntimeError("Expected timeout argument to be of type datetime.timedelta")
-    if global_ranks and group_rank < 0:
-        return GroupMember.NON_GROUP_MEMBER
-    prefix_store = PrefixStore(f"{group_name}/", store)
+    if global_ranks and group_rank < 0 and backend != Backend.MPI:
+        return GroupMember.NON_GROUP_MEMBER  # (MPI builds a group with every world rank taking part)
+    prefix_store = PrefixStore(f"{group_name}/", store) if store is not None else None
     if backend == Backend.GLOO:
         if not _GLOO_AVAILABLE:
             raise RuntimeError("Distributed package doesn't have Gloo built in")
@@ -264,8 +267,12 @@ def _new_process_group_helper(group_size, group_rank, global_ranks, backend, sto
     elif backend == Backend.NCCL:
         raise RuntimeError("Distributed package doesn't have NCCL built in")
     elif backend == Backend.MPI:
-        raise RuntimeError("Distributed package doesn't have MPI built in. MPI is only included if you build "
-                           "PyTorch from source on a host that has MPI installed.")
+        if not _MPI_AVAILABLE:
+            raise RuntimeError("Distributed package doesn't have MPI built in. MPI is only included if you build "
+                               "PyTorch from source on a host that has MPI installed.")
+        pg = ProcessGroupMPI.create(global_ranks)
+        if pg is None:
+            return GroupMember.NON_GROUP_MEMBER
     elif backend.upper() in Backend._plugins:
         pg = Backend._plugins[backend.upper()](prefix_store, group_rank, group_size, timeout)
     else:
@@ -290,6 +297,15 @@ def init_process_group(backend, init_method=None, timeout=default_pg_timeout, wo
     elif init_method is None:
         init_method = "env://"
     backend = Backend(backend)
+    if backend == Backend.MPI:
+        # mpirun assigns the ranks: no rendezvous, no store
+        if world_size != -1 or rank != -1:
+            warnings.warn(f"For MPI backend, world_size ({world_size}) and rank ({rank}) are ignored since they "
+                          "are assigned by the MPI runtime.")
+        default_pg = _new_process_group_helper(-1, -1, [], backend, None, timeout, group_name)
+        _update_default_pg(default_pg)
+        _world.pg_group_ranks[default_pg] = {i: i for i in range(default_pg.size())}
+        return
     if store is None:
         store, rank, world_size = next(rendezvous(init_method, rank, world_size, timeout=timeout))
         store.set_timeout(timeout)

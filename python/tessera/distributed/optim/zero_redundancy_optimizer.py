@@ -29,7 +29,8 @@ class ZeroRedundancyOptimizer(Optimizer, Joinable):
     """``ZeroRedundancyOptimizer(params, optimizer_class, process_group=None,
     parameters_as_bucket_view=False, overlap_with_ddp=False, **defaults)``: ``defaults``
     go to ``optimizer_class``. With ``parameters_as_bucket_view`` the parameters become
-    views into one flat tensor per rank and dtype, which is what is broadcast."""
+    views into one flat tensor per rank and dtype, which is what is broadcast. Parameters
+    of several dtypes are allowed (each dtype its own broadcast; torch requires one)."""
 
     def __init__(self, params, optimizer_class, process_group=None, parameters_as_bucket_view=False,
                  overlap_with_ddp=False, **defaults):
@@ -50,7 +51,8 @@ class ZeroRedundancyOptimizer(Optimizer, Joinable):
         self._all_state_dicts = []
         self._partition = self._partition_parameters()
         self.optim = optimizer_class(self._partition[self.rank], **defaults)
-        self._sync_param_groups(self.param_groups, self.optim.param_groups)
+        # the local optimizer filled in its class's defaults: the public groups show them too
+        self._sync_param_groups(self.optim.param_groups, self.param_groups)
         self._buckets = self._build_param_buckets() if parameters_as_bucket_view else None
         self.initialized = True
 
@@ -166,7 +168,8 @@ class ZeroRedundancyOptimizer(Optimizer, Joinable):
         """Collects every rank's local optimizer state on rank ``to`` (of the group); every
         rank must call it. Then state_dict() on that rank gives the whole state."""
         from .. import distributed_c10d as c10d
-        self._sync_param_groups(self.optim.param_groups, self.param_groups)
+        # hyperparameters changed since the last step (a scheduler's lr) are the current ones
+        self._sync_param_groups(self.param_groups, self.optim.param_groups)
         gathered = [None] * self.world_size if self.rank == to else None
         c10d.gather_object(self.optim.state_dict(), gathered, dst=c10d.get_global_rank(self.process_group, to),
                            group=self.process_group)

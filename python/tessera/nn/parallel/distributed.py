@@ -154,9 +154,9 @@ class DistributedDataParallel(Module, Joinable):
 
     def forward(self, *inputs, **kwargs):
         grad_sync = tessera.is_grad_enabled() and self.require_backward_grad_sync
+        # None outside a join: a count from an earlier forward must not divide this one
         work = Join.notify_join_context(self)
-        if work:
-            self.reducer._set_forward_pass_work_handle(work, self._divide_by_initial_world_size)
+        self.reducer._set_forward_pass_work_handle(work, self._divide_by_initial_world_size)
         if self._will_sync_buffers():
             src = self._find_common_rank(True) if self._join_config.enable else 0
             self._broadcast_coalesced(list(self.module.buffers()), src)
