@@ -1,6 +1,7 @@
 """The program test_distributed_run.py launches with tessera-run: joins the group by env://,
 all-reduces rank + 1, prints what the launcher set, sleeps SLEEP_SECONDS if given, and fails
-on request (FAIL_RANK, for the first FAIL_TIMES attempts)."""
+on request (FAIL_RANK, for the first FAIL_TIMES attempts); with SLEEP_UNLESS_WORLD it waits in
+a group of any other size."""
 import os
 import time
 
@@ -16,6 +17,8 @@ line = "OUT " + " ".join(f"{k}={os.environ[k]}" for k in keys) + f" SUM={t.item(
 os.write(1, line.encode())  # one write: the workers share the launcher's stdout
 if os.environ.get("SLEEP_SECONDS"):
     time.sleep(float(os.environ["SLEEP_SECONDS"]))
+if os.environ.get("SLEEP_UNLESS_WORLD", os.environ["WORLD_SIZE"]) != os.environ["WORLD_SIZE"]:
+    time.sleep(120)  # an elastic test's first, smaller round: the launcher restarts it when nodes join
 attempt = int(os.environ["TORCHELASTIC_RESTART_COUNT"])
 if os.environ.get("FAIL_RANK") == os.environ["RANK"] and attempt < int(os.environ.get("FAIL_TIMES", "99")):
     raise ValueError(f"boom from rank {os.environ['RANK']}")

@@ -115,7 +115,38 @@ def test_module_mode_and_option_errors():
     assert r.returncode == 0, r.stderr
     assert [x["SUM"] for x in parsed(r.stdout)] == ["3", "3"]
     bad = launcher("--nnodes", "1:2", SCRIPT)
-    assert bad.returncode != 0 and "elastic node counts" in bad.stderr
+    assert bad.returncode != 0 and "needs --rdzv_backend c10d" in bad.stderr
+    bad = launcher("--nnodes", "3:2", "--standalone", SCRIPT)
+    assert bad.returncode != 0 and "must be greater than or equal to the minimum number of nodes (3)" in bad.stderr
+
+
+def test_elastic_round_starts_with_the_fewest_nodes_after_the_last_call():
+    r = launcher("--nnodes", "1:2", "--rdzv_backend", "c10d", "--rdzv_endpoint", f"127.0.0.1:{free_port()}",
+                 "--rdzv_conf", "last_call_timeout=1", SCRIPT)
+    assert r.returncode == 0, r.stderr
+    rows = parsed(r.stdout)
+    assert [(x["RANK"], x["WORLD_SIZE"], x["SUM"]) for x in rows] == [("0", "1", "1")]
+
+
+def test_elastic_nodes_joining_later_restart_the_group_with_them():
+    # The first node runs alone (1 of at most 2) until the second arrives; both then run a
+    # group of two. A membership change is not a failure: the restart count stays 0.
+    import time
+    args = ("--nnodes", "1:2", "--rdzv_backend", "c10d", "--rdzv_endpoint", f"127.0.0.1:{free_port()}",
+            "--rdzv_id", "grow", "--rdzv_conf", "last_call_timeout=0.5", SCRIPT)
+    env = {"SLEEP_UNLESS_WORLD": "2"}
+    first = launcher(*args, env=env, background=True)
+    seen, deadline = "", time.monotonic() + 60
+    while "WORLD_SIZE=1" not in seen and time.monotonic() < deadline:
+        seen += first.stdout.readline()
+    assert "WORLD_SIZE=1" in seen
+    second = launcher(*args, env=env)
+    out, err = first.communicate(timeout=120)
+    assert first.returncode == 0 and second.returncode == 0, err + second.stderr
+    rows = [x for x in parsed(seen + out + second.stdout) if x["WORLD_SIZE"] == "2"]
+    assert sorted(x["RANK"] for x in rows) == ["0", "1"] and all(x["SUM"] == "3" for x in rows)
+    assert all(x["TORCHELASTIC_RESTART_COUNT"] == "0" for x in rows)
+    assert "nodes are waiting to join" in err
 
 
 # ---- tessera.multiprocessing.spawn ----

@@ -19,7 +19,7 @@ _RENDEZVOUS_TIMEOUT = datetime.timedelta(seconds=900)
 
 @dataclasses.dataclass
 class LaunchConfig:
-    nnodes: int
+    nnodes: int  # the most nodes (MAX of --nnodes MIN:MAX)
     nproc_per_node: int
     node_rank: int
     rdzv_backend: str
@@ -33,6 +33,9 @@ class LaunchConfig:
     log_dir: str
     entrypoint: list
     name: str
+    min_nodes: int = 0  # 0: as many as nnodes
+    last_call_timeout: float = 30.0
+    join_timeout: float = 600.0
 
 
 def _free_port():
@@ -41,14 +44,22 @@ def _free_port():
         return s.getsockname()[1]
 
 
+class RendezvousClosedError(RuntimeError):
+    """This node arrived after the job had finished."""
+
+
 class _Rendezvous:
-    """Where this node's workers find the others: (node_rank, master_addr, master_port) for
-    each round (a round starts at launch and at every restart)."""
+    """Where this node's workers find the others: for each round (a round starts at launch,
+    at every restart and when nodes wait to join), this node's rank, the round's node count
+    and the master's address. With c10d the first node of a round closes it: at the most
+    nodes, or with at least the fewest once last_call_timeout has passed; a node whose
+    rank falls outside the closed count waits for the next round."""
 
     def __init__(self, config):
         self.config = config
         self.store = None
         self.hosting = False
+        self.sizes = {}
         if config.rdzv_backend == "c10d":
             host, _, port = config.rdzv_endpoint.rpartition(":")
             host, port = host or "127.0.0.1", int(port or 29400)
@@ -62,22 +73,63 @@ class _Rendezvous:
     def _key(self, round_, name):
         return f"rdzv/{self.config.run_id}/{round_}/{name}"
 
+    def _count(self, round_, name):
+        return self.store.add(self._key(round_, name), 0)
+
     def next_round(self, round_):
+        """(round, node_rank, node count, master_addr, master_port); the round is later than
+        asked when this node came too late for it."""
         c = self.config
         if self.store is None:
-            return c.node_rank, c.master_addr, c.master_port
-        node_rank = self.store.add(self._key(round_, "joined"), 1) - 1
-        if node_rank >= c.nnodes:
-            raise RuntimeError(f"rendezvous {c.run_id} round {round_} already has {c.nnodes} nodes")
-        if node_rank == 0:
-            self.store.set(self._key(round_, "master"), f"{self.host}:{_free_port()}")
+            self.sizes[round_] = c.nnodes
+            return round_, c.node_rank, c.nnodes, c.master_addr, c.master_port
+        fewest = c.min_nodes or c.nnodes
         start = time.monotonic()
-        while self.store.add(self._key(round_, "joined"), 0) < c.nnodes:
-            if time.monotonic() - start > _RENDEZVOUS_TIMEOUT.total_seconds():
-                raise RuntimeError(f"rendezvous {c.run_id} timed out waiting for {c.nnodes} nodes")
-            time.sleep(0.05)
+        while True:
+            node_rank = self.store.add(self._key(round_, "joined"), 1) - 1
+            if node_rank == 0:
+                self.store.set(self._key(round_, "master"), f"{self.host}:{_free_port()}")
+                self._close(round_, fewest, start)
+            size_key = self._key(round_, "size")
+            while not self.store.check([size_key]):
+                if self.store.check([f"rdzv/{c.run_id}/done"]):
+                    raise RendezvousClosedError(f"rendezvous {c.run_id} is closed: the job has finished")
+                if time.monotonic() - start > c.join_timeout:
+                    raise RuntimeError(f"rendezvous {c.run_id} timed out after {c.join_timeout:g} s waiting for "
+                                       f"at least {fewest} nodes")
+                time.sleep(0.05)
+            size = int(self.store.get(size_key))
+            if node_rank < size:
+                break
+            round_ += 1  # too late for this round: wait for the next, which the others start
+        self.sizes[round_] = size
         addr, _, port = self.store.get(self._key(round_, "master")).decode().rpartition(":")
-        return node_rank, addr, int(port)
+        return round_, node_rank, size, addr, int(port)
+
+    def _close(self, round_, fewest, start):
+        c = self.config
+        enough_since = None
+        while True:
+            joined = self._count(round_, "joined")
+            if joined >= c.nnodes:
+                break
+            if joined >= fewest:
+                enough_since = enough_since or time.monotonic()
+                if time.monotonic() - enough_since >= c.last_call_timeout:
+                    break
+            if time.monotonic() - start > c.join_timeout:
+                raise RuntimeError(f"rendezvous {c.run_id} timed out after {c.join_timeout:g} s waiting for at "
+                                   f"least {fewest} nodes ({joined} joined)")
+            time.sleep(0.05)
+        self.store.set(self._key(round_, "size"), str(min(joined, c.nnodes)))
+
+    def nodes_waiting(self, round_):
+        """Whether nodes have arrived for the next round (elastic scale-up)."""
+        try:
+            return self.store is not None and self.store.check([self._key(round_ + 1, "joined")]) and \
+                self._count(round_ + 1, "joined") > 0
+        except RuntimeError:
+            return False
 
     def request_restart(self, round_):
         if self.store is not None:
@@ -92,15 +144,18 @@ class _Rendezvous:
         except RuntimeError:
             return False  # the store's host is gone; this node's workers decide
 
-    def finish(self, round_):
+    def finish(self, round_, succeeded):
         """Says this node is done; the agent serving the store keeps it up until every node
-        has said so, so that no node loses the store while it still watches its workers."""
+        of the round has said so, so that no node loses the store while it still watches its
+        workers. After success, nodes still waiting to join are told the job is over."""
         if self.store is None:
             return
         try:
+            if succeeded:
+                self.store.set(f"rdzv/{self.config.run_id}/done", "1")
             self.store.add(self._key(round_, "finished"), 1)
             start = time.monotonic()
-            while self.hosting and self.store.add(self._key(round_, "finished"), 0) < self.config.nnodes:
+            while self.hosting and self._count(round_, "finished") < self.sizes.get(round_, self.config.nnodes):
                 if time.monotonic() - start > _RENDEZVOUS_TIMEOUT.total_seconds():
                     return
                 time.sleep(0.05)
@@ -152,8 +207,8 @@ class _Worker:
             self.log.close()
 
 
-def _start_workers(config, node_rank, master_addr, master_port, restart_count):
-    world = config.nnodes * config.nproc_per_node
+def _start_workers(config, node_rank, num_nodes, master_addr, master_port, restart_count):
+    world = num_nodes * config.nproc_per_node
     workers = []
     for local_rank in range(config.nproc_per_node):
         rank = node_rank * config.nproc_per_node + local_rank
@@ -161,7 +216,7 @@ def _start_workers(config, node_rank, master_addr, master_port, restart_count):
         env.update({
             "LOCAL_RANK": str(local_rank), "RANK": str(rank), "GROUP_RANK": str(node_rank),
             "ROLE_RANK": str(rank), "ROLE_NAME": config.role, "LOCAL_WORLD_SIZE": str(config.nproc_per_node),
-            "WORLD_SIZE": str(world), "GROUP_WORLD_SIZE": str(config.nnodes), "ROLE_WORLD_SIZE": str(world),
+            "WORLD_SIZE": str(world), "GROUP_WORLD_SIZE": str(num_nodes), "ROLE_WORLD_SIZE": str(world),
             "MASTER_ADDR": master_addr, "MASTER_PORT": str(master_port),
             "TORCHELASTIC_RESTART_COUNT": str(restart_count), "TORCHELASTIC_MAX_RESTARTS": str(config.max_restarts),
             "TORCHELASTIC_RUN_ID": config.run_id, "TORCHELASTIC_USE_AGENT_STORE": "False",
@@ -225,25 +280,36 @@ def launch_agent(config):
     workers = []
     try:
         while True:
-            node_rank, master_addr, master_port = rdzv.next_round(round_)
-            workers = _start_workers(config, node_rank, master_addr, master_port, round_)
-            failures, peer_restart = [], False
+            round_, node_rank, num_nodes, master_addr, master_port = rdzv.next_round(round_)
+            # TORCHELASTIC_RESTART_COUNT counts failures only, as torch's: a scale-up is not one
+            workers = _start_workers(config, node_rank, num_nodes, master_addr, master_port,
+                                     config.max_restarts - restarts_left)
+            failures, peer_restart, scale_up = [], False, False
             while True:
                 time.sleep(min(config.monitor_interval, 0.5))
                 codes = [w.proc.poll() for w in workers]
                 failures = [(w, c) for w, c in zip(workers, codes) if c not in (None, 0)]
-                if failures or all(c == 0 for c in codes):
+                if all(c == 0 for c in codes):
+                    break
+                if num_nodes < config.nnodes and rdzv.nodes_waiting(round_):
+                    scale_up = True  # (workers failing as peers stop for it are part of the change)
+                    break
+                if failures:
                     break
                 if rdzv.restart_requested(round_):
                     peer_restart = True
                     break
-            if not failures and not peer_restart:
-                rdzv.finish(round_)
+            if not failures and not peer_restart and not scale_up:
+                rdzv.finish(round_, True)
                 return 0
-            if failures:
+            if failures and not scale_up:
                 rdzv.request_restart(round_)
             for w in workers:
                 w.stop()
+            if scale_up:
+                print("[tessera-run] nodes are waiting to join; restarting the workers with them", file=sys.stderr)
+                round_ += 1
+                continue
             if restarts_left > 0:
                 restarts_left -= 1
                 round_ += 1
@@ -252,7 +318,7 @@ def launch_agent(config):
                 continue
             if failures:
                 print(_summary(config.name, failures), file=sys.stderr)
-            rdzv.finish(round_)
+            rdzv.finish(round_, False)
             return 1
     finally:
         for w in workers:

@@ -5,7 +5,11 @@ up to --max_restarts times when a worker fails, and otherwise exits 1 after prin
 rank failed, its exit code and its traceback.
 
 Nodes meet by --rdzv_backend static (--node_rank, --master_addr, --master_port) or c10d
-(--rdzv_endpoint host:port, where node ranks are handed out in order of arrival)."""
+(--rdzv_endpoint host:port, where node ranks are handed out in order of arrival). With c10d,
+--nnodes MIN:MAX is elastic: a round starts with MAX nodes, or with at least MIN once
+--rdzv_conf last_call_timeout (seconds, default 30) has passed; a node that arrives later
+waits, and the running nodes restart their workers to take it in (not counted against
+--max_restarts)."""
 import argparse
 import os
 import sys
@@ -17,14 +21,15 @@ __all__ = ["get_args_parser", "parse_args", "main", "run", "config_from_args"]
 
 def get_args_parser():
     p = argparse.ArgumentParser(description="Tessera distributed launcher (torchrun's options)")
-    p.add_argument("--nnodes", type=str, default="1:1", help="Number of nodes, or MIN:MAX (fixed: MIN == MAX).")
+    p.add_argument("--nnodes", type=str, default="1:1", help="Number of nodes, or MIN:MAX (elastic, with c10d).")
     p.add_argument("--nproc_per_node", "--nproc-per-node", type=str, default="1",
                    help="Workers per node: a number, or 'cpu' / 'auto' (the CPU count).")
     p.add_argument("--rdzv_backend", "--rdzv-backend", type=str, default="static", help="static or c10d.")
     p.add_argument("--rdzv_endpoint", "--rdzv-endpoint", type=str, default="",
                    help="host:port of the c10d rendezvous store.")
     p.add_argument("--rdzv_id", "--rdzv-id", type=str, default="none", help="The job's id.")
-    p.add_argument("--rdzv_conf", "--rdzv-conf", type=str, default="", help="key=value,... (accepted, unused).")
+    p.add_argument("--rdzv_conf", "--rdzv-conf", type=str, default="",
+                   help="key=value,...: last_call_timeout and join_timeout (seconds) are used.")
     p.add_argument("--standalone", action="store_true",
                    help="One node: c10d rendezvous on a free local port.")
     p.add_argument("--max_restarts", "--max-restarts", type=int, default=0,
@@ -65,6 +70,17 @@ def _nnodes(text):
     raise RuntimeError(f'nnodes={text} is not in "MIN:MAX" format')
 
 
+def _rdzv_conf(text):
+    conf = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise ValueError(f"The rendezvous configuration string must be in format <key1>=<value1>,...,"
+                             f"<keyN>=<valueN>. Got: {text}")
+        conf[key.strip()] = value.strip()
+    return conf
+
+
 def _nproc(text):
     if text in ("cpu", "auto"):
         return os.cpu_count() or 1
@@ -76,9 +92,12 @@ def _nproc(text):
 
 def config_from_args(args):
     min_nodes, max_nodes = _nnodes(args.nnodes)
-    if min_nodes != max_nodes:
-        raise NotImplementedError("elastic node counts (--nnodes MIN:MAX with MIN < MAX) are not supported: "
-                                  "give a fixed number of nodes")
+    if min_nodes < 1:
+        raise ValueError(f"The minimum number of nodes ({min_nodes}) must be greater than zero.")
+    if max_nodes < min_nodes:
+        raise ValueError(f"The maximum number of nodes ({max_nodes}) must be greater than or equal to the "
+                         f"minimum number of nodes ({min_nodes}).")
+    conf = _rdzv_conf(args.rdzv_conf)
     nproc = _nproc(args.nproc_per_node)
     if nproc < 1:
         raise ValueError(f"--nproc_per_node must be positive, got {nproc}")
@@ -89,6 +108,9 @@ def config_from_args(args):
         raise ValueError(f"unsupported --rdzv_backend {backend!r} (static or c10d)")
     if backend == "c10d" and not endpoint:
         raise ValueError("--rdzv_backend c10d needs --rdzv_endpoint host:port")
+    if backend == "static" and min_nodes != max_nodes:
+        raise ValueError("--nnodes MIN:MAX (elastic) needs --rdzv_backend c10d: a static rendezvous has a fixed "
+                         "number of nodes")
     if "OMP_NUM_THREADS" not in os.environ and nproc > 1:
         print("*****************************************\n"
               "Setting OMP_NUM_THREADS environment variable for each process to be 1 in default, to avoid your "
@@ -103,8 +125,10 @@ def config_from_args(args):
         cmd = [sys.executable, "-u", "-m", args.training_script]
     else:
         cmd = [sys.executable, "-u", args.training_script]
-    return LaunchConfig(nnodes=min_nodes, nproc_per_node=nproc, node_rank=args.node_rank, rdzv_backend=backend,
-                        rdzv_endpoint=endpoint, run_id=args.rdzv_id, max_restarts=args.max_restarts,
+    return LaunchConfig(nnodes=max_nodes, min_nodes=min_nodes, last_call_timeout=float(conf.get("last_call_timeout",
+                                                                                                   30)),
+                        join_timeout=float(conf.get("join_timeout", 600)), nproc_per_node=nproc,
+                        node_rank=args.node_rank, rdzv_backend=backend, rdzv_endpoint=endpoint, run_id=args.rdzv_id, max_restarts=args.max_restarts,
                         monitor_interval=args.monitor_interval, role=args.role, master_addr=args.master_addr,
                         master_port=args.master_port, log_dir=args.log_dir,
                         entrypoint=cmd + list(args.training_script_args), name=args.training_script)
