@@ -15,11 +15,11 @@ keys = ["RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK", "T
         "MASTER_ADDR"]
 line = "OUT " + " ".join(f"{k}={os.environ[k]}" for k in keys) + f" SUM={t.item():g} PID={os.getpid()}\n"
 os.write(1, line.encode())  # one write: the workers share the launcher's stdout
+attempt = int(os.environ["TORCHELASTIC_RESTART_COUNT"])
+if os.environ.get("FAIL_RANK") == os.environ["RANK"] and attempt < int(os.environ.get("FAIL_TIMES", "99")):
+    raise ValueError(f"boom from rank {os.environ['RANK']}")
 if os.environ.get("SLEEP_SECONDS"):
     time.sleep(float(os.environ["SLEEP_SECONDS"]))
 if os.environ.get("SLEEP_UNLESS_WORLD", os.environ["WORLD_SIZE"]) != os.environ["WORLD_SIZE"]:
     time.sleep(120)  # an elastic test's first, smaller round: the launcher restarts it when nodes join
-attempt = int(os.environ["TORCHELASTIC_RESTART_COUNT"])
-if os.environ.get("FAIL_RANK") == os.environ["RANK"] and attempt < int(os.environ.get("FAIL_TIMES", "99")):
-    raise ValueError(f"boom from rank {os.environ['RANK']}")
 dist.destroy_process_group()

@@ -86,6 +86,22 @@ def test_two_nodes_meet_through_c10d_rendezvous():
     assert sorted((x["GROUP_RANK"], x["LOCAL_RANK"]) for x in rows) == [("0", "0"), ("0", "1"), ("1", "0"), ("1", "1")]
 
 
+def test_two_static_nodes_restart_together():
+    # Node 1's worker fails at once; node 0's agent (serving the store at the master port)
+    # hears of it and restarts its worker too, and both nodes' second attempt succeeds.
+    port = str(free_port())
+    args = ("--nnodes", "2", "--nproc_per_node", "1", "--master_port", port, "--max_restarts", "1")
+    env = {"FAIL_RANK": "1", "FAIL_TIMES": "1", "SLEEP_SECONDS": "2"}
+    first = launcher(*args, "--node_rank", "0", SCRIPT, env=env, background=True)
+    second = launcher(*args, "--node_rank", "1", SCRIPT, env=env)
+    out, err = first.communicate(timeout=180)
+    assert first.returncode == 0 and second.returncode == 0, err + second.stderr
+    rows = parsed(out + second.stdout)
+    assert [(x["TORCHELASTIC_RESTART_COUNT"], x["RANK"], x["SUM"]) for x in rows] == [
+        ("0", "0", "3"), ("0", "1", "3"), ("1", "0", "3"), ("1", "1", "3")]
+    assert "restarting (1/1)" in err and "restarting (1/1)" in second.stderr
+
+
 def test_sigterm_stops_the_workers():
     import signal
     import time

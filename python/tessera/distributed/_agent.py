@@ -60,7 +60,15 @@ class _Rendezvous:
         self.store = None
         self.hosting = False
         self.sizes = {}
-        if config.rdzv_backend == "c10d":
+        self.agent_store = False
+        if config.rdzv_backend == "static" and config.nnodes > 1:
+            # node 0's agent serves the store at the master port: the agents coordinate
+            # restarts through it, and the workers use it too (TORCHELASTIC_USE_AGENT_STORE)
+            self.hosting = config.node_rank == 0
+            self.store = TCPStore(config.master_addr, config.master_port, None, self.hosting, _RENDEZVOUS_TIMEOUT,
+                                  wait_for_workers=False, multi_tenant=True)
+            self.agent_store = True
+        elif config.rdzv_backend == "c10d":
             host, _, port = config.rdzv_endpoint.rpartition(":")
             host, port = host or "127.0.0.1", int(port or 29400)
             try:  # the first agent on the endpoint's host serves the store; the others are clients
@@ -80,7 +88,7 @@ class _Rendezvous:
         """(round, node_rank, node count, master_addr, master_port); the round is later than
         asked when this node came too late for it."""
         c = self.config
-        if self.store is None:
+        if self.store is None or self.agent_store:
             self.sizes[round_] = c.nnodes
             return round_, c.node_rank, c.nnodes, c.master_addr, c.master_port
         fewest = c.min_nodes or c.nnodes
@@ -207,7 +215,7 @@ class _Worker:
             self.log.close()
 
 
-def _start_workers(config, node_rank, num_nodes, master_addr, master_port, restart_count):
+def _start_workers(config, node_rank, num_nodes, master_addr, master_port, restart_count, agent_store=False):
     world = num_nodes * config.nproc_per_node
     workers = []
     for local_rank in range(config.nproc_per_node):
@@ -219,7 +227,7 @@ def _start_workers(config, node_rank, num_nodes, master_addr, master_port, resta
             "WORLD_SIZE": str(world), "GROUP_WORLD_SIZE": str(num_nodes), "ROLE_WORLD_SIZE": str(world),
             "MASTER_ADDR": master_addr, "MASTER_PORT": str(master_port),
             "TORCHELASTIC_RESTART_COUNT": str(restart_count), "TORCHELASTIC_MAX_RESTARTS": str(config.max_restarts),
-            "TORCHELASTIC_RUN_ID": config.run_id, "TORCHELASTIC_USE_AGENT_STORE": "False",
+            "TORCHELASTIC_RUN_ID": config.run_id, "TORCHELASTIC_USE_AGENT_STORE": str(agent_store),
         })
         log_path = None
         if config.log_dir:
@@ -283,7 +291,7 @@ def launch_agent(config):
             round_, node_rank, num_nodes, master_addr, master_port = rdzv.next_round(round_)
             # TORCHELASTIC_RESTART_COUNT counts failures only, as torch's: a scale-up is not one
             workers = _start_workers(config, node_rank, num_nodes, master_addr, master_port,
-                                     config.max_restarts - restarts_left)
+                                     config.max_restarts - restarts_left, rdzv.agent_store)
             failures, peer_restart, scale_up = [], False, False
             while True:
                 time.sleep(min(config.monitor_interval, 0.5))

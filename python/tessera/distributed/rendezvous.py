@@ -5,7 +5,7 @@ import os
 from datetime import timedelta
 from urllib.parse import parse_qs, urlparse
 
-from tessera._C._distributed_c10d import FileStore, TCPStore
+from tessera._C._distributed_c10d import FileStore, PrefixStore, TCPStore
 
 from .constants import default_pg_timeout
 
@@ -78,6 +78,10 @@ def _file_rendezvous_handler(url, **kwargs):
 def _create_c10d_store(hostname, port, rank, world_size, timeout):
     if not 0 <= port < 2 ** 16:
         raise ValueError(f"port must have value from 0 to 65535 but was {port}.")
+    if os.environ.get("TORCHELASTIC_USE_AGENT_STORE") == str(True):
+        # the launcher's agent serves the store: a client, with this attempt's own keys
+        attempt = os.environ["TORCHELASTIC_RESTART_COUNT"]
+        return PrefixStore(f"/worker/attempt_{attempt}", TCPStore(hostname, port, world_size, False, timeout))
     # Every rank's store is a client; rank 0's process also serves (multi_tenant lets two
     # process groups of one process share the server).
     return TCPStore(hostname, port, world_size, rank == 0, timeout, multi_tenant=True)
