@@ -12,7 +12,10 @@ per rank) at 2 ranks, tessera against torch, beside each rank's compute-only ste
 model without DDP) and the all-reduce of all its gradients alone: the overlap won is
 (compute + communication - DDP step) / communication.
 
-  PYTHONPATH=build/release/python /usr/bin/python3 bench/bench_distributed.py [--max-mib 256] [--worlds 2 4] [--rounds 3]
+--mpi adds tessera's MPI process group (started by mpirun) beside them, its ratio against
+torch's Gloo.
+
+  PYTHONPATH=build/release/python /usr/bin/python3 bench/bench_distributed.py [--max-mib 256] [--worlds 2 4] [--rounds 3] [--mpi]
 """
 import argparse
 import json
@@ -33,8 +36,12 @@ else:
     import tessera as T
     import tessera.distributed as dist
 T.set_num_threads(1)
-dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world,
-                        timeout=timedelta(seconds=120))
+if port == "mpi":  # under mpirun
+    dist.init_process_group("mpi")
+    rank = dist.get_rank()
+else:
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world,
+                            timeout=timedelta(seconds=120))
 rows = []
 for nbytes in sizes:
     t = T.ones(max(1, nbytes // 4))
@@ -139,6 +146,18 @@ def run(lib, world, sizes, script=WORKER):
     return dict(result) if script is WORKER else result
 
 
+def run_mpi(world, sizes):
+    """tessera's MPI process group, started by mpirun."""
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    cmd = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", str(world), sys.executable, "-c", WORKER,
+           "tessera", "-1", str(world), "mpi", json.dumps(sizes)]
+    out = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=1800)
+    if out.returncode != 0:
+        raise RuntimeError(f"tessera MPI world {world} failed:\n{out.stdout}")
+    line = next(l for l in out.stdout.splitlines() if l.startswith("RESULT "))
+    return dict(json.loads(line[len("RESULT "):]))
+
+
 def ddp_table(rounds):
     print("DistributedDataParallel step at 2 ranks (ms, median over rounds of the slowest rank's median)")
     print(f"{'model':>6} {'lib':>8} {'DDP step':>9} {'compute':>8} {'comm':>7} {'overlap':>8}")
@@ -168,6 +187,7 @@ def main():
     ap.add_argument("--worlds", type=int, nargs="+", default=[2, 4])
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--ddp", action="store_true", help="the DDP step table instead of all_reduce's")
+    ap.add_argument("--mpi", action="store_true", help="also tessera's MPI process group (under mpirun)")
     args = ap.parse_args()
     if args.ddp:
         ddp_table(args.rounds)
@@ -179,18 +199,25 @@ def main():
     print(f"all_reduce float32 on 127.0.0.1, Gloo, {os.cpu_count()} CPUs; latency = median over rounds")
     for world in args.worlds:
         runs = {"tessera": [], "torch": []}
+        if args.mpi:
+            runs["mpi"] = []
         for _ in range(args.rounds):  # alternating, so drifts in the machine's load hit both
             for lib in runs:
-                runs[lib].append(run(lib, world, sizes))
-        ours = {s: sorted(r[s] for r in runs["tessera"])[args.rounds // 2] for s in sizes}
-        theirs = {s: sorted(r[s] for r in runs["torch"])[args.rounds // 2] for s in sizes}
+                runs[lib].append(run_mpi(world, sizes) if lib == "mpi" else run(lib, world, sizes))
+        med = {lib: {s: sorted(r[s] for r in rs)[args.rounds // 2] for s in sizes} for lib, rs in runs.items()}
+        ours, theirs = med["tessera"], med["torch"]
         factor = 2 * (world - 1) / world
         print(f"\nworld size {world}")
-        print(f"{'size':>9} {'tessera us':>11} {'torch us':>10} {'ratio':>6} {'tessera GB/s':>13} {'torch GB/s':>11}")
+        extra = f" {'MPI us':>9} {'MPI ratio':>9}" if args.mpi else ""
+        print(f"{'size':>9} {'tessera us':>11} {'torch us':>10} {'ratio':>6} {'tessera GB/s':>13} {'torch GB/s':>11}"
+              + extra)
         for s in sizes:
             a, b = ours[s], theirs[s]
-            print(f"{label(s):>9} {a * 1e6:11.1f} {b * 1e6:10.1f} {a / b:6.2f} {factor * s / a / 1e9:13.3f} "
-                  f"{factor * s / b / 1e9:11.3f}")
+            row = (f"{label(s):>9} {a * 1e6:11.1f} {b * 1e6:10.1f} {a / b:6.2f} {factor * s / a / 1e9:13.3f} "
+                   f"{factor * s / b / 1e9:11.3f}")
+            if args.mpi:
+                row += f" {med['mpi'][s] * 1e6:9.1f} {med['mpi'][s] / b:9.2f}"
+            print(row)
 
 
 if __name__ == "__main__":
