@@ -130,52 +130,27 @@ ProcessGroupGloo::ProcessGroupGloo(std::shared_ptr<Store> store, int rank, int s
     TORCH_CHECK(false, "ProcessGroupGloo: rank ", rank, " could not connect to the other ", size - 1,
                 " ranks: ", e.what());
   }
-  worker_ = std::thread([this] { run_worker(); });
 }
 
-ProcessGroupGloo::~ProcessGroupGloo() {
-  {
-    std::lock_guard<std::mutex> g(mu_);
-    stopping_ = true;  // the worker finishes what is queued, then returns
-  }
-  queued_.notify_all();
-  worker_.join();
-}
+ProcessGroupGloo::~ProcessGroupGloo() = default;
 
 ProcessGroup::WorkPtr ProcessGroupGloo::enqueue(const char* op, std::vector<at::Tensor> outputs,
                                                 std::chrono::milliseconds timeout,
                                                 std::function<void(uint32_t, std::chrono::milliseconds)> fn) {
   auto work = std::make_shared<Work>(op, std::move(outputs));
   const auto limit = timeout == kUnsetTimeout ? options_.timeout : timeout;
-  {
-    std::lock_guard<std::mutex> g(mu_);
-    TORCH_CHECK(!stopping_, "ProcessGroupGloo::", op, ": the process group is shutting down");
-    const uint32_t tag = next_tag_++;
-    queue_.push_back([work, fn = std::move(fn), tag, limit, op] {
+  queue_.push("ProcessGroupGloo", op, [&](uint64_t seq) -> std::function<void()> {
+    const auto tag = static_cast<uint32_t>(seq);  // every rank numbers its collectives alike
+    return [work, fn = std::move(fn), tag, limit, op] {
       try {
         fn(tag, limit);
         work->finish();
       } catch (...) {
         work->finish(gloo_error(op));
       }
-    });
-  }
-  queued_.notify_one();
+    };
+  });
   return work;
-}
-
-void ProcessGroupGloo::run_worker() {
-  while (true) {
-    std::function<void()> job;
-    {
-      std::unique_lock<std::mutex> g(mu_);
-      queued_.wait(g, [&] { return stopping_ || !queue_.empty(); });
-      if (queue_.empty()) return;
-      job = std::move(queue_.front());
-      queue_.pop_front();
-    }
-    job();
-  }
 }
 
 namespace {

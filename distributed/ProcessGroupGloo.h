@@ -6,9 +6,7 @@
 
 #include <distributed/ProcessGroup.h>
 #include <distributed/Store.h>
-
-#include <deque>
-#include <thread>
+#include <distributed/WorkQueue.h>
 
 namespace gloo {
 class Context;
@@ -57,16 +55,10 @@ class TORCH_API ProcessGroupGloo final : public ProcessGroup {
   // Queues fn(tag, timeout) on the worker; the Work completes when it returns or throws.
   WorkPtr enqueue(const char* op, std::vector<at::Tensor> outputs, std::chrono::milliseconds timeout,
                   std::function<void(uint32_t tag, std::chrono::milliseconds timeout)> fn);
-  void run_worker();
 
   Options options_;
   std::shared_ptr<gloo::Context> context_;
-  uint32_t next_tag_ = 0;  // under mu_: every rank numbers its collectives alike
-  std::mutex mu_;
-  std::condition_variable queued_;
-  std::deque<std::function<void()>> queue_;
-  bool stopping_ = false;
-  std::thread worker_;
+  WorkQueue queue_;  // last: its thread stops before the context goes
 };
 
 }  // namespace c10d::inline tessera

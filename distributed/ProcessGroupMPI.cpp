@@ -241,27 +241,18 @@ std::shared_ptr<ProcessGroupMPI> ProcessGroupMPI::create(std::vector<int> ranks)
 }
 
 ProcessGroupMPI::ProcessGroupMPI(std::unique_ptr<Comm> comm, int rank, int size)
-    : ProcessGroup(rank, size), comm_(std::move(comm)) {
-  worker_ = std::thread([this] { run_worker(); });
-}
+    : ProcessGroup(rank, size), comm_(std::move(comm)), queue_(std::make_unique<WorkQueue>()) {}
 
 ProcessGroupMPI::~ProcessGroupMPI() {
-  {
-    std::lock_guard<std::mutex> g(mu_);
-    stopping_ = true;  // the worker finishes what is queued, then returns
-  }
-  queued_.notify_all();
-  worker_.join();
+  queue_.reset();  // runs what is queued
   std::lock_guard<std::mutex> g(mpi_lock());
   if (!mpi_finalized() && comm_->comm != MPI_COMM_NULL) MPI_Comm_free(&comm_->comm);
 }
 
 WorkPtr ProcessGroupMPI::enqueue(const char* op, std::vector<at::Tensor> outputs, std::function<void()> fn) {
   auto work = std::make_shared<Work>(op, std::move(outputs));
-  {
-    std::lock_guard<std::mutex> g(mu_);
-    TORCH_CHECK(!stopping_, "ProcessGroupMPI::", op, ": the process group is shutting down");
-    queue_.push_back([work, fn = std::move(fn)] {
+  queue_->push("ProcessGroupMPI", op, [&](uint64_t) -> std::function<void()> {
+    return [work, fn = std::move(fn)] {
       try {
         std::lock_guard<std::mutex> g(mpi_lock());
         fn();
@@ -269,24 +260,9 @@ WorkPtr ProcessGroupMPI::enqueue(const char* op, std::vector<at::Tensor> outputs
       } catch (...) {
         work->finish(std::current_exception());
       }
-    });
-  }
-  queued_.notify_one();
+    };
+  });
   return work;
-}
-
-void ProcessGroupMPI::run_worker() {
-  while (true) {
-    std::function<void()> job;
-    {
-      std::unique_lock<std::mutex> g(mu_);
-      queued_.wait(g, [&] { return stopping_ || !queue_.empty(); });
-      if (queue_.empty()) return;
-      job = std::move(queue_.front());
-      queue_.pop_front();
-    }
-    job();
-  }
 }
 
 WorkPtr ProcessGroupMPI::broadcast(std::vector<at::Tensor>& tensors, const BroadcastOptions& opts) {

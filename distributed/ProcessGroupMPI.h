@@ -7,9 +7,7 @@
 #pragma once
 
 #include <distributed/ProcessGroup.h>
-
-#include <deque>
-#include <thread>
+#include <distributed/WorkQueue.h>
 
 namespace c10d::inline tessera {
 
@@ -49,14 +47,9 @@ class TORCH_API ProcessGroupMPI final : public ProcessGroup {
   // Queues fn on the worker; the Work completes when it returns or throws.
   WorkPtr enqueue(const char* op, std::vector<at::Tensor> outputs, std::function<void()> fn);
   WorkPtr post(const char* op, const at::Tensor& t, int peer, int tag, bool is_send);
-  void run_worker();
 
   std::unique_ptr<Comm> comm_;
-  std::mutex mu_;
-  std::condition_variable queued_;
-  std::deque<std::function<void()>> queue_;
-  bool stopping_ = false;
-  std::thread worker_;
+  std::unique_ptr<WorkQueue> queue_;  // stopped before the communicator is freed
 };
 
 }  // namespace c10d::inline tessera

@@ -15,7 +15,7 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from distributed_training_worker import join_iterations, model_data, shard_sizes, syncbn_data  # noqa: E402
-from test_distributed import launch  # noqa: E402
+from test_distributed import _same_everywhere as same_everywhere, launch  # noqa: E402
 
 
 def run(scenario, world, tmp_path):
@@ -26,14 +26,6 @@ def run(scenario, world, tmp_path):
 
 def close(got, want, rtol=1e-9, atol=1e-11, msg=""):
     np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, err_msg=msg)
-
-
-def same_everywhere(results, key):
-    first = results[0][key]
-    for out in results.values():
-        for k in first:
-            np.testing.assert_array_equal(out[key][k], first[k])
-    return first
 
 
 def torch_net(init):
