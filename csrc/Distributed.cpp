@@ -243,73 +243,91 @@ void bind_process_group(py::module_& d) {
       .def("name", &PG::backend_name)
       .def("broadcast", [](PG& pg, py::handle ts, const BroadcastOptions& o) {
         auto v = tensors_of(ts);
+        py::gil_scoped_release nogil;  // a DETAIL check or an MPI lock may block
         return pg.broadcast(v, o);
       }, py::arg("tensors"), py::arg("opts") = BroadcastOptions())
       .def("allreduce", [](PG& pg, py::handle ts, const AllreduceOptions& o) {
         auto v = tensors_of(ts);
+        py::gil_scoped_release nogil;  // a DETAIL check or an MPI lock may block
         return pg.allreduce(v, o);
       }, py::arg("tensors"), py::arg("opts") = AllreduceOptions())
       .def("reduce", [](PG& pg, py::handle ts, const ReduceOptions& o) {
         auto v = tensors_of(ts);
+        py::gil_scoped_release nogil;  // a DETAIL check or an MPI lock may block
         return pg.reduce(v, o);
       }, py::arg("tensors"), py::arg("opts") = ReduceOptions())
       .def("allgather", [](PG& pg, py::handle outs, py::handle ins, const AllgatherOptions& o) {
         auto out = tensor_lists_of(outs);
         auto in = tensors_of(ins);
+        py::gil_scoped_release nogil;  // a DETAIL check or an MPI lock may block
         return pg.allgather(out, in, o);
       }, py::arg("output_tensors"), py::arg("input_tensors"), py::arg("opts") = AllgatherOptions())
       .def("_allgather_base", [](PG& pg, py::handle out, py::handle in, const AllgatherOptions& o) {
         at::Tensor a = tensor_of(out), b = tensor_of(in);
+        py::gil_scoped_release nogil;  // a DETAIL check or an MPI lock may block
         return pg.allgather_base(a, b, o);
       }, py::arg("output"), py::arg("input"), py::arg("opts") = AllgatherOptions())
       .def("gather", [](PG& pg, py::handle outs, py::handle ins, const GatherOptions& o) {
         auto out = tensor_lists_of(outs);
         auto in = tensors_of(ins);
+        py::gil_scoped_release nogil;  // a DETAIL check or an MPI lock may block
         return pg.gather(out, in, o);
       }, py::arg("output_tensors"), py::arg("input_tensors"), py::arg("opts") = GatherOptions())
       .def("scatter", [](PG& pg, py::handle outs, py::handle ins, const ScatterOptions& o) {
         auto out = tensors_of(outs);
         auto in = tensor_lists_of(ins);
+        py::gil_scoped_release nogil;  // a DETAIL check or an MPI lock may block
         return pg.scatter(out, in, o);
       }, py::arg("output_tensors"), py::arg("input_tensors"), py::arg("opts") = ScatterOptions())
       .def("reduce_scatter", [](PG& pg, py::handle outs, py::handle ins, const ReduceScatterOptions& o) {
         auto out = tensors_of(outs);
         auto in = tensor_lists_of(ins);
+        py::gil_scoped_release nogil;  // a DETAIL check or an MPI lock may block
         return pg.reduce_scatter(out, in, o);
       }, py::arg("output_tensors"), py::arg("input_tensors"), py::arg("opts") = ReduceScatterOptions())
       .def("_reduce_scatter_base", [](PG& pg, py::handle out, py::handle in, const ReduceScatterOptions& o) {
         at::Tensor a = tensor_of(out), b = tensor_of(in);
+        py::gil_scoped_release nogil;  // a DETAIL check or an MPI lock may block
         return pg.reduce_scatter_base(a, b, o);
       }, py::arg("outputTensor"), py::arg("inputTensor"), py::arg("opts") = ReduceScatterOptions())
       .def("alltoall_base", [](PG& pg, py::handle out, py::handle in, std::vector<int64_t> out_splits,
                                std::vector<int64_t> in_splits, const AllToAllOptions& o) {
         at::Tensor a = tensor_of(out), b = tensor_of(in);
+        py::gil_scoped_release nogil;  // a DETAIL check or an MPI lock may block
         return pg.alltoall_base(a, b, out_splits, in_splits, o);
       }, py::arg("output_tensor"), py::arg("input_tensor"), py::arg("output_split_sizes"),
          py::arg("input_split_sizes"), py::arg("opts") = AllToAllOptions())
       .def("alltoall", [](PG& pg, py::handle outs, py::handle ins, const AllToAllOptions& o) {
         auto out = tensors_of(outs);
         auto in = tensors_of(ins);
+        py::gil_scoped_release nogil;  // a DETAIL check or an MPI lock may block
         return pg.alltoall(out, in, o);
       }, py::arg("output_tensor"), py::arg("input_tensor"), py::arg("opts") = AllToAllOptions())
-      .def("barrier", [](PG& pg, const BarrierOptions& o) { return pg.barrier(o); },
+      .def("barrier", [](PG& pg, const BarrierOptions& o) {
+        py::gil_scoped_release nogil;
+        return pg.barrier(o);
+      },
            py::arg("opts") = BarrierOptions())
       .def("send", [](PG& pg, py::handle ts, int dst, int tag) {
         auto v = tensors_of(ts);
+        py::gil_scoped_release nogil;  // a DETAIL check or an MPI lock may block
         return pg.send(v, dst, tag);
       }, py::arg("tensors"), py::arg("dstRank"), py::arg("tag"))
       .def("recv", [](PG& pg, py::handle ts, int src, int tag) {
         auto v = tensors_of(ts);
+        py::gil_scoped_release nogil;  // a DETAIL check or an MPI lock may block
         return pg.recv(v, src, tag);
       }, py::arg("tensors"), py::arg("srcRank"), py::arg("tag"))
       .def("recv_anysource", [](PG& pg, py::handle ts, int tag) {
         auto v = tensors_of(ts);
+        py::gil_scoped_release nogil;  // a DETAIL check or an MPI lock may block
         return pg.recv_anysource(v, tag);
       }, py::arg("tensors"), py::arg("tag"));
 
   py::class_<ProcessGroupWrapper, PG, std::shared_ptr<ProcessGroupWrapper>>(
       d, "_ProcessGroupWrapper", "TORCH_DISTRIBUTED_DEBUG=DETAIL: checks each collective's fingerprint first.")
-      .def(py::init<std::shared_ptr<PG>, std::shared_ptr<PG>>(), py::arg("pg"), py::arg("gloo_pg"))
+      .def(py::init<std::shared_ptr<PG>, std::shared_ptr<PG>, ms>(), py::arg("pg"), py::arg("gloo_pg"),
+           py::arg("timeout"))
       .def_property_readonly("wrapped_pg", &ProcessGroupWrapper::wrapped);
 
 #ifdef TESSERA_GLOO
@@ -420,9 +438,15 @@ void bind_reducer(py::module_& d) {
            }),
            py::arg("params"), py::arg("bucket_indices"), py::arg("process_group"),
            py::arg("find_unused_parameters") = false, py::arg("gradient_as_bucket_view") = false)
-      .def("prepare_for_backward", [](Reducer& r, py::handle outputs) { r.prepare_for_backward(tensors_of(outputs)); },
-           py::arg("outputs"))
+      // The reducer's lock is taken without the GIL: a Python comm hook runs under that lock
+      // and takes the GIL (from the backward thread).
+      .def("prepare_for_backward", [](Reducer& r, py::handle outputs) {
+        auto ts = tensors_of(outputs);
+        py::gil_scoped_release nogil;
+        r.prepare_for_backward(ts);
+      }, py::arg("outputs"))
       .def("_set_builtin_comm_hook", [](Reducer& r, const std::string& name) {
+        py::gil_scoped_release nogil;
         if (name == "allreduce") {
           r.set_comm_hook(CommHook::AllReduce);
         } else if (name == "fp16_compress") {
@@ -434,11 +458,13 @@ void bind_reducer(py::module_& d) {
         }
       })
       .def("_set_comm_hook", [](Reducer& r, py::object state, py::object hook) {
-        r.set_comm_hook(std::make_shared<PythonCommHook>(std::move(state), std::move(hook)));
+        auto python_hook = std::make_shared<PythonCommHook>(std::move(state), std::move(hook));
+        py::gil_scoped_release nogil;
+        r.set_comm_hook(std::move(python_hook));
       }, py::arg("state"), py::arg("comm_hook"))
-      .def("_get_unused_parameters", &Reducer::unused_parameters)
+      .def("_get_unused_parameters", &Reducer::unused_parameters, py::call_guard<py::gil_scoped_release>())
       .def("_set_forward_pass_work_handle", &Reducer::set_forward_pass_work_handle, py::arg("work"),
-           py::arg("use_static_world_size"))
+           py::arg("use_static_world_size"), py::call_guard<py::gil_scoped_release>())
       .def("_match_all_reduce_for_bwd_pass", &Reducer::match_all_reduce_for_bwd_pass,
            py::call_guard<py::gil_scoped_release>());
 }

@@ -11,10 +11,12 @@
 #define MPICH_SKIP_MPICXX 1
 #include <mpi.h>
 
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <numeric>
+#include <thread>
 
 namespace c10d::inline tessera {
 
@@ -163,49 +165,90 @@ std::vector<int> displacements(const std::vector<int>& counts) {
   return d;
 }
 
-// A posted send or receive: wait() polls MPI_Test, taking the MPI lock for each poll only.
+// A posted send or receive; RequestPoller completes it.
 class RequestWork final : public Work {
  public:
   RequestWork(const char* op, at::Tensor t, MPI_Request request) : Work(op, {std::move(t)}), request_(request) {}
-
-  bool wait(std::chrono::milliseconds timeout) override {
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (!is_completed()) {
-      int done = 0;
-      MPI_Status status;
-      {
-        std::lock_guard<std::mutex> g(mpi_lock());
-        if (!is_completed()) {
-          const int rc = MPI_Test(&request_, &done, &status);
-          if (rc != MPI_SUCCESS) {
-            try {
-              check_mpi(rc, op_.c_str());
-            } catch (...) {
-              finish(std::current_exception());
-            }
-          } else if (done) {
-            source_ = status.MPI_SOURCE;
-            finish();
-          }
-        }
-      }
-      if (!is_completed()) {
-        TORCH_CHECK(timeout == std::chrono::milliseconds::zero() || std::chrono::steady_clock::now() < deadline,
-                    "Work ", op_, " timed out after ", timeout.count(), " ms");
-        std::this_thread::sleep_for(std::chrono::microseconds(50));
-      }
-    }
-    return Work::wait();
-  }
 
   int source_rank() const override {
     TORCH_CHECK(done_, "source_rank(): wait() for the receive first");
     return source_;
   }
 
- private:
   MPI_Request request_;
   int source_ = -1;
+};
+
+// One thread for the process that tests the posted sends and receives (taking the MPI
+// lock for each sweep only) and completes their Work outside that lock, so completion
+// does not depend on anyone calling wait() and done-callbacks may post MPI calls of
+// their own. A pending Work is held here, so its buffer outlives the request.
+class RequestPoller {
+ public:
+  static RequestPoller& get() {
+    static auto* poller = new RequestPoller();  // never destroyed: it may outlive exit handlers
+    return *poller;
+  }
+
+  void add(std::shared_ptr<RequestWork> work) {
+    {
+      std::lock_guard<std::mutex> g(mu_);
+      pending_.push_back(std::move(work));
+    }
+    cv_.notify_one();
+  }
+
+ private:
+  RequestPoller() : thread_([this] { run(); }) { thread_.detach(); }
+
+  void run() {
+    while (true) {
+      std::vector<std::shared_ptr<RequestWork>> sweep;
+      {
+        std::unique_lock<std::mutex> g(mu_);
+        cv_.wait(g, [&] { return !pending_.empty(); });
+        sweep.swap(pending_);
+      }
+      std::vector<std::pair<std::shared_ptr<RequestWork>, std::exception_ptr>> done;
+      std::vector<std::shared_ptr<RequestWork>> still;
+      {
+        std::lock_guard<std::mutex> g(mpi_lock());
+        const bool finalized = mpi_finalized();
+        for (auto& w : sweep) {
+          int flag = 0;
+          MPI_Status status;
+          const int rc = finalized ? MPI_ERR_OTHER : MPI_Test(&w->request_, &flag, &status);
+          if (rc != MPI_SUCCESS) {
+            std::exception_ptr error;
+            try {
+              check_mpi(rc, w->op().c_str());
+            } catch (...) {
+              error = std::current_exception();
+            }
+            done.emplace_back(w, error);
+          } else if (flag) {
+            w->source_ = status.MPI_SOURCE;
+            done.emplace_back(w, nullptr);
+          } else {
+            still.push_back(w);
+          }
+        }
+      }
+      for (auto& [w, error] : done) w->finish(error);  // callbacks run outside the MPI lock
+      if (!still.empty()) {
+        {
+          std::lock_guard<std::mutex> g(mu_);
+          pending_.insert(pending_.end(), still.begin(), still.end());
+        }
+        std::this_thread::sleep_for(std::chrono::microseconds(20));
+      }
+    }
+  }
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<std::shared_ptr<RequestWork>> pending_;
+  std::thread thread_;
 };
 
 }  // namespace
@@ -253,13 +296,14 @@ WorkPtr ProcessGroupMPI::enqueue(const char* op, std::vector<at::Tensor> outputs
   auto work = std::make_shared<Work>(op, std::move(outputs));
   queue_->push("ProcessGroupMPI", op, [&](uint64_t) -> std::function<void()> {
     return [work, fn = std::move(fn)] {
+      std::exception_ptr error;
       try {
         std::lock_guard<std::mutex> g(mpi_lock());
         fn();
-        work->finish();
       } catch (...) {
-        work->finish(std::current_exception());
+        error = std::current_exception();
       }
+      work->finish(error);  // outside the MPI lock: callbacks may call MPI
     };
   });
   return work;
@@ -442,14 +486,18 @@ WorkPtr ProcessGroupMPI::barrier(const BarrierOptions& opts) {
 
 WorkPtr ProcessGroupMPI::post(const char* op, const at::Tensor& t, int peer, int tag, bool is_send) {
   MPI_Request request;
-  std::lock_guard<std::mutex> g(mpi_lock());
-  const MPI_Datatype type = mpi_type(t.scalar_type(), op);
-  if (is_send) {
-    MPI_CALL(MPI_Isend(t.data_ptr(), count(t), type, peer, tag, comm_->comm, &request));
-  } else {
-    MPI_CALL(MPI_Irecv(t.data_ptr(), count(t), type, peer, tag, comm_->comm, &request));
+  {
+    std::lock_guard<std::mutex> g(mpi_lock());
+    const MPI_Datatype type = mpi_type(t.scalar_type(), op);
+    if (is_send) {
+      MPI_CALL(MPI_Isend(t.data_ptr(), count(t), type, peer, tag, comm_->comm, &request));
+    } else {
+      MPI_CALL(MPI_Irecv(t.data_ptr(), count(t), type, peer, tag, comm_->comm, &request));
+    }
   }
-  return std::make_shared<RequestWork>(op, t, request);
+  auto work = std::make_shared<RequestWork>(op, t, request);
+  RequestPoller::get().add(work);
+  return work;
 }
 
 WorkPtr ProcessGroupMPI::send(std::vector<at::Tensor>& tensors, int dst_rank, int tag) {

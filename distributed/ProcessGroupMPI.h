@@ -2,8 +2,8 @@
 // mpirun. MPI assigns ranks and sizes, so no store or rendezvous is needed. Collectives run
 // in call order on the group's worker thread; every MPI call of the process goes through
 // one lock (MPI is initialised with MPI_THREAD_SERIALIZED, as torch does). Sends and
-// receives are posted at once and completed by polling, so a waiting receive never holds
-// the lock that a collective needs. Built when CMake finds MPI (is_mpi_available()).
+// receives are posted at once and completed by a polling thread, so a waiting receive never
+// holds the lock that a collective needs, and their futures complete without a wait(). Built when CMake finds MPI (is_mpi_available()).
 #pragma once
 
 #include <distributed/ProcessGroup.h>

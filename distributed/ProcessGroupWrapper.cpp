@@ -75,14 +75,55 @@ std::string describe(const int64_t* code, int64_t length) {
 
 }  // namespace
 
-ProcessGroupWrapper::ProcessGroupWrapper(std::shared_ptr<ProcessGroup> inner, std::shared_ptr<ProcessGroup> helper)
-    : ProcessGroup(inner->rank(), inner->size()), inner_(std::move(inner)), helper_(std::move(helper)) {
+ProcessGroupWrapper::ProcessGroupWrapper(std::shared_ptr<ProcessGroup> inner, std::shared_ptr<ProcessGroup> helper,
+                                         std::chrono::milliseconds timeout)
+    : ProcessGroup(inner->rank(), inner->size()), inner_(std::move(inner)), helper_(std::move(helper)),
+      timeout_(timeout) {
   TORCH_CHECK(helper_->rank() == rank_ && helper_->size() == size_,
               "ProcessGroupWrapper: the helper group must span the same ranks");
 }
 
+// Every rank sends rank 0 a token and waits for its answer; rank 0 names those whose token
+// did not come within the timeout (torch's monitoredBarrier message).
+void ProcessGroupWrapper::monitored_barrier() {
+  constexpr int kTag = 0;  // the helper group carries nothing else
+  const auto opts = at::TensorOptions().dtype(at::kInt);
+  if (rank_ != 0) {
+    std::vector<at::Tensor> token{at::zeros({1}, opts)};
+    helper_->send(token, 0, kTag)->wait(timeout_);
+    helper_->recv(token, 0, kTag)->wait(timeout_);
+    return;
+  }
+  std::vector<std::pair<int, WorkPtr>> arrivals;
+  for (int r = 1; r < size_; ++r) {
+    std::vector<at::Tensor> token{at::zeros({1}, opts)};
+    arrivals.emplace_back(r, helper_->recv(token, r, kTag));
+  }
+  const auto deadline = std::chrono::steady_clock::now() + timeout_;
+  std::vector<int> missing;
+  for (auto& [r, work] : arrivals) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    try {
+      work->wait(std::max(left, std::chrono::milliseconds(1)));
+    } catch (const std::exception&) {
+      missing.push_back(r);
+    }
+  }
+  if (!missing.empty()) {
+    std::ostringstream ranks;
+    for (size_t i = 0; i < missing.size(); ++i) ranks << (i ? ", " : "") << missing[i];
+    TORCH_CHECK(false, "[Rank 0]: Ranks ", ranks.str(), " failed to pass monitoredBarrier in ", timeout_.count(),
+                " ms");
+  }
+  for (int r = 1; r < size_; ++r) {
+    std::vector<at::Tensor> token{at::zeros({1}, opts)};
+    helper_->send(token, r, kTag)->wait(timeout_);
+  }
+}
+
 void ProcessGroupWrapper::check(const char* op, const std::vector<at::Tensor>& tensors) {
   c10::AutoGradMode no_grad(false);
+  monitored_barrier();
   const std::vector<int64_t> mine = encode(op, tensors);
   const auto opts = at::TensorOptions().dtype(at::kLong);
   at::Tensor length = at::full({1}, static_cast<int64_t>(mine.size()), opts);

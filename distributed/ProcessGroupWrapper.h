@@ -1,7 +1,8 @@
 // ProcessGroupWrapper (TORCH_DISTRIBUTED_DEBUG=DETAIL): a process group that, before each
-// collective, checks on a helper group of its own that every rank is calling the same one
-// with tensors of the same dtypes and shapes, and raises naming both fingerprints where a
-// rank differs, instead of letting mismatched collectives hang or mix data.
+// collective, checks on a helper group of its own that every rank has arrived (a monitored
+// barrier: rank 0 names the ranks missing after the timeout) and is calling the same
+// collective with tensors of the same dtypes and shapes (else every rank raises naming both
+// fingerprints), instead of letting mismatched collectives hang or mix data.
 #pragma once
 
 #include <distributed/ProcessGroup.h>
@@ -11,7 +12,8 @@ namespace c10d::inline tessera {
 class TORCH_API ProcessGroupWrapper final : public ProcessGroup {
  public:
   // `helper` spans the same ranks (its own store prefix): it carries only fingerprints.
-  ProcessGroupWrapper(std::shared_ptr<ProcessGroup> inner, std::shared_ptr<ProcessGroup> helper);
+  ProcessGroupWrapper(std::shared_ptr<ProcessGroup> inner, std::shared_ptr<ProcessGroup> helper,
+                      std::chrono::milliseconds timeout);
   std::string backend_name() const override { return inner_->backend_name(); }
   const std::shared_ptr<ProcessGroup>& wrapped() const { return inner_; }
 
@@ -41,9 +43,11 @@ class TORCH_API ProcessGroupWrapper final : public ProcessGroup {
  private:
   // Raises on every rank when the ranks' fingerprints of this call differ.
   void check(const char* op, const std::vector<at::Tensor>& tensors);
+  void monitored_barrier();
 
   std::shared_ptr<ProcessGroup> inner_;
   std::shared_ptr<ProcessGroup> helper_;
+  std::chrono::milliseconds timeout_;
 };
 
 }  // namespace c10d::inline tessera

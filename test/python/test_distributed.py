@@ -144,6 +144,7 @@ def check_collectives(results, world, dtypes, backend, tmp_path):
             prev = (rank - 1) % world
             close(out["send_recv"], values(prev, 6))
             close(out["batch_isend_irecv"], values(prev, 6))
+            close(out["p2p_futures"], values(prev, 6))
             if rank == 0:
                 for sender in range(1, world):
                     close(out[f"recv_any/{sender}"], values(sender, 6))
@@ -215,6 +216,7 @@ def test_detail_debug_reports_mismatched_collectives(tmp_path):
         assert "OpType=BARRIER" in out["barrier"] and "OpType=ALLGATHER" in out["barrier"]
         assert out["after"] == [3.0] * 4
         assert out["ddp_grad_equal"]
+    assert results[0]["skipped"] == "[Rank 0]: Ranks 1 failed to pass monitoredBarrier in 5000 ms"
 
 
 def store_script(store):

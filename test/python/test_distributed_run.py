@@ -86,6 +86,16 @@ def test_two_nodes_meet_through_c10d_rendezvous():
     assert sorted((x["GROUP_RANK"], x["LOCAL_RANK"]) for x in rows) == [("0", "0"), ("0", "1"), ("1", "0"), ("1", "1")]
 
 
+def test_a_node_arriving_at_a_full_job_is_refused():
+    args = ("--nnodes", "1", "--rdzv_backend", "c10d", "--rdzv_endpoint", f"127.0.0.1:{free_port()}", SCRIPT)
+    first = launcher(*args, env={"SLEEP_SECONDS": "4"}, background=True)
+    first.stdout.readline()  # its worker runs
+    late = launcher(*args)
+    out, err = first.communicate(timeout=120)
+    assert first.returncode == 0, err
+    assert late.returncode != 0 and "is full: its 1 nodes have joined" in late.stderr
+
+
 def test_two_static_nodes_restart_together():
     # Node 1's worker fails at once; node 0's agent (serving the store at the master port)
     # hears of it and restarts its worker too, and both nodes' second attempt succeeds.

@@ -97,22 +97,35 @@ class _Rendezvous:
             node_rank = self.store.add(self._key(round_, "joined"), 1) - 1
             if node_rank == 0:
                 self.store.set(self._key(round_, "master"), f"{self.host}:{_free_port()}")
+                self.store.set(self._key(round_, "open"), "1")  # nodes waiting for this round may join
                 self._close(round_, fewest, start)
             size_key = self._key(round_, "size")
-            while not self.store.check([size_key]):
-                if self.store.check([f"rdzv/{c.run_id}/done"]):
-                    raise RendezvousClosedError(f"rendezvous {c.run_id} is closed: the job has finished")
-                if time.monotonic() - start > c.join_timeout:
-                    raise RuntimeError(f"rendezvous {c.run_id} timed out after {c.join_timeout:g} s waiting for "
-                                       f"at least {fewest} nodes")
-                time.sleep(0.05)
+            self._wait_for(size_key, start, f"at least {fewest} nodes")
             size = int(self.store.get(size_key))
             if node_rank < size:
                 break
-            round_ += 1  # too late for this round: wait for the next, which the others start
+            if fewest == c.nnodes:
+                raise RuntimeError(f"rendezvous {c.run_id} is full: its {c.nnodes} nodes have joined")
+            # Too late for this round: wait until the running nodes open the next one (they
+            # restart their workers when they see a node waiting), then join it.
+            round_ += 1
+            self.store.add(self._key(round_, "waiting"), 1)
+            self._wait_for(self._key(round_, "open"), start, "the running nodes to take this node in",
+                           leaving=self._key(round_, "left"))
         self.sizes[round_] = size
         addr, _, port = self.store.get(self._key(round_, "master")).decode().rpartition(":")
         return round_, node_rank, size, addr, int(port)
+
+    def _wait_for(self, key, start, what, leaving=None):
+        c = self.config
+        while not self.store.check([key]):
+            if self.store.check([f"rdzv/{c.run_id}/done"]):
+                if leaving:
+                    self.store.add(leaving, 1)
+                raise RendezvousClosedError(f"rendezvous {c.run_id} is closed: the job has finished")
+            if time.monotonic() - start > c.join_timeout:
+                raise RuntimeError(f"rendezvous {c.run_id} timed out after {c.join_timeout:g} s waiting for {what}")
+            time.sleep(0.05)
 
     def _close(self, round_, fewest, start):
         c = self.config
@@ -132,10 +145,10 @@ class _Rendezvous:
         self.store.set(self._key(round_, "size"), str(min(joined, c.nnodes)))
 
     def nodes_waiting(self, round_):
-        """Whether nodes have arrived for the next round (elastic scale-up)."""
+        """Whether nodes wait to join the next round (elastic scale-up)."""
         try:
-            return self.store is not None and self.store.check([self._key(round_ + 1, "joined")]) and \
-                self._count(round_ + 1, "joined") > 0
+            key = self._key(round_ + 1, "waiting")
+            return self.store is not None and self.store.check([key]) and self._count(round_ + 1, "waiting") > 0
         except RuntimeError:
             return False
 
@@ -166,6 +179,11 @@ class _Rendezvous:
             while self.hosting and self._count(round_, "finished") < self.sizes.get(round_, self.config.nnodes):
                 if time.monotonic() - start > _RENDEZVOUS_TIMEOUT.total_seconds():
                     return
+                time.sleep(0.05)
+            # nodes waiting for a next round learn that there is none before the store goes
+            start = time.monotonic()
+            while (self.hosting and succeeded and time.monotonic() - start < 10 and
+                   self._count(round_ + 1, "waiting") > self._count(round_ + 1, "left")):
                 time.sleep(0.05)
         except RuntimeError:
             pass

@@ -9,6 +9,7 @@ from datetime import timedelta
 
 import tessera
 from tessera._C import _distributed_c10d as _c10d
+from tessera.futures import Future
 from tessera._C._distributed_c10d import (AllgatherOptions, AllreduceOptions, AllToAllOptions,
                                           BarrierOptions, BroadcastOptions, GatherOptions,
                                           PrefixStore, ProcessGroup, ReduceOp, ReduceOptions,
@@ -263,7 +264,7 @@ def _new_process_group_helper(group_size, group_rank, global_ranks, backend, sto
             # the fingerprints travel on a helper group of the same ranks
             helper = ProcessGroupGloo(PrefixStore(f"{group_name}/detail/", store), group_rank, group_size, timeout,
                                       interface=iface)
-            pg = _c10d._ProcessGroupWrapper(pg, helper)
+            pg = _c10d._ProcessGroupWrapper(pg, helper, timeout)
     elif backend == Backend.NCCL:
         raise RuntimeError("Distributed package doesn't have NCCL built in")
     elif backend == Backend.MPI:
@@ -860,10 +861,25 @@ def scatter_object_list(scatter_object_output_list, scatter_object_input_list, s
     scatter_object_output_list[0] = _tensor_to_object(out, int(size.item()))
 
 
+class _WorkFuture(Future):
+    """Work.get_future()'s Future: its wait() also waits on the work, since Gloo's
+    point-to-point work completes in wait() (collectives complete on the group's thread)."""
+
+    def __init__(self, work):
+        super().__init__()
+        self._work = work
+
+    def wait(self):
+        try:
+            self._work.wait()
+        except Exception:  # noqa: BLE001 - the work's done callback sets it on the future
+            pass
+        return super().wait()
+
+
 def _work_get_future(self):
     """A tessera.futures.Future of this work's result tensors."""
-    from tessera.futures import Future
-    fut = Future()
+    fut = _WorkFuture(self)
 
     def done():
         error = self.exception()
