@@ -11,6 +11,7 @@
 #define MPICH_SKIP_MPICXX 1
 #include <mpi.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
@@ -202,6 +203,7 @@ class RequestPoller {
   RequestPoller() : thread_([this] { run(); }) { thread_.detach(); }
 
   void run() {
+    auto pause = std::chrono::microseconds(20);  // grows while nothing completes, up to 1 ms
     while (true) {
       std::vector<std::shared_ptr<RequestWork>> sweep;
       {
@@ -235,12 +237,13 @@ class RequestPoller {
         }
       }
       for (auto& [w, error] : done) w->finish(error);  // callbacks run outside the MPI lock
+      pause = done.empty() ? std::min(pause * 2, std::chrono::microseconds(1000)) : std::chrono::microseconds(20);
       if (!still.empty()) {
         {
           std::lock_guard<std::mutex> g(mu_);
           pending_.insert(pending_.end(), still.begin(), still.end());
         }
-        std::this_thread::sleep_for(std::chrono::microseconds(20));
+        std::this_thread::sleep_for(pause);
       }
     }
   }
