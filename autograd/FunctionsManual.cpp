@@ -514,6 +514,39 @@ Tensor mm_mat2_backward(const Tensor& grad, const Tensor& mat1, at::IntArrayRef 
   return scale(conjugate(mat1).t().mm(grad), alpha);
 }
 
+Tensor sparse_constructor_values_backward(const Tensor& grad, const Tensor& indices) {
+  const Tensor dense = grad.layout() == c10::kStrided ? grad : grad.to_dense();
+  const int64_t sparse_dim = indices.size(0);
+  // Row-major linear positions of the entries over the sparse dims.
+  Tensor linear = at::zeros({indices.size(1)}, indices.options());
+  for (int64_t d = 0; d < sparse_dim; ++d) linear = linear * dense.size(d) + indices.select(0, d);
+  std::vector<int64_t> flat{-1};
+  for (int64_t d = sparse_dim; d < dense.dim(); ++d) flat.push_back(dense.size(d));
+  return dense.reshape(flat).index_select(0, linear);
+}
+
+Tensor values_backward(const Tensor& grad, const Tensor& self) {
+  if (self.layout() == c10::kSparse) {
+    return at::_sparse_coo_tensor_unsafe(self._indices(), grad, self.sizes())._coalesced_(self.is_coalesced());
+  }
+  return at::_sparse_compressed_tensor_unsafe(self.layout() == c10::kSparseCsr || self.layout() == c10::kSparseBsr
+                                                  ? self.crow_indices() : self.ccol_indices(),
+                                              self.layout() == c10::kSparseCsr || self.layout() == c10::kSparseBsr
+                                                  ? self.col_indices() : self.row_indices(),
+                                              grad, self.sizes(), std::nullopt, self.layout(), std::nullopt,
+                                              std::nullopt);
+}
+
+Tensor sparse_sparse_matmul_backward(const Tensor& grad, const Tensor& self, const Tensor& other, int64_t which) {
+  if (which == 0) return grad.mm(other.t()).sparse_mask(self);
+  return self.t().mm(grad).sparse_mask(other);
+}
+
+Tensor sparse_layout_backward(const Tensor& grad, const Tensor& self) {
+  if (self.layout() == c10::kStrided) return grad.layout() == c10::kStrided ? grad : grad.to_dense();
+  return grad.sparse_mask(self);
+}
+
 Tensor softmax_backward(const Tensor& grad, const Tensor& result, int64_t dim) {
   if (result.dim() == 0) return grad * 0;
   return (grad - (grad * result).sum(IntArrayRef{dim}, true)) * result;

@@ -36,6 +36,18 @@ Tensor fft_c2r_backward(const Tensor& grad, IntArrayRef dim, int64_t normalizati
 Tensor real_part(const Tensor& t);
 Tensor imag_part(const Tensor& t);
 
+// Sparse operands (aten/native/sparse). The grad of a COO constructor's values: the grad
+// at each entry's position (duplicates each get the whole grad there, as to_dense sums them).
+Tensor sparse_constructor_values_backward(const Tensor& grad, const Tensor& indices);
+// values() of a COO or compressed tensor: a sparse grad with self's pattern.
+Tensor values_backward(const Tensor& grad, const Tensor& self);
+// torch.sparse.mm of two COO matrices: grad @ other^T at self's pattern (which = 0), or
+// self^T @ grad at other's pattern (which = 1).
+Tensor sparse_sparse_matmul_backward(const Tensor& grad, const Tensor& self, const Tensor& other, int64_t which);
+// A layout conversion's grad in the input's layout: dense for a strided input, the grad at
+// the input's pattern for a sparse one.
+Tensor sparse_layout_backward(const Tensor& grad, const Tensor& self);
+
 [[noreturn]] TORCH_API void not_implemented(const char* op, const char* input);
 // A formula that refuses at backward, as torch's derivatives.yaml writes
 // `not_implemented("inplace version of acosh")`.

@@ -29,3 +29,17 @@ void throw_complex_autograd_not_implemented(const char* op) {
 }
 
 }  // namespace torch::autograd
+
+namespace torch::autograd {
+
+std::vector<int64_t> strides_or_error(const at::Tensor& t, const char* name) {
+  // (Only a sparse tensor that itself requires grad needs its strides: other formulas of
+  // the op do not read them.)
+  if (c10::isSparseLayout(t.layout()) && !t.requires_grad()) return {};
+  TORCH_CHECK(!c10::isSparseLayout(t.layout()), "The backward pass for this operation requires the '", name,
+              "' tensor to be strided, but a sparse tensor was given instead. Please either use a strided tensor or "
+              "set requires_grad=False for '", name, "'");
+  return t.strides().vec();
+}
+
+}  // namespace torch::autograd

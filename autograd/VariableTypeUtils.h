@@ -89,6 +89,10 @@ inline void increment_version(at::ArrayRef<at::Tensor> ts) {
 // its .grad would no longer match the value it was computed for.
 TORCH_API void check_inplace(const at::Tensor& self, bool requires_grad);
 
+// What a formula that reads `x.strides()` saves: a sparse tensor has no strides, so such a
+// formula cannot differentiate it; torch refuses when the graph is recorded, in these words.
+TORCH_API std::vector<int64_t> strides_or_error(const at::Tensor& t, const char* name);
+
 [[noreturn]] TORCH_API void throw_error_out_requires_grad(const char* name);
 
 // (the generated kernels refuse a grad no formula gives with aten's check)

@@ -39,7 +39,10 @@ Tensor InputMetadata::zeros_like() const {
 
 void InputMetadata::check_kind(const Tensor& grad, const std::string& what) const {
   TORCH_CHECK(grad.is_nested() == is_nested, "Both grad and InputMetadata need to be either nested or non nested tensors.");
-  TORCH_CHECK(grad.layout() == layout, what, " - expected layout ", layout, " but got ", grad.layout());
+  // As torch: a sparse COO grad may reach any input, and a dense grad a sparse input.
+  const bool layout_ok = grad.layout() == layout || grad.layout() == c10::kSparse ||
+                         (grad.layout() == c10::kStrided && c10::isSparseLayout(layout));
+  TORCH_CHECK(layout_ok, what, " - expected layout ", layout, " but got ", grad.layout());
   if (is_nested) {
     const auto got = component_sizes(grad);
     TORCH_CHECK(got == nested_sizes, what, " - got a nested tensor of shapes ", sizes_string(got),

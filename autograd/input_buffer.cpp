@@ -13,7 +13,8 @@ void InputBuffer::add(size_t pos, Tensor grad) {
   } else {
     // Out of place: either grad may still be referenced elsewhere (a hook kept it, or it
     // is a saved grad of a create_graph pass).
-    slot = slot + grad;
+    // (a sparse slot meeting a dense grad: dense + sparse is the form that exists, as in torch)
+    slot = c10::isSparseLayout(slot.layout()) && grad.layout() == c10::kStrided ? grad + slot : slot + grad;
   }
 }
 

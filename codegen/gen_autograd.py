@@ -38,7 +38,7 @@ KERNEL_PARTS = 3
 _ATTRIBUTES = {
     "sizes": ("std::vector<int64_t>", "{x}.sizes().vec()"),
     "sym_sizes": ("std::vector<int64_t>", "{x}.sizes().vec()"),
-    "strides": ("std::vector<int64_t>", "{x}.strides().vec()"),
+    "strides": ("std::vector<int64_t>", "strides_or_error({x}, \"{x}\")"),
     "storage_offset": ("int64_t", "{x}.storage_offset()"),
     "scalar_type": ("at::ScalarType", "{x}.scalar_type()"),
     "options": ("at::TensorOptions", "{x}.options()"),

@@ -11,10 +11,10 @@ import re
 from typing import Optional
 
 # The keys an ops.yaml `dispatch:` line may name (gen.py writes one Register<key>.cpp each).
-DISPATCH_KEYS = ("CPU", "Meta", "MkldnnCPU", "NestedTensorCPU", "CompositeExplicitAutograd")
+DISPATCH_KEYS = ("CPU", "Meta", "MkldnnCPU", "NestedTensorCPU", "SparseCPU", "SparseCsrCPU", "CompositeExplicitAutograd")
 # Layouts whose kernels take the operator's own signature even on a structured op or its
 # delegates (add.out's MkldnnCPU kernel fills `out` itself; no shape function runs first).
-PLAIN_KERNEL_KEYS = ("MkldnnCPU", "NestedTensorCPU")
+PLAIN_KERNEL_KEYS = ("MkldnnCPU", "NestedTensorCPU", "SparseCPU", "SparseCsrCPU")
 
 BASE_TYPES = {"Tensor", "int", "SymInt", "float", "bool", "str", "Scalar", "ScalarType", "Layout",
               "Device", "MemoryFormat", "Generator", "Dimname"}

@@ -351,7 +351,10 @@ static bool takes_requires_grad(const c10::FunctionSchema& schema) {
   const std::string name = colons == std::string::npos ? full : full.substr(colons + 2);
   const bool like = name.size() > 5 && name.compare(name.size() - 5, 5, "_like") == 0;
   const bool returns_tensor = schema.returns().size() == 1 && schema.returns()[0].type().isTensor();
-  return options == 4 && returns_tensor && (!tensor_input || like || name.rfind("new_", 0) == 0);
+  // The sparse constructors take their members as tensors and requires_grad= as factories do.
+  const bool sparse_factory = name.rfind("sparse_", 0) == 0 && name.size() > 7 &&
+                              name.compare(name.size() - 7, 7, "_tensor") == 0;
+  return options == 4 && returns_tensor && (!tensor_input || like || sparse_factory || name.rfind("new_", 0) == 0);
 }
 
 static const SchemaType& bool_type() {

@@ -401,7 +401,8 @@ bool init_dtypes(PyObject* module) {
   LayoutTypeObj.tp_methods = layout_methods;
   LayoutTypeObj.tp_doc = "How a tensor's elements are stored (tessera.strided, tessera.sparse_coo, ...).";
   if (!ready_type(module, &LayoutTypeObj, "tessera.layout", sizeof(LayoutObject), "layout")) return false;
-  for (c10::Layout l : {c10::Layout::Strided, c10::Layout::SparseCoo, c10::Layout::SparseCsr, c10::Layout::Mkldnn}) {
+  for (c10::Layout l : {c10::kStrided, c10::kSparse, c10::kSparseCsr, c10::kMkldnn, c10::kSparseCsc, c10::kSparseBsr,
+                        c10::kSparseBsc}) {
     const char* name = c10::LayoutName(l);
     LayoutObject*& slot = g_layouts[static_cast<size_t>(l)];
     if (!add_singleton(module, &LayoutTypeObj, name, &slot)) return false;

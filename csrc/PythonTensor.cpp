@@ -25,7 +25,20 @@ namespace tessera::python {
 
 void check_plain_geometry(const at::Tensor& t, OpaqueAccess what) {
   const c10::DispatchKeySet ks = t.key_set();
-  if (C10_LIKELY(!ks.has_any({c10::DispatchKey::MkldnnCPU, c10::DispatchKey::NestedTensorCPU}))) return;
+  if (C10_LIKELY(!ks.has_any({c10::DispatchKey::MkldnnCPU, c10::DispatchKey::NestedTensorCPU,
+                              c10::DispatchKey::SparseCPU, c10::DispatchKey::SparseCsrCPU}))) {
+    return;
+  }
+  if (c10::isSparseLayout(t.layout())) {
+    // A sparse tensor has a shape but neither strides nor storage (its data are its members).
+    if (what == OpaqueAccess::Sizes) return;
+    const bool coo = t.layout() == c10::kSparse;
+    TORCH_CHECK(what != OpaqueAccess::Strides, coo ? "Sparse" : "Sparse CSR", " tensors do not have strides");
+    TORCH_CHECK(what != OpaqueAccess::Data, "Cannot access data pointer of Tensor that doesn't have storage");
+    TORCH_CHECK_TYPE(what != OpaqueAccess::Numpy, "can't convert ", coo ? "Sparse" : "SparseCsr",
+                     " layout tensor to numpy. Use Tensor.dense() first.");
+    TORCH_CHECK(false, "Cannot access storage of ", coo ? "SparseTensorImpl" : "SparseCsrTensorImpl");
+  }
   if (ks.has(c10::DispatchKey::NestedTensorCPU)) {
     if (what == OpaqueAccess::Data) return;  // the packed buffer's address, as torch
     const bool sizes = what == OpaqueAccess::Sizes || what == OpaqueAccess::Numpy;
@@ -342,6 +355,9 @@ PyObject* tensor_is_contiguous(PyObject* self, PyObject* args, PyObject* kwargs)
     format = memory_format_of(mf);
   }
   TORCH_CHECK(format != c10::MemoryFormat::Preserve, "is_contiguous: preserve_format is not a memory format a tensor has");
+  TORCH_CHECK(!c10::isSparseLayout(unwrap(self).layout()), "Tensors of type ",
+              unwrap(self).layout() == c10::kSparse ? "SparseTensorImpl" : "SparseCsrTensorImpl",
+              " do not have is_contiguous");
   return PyBool_FromLong(unwrap(self).is_contiguous(format));
   END_HANDLE_TH_ERRORS
 }
@@ -464,6 +480,8 @@ PyObject* get_is_meta(PyObject* self, void*) {
   TESSERA_TORCH_FUNCTION_GETTER(self, "is_meta"); return PyBool_FromLong(unwrap(self).is_meta()); }
 PyObject* get_is_sparse(PyObject* self, void*) {
   TESSERA_TORCH_FUNCTION_GETTER(self, "is_sparse"); return PyBool_FromLong(unwrap(self).layout() == c10::Layout::SparseCoo); }
+PyObject* get_is_sparse_csr(PyObject* self, void*) {
+  TESSERA_TORCH_FUNCTION_GETTER(self, "is_sparse_csr"); return PyBool_FromLong(unwrap(self).is_sparse_csr()); }
 PyObject* get_is_mkldnn(PyObject* self, void*) {
   TESSERA_TORCH_FUNCTION_GETTER(self, "is_mkldnn"); return PyBool_FromLong(unwrap(self).is_mkldnn()); }
 PyObject* get_is_nested(PyObject* self, void*) {
@@ -548,6 +566,7 @@ PyGetSetDef tensor_getset[] = {
     {"is_cpu", get_is_cpu, nullptr, nullptr, nullptr},
     {"is_meta", get_is_meta, nullptr, nullptr, nullptr},
     {"is_sparse", get_is_sparse, nullptr, nullptr, nullptr},
+    {"is_sparse_csr", get_is_sparse_csr, nullptr, "Whether the layout is CSR, CSC, BSR or BSC.", nullptr},
     {"is_quantized", get_is_quantized, nullptr, nullptr, nullptr},
     {"is_mkldnn", get_is_mkldnn, nullptr, "Whether the tensor has the _mkldnn layout (to_mkldnn()).", nullptr},
     {"is_nested", get_is_nested, nullptr, "Whether the tensor is a nested tensor (tessera.nested).", nullptr},

@@ -1,6 +1,7 @@
 #include <aten/core/TensorUtils.h>
 
 #include <aten/core/NestedTensorImpl.h>
+#include <aten/core/SparseTensorImpl.h>
 #include <aten/native/shape/TensorShape.h>
 
 #include <c10/core/StorageBounds.h>
@@ -93,6 +94,12 @@ Tensor make_view(const Tensor& self, IntArrayRef sizes, IntArrayRef strides, int
                                     offset == self.storage_offset(),
                                 "views of nested tensors are not supported (only unbind and select along dim 0)");
     return nested_alias(self);
+  }
+  if (c10::isSparseLayout(self.layout())) {
+    // Likewise a sparse tensor's (Note [Sparse tensor geometry]): its members are shared.
+    TORCH_CHECK_NOT_IMPLEMENTED(sizes.equals(self.sizes()), "views of sparse tensors are not supported (layout ",
+                                self.layout(), ")");
+    return sparse_alias(self);
   }
   auto impl = c10::make_intrusive<c10::TensorImpl>(base->storage(), base->key_set(), base->scalar_type(), base->layout());
   impl->set_sizes_and_strides(sizes, strides);

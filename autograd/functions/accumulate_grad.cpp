@@ -19,6 +19,8 @@ namespace {
 // view; kept as it is, fused optimizer updates and the parameter-shaped arithmetic after
 // it would walk it against the grain.
 bool obeys_layout(const Tensor& grad, const Tensor& variable) {
+  if (c10::isSparseLayout(grad.layout())) return true;  // no strides to obey
+  if (c10::isSparseLayout(variable.layout())) return grad.is_contiguous();
   // (a contiguous parameter, the common case, asks exactly for a contiguous grad)
   if (variable.is_contiguous() || !at::is_non_overlapping_and_dense(variable)) return grad.is_contiguous();
   for (int64_t d = 0; d < grad.dim(); ++d) {
@@ -27,8 +29,9 @@ bool obeys_layout(const Tensor& grad, const Tensor& variable) {
   return true;
 }
 
-// A copy of grad laid out as the contract asks.
+// A copy of grad laid out as the contract asks (a sparse grad: a copy of it).
 Tensor laid_out(const Tensor& grad, const Tensor& variable) {
+  if (c10::isSparseLayout(grad.layout())) return grad.clone();
   if (variable.is_contiguous() || !at::is_non_overlapping_and_dense(variable)) return grad.clone(at::MemoryFormat::Contiguous);
   return at::empty_strided(variable.sizes(), variable.strides(), grad.options()).copy_(grad);
 }
@@ -52,7 +55,11 @@ variable_list AccumulateGrad::apply(variable_list&& grads) {
   if (c10::GradMode::is_enabled()) {
     // create_graph: the stored grad keeps its history, and is replaced rather than updated.
     Tensor& grad = impl::materialize_autograd_meta(variable_)->grad_;
-    grad = grad.defined() ? grad + new_grad : laid_out(new_grad, variable_);
+    if (!grad.defined()) {
+      grad = laid_out(new_grad, variable_);
+    } else {
+      grad = c10::isSparseLayout(grad.layout()) && new_grad.layout() == c10::kStrided ? new_grad + grad : grad + new_grad;
+    }
     return {};
   }
   // The engine hands over a grad nobody else holds: keep it rather than copy it.
@@ -74,7 +81,12 @@ variable_list AccumulateGrad::apply(variable_list&& grads) {
 void AccumulateGrad::store(Tensor new_grad, bool owned) {
   Tensor& grad = impl::materialize_autograd_meta(variable_)->grad_;
   if (grad.defined()) {
-    grad.add_(new_grad);
+    // A sparse grad meeting a dense one: the sum is dense (torch keeps it so, too).
+    if (c10::isSparseLayout(grad.layout())) {
+      grad = impl::tensor_data(new_grad.layout() == c10::kStrided ? new_grad + grad : grad + new_grad);
+    } else {
+      grad.add_(new_grad);
+    }
   } else if (owned) {
     grad = impl::tensor_data(new_grad);
   } else {

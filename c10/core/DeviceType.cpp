@@ -21,6 +21,9 @@ const char* LayoutName(Layout layout) {
     case Layout::SparseCoo: return "sparse_coo";
     case Layout::SparseCsr: return "sparse_csr";
     case Layout::Mkldnn: return "_mkldnn";
+    case Layout::SparseCsc: return "sparse_csc";
+    case Layout::SparseBsr: return "sparse_bsr";
+    case Layout::SparseBsc: return "sparse_bsc";
   }
   TORCH_INTERNAL_ASSERT(false, "unknown Layout ", static_cast<int>(layout));
 }

@@ -119,6 +119,9 @@ constexpr DispatchKey backendDispatchKey(DeviceType device, Layout layout) {
       if (device == DeviceType::CUDA) return DispatchKey::SparseCUDA;
       break;
     case Layout::SparseCsr:
+    case Layout::SparseCsc:
+    case Layout::SparseBsr:
+    case Layout::SparseBsc:
       if (device == DeviceType::CPU) return DispatchKey::SparseCsrCPU;
       if (device == DeviceType::CUDA) return DispatchKey::SparseCsrCUDA;
       break;

@@ -40,6 +40,8 @@ TensorImpl::~TensorImpl() = default;
 
 void* TensorImpl::data() const {
   if (!storage_.defined() || storage_.data() == nullptr || numel_ == 0) {
+    // Sparse impls keep their data in member tensors (Note [Sparse tensor geometry]).
+    TORCH_CHECK(!isSparseLayout(layout_), "Cannot access data pointer of Tensor that doesn't have storage");
     TORCH_CHECK(!storage_.defined() || storage_.data() != nullptr || numel_ == 0 || device_.is_meta(),
                 "The tensor has a non-zero number of elements, but its data is not allocated: it is a wrapper "
                 "subclass's (Tensor._make_wrapper_subclass), whose data lives in what its __torch_dispatch__ "

@@ -79,6 +79,12 @@ from ._lobpcg import lobpcg  # noqa: E402,F401
 from . import special  # noqa: E402,F401
 # tessera.nested: nested tensors (torch.nested's prototype API).
 from . import nested  # noqa: E402,F401
+# tessera.sparse, and the sparse constructors with current torch's check_invariants=.
+from . import sparse  # noqa: E402,F401
+for _name in ("sparse_coo_tensor", "sparse_compressed_tensor", "sparse_csr_tensor", "sparse_csc_tensor",
+              "sparse_bsr_tensor", "sparse_bsc_tensor"):
+    globals()[_name] = sparse._constructor(getattr(_C, _name))
+del _name
 # tessera.nn.functional: torch.nn.functional's operators.
 from . import nn  # noqa: E402,F401
 # tessera.optim: optimizers and learning-rate schedulers.

@@ -278,7 +278,7 @@ _methods = {fn.__name__: fn for fn in (
 _methods.update({kind: _not_linked(kind) for kind in ("xpu", "ipu")})
 # Layouts and devices Tessera's tensors never have.
 _methods.update({name: property(_false, doc="False: Tessera has no such device or layout.")
-                 for name in ("is_ipu", "is_xpu", "is_mps", "is_vulkan", "is_ort", "is_sparse_csr")})
+                 for name in ("is_ipu", "is_xpu", "is_mps", "is_vulkan", "is_ort")})
 
 _methods["volatile"] = property(_volatile_get, _volatile_set, doc="Removed: always False (warns).")
 # torch's tracer names the tensors it records; every other tensor's name is None, and

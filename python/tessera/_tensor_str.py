@@ -205,13 +205,14 @@ def _tensor_str(t, indent):
     return _nested_str(data, ndim, indent, summarize, fmt1, fmt2)
 
 
-def _add_suffixes(tensor_str, suffixes, indent):
+def _add_suffixes(tensor_str, suffixes, indent, force_newline=False):
     parts = [tensor_str]
     last_line_len = len(tensor_str) - tensor_str.rfind("\n") + 1
     for suffix in suffixes:
-        if last_line_len + len(suffix) + 2 > PRINT_OPTS.linewidth:
+        if force_newline or last_line_len + len(suffix) + 2 > PRINT_OPTS.linewidth:
             parts.append(",\n" + " " * indent + suffix)
             last_line_len = indent + len(suffix)
+            force_newline = False
         else:
             parts.append(", " + suffix)
             last_line_len += len(suffix) + 2
@@ -242,6 +243,27 @@ def _nested_tensor_str(t):
     return "nested_tensor([\n" + ",\n".join(lines) + "\n]" + "".join(", " + s for s in suffixes) + ")"
 
 
+def _sparse_members_str(t, indent):
+    """The member tensors of a sparse tensor, one `name=tensor(...)` per line, as torch
+    prints them: COO's indices and values, a compressed layout's compressed indices,
+    plain indices and values."""
+    if t.layout == _C.sparse_coo:
+        members = (("indices", t._indices()), ("values", t._values()))
+    elif t.layout in (_C.sparse_csr, _C.sparse_bsr):
+        members = (("crow_indices", t.crow_indices()), ("col_indices", t.col_indices()), ("values", t.values()))
+    else:
+        members = (("ccol_indices", t.ccol_indices()), ("row_indices", t.row_indices()), ("values", t.values()))
+    lines = []
+    for name, member in members:
+        head = name + "=tensor("
+        member = member.detach()
+        body = _tensor_str(member, indent + len(head))
+        if member.numel() == 0:
+            body += ", size=" + str(tuple(member.shape))
+        lines.append(head + body + ")")
+    return (",\n" + " " * indent).join(lines)
+
+
 def _no_grad():
     from .autograd import no_grad
     return no_grad()
@@ -257,7 +279,8 @@ def _str(t):
         # Operators refuse most named tensors: format an unnamed view, name the dims after.
         with _no_grad():
             values = t.rename(None)
-    if t.layout != _C.strided:
+    sparse = t.layout in (_C.sparse_coo, _C.sparse_csr, _C.sparse_csc, _C.sparse_bsr, _C.sparse_bsc)
+    if t.layout != _C.strided and not sparse:
         # An mkldnn tensor prints its values (from a dense copy) and its layout.
         layout_suffix.append("layout=" + repr(t.layout))
         with _no_grad():
@@ -274,7 +297,15 @@ def _str(t):
     default_float, default_names = _default_dtype_names()
     is_default_float = dtype_name.split(".", 1)[1] == default_float
     has_default_dtype = dtype_name.split(".", 1)[1] in default_names
-    if t.is_meta:
+    if sparse:
+        suffixes.append("size=" + str(tuple(t.shape)))
+        suffixes.append("nnz=" + str(t._nnz()))
+        if not has_default_dtype:
+            suffixes.append("dtype=" + dtype_name)
+        with _no_grad():
+            tensor_str = _sparse_members_str(t, indent)
+        layout_suffix.append("layout=" + repr(t.layout))
+    elif t.is_meta:
         suffixes.append("size=" + str(tuple(t.shape)))
         if not is_default_float:
             suffixes.append("dtype=" + dtype_name)
@@ -299,4 +330,4 @@ def _str(t):
         suffixes.append("requires_grad=True")
     if t.has_names():
         suffixes.append(f"names={t.names}")
-    return _add_suffixes(prefix + tensor_str, suffixes, indent)
+    return _add_suffixes(prefix + tensor_str, suffixes, indent, force_newline=t.layout == _C.sparse_coo)

@@ -10,7 +10,7 @@ import pickle
 import struct
 
 from . import _C
-from ._utils import NAMED_PICKLE_ERROR, get_tensor_metadata
+from ._utils import NAMED_PICKLE_ERROR, _rebuild_sparse_csr_tensor, _rebuild_sparse_tensor, get_tensor_metadata
 from .storage import TypedStorage, _physical
 
 # torch's storage class for each dtype torch 1.13 writes typed storages for.
@@ -108,6 +108,10 @@ def _reduce_tensor(t, table):
     if type(t) is not _C.Tensor:
         raise NotImplementedError(f"tessera.save: tensor subclasses other than Parameter ({type(t).__name__}) "
                                   "are not supported")
+    if t.is_sparse or t.is_sparse_csr:
+        from ._utils import sparse_reduce_args
+        name, args = sparse_reduce_args(t)
+        return (TorchGlobal("torch._utils", name), args)
     if t.layout != _C.strided:
         raise NotImplementedError(f"tessera.save: tensors with layout {t.layout} are not supported")
     if t.has_names():
@@ -267,8 +271,10 @@ def _torch_globals():
         ("torch._utils", "_rebuild_parameter"): rebuild_parameter,
         ("torch._utils", "_rebuild_parameter_with_state"): rebuild_parameter_with_state,
         ("torch._utils", "_rebuild_meta_tensor_no_storage"): rebuild_meta_tensor_no_storage,
-        ("torch._utils", "_rebuild_sparse_tensor"): _not_supported("sparse tensors"),
-        ("torch._utils", "_rebuild_sparse_csr_tensor"): _not_supported("sparse tensors"),
+        ("torch._utils", "_rebuild_sparse_tensor"): _rebuild_sparse_tensor,
+        ("torch._utils", "_rebuild_sparse_csr_tensor"): _rebuild_sparse_csr_tensor,
+        ("tessera._utils", "_rebuild_sparse_tensor"): _rebuild_sparse_tensor,
+        ("tessera._utils", "_rebuild_sparse_csr_tensor"): _rebuild_sparse_csr_tensor,
         ("torch._utils", "_rebuild_qtensor"): _not_supported("quantized tensors"),
         ("torch.nn.parameter", "Parameter"): Parameter,
         ("torch.serialization", "_get_layout"): get_layout,

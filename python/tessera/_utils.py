@@ -40,6 +40,47 @@ def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad, bac
     return t
 
 
+_COMPRESSED_LAYOUTS = ("sparse_csr", "sparse_csc", "sparse_bsr", "sparse_bsc")
+
+
+def _rebuild_sparse_tensor(layout, data):
+    """Unpickling a sparse tensor, as torch's protocol writes it: (indices, values, size)
+    for COO, (compressed_indices, plain_indices, values, size) for the compressed layouts.
+    The members are checked as the public constructors check them, so that a hostile file
+    cannot make indices that point outside the tensor."""
+    if layout == _C.sparse_coo:
+        # torch 1.13 writes (indices, values, size), current torch adds is_coalesced
+        if len(data) == 4:
+            indices, values, size, is_coalesced = data
+            return _C.sparse_coo_tensor(indices, values, tuple(size), is_coalesced=bool(is_coalesced) or None)
+        indices, values, size = data
+        return _C.sparse_coo_tensor(indices, values, tuple(size))
+    if any(layout == getattr(_C, name) for name in _COMPRESSED_LAYOUTS):
+        compressed, plain, values, size = data
+        return _C.sparse_compressed_tensor(compressed, plain, values, tuple(size), layout=layout)
+    raise NotImplementedError(f"rebuilding sparse tensor for layout {layout}")
+
+
+def _rebuild_sparse_csr_tensor(layout, data):
+    """torch 1.13's name for unpickling a CSR tensor."""
+    if layout != _C.sparse_csr:
+        raise NotImplementedError(f"rebuilding sparse tensor for layout {layout}")
+    return _rebuild_sparse_tensor(layout, data)
+
+
+def sparse_reduce_args(t):
+    """(rebuild function name, args) for a sparse tensor, as torch pickles one: COO and CSR
+    with the functions torch 1.13 reads too, the other compressed layouts with current
+    torch's _rebuild_sparse_tensor."""
+    if t.layout == _C.sparse_coo:
+        return "_rebuild_sparse_tensor", (t.layout, (t._indices(), t._values(), t.size()))
+    if t.layout in (_C.sparse_csr, _C.sparse_bsr):
+        members = (t.crow_indices(), t.col_indices(), t.values(), t.size())
+    else:
+        members = (t.ccol_indices(), t.row_indices(), t.values(), t.size())
+    return ("_rebuild_sparse_csr_tensor" if t.layout == _C.sparse_csr else "_rebuild_sparse_tensor"), (t.layout, members)
+
+
 NAMED_PICKLE_ERROR = ("NYI: Named tensors don't support serialization. Please drop names via "
                       "`tensor = tensor.rename(None)` before serialization.")
 
@@ -49,6 +90,9 @@ def _reduce_ex(self, proto):
     from .storage import TypedStorage
     if self.is_mkldnn:
         raise RuntimeError("Cannot access data pointer of Tensor that doesn't have storage")
+    if self.is_sparse or self.is_sparse_csr:
+        name, args = sparse_reduce_args(self)
+        return (globals()[name], args)
     if self.is_nested:
         self.size()  # raises torch's "NestedTensorImpl doesn't support sizes"
     if self.has_names():

@@ -142,12 +142,27 @@ class Backend:
     available: Callable[[], bool]
     convert: Callable           # tessera CPU tensor -> tensor on this backend
     reason: str = ""
+    # Whether a sample tensor can live on this backend (a CSR tensor is 2-D); samples with
+    # a tensor it does not take run on the other backends only.
+    accepts: Callable = lambda t: True
 
 
-# SparseCPU (t.to_sparse()), QuantizedCPU (quantize_per_tensor) and CUDA (t.cuda(),
-# available when tessera.cuda.is_available()) join here when their backends land.
+SPARSE_DTYPES = ("float32", "float64", "complex64", "complex128", "int32", "int64")
+
+
+def _sparse_accepts(t, dims=None):
+    return str(t.dtype).split(".")[1] in SPARSE_DTYPES and (dims is None or t.dim() == dims)
+
+
+# The layout axis: SparseCPU runs a sample as COO (t.to_sparse()), SparseCsrCPU as CSR
+# (2-D samples); results come back dense (assert_same densifies them) and are compared
+# with torch's dense result. QuantizedCPU and CUDA (t.cuda(), available when
+# tessera.cuda.is_available()) join here when their backends land.
 BACKENDS = {
     "CPU": Backend("CPU", lambda: True, lambda t: t),
+    "SparseCPU": Backend("SparseCPU", lambda: True, lambda t: t.to_sparse(), accepts=_sparse_accepts),
+    "SparseCsrCPU": Backend("SparseCsrCPU", lambda: True, lambda t: t.to_sparse_csr(),
+                            accepts=lambda t: _sparse_accepts(t, 2)),
 }
 
 
@@ -255,6 +270,8 @@ def assert_same(got, want, info: OpInfo, dtype: str, context: str):
     assert str(got.dtype).split(".")[1] == str(want.dtype).split(".")[1], f"{context}: dtype {got.dtype} vs {want.dtype}"
     assert tuple(got.shape) == tuple(want.shape), f"{context}: shape {tuple(got.shape)} vs {tuple(want.shape)}"
     rtol, atol = tolerances(info, str(want.dtype).split(".")[1])
+    if want.layout == torch.strided and got.layout != tessera.strided and got.layout != tessera._mkldnn:
+        got = got.to_dense()  # a sparse backend's result against torch's dense one
     torch.testing.assert_close(to_torch(got), want, rtol=rtol, atol=atol, equal_nan=True, msg=lambda m: f"{context}: {m}")
 
 

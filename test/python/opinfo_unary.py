@@ -2,7 +2,15 @@
 from opinfo import OpInfo, register
 
 
+# The zero-preserving ones also run on sparse inputs (aten/native/sparse: the op on the values).
+SPARSE = {"neg", "abs", "sqrt", "sin", "tan", "tanh", "sinh", "asin", "asinh", "atan", "atanh", "relu", "sgn",
+          "sign", "expm1", "log1p", "erf", "trunc", "floor", "ceil", "frac", "square", "deg2rad", "rad2deg", "isnan",
+          "isinf", "signbit"}
+
+
 def unary(name, **kw):
+    if name in SPARSE:
+        kw.setdefault("backends", ("CPU", "SparseCPU", "SparseCsrCPU"))
     kw.setdefault("method", name)
     kw.setdefault("inplace", name + "_")
     return OpInfo(name, lambda lib, a, _n=name, **k: getattr(lib, _n)(a, **k), **kw)

@@ -48,6 +48,29 @@ CURRENT_TORCH_ONLY = {
     "aten::_fused_sgd_": "aten::_fused_sgd_(Tensor(a!)[] self, Tensor(b!)[] grads, Tensor(c!)[] momentum_buffer_list, "
                          "*, float weight_decay, float momentum, float lr, float dampening, bool nesterov, "
                          "bool maximize, bool is_first_step, Tensor? grad_scale=None, Tensor? found_inf=None) -> ()",
+    # sparse (current PyTorch: SymInt sizes, is_coalesced=, to_sparse's layout/blocksize/dense_dim)
+    "aten::_sparse_coo_tensor_with_dims_and_tensors":
+        "aten::_sparse_coo_tensor_with_dims_and_tensors(int sparse_dim, int dense_dim, SymInt[] size, Tensor indices, Tensor values, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? is_coalesced=None) -> Tensor",
+    "aten::_sparse_coo_tensor_unsafe":
+        "aten::_sparse_coo_tensor_unsafe(Tensor indices, Tensor values, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool? is_coalesced=None) -> Tensor",
+    "aten::sparse_coo_tensor.indices":
+        "aten::sparse_coo_tensor.indices(Tensor indices, Tensor values, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool? is_coalesced=None) -> Tensor",
+    "aten::sparse_coo_tensor.indices_size":
+        "aten::sparse_coo_tensor.indices_size(Tensor indices, Tensor values, int[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool? is_coalesced=None) -> Tensor",
+    "aten::_sparse_compressed_tensor_unsafe":
+        "aten::_sparse_compressed_tensor_unsafe(Tensor compressed_indices, Tensor plain_indices, Tensor values, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor",
+    "aten::sparse_compressed_tensor.comp_plain_value_size":
+        "aten::sparse_compressed_tensor.comp_plain_value_size(Tensor compressed_indices, Tensor plain_indices, Tensor values, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False) -> Tensor",
+    "aten::to_sparse":
+        "aten::to_sparse(Tensor self, *, Layout? layout=None, int[2]? blocksize=None, int? dense_dim=None) -> Tensor",
+    "aten::to_sparse_csr":
+        "aten::to_sparse_csr(Tensor self, int? dense_dim=None) -> Tensor",
+    "aten::to_sparse_csc":
+        "aten::to_sparse_csc(Tensor self, int? dense_dim=None) -> Tensor",
+    "aten::to_sparse_bsr":
+        "aten::to_sparse_bsr(Tensor self, int[2] blocksize, int? dense_dim=None) -> Tensor",
+    "aten::to_sparse_bsc":
+        "aten::to_sparse_bsc(Tensor self, int[2] blocksize, int? dense_dim=None) -> Tensor",
 }
 
 

@@ -103,6 +103,8 @@ Tensor to_dense(const Tensor& self, std::optional<c10::ScalarType> dtype) {
 
 Tensor to_dense_backward(const Tensor& grad, const Tensor& input) {
   if (input.layout() == c10::kMkldnn) return grad.to_mkldnn(input.scalar_type());
+  // A sparse input's grad: grad's values at the input's (coalesced) pattern, in its layout.
+  if (c10::isSparseLayout(input.layout())) return grad.sparse_mask(input);
   return grad;
 }
 

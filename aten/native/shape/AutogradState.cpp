@@ -6,6 +6,7 @@
 // is_leaf, output_nr, _version, retain_grad, retains_grad, _backward) make the Tensor
 // methods' and Python attributes' work reachable through the dispatcher (ops.aten).
 #include <aten/core/NamedTensorUtils.h>
+#include <aten/core/SparseTensorImpl.h>
 #include <aten/core/TensorUtils.h>
 #include <aten/native/NativeFunctions.h>
 #include <c10/util/Exception.h>
@@ -61,6 +62,20 @@ void set_data(Tensor& self, const Tensor& new_data) {
                   c10::isComplexType(new_data.scalar_type()),
               "set_data: a tensor that requires grad can only hold floating point or complex data, got ",
               c10::toString(new_data.scalar_type()));
+  if (c10::isSparseLayout(self.layout())) {
+    // A sparse impl's data are its members: take new_data's (same layout, checked above).
+    TORCH_CHECK_NOT_IMPLEMENTED(new_data.scalar_type() == self.scalar_type(), "set_data: a sparse tensor keeps its ",
+                                "dtype (", self.scalar_type(), "), got ", new_data.scalar_type());
+    if (self.is_sparse()) {
+      const SparseTensorImpl* from = get_sparse_impl(new_data);
+      get_sparse_impl(self)->set_members(new_data.sizes(), from->indices(), from->values(), from->coalesced());
+    } else {
+      const SparseCsrTensorImpl* from = get_sparse_csr_impl(new_data);
+      get_sparse_csr_impl(self)->set_members(new_data.sizes(), from->compressed_indices(), from->plain_indices(),
+                                             from->values());
+    }
+    return;
+  }
   self.unsafeGetTensorImpl()->set_data_from(*new_data.unsafeGetTensorImpl());
 }
 

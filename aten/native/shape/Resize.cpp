@@ -34,8 +34,9 @@ void ensure_storage_holds(c10::TensorImpl* impl) {
 // mkldnn and nested tensors keep their geometry to themselves (CompositeExplicitAutograd
 // reaches MkldnnCPU): they neither change it here nor lend their buffer to another tensor.
 void check_plain_layout(const Tensor& t, const char* op) {
-  TORCH_CHECK_NOT_IMPLEMENTED(!t.is_mkldnn() && !t.is_nested(), op, " is not supported on ",
-                              t.is_mkldnn() ? "mkldnn" : "nested", " tensors");
+  TORCH_CHECK_NOT_IMPLEMENTED(!t.is_mkldnn() && !t.is_nested() && !c10::isSparseLayout(t.layout()), op,
+                              " is not supported on ", t.is_mkldnn() ? "mkldnn" : t.is_nested() ? "nested" : "sparse",
+                              " tensors", t.is_sparse() ? " (use sparse_resize_ for a COO tensor)" : "");
 }
 
 void resize_impl(Tensor& self, IntArrayRef size, std::optional<c10::MemoryFormat> memory_format) {

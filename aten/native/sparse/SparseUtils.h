@@ -1,0 +1,37 @@
+// Helpers shared by the sparse kernels (aten/native/sparse): index arithmetic on COO
+// indices, building results, and the checks the constructors and conversions share.
+#pragma once
+
+#include <aten/core/SparseTensorImpl.h>
+
+#include <vector>
+
+namespace at::inline tessera::native::sparse {
+
+// The product of sizes (the number of positions the sparse dims address).
+int64_t numel_of(IntArrayRef sizes);
+
+// Row-major linear position of each entry over the sparse dims: int64 [nnz].
+Tensor flatten_indices(const Tensor& indices, IntArrayRef sparse_sizes);
+// The inverse of flatten_indices: int64 [sparse_sizes.size(), n].
+Tensor unflatten_indices(const Tensor& linear, IntArrayRef sparse_sizes);
+
+// An int64 CPU tensor holding `values`.
+Tensor long_tensor(const std::vector<int64_t>& values);
+
+// Raises torch's "size is inconsistent with indices" unless every index of dim d lies
+// in [0, size[d]): what keeps to_dense's scatter inside its buffer.
+void check_indices_in_bounds(const Tensor& indices, IntArrayRef size);
+
+// A COO tensor's members without autograd state (a fresh alias sharing data and
+// version counter), so kernels can compute with them below autograd.
+Tensor plain(const Tensor& t);
+
+// A sparse tensor of any layout as COO over its sparse dims (batch dims of a compressed
+// tensor become leading sparse dims; block values become dense entries).
+Tensor as_coo(const Tensor& t);
+
+// The layout's name as torch prints it in messages ("Sparse", "SparseCsr", ...).
+const char* layout_word(Layout layout);
+
+}  // namespace at::inline tessera::native::sparse

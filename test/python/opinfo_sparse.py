@@ -1,0 +1,391 @@
+"""OpInfo entries for the sparse layouts (aten/native/sparse): the constructors, the
+members, the conversions between strided, COO, CSR, CSC, BSR and BSC, and the arithmetic,
+sums and products on sparse operands. Each call builds its sparse operands from the
+sample's dense tensors and returns dense tensors or the members, so the registry compares
+them with torch 1.13's. The zero-preserving unary operators run on the registry's layout
+axis instead (opinfo_unary.py: backends SparseCPU and SparseCsrCPU).
+
+Gradient samples are the float64 samples without zeros: a conversion from strided keeps
+only the nonzero positions, so a finite difference at a zero would move the pattern.
+Sparse tensors have no meta form yet (SparseMeta is not built), so these entries run on
+CPU only."""
+import torch
+
+from opinfo import OpInfo, make_torch, register
+
+FLOAT = ("float32", "float64")
+SPARSE = dict(dtypes=FLOAT, supports_out=False, supports_meta=False, rtol=1e-5, atol=1e-5)
+
+
+def T(shape, dtype, seed):
+    return make_torch(shape, dtype, seed, -2.0, 2.0)
+
+
+def Z(shape, dtype, seed):
+    """Values with about half of them zero (exactly), so the pattern is sparse."""
+    t = make_torch(shape, dtype, seed, -2.0, 2.0)
+    keep = make_torch(shape, "float32", seed + 100, 0.0, 1.0) < 0.5
+    return t * keep
+
+
+def no_zeros(tensors, kwargs):
+    # a sample with zeros is not a gradient sample: see the module's docstring
+    return all(not t.is_floating_point() or bool((t != 0).all()) for t in tensors)
+
+
+def _layout(lib, x, layout, blocksize=(2, 2)):
+    if layout == "sparse_coo":
+        return x.to_sparse()
+    if layout in ("sparse_bsr", "sparse_bsc"):
+        return getattr(x, "to_" + layout)(blocksize)
+    return getattr(x, "to_" + layout)()
+
+
+def _members(lib, s):
+    if s.layout == lib.sparse_coo:
+        c = s.coalesce()
+        return c.indices(), c.values()
+    # (torch 1.13 gives a compressed tensor's index members history, then fails on them:
+    # they are integers, so detached here)
+    if s.layout in (lib.sparse_csr, lib.sparse_bsr):
+        return s.crow_indices().detach(), s.col_indices().detach(), s.values()
+    return s.ccol_indices().detach(), s.row_indices().detach(), s.values()
+
+
+def dense_samples(dtype):
+    yield "2-d with zeros", [Z((4, 6), dtype, 1)], {}
+    yield "2-d", [T((4, 6), dtype, 2)], {}
+    yield "transposed", [T((6, 4), dtype, 3).t()], {}
+    yield "empty rows", [torch.zeros(4, 6, dtype=getattr(torch, dtype))], {}
+
+
+# ---- conversions
+
+def to_sparse_call(lib, x, sparse_dim=None):
+    return _members(lib, x.to_sparse() if sparse_dim is None else x.to_sparse(sparse_dim))
+
+
+def to_sparse_samples(dtype):
+    yield "sparse_dim 2 of 2", [T((3, 4), dtype, 7)], {"sparse_dim": 2}
+    yield from dense_samples(dtype)
+    yield "3-d hybrid", [Z((3, 4, 2), dtype, 4)], {"sparse_dim": 2}
+    yield "1 sparse dim", [Z((5, 3), dtype, 5)], {"sparse_dim": 1}
+    yield "0-d", [T((), dtype, 6)], {}
+
+
+def compressed_call(layout):
+    return lambda lib, x: _members(lib, _layout(lib, x, layout))
+
+
+def compressed_samples(dtype):
+    yield from dense_samples(dtype)
+    yield "batched", [Z((1, 4, 6), dtype, 7).expand(2, 4, 6).clone()], {}
+
+
+def to_dense_call(lib, x, layout):
+    return _layout(lib, x, layout).to_dense()
+
+
+def to_dense_samples(layouts):
+    def samples(dtype):
+        for layout in layouts:
+            yield layout + " with zeros", [Z((4, 6), dtype, 8)], {"layout": layout}
+            yield layout, [T((4, 6), dtype, 9)], {"layout": layout}
+    return samples
+
+
+# ---- constructors
+
+def coo_call(lib, indices, values, size=None):
+    s = lib.sparse_coo_tensor(indices, values) if size is None else lib.sparse_coo_tensor(indices, values, size)
+    return s.to_dense()
+
+
+def coo_samples(dtype):
+    yield "duplicates", [torch.tensor([[0, 1, 1, 3], [2, 0, 0, 1]]), T((4,), dtype, 1)], {"size": (4, 3)}
+    yield "inferred size", [torch.tensor([[0, 2], [1, 0]]), T((2,), dtype, 2)], {}
+    yield "hybrid", [torch.tensor([[0, 2, 0]]), T((3, 2), dtype, 3)], {"size": (3, 2)}
+    yield "empty", [torch.zeros(2, 0, dtype=torch.long), T((0,), dtype, 4)], {"size": (2, 5)}
+
+
+def compressed_ctor_call(name):
+    def call(lib, compressed, plain, values, size=None, layout=None):
+        args = (compressed, plain, values) if size is None else (compressed, plain, values, size)
+        if layout is not None:
+            return getattr(lib, name)(*args, layout=getattr(lib, layout)).to_dense()
+        return getattr(lib, name)(*args).to_dense()
+    return call
+
+
+def compressed_ctor_samples(layout):
+    def samples(dtype):
+        d = Z((4, 6), dtype, 11)
+        members = _members(torch, _layout(torch, d, layout))
+        kw = {"layout": layout} if layout.startswith("generic") else {}
+        yield "with size", list(members), dict(kw, size=(4, 6))
+        yield "inferred size", list(members), kw
+    return samples
+
+
+def generic_ctor_samples(dtype):
+    for layout in ("sparse_csr", "sparse_csc", "sparse_bsr", "sparse_bsc"):
+        d = Z((4, 6), dtype, 12)
+        yield layout, list(_members(torch, _layout(torch, d, layout))), {"size": (4, 6), "layout": layout}
+
+
+def coalesce_call(lib, indices, values, size):
+    s = lib.sparse_coo_tensor(indices, values, size)
+    c = s.coalesce()
+    return c.indices(), c.values(), c._indices()
+
+
+def coalesce_samples(dtype):
+    yield "duplicates", [torch.tensor([[3, 0, 1, 1, 3], [1, 2, 0, 0, 1]]), T((5,), dtype, 1)], {"size": (4, 3)}
+    yield "hybrid", [torch.tensor([[2, 0, 2]]), T((3, 2), dtype, 2)], {"size": (3, 2)}
+
+
+def counts_call(lib, indices, values, size):
+    s = lib.sparse_coo_tensor(indices, values, size)
+    c = s.coalesce()
+    return (s._nnz(), c._nnz(), s.sparse_dim(), s.dense_dim(), s._dimI(), s._dimV(), s.is_coalesced(),
+            c.is_coalesced(), s.to_sparse_csr()._nnz() if s.dense_dim() == 0 else 0, c._values())
+
+
+def indices_call(lib, x, layout):
+    s = _layout(lib, x, layout)
+    return _members(lib, s)[:-1]
+
+
+def indices_samples(dtype):
+    for layout in ("sparse_csr", "sparse_csc", "sparse_bsr", "sparse_bsc"):
+        yield layout, [Z((4, 6), dtype, 13)], {"layout": layout}
+
+
+# ---- sparse_mask, sums, products, arithmetic, in-place
+
+def sparse_mask_call(lib, x, mask):
+    return _members(lib, x.sparse_mask(mask.to_sparse().coalesce()))
+
+
+def mask_samples(dtype):
+    yield "pattern", [T((4, 6), dtype, 1), Z((4, 6), dtype, 2)], {}
+    yield "hybrid values", [T((3, 2), dtype, 3), Z((3, 2), dtype, 4)], {}
+
+
+def sparse_sum_call(lib, x, dim=None):
+    s = x.to_sparse()
+    r = lib.sparse.sum(s) if dim is None else lib.sparse.sum(s, dim)
+    return r.to_dense() if r.layout != lib.strided else r
+
+
+def sum_samples(dtype):
+    for dim in (None, 0, 1, (0, 1)):
+        yield f"dim {dim}", [T((3, 4), dtype, 1)], {} if dim is None else {"dim": dim}
+        yield f"zeros dim {dim}", [Z((3, 4), dtype, 2)], {} if dim is None else {"dim": dim}
+
+
+def products_samples(dtype):
+    yield "with zeros", [Z((4, 3), dtype, 1), T((3, 5), dtype, 2)], {}
+    yield "full", [T((2, 3), dtype, 3), T((3, 4), dtype, 4)], {}
+
+
+def sparse_mm_call(lib, a, b, layout="sparse_coo"):
+    return lib.sparse.mm(_layout(lib, a, layout), b)
+
+
+def sparse_sparse_call(lib, a, b):
+    return lib.sparse.mm(a.to_sparse(), b.to_sparse()).to_dense()
+
+
+def mm_call(lib, a, b, order="sparse_dense", layout="sparse_coo"):
+    # (a sparse operand of torch.mm may not require grad: no_grad_inputs)
+    if order == "sparse_dense":
+        return lib.mm(_layout(lib, a, layout), b)
+    if order == "dense_sparse":
+        return lib.mm(b.t(), _layout(lib, a, layout).t())
+    return lib.mm(a.to_sparse(), b.detach().to_sparse()).to_dense()
+
+
+def mm_samples(dtype):
+    yield "full sparse_dense", [T((4, 3), dtype, 3), T((3, 5), dtype, 4)], {}
+    for order in ("sparse_dense", "dense_sparse", "sparse_sparse"):
+        for layout in ("sparse_coo", "sparse_csr"):
+            if order == "sparse_sparse" and layout == "sparse_csr":
+                continue
+            yield f"{order} {layout}", [Z((4, 3), dtype, 1), T((3, 5), dtype, 2)], {"order": order, "layout": layout}
+
+
+def sparse_addmm_call(lib, c, a, b, beta=1, alpha=1):
+    return lib.sparse.addmm(c, a.to_sparse(), b, beta=beta, alpha=alpha)
+
+
+def addmm_call(lib, c, a, b, beta=1, alpha=1, layout="sparse_coo"):
+    # (a sparse operand of torch.addmm may not require grad: no_grad_inputs)
+    return lib.addmm(c, _layout(lib, a, layout), b, beta=beta, alpha=alpha)
+
+
+def addmm_samples(dtype):
+    yield "zeros", [T((4, 5), dtype, 1), Z((4, 3), dtype, 2), T((3, 5), dtype, 3)], {}
+    yield "beta alpha", [T((4, 5), dtype, 4), T((4, 3), dtype, 5), T((3, 5), dtype, 6)], {"beta": 0.5, "alpha": -2.0}
+    yield "broadcast self", [T((5,), dtype, 7), T((4, 3), dtype, 8), T((3, 5), dtype, 9)], {}
+
+
+def binary_call(op):
+    def call(lib, a, b, kind="sparse_sparse", **kw):
+        x = a.to_sparse()
+        if kind == "sparse_sparse":
+            r = getattr(lib, op)(x, b.to_sparse(), **kw)
+        elif kind == "dense_sparse":
+            r = getattr(lib, op)(b, x, **kw)
+        elif kind == "sparse_dense":
+            r = getattr(lib, op)(x, b, **kw)
+        else:  # sparse with a scalar
+            r = getattr(lib, op)(x, 2.5, **kw)
+        return r.to_dense() if r.layout != lib.strided else r
+    return call
+
+
+def binary_samples(kinds, alpha=False):
+    def samples(dtype):
+        for kind in kinds:
+            yield kind, [Z((3, 4), dtype, 1), Z((3, 4), dtype, 2)], {"kind": kind}
+            if alpha and kind != "scalar":
+                yield kind + " alpha", [T((3, 4), dtype, 3), T((3, 4), dtype, 4)], {"kind": kind, "alpha": 0.5}
+    return samples
+
+
+def transpose_call(lib, x, layout="sparse_coo", dims=(0, 1)):
+    s = _layout(lib, x, layout) if layout != "hybrid" else x.to_sparse(1)
+    r = s.transpose(*dims)
+    return r.to_dense()
+
+
+def transpose_samples(dtype):
+    yield "coo", [Z((3, 5), dtype, 1)], {}
+    yield "coo 3-d", [Z((2, 3, 4), dtype, 2)], {"dims": (0, 2)}
+
+
+def clone_call(lib, x, layout):
+    return _layout(lib, x, layout).clone().to_dense()
+
+
+def to_copy_call(lib, x, layout):
+    return _layout(lib, x, layout).to(lib.float64).to_dense()
+
+
+def layouts_samples(dtype):
+    for layout in ("sparse_coo", "sparse_csr", "sparse_csc", "sparse_bsr", "sparse_bsc"):
+        yield layout, [Z((4, 6), dtype, 21)], {"layout": layout}
+
+
+def in_place_call(lib, a, b, op="add_"):
+    target = a.detach().to_sparse()
+    if op == "add_":
+        target.add_(b.detach().to_sparse(), alpha=2)
+    elif op == "mul_":
+        target.mul_(3)
+    elif op == "zero_":
+        target.zero_()
+    elif op == "copy_":
+        target.copy_(b.detach().to_sparse())
+    elif op == "dense add_":
+        dense = b.detach().clone()
+        return dense.add_(target, alpha=-1)
+    return target.to_dense()
+
+
+def in_place_samples(dtype):
+    for op in ("add_", "mul_", "zero_", "copy_", "dense add_"):
+        yield op, [Z((3, 4), dtype, 1), Z((3, 4), dtype, 2)], {"op": op}
+
+
+def resize_call(lib, indices, values, size, new_size, clear=False):
+    s = lib.sparse_coo_tensor(indices, values.detach(), size)
+    if clear:
+        s.sparse_resize_and_clear_(new_size, 2, 0)
+    else:
+        s.sparse_resize_(new_size, 2, 0)
+    return tuple(s.shape), s._nnz(), s.to_dense()
+
+
+def resize_samples(dtype):
+    i = torch.tensor([[0, 1], [2, 0]])
+    yield "grow", [i, T((2,), dtype, 1)], {"size": (2, 3), "new_size": (4, 5)}
+    yield "clear", [i, T((2,), dtype, 2)], {"size": (2, 3), "new_size": (1, 1), "clear": True}
+
+
+NO_GRAD_INTS = {"grad": "the outputs are integers and flags read from the members"}
+CSR_GRAD_13 = {"torch_grad": "torch 1.13 has no derivative for this conversion or for a compressed tensor's "
+                             "to_dense; current torch's (the grad in the input's layout) is followed and "
+                             "gradchecked"}
+
+register(
+    OpInfo("to_sparse", to_sparse_call, sample_inputs=to_sparse_samples, grad_filter=no_zeros,
+           covers=("coalesce", "_coalesce", "indices", "values", "is_coalesced"), **SPARSE),
+    OpInfo("to_sparse_csr", compressed_call("sparse_csr"), sample_inputs=compressed_samples, grad_filter=no_zeros,
+           exempt=CSR_GRAD_13, **SPARSE),
+    OpInfo("to_sparse_csc", compressed_call("sparse_csc"), sample_inputs=compressed_samples, grad_filter=no_zeros,
+           exempt=CSR_GRAD_13, **SPARSE),
+    OpInfo("to_sparse_bsr", compressed_call("sparse_bsr"), sample_inputs=dense_samples, grad_filter=no_zeros,
+           exempt=CSR_GRAD_13, **SPARSE),
+    OpInfo("to_sparse_bsc", compressed_call("sparse_bsc"), sample_inputs=dense_samples, grad_filter=no_zeros,
+           exempt=CSR_GRAD_13, **SPARSE),
+    OpInfo("to_dense[sparse]", to_dense_call, sample_inputs=to_dense_samples(("sparse_coo",)), grad_filter=no_zeros,
+           covers=("_to_dense", "to_dense_backward"), **SPARSE),
+    OpInfo("to_dense[compressed]", to_dense_call, grad_filter=no_zeros, exempt=CSR_GRAD_13,
+           sample_inputs=to_dense_samples(("sparse_csr", "sparse_csc", "sparse_bsr", "sparse_bsc")), **SPARSE),
+    OpInfo("sparse_coo_tensor", coo_call, arity=2, sample_inputs=coo_samples,
+           covers=("_sparse_coo_tensor_unsafe", "_sparse_coo_tensor_with_dims_and_tensors",
+                   "_validate_sparse_coo_tensor_args"), **SPARSE),
+    OpInfo("sparse_csr_tensor", compressed_ctor_call("sparse_csr_tensor"), arity=3,
+           sample_inputs=compressed_ctor_samples("sparse_csr"), exempt=CSR_GRAD_13,
+           covers=("_sparse_compressed_tensor_unsafe", "_validate_sparse_compressed_tensor_args"), **SPARSE),
+    OpInfo("sparse_csc_tensor", compressed_ctor_call("sparse_csc_tensor"), arity=3,
+           sample_inputs=compressed_ctor_samples("sparse_csc"), exempt=CSR_GRAD_13, **SPARSE),
+    OpInfo("sparse_bsr_tensor", compressed_ctor_call("sparse_bsr_tensor"), arity=3,
+           sample_inputs=compressed_ctor_samples("sparse_bsr"), exempt=CSR_GRAD_13, **SPARSE),
+    OpInfo("sparse_bsc_tensor", compressed_ctor_call("sparse_bsc_tensor"), arity=3,
+           sample_inputs=compressed_ctor_samples("sparse_bsc"), exempt=CSR_GRAD_13, **SPARSE),
+    OpInfo("sparse_compressed_tensor", compressed_ctor_call("sparse_compressed_tensor"), arity=3,
+           sample_inputs=generic_ctor_samples, exempt=CSR_GRAD_13, **SPARSE),
+    OpInfo("_sparse_csr_tensor_unsafe", compressed_ctor_call("_sparse_csr_tensor_unsafe"), arity=3,
+           sample_inputs=lambda d: [s for s in compressed_ctor_samples("sparse_csr")(d) if "size" in s[2]],
+           exempt=CSR_GRAD_13, **SPARSE),
+    OpInfo("coalesce", coalesce_call, arity=2, sample_inputs=coalesce_samples,
+           covers=("_indices", "_values", "_coalesced_"), **SPARSE),
+    OpInfo("_nnz", counts_call, arity=2, sample_inputs=coalesce_samples, exempt=NO_GRAD_INTS,
+           covers=("sparse_dim", "dense_dim", "_dimI", "_dimV"), **SPARSE),
+    OpInfo("crow_indices", indices_call, sample_inputs=indices_samples, exempt=NO_GRAD_INTS,
+           covers=("col_indices", "ccol_indices", "row_indices"), **SPARSE),
+    OpInfo("sparse_mask", sparse_mask_call, arity=2, sample_inputs=mask_samples, no_grad_inputs=(1,),
+           grad_filter=lambda t, k: bool((t[0] != 0).all()), **SPARSE),
+    OpInfo("_sparse_sum", sparse_sum_call, sample_inputs=sum_samples, grad_filter=no_zeros,
+           covers=("_sparse_sum_backward",), **SPARSE),
+    OpInfo("_sparse_sparse_matmul", sparse_sparse_call, arity=2, sample_inputs=products_samples, grad_filter=no_zeros,
+           **SPARSE),
+    OpInfo("_sparse_mm", sparse_mm_call, arity=2, sample_inputs=products_samples, grad_filter=no_zeros, **SPARSE),
+    OpInfo("mm[sparse]", mm_call, arity=2, sample_inputs=mm_samples, grad_filter=no_zeros, no_grad_inputs=(0,),
+           **SPARSE),
+    OpInfo("_sparse_addmm", sparse_addmm_call, arity=3, sample_inputs=addmm_samples, grad_filter=no_zeros,
+           **SPARSE),
+    OpInfo("addmm[sparse]", addmm_call, arity=3, sample_inputs=addmm_samples, grad_filter=no_zeros,
+           no_grad_inputs=(1,), **SPARSE),
+    OpInfo("add[sparse]", binary_call("add"), arity=2, grad_filter=no_zeros,
+           sample_inputs=binary_samples(("sparse_sparse", "dense_sparse"), alpha=True), **SPARSE),
+    OpInfo("sub[sparse]", binary_call("sub"), arity=2, grad_filter=no_zeros,
+           sample_inputs=binary_samples(("sparse_sparse", "dense_sparse"), alpha=True), **SPARSE),
+    OpInfo("mul[sparse]", binary_call("mul"), arity=2, grad_filter=no_zeros,
+           sample_inputs=binary_samples(("sparse_sparse", "scalar")), **SPARSE),
+    OpInfo("div[sparse]", binary_call("div"), arity=2, grad_filter=no_zeros,
+           sample_inputs=binary_samples(("scalar",)), **SPARSE),
+    OpInfo("transpose[sparse]", transpose_call, sample_inputs=transpose_samples, grad_filter=no_zeros, **SPARSE),
+    OpInfo("clone[sparse]", clone_call, sample_inputs=layouts_samples, grad_filter=no_zeros, exempt=CSR_GRAD_13,
+           **SPARSE),
+    OpInfo("_to_copy[sparse]", to_copy_call, sample_inputs=layouts_samples, grad_filter=no_zeros,
+           exempt=CSR_GRAD_13, **SPARSE),
+    OpInfo("add_[sparse in place]", in_place_call, arity=2, sample_inputs=in_place_samples,
+           exempt={"grad": "the in-place forms are compared forward; their functional forms' gradients are "
+                           "checked by add[sparse] and mul[sparse]"}, covers=("mul_", "zero_", "copy_"), **SPARSE),
+    OpInfo("sparse_resize_", resize_call, arity=2, sample_inputs=resize_samples, exempt=NO_GRAD_INTS,
+           covers=("sparse_resize_and_clear_",), **SPARSE),
+)
