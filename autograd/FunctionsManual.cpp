@@ -529,12 +529,10 @@ Tensor values_backward(const Tensor& grad, const Tensor& self) {
   if (self.layout() == c10::kSparse) {
     return at::_sparse_coo_tensor_unsafe(self._indices(), grad, self.sizes())._coalesced_(self.is_coalesced());
   }
-  return at::_sparse_compressed_tensor_unsafe(self.layout() == c10::kSparseCsr || self.layout() == c10::kSparseBsr
-                                                  ? self.crow_indices() : self.ccol_indices(),
-                                              self.layout() == c10::kSparseCsr || self.layout() == c10::kSparseBsr
-                                                  ? self.col_indices() : self.row_indices(),
-                                              grad, self.sizes(), std::nullopt, self.layout(), std::nullopt,
-                                              std::nullopt);
+  const bool rows = self.layout() == c10::kSparseCsr || self.layout() == c10::kSparseBsr;
+  return at::_sparse_compressed_tensor_unsafe(rows ? self.crow_indices() : self.ccol_indices(),
+                                              rows ? self.col_indices() : self.row_indices(), grad, self.sizes(),
+                                              std::nullopt, self.layout(), std::nullopt, std::nullopt);
 }
 
 Tensor sparse_sparse_matmul_backward(const Tensor& grad, const Tensor& self, const Tensor& other, int64_t which) {

@@ -12,8 +12,6 @@ using namespace sparse;
 
 namespace {
 
-bool compresses_rows(Layout layout) { return layout == c10::kSparseCsr || layout == c10::kSparseBsr; }
-bool is_blocked(Layout layout) { return layout == c10::kSparseBsr || layout == c10::kSparseBsc; }
 const char* compressed_name(Layout layout) { return compresses_rows(layout) ? "crow_indices" : "ccol_indices"; }
 const char* plain_name(Layout layout) { return compresses_rows(layout) ? "col_indices" : "row_indices"; }
 

@@ -4,6 +4,7 @@
 // compresses after coalescing (sorted by batch, compressed index, plain index).
 #include <aten/core/TensorOperators.h>
 #include <aten/core/TensorUtils.h>
+#include <aten/native/HostVector.h>
 #include <aten/native/NativeFunctions.h>
 #include <aten/native/sparse/SparseUtils.h>
 #include <aten/ops/Functions.h>
@@ -17,8 +18,6 @@ using namespace sparse;
 
 namespace {
 
-bool compresses_rows(Layout layout) { return layout == c10::kSparseCsr || layout == c10::kSparseBsr; }
-bool is_blocked(Layout layout) { return layout == c10::kSparseBsr || layout == c10::kSparseBsc; }
 
 // A compressed tensor's entries as COO over its grid: indices [batch + 2, nbatch * nnz] in
 // storage order (batch, row, col; rows and cols count blocks for BSR/BSC), values
@@ -165,13 +164,13 @@ Tensor coo_to_compressed(const Tensor& coo_in, Layout layout, int64_t batch, int
   std::vector<int64_t> csize(grid.begin(), grid.begin() + batch), psize = csize;
   csize.push_back(ncompressed + 1);
   psize.push_back(nnz);
-  Tensor values = rows_first ? impl->values() : impl->values().index_select(0, long_tensor(order));
+  Tensor values = rows_first ? impl->values() : impl->values().index_select(0, tensor_from_vector(order));
   std::vector<int64_t> vsize = psize;
   for (int64_t d = 1; d < values.dim(); ++d) vsize.push_back(values.size(d));
   (void)block_rows;
   (void)block_cols;
-  return make_sparse_compressed(layout, result_size, long_tensor(compressed).view(csize),
-                                long_tensor(plain_idx).view(psize), values.reshape(vsize));
+  return make_sparse_compressed(layout, result_size, tensor_from_vector(compressed).view(csize),
+                                tensor_from_vector(plain_idx).view(psize), values.reshape(vsize));
 }
 
 int64_t dense_dim_arg(std::optional<int64_t> dense_dim, const Tensor& self, const char* op) {

@@ -5,6 +5,7 @@
 #include <aten/core/Parallel.h>
 #include <aten/core/TensorOperators.h>
 #include <aten/core/TensorUtils.h>
+#include <aten/native/HostVector.h>
 #include <aten/native/NativeFunctions.h>
 #include <aten/native/sparse/SparseUtils.h>
 #include <aten/ops/Functions.h>
@@ -113,10 +114,7 @@ Tensor sub_sparse(const Tensor& self, const Tensor& other, const c10::Scalar& al
   TORCH_CHECK(self.scalar_type() != c10::kBool && other.scalar_type() != c10::kBool,
               "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` "
               "operator instead.");
-  const c10::Scalar negated = alpha.isComplex() ? c10::Scalar(-alpha.toComplexDouble())
-                              : alpha.isFloatingPoint() ? c10::Scalar(-alpha.toDouble())
-                                                        : c10::Scalar(-alpha.toLong());
-  return add_sparse(self, other, negated);
+  return add_sparse(self, other, -alpha);
 }
 
 // ---- mul / div
@@ -139,7 +137,7 @@ Tensor mul_sparse(const Tensor& self, const Tensor& other) {
     auto [left, right] = intersect(a, b);
     const SparseTensorImpl* ia = get_sparse_impl(a);
     const SparseTensorImpl* ib = get_sparse_impl(b);
-    const Tensor l = long_tensor(left), r = long_tensor(right);
+    const Tensor l = tensor_from_vector(left), r = tensor_from_vector(right);
     return make_sparse_coo(self.sizes(), ia->indices().index_select(1, l),
                            at::mul(ia->values().index_select(0, l), ib->values().index_select(0, r)), true);
   }
@@ -257,7 +255,7 @@ Tensor sparse_sum_dims(const Tensor& self, IntArrayRef dim) {
   }
   if (kept_sparse.empty()) return values.sum(0);
   if (static_cast<int64_t>(kept_sparse.size()) == sd) return make_sparse_coo(size, impl->indices(), values, impl->coalesced());
-  const Tensor indices = impl->indices().index_select(0, long_tensor(kept_sparse));
+  const Tensor indices = impl->indices().index_select(0, tensor_from_vector(kept_sparse));
   return at::_coalesce(make_sparse_coo(size, indices, values, false));
 }
 
@@ -373,7 +371,7 @@ Tensor spgemm(const Tensor& a, const Tensor& b) {
     values = make_empty({static_cast<int64_t>(out_values.size())}, a.scalar_type(), c10::Device(c10::DeviceType::CPU));
     std::copy(out_values.begin(), out_values.end(), static_cast<scalar_t*>(values.data_ptr()));
   });
-  const Tensor indices = at::stack({long_tensor(out_rows), long_tensor(out_cols)}, 0);
+  const Tensor indices = at::stack({tensor_from_vector(out_rows), tensor_from_vector(out_cols)}, 0);
   return make_sparse_coo({m, n}, indices, values, true);
 }
 

@@ -2,6 +2,7 @@
 // values, nnz, dims, the coalesced flag), coalesce, to_dense, clone/copy_/zero_/resize.
 // The impl is in aten/core/SparseTensorImpl.h; arithmetic is in SparseOps.cpp.
 #include <aten/core/TensorUtils.h>
+#include <aten/native/HostVector.h>
 #include <aten/native/NativeFunctions.h>
 #include <aten/native/sparse/SparseUtils.h>
 #include <aten/ops/Functions.h>
@@ -206,12 +207,12 @@ Tensor coalesce_sparse(const Tensor& self) {
     if (unique_keys.empty() || unique_keys.back() != k) unique_keys.push_back(k);
     segment[static_cast<size_t>(i)] = static_cast<int64_t>(unique_keys.size()) - 1;
   }
-  const Tensor sorted_values = impl->values().index_select(0, long_tensor(order));
+  const Tensor sorted_values = impl->values().index_select(0, tensor_from_vector(order));
   std::vector<int64_t> value_sizes = impl->values().sizes().vec();
   value_sizes[0] = static_cast<int64_t>(unique_keys.size());
   Tensor values = at::zeros(value_sizes, impl->values().options());
-  values.index_add_(0, long_tensor(segment), sorted_values);
-  return make_sparse_coo(self.sizes(), unflatten_indices(long_tensor(unique_keys), sparse_sizes), values, true);
+  values.index_add_(0, tensor_from_vector(segment), sorted_values);
+  return make_sparse_coo(self.sizes(), unflatten_indices(tensor_from_vector(unique_keys), sparse_sizes), values, true);
 }
 
 // ---- to_dense, clone, copy_, zero_, resize

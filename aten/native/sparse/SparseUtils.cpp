@@ -3,20 +3,12 @@
 #include <aten/core/TensorUtils.h>
 #include <aten/ops/Functions.h>
 
-#include <cstring>
-
 namespace at::inline tessera::native::sparse {
 
 int64_t numel_of(IntArrayRef sizes) {
   int64_t n = 1;
   for (int64_t s : sizes) n *= s;
   return n;
-}
-
-Tensor long_tensor(const std::vector<int64_t>& values) {
-  Tensor t = make_empty({static_cast<int64_t>(values.size())}, c10::kLong, c10::Device(c10::DeviceType::CPU));
-  if (!values.empty()) std::memcpy(t.data_ptr(), values.data(), values.size() * sizeof(int64_t));
-  return t;
 }
 
 Tensor flatten_indices(const Tensor& indices, IntArrayRef sparse_sizes) {

@@ -16,9 +16,6 @@ Tensor flatten_indices(const Tensor& indices, IntArrayRef sparse_sizes);
 // The inverse of flatten_indices: int64 [sparse_sizes.size(), n].
 Tensor unflatten_indices(const Tensor& linear, IntArrayRef sparse_sizes);
 
-// An int64 CPU tensor holding `values`.
-Tensor long_tensor(const std::vector<int64_t>& values);
-
 // Raises torch's "size is inconsistent with indices" unless every index of dim d lies
 // in [0, size[d]): what keeps to_dense's scatter inside its buffer.
 void check_indices_in_bounds(const Tensor& indices, IntArrayRef size);
@@ -30,6 +27,10 @@ Tensor plain(const Tensor& t);
 // A sparse tensor of any layout as COO over its sparse dims (batch dims of a compressed
 // tensor become leading sparse dims; block values become dense entries).
 Tensor as_coo(const Tensor& t);
+
+// CSR and BSR compress rows (CSC and BSC columns); BSR and BSC store value blocks.
+inline bool compresses_rows(Layout layout) { return layout == c10::kSparseCsr || layout == c10::kSparseBsr; }
+inline bool is_blocked(Layout layout) { return layout == c10::kSparseBsr || layout == c10::kSparseBsc; }
 
 // The layout's name as torch prints it in messages ("Sparse", "SparseCsr", ...).
 const char* layout_word(Layout layout);
