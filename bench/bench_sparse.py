@@ -6,8 +6,8 @@ thread count, with scipy.sparse beside them where it has the operation:
 The default sizes are scaled down so the run takes about a minute on 2 cores; --full uses
 the issue's sizes (a 100k x 100k matrix at 0.1% and 1% density, 10M-entry coalesce).
 Prints a Markdown table of medians and the ratio tessera / torch (below 1: tessera is
-faster). nn.Embedding(sparse=True) + SGD is not listed: sparse embedding gradients are not
-built yet (docs/sparse.md).
+faster). The embedding row is one training step (zero_grad, lookup of 4096 indices,
+backward into a sparse grad, SGD step) of nn.Embedding(sparse=True): scipy has no such op.
 """
 import argparse
 import os
@@ -79,6 +79,20 @@ def cases(full):
                 lambda d=dense: scipy.sparse.coo_matrix(d)))
     out.append(("to_dense of that", make_sparse, lambda lib, s: s.to_dense(),
                 lambda c=scipy.sparse.coo_matrix(dense): c.toarray()))
+    rows_e = 1_000_000 if full else 200_000
+    weight = np.random.default_rng(6).standard_normal((rows_e, 64)).astype(np.float32)
+    lookups = np.random.default_rng(7).integers(0, rows_e, 4096, dtype=np.int64)
+
+    def make_embedding(lib, w=weight, idx=lookups):
+        emb = lib.nn.Embedding(rows_e, 64, sparse=True, _weight=lib.from_numpy(w.copy()))
+        return emb, lib.optim.SGD(emb.parameters(), lr=0.01), lib.from_numpy(idx)
+
+    def embedding_step(lib, emb, opt, idx):
+        opt.zero_grad()
+        emb(idx).sum().backward()
+        opt.step()
+    out.append((f"nn.Embedding({rows_e} x 64, sparse=True) + SGD step, 4096 lookups", make_embedding,
+                embedding_step, None))
     return out
 
 
@@ -100,8 +114,13 @@ def main():
         for _ in range(args.rounds):
             times["torch"].append(seconds(lambda: op(torch, *t_args)))
             times["tessera"].append(seconds(lambda: op(tessera, *m_args)))
-            times["scipy"].append(seconds(scipy_op))
-        t, m, s = (statistics.median(times[k]) * 1e3 for k in ("torch", "tessera", "scipy"))
+            if scipy_op is not None:
+                times["scipy"].append(seconds(scipy_op))
+        t, m = (statistics.median(times[k]) * 1e3 for k in ("torch", "tessera"))
+        if scipy_op is None:
+            print(f"| {name} | {t:.2f} | {m:.2f} | - | {m / t:.2f} | - |", flush=True)
+            continue
+        s = statistics.median(times["scipy"]) * 1e3
         print(f"| {name} | {t:.2f} | {m:.2f} | {s:.2f} | {m / t:.2f} | {m / s:.2f} |", flush=True)
 
 

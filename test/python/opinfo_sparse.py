@@ -319,6 +319,113 @@ CSR_GRAD_13 = {"torch_grad": "torch 1.13 has no derivative for this conversion o
                              "to_dense; current torch's (the grad in the input's layout) is followed and "
                              "gradchecked"}
 
+def pow_call(lib, x, exponent=2):
+    return x.to_sparse().pow(exponent).to_dense()
+
+
+def pow_samples(dtype):
+    for exponent in (2, 3, -1, 0.5):
+        x = Z((3, 4), dtype, 31)
+        yield f"exponent {exponent}", [x.abs() if exponent == 0.5 else x], {"exponent": exponent}
+    yield "full pattern", [T((3, 4), dtype, 32)], {"exponent": 3}
+
+
+def hybrid(x, sparse_dim):
+    return x.to_sparse() if sparse_dim is None else x.to_sparse(sparse_dim)
+
+
+def permute_call(lib, x, dims, sparse_dim=None):
+    return hybrid(x, sparse_dim).permute(*dims).to_dense()
+
+
+def permute_samples(dtype):
+    yield "2-d", [Z((3, 5), dtype, 1)], {"dims": (1, 0)}
+    yield "3-d", [Z((2, 3, 4), dtype, 2)], {"dims": (2, 0, 1)}
+    yield "hybrid", [Z((2, 3, 4), dtype, 3)], {"dims": (1, 0, 2), "sparse_dim": 2}
+    yield "hybrid dense dims", [Z((2, 3, 4), dtype, 4)], {"dims": (0, 2, 1), "sparse_dim": 1}
+    yield "full pattern", [T((2, 3, 4), dtype, 33)], {"dims": (2, 1, 0)}
+
+
+def unsqueeze_call(lib, x, dim, sparse_dim=None):
+    return hybrid(x, sparse_dim).unsqueeze(dim).to_dense()
+
+
+def unsqueeze_samples(dtype):
+    for dim in (0, 1, -1):
+        yield f"dim {dim}", [Z((3, 4), dtype, 5)], {"dim": dim}
+    yield "hybrid dense dim", [Z((3, 4), dtype, 6)], {"dim": 2, "sparse_dim": 1}
+    yield "full pattern", [T((3, 4), dtype, 34)], {"dim": 1}
+
+
+def cat_call(lib, a, b, dim=0, sparse_dim=None, stack=False):
+    fn = lib.stack if stack else lib.cat
+    return fn([hybrid(a, sparse_dim), hybrid(b, sparse_dim)], dim).to_dense()
+
+
+def cat_samples(dtype):
+    yield "dim 0", [Z((2, 4), dtype, 7), Z((3, 4), dtype, 8)], {"dim": 0}
+    yield "dim 1", [Z((3, 2), dtype, 9), Z((3, 4), dtype, 10)], {"dim": 1}
+    yield "hybrid dense dim", [Z((3, 2), dtype, 11), Z((3, 3), dtype, 12)], {"dim": 1, "sparse_dim": 1}
+    yield "stack", [Z((3, 4), dtype, 13), Z((3, 4), dtype, 14)], {"dim": 1, "stack": True}
+    yield "full pattern", [T((3, 2), dtype, 35), T((3, 4), dtype, 36)], {"dim": 1}
+    yield "full pattern stack", [T((3, 4), dtype, 37), T((3, 4), dtype, 38)], {"dim": 0, "stack": True}
+
+
+def index_select_call(lib, x, dim, index, sparse_dim=None):
+    return hybrid(x, sparse_dim).index_select(dim, lib.tensor(index)).to_dense()
+
+
+def index_select_samples(dtype):
+    yield "dim 0 repeats", [Z((4, 3), dtype, 15)], {"dim": 0, "index": [3, 0, 3, 1]}
+    yield "dim 1", [Z((4, 5), dtype, 16)], {"dim": 1, "index": [4, 2]}
+    yield "negative", [Z((4, 5), dtype, 17)], {"dim": -1, "index": [-1, 0]}
+    yield "hybrid dense dim", [Z((4, 3), dtype, 18)], {"dim": 1, "index": [2, 2, 0], "sparse_dim": 1}
+    yield "full pattern", [T((4, 3), dtype, 39)], {"dim": 0, "index": [3, 0, 3]}
+
+
+def softmax_call(name):
+    def call(lib, x, dim, sparse_dim=None, dtype=None):
+        kw = {} if dtype is None else {"dtype": getattr(lib, dtype)}
+        return getattr(lib.sparse, name)(hybrid(x, sparse_dim), dim, **kw).to_dense()
+    return call
+
+
+def softmax_samples(dtype):
+    yield "dim 1", [Z((4, 5), dtype, 19)], {"dim": 1}
+    yield "dim 0", [Z((4, 5), dtype, 20)], {"dim": 0}
+    yield "3-d middle", [Z((2, 3, 4), dtype, 21)], {"dim": 1}
+    yield "hybrid dense dim", [Z((3, 4), dtype, 22)], {"dim": 1, "sparse_dim": 1}
+    yield "dtype", [Z((3, 4), dtype, 23)], {"dim": -1, "dtype": "float64"}
+    yield "full pattern", [T((3, 4), dtype, 40)], {"dim": 0}
+    yield "full pattern hybrid", [T((3, 4), dtype, 41)], {"dim": 1, "sparse_dim": 1}
+
+
+def embedding_call(lib, w, padding_idx=None):
+    return lib.nn.functional.embedding(lib.tensor([[1, 3, 3], [0, 2, 1]]), w, padding_idx=padding_idx, sparse=True)
+
+
+def embedding_samples(dtype):
+    yield "2-d indices", [T((5, 3), dtype, 24)], {}
+    yield "padding_idx", [T((5, 3), dtype, 25)], {"padding_idx": 3}
+
+
+register(
+    # the weight's grad is a sparse COO tensor in both libraries (compared densified)
+    OpInfo("embedding[sparse grad]", embedding_call, sample_inputs=embedding_samples,
+           grad_filter=lambda t, k: "padding_idx" not in k, covers=("embedding_sparse_backward",), **SPARSE),
+    OpInfo("pow[sparse]", pow_call, sample_inputs=pow_samples, grad_filter=no_zeros, **SPARSE),
+    OpInfo("permute[sparse]", permute_call, sample_inputs=permute_samples, grad_filter=no_zeros, **SPARSE),
+    OpInfo("unsqueeze[sparse]", unsqueeze_call, sample_inputs=unsqueeze_samples, grad_filter=no_zeros, **SPARSE),
+    OpInfo("cat[sparse]", cat_call, arity=2, sample_inputs=cat_samples, grad_filter=no_zeros, covers=("stack",),
+           **SPARSE),
+    OpInfo("index_select[sparse]", index_select_call, sample_inputs=index_select_samples, grad_filter=no_zeros,
+           **SPARSE),
+    OpInfo("_sparse_softmax", softmax_call("softmax"), sample_inputs=softmax_samples, grad_filter=no_zeros,
+           covers=("_sparse_softmax_backward_data",), **SPARSE),
+    OpInfo("_sparse_log_softmax", softmax_call("log_softmax"), sample_inputs=softmax_samples, grad_filter=no_zeros,
+           covers=("_sparse_log_softmax_backward_data",), **SPARSE),
+)
+
 register(
     OpInfo("to_sparse", to_sparse_call, sample_inputs=to_sparse_samples, grad_filter=no_zeros,
            covers=("coalesce", "_coalesce", "indices", "values", "is_coalesced"), **SPARSE),

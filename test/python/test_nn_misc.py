@@ -127,11 +127,6 @@ def test_embedding_gradcheck_and_int32_indices():
     assert tessera.autograd.gradgradcheck(lambda t: F.embedding(idx, t, scale_grad_by_freq=True), (w,))
 
 
-def test_embedding_sparse_is_not_implemented():
-    with pytest.raises(NotImplementedError, match="sparse"):
-        F.embedding(tessera.tensor([0]), tessera.ones(3, 2), sparse=True)
-
-
 # ---------------------------------------------------------------- one_hot, pad, pixel shuffle
 
 def test_one_hot_like_torch():

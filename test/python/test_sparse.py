@@ -631,3 +631,64 @@ def test_sparse_mm_of_two_sparse_leaves_keeps_both_patterns():
     for got, want in zip(out[1], out[0]):
         assert got.layout == tessera.sparse_coo
         same_members(got, want)
+
+
+@pytest.mark.parametrize("layout", ["sparse_csr", "sparse_csc", "sparse_bsr", "sparse_bsc"])
+def test_compressed_addition(layout):
+    # Reference: the dense sum and current torch's rule (one compressed layout in, the same
+    # layout out over the union of the patterns); torch 1.13 built without MKL refuses it.
+    a, ta = dense_pair((4, 6), seed=1)
+    b, tb = dense_pair((4, 6), seed=2)
+    got = convert(ta, layout).add(convert(tb, layout), alpha=0.5)
+    assert got.layout == getattr(tessera, layout)
+    assert torch.allclose(to_torch(got.to_dense()), a + 0.5 * b)
+    union = (a != 0) | (b != 0)
+    if layout in ("sparse_csr", "sparse_csc"):
+        assert got._nnz() == int(union.sum())
+    dense = ta + convert(tb, layout)
+    assert dense.layout == tessera.strided and torch.allclose(to_torch(dense), a + b)
+    with pytest.raises(RuntimeError, match="expected both operands in one compressed layout"):
+        convert(ta, layout) + convert(tb, "sparse_csc" if layout == "sparse_csr" else "sparse_csr")
+
+
+def test_compressed_grads_accumulate():
+    # A CSR leaf used twice: its two sparse grads add up in CSR (current torch's add).
+    x = tessera.tensor([[0.0, 2.0, 0.0], [3.0, 0.0, 4.0]], dtype=tessera.float64).to_sparse_csr().requires_grad_()
+    (x.to_dense() * 3).sum().backward()
+    x.to_dense().sum().backward()
+    assert x.grad.layout == tessera.sparse_csr
+    assert x.grad.to_dense().tolist() == [[0.0, 4.0, 0.0], [4.0, 0.0, 4.0]]
+
+
+def test_shape_op_refusals_as_torch():
+    d = torch.tensor([[0.0, 2.0, 0.0], [3.0, 0.0, 4.0]])
+    for lib, x in ((torch, d), (tessera, to_tessera(d))):
+        s = x.to_sparse()
+        with pytest.raises(RuntimeError, match="cannot raise to zeroth power on sparse tensor"):
+            s.pow(0)
+        with pytest.raises(RuntimeError, match="Concatenating sparse tensors, but a dense tensor was found at position 1"):
+            lib.cat([s, x])
+        with pytest.raises(RuntimeError, match="All tensors must have the same sparse_dim and dense_dim"):
+            lib.cat([s, x.to_sparse(1)])
+        with pytest.raises(RuntimeError, match="transpositions between sparse and dense dimensions are not allowed"):
+            x.to_sparse(1).permute(1, 0)
+        with pytest.raises(IndexError):
+            s.index_select(1, lib.tensor([3]))
+        with pytest.raises(RuntimeError, match="not implemented for 'Long'"):
+            lib.sparse.softmax(s.long(), 0)
+
+
+def test_softmax_lines_with_missing_entries_match_torch():
+    # rows with one, two and no specified entries, in float64, with gradients
+    d = torch.tensor([[0.0, 1.5, 0.0, -2.0], [0.0, 0.0, 0.0, 0.0], [3.0, 0.0, 0.0, 0.0]], dtype=torch.float64)
+    w = torch.arange(12, dtype=torch.float64).reshape(3, 4)
+    out = []
+    for lib in (torch, tessera):
+        s = (d if lib is torch else to_tessera(d)).to_sparse().requires_grad_()
+        for fn in (lib.sparse.softmax, lib.sparse.log_softmax):
+            r = fn(s, 1)
+            (r.to_dense() * (w if lib is torch else to_tessera(w))).sum().backward()
+            out.append(to_torch(r.to_dense()) if lib is tessera else r.to_dense())
+        out.append(to_torch(s.grad.to_dense()) if lib is tessera else s.grad.to_dense())
+    for got, want in zip(out[3:], out[:3]):
+        assert torch.allclose(got, want), (got, want)

@@ -33,7 +33,7 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_id
 
 Tensor embedding_backward(const Tensor& grad, const Tensor& indices, int64_t num_weights, int64_t padding_idx,
                           bool scale_grad_by_freq, bool sparse) {
-  TORCH_CHECK_NOT_IMPLEMENTED(!sparse, "embedding: sparse gradients (sparse=True) are not implemented in tessera yet");
+  if (sparse) return at::embedding_sparse_backward(grad, indices, num_weights, padding_idx, scale_grad_by_freq);
   return at::embedding_dense_backward(grad, indices, num_weights, padding_idx, scale_grad_by_freq);
 }
 
@@ -51,6 +51,27 @@ Tensor embedding_dense_backward(const Tensor& grad_output, const Tensor& indices
   }
   if (padding_idx >= 0) grad = grad.masked_fill(flat.eq(padding_idx).unsqueeze(1), 0);
   return at::zeros({num_weights, dim}, grad.options()).index_add(0, flat, grad);
+}
+
+// The same sum kept sparse (nn.Embedding(sparse=True)): an uncoalesced COO tensor of
+// one entry per looked-up index, its values the grad rows; the optimizer (or coalesce)
+// adds repeated rows up. padding_idx's entries are left out.
+Tensor embedding_sparse_backward(const Tensor& grad_output, const Tensor& indices, int64_t num_weights,
+                                 int64_t padding_idx, bool scale_grad_by_freq) {
+  check_indices(indices, "embedding_backward");
+  TORCH_CHECK(!scale_grad_by_freq, "embedding_backward: scale_grad_by_freq not supported with sparse gradients");
+  const int64_t dim = grad_output.size(-1);
+  // Copies, not views: the grad outlives this call (AccumulateGrad keeps it), and must not
+  // change when the caller reuses its index tensor or alias an expanded grad_output.
+  Tensor flat = indices.reshape({-1}).to(c10::kLong).clone();
+  Tensor grad = grad_output.reshape({flat.numel(), dim}).clone(c10::MemoryFormat::Contiguous);
+  if (padding_idx != -1) {
+    const Tensor kept = flat.ne(padding_idx).nonzero().squeeze(1);
+    flat = flat.index_select(0, kept);
+    grad = grad.index_select(0, kept);
+  }
+  return at::_sparse_coo_tensor_unsafe(flat.unsqueeze(0), grad, {num_weights, dim}, grad.scalar_type(),
+                                       c10::kSparse, grad.device(), std::nullopt, std::nullopt);
 }
 
 // Rows that the indices name and whose norm exceeds max_norm are scaled down to it.

@@ -111,8 +111,7 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> embedding_bag_padding_idx(
               toString(weight.scalar_type()));
   TORCH_CHECK(mode == kSum || mode == kMean || mode == kMax, "embedding_bag: mode has to be 0 (sum), 1 (mean) or 2 "
               "(max), but got ", mode);
-  TORCH_CHECK_NOT_IMPLEMENTED(!sparse, "embedding_bag: sparse gradients (sparse=True) are not implemented in "
-                              "tessera yet");
+  TORCH_CHECK(!(sparse && mode == kMax), "max mode does not support sparse weights");
   TORCH_CHECK_NOT_IMPLEMENTED(!scale_grad_by_freq, "embedding_bag: scale_grad_by_freq=True is not implemented in "
                               "tessera yet");
   const bool weighted = per_sample_weights.has_value() && per_sample_weights->defined();
@@ -151,7 +150,10 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> embedding_bag_padding_idx(
   std::vector<int64_t> kept_rows;
   kept_rows.reserve(b.kept_positions.size());
   for (int64_t p : b.kept_positions) kept_rows.push_back(idx[p]);
-  Tensor rows = weight.index_select(0, tensor_from_vector(kept_rows));
+  // sparse=True: the rows are looked up through embedding, whose backward keeps the
+  // weight's grad sparse (one entry per kept index, as torch's sparse bag backward).
+  const Tensor kept = tensor_from_vector(kept_rows);
+  Tensor rows = sparse ? at::embedding(weight, kept, -1, false, true) : weight.index_select(0, kept);
   if (weighted) rows = rows * per_sample_weights->index_select(0, tensor_from_vector(b.kept_positions)).unsqueeze(1);
   Tensor out = at::zeros({bags, dim}, TensorOptions().dtype(weight.scalar_type()))
                    .index_add(0, tensor_from_vector(b.kept_bags), rows);

@@ -342,6 +342,32 @@ Tensor sparse_mask(const Tensor& self, const Tensor& mask) {
                                 values.reshape(vsize));
 }
 
+// ---- addition of compressed tensors (here for the block-level COO form it goes through)
+
+// self + alpha * other for compressed operands: dense + compressed gives a dense result;
+// two operands of one compressed layout (and block size) give that layout over the union
+// of their patterns, as current torch's add does (1.13 needs MKL for it).
+Tensor add_sparse_compressed(const Tensor& self, const Tensor& other, const c10::Scalar& alpha) {
+  TORCH_CHECK(self.sizes().equals(other.sizes()), "add: expected 'self' and 'other' to have same size, but self has size ",
+              self.sizes(), " while other has size ", other.sizes());
+  if (self.layout() == c10::kStrided) return at::add(self, other.to_dense(), alpha);
+  TORCH_CHECK(self.layout() == other.layout(), "add(", sparse::layout_word(self.layout()), ", ",
+              sparse::layout_word(other.layout()), "): expected both operands in one compressed layout, or a strided "
+              "'self'");
+  const Entries a = compressed_entries(self), b = compressed_entries(other);
+  TORCH_CHECK(a.block_rows == b.block_rows && a.block_cols == b.block_cols, "add: expected the same blocksize, got (",
+              a.block_rows, ", ", a.block_cols, ") and (", b.block_rows, ", ", b.block_cols, ")");
+  TORCH_CHECK(get_sparse_csr_impl(self)->dense_dim() == get_sparse_csr_impl(other)->dense_dim(),
+              "add: expected the same number of dense dimensions");
+  const int64_t batch = static_cast<int64_t>(a.grid.size()) - 2;
+  std::vector<int64_t> size = a.grid;  // the block grid, then the block and dense dims of the values
+  for (int64_t d = 1; d < a.values.dim(); ++d) size.push_back(a.values.size(d));
+  const c10::ScalarType type = c10::promoteTypes(self.scalar_type(), other.scalar_type());
+  const Tensor sum = at::add(make_sparse_coo(size, a.indices, a.values.to(type), false),
+                             make_sparse_coo(size, b.indices, b.values.to(type), false), alpha);
+  return coo_to_compressed(sum, self.layout(), batch, a.block_rows, a.block_cols, self.sizes());
+}
+
 // ---- transpose
 
 Tensor transpose_sparse(const Tensor& self, int64_t dim0, int64_t dim1) {

@@ -5,6 +5,7 @@
 #include <aten/core/Parallel.h>
 #include <aten/core/TensorOperators.h>
 #include <aten/core/TensorUtils.h>
+#include <aten/native/Broadcast.h>
 #include <aten/native/HostVector.h>
 #include <aten/native/NativeFunctions.h>
 #include <aten/native/sparse/SparseUtils.h>
@@ -221,6 +222,22 @@ TESSERA_SPARSE_UNARY(isnan)
 TESSERA_SPARSE_UNARY(isinf)
 TESSERA_SPARSE_UNARY(signbit)
 #undef TESSERA_SPARSE_UNARY
+
+// pow with a number exponent (pow.Tensor_Scalar wraps it): zero-preserving unless the
+// exponent is 0, and not linear, so on the values of the coalesced tensor.
+Tensor pow_sparse(const Tensor& self, const Tensor& exponent) {
+  TORCH_CHECK_NOT_IMPLEMENTED(self.layout() == c10::kSparse && exponent.layout() == c10::kStrided &&
+                                  exponent.unsafeGetTensorImpl()->is_wrapped_number(),
+                              "pow: a sparse tensor takes a number exponent only (torch.pow(sparse, 2.0)), got ",
+                              sparse::layout_word(self.layout()), " and ", sparse::layout_word(exponent.layout()),
+                              exponent.layout() == c10::kStrided ? " tensor" : "");
+  TORCH_CHECK(exponent.item().toComplexDouble() != c10::complex<double>(0, 0), "pow: cannot raise to zeroth power on sparse tensor; it would make the result "
+              "tensor dense");
+  const c10::ScalarType result = native::result_type(self, exponent);
+  TORCH_CHECK(result == self.scalar_type(), "Found dtype ", c10::toString(self.scalar_type()), " but expected ",
+              c10::toString(result));
+  return unary_on_values(self, [&](const Tensor& v) { return at::pow(v, exponent); });
+}
 
 // ---- sums
 

@@ -18,7 +18,10 @@ def _as_tuple(x):
 
 
 def _flat_values(t):
-    return [float(v) for v in t.detach().reshape(-1).tolist()]
+    t = t.detach()
+    if t.layout is not _C.strided:  # a sparse grad or output: its Jacobian entries are its dense form's
+        t = t.to_dense()
+    return [float(v) for v in t.reshape(-1).tolist()]
 
 
 def _differentiable_outputs(fn, inputs):
@@ -54,9 +57,11 @@ def _numerical_jacobian(fn, inputs, wrt, eps):
     # while fn itself runs with grad mode as the caller has it (gradgradcheck needs that).
     # Each cell is narrowed dim by dim, a view whatever x's strides (reshape would copy a
     # non-contiguous x and perturb the copy); cells go in row-major order, as grads flatten.
-    alias = x.detach()
-    columns = []
-    for i in range(x.numel()):
+    # A sparse input is perturbed in its specified values only, as torch's gradcheck does
+    # for sparse inputs (masked semantics): the rows of unspecified elements stay zero.
+    alias, positions = _sparse_cells(x) if x.layout is not _C.strided else (x.detach(), None)
+    columns = [None] * x.numel()
+    for i in range(alias.numel()):
         cell = alias
         rest = i
         for d in reversed(range(alias.dim())):
@@ -68,9 +73,41 @@ def _numerical_jacobian(fn, inputs, wrt, eps):
         cell.fill_(orig - eps)
         minus = [_flat_values(o) for o in _differentiable_outputs(fn, inputs)]
         cell.fill_(orig)
-        columns.append([[(p - m) / (2 * eps) for p, m in zip(po, mo)] for po, mo in zip(plus, minus)])
-    n_out = len(columns[0]) if columns else 0
+        column = [[(p - m) / (2 * eps) for p, m in zip(po, mo)] for po, mo in zip(plus, minus)]
+        # (an uncoalesced input may name a position twice: perturbing either entry moves
+        # that element by eps, so either column is its derivative, as torch takes it)
+        columns[i if positions is None else positions[i]] = column
+    sizes = [len(_flat_values(o)) for o in _differentiable_outputs(fn, inputs)]
+    columns = [c if c is not None else [[0.0] * n for n in sizes] for c in columns]
+    n_out = len(sizes)
     return [[columns[i][k] for i in range(len(columns))] for k in range(n_out)]
+
+
+def _sparse_cells(x):
+    """A sparse input's values (an alias of its member, written in place) and, for each
+    element of them, its row-major position in the dense tensor."""
+    x = x.detach()
+    if x.layout is _C.sparse_coo:
+        values, indices = x._values(), x._indices().tolist()
+        sparse_sizes = list(x.shape[:len(indices)])
+        per_entry = values[0].numel() if values.shape[0] else 1
+        positions = []
+        for e in range(values.shape[0]):
+            linear = 0
+            for d, size in enumerate(sparse_sizes):
+                linear = linear * size + indices[d][e]
+            positions.extend(linear * per_entry + j for j in range(per_entry))
+        return values, positions
+    # compressed layouts name each element once: number the values, densify, read the numbers back
+    values = x.values()
+    marker = x.clone()
+    marker.values().copy_(_C.arange(1, values.numel() + 1, dtype=_C.float64).reshape(values.shape))
+    dense = marker.to_dense().reshape(-1).tolist()
+    positions = [0] * values.numel()
+    for at, number in enumerate(dense):
+        if number:
+            positions[int(number) - 1] = at
+    return values, positions
 
 
 def _analytical_jacobian(fn, inputs, wrt_list):

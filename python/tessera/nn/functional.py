@@ -641,8 +641,6 @@ def dropout3d(input, p=0.5, training=True, inplace=False):
 # ---------------------------------------------------------------- embedding, one_hot, padding
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False, sparse=False):
-    if sparse:
-        raise NotImplementedError("embedding: sparse=True (sparse gradients) is not implemented in tessera yet")
     if padding_idx is not None:
         if padding_idx > 0:
             assert padding_idx < weight.size(0), "Padding_idx must be within num_embeddings"

@@ -1,8 +1,10 @@
 """optim.Adagrad (Duchi et al. 2011) with learning-rate decay, weight decay and maximize.
 The accumulator 'sum' is created at construction as torch does; the update of a group is a
-few _foreach_* calls, in torch 1.13's per-element arithmetic order."""
+few _foreach_* calls, in torch 1.13's per-element arithmetic order. A group with a sparse
+gradient updates one parameter at a time, touching only the grad's rows, as torch's does."""
 from .. import _C
-from .optimizer import Optimizer, _by_step, _decayed_grads, _fill_state, _refuse_unsupported
+from .optimizer import Optimizer, _any_sparse, _by_step, _decayed_grads, _fill_state, _refuse_unsupported, \
+    _sparse_like
 
 __all__ = ["Adagrad"]
 
@@ -61,8 +63,12 @@ class Adagrad(Optimizer):
     def _update_group(self, group, params, grads):
         # Every parameter's state exists from add_param_group on; init serves a state_dict
         # that lacked one.
-        sums, steps = self._group_state(params, ("sum",), self._init(group))
+        sparse = _any_sparse(grads)
+        sums, steps = self._group_state(params, ("sum",), self._init(group), guard=not sparse)
         lr, lr_decay, eps = group["lr"], group["lr_decay"], group["eps"]
+        if sparse:
+            self._single_tensor_update(group, params, grads, sums, steps)
+            return
         grads = _decayed_grads(group, params, grads)
         _C._foreach_addcmul_(sums, grads, grads, 1)
         std = _C._foreach_sqrt(sums)
@@ -71,3 +77,30 @@ class Adagrad(Optimizer):
         for step, (ps, gs, ds) in _by_step(steps, params, grads, std):
             clr = lr / (1 + (step - 1) * lr_decay)
             _C._foreach_addcdiv_(ps, gs, ds, -clr)
+
+    def _single_tensor_update(self, group, params, grads, sums, steps):
+        """torch's per-parameter loop, for a group with a sparse grad. Every write to a
+        parameter or accumulator is deferred to the end of the step, so that a failure (weight
+        decay with a sparse grad) leaves them alone without copying whole embedding tables;
+        the rows' new sums are read as old + grad^2, the value torch reads after its add_."""
+        lr, lr_decay, eps, weight_decay = group["lr"], group["lr_decay"], group["eps"], group["weight_decay"]
+        defer = self._txn.defer
+        for p, grad, state_sum, step in zip(params, grads, sums, steps):
+            if group["maximize"]:
+                grad = -grad
+            if weight_decay != 0:
+                if grad.is_sparse:
+                    raise RuntimeError("weight_decay option is not compatible with sparse gradients")
+                grad = grad.add(p, alpha=weight_decay)
+            clr = lr / (1 + (step.item() - 1) * lr_decay)
+            if not grad.is_sparse:
+                new_sum = state_sum.addcmul(grad, grad, value=1)
+                defer(state_sum.copy_, new_sum)
+                defer(p.addcdiv_, grad, new_sum.sqrt().add_(eps), value=-clr)
+                continue
+            grad = grad.coalesce()  # the update is not linear in the grad: one entry per row
+            indices, values = grad._indices(), grad._values()
+            squares = values.pow(2)
+            std = state_sum.sparse_mask(grad)._values().add(squares).sqrt_().add_(eps)
+            defer(state_sum.add_, _sparse_like(grad, indices, squares))
+            defer(p.add_, _sparse_like(grad, indices, values / std), alpha=-clr)

@@ -353,7 +353,7 @@ def _typename(obj):
 
 
 def _params_with_grad(group):
-    """The group's parameters that have a grad, and those grads (sparse grads refused)."""
+    """The group's parameters that have a grad, and those grads."""
     params, grads = [], []
     for p in group["params"]:
         g = p.grad  # each read makes a new Python wrapper: read once
@@ -404,6 +404,17 @@ def _decayed_grads(group, params, grads, decoupled=False):
         else:
             grads = _C._foreach_add(grads, params, alpha=weight_decay)
     return grads
+
+
+def _any_sparse(grads):
+    return any(g.is_sparse for g in grads)
+
+
+def _sparse_like(grad, indices, values):
+    """A COO tensor of grad's size over (coalesced) grad's indices with other values: the
+    sparse update operand of Adagrad and SparseAdam (the indices are grad's, so they are
+    not validated again)."""
+    return _C._sparse_coo_tensor_unsafe(indices, values, grad.size())
 
 
 def _fusable(tensors):

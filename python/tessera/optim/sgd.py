@@ -1,8 +1,10 @@
 """optim.SGD with momentum, dampening, Nesterov, weight decay and maximize, in torch 1.13's
 arithmetic order. Contiguous float32/float64 parameters update through _fused_sgd_ (one
-pass over each parameter); any others through a handful of _foreach_* calls."""
+pass over each parameter); any others through a handful of _foreach_* calls. A group with
+a sparse gradient (nn.Embedding(sparse=True)) updates one parameter at a time, as torch's
+does, its momentum buffer kept sparse."""
 from .. import _C
-from .optimizer import Optimizer, _decayed_grads, _fusable, required
+from .optimizer import Optimizer, _any_sparse, _decayed_grads, _fusable, required
 
 __all__ = ["SGD"]
 
@@ -31,6 +33,9 @@ class SGD(Optimizer):
         self._setstate_defaults(state, extra=(("nesterov", False),), capturable=False)
 
     def _update_group(self, group, params, grads):
+        if _any_sparse(grads):
+            self._single_tensor_update(group, params, grads)
+            return
         lr, momentum, dampening, nesterov = group["lr"], group["momentum"], group["dampening"], group["nesterov"]
         states = [self.state[p] for p in params] if momentum != 0 else []
         bufs = [s.get("momentum_buffer") for s in states]
@@ -74,3 +79,28 @@ class SGD(Optimizer):
                 state["momentum_buffer"] = b
             self._txn.defer(_C._fused_sgd_, [params[i] for i in fresh], [grads[i] for i in fresh], new_bufs,
                         is_first_step=True, **args)
+
+    def _single_tensor_update(self, group, params, grads):
+        """torch's per-parameter loop, which takes sparse grads: L2 decay of a sparse grad
+        fails as torch's does (add(sparse, dense) is not supported). The parameter writes
+        run last (deferred), so a failure leaves the parameters alone without copying them:
+        a copy would cost the whole embedding table on every sparse step."""
+        lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
+        weight_decay, nesterov, maximize = group["weight_decay"], group["nesterov"], group["maximize"]
+        for p, d_p in zip(params, grads):
+            if maximize:
+                d_p = -d_p
+            if weight_decay != 0:
+                d_p = d_p.add(p, alpha=weight_decay)
+            if momentum != 0:
+                state = self.state[p]
+                buf = state.get("momentum_buffer")
+                if buf is None:
+                    buf = d_p.clone().detach()
+                    self._txn.created(state, "momentum_buffer")
+                    state["momentum_buffer"] = buf
+                else:
+                    self._txn.guard([buf])
+                    buf.mul_(momentum).add_(d_p, alpha=1 - dampening)
+                d_p = d_p.add(buf, alpha=momentum) if nesterov else buf
+            self._txn.defer(p.add_, d_p, alpha=-lr)

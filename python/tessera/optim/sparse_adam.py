@@ -1,7 +1,8 @@
-"""optim.SparseAdam: Adam for sparse gradients, touching only the entries a gradient has.
-tessera has no sparse tensors yet: the optimizer can be built (with the argument checks
-torch makes) but a step with any gradient fails as torch does for a dense gradient."""
-from .optimizer import Optimizer
+"""optim.SparseAdam: the lazy Adam of sparse gradients (nn.Embedding(sparse=True)): only
+the rows a gradient has move, and only their moments decay, in torch's arithmetic order."""
+import math
+
+from .optimizer import Optimizer, _sparse_like
 
 __all__ = ["SparseAdam"]
 
@@ -42,4 +43,25 @@ class SparseAdam(Optimizer):
     def _update_group(self, group, params, grads):
         if any(not g.is_sparse for g in grads):
             raise RuntimeError("SparseAdam does not support dense gradients, please consider Adam instead")
-        raise NotImplementedError("SparseAdam: tessera has no sparse tensors")
+        # No copies of the parameters and moments to restore a failed step (that would cost
+        # whole embedding tables each step): every write to them is deferred to the end.
+        exp_avgs, exp_avg_sqs, steps = self._group_state(params, ("exp_avg", "exp_avg_sq"), guard=False)
+        lr, eps, maximize = group["lr"], group["eps"], group["maximize"]
+        defer = self._txn.defer
+        beta1, beta2 = group["betas"]
+        for p, grad, exp_avg, exp_avg_sq, step in zip(params, grads, exp_avgs, exp_avg_sqs, steps):
+            grad = (-grad if maximize else grad).coalesce()  # not linear in the grad: one entry per row
+            indices, values = grad._indices(), grad._values()
+            # old <- b * old + (1 - b) * new, written old += (1 - b) * (new - old) on the rows
+            old_avg = exp_avg.sparse_mask(grad)._values()
+            avg_update = values.sub(old_avg).mul_(1 - beta1)
+            old_sq = exp_avg_sq.sparse_mask(grad)._values()
+            sq_update = values.pow(2).sub_(old_sq).mul_(1 - beta2)
+            # (the rows' new moments, as torch reads them back after its add_)
+            numer = avg_update.add(old_avg)
+            denom = sq_update.add(old_sq).sqrt_().add_(eps)
+            k = step.item()
+            step_size = lr * math.sqrt(1 - beta2 ** k) / (1 - beta1 ** k)
+            defer(exp_avg.add_, _sparse_like(grad, indices, avg_update))
+            defer(exp_avg_sq.add_, _sparse_like(grad, indices, sq_update))
+            defer(p.add_, _sparse_like(grad, indices, -step_size * numer.div_(denom)))

@@ -3,7 +3,7 @@
 (aten/native/sparse); these are the Python-level entry points torch keeps here."""
 from .. import _C
 
-__all__ = ["addmm", "check_sparse_tensor_invariants", "mm", "sum"]
+__all__ = ["addmm", "check_sparse_tensor_invariants", "log_softmax", "mm", "softmax", "sum"]
 
 
 def mm(mat1, mat2, reduce=None):
@@ -32,6 +32,17 @@ def sum(input, dim=None, dtype=None):
     if dim is None:
         return _C._sparse_sum(input)
     return _C._sparse_sum(input, [dim] if isinstance(dim, int) else list(dim))
+
+
+def softmax(input, dim, *, dtype=None):
+    """Softmax of a COO tensor along dim over its specified elements (unspecified ones
+    count as -inf and stay unspecified)."""
+    return _C._sparse_softmax(input, dim, dtype=dtype)
+
+
+def log_softmax(input, dim, *, dtype=None):
+    """Log-softmax of a COO tensor along dim over its specified elements."""
+    return _C._sparse_log_softmax(input, dim, dtype=dtype)
 
 
 class check_sparse_tensor_invariants:
@@ -68,9 +79,22 @@ class check_sparse_tensor_invariants:
 
 def _constructor(fn):
     """A sparse constructor taking current torch's check_invariants= (the arguments are
-    checked whatever it says)."""
+    checked whatever it says) and, as torch does, array-likes (lists, numpy arrays) for its
+    member arguments: index members become tensors of their own dtype, values of `dtype`."""
     def construct(*args, check_invariants=None, **kwargs):
+        if args and not isinstance(args[0], _C.Tensor) and not _is_size(args[0]):
+            members = 2 if fn.__name__ == "sparse_coo_tensor" else 3
+            args = list(args)
+            for k in range(min(members, len(args))):
+                if not isinstance(args[k], _C.Tensor):
+                    is_values = k == members - 1
+                    args[k] = _C.tensor(args[k], dtype=kwargs.get("dtype") if is_values else None)
         return fn(*args, **kwargs)
     construct.__name__ = fn.__name__
     construct.__doc__ = fn.__doc__
     return construct
+
+
+def _is_size(arg):
+    """A bare size (sparse_coo_tensor((2, 3))): a tuple or list of ints, or a Size."""
+    return isinstance(arg, (tuple, list)) and all(isinstance(n, int) for n in arg)

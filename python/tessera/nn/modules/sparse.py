@@ -1,6 +1,6 @@
 """Embedding and EmbeddingBag: lookup tables with torch.nn's padding_idx, max_norm and
-from_pretrained, N(0, 1) initialisation and printed form. sparse=True (sparse gradients)
-is accepted here and refused by the functional call, which tessera does not support yet."""
+from_pretrained, N(0, 1) initialisation and printed form. sparse=True makes the weight's
+grad a sparse COO tensor (one entry per looked-up index), for SGD, Adagrad and SparseAdam."""
 from ... import _C
 from ...autograd.grad_mode import no_grad
 from .. import functional as F

@@ -1,0 +1,158 @@
+// Shape operators on sparse COO tensors: permute, unsqueeze, cat and index_select. Each
+// rewrites the indices of the sparse dims and applies the dense form of the op to the
+// values for the dense dims, as torch's sparse kernels do; none of them densifies.
+#include <aten/core/TensorOperators.h>
+#include <aten/native/HostVector.h>
+#include <aten/native/NativeFunctions.h>
+#include <aten/native/sparse/SparseUtils.h>
+#include <aten/ops/Functions.h>
+
+#include <unordered_map>
+
+namespace at::inline tessera::native {
+
+using namespace sparse;
+
+namespace {
+
+int64_t wrap_dim(int64_t dim, int64_t n) {
+  TORCH_CHECK_INDEX(dim >= -n && dim < n, "Dimension out of range (expected to be in range of [", -n, ", ", n - 1,
+                    "], but got ", dim, ")");
+  return dim < 0 ? dim + n : dim;
+}
+
+}  // namespace
+
+Tensor permute_sparse_coo(const Tensor& self, IntArrayRef dims) {
+  const SparseTensorImpl* impl = get_sparse_impl(self, "permute");
+  const int64_t n = self.dim(), sd = impl->sparse_dim();
+  TORCH_CHECK(static_cast<int64_t>(dims.size()) == n, "permute(sparse_coo): number of dimensions in the tensor input "
+              "does not match the length of the desired ordering of dimensions i.e. input.dim() = ", n,
+              " is not equal to len(dims) = ", dims.size());
+  std::vector<int64_t> wrapped(dims.size());
+  std::vector<bool> seen(static_cast<size_t>(n), false);
+  for (size_t i = 0; i < dims.size(); ++i) {
+    wrapped[i] = wrap_dim(dims[i], n);
+    TORCH_CHECK(!seen[static_cast<size_t>(wrapped[i])], "permute(): duplicate dims are not allowed.");
+    seen[static_cast<size_t>(wrapped[i])] = true;
+  }
+  for (int64_t i = 0; i < sd; ++i) {
+    TORCH_CHECK(wrapped[static_cast<size_t>(i)] < sd, "permute(sparse_coo): transpositions between sparse and dense "
+                "dimensions are not allowed.Only transpositions within sparse and dense dimensions are allowed.");
+  }
+  std::vector<int64_t> size(static_cast<size_t>(n)), value_dims{0};
+  for (int64_t i = 0; i < n; ++i) size[static_cast<size_t>(i)] = self.size(wrapped[static_cast<size_t>(i)]);
+  for (int64_t i = sd; i < n; ++i) value_dims.push_back(wrapped[static_cast<size_t>(i)] - sd + 1);
+  const std::vector<int64_t> sparse_order(wrapped.begin(), wrapped.begin() + sd);
+  bool identity = true;
+  for (int64_t i = 0; i < sd; ++i) identity = identity && sparse_order[static_cast<size_t>(i)] == i;
+  // (entries stay sorted only while the sparse dims keep their order)
+  return make_sparse_coo(size, impl->indices().index_select(0, tensor_from_vector(sparse_order)),
+                         impl->values().permute(value_dims), impl->coalesced() && identity);
+}
+
+Tensor unsqueeze_sparse(const Tensor& self, int64_t dim) {
+  const SparseTensorImpl* impl = get_sparse_impl(self, "unsqueeze");
+  const int64_t sd = impl->sparse_dim();
+  dim = wrap_dim(dim, self.dim() + 1);
+  std::vector<int64_t> size = self.sizes().vec();
+  size.insert(size.begin() + dim, 1);
+  const Tensor& indices = impl->indices();
+  if (dim <= sd) {
+    const Tensor zero_row = at::zeros({1, indices.size(1)}, indices.options());
+    const Tensor grown = at::cat({indices.narrow(0, 0, dim), zero_row, indices.narrow(0, dim, sd - dim)}, 0);
+    return make_sparse_coo(size, grown, impl->values(), impl->coalesced());
+  }
+  return make_sparse_coo(size, indices, impl->values().unsqueeze(dim - sd + 1), impl->coalesced());
+}
+
+// Along a sparse dim, entries keep their values and move by the sizes before them; along
+// a dense dim, each operand's values are placed in their slice of zero-padded values.
+Tensor cat_sparse(ArrayRef<Tensor> tensors, int64_t dim) {
+  TORCH_CHECK(!tensors.empty(), "torch.cat(): expected a non-empty list of Tensors");
+  const Tensor& first = tensors[0];
+  TORCH_CHECK(first.layout() == c10::kSparse, "Concatenating sparse tensors, but a dense tensor was found at position 0.");
+  const int64_t n = first.dim(), sd = first.sparse_dim(), dd = first.dense_dim();
+  dim = wrap_dim(dim, n);
+  std::vector<int64_t> size = first.sizes().vec();
+  size[static_cast<size_t>(dim)] = 0;
+  c10::ScalarType type = first.scalar_type();
+  for (size_t pos = 0; pos < tensors.size(); ++pos) {
+    const Tensor& t = tensors[pos];
+    TORCH_CHECK(t.layout() == c10::kSparse, "Concatenating sparse tensors, but a dense tensor was found at position ",
+                pos, ".");
+    bool same = t.dim() == n;
+    for (int64_t d = 0; same && d < n; ++d) same = d == dim || t.size(d) == first.size(d);
+    TORCH_CHECK(same, "All tensors must have the same shape: ", first.sizes(), " (except in the concatenating "
+                "dimension), but found shape: ", t.sizes(), " at position ", pos, ".");
+    TORCH_CHECK(t.sparse_dim() == sd && t.dense_dim() == dd, "All tensors must have the same sparse_dim and dense_dim: ",
+                sd, ", ", dd, ", but tensor at position ", pos, " has ", t.sparse_dim(), ", ", t.dense_dim(), ".");
+    size[static_cast<size_t>(dim)] += t.size(dim);
+    type = c10::promoteTypes(type, t.scalar_type());
+  }
+  std::vector<Tensor> indices, values;
+  int64_t offset = 0;
+  for (const Tensor& t : tensors) {
+    const SparseTensorImpl* impl = get_sparse_impl(t);
+    Tensor idx = impl->indices(), val = impl->values().to(type);
+    if (dim < sd) {
+      idx = idx.clone();
+      idx.select(0, dim).add_(offset);
+    } else {
+      std::vector<int64_t> padded = val.sizes().vec();
+      const int64_t vdim = dim - sd + 1;
+      padded[static_cast<size_t>(vdim)] = size[static_cast<size_t>(dim)];
+      Tensor wide = at::zeros(padded, val.options());
+      wide.narrow(vdim, offset, val.size(vdim)).copy_(val);
+      val = wide;
+    }
+    indices.push_back(idx);
+    values.push_back(val);
+    offset += t.size(dim);
+  }
+  return make_sparse_coo(size, at::cat(indices, 1), at::cat(values, 0), false);
+}
+
+// Along a sparse dim, each entry appears once for every position of `index` naming its
+// coordinate there (entries in order, then index positions); along a dense dim, the
+// values are selected.
+Tensor index_select_sparse(const Tensor& self, int64_t dim, const Tensor& index) {
+  const SparseTensorImpl* impl = get_sparse_impl(self, "index_select");
+  dim = wrap_dim(dim, self.dim());
+  TORCH_CHECK_INDEX(index.dim() <= 1, "index_select(): Index is supposed to be a vector");
+  TORCH_CHECK(index.scalar_type() == c10::kLong || index.scalar_type() == c10::kInt,
+              "index_select(): Expected dtype int32 or int64 for index");
+  const int64_t sd = impl->sparse_dim(), size_d = self.size(dim);
+  const std::vector<int64_t> picks = host_int64_values(index.reshape({-1}));
+  for (int64_t p : picks) {
+    TORCH_CHECK_INDEX(p >= -size_d && p < size_d, "index out of range in self");
+  }
+  std::vector<int64_t> size = self.sizes().vec();
+  size[static_cast<size_t>(dim)] = static_cast<int64_t>(picks.size());
+  if (dim >= sd) {
+    return make_sparse_coo(size, impl->indices(), impl->values().index_select(dim - sd + 1, index.reshape({-1})),
+                           impl->coalesced());
+  }
+  // positions of `index` by the coordinate they pick (a map: the dim may be huge)
+  std::unordered_map<int64_t, std::vector<int64_t>> at_coordinate;
+  for (size_t k = 0; k < picks.size(); ++k) {
+    const int64_t p = picks[k] < 0 ? picks[k] + size_d : picks[k];
+    at_coordinate[p].push_back(static_cast<int64_t>(k));
+  }
+  const std::vector<int64_t> coordinate = host_int64_values(impl->indices().select(0, dim));
+  std::vector<int64_t> entries, positions;
+  for (size_t e = 0; e < coordinate.size(); ++e) {
+    const auto found = at_coordinate.find(coordinate[e]);
+    if (found == at_coordinate.end()) continue;
+    for (int64_t k : found->second) {
+      entries.push_back(static_cast<int64_t>(e));
+      positions.push_back(k);
+    }
+  }
+  const Tensor chosen = tensor_from_vector(entries);
+  Tensor indices = impl->indices().index_select(1, chosen);
+  indices.select(0, dim).copy_(tensor_from_vector(positions));
+  return make_sparse_coo(size, indices, impl->values().index_select(0, chosen), false);
+}
+
+}  // namespace at::inline tessera::native
