@@ -243,16 +243,22 @@ Tensor unsqueeze_to(const Tensor& grad, int64_t dim, IntArrayRef sizes) {
   return sizes[static_cast<size_t>(dim)] == 1 && grad.dim() < ndim ? grad.unsqueeze(dim) : grad;
 }
 
+// (a sparse grad, from an op on a sparse input, is written into a dense result: the
+// input's gradient is then dense, which a sparse input accepts)
+static Tensor strided(const Tensor& grad) { return grad.layout() == c10::kStrided ? grad : grad.to_dense(); }
+
 Tensor select_backward(const Tensor& grad, IntArrayRef sizes, int64_t dim, int64_t index) {
-  Tensor result = at::zeros(sizes, grad.options());
-  result.select(dim, index).copy_(grad);
+  const Tensor g = strided(grad);
+  Tensor result = at::zeros(sizes, g.options());
+  result.select(dim, index).copy_(g);
   return result;
 }
 
 Tensor slice_backward(const Tensor& grad, IntArrayRef sizes, int64_t dim, std::optional<int64_t> start,
                       std::optional<int64_t> end, int64_t step) {
-  Tensor result = at::zeros(sizes, grad.options());
-  at::slice(result, dim, start, end, step).copy_(grad);
+  const Tensor g = strided(grad);
+  Tensor result = at::zeros(sizes, g.options());
+  at::slice(result, dim, start, end, step).copy_(g);
   return result;
 }
 

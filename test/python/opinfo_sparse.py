@@ -409,6 +409,84 @@ def embedding_samples(dtype):
     yield "padding_idx", [T((5, 3), dtype, 25)], {"padding_idx": 3}
 
 
+NARROW_COPY_GRAD = {"torch_grad": "torch 1.13 has no derivative for narrow_copy; current torch's (slice_backward of "
+                                  "the grad) is followed, and gradcheck judges it"}
+
+
+def narrow_copy_call(lib, x, dim, start, length, sparse_dim=0):
+    if sparse_dim == 0:
+        return x.narrow_copy(dim, start, length)
+    return x.to_sparse(sparse_dim).narrow_copy(dim, start, length).to_dense()
+
+
+def narrow_copy_samples(dtype):
+    yield "dim 0", [Z((4, 5), dtype, 42)], {"dim": 0, "start": 1, "length": 2}
+    yield "negative start", [Z((4, 5), dtype, 43)], {"dim": 1, "start": -3, "length": 3}
+    yield "full pattern", [T((4, 5), dtype, 44)], {"dim": 1, "start": 1, "length": 3}
+    yield "empty", [T((4, 5), dtype, 45)], {"dim": 0, "start": 4, "length": 0}
+
+
+def sparse_narrow_samples(dtype):
+    for name, tensors, kw in narrow_copy_samples(dtype):
+        yield name, tensors, dict(kw, sparse_dim=2)
+    yield "hybrid dense dim", [T((4, 5), dtype, 46)], {"dim": 1, "start": 2, "length": 2, "sparse_dim": 1}
+
+
+def select_call(lib, x, dim, index, sparse_dim=None):
+    r = hybrid(x, sparse_dim).select(dim, index)
+    return r.to_dense() if r.layout != lib.strided else r
+
+
+def select_samples(dtype):
+    yield "row", [Z((4, 5), dtype, 47)], {"dim": 0, "index": 2}
+    yield "negative", [Z((4, 5), dtype, 48)], {"dim": -1, "index": -2}
+    yield "full pattern", [T((3, 4, 2), dtype, 49)], {"dim": 1, "index": 3}
+    yield "one sparse dim (dense result)", [T((4, 3), dtype, 50)], {"dim": 0, "index": 1, "sparse_dim": 1}
+    yield "hybrid dense dim", [T((4, 3), dtype, 51)], {"dim": 1, "index": 0, "sparse_dim": 1}
+
+
+def mv_call(lib, a, v):
+    return a.to_sparse().mv(v)
+
+
+def mv_samples(dtype):
+    yield "with zeros", [Z((4, 5), dtype, 52), T((5,), dtype, 53)], {}
+    yield "full pattern", [T((3, 4), dtype, 54), T((4,), dtype, 55)], {}
+
+
+def bmm_call(lib, a, b):
+    return lib.bmm(a.to_sparse(), b)
+
+
+def bmm_samples(dtype):
+    yield "with zeros", [Z((3, 4, 5), dtype, 56), T((3, 5, 2), dtype, 57)], {}
+    yield "full pattern", [T((2, 3, 4), dtype, 58), T((2, 4, 3), dtype, 59)], {}
+    yield "empty batch", [torch.zeros(2, 3, 4, dtype=getattr(torch, dtype)), T((2, 4, 3), dtype, 60)], {}
+
+
+def sampled_addmm_call(lib, c, a, b, beta=1.0, alpha=1.0):
+    return lib.sparse.sampled_addmm(c.to_sparse_csr(), a, b, beta=beta, alpha=alpha).to_dense()
+
+
+def sampled_addmm_samples(dtype):
+    yield "pattern with zeros", [Z((4, 5), dtype, 61), T((4, 3), dtype, 62), T((3, 5), dtype, 63)], {}
+    yield "scaled", [T((3, 4), dtype, 64), T((3, 2), dtype, 65), T((2, 4), dtype, 66)], {"beta": 0.5, "alpha": -2.0}
+
+
+register(
+    OpInfo("narrow_copy", narrow_copy_call, sample_inputs=narrow_copy_samples, dtypes=FLOAT, supports_out=False,
+           exempt=NARROW_COPY_GRAD),
+    OpInfo("narrow_copy[sparse]", narrow_copy_call, sample_inputs=sparse_narrow_samples, grad_filter=no_zeros,
+           exempt=NARROW_COPY_GRAD, **SPARSE),
+    OpInfo("select[sparse]", select_call, sample_inputs=select_samples, grad_filter=no_zeros, **SPARSE),
+    OpInfo("mv[sparse]", mv_call, arity=2, sample_inputs=mv_samples, grad_filter=no_zeros, no_grad_inputs=(0,),
+           covers=("addmv",), **SPARSE),
+    OpInfo("bmm[sparse]", bmm_call, arity=2, sample_inputs=bmm_samples, grad_filter=no_zeros, no_grad_inputs=(0,),
+           **SPARSE),
+    OpInfo("sparse_sampled_addmm", sampled_addmm_call, arity=3, sample_inputs=sampled_addmm_samples,
+           grad_filter=no_zeros, **SPARSE),
+)
+
 register(
     # the weight's grad is a sparse COO tensor in both libraries (compared densified)
     OpInfo("embedding[sparse grad]", embedding_call, sample_inputs=embedding_samples,

@@ -692,3 +692,91 @@ def test_softmax_lines_with_missing_entries_match_torch():
         out.append(to_torch(s.grad.to_dense()) if lib is tessera else s.grad.to_dense())
     for got, want in zip(out[3:], out[:3]):
         assert torch.allclose(got, want), (got, want)
+
+
+def test_csr_mv_and_sparse_narrow():
+    # CSR @ vector: reference the dense product (torch 1.13 needs MKL for it). narrow of a
+    # COO tensor is narrow_copy's result (torch 1.13 fails in as_strided), the rest as torch.
+    a, ta = dense_pair((4, 5), seed=3)
+    v = torch.randn(5)
+    got = convert(ta, "sparse_csr").mv(to_tessera(v))
+    assert torch.allclose(to_torch(got), a @ v, atol=1e-6)
+    n = ta.to_sparse().narrow(1, 1, 3)
+    assert n.layout == tessera.sparse_coo and torch.allclose(to_torch(n.to_dense()), a.narrow(1, 1, 3))
+    for lib, x in ((torch, a), (tessera, ta)):
+        with pytest.raises(IndexError, match=r"select\(\): index 5 out of range"):
+            x.to_sparse().select(0, 5)
+        with pytest.raises(RuntimeError, match="bmm_sparse: Tensor 'mat2' must be dense"):
+            lib.bmm(x.unsqueeze(0), x.unsqueeze(0).transpose(1, 2).to_sparse())
+        with pytest.raises(RuntimeError, match="bmm_sparse: 'self.size\\(2\\)' and 'mat2.size\\(1\\)' must match"):
+            lib.bmm(x.unsqueeze(0).to_sparse(), x.unsqueeze(0))
+
+
+@pytest.mark.parametrize("fmt", ["coo", "csr", "csc", "bsr"])
+def test_scipy_round_trip_shares_arrays(fmt):
+    # tessera's own interop (torch has none): the arrays are shared, not copied.
+    np = pytest.importorskip("numpy")
+    sp = pytest.importorskip("scipy.sparse")
+    dense = np.arange(24, dtype=np.float64).reshape(4, 6) * (np.arange(24).reshape(4, 6) % 3 == 0)
+    m = sp.bsr_matrix(dense, blocksize=(2, 3)) if fmt == "bsr" else sp.csr_matrix(dense).asformat(fmt)
+    if fmt == "bsr":
+        m.sort_indices()  # (scipy builds this one's blocks out of order; the constructors need them sorted)
+    t = tessera.sparse.from_scipy(m)
+    assert t.layout == getattr(tessera, "sparse_" + fmt)
+    assert np.array_equal(t.to_dense().numpy(), dense)
+    values = t._values() if fmt == "coo" else t.values()
+    assert np.shares_memory(values.numpy(), m.data)
+    if fmt != "coo":
+        assert np.shares_memory(t.col_indices().numpy() if fmt in ("csr", "bsr") else t.row_indices().numpy(),
+                                m.indices)
+    back = tessera.sparse.to_scipy(t)
+    assert back.format == fmt and np.array_equal(back.toarray(), dense)
+    assert np.shares_memory(back.data, values.numpy())
+    # int64 indices stay int64 and shared (scipy's constructors would narrow them by copying)
+    wide = tessera.tensor(dense).to_sparse_csr()
+    s = tessera.sparse.to_scipy(wide)
+    assert s.indices.dtype == np.int64 and np.shares_memory(s.indices, wide.col_indices().numpy())
+    # torch's own idiom with scipy's arrays gives the same tensor
+    if fmt == "csr":
+        ref = torch.sparse_csr_tensor(m.indptr, m.indices, m.data, m.shape)
+        same_members(t, ref)
+
+
+def test_scipy_interop_refusals():
+    sp = pytest.importorskip("scipy.sparse")
+    with pytest.raises(TypeError, match="coo, csr, csc or bsr format"):
+        tessera.sparse.from_scipy(sp.dok_matrix((2, 2)))
+    with pytest.raises(TypeError, match="2-D sparse"):
+        tessera.sparse.to_scipy(tessera.ones(2, 2, 2).to_sparse())
+
+
+def test_large_kernels_match_torch():
+    # sizes past one chunk of the parallel kernels (radix sort, nonzero scan, CSR x dense)
+    g = torch.Generator().manual_seed(5)
+    n = 300_000
+    idx = torch.randint(0, 700, (2, n), generator=g)
+    for dtype in (torch.float32, torch.float64, torch.int64):
+        values = torch.randn(n, generator=g).mul(10).to(dtype)
+        want = torch.sparse_coo_tensor(idx, values, (700, 700)).coalesce()
+        got = tessera.sparse_coo_tensor(to_tessera(idx), to_tessera(values), (700, 700)).coalesce()
+        assert torch.equal(to_torch(got.indices()), want.indices())
+        assert torch.allclose(to_torch(got.values()), want.values(), rtol=1e-5, atol=1e-4)
+    hv = torch.randn(5000, 3, generator=g)
+    want = torch.sparse_coo_tensor(idx[:, :5000], hv, (700, 700, 3)).coalesce()
+    got = tessera.sparse_coo_tensor(to_tessera(idx[:, :5000]), to_tessera(hv), (700, 700, 3)).coalesce()
+    same_members(got, want)
+    d = torch.randn(600, 700, generator=g, dtype=torch.float64)
+    d[torch.rand(600, 700, generator=g) < 0.8] = 0
+    d[3, 4] = -0.0
+    want = d.to_sparse()
+    got = to_tessera(d).to_sparse()
+    same_members(got, want)
+    dense = torch.randn(700, 37, generator=g, dtype=torch.float64)
+    for index_dtype in (torch.int32, torch.int64):
+        csr = d.to_sparse_csr()
+        crow, col = csr.crow_indices().to(index_dtype), csr.col_indices().to(index_dtype)
+        mine = tessera.sparse_csr_tensor(to_tessera(crow), to_tessera(col), to_tessera(csr.values()), d.shape)
+        assert torch.allclose(to_torch(mine @ to_tessera(dense)), d @ dense)
+    bad = tessera._sparse_csr_tensor_unsafe(tessera.tensor([0, 1, 2]), tessera.tensor([0, 99]), tessera.ones(2), (2, 3))
+    with pytest.raises(RuntimeError, match="indices are invalid"):
+        bad @ tessera.ones(3, 2)

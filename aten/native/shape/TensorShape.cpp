@@ -558,7 +558,13 @@ Tensor narrow(const Tensor& self, int64_t dim, int64_t start, int64_t length) {
   if (start != size) start = wrap_dim(start, size);
   TORCH_CHECK(length >= 0 && start <= size - length, "start (", start, ") + length (", length,
               ") exceeds dimension size (", size, ").");
+  // A sparse tensor has no strides to view through: its narrow is a copy (narrow_copy).
+  if (self.is_sparse()) return at::narrow_copy(self, dim, start, length);
   return at::slice(self, dim, start, start + length, 1);
+}
+
+Tensor narrow_copy_dense(const Tensor& self, int64_t dim, int64_t start, int64_t length) {
+  return at::narrow(self, dim, start, length).clone(c10::MemoryFormat::Contiguous);
 }
 
 Tensor narrow_Tensor(const Tensor& self, int64_t dim, const Tensor& start, int64_t length) {

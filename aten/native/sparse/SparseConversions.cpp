@@ -6,6 +6,7 @@
 #include <aten/core/TensorUtils.h>
 #include <aten/native/HostVector.h>
 #include <aten/native/NativeFunctions.h>
+#include <aten/native/sparse/SparseKernels.h>
 #include <aten/native/sparse/SparseUtils.h>
 #include <aten/ops/Functions.h>
 
@@ -15,6 +16,8 @@
 namespace at::inline tessera::native {
 
 using namespace sparse;
+
+DEFINE_DISPATCH(nonzero_entries_stub);
 
 namespace {
 
@@ -106,6 +109,11 @@ Tensor compressed_to_coo(const Tensor& t) {
 Tensor dense_to_coo(const Tensor& self, int64_t sparse_dim) {
   TORCH_CHECK(sparse_dim >= 0 && sparse_dim <= self.dim(), "sparse_dim must be less than or equal to self.dim()");
   const IntArrayRef sparse_sizes = self.sizes().slice(0, static_cast<size_t>(sparse_dim));
+  if (sparse_dim == self.dim() && sparse_kernels_take(self.scalar_type()) && self.numel() > 0 &&
+      self.device().type() == c10::DeviceType::CPU) {
+    auto [linear, values] = nonzero_entries_stub(c10::DeviceType::CPU, self.contiguous().view({-1}));
+    return make_sparse_coo(self.sizes(), unflatten_indices(linear, sparse_sizes), values, true);
+  }
   std::vector<int64_t> flat{numel_of(sparse_sizes)};
   for (int64_t d = sparse_dim; d < self.dim(); ++d) flat.push_back(self.size(d));
   const Tensor rows = self.reshape(flat);

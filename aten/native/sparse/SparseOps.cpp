@@ -8,6 +8,7 @@
 #include <aten/native/Broadcast.h>
 #include <aten/native/HostVector.h>
 #include <aten/native/NativeFunctions.h>
+#include <aten/native/sparse/SparseKernels.h>
 #include <aten/native/sparse/SparseUtils.h>
 #include <aten/ops/Functions.h>
 
@@ -17,6 +18,8 @@
 namespace at::inline tessera::native {
 
 using namespace sparse;
+
+DEFINE_DISPATCH(spmm_csr_stub);
 
 namespace {
 
@@ -329,6 +332,37 @@ Tensor spmm(const Tensor& rows_t, const Tensor& cols_t, const Tensor& values_t, 
   return out;
 }
 
+// Every compressed index inside the matrix (the members may come from an unchecked
+// constructor, and the kernel reads through them): 0 = c[0] <= c[1] <= ... <= c[m] = nnz
+// and 0 <= plain < k.
+template <typename I>
+void check_csr_bounds(const Tensor& compressed, const Tensor& plain, int64_t m, int64_t k) {
+  const I* c = static_cast<const I*>(compressed.data_ptr());
+  const I* p = static_cast<const I*>(plain.data_ptr());
+  const int64_t nnz = plain.numel();
+  bool ok = compressed.numel() == m + 1 && c[0] == 0 && c[m] == nnz;
+  for (int64_t r = 0; ok && r < m; ++r) ok = c[r] <= c[r + 1];
+  for (int64_t e = 0; ok && e < nnz; ++e) ok = p[e] >= 0 && p[e] < k;
+  TORCH_CHECK(ok, "mm: the CSR operand's indices are invalid (compressed indices must rise from 0 to nnz, plain "
+              "indices lie in [0, ", k, "))");
+}
+
+// CSR x dense through the per-ISA kernel (Note [CSR x dense]).
+Tensor spmm_csr(const Tensor& self, const Tensor& mat2) {
+  const SparseCsrTensorImpl* impl = get_sparse_csr_impl(self);
+  const Tensor compressed = impl->compressed_indices().contiguous(), plain = impl->plain_indices().contiguous();
+  const int64_t m = self.size(0), k = self.size(1);
+  if (compressed.scalar_type() == c10::kInt) {
+    check_csr_bounds<int32_t>(compressed, plain, m, k);
+  } else {
+    check_csr_bounds<int64_t>(compressed, plain, m, k);
+  }
+  Tensor out = at::zeros({m, mat2.size(1)}, mat2.options());
+  if (plain.numel() == 0 || mat2.size(1) == 0) return out;
+  spmm_csr_stub(c10::DeviceType::CPU, compressed, plain, impl->values().contiguous(), mat2.contiguous(), out);
+  return out;
+}
+
 // The (rows, cols, values) of a 2-D sparse matrix of any layout, with no dense dims.
 std::tuple<Tensor, Tensor, Tensor> matrix_entries(const Tensor& t, const char* op) {
   TORCH_CHECK(t.dim() == 2, op, ": expected a 2-D sparse matrix, got ", t.dim(), " dims");
@@ -421,6 +455,10 @@ Tensor sparse_mm(const Tensor& self, const Tensor& mat2) {
     return self.layout() == c10::kSparse ? product : product.to_sparse(self.layout());
   }
   if (a_sparse) {
+    if (self.layout() == c10::kSparseCsr && self.dense_dim() == 0 && sparse_kernels_take(self.scalar_type()) &&
+        mat2.scalar_type() == self.scalar_type()) {
+      return spmm_csr(self, mat2);
+    }
     auto [rows, cols, values] = matrix_entries(self, "mm");
     return spmm(rows, cols, values, self.size(0), mat2);
   }

@@ -1,4 +1,5 @@
-// Shape operators on sparse COO tensors: permute, unsqueeze, cat and index_select. Each
+// Shape operators on sparse COO tensors: permute, unsqueeze, cat, index_select, select and
+// narrow_copy. Each
 // rewrites the indices of the sparse dims and applies the dense form of the op to the
 // values for the dense dims, as torch's sparse kernels do; none of them densifies.
 #include <aten/core/TensorOperators.h>
@@ -64,6 +65,22 @@ Tensor unsqueeze_sparse(const Tensor& self, int64_t dim) {
     return make_sparse_coo(size, grown, impl->values(), impl->coalesced());
   }
   return make_sparse_coo(size, indices, impl->values().unsqueeze(dim - sd + 1), impl->coalesced());
+}
+
+// The inverse of unsqueeze: a size-1 sparse dim (every coordinate 0) leaves the indices,
+// a size-1 dense dim the values; another size leaves the tensor as it is (torch's rule).
+Tensor squeeze_dim_sparse(const Tensor& self, int64_t dim) {
+  const SparseTensorImpl* impl = get_sparse_impl(self, "squeeze");
+  dim = wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
+  if (self.dim() == 0 || self.size(dim) != 1) return sparse_alias(self);
+  const int64_t sd = impl->sparse_dim();
+  std::vector<int64_t> size = self.sizes().vec();
+  size.erase(size.begin() + dim);
+  if (dim >= sd) return make_sparse_coo(size, impl->indices(), impl->values().squeeze(dim - sd + 1), impl->coalesced());
+  TORCH_CHECK_NOT_IMPLEMENTED(sd > 1, "squeeze: the only sparse dim of a COO tensor cannot be squeezed in tessera");
+  const Tensor& indices = impl->indices();
+  const Tensor kept = at::cat({indices.narrow(0, 0, dim), indices.narrow(0, dim + 1, sd - dim - 1)}, 0);
+  return make_sparse_coo(size, kept, impl->values(), impl->coalesced());
 }
 
 // Along a sparse dim, entries keep their values and move by the sizes before them; along
@@ -153,6 +170,57 @@ Tensor index_select_sparse(const Tensor& self, int64_t dim, const Tensor& index)
   Tensor indices = impl->indices().index_select(1, chosen);
   indices.select(0, dim).copy_(tensor_from_vector(positions));
   return make_sparse_coo(size, indices, impl->values().index_select(0, chosen), false);
+}
+
+// Along a sparse dim, the entries at `index` lose that coordinate (with a single sparse
+// dim the result is their dense sum, as torch gives); along a dense dim, the values are
+// selected.
+Tensor select_sparse(const Tensor& self, int64_t dim, int64_t index) {
+  const SparseTensorImpl* impl = get_sparse_impl(self, "select");
+  TORCH_CHECK_INDEX(self.dim() > 0, "select() cannot be applied to a 0-dim tensor.");
+  dim = wrap_dim(dim, self.dim());
+  const int64_t size = self.size(dim);
+  TORCH_CHECK_INDEX(index >= -size && index < size, "select(): index ", index, " out of range for tensor of size ",
+                    self.sizes(), " at dimension ", dim);
+  if (index < 0) index += size;
+  const int64_t sd = impl->sparse_dim();
+  std::vector<int64_t> out_size = self.sizes().vec();
+  out_size.erase(out_size.begin() + dim);
+  if (dim >= sd) return make_sparse_coo(out_size, impl->indices(), impl->values().select(dim - sd + 1, index), false);
+  const Tensor chosen = impl->indices().select(0, dim).eq(index).nonzero().view({-1});
+  const Tensor values = impl->values().index_select(0, chosen);
+  if (sd == 1) return values.sum(0);  // dense: the entries at index, added up
+  std::vector<int64_t> kept;
+  for (int64_t d = 0; d < sd; ++d) {
+    if (d != dim) kept.push_back(d);
+  }
+  const Tensor indices = impl->indices().index_select(0, tensor_from_vector(kept)).index_select(1, chosen);
+  return make_sparse_coo(out_size, indices, values, false);
+}
+
+// The entries with start <= coordinate < start + length along a sparse dim (moved down by
+// start), or the narrowed values along a dense dim: a new sparse tensor, never a view.
+Tensor narrow_copy_sparse(const Tensor& self, int64_t dim, int64_t start, int64_t length) {
+  const SparseTensorImpl* impl = get_sparse_impl(self, "narrow_copy");
+  TORCH_CHECK(self.dim() > 0, "narrow() cannot be applied to a 0-dim tensor.");
+  dim = wrap_dim(dim, self.dim());
+  const int64_t size = self.size(dim);
+  if (start < 0) start += size;
+  TORCH_CHECK(start >= 0 && length >= 0 && start <= size - length, "start (", start, ") + length (", length,
+              ") exceeds dimension size (", size, ").");
+  const int64_t sd = impl->sparse_dim();
+  std::vector<int64_t> out_size = self.sizes().vec();
+  out_size[static_cast<size_t>(dim)] = length;
+  if (dim >= sd) {
+    return make_sparse_coo(out_size, impl->indices().clone(),
+                           impl->values().narrow(dim - sd + 1, start, length).clone(c10::MemoryFormat::Contiguous),
+                           impl->coalesced());
+  }
+  const Tensor coordinate = impl->indices().select(0, dim);
+  const Tensor chosen = coordinate.ge(start).logical_and(coordinate.lt(start + length)).nonzero().view({-1});
+  Tensor indices = impl->indices().index_select(1, chosen);
+  indices.select(0, dim).sub_(start);
+  return make_sparse_coo(out_size, indices, impl->values().index_select(0, chosen), impl->coalesced());
 }
 
 }  // namespace at::inline tessera::native

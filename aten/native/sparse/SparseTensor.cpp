@@ -1,6 +1,8 @@
 // Sparse COO tensors (SparseCPU): construction and validation, the members (indices,
 // values, nnz, dims, the coalesced flag), coalesce, to_dense, clone/copy_/zero_/resize.
 // The impl is in aten/core/SparseTensorImpl.h; arithmetic is in SparseOps.cpp.
+#include <aten/core/Dispatch.h>
+#include <aten/core/Parallel.h>
 #include <aten/core/TensorUtils.h>
 #include <aten/native/HostVector.h>
 #include <aten/native/NativeFunctions.h>
@@ -189,29 +191,60 @@ Tensor coalesce(const Tensor& self) {
 }
 
 // Note [Coalescing]: entries are ordered by their row-major linear position over the sparse
-// dims (a stable sort, so duplicates keep their order), and each run of equal positions
-// becomes one entry whose value is the run's sum (index_add_ of the sorted values).
+// dims with a stable radix sort (radix_order; duplicates keep their order), and each run of
+// equal positions becomes one entry whose value is the run's sum, added in that order (a
+// lone entry keeps its value, -0.0 included). Float and double values are summed by one
+// parallel loop over the runs; other dtypes through index_add_ into zeros.
 Tensor coalesce_sparse(const Tensor& self) {
   const SparseTensorImpl* impl = get_sparse_impl(self, "coalesce");
   const IntArrayRef sparse_sizes = self.sizes().slice(0, static_cast<size_t>(impl->sparse_dim()));
   const int64_t nnz = impl->nnz();
   if (nnz < 2) return make_sparse_coo(self.sizes(), impl->indices().clone(), impl->values().clone(), true);
+  check_indices_in_bounds(impl->indices(), sparse_sizes);
   const Tensor lin = flatten_indices(impl->indices(), sparse_sizes);
-  const int64_t* key = static_cast<const int64_t*>(lin.data_ptr());
-  std::vector<int64_t> order(static_cast<size_t>(nnz));
-  std::iota(order.begin(), order.end(), int64_t{0});
-  std::stable_sort(order.begin(), order.end(), [key](int64_t a, int64_t b) { return key[a] < key[b]; });
-  std::vector<int64_t> unique_keys, segment(static_cast<size_t>(nnz));
+  std::vector<int64_t> keys;
+  const std::vector<int64_t> order =
+      radix_order(static_cast<const int64_t*>(lin.data_ptr()), nnz, std::max<int64_t>(numel_of(sparse_sizes) - 1, 0), keys);
+  std::vector<int64_t> starts;  // where each run of equal keys begins, then nnz
   for (int64_t i = 0; i < nnz; ++i) {
-    const int64_t k = key[order[static_cast<size_t>(i)]];
-    if (unique_keys.empty() || unique_keys.back() != k) unique_keys.push_back(k);
-    segment[static_cast<size_t>(i)] = static_cast<int64_t>(unique_keys.size()) - 1;
+    if (i == 0 || keys[static_cast<size_t>(i)] != keys[static_cast<size_t>(i - 1)]) starts.push_back(i);
   }
-  const Tensor sorted_values = impl->values().index_select(0, tensor_from_vector(order));
-  std::vector<int64_t> value_sizes = impl->values().sizes().vec();
-  value_sizes[0] = static_cast<int64_t>(unique_keys.size());
-  Tensor values = at::zeros(value_sizes, impl->values().options());
-  values.index_add_(0, tensor_from_vector(segment), sorted_values);
+  const int64_t runs = static_cast<int64_t>(starts.size());
+  starts.push_back(nnz);
+  std::vector<int64_t> unique_keys(static_cast<size_t>(runs));
+  for (int64_t u = 0; u < runs; ++u) unique_keys[static_cast<size_t>(u)] = keys[static_cast<size_t>(starts[static_cast<size_t>(u)])];
+  const Tensor source = impl->values().contiguous();
+  std::vector<int64_t> value_sizes = source.sizes().vec();
+  value_sizes[0] = runs;
+  Tensor values;
+  if (source.scalar_type() == c10::kFloat || source.scalar_type() == c10::kDouble) {
+    values = at::empty(value_sizes, source.options());
+    const int64_t inner = nnz > 0 ? source.numel() / nnz : 0;
+    dispatch_types<kFloating>(source.scalar_type(), "coalesce", [&]<typename T>() {
+      const T* in = static_cast<const T*>(source.data_ptr());
+      T* out = static_cast<T*>(values.data_ptr());
+      at::parallel_for(0, runs, std::max<int64_t>(1, 16384 / std::max<int64_t>(inner, 1)), [&](int64_t b, int64_t e) {
+        for (int64_t u = b; u < e; ++u) {
+          T* o = out + u * inner;
+          const T* first = in + order[static_cast<size_t>(starts[static_cast<size_t>(u)])] * inner;
+          for (int64_t j = 0; j < inner; ++j) o[j] = first[j];
+          for (int64_t i = starts[static_cast<size_t>(u)] + 1; i < starts[static_cast<size_t>(u + 1)]; ++i) {
+            const T* v = in + order[static_cast<size_t>(i)] * inner;
+            for (int64_t j = 0; j < inner; ++j) o[j] = o[j] + v[j];
+          }
+        }
+      });
+    });
+  } else {
+    std::vector<int64_t> segment(static_cast<size_t>(nnz));
+    for (int64_t u = 0; u < runs; ++u) {
+      for (int64_t i = starts[static_cast<size_t>(u)]; i < starts[static_cast<size_t>(u + 1)]; ++i) {
+        segment[static_cast<size_t>(i)] = u;
+      }
+    }
+    values = at::zeros(value_sizes, source.options());
+    values.index_add_(0, tensor_from_vector(segment), source.index_select(0, tensor_from_vector(order)));
+  }
   return make_sparse_coo(self.sizes(), unflatten_indices(tensor_from_vector(unique_keys), sparse_sizes), values, true);
 }
 

@@ -16,6 +16,11 @@ Tensor flatten_indices(const Tensor& indices, IntArrayRef sparse_sizes);
 // The inverse of flatten_indices: int64 [sparse_sizes.size(), n].
 Tensor unflatten_indices(const Tensor& linear, IntArrayRef sparse_sizes);
 
+// The stable order that sorts n nonnegative keys (at most max_key): an LSD radix sort of
+// (key, position) pairs, 11 bits a pass over the bits max_key needs, each pass split
+// across threads. Keeps the sorted keys in `sorted_keys`.
+std::vector<int64_t> radix_order(const int64_t* key, int64_t n, int64_t max_key, std::vector<int64_t>& sorted_keys);
+
 // Raises torch's "size is inconsistent with indices" unless every index of dim d lies
 // in [0, size[d]): what keeps to_dense's scatter inside its buffer.
 void check_indices_in_bounds(const Tensor& indices, IntArrayRef size);

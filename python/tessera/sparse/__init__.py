@@ -3,7 +3,7 @@
 (aten/native/sparse); these are the Python-level entry points torch keeps here."""
 from .. import _C
 
-__all__ = ["addmm", "check_sparse_tensor_invariants", "log_softmax", "mm", "softmax", "sum"]
+__all__ = ["addmm", "check_sparse_tensor_invariants", "log_softmax", "mm", "sampled_addmm", "softmax", "sum"]
 
 
 def mm(mat1, mat2, reduce=None):
@@ -34,6 +34,14 @@ def sum(input, dim=None, dtype=None):
     return _C._sparse_sum(input, [dim] if isinstance(dim, int) else list(dim))
 
 
+def sampled_addmm(input, mat1, mat2, *, beta=1.0, alpha=1.0, out=None):
+    """beta * input + alpha * (mat1 @ mat2) at the specified entries of the CSR tensor
+    input only; the result keeps input's pattern."""
+    if out is not None:
+        raise NotImplementedError("tessera.sparse.sampled_addmm: out= is not supported")
+    return _C.sparse_sampled_addmm(input, mat1, mat2, beta=beta, alpha=alpha)
+
+
 def softmax(input, dim, *, dtype=None):
     """Softmax of a COO tensor along dim over its specified elements (unspecified ones
     count as -inf and stay unspecified)."""
@@ -43,6 +51,70 @@ def softmax(input, dim, *, dtype=None):
 def log_softmax(input, dim, *, dtype=None):
     """Log-softmax of a COO tensor along dim over its specified elements."""
     return _C._sparse_log_softmax(input, dim, dtype=dtype)
+
+
+# ---- scipy.sparse interop (tessera's own: torch has none; its users pass the arrays to
+# the constructors, which these do without copies)
+
+_SCIPY_LAYOUTS = {"coo": "sparse_coo", "csr": "sparse_csr", "csc": "sparse_csc", "bsr": "sparse_bsr"}
+
+
+def from_scipy(matrix):
+    """A sparse tensor over a scipy.sparse matrix or array in COO, CSR, CSC or BSR format,
+    sharing its arrays: the compressed formats' indptr, indices and data become the
+    tensor's members as they are (int32 or int64 indices), so writes through either side
+    show in the other; COO's row and col arrays are stacked into the one int64 [2, nnz]
+    array the layout keeps (a copy), its data is shared. The arrays are checked as the
+    constructors check them: a CSR/CSC matrix needs sorted indices without duplicates
+    (scipy's sort_indices() and sum_duplicates() make them so)."""
+    import numpy as np
+    fmt = getattr(matrix, "format", None)
+    if fmt not in _SCIPY_LAYOUTS:
+        raise TypeError(f"tessera.sparse.from_scipy expects a scipy.sparse matrix in coo, csr, csc or bsr format, "
+                        f"got {type(matrix).__name__}" + (f" in {fmt} format" if fmt else ""))
+    data = _C.from_numpy(np.ascontiguousarray(matrix.data))
+    if fmt == "coo":
+        indices = _C.from_numpy(np.stack([matrix.row, matrix.col]).astype(np.int64, copy=False))
+        tensor = _C.sparse_coo_tensor(indices, data, matrix.shape)
+        if matrix.has_canonical_format:
+            tensor._coalesced_(True)
+        return tensor
+    indptr, indices = _C.from_numpy(matrix.indptr), _C.from_numpy(matrix.indices)
+    make = {"csr": _C.sparse_csr_tensor, "csc": _C.sparse_csc_tensor, "bsr": _C.sparse_bsr_tensor}[fmt]
+    return make(indptr, indices, data, matrix.shape)
+
+
+def to_scipy(tensor):
+    """The scipy.sparse matrix of a 2-D sparse tensor (COO, CSR, CSC or BSR, no dense
+    dims) over the tensor's own arrays: scipy's data, indices and indptr (row and col for
+    COO) are numpy views of the members, not copies, whatever their integer width (scipy's
+    constructors would narrow int64 indices to int32 by copying, so the arrays are
+    attached directly)."""
+    import scipy.sparse
+    layout = tensor.layout
+    names = {v: k for k, v in _SCIPY_LAYOUTS.items()}
+    fmt = names.get(str(layout).split(".")[-1])
+    if fmt is None or tensor.dim() != 2 or tensor.dense_dim() != 0:
+        raise TypeError("tessera.sparse.to_scipy expects a 2-D sparse COO, CSR, CSC or BSR tensor without dense "
+                        f"dims, got a {tensor.dim()}-D tensor with layout {layout}")
+    tensor = tensor.detach()
+    shape = tuple(tensor.shape)
+    if fmt == "coo":
+        indices = tensor._indices()
+        matrix = scipy.sparse.coo_matrix(shape, dtype=tensor._values().numpy().dtype)
+        matrix.data, matrix.row, matrix.col = tensor._values().numpy(), indices[0].numpy(), indices[1].numpy()
+        matrix.has_canonical_format = tensor.is_coalesced()
+    else:
+        compressed = tensor.ccol_indices() if fmt == "csc" else tensor.crow_indices()
+        plain = tensor.row_indices() if fmt == "csc" else tensor.col_indices()
+        values = tensor.values().numpy()
+        kind = {"csr": scipy.sparse.csr_matrix, "csc": scipy.sparse.csc_matrix, "bsr": scipy.sparse.bsr_matrix}[fmt]
+        matrix = kind(shape, dtype=values.dtype, blocksize=values.shape[1:]) if fmt == "bsr" \
+            else kind(shape, dtype=values.dtype)
+        matrix.data, matrix.indices, matrix.indptr = values, plain.numpy(), compressed.numpy()
+        matrix.has_sorted_indices = True  # the constructors checked them
+        matrix.check_format(full_check=False)
+    return matrix
 
 
 class check_sparse_tensor_invariants:

@@ -1,0 +1,92 @@
+// Matrix-vector, batched and sampled products with a sparse operand: addmv/mv with a
+// sparse matrix (COO or compressed), bmm of a 3-D COO tensor by a dense batch, and
+// torch.sparse.sampled_addmm (a dense product read only at a CSR pattern). Each goes
+// through the 2-D sparse x dense kernel (sparse_mm) or reads only the pattern's entries.
+#include <aten/core/TensorOperators.h>
+#include <aten/native/HostVector.h>
+#include <aten/native/NativeFunctions.h>
+#include <aten/native/sparse/SparseUtils.h>
+#include <aten/ops/Functions.h>
+
+namespace at::inline tessera::native {
+
+using namespace sparse;
+
+Tensor addmv_sparse(const Tensor& self, const Tensor& mat, const Tensor& vec, const c10::Scalar& beta,
+                    const c10::Scalar& alpha) {
+  TORCH_CHECK(c10::isSparseLayout(mat.layout()) && vec.layout() == c10::kStrided && self.layout() == c10::kStrided,
+              "addmv: expected a sparse 'mat' and strided 'self' and 'vec', got ", layout_word(mat.layout()), ", ",
+              layout_word(self.layout()), " and ", layout_word(vec.layout()));
+  TORCH_CHECK(mat.dim() == 2 && vec.dim() == 1, "vector + matrix @ vector expected, got ", self.dim(), ", ", mat.dim(),
+              ", ", vec.dim());
+  TORCH_CHECK(mat.size(1) == vec.size(0), "size mismatch, got input (", self.size(0), "), mat (", mat.size(0), "x",
+              mat.size(1), "), vec (", vec.size(0), ")");
+  const Tensor product = at::mm(mat, vec.unsqueeze(1)).squeeze(1);
+  const Tensor scaled = alpha.toComplexDouble() == c10::complex<double>(1, 0) ? product : product * alpha;
+  // beta == 0 ignores self (it may hold NaN or be the unread buffer mv passes), as torch does
+  if (beta.toComplexDouble() == c10::complex<double>(0, 0)) return scaled.expand({mat.size(0)}).contiguous();
+  return at::add(self * beta, scaled);
+}
+
+Tensor bmm_sparse(const Tensor& self, const Tensor& mat2) {
+  TORCH_CHECK(mat2.layout() == c10::kStrided, "bmm_sparse: Tensor 'mat2' must be dense");
+  const SparseTensorImpl* impl = get_sparse_impl(self, "bmm");
+  TORCH_CHECK(impl->dense_dim() == 0, "bmm_sparse: Tensor 'self' must have 0 dense dims, but has ", impl->dense_dim());
+  TORCH_CHECK(impl->sparse_dim() == 3, "bmm_sparse: Tensor 'self' must have 3 sparse dims, but has ",
+              impl->sparse_dim());
+  TORCH_CHECK(mat2.dim() == 3, "bmm_sparse: Tensor 'mat2' must have 3 dims, but has ", mat2.dim());
+  TORCH_CHECK(self.size(0) == mat2.size(0), "bmm_sparse: 'self.size(0)' and 'mat2.size(0)' must match");
+  TORCH_CHECK(self.size(2) == mat2.size(1), "bmm_sparse: 'self.size(2)' and 'mat2.size(1)' must match");
+  const int64_t batches = self.size(0), rows = self.size(1), cols = mat2.size(2);
+  const c10::ScalarType type = c10::promoteTypes(self.scalar_type(), mat2.scalar_type());
+  Tensor out = at::zeros({batches, rows, cols}, mat2.options().dtype(type));
+  const Tensor a = self.coalesce();
+  const SparseTensorImpl* ai = get_sparse_impl(a);
+  // coalesced entries are sorted by batch first: each batch is one run of them
+  const std::vector<int64_t> batch_of = host_int64_values(ai->indices().select(0, 0));
+  int64_t begin = 0;
+  const int64_t nnz = ai->nnz();
+  while (begin < nnz) {
+    const int64_t b = batch_of[static_cast<size_t>(begin)];
+    int64_t end = begin;
+    while (end < nnz && batch_of[static_cast<size_t>(end)] == b) ++end;
+    const Tensor slice = make_sparse_coo({rows, self.size(2)}, ai->indices().narrow(0, 1, 2).narrow(1, begin, end - begin),
+                                         ai->values().narrow(0, begin, end - begin), true);
+    out.select(0, b).copy_(at::mm(slice, mat2.select(0, b)));
+    begin = end;
+  }
+  return out;
+}
+
+// beta * self + alpha * (mat1 @ mat2), kept at self's CSR pattern only: each entry (i, j)
+// reads row i of mat1 and column j of mat2, so the dense product is never formed.
+Tensor sparse_sampled_addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const c10::Scalar& beta,
+                            const c10::Scalar& alpha) {
+  TORCH_CHECK(self.layout() == c10::kSparseCsr, "sampled_addmm: Expected self to be a sparse CSR tensor, but got ",
+              layout_word(self.layout()));
+  TORCH_CHECK(mat1.layout() == c10::kStrided && mat2.layout() == c10::kStrided,
+              "sampled_addmm: Expected mat1 and mat2 to be strided, but got ", layout_word(mat1.layout()), " and ",
+              layout_word(mat2.layout()));
+  TORCH_CHECK(self.dim() == 2 && mat1.dim() == 2 && mat2.dim() == 2, "sampled_addmm: Expected 2-D operands (batches "
+              "are not supported), got ", self.dim(), "-D, ", mat1.dim(), "-D and ", mat2.dim(), "-D");
+  TORCH_CHECK(mat1.size(1) == mat2.size(0), "sampled_addmm: mat1 and mat2 shapes cannot be multiplied (",
+              mat1.size(0), "x", mat1.size(1), " and ", mat2.size(0), "x", mat2.size(1), ")");
+  TORCH_CHECK(self.size(0) == mat1.size(0) && self.size(1) == mat2.size(1), "sampled_addmm: self's shape ",
+              self.sizes(), " does not match the product's (", mat1.size(0), ", ", mat2.size(1), ")");
+  TORCH_CHECK(self.scalar_type() == mat1.scalar_type() && self.scalar_type() == mat2.scalar_type(),
+              "sampled_addmm: Expected all operands to have the same dtype, got ", c10::toString(self.scalar_type()),
+              ", ", c10::toString(mat1.scalar_type()), " and ", c10::toString(mat2.scalar_type()));
+  const SparseCsrTensorImpl* impl = get_sparse_csr_impl(self);
+  TORCH_CHECK(impl->dense_dim() == 0, "sampled_addmm: Expected self to have no dense dims");
+  // (row, col) of every entry in storage order: rows repeated by their entry counts
+  const Tensor crow = impl->compressed_indices().to(c10::kLong);
+  const int64_t n = self.size(0);
+  const Tensor rows = at::repeat_interleave(crow.narrow(0, 1, n) - crow.narrow(0, 0, n), std::nullopt);
+  const Tensor cols = impl->plain_indices().to(c10::kLong);
+  const Tensor products = (mat1.index_select(0, rows) * mat2.t().index_select(0, cols)).sum(1);
+  const Tensor values = at::add(impl->values() * beta, products * alpha);
+  return make_sparse_compressed(c10::kSparseCsr, self.sizes(), impl->compressed_indices().clone(),
+                                impl->plain_indices().clone(), values);
+}
+
+}  // namespace at::inline tessera::native

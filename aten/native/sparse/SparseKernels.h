@@ -1,0 +1,29 @@
+// The per-ISA loops of the sparse kernels (cpu/SparseKernels.cpp): the CSR x dense
+// product, and the scan that lists a dense tensor's nonzero elements. Both take float or
+// double data; other dtypes go through the generic kernels in SparseOps.cpp and
+// SparseConversions.cpp.
+#pragma once
+
+#include <aten/core/Tensor.h>
+#include <aten/native/DispatchStub.h>
+
+#include <utility>
+
+namespace at::inline tessera::native {
+
+// out[m, n] += values x dense for a CSR matrix (compressed and plain indices of one
+// integer dtype, int32 or int64, already checked to lie inside the matrix); dense [k, n]
+// and out contiguous, of the values' dtype. Rows run in parallel.
+using spmm_csr_fn = void (*)(const Tensor& compressed, const Tensor& plain, const Tensor& values,
+                             const Tensor& dense, Tensor& out);
+DECLARE_DISPATCH(spmm_csr_fn, spmm_csr_stub);
+
+// (positions, values) of the nonzero elements of a contiguous 1-D tensor, in ascending
+// order: int64 [nnz] and [nnz] of its dtype.
+using nonzero_entries_fn = std::pair<Tensor, Tensor> (*)(const Tensor& flat);
+DECLARE_DISPATCH(nonzero_entries_fn, nonzero_entries_stub);
+
+// Whether the stubs take this dtype.
+inline bool sparse_kernels_take(c10::ScalarType t) { return t == c10::kFloat || t == c10::kDouble; }
+
+}  // namespace at::inline tessera::native

@@ -1,0 +1,104 @@
+// Per-ISA loops of the sparse kernels (SparseKernels.h). Note [CSR x dense]: each output
+// row is a sum of dense rows scaled by the row's values, so a row of the result stays in
+// cache while the dense rows stream through in SIMD vectors; rows are independent and run
+// in parallel. The nonzero scan counts per chunk, then writes each chunk's entries
+// branch-free (a store every element, the write position advancing only on a nonzero).
+#include <aten/core/Dispatch.h>
+#include <aten/core/Parallel.h>
+#include <aten/cpu/vec/vec.h>
+#include <aten/native/sparse/SparseKernels.h>
+#include <aten/ops/Functions.h>
+
+#include <vector>
+
+namespace at::inline tessera::native {
+inline namespace CPU_CAPABILITY {
+namespace {
+
+using vec::Vectorized;
+
+template <typename T, typename I>
+void spmm_rows(const I* compressed, const I* plain, const T* values, const T* dense, T* out, int64_t m, int64_t n) {
+  using Vec = Vectorized<T>;
+  const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(n, 1));
+  at::parallel_for(0, m, grain, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      T* orow = out + r * n;
+      for (I k = compressed[r]; k < compressed[r + 1]; ++k) {
+        const T a = values[k];
+        const T* drow = dense + static_cast<int64_t>(plain[k]) * n;
+        const Vec va(a);
+        int64_t j = 0;
+        for (; j + Vec::size() <= n; j += Vec::size()) (Vec::loadu(orow + j) + va * Vec::loadu(drow + j)).store(orow + j);
+        for (; j < n; ++j) orow[j] = orow[j] + a * drow[j];
+      }
+    }
+  });
+}
+
+void spmm_csr_kernel(const Tensor& compressed, const Tensor& plain, const Tensor& values, const Tensor& dense,
+                     Tensor& out) {
+  const int64_t m = out.size(0), n = out.size(1);
+  dispatch_types<kFloating>(values.scalar_type(), "spmm", [&]<typename T>() {
+    const T* v = static_cast<const T*>(values.data_ptr());
+    const T* d = static_cast<const T*>(dense.data_ptr());
+    T* o = static_cast<T*>(out.data_ptr());
+    if (compressed.scalar_type() == c10::kInt) {
+      spmm_rows<T, int32_t>(static_cast<const int32_t*>(compressed.data_ptr()),
+                            static_cast<const int32_t*>(plain.data_ptr()), v, d, o, m, n);
+    } else {
+      spmm_rows<T, int64_t>(static_cast<const int64_t*>(compressed.data_ptr()),
+                            static_cast<const int64_t*>(plain.data_ptr()), v, d, o, m, n);
+    }
+  });
+}
+
+std::pair<Tensor, Tensor> nonzero_entries_kernel(const Tensor& flat) {
+  const int64_t n = flat.numel();
+  const int chunks = std::max(1, std::min<int>(at::get_num_threads(), static_cast<int>((n + 65535) / 65536)));
+  const int64_t per_chunk = (n + chunks - 1) / chunks;
+  std::vector<int64_t> counts(static_cast<size_t>(chunks) + 1, 0);
+  std::pair<Tensor, Tensor> result;
+  dispatch_types<kFloating>(flat.scalar_type(), "to_sparse", [&]<typename T>() {
+    const T* p = static_cast<const T*>(flat.data_ptr());
+    at::parallel_for(0, chunks, 1, [&](int64_t cb, int64_t ce) {
+      for (int64_t c = cb; c < ce; ++c) {
+        const int64_t lo = c * per_chunk, hi = std::min(n, lo + per_chunk);
+        int64_t count = 0;
+        for (int64_t i = lo; i < hi; ++i) count += p[i] != T(0);
+        counts[static_cast<size_t>(c) + 1] = count;
+      }
+    });
+    for (int c = 0; c < chunks; ++c) counts[static_cast<size_t>(c) + 1] += counts[static_cast<size_t>(c)];
+    const int64_t nnz = counts.back();
+    // one spare slot: the branch-free loop stores every element before deciding to keep it
+    Tensor positions = at::empty({nnz + 1}, TensorOptions().dtype(c10::kLong));
+    Tensor values = at::empty({nnz + 1}, flat.options());
+    int64_t* pos = static_cast<int64_t*>(positions.data_ptr());
+    T* val = static_cast<T*>(values.data_ptr());
+    at::parallel_for(0, chunks, 1, [&](int64_t cb, int64_t ce) {
+      for (int64_t c = cb; c < ce; ++c) {
+        const int64_t lo = c * per_chunk, hi = std::min(n, lo + per_chunk);
+        int64_t w = counts[static_cast<size_t>(c)];
+        const int64_t stop = counts[static_cast<size_t>(c) + 1];
+        // the last kept element of a chunk could be followed by stores into the next
+        // chunk's first slot: stop storing once this chunk's entries are all written
+        for (int64_t i = lo; i < hi && w < stop; ++i) {
+          pos[w] = i;
+          val[w] = p[i];
+          w += p[i] != T(0);
+        }
+      }
+    });
+    result = {positions.narrow(0, 0, nnz), values.narrow(0, 0, nnz)};
+  });
+  return result;
+}
+
+}  // namespace
+}  // namespace CPU_CAPABILITY
+
+REGISTER_DISPATCH(spmm_csr_stub, &spmm_csr_kernel);
+REGISTER_DISPATCH(nonzero_entries_stub, &nonzero_entries_kernel);
+
+}  // namespace at::inline tessera::native
