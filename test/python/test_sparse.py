@@ -780,3 +780,30 @@ def test_large_kernels_match_torch():
     bad = tessera._sparse_csr_tensor_unsafe(tessera.tensor([0, 1, 2]), tessera.tensor([0, 99]), tessera.ones(2), (2, 3))
     with pytest.raises(RuntimeError, match="indices are invalid"):
         bad @ tessera.ones(3, 2)
+
+
+def test_select_of_one_sparse_dim_keeps_the_dtype_and_narrow_copy_refuses_negatives():
+    for lib in (torch, tessera):
+        s = lib.sparse_coo_tensor(lib.tensor([[1, 1, 2]]), lib.tensor([2, 3, 4], dtype=lib.int32), (3,))
+        r = s.select(0, 1)
+        assert r.dtype == lib.int32 and int(r) == 5
+        assert s.select(0, 2).dtype == lib.int32 and int(s.select(0, 2)) == 4
+        d = lib.zeros(4, 5).to_sparse()
+        with pytest.raises(RuntimeError, match="Invalid range to narrow"):
+            d.narrow_copy(1, -3, 3)
+        with pytest.raises(RuntimeError, match="Dimension -1 out of range"):
+            d.narrow_copy(-1, 1, 3)
+
+
+def test_scipy_canonical_coo_is_not_taken_as_coalesced():
+    sp = pytest.importorskip("scipy.sparse")
+    m = sp.coo_matrix(([1.0, 2.0], ([0, 1], [1, 0])), shape=(2, 2))
+    m.sum_duplicates()  # scipy's canonical order is column-major
+    t = tessera.sparse.from_scipy(m)
+    assert t.coalesce().indices().tolist() == [[0, 1], [1, 0]]
+    assert t.to_dense().tolist() == [[0.0, 1.0], [2.0, 0.0]]
+    back = tessera.sparse.to_scipy(tessera.tensor([[0.0, 1.0], [2.0, 0.0]]).to_sparse())
+    assert not back.has_canonical_format and back.toarray().tolist() == [[0.0, 1.0], [2.0, 0.0]]
+    unsorted = tessera._sparse_csr_tensor_unsafe(tessera.tensor([0, 2]), tessera.tensor([1, 0]), tessera.ones(2),
+                                                 (1, 2))
+    assert not tessera.sparse.to_scipy(unsorted).has_sorted_indices

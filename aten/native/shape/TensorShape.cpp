@@ -559,7 +559,7 @@ Tensor narrow(const Tensor& self, int64_t dim, int64_t start, int64_t length) {
   TORCH_CHECK(length >= 0 && start <= size - length, "start (", start, ") + length (", length,
               ") exceeds dimension size (", size, ").");
   // A sparse tensor has no strides to view through: its narrow is a copy (narrow_copy).
-  if (self.is_sparse()) return at::narrow_copy(self, dim, start, length);
+  if (self.is_sparse()) return at::narrow_copy(self, wrap_dim(dim, self.dim()), start, length);
   return at::slice(self, dim, start, start + length, 1);
 }
 

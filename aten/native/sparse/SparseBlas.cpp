@@ -19,7 +19,9 @@ Tensor addmv_sparse(const Tensor& self, const Tensor& mat, const Tensor& vec, co
               layout_word(self.layout()), " and ", layout_word(vec.layout()));
   TORCH_CHECK(mat.dim() == 2 && vec.dim() == 1, "vector + matrix @ vector expected, got ", self.dim(), ", ", mat.dim(),
               ", ", vec.dim());
-  TORCH_CHECK(mat.size(1) == vec.size(0), "size mismatch, got input (", self.size(0), "), mat (", mat.size(0), "x",
+  TORCH_CHECK(mat.size(1) == vec.size(0) && (self.dim() == 0 || self.size(-1) == 1 || self.size(-1) == mat.size(0)) &&
+                  self.dim() <= 1,
+              "size mismatch, got input (", self.dim() == 0 ? 1 : self.size(-1), "), mat (", mat.size(0), "x",
               mat.size(1), "), vec (", vec.size(0), ")");
   const Tensor product = at::mm(mat, vec.unsqueeze(1)).squeeze(1);
   const Tensor scaled = alpha.toComplexDouble() == c10::complex<double>(1, 0) ? product : product * alpha;

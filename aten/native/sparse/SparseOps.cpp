@@ -347,6 +347,17 @@ void check_csr_bounds(const Tensor& compressed, const Tensor& plain, int64_t m, 
               "indices lie in [0, ", k, "))");
 }
 
+// Whether the members have the shapes and dtypes the kernel reads them as (one int32 or
+// int64 index dtype, 1-D, as many values as plain indices); anything else (an unchecked
+// constructor's members) takes the generic path, which validates them fully.
+bool csr_members_fit_kernel(const Tensor& self) {
+  const SparseCsrTensorImpl* impl = get_sparse_csr_impl(self);
+  const Tensor &c = impl->compressed_indices(), &p = impl->plain_indices(), &v = impl->values();
+  const c10::ScalarType t = c.scalar_type();
+  return (t == c10::kInt || t == c10::kLong) && p.scalar_type() == t && c.dim() == 1 && p.dim() == 1 &&
+         v.dim() == 1 && v.size(0) == p.size(0);
+}
+
 // CSR x dense through the per-ISA kernel (Note [CSR x dense]).
 Tensor spmm_csr(const Tensor& self, const Tensor& mat2) {
   const SparseCsrTensorImpl* impl = get_sparse_csr_impl(self);
@@ -456,7 +467,7 @@ Tensor sparse_mm(const Tensor& self, const Tensor& mat2) {
   }
   if (a_sparse) {
     if (self.layout() == c10::kSparseCsr && self.dense_dim() == 0 && sparse_kernels_take(self.scalar_type()) &&
-        mat2.scalar_type() == self.scalar_type()) {
+        mat2.scalar_type() == self.scalar_type() && csr_members_fit_kernel(self)) {
       return spmm_csr(self, mat2);
     }
     auto [rows, cols, values] = matrix_entries(self, "mm");

@@ -189,7 +189,11 @@ Tensor select_sparse(const Tensor& self, int64_t dim, int64_t index) {
   if (dim >= sd) return make_sparse_coo(out_size, impl->indices(), impl->values().select(dim - sd + 1, index), false);
   const Tensor chosen = impl->indices().select(0, dim).eq(index).nonzero().view({-1});
   const Tensor values = impl->values().index_select(0, chosen);
-  if (sd == 1) return values.sum(0);  // dense: the entries at index, added up
+  if (sd == 1) {  // dense: the entries at index, added up in the values' dtype (a lone one as it is)
+    if (values.size(0) == 1) return values.select(0, 0);
+    if (values.scalar_type() == c10::kBool) return values.any(0);
+    return at::sum(values, std::vector<int64_t>{0}, false, values.scalar_type());
+  }
   std::vector<int64_t> kept;
   for (int64_t d = 0; d < sd; ++d) {
     if (d != dim) kept.push_back(d);
@@ -202,12 +206,11 @@ Tensor select_sparse(const Tensor& self, int64_t dim, int64_t index) {
 // start), or the narrowed values along a dense dim: a new sparse tensor, never a view.
 Tensor narrow_copy_sparse(const Tensor& self, int64_t dim, int64_t start, int64_t length) {
   const SparseTensorImpl* impl = get_sparse_impl(self, "narrow_copy");
-  TORCH_CHECK(self.dim() > 0, "narrow() cannot be applied to a 0-dim tensor.");
-  dim = wrap_dim(dim, self.dim());
+  // (torch's sparse narrow_copy takes no negative dim or start; narrow wraps them first)
+  TORCH_CHECK(dim >= 0 && dim < self.dim(), "Dimension ", dim, " out of range. Expecting 0 <= dim < ", self.dim(), ".");
   const int64_t size = self.size(dim);
-  if (start < 0) start += size;
-  TORCH_CHECK(start >= 0 && length >= 0 && start <= size - length, "start (", start, ") + length (", length,
-              ") exceeds dimension size (", size, ").");
+  TORCH_CHECK(start >= 0 && length >= 0 && start <= size - length, "Invalid range to narrow. range(start, "
+              "start+length) must be a subset of range(0, ", size, ").");
   const int64_t sd = impl->sparse_dim();
   std::vector<int64_t> out_size = self.sizes().vec();
   out_size[static_cast<size_t>(dim)] = length;

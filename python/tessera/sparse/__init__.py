@@ -75,10 +75,8 @@ def from_scipy(matrix):
     data = _C.from_numpy(np.ascontiguousarray(matrix.data))
     if fmt == "coo":
         indices = _C.from_numpy(np.stack([matrix.row, matrix.col]).astype(np.int64, copy=False))
-        tensor = _C.sparse_coo_tensor(indices, data, matrix.shape)
-        if matrix.has_canonical_format:
-            tensor._coalesced_(True)
-        return tensor
+        # (not marked coalesced: scipy's canonical COO order is column-major, tessera's row-major)
+        return _C.sparse_coo_tensor(indices, data, matrix.shape)
     indptr, indices = _C.from_numpy(matrix.indptr), _C.from_numpy(matrix.indices)
     make = {"csr": _C.sparse_csr_tensor, "csc": _C.sparse_csc_tensor, "bsr": _C.sparse_bsr_tensor}[fmt]
     return make(indptr, indices, data, matrix.shape)
@@ -103,7 +101,7 @@ def to_scipy(tensor):
         indices = tensor._indices()
         matrix = scipy.sparse.coo_matrix(shape, dtype=tensor._values().numpy().dtype)
         matrix.data, matrix.row, matrix.col = tensor._values().numpy(), indices[0].numpy(), indices[1].numpy()
-        matrix.has_canonical_format = tensor.is_coalesced()
+        matrix.has_canonical_format = False  # scipy's canonical order is column-major
     else:
         compressed = tensor.ccol_indices() if fmt == "csc" else tensor.crow_indices()
         plain = tensor.row_indices() if fmt == "csc" else tensor.col_indices()
@@ -112,8 +110,8 @@ def to_scipy(tensor):
         matrix = kind(shape, dtype=values.dtype, blocksize=values.shape[1:]) if fmt == "bsr" \
             else kind(shape, dtype=values.dtype)
         matrix.data, matrix.indices, matrix.indptr = values, plain.numpy(), compressed.numpy()
-        matrix.has_sorted_indices = True  # the constructors checked them
         matrix.check_format(full_check=False)
+        matrix.has_sorted_indices = _sorted_within(matrix.indptr, matrix.indices)
     return matrix
 
 
@@ -165,6 +163,18 @@ def _constructor(fn):
     construct.__name__ = fn.__name__
     construct.__doc__ = fn.__doc__
     return construct
+
+
+def _sorted_within(indptr, indices):
+    """Whether each row's (column's) indices are nondecreasing, as scipy's flag means."""
+    import numpy as np
+    if indices.size < 2:
+        return True
+    rises = np.diff(indices) >= 0
+    starts = indptr[1:-1]
+    starts = starts[(starts > 0) & (starts < indices.size)]
+    rises[starts - 1] = True  # the first index of a row is not compared with the row before
+    return bool(rises.all())
 
 
 def _is_size(arg):
