@@ -419,6 +419,35 @@ def test_in_place_add_and_mul():
     same_dense(sx, s)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int64])
+@pytest.mark.parametrize("rows,width", [(50, 7), (3000, 64)])
+def test_dense_add_of_uncoalesced_rows(dtype, rows, width):
+    """dense += alpha * sparse with repeated rows (an embedding's gradient): the row kernel
+    (Note [Scattering rows]; large enough to run on several threads) and the index_add_
+    path (integers) add every duplicate, in entry order."""
+    g = torch.Generator().manual_seed(rows)
+    nnz = rows * 2
+    index = torch.randint(0, rows, (1, nnz), generator=g)
+    index[0, : nnz // 4] = 3  # many entries on one row
+    values = (torch.randn(nnz, width, generator=g) * 4).to(dtype)
+    base = (torch.randn(rows, width, generator=g) * 4).to(dtype)
+    alpha = 2 if dtype == torch.int64 else -0.25
+    want = base.clone().add_(torch.sparse_coo_tensor(index, values, (rows, width)), alpha=alpha)
+    got = to_tessera(base).add_(tessera.sparse_coo_tensor(to_tessera(index), to_tessera(values), (rows, width)),
+                                alpha=alpha)
+    tol = 1e-5 if dtype == torch.float32 else 1e-12
+    assert torch.allclose(to_torch(got), want, rtol=tol, atol=tol)
+    # a strided (non-contiguous) dense operand and a 1-D sparse tensor take the same result
+    want_t = base.t().clone().t().add_(torch.sparse_coo_tensor(index, values, (rows, width)), alpha=alpha)
+    got_t = to_tessera(base.t().clone().t()).add_(
+        tessera.sparse_coo_tensor(to_tessera(index), to_tessera(values), (rows, width)), alpha=alpha)
+    assert torch.allclose(to_torch(got_t), want_t, rtol=tol, atol=tol)
+    flat = torch.sparse_coo_tensor(index, values[:, 0], (rows,))
+    got_flat = to_tessera(base[:, 0].contiguous()).add_(
+        tessera.sparse_coo_tensor(to_tessera(index), to_tessera(values[:, 0].contiguous()), (rows,)), alpha=alpha)
+    assert torch.allclose(to_torch(got_flat), base[:, 0].clone().add_(flat, alpha=alpha), rtol=tol, atol=tol)
+
+
 @pytest.mark.parametrize("dim", [None, 0, 1, (0, 1), 2, (1, 2)])
 def test_sums_match_torch(dim):
     h, hx = dense_pair((3, 4, 2), seed=29)

@@ -63,12 +63,15 @@ Tensor embedding_sparse_backward(const Tensor& grad_output, const Tensor& indice
   const int64_t dim = grad_output.size(-1);
   // Copies, not views: the grad outlives this call (AccumulateGrad keeps it), and must not
   // change when the caller reuses its index tensor or alias an expanded grad_output.
-  Tensor flat = indices.reshape({-1}).to(c10::kLong).clone();
-  Tensor grad = grad_output.reshape({flat.numel(), dim}).clone(c10::MemoryFormat::Contiguous);
-  if (padding_idx != -1) {
+  Tensor flat = indices.reshape({-1});
+  Tensor grad = grad_output.reshape({flat.numel(), dim});
+  if (padding_idx != -1) {  // (index_select copies)
     const Tensor kept = flat.ne(padding_idx).nonzero().squeeze(1);
-    flat = flat.index_select(0, kept);
+    flat = flat.index_select(0, kept).to(c10::kLong);
     grad = grad.index_select(0, kept);
+  } else {
+    flat = flat.to(c10::kLong, /*non_blocking=*/false, /*copy=*/true);
+    grad = grad.clone(c10::MemoryFormat::Contiguous);
   }
   return at::_sparse_coo_tensor_unsafe(flat.unsqueeze(0), grad, {num_weights, dim}, grad.scalar_type(),
                                        c10::kSparse, grad.device(), std::nullopt, std::nullopt);

@@ -26,7 +26,7 @@ Tensor addmv_sparse(const Tensor& self, const Tensor& mat, const Tensor& vec, co
   const Tensor product = at::mm(mat, vec.unsqueeze(1)).squeeze(1);
   const Tensor scaled = alpha.toComplexDouble() == c10::complex<double>(1, 0) ? product : product * alpha;
   // beta == 0 ignores self (it may hold NaN or be the unread buffer mv passes), as torch does
-  if (beta.toComplexDouble() == c10::complex<double>(0, 0)) return scaled.expand({mat.size(0)}).contiguous();
+  if (beta.toComplexDouble() == c10::complex<double>(0, 0)) return scaled;
   return at::add(self * beta, scaled);
 }
 

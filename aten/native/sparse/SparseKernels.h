@@ -1,5 +1,5 @@
 // The per-ISA loops of the sparse kernels (cpu/SparseKernels.cpp): the CSR x dense
-// product, and the scan that lists a dense tensor's nonzero elements. Both take float or
+// product, the scan that lists a dense tensor's nonzero elements, and dense += sparse. Both take float or
 // double data; other dtypes go through the generic kernels in SparseOps.cpp and
 // SparseConversions.cpp.
 #pragma once
@@ -22,6 +22,12 @@ DECLARE_DISPATCH(spmm_csr_fn, spmm_csr_stub);
 // order: int64 [nnz] and [nnz] of its dtype.
 using nonzero_entries_fn = std::pair<Tensor, Tensor> (*)(const Tensor& flat);
 DECLARE_DISPATCH(nonzero_entries_fn, nonzero_entries_stub);
+
+// dense[rows[k], :] += alpha * values[k, :] for every entry k: dense [R, n] and values
+// [nnz, n] contiguous and of one dtype, rows int64 [nnz] already checked to lie in [0, R).
+// Entries with the same row add in entry order (Note [Scattering rows]).
+using scatter_add_rows_fn = void (*)(Tensor& dense, const Tensor& rows, const Tensor& values, const c10::Scalar& alpha);
+DECLARE_DISPATCH(scatter_add_rows_fn, scatter_add_rows_stub);
 
 // Whether the stubs take this dtype.
 inline bool sparse_kernels_take(c10::ScalarType t) { return t == c10::kFloat || t == c10::kDouble; }

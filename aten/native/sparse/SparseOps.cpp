@@ -20,6 +20,7 @@ namespace at::inline tessera::native {
 using namespace sparse;
 
 DEFINE_DISPATCH(spmm_csr_stub);
+DEFINE_DISPATCH(scatter_add_rows_stub);
 
 namespace {
 
@@ -37,7 +38,16 @@ void add_coo_into_dense(Tensor& dense, const Tensor& coo, const c10::Scalar& alp
   std::vector<int64_t> flat{numel_of(sparse_sizes)};
   for (int64_t d = impl->sparse_dim(); d < coo.dim(); ++d) flat.push_back(coo.size(d));
   Tensor values = impl->values().to(dense.scalar_type());
-  dense.view(flat).index_add_(0, flatten_indices(impl->indices(), sparse_sizes), values, alpha);
+  const Tensor rows = flatten_indices(impl->indices(), sparse_sizes);
+  if (sparse_kernels_take(dense.scalar_type()) && dense.is_contiguous() && !alpha.isComplex()) {
+    Tensor matrix = dense.view({flat[0], -1});
+    const Tensor entries = values.contiguous();
+    // (a values member that shares dense's memory is read before it is written)
+    const bool aliases = entries.numel() > 0 && entries.storage().data() == dense.storage().data();
+    scatter_add_rows_stub(c10::DeviceType::CPU, matrix, rows, aliases ? entries.clone() : entries, alpha);
+    return;
+  }
+  dense.view(flat).index_add_(0, rows, values, alpha);
 }
 
 // Entries of two coalesced COO tensors of one shape at the same positions: (i in a, j in b).

@@ -53,6 +53,49 @@ void spmm_csr_kernel(const Tensor& compressed, const Tensor& plain, const Tensor
   });
 }
 
+// Note [Scattering rows]: dense += sparse adds each entry's values into a row of a large
+// dense matrix at a random place (an embedding's gradient, 4096 rows of 200k), so the time
+// is the wait for those rows to arrive from memory. The rows of the next entries are
+// prefetched a few entries ahead, and each thread owns one range of rows: it scans every
+// entry and adds those in its range, so no two threads touch one row and entries with the
+// same row add in their order, as a sequential loop would.
+template <typename T>
+void scatter_rows(T* dense, int64_t num_rows, const int64_t* rows, const T* values, int64_t nnz, int64_t n, T alpha) {
+  using Vec = Vectorized<T>;
+  constexpr int64_t kAhead = 8;
+  const int64_t line = 64 / static_cast<int64_t>(sizeof(T));
+  const int64_t threads = nnz * n >= 16384 ? std::max<int64_t>(1, std::min<int64_t>(at::get_num_threads(), num_rows)) : 1;
+  at::parallel_for(0, threads, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t) {
+      const int64_t lo = num_rows * t / threads, hi = num_rows * (t + 1) / threads;
+      const Vec va(alpha);
+      for (int64_t k = 0; k < nnz; ++k) {
+        if (k + kAhead < nnz) {
+          const int64_t ahead = rows[k + kAhead];
+          if (ahead >= lo && ahead < hi) {
+            for (int64_t j = 0; j < n; j += line) __builtin_prefetch(dense + ahead * n + j, 1);
+          }
+        }
+        const int64_t r = rows[k];
+        if (r < lo || r >= hi) continue;
+        T* o = dense + r * n;
+        const T* v = values + k * n;
+        int64_t j = 0;
+        for (; j + Vec::size() <= n; j += Vec::size()) (Vec::loadu(o + j) + va * Vec::loadu(v + j)).store(o + j);
+        for (; j < n; ++j) o[j] = o[j] + alpha * v[j];
+      }
+    }
+  });
+}
+
+void scatter_add_rows_kernel(Tensor& dense, const Tensor& rows, const Tensor& values, const c10::Scalar& alpha) {
+  const int64_t n = dense.dim() > 1 ? dense.size(1) : 1;
+  dispatch_types<kFloating>(dense.scalar_type(), "add", [&]<typename T>() {
+    scatter_rows<T>(static_cast<T*>(dense.data_ptr()), dense.size(0), static_cast<const int64_t*>(rows.data_ptr()),
+                    static_cast<const T*>(values.data_ptr()), rows.numel(), n, alpha.to<T>());
+  });
+}
+
 std::pair<Tensor, Tensor> nonzero_entries_kernel(const Tensor& flat) {
   const int64_t n = flat.numel();
   const int chunks = std::max(1, std::min<int>(at::get_num_threads(), static_cast<int>((n + 65535) / 65536)));
@@ -100,5 +143,6 @@ std::pair<Tensor, Tensor> nonzero_entries_kernel(const Tensor& flat) {
 
 REGISTER_DISPATCH(spmm_csr_stub, &spmm_csr_kernel);
 REGISTER_DISPATCH(nonzero_entries_stub, &nonzero_entries_kernel);
+REGISTER_DISPATCH(scatter_add_rows_stub, &scatter_add_rows_kernel);
 
 }  // namespace at::inline tessera::native
