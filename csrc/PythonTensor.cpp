@@ -26,7 +26,8 @@ namespace tessera::python {
 void check_plain_geometry(const at::Tensor& t, OpaqueAccess what) {
   const c10::DispatchKeySet ks = t.key_set();
   if (C10_LIKELY(!ks.has_any({c10::DispatchKey::MkldnnCPU, c10::DispatchKey::NestedTensorCPU,
-                              c10::DispatchKey::SparseCPU, c10::DispatchKey::SparseCsrCPU}))) {
+                              c10::DispatchKey::SparseCPU, c10::DispatchKey::SparseCsrCPU,
+                              c10::DispatchKey::SparseMeta, c10::DispatchKey::SparseCsrMeta}))) {
     return;
   }
   if (c10::isSparseLayout(t.layout())) {

@@ -3,11 +3,16 @@
 namespace at::inline tessera {
 
 namespace {
-c10::DispatchKeySet sparse_keys(c10::DispatchKey key) { return c10::DispatchKeySet(key); }
+// A sparse tensor lives where its values live: on the CPU or, with meta members, on the
+// meta device (SparseMeta / SparseCsrMeta: shapes without data).
+c10::DispatchKeySet sparse_keys(const Tensor& values, c10::Layout layout) {
+  const c10::DeviceType device = values.defined() ? values.device().type() : c10::DeviceType::CPU;
+  return c10::DispatchKeySet(c10::backendDispatchKey(device, layout));
+}
 }  // namespace
 
 SparseTensorImpl::SparseTensorImpl(IntArrayRef size, Tensor indices, Tensor values, bool coalesced)
-    : c10::TensorImpl(c10::Storage(), sparse_keys(c10::DispatchKey::SparseCPU), values.scalar_type(), c10::kSparse) {
+    : c10::TensorImpl(c10::Storage(), sparse_keys(values, c10::kSparse), values.scalar_type(), c10::kSparse) {
   set_members(size, std::move(indices), std::move(values), coalesced);
 }
 
@@ -27,7 +32,7 @@ void SparseTensorImpl::set_members(IntArrayRef size, Tensor indices, Tensor valu
 
 SparseCsrTensorImpl::SparseCsrTensorImpl(Layout layout, IntArrayRef size, Tensor compressed_indices,
                                          Tensor plain_indices, Tensor values)
-    : c10::TensorImpl(c10::Storage(), sparse_keys(c10::DispatchKey::SparseCsrCPU), values.scalar_type(), layout),
+    : c10::TensorImpl(c10::Storage(), sparse_keys(values, layout), values.scalar_type(), layout),
       compressed_indices_(std::move(compressed_indices)),
       plain_indices_(std::move(plain_indices)),
       values_(std::move(values)) {

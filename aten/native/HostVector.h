@@ -26,6 +26,8 @@ Tensor tensor_from_vector(const std::vector<T>& v, c10::Device device = c10::kCP
 // The values of an integer CPU tensor as int64, in row-major order. Reads through the
 // tensor's dispatch (to, resolve_neg), so a negative view yields its values, not its memory.
 inline std::vector<int64_t> host_int64_values(const Tensor& t) {
+  TORCH_CHECK_NOT_IMPLEMENTED(!t.is_meta(), "this operator reads the values of an integer tensor (lengths, offsets or "
+                              "indices), which a meta tensor does not have (a data-dependent operator)");
   const Tensor c = t.to(c10::kLong).resolve_neg().contiguous();
   const int64_t* p = c.data_ptr<int64_t>();
   return std::vector<int64_t>(p, p + c.numel());

@@ -22,6 +22,8 @@ const char* toString(DispatchKey k) {
     case DispatchKey::QuantizedCUDA: return "QuantizedCUDA";
     case DispatchKey::MkldnnCPU: return "MkldnnCPU";
     case DispatchKey::NestedTensorCPU: return "NestedTensorCPU";
+    case DispatchKey::SparseMeta: return "SparseMeta";
+    case DispatchKey::SparseCsrMeta: return "SparseCsrMeta";
     case DispatchKey::BackendSelect: return "BackendSelect";
     case DispatchKey::Python: return "Python";
     case DispatchKey::Conjugate: return "Conjugate";
@@ -101,13 +103,14 @@ namespace detail {
 void throwNoBackendForDeviceLayout(DeviceType device, Layout layout) {
   TORCH_ERROR_WITH(NotImplementedError, "Tessera has no backend for tensors on device '", DeviceTypeName(device),
                    "' with layout '", LayoutName(layout), "'",
-                   device == DeviceType::Meta ? " (meta tensors support only the strided layout)" : "");
+                   device == DeviceType::Meta ? " (meta tensors are strided or sparse)" : "");
 }
 
 void throwNotABackendKey(DispatchKey k, const char* function) {
   TORCH_ERROR_WITH(ValueError, function, "(): ", toString(k),
                    " is not a backend dispatch key (expected one of CPU, CUDA, Meta, SparseCPU, SparseCUDA, "
-                   "SparseCsrCPU, SparseCsrCUDA, QuantizedCPU, QuantizedCUDA, MkldnnCPU, NestedTensorCPU)");
+                   "SparseCsrCPU, SparseCsrCUDA, QuantizedCPU, QuantizedCUDA, MkldnnCPU, NestedTensorCPU, SparseMeta, "
+                   "SparseCsrMeta)");
 }
 
 }  // namespace detail

@@ -33,6 +33,8 @@ enum class DispatchKey : uint8_t {
   QuantizedCUDA,
   MkldnnCPU,        // layout _mkldnn: an opaque oneDNN-owned tensor (to_mkldnn)
   NestedTensorCPU,  // a nested tensor: a list of tensors of one rank in one buffer
+  SparseMeta,       // sparse tensors on the meta device: members are meta tensors
+  SparseCsrMeta,
 
   // Wrappers, lowest priority first.
   BackendSelect,
@@ -85,7 +87,7 @@ constexpr bool isRuntimeDispatchKey(DispatchKey k) {
 }
 
 // The last backend key: CPU .. kLastBackendKey are the keys a tensor's storage determines.
-constexpr DispatchKey kLastBackendKey = DispatchKey::NestedTensorCPU;
+constexpr DispatchKey kLastBackendKey = DispatchKey::SparseCsrMeta;
 constexpr bool isBackendDispatchKey(DispatchKey k) { return k >= DispatchKey::CPU && k <= kLastBackendKey; }
 
 // The runtime autograd keys, and the Autograd alias that registers for all of them.
@@ -100,8 +102,8 @@ namespace detail {
 [[noreturn]] C10_API void throwNotABackendKey(DispatchKey k, const char* function);
 }  // namespace detail
 
-// The backend key of a tensor on `device` with `layout`. Meta tensors are strided only: a
-// sparse meta tensor raises (as a NotImplementedError, since torch lacks those keys too).
+// The backend key of a tensor on `device` with `layout`. Meta tensors are strided or sparse
+// (SparseMeta, SparseCsrMeta: shapes and member shapes without data).
 constexpr DispatchKey backendDispatchKey(DeviceType device, Layout layout) {
   switch (layout) {
     case Layout::Strided:
@@ -117,6 +119,7 @@ constexpr DispatchKey backendDispatchKey(DeviceType device, Layout layout) {
     case Layout::SparseCoo:
       if (device == DeviceType::CPU) return DispatchKey::SparseCPU;
       if (device == DeviceType::CUDA) return DispatchKey::SparseCUDA;
+      if (device == DeviceType::Meta) return DispatchKey::SparseMeta;
       break;
     case Layout::SparseCsr:
     case Layout::SparseCsc:
@@ -124,6 +127,7 @@ constexpr DispatchKey backendDispatchKey(DeviceType device, Layout layout) {
     case Layout::SparseBsc:
       if (device == DeviceType::CPU) return DispatchKey::SparseCsrCPU;
       if (device == DeviceType::CUDA) return DispatchKey::SparseCsrCUDA;
+      if (device == DeviceType::Meta) return DispatchKey::SparseCsrMeta;
       break;
     case Layout::Mkldnn:
       if (device == DeviceType::CPU) return DispatchKey::MkldnnCPU;
@@ -162,6 +166,8 @@ constexpr DeviceType deviceTypeOf(DispatchKey backend) {
     case DispatchKey::QuantizedCUDA:
       return DeviceType::CUDA;
     case DispatchKey::Meta:
+    case DispatchKey::SparseMeta:
+    case DispatchKey::SparseCsrMeta:
       return DeviceType::Meta;
     default:
       detail::throwNotABackendKey(backend, "deviceTypeOf");
@@ -183,9 +189,11 @@ constexpr Layout layoutOf(DispatchKey backend) {
       return Layout::Mkldnn;
     case DispatchKey::SparseCPU:
     case DispatchKey::SparseCUDA:
+    case DispatchKey::SparseMeta:
       return Layout::SparseCoo;
     case DispatchKey::SparseCsrCPU:
     case DispatchKey::SparseCsrCUDA:
+    case DispatchKey::SparseCsrMeta:
       return Layout::SparseCsr;
     default:
       detail::throwNotABackendKey(backend, "layoutOf");

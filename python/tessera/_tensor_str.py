@@ -257,6 +257,9 @@ def _sparse_members_str(t, indent):
     for name, member in members:
         head = name + "=tensor("
         member = member.detach()
+        if member.is_meta:  # a meta tensor's members have shapes, not values
+            lines.append(head + "..., size=" + str(tuple(member.shape)) + ")")
+            continue
         body = _tensor_str(member, indent + len(head))
         if member.numel() == 0:
             body += ", size=" + str(tuple(member.shape))

@@ -7,8 +7,9 @@ axis instead (opinfo_unary.py: backends SparseCPU and SparseCsrCPU).
 
 Gradient samples are the float64 samples without zeros: a conversion from strided keeps
 only the nonzero positions, so a finite difference at a zero would move the pattern.
-Sparse tensors have no meta form yet (SparseMeta is not built), so these entries run on
-CPU only."""
+The registry's meta sweep builds meta tensors from dense ones, which for a sparse operand
+would be a data-dependent conversion, so these entries are CPU entries; the sparse
+kernels' meta forms are tested on sparse operands moved to meta, in test_sparse_meta.py."""
 import torch
 
 from opinfo import OpInfo, make_torch, register

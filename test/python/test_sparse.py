@@ -663,6 +663,20 @@ def test_sparse_mm_of_two_sparse_leaves_keeps_both_patterns():
 
 
 @pytest.mark.parametrize("layout", ["sparse_csr", "sparse_csc", "sparse_bsr", "sparse_bsc"])
+def test_compressed_times_a_number(layout):
+    """Current torch's rule (1.13's CPU kernel fails on it): a compressed tensor times a
+    number keeps its layout and pattern; a dense factor is refused, naming the layouts."""
+    d, dx = dense_pair((4, 6), seed=41)
+    s = convert(dx, layout)
+    for got in (s * 2.5, 2.5 * s, tessera.mul(s, tessera.tensor(-3.0))):
+        assert got.layout == s.layout and got._nnz() == s._nnz()
+    assert torch.allclose(to_torch((s * 2.5).to_dense()), d * 2.5)
+    assert torch.allclose(to_torch(tessera.mul(s, tessera.tensor(-3.0)).to_dense()), d * -3.0)
+    with pytest.raises(RuntimeError, match="mul: unsupported layouts"):
+        s * dx
+
+
+@pytest.mark.parametrize("layout", ["sparse_csr", "sparse_csc", "sparse_bsr", "sparse_bsc"])
 def test_compressed_addition(layout):
     # Reference: the dense sum and current torch's rule (one compressed layout in, the same
     # layout out over the union of the patterns); torch 1.13 built without MKL refuses it.

@@ -41,7 +41,9 @@ Tensor bmm_sparse(const Tensor& self, const Tensor& mat2) {
   TORCH_CHECK(self.size(2) == mat2.size(1), "bmm_sparse: 'self.size(2)' and 'mat2.size(1)' must match");
   const int64_t batches = self.size(0), rows = self.size(1), cols = mat2.size(2);
   const c10::ScalarType type = c10::promoteTypes(self.scalar_type(), mat2.scalar_type());
+  check_same_device(self, mat2, "bmm");
   Tensor out = at::zeros({batches, rows, cols}, mat2.options().dtype(type));
+  if (out.is_meta()) return out;
   const Tensor a = self.coalesce();
   const SparseTensorImpl* ai = get_sparse_impl(a);
   // coalesced entries are sorted by batch first: each batch is one run of them
@@ -80,6 +82,12 @@ Tensor sparse_sampled_addmm(const Tensor& self, const Tensor& mat1, const Tensor
               ", ", c10::toString(mat1.scalar_type()), " and ", c10::toString(mat2.scalar_type()));
   const SparseCsrTensorImpl* impl = get_sparse_csr_impl(self);
   TORCH_CHECK(impl->dense_dim() == 0, "sampled_addmm: Expected self to have no dense dims");
+  check_same_device(self, mat1, "sampled_addmm");
+  check_same_device(self, mat2, "sampled_addmm");
+  if (self.is_meta()) {  // self's pattern, new values (Note [Sparse meta tensors])
+    return make_sparse_compressed(c10::kSparseCsr, self.sizes(), impl->compressed_indices().clone(),
+                                  impl->plain_indices().clone(), at::empty_like(impl->values()));
+  }
   // (row, col) of every entry in storage order: rows repeated by their entry counts
   const Tensor crow = impl->compressed_indices().to(c10::kLong);
   const int64_t n = self.size(0);

@@ -17,8 +17,8 @@ const char* plain_name(Layout layout) { return compresses_rows(layout) ? "col_in
 
 void check_layout_options(std::optional<c10::Layout> layout, std::optional<c10::Device> device,
                           std::optional<bool> pin_memory) {
-  TORCH_CHECK_NOT_IMPLEMENTED(!device || device->is_cpu(),
-                              "sparse compressed tensors live on the CPU only here, not on ", *device);
+  TORCH_CHECK_NOT_IMPLEMENTED(!device || device->is_cpu() || device->is_meta(),
+                              "sparse compressed tensors live on the CPU or the meta device here, not on ", *device);
   TORCH_CHECK_NOT_IMPLEMENTED(!pin_memory.value_or(false), "pin_memory=True needs CUDA");
   TORCH_CHECK(!layout || c10::isSparseCompressed(*layout),
               "sparse_compressed_tensor expected sparse compressed tensor layout but got ", *layout);
@@ -39,6 +39,7 @@ std::vector<int64_t> infer_size(const Tensor& compressed, const Tensor& plain_id
   const int64_t batch = compressed.dim() - 1;
   TORCH_CHECK(compressed.size(-1) >= 1, compressed_name(layout), " must have at least one element in its last dimension");
   const int64_t ncompressed = compressed.size(-1) - 1;
+  if (plain_idx.numel() > 0) refuse_meta(plain_idx, "sparse_compressed_tensor without a size");
   const int64_t nplain = plain_idx.numel() > 0 ? plain_idx.max().item().toLong() + 1 : 0;
   int64_t block_rows = 1, block_cols = 1;
   const bool blocked = is_blocked(layout);
@@ -69,7 +70,11 @@ Tensor sparse_compressed_tensor_unsafe(const Tensor& compressed_indices, const T
   check_layout_options(layout, device, pin_memory);
   const Layout l = required_layout(layout, "_sparse_compressed_tensor_unsafe");
   Tensor v = dtype && *dtype != values.scalar_type() ? values.to(*dtype) : plain(values);
-  return make_sparse_compressed(l, size, plain(compressed_indices), plain(plain_indices), std::move(v));
+  // (the members move to the requested device, as torch's constructors move them)
+  if (device && device->type() != v.device().type()) v = v.to(*device, v.scalar_type());
+  const auto on_values_device = [&](const Tensor& t) { return t.device() == v.device() ? plain(t) : t.to(v.device(), t.scalar_type()); };
+  Tensor compressed = on_values_device(compressed_indices), plain_idx = on_values_device(plain_indices);
+  return make_sparse_compressed(l, size, std::move(compressed), std::move(plain_idx), std::move(v));
 }
 
 Tensor _sparse_csr_tensor_unsafe(const Tensor& crow_indices, const Tensor& col_indices, const Tensor& values,
@@ -136,6 +141,8 @@ void _validate_sparse_compressed_tensor_args(const Tensor& compressed_indices, c
   const int64_t nplain = (rows_first ? cols / block_cols : rows / block_rows);
   TORCH_CHECK(compressed_indices.size(-1) == ncompressed + 1, cname, ".shape[-1] must be equal to the number of ",
               rows_first ? "rows" : "columns", " + 1 (=", ncompressed + 1, "), but got ", compressed_indices.size(-1));
+  // (meta members hold no indices to check: their shapes are all there is)
+  if (compressed_indices.is_meta() || plain_indices.is_meta()) return;
   const Tensor comp = compressed_indices.to(c10::kLong).contiguous();
   const Tensor pl = plain_indices.to(c10::kLong).contiguous();
   const int64_t nbatch = numel_of(compressed_indices.sizes().slice(0, static_cast<size_t>(batch)));

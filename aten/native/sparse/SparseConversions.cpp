@@ -34,6 +34,7 @@ struct Entries {
 
 Entries compressed_entries(const Tensor& t) {
   const SparseCsrTensorImpl* impl = get_sparse_csr_impl(t, "to_sparse");
+  refuse_meta(t, "reading a compressed tensor's entries (conversions, sparse_mask, add)");
   // The members may come from an unchecked constructor: they are read through each other
   // below, so they are checked first (one pass, as cheap as the expansion itself).
   at::_validate_sparse_compressed_tensor_args(impl->compressed_indices(), impl->plain_indices(), impl->values(),
@@ -108,6 +109,7 @@ Tensor compressed_to_coo(const Tensor& t) {
 // dense sub-tensor there has a nonzero element.
 Tensor dense_to_coo(const Tensor& self, int64_t sparse_dim) {
   TORCH_CHECK(sparse_dim >= 0 && sparse_dim <= self.dim(), "sparse_dim must be less than or equal to self.dim()");
+  refuse_meta(self, "to_sparse of a strided tensor");
   const IntArrayRef sparse_sizes = self.sizes().slice(0, static_cast<size_t>(sparse_dim));
   if (sparse_dim == self.dim() && sparse_kernels_take(self.scalar_type()) && self.numel() > 0 &&
       self.device().type() == c10::DeviceType::CPU) {
@@ -128,6 +130,7 @@ Tensor dense_to_coo(const Tensor& self, int64_t sparse_dim) {
 // the same number of entries (torch's rule).
 Tensor coo_to_compressed(const Tensor& coo_in, Layout layout, int64_t batch, int64_t block_rows, int64_t block_cols,
                          IntArrayRef result_size) {
+  refuse_meta(coo_in, "conversion to a compressed layout");
   const Tensor coo = coo_in.coalesce();
   const SparseTensorImpl* impl = get_sparse_impl(coo);
   const bool rows_first = compresses_rows(layout);
@@ -243,6 +246,10 @@ Tensor to_compressed(const Tensor& self, Layout layout, std::optional<IntArrayRe
 }  // namespace
 
 Tensor sparse_compressed_to_dense(const Tensor& self, std::optional<c10::ScalarType> dtype) {
+  if (self.is_meta()) {
+    get_sparse_csr_impl(self, "to_dense");
+    return at::zeros(self.sizes(), TensorOptions().dtype(dtype.value_or(self.scalar_type())).device(self.device()));
+  }
   return compressed_to_coo(self).to_dense(dtype);
 }
 
@@ -338,6 +345,20 @@ Tensor gather_at(const Tensor& source, const Tensor& pattern) {
 
 Tensor sparse_mask(const Tensor& self, const Tensor& mask) {
   TORCH_CHECK(c10::isSparseLayout(mask.layout()), "sparse_mask expected a sparse mask, got ", mask.layout());
+  check_same_device(self, mask, "sparse_mask");
+  if (mask.is_meta()) {  // the mask's pattern with values of self's dtype (Note [Sparse meta tensors])
+    TORCH_CHECK(self.sizes().equals(mask.sizes()), "sparse_mask(): operands have incompatible sizes; self has size ",
+                self.sizes(), " but mask has size ", mask.sizes());
+    if (mask.layout() == c10::kSparse) {
+      const Tensor m = mask.coalesce();
+      const SparseTensorImpl* impl = get_sparse_impl(m);
+      return make_sparse_coo(mask.sizes(), impl->indices(), at::empty(impl->values().sizes(), impl->values().options()
+                                                                          .dtype(self.scalar_type())), true);
+    }
+    const SparseCsrTensorImpl* impl = get_sparse_csr_impl(mask);
+    return make_sparse_compressed(mask.layout(), mask.sizes(), impl->compressed_indices(), impl->plain_indices(),
+                                  at::empty(impl->values().sizes(), impl->values().options().dtype(self.scalar_type())));
+  }
   if (mask.layout() == c10::kSparse) {
     const Tensor m = mask.coalesce();
     const SparseTensorImpl* impl = get_sparse_impl(m);

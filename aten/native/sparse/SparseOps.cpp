@@ -32,7 +32,8 @@ void check_same_sizes(const Tensor& a, const Tensor& b, const char* op) {
 // dense += alpha * sparse (COO), in place; dense is contiguous and has sparse's shape.
 void add_coo_into_dense(Tensor& dense, const Tensor& coo, const c10::Scalar& alpha) {
   const SparseTensorImpl* impl = get_sparse_impl(coo);
-  if (impl->nnz() == 0) return;
+  check_same_device(dense, coo, "add");
+  if (impl->nnz() == 0 || dense.is_meta()) return;
   const IntArrayRef sparse_sizes = coo.sizes().slice(0, static_cast<size_t>(impl->sparse_dim()));
   check_indices_in_bounds(impl->indices(), sparse_sizes);
   std::vector<int64_t> flat{numel_of(sparse_sizes)};
@@ -91,6 +92,8 @@ Tensor add_sparse(const Tensor& self, const Tensor& other, const c10::Scalar& al
   check_same_sizes(self, other, "add");
   TORCH_CHECK(self.sparse_dim() == other.sparse_dim(), "add: expected 'self' and 'other' to have same sparse dimensions, ",
               "but got ", self.sparse_dim(), " and ", other.sparse_dim());
+  check_same_device(self, other, "add");
+  refuse_meta(self, "add of two sparse tensors");
   const SparseTensorImpl* a = get_sparse_impl(self);
   const SparseTensorImpl* b = get_sparse_impl(other);
   const c10::ScalarType type = c10::promoteTypes(self.scalar_type(), other.scalar_type());
@@ -146,7 +149,9 @@ Tensor mul_sparse(const Tensor& self, const Tensor& other) {
                                   impl->plain_indices().clone(), at::mul(impl->values(), scalar));
   }
   check_same_sizes(self, other, "mul");
+  check_same_device(self, other, "mul");
   if (self.layout() == c10::kSparse && other.layout() == c10::kSparse) {
+    refuse_meta(self, "mul of two sparse tensors");
     const Tensor a = self.coalesce(), b = other.coalesce();
     auto [left, right] = intersect(a, b);
     const SparseTensorImpl* ia = get_sparse_impl(a);
@@ -285,7 +290,8 @@ Tensor sparse_sum_dims(const Tensor& self, IntArrayRef dim) {
   }
   if (kept_sparse.empty()) return values.sum(0);
   if (static_cast<int64_t>(kept_sparse.size()) == sd) return make_sparse_coo(size, impl->indices(), values, impl->coalesced());
-  const Tensor indices = impl->indices().index_select(0, tensor_from_vector(kept_sparse));
+  refuse_meta(self, "torch.sparse.sum over some of the sparse dims");
+  const Tensor indices = impl->indices().index_select(0, index_tensor(kept_sparse, self));
   return at::_coalesce(make_sparse_coo(size, indices, values, false));
 }
 
@@ -384,10 +390,14 @@ Tensor spmm_csr(const Tensor& self, const Tensor& mat2) {
   return out;
 }
 
-// The (rows, cols, values) of a 2-D sparse matrix of any layout, with no dense dims.
-std::tuple<Tensor, Tensor, Tensor> matrix_entries(const Tensor& t, const char* op) {
+void matrix_entries_check(const Tensor& t, const char* op) {
   TORCH_CHECK(t.dim() == 2, op, ": expected a 2-D sparse matrix, got ", t.dim(), " dims");
   TORCH_CHECK(t.dense_dim() == 0, op, ": sparse matrices with dense dimensions are not supported");
+}
+
+// The (rows, cols, values) of a 2-D sparse matrix of any layout, with no dense dims.
+std::tuple<Tensor, Tensor, Tensor> matrix_entries(const Tensor& t, const char* op) {
+  matrix_entries_check(t, op);
   const Tensor coo = t.layout() == c10::kSparse ? t : t.to_sparse();
   const SparseTensorImpl* impl = get_sparse_impl(coo);
   return {impl->indices().select(0, 0), impl->indices().select(0, 1), impl->values()};
@@ -470,6 +480,15 @@ Tensor sparse_mm(const Tensor& self, const Tensor& mat2) {
   TORCH_CHECK(self.size(1) == mat2.size(0), "mat1 and mat2 shapes cannot be multiplied (", self.size(0), "x",
               self.size(1), " and ", mat2.size(0), "x", mat2.size(1), ")");
   const bool a_sparse = c10::isSparseLayout(self.layout()), b_sparse = c10::isSparseLayout(mat2.layout());
+  check_same_device(self, mat2, "mm");
+  if (self.is_meta()) {  // a dense product's shape needs no data (Note [Sparse meta tensors])
+    TORCH_CHECK(self.scalar_type() == mat2.scalar_type(), "expected mat1 and mat2 to have the same dtype, but got: ",
+                self.scalar_type(), " != ", mat2.scalar_type());
+    if (a_sparse && b_sparse) refuse_meta(self, "mm of two sparse matrices");
+    if (a_sparse) matrix_entries_check(self, "mm");
+    if (b_sparse) matrix_entries_check(mat2, "mm");
+    return at::empty({self.size(0), mat2.size(1)}, (a_sparse ? mat2 : self).options());
+  }
   if (a_sparse && b_sparse) {
     Tensor product = spgemm(self, mat2);
     // torch: a compressed operand gives a result in the first operand's layout.

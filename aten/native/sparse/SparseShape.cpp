@@ -48,7 +48,7 @@ Tensor permute_sparse_coo(const Tensor& self, IntArrayRef dims) {
   bool identity = true;
   for (int64_t i = 0; i < sd; ++i) identity = identity && sparse_order[static_cast<size_t>(i)] == i;
   // (entries stay sorted only while the sparse dims keep their order)
-  return make_sparse_coo(size, impl->indices().index_select(0, tensor_from_vector(sparse_order)),
+  return make_sparse_coo(size, impl->indices().index_select(0, index_tensor(sparse_order, self)),
                          impl->values().permute(value_dims), impl->coalesced() && identity);
 }
 
@@ -106,6 +106,7 @@ Tensor cat_sparse(ArrayRef<Tensor> tensors, int64_t dim) {
                 sd, ", ", dd, ", but tensor at position ", pos, " has ", t.sparse_dim(), ", ", t.dense_dim(), ".");
     size[static_cast<size_t>(dim)] += t.size(dim);
     type = c10::promoteTypes(type, t.scalar_type());
+    check_same_device(first, t, "cat");
   }
   std::vector<Tensor> indices, values;
   int64_t offset = 0;
@@ -140,12 +141,18 @@ Tensor index_select_sparse(const Tensor& self, int64_t dim, const Tensor& index)
   TORCH_CHECK(index.scalar_type() == c10::kLong || index.scalar_type() == c10::kInt,
               "index_select(): Expected dtype int32 or int64 for index");
   const int64_t sd = impl->sparse_dim(), size_d = self.size(dim);
+  check_same_device(self, index, "index_select");
+  std::vector<int64_t> size = self.sizes().vec();
+  size[static_cast<size_t>(dim)] = index.numel();
+  if (dim >= sd && self.is_meta()) {  // (a meta index has no values to check)
+    return make_sparse_coo(size, impl->indices(), impl->values().index_select(dim - sd + 1, index.reshape({-1})),
+                           impl->coalesced());
+  }
+  refuse_meta(self, "index_select along a sparse dim");
   const std::vector<int64_t> picks = host_int64_values(index.reshape({-1}));
   for (int64_t p : picks) {
     TORCH_CHECK_INDEX(p >= -size_d && p < size_d, "index out of range in self");
   }
-  std::vector<int64_t> size = self.sizes().vec();
-  size[static_cast<size_t>(dim)] = static_cast<int64_t>(picks.size());
   if (dim >= sd) {
     return make_sparse_coo(size, impl->indices(), impl->values().index_select(dim - sd + 1, index.reshape({-1})),
                            impl->coalesced());
@@ -187,6 +194,7 @@ Tensor select_sparse(const Tensor& self, int64_t dim, int64_t index) {
   std::vector<int64_t> out_size = self.sizes().vec();
   out_size.erase(out_size.begin() + dim);
   if (dim >= sd) return make_sparse_coo(out_size, impl->indices(), impl->values().select(dim - sd + 1, index), false);
+  refuse_meta(self, "select along a sparse dim");
   const Tensor chosen = impl->indices().select(0, dim).eq(index).nonzero().view({-1});
   const Tensor values = impl->values().index_select(0, chosen);
   if (sd == 1) {  // dense: the entries at index, added up in the values' dtype (a lone one as it is)
@@ -198,7 +206,7 @@ Tensor select_sparse(const Tensor& self, int64_t dim, int64_t index) {
   for (int64_t d = 0; d < sd; ++d) {
     if (d != dim) kept.push_back(d);
   }
-  const Tensor indices = impl->indices().index_select(0, tensor_from_vector(kept)).index_select(1, chosen);
+  const Tensor indices = impl->indices().index_select(0, index_tensor(kept, self)).index_select(1, chosen);
   return make_sparse_coo(out_size, indices, values, false);
 }
 
@@ -219,6 +227,7 @@ Tensor narrow_copy_sparse(const Tensor& self, int64_t dim, int64_t start, int64_
                            impl->values().narrow(dim - sd + 1, start, length).clone(c10::MemoryFormat::Contiguous),
                            impl->coalesced());
   }
+  refuse_meta(self, "narrow_copy along a sparse dim");
   const Tensor coordinate = impl->indices().select(0, dim);
   const Tensor chosen = coordinate.ge(start).logical_and(coordinate.lt(start + length)).nonzero().view({-1});
   Tensor indices = impl->indices().index_select(1, chosen);

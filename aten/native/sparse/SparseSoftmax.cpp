@@ -43,7 +43,7 @@ Lines lines_of(const Tensor& coalesced, int64_t dim) {
     lines.count = nnz > 0 ? 1 : 0;
     return lines;
   }
-  const Tensor others = impl->indices().index_select(0, tensor_from_vector(rows));
+  const Tensor others = impl->indices().index_select(0, index_tensor(rows, coalesced));
   const auto [unique, inverse, counts] = at::_unique2(flatten_indices(others, sizes), true, true, false);
   lines.group = inverse;
   lines.count = unique.numel();
@@ -87,6 +87,9 @@ Tensor softmax_forward(const Tensor& self, int64_t dim, bool half_to_float, bool
   const SparseTensorImpl* impl = get_sparse_impl(input);
   const Tensor& values = impl->values();
   if (impl->nnz() == 0) return make_sparse_coo(self.sizes(), impl->indices().clone(), values.clone(), true);
+  if (self.is_meta()) {  // the input's pattern, new values (Note [Sparse meta tensors])
+    return make_sparse_coo(self.sizes(), impl->indices().clone(), at::empty_like(values), true);
+  }
   const Lines lines = lines_of(input, dim);
   // (a line whose entries are all -inf has max -inf: its results are NaN, as dense softmax's)
   const Tensor shifted = values - line_max(values, lines);
@@ -125,6 +128,8 @@ Tensor softmax_backward(const Tensor& grad_output, const Tensor& output, int64_t
   const SparseTensorImpl* impl = get_sparse_impl(out);
   TORCH_CHECK(grad_output.sizes().equals(output.sizes()), op, ": expected grad_output of size ", output.sizes(),
               ", got ", grad_output.sizes());
+  check_same_device(grad_output, output, op);
+  if (output.is_meta()) return make_sparse_coo(output.sizes(), impl->indices().clone(), at::empty_like(impl->values()), true);
   const Tensor g = grad_values_at(grad_output, out).to(out.scalar_type());
   const Tensor& y = impl->values();
   if (impl->nnz() == 0) return make_sparse_coo(output.sizes(), impl->indices().clone(), y.clone(), true);

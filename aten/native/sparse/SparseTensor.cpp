@@ -21,8 +21,8 @@ namespace {
 void check_factory_options(std::optional<c10::Layout> layout, std::optional<c10::Device> device,
                            std::optional<bool> pin_memory, c10::Layout expected, const char* op) {
   TORCH_CHECK(!layout || *layout == expected, op, ": expected layout ", expected, ", got ", *layout);
-  TORCH_CHECK_NOT_IMPLEMENTED(!device || device->is_cpu(), op, ": sparse tensors live on the CPU only here, not on ",
-                              *device);
+  TORCH_CHECK_NOT_IMPLEMENTED(!device || device->is_cpu() || device->is_meta(), op,
+                              ": sparse tensors live on the CPU or the meta device here, not on ", *device);
   TORCH_CHECK_NOT_IMPLEMENTED(!pin_memory.value_or(false), op, ": pin_memory=True needs CUDA");
 }
 
@@ -55,7 +55,11 @@ Tensor new_with_dims_and_tensor_sparse(int64_t sparse_dim, int64_t dense_dim, In
                 size.slice(static_cast<size_t>(sparse_dim)), " for the dense dims, got ", values.sizes());
   }
   Tensor v = dtype && *dtype != values.scalar_type() ? values.to(*dtype) : plain(values);
-  return make_sparse_coo(size, plain(indices), std::move(v), is_coalesced.value_or(false));
+  Tensor idx = plain(indices);
+  // (the members move to the requested device, as torch's constructors move them)
+  if (device && device->type() != v.device().type()) v = v.to(*device, v.scalar_type());
+  if (idx.device() != v.device()) idx = idx.to(v.device(), c10::kLong);
+  return make_sparse_coo(size, std::move(idx), std::move(v), is_coalesced.value_or(false));
 }
 
 Tensor _sparse_coo_tensor_unsafe(const Tensor& indices, const Tensor& values, IntArrayRef size,
@@ -94,16 +98,17 @@ void _validate_sparse_coo_tensor_args(const Tensor& indices, const Tensor& value
   for (int64_t d = sparse_dim; d < static_cast<int64_t>(size.size()); ++d) expected.push_back(size[static_cast<size_t>(d)]);
   TORCH_CHECK(values.sizes().equals(expected), "values has incorrect size, expected ", IntArrayRef(expected), ", got ",
               values.sizes());
-  check_indices_in_bounds(indices, size);
+  if (!indices.is_meta()) check_indices_in_bounds(indices, size);  // (meta indices hold no values to check)
 }
 
 Tensor sparse_coo_tensor_size(IntArrayRef size, std::optional<c10::ScalarType> dtype, std::optional<c10::Layout> layout,
                               std::optional<c10::Device> device, std::optional<bool> pin_memory) {
   const int64_t sparse_dim = static_cast<int64_t>(size.size());
   const c10::ScalarType type = dtype.value_or(c10::get_default_dtype());
+  const c10::Device where = device.value_or(c10::kCPU);
   return at::_sparse_coo_tensor_with_dims_and_tensors(
-      sparse_dim, 0, size, at::empty({sparse_dim, 0}, TensorOptions().dtype(c10::kLong)),
-      at::empty({0}, TensorOptions().dtype(type)), std::nullopt, layout, device, pin_memory, true);
+      sparse_dim, 0, size, at::empty({sparse_dim, 0}, TensorOptions().dtype(c10::kLong).device(where)),
+      at::empty({0}, TensorOptions().dtype(type).device(where)), std::nullopt, layout, device, pin_memory, true);
 }
 
 Tensor sparse_coo_tensor_indices(const Tensor& indices, const Tensor& values, std::optional<c10::ScalarType> dtype,
@@ -114,6 +119,7 @@ Tensor sparse_coo_tensor_indices(const Tensor& indices, const Tensor& values, st
   // The size is the smallest that holds every index: max + 1 per sparse dim.
   const int64_t sparse_dim = idx.size(0), nnz = idx.size(1);
   std::vector<int64_t> size(static_cast<size_t>(sparse_dim), 0);
+  if (nnz > 0) refuse_meta(idx, "sparse_coo_tensor without a size");
   if (nnz > 0) {
     const Tensor c = idx.contiguous();
     const int64_t* p = static_cast<const int64_t*>(c.data_ptr());
@@ -136,8 +142,35 @@ Tensor sparse_coo_tensor_indices_size(const Tensor& indices, const Tensor& value
                                       std::optional<bool> is_coalesced) {
   const Tensor idx = as_long_indices(indices);
   at::_validate_sparse_coo_tensor_args(idx, values, size);
-  if (is_coalesced.value_or(false)) check_claimed_coalesced(idx, size);
+  if (is_coalesced.value_or(false) && !idx.is_meta()) check_claimed_coalesced(idx, size);
   return at::_sparse_coo_tensor_unsafe(idx, values, size, dtype, layout, device, pin_memory, is_coalesced);
+}
+
+// empty(size, layout=...): no specified elements. COO takes every dim as sparse; CSR and
+// CSC take the last two as the matrix and the others as batch dims (current torch's rule;
+// the block layouts need a blocksize, which empty does not take).
+Tensor empty_sparse(IntArrayRef size, std::optional<c10::ScalarType> dtype, std::optional<c10::Layout> layout,
+                    std::optional<c10::Device> device, std::optional<bool> pin_memory,
+                    std::optional<c10::MemoryFormat> memory_format) {
+  TORCH_CHECK(!memory_format || *memory_format == c10::MemoryFormat::Preserve ||
+                  *memory_format == c10::MemoryFormat::Contiguous,
+              "memory format option is only supported by strided tensors");
+  const c10::Layout l = layout.value_or(c10::kSparse);
+  for (int64_t s : size) TORCH_CHECK(s >= 0, "Trying to create tensor with negative dimension ", s, ": ", size);
+  if (l == c10::kSparse) return at::sparse_coo_tensor(size, dtype, l, device, pin_memory);
+  TORCH_CHECK_NOT_IMPLEMENTED(l == c10::kSparseCsr || l == c10::kSparseCsc, "empty: the ", layout_word(l),
+                              " layout needs a blocksize; build it with sparse_compressed_tensor");
+  TORCH_CHECK(size.size() >= 2, "torch.empty: Only batched sparse compressed (non-block) tensors are supported, but "
+              "got size ", size);
+  check_factory_options(std::nullopt, device, pin_memory, l, "empty");
+  const c10::Device where = device.value_or(c10::kCPU);
+  const TensorOptions longs = TensorOptions().dtype(c10::kLong).device(where);
+  std::vector<int64_t> compressed(size.begin(), size.end() - 2), plain_sizes = compressed;
+  compressed.push_back(size[size.size() - (l == c10::kSparseCsr ? 2 : 1)] + 1);
+  plain_sizes.push_back(0);
+  return make_sparse_compressed(l, size, at::zeros(compressed, longs), at::empty(plain_sizes, longs),
+                                at::empty(plain_sizes, TensorOptions().dtype(dtype.value_or(c10::get_default_dtype()))
+                                                           .device(where)));
 }
 
 // ---- members
@@ -200,6 +233,7 @@ Tensor coalesce_sparse(const Tensor& self) {
   const IntArrayRef sparse_sizes = self.sizes().slice(0, static_cast<size_t>(impl->sparse_dim()));
   const int64_t nnz = impl->nnz();
   if (nnz < 2) return make_sparse_coo(self.sizes(), impl->indices().clone(), impl->values().clone(), true);
+  refuse_meta(self, "coalesce");
   check_indices_in_bounds(impl->indices(), sparse_sizes);
   const Tensor lin = flatten_indices(impl->indices(), sparse_sizes);
   std::vector<int64_t> keys;
@@ -253,8 +287,8 @@ Tensor coalesce_sparse(const Tensor& self) {
 Tensor sparse_to_dense(const Tensor& self, std::optional<c10::ScalarType> dtype) {
   const SparseTensorImpl* impl = get_sparse_impl(self, "to_dense");
   const c10::ScalarType type = dtype.value_or(self.scalar_type());
-  Tensor out = at::zeros(self.sizes(), TensorOptions().dtype(type));
-  if (impl->nnz() == 0 || out.numel() == 0) return out;
+  Tensor out = at::zeros(self.sizes(), TensorOptions().dtype(type).device(self.device()));
+  if (impl->nnz() == 0 || out.numel() == 0 || out.is_meta()) return out;
   const IntArrayRef sparse_sizes = self.sizes().slice(0, static_cast<size_t>(impl->sparse_dim()));
   check_indices_in_bounds(impl->indices(), sparse_sizes);
   std::vector<int64_t> flat_sizes{numel_of(sparse_sizes)};
@@ -275,7 +309,11 @@ Tensor clone_sparse(const Tensor& self, std::optional<c10::MemoryFormat> memory_
 Tensor to_copy_sparse(const Tensor& self, std::optional<c10::ScalarType> dtype, std::optional<c10::Layout> layout,
                       std::optional<c10::Device> device, std::optional<bool> pin_memory, bool non_blocking,
                       std::optional<c10::MemoryFormat> memory_format) {
-  TORCH_CHECK_NOT_IMPLEMENTED(!device || device->is_cpu(), "sparse tensors live on the CPU only here, not on ", *device);
+  TORCH_CHECK_NOT_IMPLEMENTED(!device || device->is_cpu() || device->is_meta(),
+                              "sparse tensors live on the CPU or the meta device here, not on ", *device);
+  // (to another device the members move; out of meta there is nothing to copy, as torch says)
+  const c10::Device where = device.value_or(self.device());
+  TORCH_CHECK_NOT_IMPLEMENTED(!self.is_meta() || where.is_meta(), "Cannot copy out of meta tensor; no data!");
   TORCH_CHECK_NOT_IMPLEMENTED(!pin_memory.value_or(false), "pin_memory=True needs CUDA");
   TORCH_CHECK(!memory_format || *memory_format == c10::MemoryFormat::Preserve, "to(options): memory format ",
               *memory_format, " is not supported for sparse tensors");
@@ -283,16 +321,19 @@ Tensor to_copy_sparse(const Tensor& self, std::optional<c10::ScalarType> dtype, 
   if (layout && *layout != self.layout()) {
     TORCH_CHECK(*layout == c10::kStrided, "to(): conversion from ", self.layout(), " to ", *layout,
                 " is not supported; use to_sparse(layout=...)");
-    return self.to_dense(type);
+    return self.to_dense(type).to(where, type);
   }
   if (self.layout() == c10::kSparse) {
     const SparseTensorImpl* impl = get_sparse_impl(self);
-    return make_sparse_coo(self.sizes(), impl->indices().clone(), impl->values().to(type, non_blocking, true),
-                           impl->coalesced());
+    return make_sparse_coo(self.sizes(), impl->indices().to(where, c10::kLong, non_blocking, true),
+                           impl->values().to(where, type, non_blocking, true), impl->coalesced());
   }
   const SparseCsrTensorImpl* impl = get_sparse_csr_impl(self);
-  return make_sparse_compressed(self.layout(), self.sizes(), impl->compressed_indices().clone(),
-                                impl->plain_indices().clone(), impl->values().to(type, non_blocking, true));
+  const c10::ScalarType index_type = impl->compressed_indices().scalar_type();
+  return make_sparse_compressed(self.layout(), self.sizes(),
+                                impl->compressed_indices().to(where, index_type, non_blocking, true),
+                                impl->plain_indices().to(where, index_type, non_blocking, true),
+                                impl->values().to(where, type, non_blocking, true));
 }
 
 Tensor& copy_sparse_(Tensor& self, const Tensor& src, bool non_blocking) {
@@ -301,8 +342,10 @@ Tensor& copy_sparse_(Tensor& self, const Tensor& src, bool non_blocking) {
               tensor_type_string(self), " and src type = ", tensor_type_string(src));
   if (self.is_same(src)) return self;
   const SparseTensorImpl* from = get_sparse_impl(src);
-  Tensor values = from->values().to(self.scalar_type(), non_blocking, /*copy=*/true);
-  impl->set_members(src.sizes(), from->indices().clone(), std::move(values), from->coalesced());
+  TORCH_CHECK_NOT_IMPLEMENTED(!src.is_meta() || self.is_meta(), "Cannot copy out of meta tensor; no data!");
+  Tensor values = from->values().to(self.device(), self.scalar_type(), non_blocking, /*copy=*/true);
+  impl->set_members(src.sizes(), from->indices().to(self.device(), c10::kLong, non_blocking, true), std::move(values),
+                    from->coalesced());
   return self;
 }
 
@@ -310,7 +353,7 @@ Tensor& zero_sparse_(Tensor& self) {
   SparseTensorImpl* impl = get_sparse_impl(self, "zero_");
   std::vector<int64_t> value_sizes = impl->values().sizes().vec();
   value_sizes[0] = 0;
-  impl->set_members(self.sizes(), at::empty({impl->sparse_dim(), 0}, TensorOptions().dtype(c10::kLong)),
+  impl->set_members(self.sizes(), at::empty({impl->sparse_dim(), 0}, impl->indices().options()),
                     at::empty(value_sizes, impl->values().options()), true);
   return self;
 }
@@ -342,7 +385,7 @@ void resize_sparse(Tensor& self, IntArrayRef size, int64_t sparse_dim, int64_t d
   }
   std::vector<int64_t> value_sizes{clear ? 0 : impl->nnz()};
   for (int64_t d = sparse_dim; d < static_cast<int64_t>(size.size()); ++d) value_sizes.push_back(size[static_cast<size_t>(d)]);
-  impl->set_members(size, at::empty({sparse_dim, value_sizes[0]}, TensorOptions().dtype(c10::kLong)),
+  impl->set_members(size, at::empty({sparse_dim, value_sizes[0]}, impl->indices().options()),
                     at::zeros(value_sizes, impl->values().options()), true);
 }
 }  // namespace

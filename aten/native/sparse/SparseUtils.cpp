@@ -2,6 +2,7 @@
 
 #include <aten/core/Parallel.h>
 #include <aten/core/TensorUtils.h>
+#include <aten/native/HostVector.h>
 #include <aten/ops/Functions.h>
 
 #include <algorithm>
@@ -15,7 +16,20 @@ int64_t numel_of(IntArrayRef sizes) {
   return n;
 }
 
+void refuse_meta(const Tensor& t, const char* op) {
+  TORCH_CHECK_NOT_IMPLEMENTED(!t.is_meta(), op, " on the Meta device: the result's nnz depends on the sparse "
+                              "tensor's indices, which a meta tensor does not have (a data-dependent operator)");
+}
+
+void check_same_device(const Tensor& a, const Tensor& b, const char* op) {
+  TORCH_CHECK(a.device() == b.device(), "Expected all tensors to be on the same device, but found at least two "
+              "devices, ", a.device(), " and ", b.device(), "! (when checking argument for ", op, ")");
+}
+
+Tensor index_tensor(const std::vector<int64_t>& v, const Tensor& like) { return tensor_from_vector(v, like.device()); }
+
 Tensor flatten_indices(const Tensor& indices, IntArrayRef sparse_sizes) {
+  refuse_meta(indices, "flattening sparse indices");
   const Tensor idx = indices.contiguous();
   const int64_t dims = idx.size(0), nnz = idx.size(1);
   Tensor out = make_empty({nnz}, c10::kLong, c10::Device(c10::DeviceType::CPU));
@@ -31,6 +45,7 @@ Tensor flatten_indices(const Tensor& indices, IntArrayRef sparse_sizes) {
 }
 
 Tensor unflatten_indices(const Tensor& linear, IntArrayRef sparse_sizes) {
+  refuse_meta(linear, "unflattening sparse indices");
   const Tensor lin = linear.contiguous();
   const int64_t dims = static_cast<int64_t>(sparse_sizes.size()), n = lin.numel();
   Tensor out = make_empty({dims, n}, c10::kLong, c10::Device(c10::DeviceType::CPU));
@@ -126,6 +141,7 @@ std::vector<int64_t> radix_order(const int64_t* key, int64_t n, int64_t max_key,
 }
 
 void check_indices_in_bounds(const Tensor& indices, IntArrayRef size) {
+  refuse_meta(indices, "checking sparse indices");
   const Tensor idx = indices.contiguous();
   const int64_t dims = idx.size(0), nnz = idx.size(1);
   const int64_t* in = static_cast<const int64_t*>(idx.data_ptr());

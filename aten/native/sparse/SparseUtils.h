@@ -37,6 +37,20 @@ Tensor as_coo(const Tensor& t);
 inline bool compresses_rows(Layout layout) { return layout == c10::kSparseCsr || layout == c10::kSparseBsr; }
 inline bool is_blocked(Layout layout) { return layout == c10::kSparseBsr || layout == c10::kSparseBsc; }
 
+// Note [Sparse meta tensors]: a sparse tensor on the meta device (SparseMeta,
+// SparseCsrMeta) has meta members: its shape, dtype, sparse and dense dims and nnz are
+// real, its indices and values hold no data. The kernels serve both keys; an op whose
+// result's shape or nnz follows from those alone (the unary family, scalar arithmetic,
+// shape ops along dense dims, to_dense, products with a dense result, softmax) runs on
+// meta, and one whose nnz depends on the index data (coalesce, the union of add, the
+// intersection of mul, selecting along a sparse dim, conversions between layouts) raises
+// NotImplementedError through refuse_meta, as torch's data-dependent operators do.
+void refuse_meta(const Tensor& t, const char* op);
+// Raises torch's device mismatch message unless `a` and `b` live on one device.
+void check_same_device(const Tensor& a, const Tensor& b, const char* op);
+// A host index vector as an int64 tensor on `like`'s device (only its shape on meta).
+Tensor index_tensor(const std::vector<int64_t>& v, const Tensor& like);
+
 // The layout's name as torch prints it in messages ("Sparse", "SparseCsr", ...).
 const char* layout_word(Layout layout);
 

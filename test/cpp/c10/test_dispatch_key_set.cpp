@@ -42,30 +42,32 @@ const std::vector<KeyRow> kAllKeys = {
     {K::QuantizedCUDA, "QuantizedCUDA", 9},
     {K::MkldnnCPU, "MkldnnCPU", 10},
     {K::NestedTensorCPU, "NestedTensorCPU", 11},
-    {K::BackendSelect, "BackendSelect", 12},
-    {K::Python, "Python", 13},
-    {K::Named, "Named", 14},
-    {K::Conjugate, "Conjugate", 15},
-    {K::Negative, "Negative", 16},
-    {K::ADInplaceOrView, "ADInplaceOrView", 17},
-    {K::AutogradCPU, "AutogradCPU", 18},
-    {K::AutogradCUDA, "AutogradCUDA", 19},
-    {K::AutogradOther, "AutogradOther", 20},
-    {K::AutocastCPU, "AutocastCPU", 21},
-    {K::AutocastCUDA, "AutocastCUDA", 22},
-    {K::Profiler, "Profiler", 23},
-    {K::PythonTLSSnapshot, "PythonTLSSnapshot", 24},
-    {K::EndOfRuntimeKeys, "EndOfRuntimeKeys", 25},
-    {K::Autograd, "Autograd", 26},
-    {K::CompositeImplicitAutograd, "CompositeImplicitAutograd", 27},
-    {K::CompositeExplicitAutograd, "CompositeExplicitAutograd", 28},
+    {K::SparseMeta, "SparseMeta", 12},
+    {K::SparseCsrMeta, "SparseCsrMeta", 13},
+    {K::BackendSelect, "BackendSelect", 14},
+    {K::Python, "Python", 15},
+    {K::Named, "Named", 16},
+    {K::Conjugate, "Conjugate", 17},
+    {K::Negative, "Negative", 18},
+    {K::ADInplaceOrView, "ADInplaceOrView", 19},
+    {K::AutogradCPU, "AutogradCPU", 20},
+    {K::AutogradCUDA, "AutogradCUDA", 21},
+    {K::AutogradOther, "AutogradOther", 22},
+    {K::AutocastCPU, "AutocastCPU", 23},
+    {K::AutocastCUDA, "AutocastCUDA", 24},
+    {K::Profiler, "Profiler", 25},
+    {K::PythonTLSSnapshot, "PythonTLSSnapshot", 26},
+    {K::EndOfRuntimeKeys, "EndOfRuntimeKeys", 27},
+    {K::Autograd, "Autograd", 28},
+    {K::CompositeImplicitAutograd, "CompositeImplicitAutograd", 29},
+    {K::CompositeExplicitAutograd, "CompositeExplicitAutograd", 30},
 };
 
-// The 24 runtime keys, highest priority first (the order iteration must produce).
+// The 26 runtime keys, highest priority first (the order iteration must produce).
 const std::vector<DispatchKey> kRuntimeKeysHighestFirst = {
     K::PythonTLSSnapshot, K::Profiler,        K::AutocastCUDA,  K::AutocastCPU,     K::AutogradOther,
     K::AutogradCUDA,      K::AutogradCPU,     K::ADInplaceOrView, K::Negative,      K::Conjugate,     K::Named,
-    K::Python,            K::BackendSelect,   K::NestedTensorCPU, K::MkldnnCPU,     K::QuantizedCUDA,
+    K::Python,            K::BackendSelect,   K::SparseCsrMeta, K::SparseMeta, K::NestedTensorCPU, K::MkldnnCPU,     K::QuantizedCUDA,
     K::QuantizedCPU,      K::SparseCsrCUDA,   K::SparseCsrCPU,  K::SparseCUDA,      K::SparseCPU,
     K::Meta,              K::CUDA,            K::CPU,
 };
@@ -73,7 +75,8 @@ const std::vector<DispatchKey> kRuntimeKeysHighestFirst = {
 const std::vector<DispatchKey> kBackends = {K::CPU,           K::CUDA,          K::Meta,
                                             K::SparseCPU,     K::SparseCUDA,    K::SparseCsrCPU,
                                             K::SparseCsrCUDA, K::QuantizedCPU,  K::QuantizedCUDA,
-                                            K::MkldnnCPU,     K::NestedTensorCPU};
+                                            K::MkldnnCPU,     K::NestedTensorCPU, K::SparseMeta,
+                                            K::SparseCsrMeta};
 
 std::vector<DispatchKey> keysOf(DispatchKeySet ks) {
   std::vector<DispatchKey> out;
@@ -92,14 +95,14 @@ std::string printed(const T& v) {
 // DispatchKey
 
 TEST(DispatchKeyTest, ValuesFollowThePriorityOrder) {
-  ASSERT_EQ(kAllKeys.size(), 29u);
+  ASSERT_EQ(kAllKeys.size(), 31u);
   for (const auto& row : kAllKeys) {
     EXPECT_EQ(static_cast<int>(row.key), row.value) << row.name;
   }
   EXPECT_EQ(sizeof(DispatchKey), 1u);
-  EXPECT_EQ(c10::kNumRuntimeDispatchKeys, 24);
-  EXPECT_EQ(c10::kDispatchTableSize, 25);
-  EXPECT_EQ(c10::kNumDispatchKeyValues, 29);
+  EXPECT_EQ(c10::kNumRuntimeDispatchKeys, 26);
+  EXPECT_EQ(c10::kDispatchTableSize, 27);
+  EXPECT_EQ(c10::kNumDispatchKeyValues, 31);
 }
 
 TEST(DispatchKeyTest, ToStringUsesPyTorchSpellings) {
@@ -177,8 +180,8 @@ TEST(DispatchKeyTest, BackendDispatchKeyForEveryDeviceAndLayout) {
       {DeviceType::CUDA, Layout::SparseCoo, K::SparseCUDA},
       {DeviceType::CUDA, Layout::SparseCsr, K::SparseCsrCUDA},
       {DeviceType::Meta, Layout::Strided, K::Meta},
-      {DeviceType::Meta, Layout::SparseCoo, K::Undefined},
-      {DeviceType::Meta, Layout::SparseCsr, K::Undefined},
+      {DeviceType::Meta, Layout::SparseCoo, K::SparseMeta},
+      {DeviceType::Meta, Layout::SparseCsr, K::SparseCsrMeta},
       {DeviceType::CPU, Layout::Mkldnn, K::MkldnnCPU},
       {DeviceType::CUDA, Layout::Mkldnn, K::Undefined},
       {DeviceType::Meta, Layout::Mkldnn, K::Undefined},
@@ -187,7 +190,7 @@ TEST(DispatchKeyTest, BackendDispatchKeyForEveryDeviceAndLayout) {
   for (Layout l : {Layout::SparseCsc, Layout::SparseBsr, Layout::SparseBsc}) {
     rows.push_back({DeviceType::CPU, l, K::SparseCsrCPU});
     rows.push_back({DeviceType::CUDA, l, K::SparseCsrCUDA});
-    rows.push_back({DeviceType::Meta, l, K::Undefined});
+    rows.push_back({DeviceType::Meta, l, K::SparseCsrMeta});
   }
   ASSERT_EQ(rows.size(), static_cast<size_t>(c10::kNumDeviceTypes * c10::kNumLayouts));
   for (const auto& r : rows) {
@@ -206,7 +209,7 @@ TEST(DispatchKeyTest, BackendDispatchKeyForEveryDeviceAndLayout) {
         EXPECT_NE(msg.find(r.device == DeviceType::Meta ? "'meta'" : "'cuda'"), std::string::npos) << msg;
         EXPECT_NE(msg.find(std::string("'") + c10::LayoutName(r.layout) + "'"), std::string::npos) << msg;
         if (r.device == DeviceType::Meta) {
-          EXPECT_NE(msg.find("only the strided layout"), std::string::npos) << msg;
+          EXPECT_NE(msg.find("strided or sparse"), std::string::npos) << msg;
         }
       }
     }
@@ -242,7 +245,8 @@ TEST(DispatchKeyTest, AutogradKeyForBackend) {
       {K::SparseCUDA, K::AutogradOther},  {K::SparseCsrCPU, K::AutogradOther},
       {K::SparseCsrCUDA, K::AutogradOther}, {K::QuantizedCPU, K::AutogradOther},
       {K::QuantizedCUDA, K::AutogradOther}, {K::MkldnnCPU, K::AutogradOther},
-      {K::NestedTensorCPU, K::AutogradOther},
+      {K::NestedTensorCPU, K::AutogradOther}, {K::SparseMeta, K::AutogradOther},
+      {K::SparseCsrMeta, K::AutogradOther},
   };
   ASSERT_EQ(rows.size(), kBackends.size());
   for (auto [backend, autograd] : rows) {
@@ -276,17 +280,18 @@ TEST(DispatchKeySetTest, BitLayoutIsKeyMinusOne) {
   EXPECT_EQ(DispatchKeySet(K::CUDA).raw_repr(), 0x2u);
   EXPECT_EQ(DispatchKeySet(K::QuantizedCUDA).raw_repr(), 0x100u);
   EXPECT_EQ(DispatchKeySet(K::NestedTensorCPU).raw_repr(), 0x400u);
-  EXPECT_EQ(DispatchKeySet(K::PythonTLSSnapshot).raw_repr(), uint64_t{1} << 23);
-  EXPECT_EQ(DispatchKeySet({K::CPU, K::AutogradCPU}).raw_repr(), 0x20001u);
-  EXPECT_EQ(DispatchKeySet({K::Conjugate, K::Negative}).raw_repr(), 0xC000u);  // Conjugate(15), Negative(16)
-  EXPECT_EQ(DispatchKeySet::full().raw_repr(), 0xFFFFFFu);
+  EXPECT_EQ(DispatchKeySet(K::SparseCsrMeta).raw_repr(), 0x1000u);
+  EXPECT_EQ(DispatchKeySet(K::PythonTLSSnapshot).raw_repr(), uint64_t{1} << 25);
+  EXPECT_EQ(DispatchKeySet({K::CPU, K::AutogradCPU}).raw_repr(), 0x80001u);
+  EXPECT_EQ(DispatchKeySet({K::Conjugate, K::Negative}).raw_repr(), 0x30000u);  // Conjugate(17), Negative(18)
+  EXPECT_EQ(DispatchKeySet::full().raw_repr(), 0x3FFFFFFu);
   EXPECT_EQ(sizeof(DispatchKeySet), 8u);
 }
 
 TEST(DispatchKeySetTest, RawReprRoundTrip) {
   DispatchKeySet a{K::SparseCsrCUDA, K::Python, K::AutocastCUDA};
   EXPECT_EQ(DispatchKeySet::from_raw_repr(a.raw_repr()), a);
-  EXPECT_EQ(DispatchKeySet::from_raw_repr(0x20001u), DispatchKeySet({K::CPU, K::AutogradCPU}));
+  EXPECT_EQ(DispatchKeySet::from_raw_repr(0x80001u), DispatchKeySet({K::CPU, K::AutogradCPU}));
   // Bits beyond the runtime keys are not keys.
   EXPECT_EQ(DispatchKeySet::from_raw_repr(~uint64_t{0}), DispatchKeySet(DispatchKeySet::FULL));
   EXPECT_EQ(DispatchKeySet::from_raw_repr(uint64_t{1} << 40), DispatchKeySet());
@@ -320,7 +325,7 @@ TEST(DispatchKeySetTest, MembershipAndAlgebra) {
 
   DispatchKeySet c = a;
   c |= b;
-  EXPECT_EQ(c.raw_repr(), 0x30003u);  // CPU, CUDA, ADInplaceOrView(17), AutogradCPU(18)
+  EXPECT_EQ(c.raw_repr(), 0xC0003u);  // CPU, CUDA, ADInplaceOrView(19), AutogradCPU(20)
   c &= DispatchKeySet({K::CUDA, K::AutogradCPU, K::Profiler});
   EXPECT_EQ(c, DispatchKeySet({K::CUDA, K::AutogradCPU}));
   c -= DispatchKeySet(K::CUDA);
@@ -373,7 +378,7 @@ TEST(DispatchKeySetTest, HighestPriorityBackendTypeId) {
       {DispatchKeySet({K::Meta, K::CUDA, K::Profiler, K::PythonTLSSnapshot}), K::Meta},
       {DispatchKeySet({K::Python, K::BackendSelect, K::AutogradOther}), K::Undefined},
       {DispatchKeySet({K::MkldnnCPU, K::QuantizedCUDA, K::AutogradOther}), K::MkldnnCPU},
-      {DispatchKeySet(DispatchKeySet::FULL), K::NestedTensorCPU},
+      {DispatchKeySet(DispatchKeySet::FULL), K::SparseCsrMeta},
   };
   for (const auto& [ks, expected] : rows) {
     EXPECT_EQ(ks.highestPriorityBackendTypeId(), expected) << ks;
@@ -412,7 +417,8 @@ TEST(DispatchKeySetTest, Printing) {
 TEST(DispatchKeySetTest, FullAfter) {
   EXPECT_EQ(DispatchKeySet(DispatchKeySet::FULL_AFTER, K::AutogradCPU),
             DispatchKeySet({K::CPU, K::CUDA, K::Meta, K::SparseCPU, K::SparseCUDA, K::SparseCsrCPU, K::SparseCsrCUDA,
-                            K::QuantizedCPU, K::QuantizedCUDA, K::MkldnnCPU, K::NestedTensorCPU, K::BackendSelect,
+                            K::QuantizedCPU, K::QuantizedCUDA, K::MkldnnCPU, K::NestedTensorCPU, K::SparseMeta,
+                            K::SparseCsrMeta, K::BackendSelect,
                             K::Python, K::Named, K::Conjugate, K::Negative, K::ADInplaceOrView}));
   EXPECT_EQ(DispatchKeySet(DispatchKeySet::FULL_AFTER, K::CUDA), DispatchKeySet(K::CPU));
   EXPECT_EQ(DispatchKeySet(DispatchKeySet::FULL_AFTER, K::CPU), DispatchKeySet());
@@ -432,7 +438,8 @@ TEST(DispatchKeySetTest, FullAfter) {
   EXPECT_EQ((both & DispatchKeySet(DispatchKeySet::FULL_AFTER, K::Conjugate)).highestPriorityTypeId(), K::CPU);
   EXPECT_EQ(DispatchKeySet(DispatchKeySet::FULL_AFTER, K::Conjugate),
             DispatchKeySet({K::CPU, K::CUDA, K::Meta, K::SparseCPU, K::SparseCUDA, K::SparseCsrCPU, K::SparseCsrCUDA,
-                            K::QuantizedCPU, K::QuantizedCUDA, K::MkldnnCPU, K::NestedTensorCPU, K::BackendSelect,
+                            K::QuantizedCPU, K::QuantizedCUDA, K::MkldnnCPU, K::NestedTensorCPU, K::SparseMeta,
+                            K::SparseCsrMeta, K::BackendSelect,
                             K::Python, K::Named}));
   // The sets the wrappers redispatch with are FULL_AFTER ranges: they keep the math bits.
   EXPECT_TRUE(c10::after_autograd_keyset.has_all(c10::math_bits_keyset));
@@ -457,7 +464,8 @@ TEST(DispatchKeySetTest, AliasAndMarkerKeysAreNotMembers) {
 TEST(DispatchKeySetTest, AliasExpansion) {
   // Every backend but NestedTensorCPU: composites would read a nested tensor's sizes.
   const DispatchKeySet backends{K::CPU,          K::CUDA,          K::Meta,          K::SparseCPU,    K::SparseCUDA,
-                                K::SparseCsrCPU, K::SparseCsrCUDA, K::QuantizedCPU,  K::QuantizedCUDA, K::MkldnnCPU};
+                                K::SparseCsrCPU, K::SparseCsrCUDA, K::QuantizedCPU,  K::QuantizedCUDA, K::MkldnnCPU,
+                                K::SparseMeta,   K::SparseCsrMeta};
   const DispatchKeySet autograd{K::AutogradCPU, K::AutogradCUDA, K::AutogradOther};
   const DispatchKeySet math = backends | autograd;
 
@@ -473,7 +481,7 @@ TEST(DispatchKeySetTest, AliasExpansion) {
   EXPECT_EQ(c10::getRuntimeDispatchKeySet(K::Autograd), autograd);
   EXPECT_EQ(c10::getRuntimeDispatchKeySet(K::CompositeExplicitAutograd), backends);
   EXPECT_EQ(c10::getRuntimeDispatchKeySet(K::CompositeImplicitAutograd), math);
-  EXPECT_EQ(c10::getRuntimeDispatchKeySet(K::CompositeImplicitAutograd).size(), 13u);
+  EXPECT_EQ(c10::getRuntimeDispatchKeySet(K::CompositeImplicitAutograd).size(), 15u);
   EXPECT_FALSE(c10::backend_dispatch_keyset.has(K::NestedTensorCPU));
   EXPECT_EQ(c10::all_backends_keyset, backends.add(K::NestedTensorCPU));
   for (DispatchKey k : kRuntimeKeysHighestFirst) {
