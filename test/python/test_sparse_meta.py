@@ -81,6 +81,7 @@ CASES = [
     Case("clone csr", ("clone",), lambda: (csr(),), lambda x: x.clone()),
     Case("copy_", ("copy_",), lambda: (coo(0), coo(1)), lambda x, y: x.clone().copy_(y)),
     Case("zero_", ("zero_",), lambda: (coo(),), lambda x: x.clone().zero_()),
+    Case("zero_ csr", ("zero_",), lambda: (csr(),), lambda x: x.clone().zero_()),
     Case("to(dtype) coo", ("_to_copy",), lambda: (coo(),), lambda x: x.to(tessera.float64)),
     Case("to(dtype) csr", ("_to_copy",), lambda: (csr(),), lambda x: x.to(tessera.float64)),
     Case("to_dense coo", ("_to_dense",), lambda: (coo(seed=2, shape=(3, 4, 2), sparse_dim=2),), lambda x: x.to_dense()),
@@ -112,6 +113,7 @@ CASES = [
     Case("coo * dense", ("mul.Tensor",), lambda: (coo(), dense(1)), lambda x, d: x * d),
     Case("coo * coo", ("mul.Tensor",), lambda: (coo(0), coo(1)), lambda x, y: x * y, data_dependent=True),
     Case("coo *= scalar", ("mul_.Tensor",), lambda: (coo(),), lambda x: x.clone().mul_(3.0)),
+    Case("csr *= scalar", ("mul_.Tensor",), lambda: (csr(),), lambda x: x.clone().mul_(3.0)),
     Case("coo / scalar", ("div.Tensor",), lambda: (coo(),), lambda x: x / 4.0),
     Case("coo ** 2", ("pow.Tensor_Tensor",), lambda: (coo(),), lambda x: x.pow(2)),
     # sums
@@ -249,8 +251,9 @@ def test_empty_sparse_on_each_device(layout):
         t = tessera.empty((2, 3, 4), layout=getattr(tessera, layout), device=device, dtype=tessera.float64)
         assert t.layout == getattr(tessera, layout) and t.device.type == device
         assert tuple(t.shape) == (2, 3, 4) and t.dtype == tessera.float64 and t._nnz() == 0
-    z = tessera.zeros((2, 3), layout=tessera.sparse_coo, device="meta")
-    assert z.is_meta and z._nnz() == 0 and z.sparse_dim() == 2
+    for device in ("cpu", "meta"):
+        z = tessera.zeros((2, 3), layout=getattr(tessera, layout), device=device)
+        assert z.device.type == device and z._nnz() == 0 and z.sparse_dim() == 2 and tuple(z.shape) == (2, 3)
     with pytest.raises(NotImplementedError, match="blocksize"):
         tessera.empty((2, 2), layout=tessera.sparse_bsr)
 
@@ -266,6 +269,12 @@ def test_meta_members_and_device_rules():
         dense(1) + m
     with pytest.raises(RuntimeError, match="same device"):
         tessera.mm(m, mm_dense())
+    with pytest.raises(RuntimeError, match="same device"):  # self is checked even when beta=0 ignores it
+        tessera.addmv(dense(3, (4,)), m, dense(4, (5,)).to("meta"), beta=0)
+    with pytest.raises(RuntimeError, match="same device"):
+        tessera.addmm(dense(3, (4, 3)), m, mm_dense().to("meta"), beta=0)
+    with pytest.raises(RuntimeError, match="same device"):
+        csr() + csr().to("meta")
     # constructors take meta members, and device="meta" moves CPU members there
     t = tessera.sparse_coo_tensor(x._indices(), x._values(), x.shape, device="meta")
     assert t.is_meta and t._nnz() == x._nnz()

@@ -23,6 +23,7 @@ Tensor addmv_sparse(const Tensor& self, const Tensor& mat, const Tensor& vec, co
                   self.dim() <= 1,
               "size mismatch, got input (", self.dim() == 0 ? 1 : self.size(-1), "), mat (", mat.size(0), "x",
               mat.size(1), "), vec (", vec.size(0), ")");
+  check_same_device(self, mat, "addmv");
   const Tensor product = at::mm(mat, vec.unsqueeze(1)).squeeze(1);
   const Tensor scaled = alpha.toComplexDouble() == c10::complex<double>(1, 0) ? product : product * alpha;
   // beta == 0 ignores self (it may hold NaN or be the unread buffer mv passes), as torch does

@@ -379,6 +379,7 @@ Tensor sparse_mask(const Tensor& self, const Tensor& mask) {
 Tensor add_sparse_compressed(const Tensor& self, const Tensor& other, const c10::Scalar& alpha) {
   TORCH_CHECK(self.sizes().equals(other.sizes()), "add: expected 'self' and 'other' to have same size, but self has size ",
               self.sizes(), " while other has size ", other.sizes());
+  check_same_device(self, other, "add");
   if (self.layout() == c10::kStrided) return at::add(self, other.to_dense(), alpha);
   TORCH_CHECK(self.layout() == other.layout(), "add(", sparse::layout_word(self.layout()), ", ",
               sparse::layout_word(other.layout()), "): expected both operands in one compressed layout, or a strided "

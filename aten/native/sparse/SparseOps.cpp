@@ -171,11 +171,16 @@ Tensor mul_sparse(const Tensor& self, const Tensor& other) {
 }
 
 Tensor& mul_sparse_(Tensor& self, const Tensor& other) {
-  TORCH_CHECK(self.layout() == c10::kSparse, "mul_(dense, sparse) is not supported: the result would be sparse. Use ",
-              "mul(dense, sparse) instead.");
+  TORCH_CHECK(c10::isSparseLayout(self.layout()), "mul_(dense, sparse) is not supported: the result would be sparse. "
+              "Use mul(dense, sparse) instead.");
   const Tensor product = mul_sparse(self, other);
   TORCH_CHECK(product.scalar_type() == self.scalar_type(), "result type ", product.scalar_type(),
               " can't be cast to the desired output type ", self.scalar_type());
+  if (self.layout() != c10::kSparse) {  // a compressed tensor times a number
+    const SparseCsrTensorImpl* p = get_sparse_csr_impl(product);
+    get_sparse_csr_impl(self)->set_members(product.sizes(), p->compressed_indices(), p->plain_indices(), p->values());
+    return self;
+  }
   const SparseTensorImpl* p = get_sparse_impl(product);
   get_sparse_impl(self)->set_members(product.sizes(), p->indices(), p->values(), p->coalesced());
   return self;
@@ -509,6 +514,7 @@ Tensor sparse_mm(const Tensor& self, const Tensor& mat2) {
 
 Tensor sparse_addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const c10::Scalar& beta,
                     const c10::Scalar& alpha) {
+  check_same_device(self, mat1, "addmm");
   const c10::ScalarType type = self.scalar_type();
   if (is_reduced_float(type) && mat1.scalar_type() == type && mat2.scalar_type() == type) {
     return sparse_addmm(self.to(c10::kFloat), mat1.to(c10::kFloat), mat2.to(c10::kFloat), beta, alpha).to(type);

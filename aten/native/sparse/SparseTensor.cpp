@@ -329,10 +329,10 @@ Tensor to_copy_sparse(const Tensor& self, std::optional<c10::ScalarType> dtype, 
                            impl->values().to(where, type, non_blocking, true), impl->coalesced());
   }
   const SparseCsrTensorImpl* impl = get_sparse_csr_impl(self);
-  const c10::ScalarType index_type = impl->compressed_indices().scalar_type();
   return make_sparse_compressed(self.layout(), self.sizes(),
-                                impl->compressed_indices().to(where, index_type, non_blocking, true),
-                                impl->plain_indices().to(where, index_type, non_blocking, true),
+                                impl->compressed_indices().to(where, impl->compressed_indices().scalar_type(),
+                                                              non_blocking, true),
+                                impl->plain_indices().to(where, impl->plain_indices().scalar_type(), non_blocking, true),
                                 impl->values().to(where, type, non_blocking, true));
 }
 
@@ -349,7 +349,20 @@ Tensor& copy_sparse_(Tensor& self, const Tensor& src, bool non_blocking) {
   return self;
 }
 
+// zero_ leaves no specified elements (nnz 0), in every layout, as current torch does; to
+// keep the pattern, zero the values instead (t.values().zero_()).
 Tensor& zero_sparse_(Tensor& self) {
+  if (self.layout() != c10::kSparse) {
+    SparseCsrTensorImpl* impl = get_sparse_csr_impl(self, "zero_");
+    const int64_t batch = impl->batch_dim();
+    std::vector<int64_t> plain_sizes = impl->plain_indices().sizes().vec(), value_sizes = impl->values().sizes().vec();
+    plain_sizes[static_cast<size_t>(batch)] = 0;
+    value_sizes[static_cast<size_t>(batch)] = 0;
+    impl->set_members(self.sizes(), at::zeros_like(impl->compressed_indices()),
+                      at::empty(plain_sizes, impl->plain_indices().options()),
+                      at::empty(value_sizes, impl->values().options()));
+    return self;
+  }
   SparseTensorImpl* impl = get_sparse_impl(self, "zero_");
   std::vector<int64_t> value_sizes = impl->values().sizes().vec();
   value_sizes[0] = 0;
