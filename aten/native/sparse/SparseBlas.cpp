@@ -5,6 +5,7 @@
 #include <aten/core/TensorOperators.h>
 #include <aten/native/HostVector.h>
 #include <aten/native/NativeFunctions.h>
+#include <aten/native/index/IndexingUtils.h>
 #include <aten/native/sparse/SparseUtils.h>
 #include <aten/ops/Functions.h>
 
@@ -23,7 +24,7 @@ Tensor addmv_sparse(const Tensor& self, const Tensor& mat, const Tensor& vec, co
                   self.dim() <= 1,
               "size mismatch, got input (", self.dim() == 0 ? 1 : self.size(-1), "), mat (", mat.size(0), "x",
               mat.size(1), "), vec (", vec.size(0), ")");
-  check_same_device(self, mat, "addmv");
+  check_same_device("addmv", self, {&mat});
   const Tensor product = at::mm(mat, vec.unsqueeze(1)).squeeze(1);
   const Tensor scaled = alpha.toComplexDouble() == c10::complex<double>(1, 0) ? product : product * alpha;
   // beta == 0 ignores self (it may hold NaN or be the unread buffer mv passes), as torch does
@@ -42,7 +43,7 @@ Tensor bmm_sparse(const Tensor& self, const Tensor& mat2) {
   TORCH_CHECK(self.size(2) == mat2.size(1), "bmm_sparse: 'self.size(2)' and 'mat2.size(1)' must match");
   const int64_t batches = self.size(0), rows = self.size(1), cols = mat2.size(2);
   const c10::ScalarType type = c10::promoteTypes(self.scalar_type(), mat2.scalar_type());
-  check_same_device(self, mat2, "bmm");
+  check_same_device("bmm", self, {&mat2});
   Tensor out = at::zeros({batches, rows, cols}, mat2.options().dtype(type));
   if (out.is_meta()) return out;
   const Tensor a = self.coalesce();
@@ -83,8 +84,7 @@ Tensor sparse_sampled_addmm(const Tensor& self, const Tensor& mat1, const Tensor
               ", ", c10::toString(mat1.scalar_type()), " and ", c10::toString(mat2.scalar_type()));
   const SparseCsrTensorImpl* impl = get_sparse_csr_impl(self);
   TORCH_CHECK(impl->dense_dim() == 0, "sampled_addmm: Expected self to have no dense dims");
-  check_same_device(self, mat1, "sampled_addmm");
-  check_same_device(self, mat2, "sampled_addmm");
+  check_same_device("sampled_addmm", self, {&mat1, &mat2});
   if (self.is_meta()) {  // self's pattern, new values (Note [Sparse meta tensors])
     return make_sparse_compressed(c10::kSparseCsr, self.sizes(), impl->compressed_indices().clone(),
                                   impl->plain_indices().clone(), at::empty_like(impl->values()));

@@ -6,6 +6,7 @@
 #include <aten/core/TensorUtils.h>
 #include <aten/native/HostVector.h>
 #include <aten/native/NativeFunctions.h>
+#include <aten/native/index/IndexingUtils.h>
 #include <aten/native/sparse/SparseKernels.h>
 #include <aten/native/sparse/SparseUtils.h>
 #include <aten/ops/Functions.h>
@@ -345,7 +346,7 @@ Tensor gather_at(const Tensor& source, const Tensor& pattern) {
 
 Tensor sparse_mask(const Tensor& self, const Tensor& mask) {
   TORCH_CHECK(c10::isSparseLayout(mask.layout()), "sparse_mask expected a sparse mask, got ", mask.layout());
-  check_same_device(self, mask, "sparse_mask");
+  check_same_device("sparse_mask", self, {&mask});
   if (mask.is_meta()) {  // the mask's pattern with values of self's dtype (Note [Sparse meta tensors])
     TORCH_CHECK(self.sizes().equals(mask.sizes()), "sparse_mask(): operands have incompatible sizes; self has size ",
                 self.sizes(), " but mask has size ", mask.sizes());
@@ -379,7 +380,7 @@ Tensor sparse_mask(const Tensor& self, const Tensor& mask) {
 Tensor add_sparse_compressed(const Tensor& self, const Tensor& other, const c10::Scalar& alpha) {
   TORCH_CHECK(self.sizes().equals(other.sizes()), "add: expected 'self' and 'other' to have same size, but self has size ",
               self.sizes(), " while other has size ", other.sizes());
-  check_same_device(self, other, "add");
+  check_same_device("add", self, {&other});
   if (self.layout() == c10::kStrided) return at::add(self, other.to_dense(), alpha);
   TORCH_CHECK(self.layout() == other.layout(), "add(", sparse::layout_word(self.layout()), ", ",
               sparse::layout_word(other.layout()), "): expected both operands in one compressed layout, or a strided "

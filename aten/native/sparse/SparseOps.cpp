@@ -8,6 +8,7 @@
 #include <aten/native/Broadcast.h>
 #include <aten/native/HostVector.h>
 #include <aten/native/NativeFunctions.h>
+#include <aten/native/index/IndexingUtils.h>
 #include <aten/native/sparse/SparseKernels.h>
 #include <aten/native/sparse/SparseUtils.h>
 #include <aten/ops/Functions.h>
@@ -32,7 +33,7 @@ void check_same_sizes(const Tensor& a, const Tensor& b, const char* op) {
 // dense += alpha * sparse (COO), in place; dense is contiguous and has sparse's shape.
 void add_coo_into_dense(Tensor& dense, const Tensor& coo, const c10::Scalar& alpha) {
   const SparseTensorImpl* impl = get_sparse_impl(coo);
-  check_same_device(dense, coo, "add");
+  check_same_device("add", dense, {&coo});
   if (impl->nnz() == 0 || dense.is_meta()) return;
   const IntArrayRef sparse_sizes = coo.sizes().slice(0, static_cast<size_t>(impl->sparse_dim()));
   check_indices_in_bounds(impl->indices(), sparse_sizes);
@@ -44,8 +45,8 @@ void add_coo_into_dense(Tensor& dense, const Tensor& coo, const c10::Scalar& alp
     Tensor matrix = dense.view({flat[0], -1});
     const Tensor entries = values.contiguous();
     // (a values member that shares dense's memory is read before it is written)
-    const bool aliases = entries.numel() > 0 && entries.storage().data() == dense.storage().data();
-    scatter_add_rows_stub(c10::DeviceType::CPU, matrix, rows, aliases ? entries.clone() : entries, alpha);
+    scatter_add_rows_stub(c10::DeviceType::CPU, matrix, rows, written_overlaps(dense, entries) ? entries.clone() : entries,
+                          alpha);
     return;
   }
   dense.view(flat).index_add_(0, rows, values, alpha);
@@ -92,7 +93,7 @@ Tensor add_sparse(const Tensor& self, const Tensor& other, const c10::Scalar& al
   check_same_sizes(self, other, "add");
   TORCH_CHECK(self.sparse_dim() == other.sparse_dim(), "add: expected 'self' and 'other' to have same sparse dimensions, ",
               "but got ", self.sparse_dim(), " and ", other.sparse_dim());
-  check_same_device(self, other, "add");
+  check_same_device("add", self, {&other});
   refuse_meta(self, "add of two sparse tensors");
   const SparseTensorImpl* a = get_sparse_impl(self);
   const SparseTensorImpl* b = get_sparse_impl(other);
@@ -149,7 +150,7 @@ Tensor mul_sparse(const Tensor& self, const Tensor& other) {
                                   impl->plain_indices().clone(), at::mul(impl->values(), scalar));
   }
   check_same_sizes(self, other, "mul");
-  check_same_device(self, other, "mul");
+  check_same_device("mul", self, {&other});
   if (self.layout() == c10::kSparse && other.layout() == c10::kSparse) {
     refuse_meta(self, "mul of two sparse tensors");
     const Tensor a = self.coalesce(), b = other.coalesce();
@@ -485,7 +486,7 @@ Tensor sparse_mm(const Tensor& self, const Tensor& mat2) {
   TORCH_CHECK(self.size(1) == mat2.size(0), "mat1 and mat2 shapes cannot be multiplied (", self.size(0), "x",
               self.size(1), " and ", mat2.size(0), "x", mat2.size(1), ")");
   const bool a_sparse = c10::isSparseLayout(self.layout()), b_sparse = c10::isSparseLayout(mat2.layout());
-  check_same_device(self, mat2, "mm");
+  check_same_device("mm", self, {&mat2});
   if (self.is_meta()) {  // a dense product's shape needs no data (Note [Sparse meta tensors])
     TORCH_CHECK(self.scalar_type() == mat2.scalar_type(), "expected mat1 and mat2 to have the same dtype, but got: ",
                 self.scalar_type(), " != ", mat2.scalar_type());
@@ -514,7 +515,7 @@ Tensor sparse_mm(const Tensor& self, const Tensor& mat2) {
 
 Tensor sparse_addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const c10::Scalar& beta,
                     const c10::Scalar& alpha) {
-  check_same_device(self, mat1, "addmm");
+  check_same_device("addmm", self, {&mat1});
   const c10::ScalarType type = self.scalar_type();
   if (is_reduced_float(type) && mat1.scalar_type() == type && mat2.scalar_type() == type) {
     return sparse_addmm(self.to(c10::kFloat), mat1.to(c10::kFloat), mat2.to(c10::kFloat), beta, alpha).to(type);

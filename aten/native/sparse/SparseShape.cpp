@@ -5,6 +5,7 @@
 #include <aten/core/TensorOperators.h>
 #include <aten/native/HostVector.h>
 #include <aten/native/NativeFunctions.h>
+#include <aten/native/index/IndexingUtils.h>
 #include <aten/native/sparse/SparseUtils.h>
 #include <aten/ops/Functions.h>
 
@@ -106,7 +107,7 @@ Tensor cat_sparse(ArrayRef<Tensor> tensors, int64_t dim) {
                 sd, ", ", dd, ", but tensor at position ", pos, " has ", t.sparse_dim(), ", ", t.dense_dim(), ".");
     size[static_cast<size_t>(dim)] += t.size(dim);
     type = c10::promoteTypes(type, t.scalar_type());
-    check_same_device(first, t, "cat");
+    check_same_device("cat", first, {&t});
   }
   std::vector<Tensor> indices, values;
   int64_t offset = 0;
@@ -141,7 +142,7 @@ Tensor index_select_sparse(const Tensor& self, int64_t dim, const Tensor& index)
   TORCH_CHECK(index.scalar_type() == c10::kLong || index.scalar_type() == c10::kInt,
               "index_select(): Expected dtype int32 or int64 for index");
   const int64_t sd = impl->sparse_dim(), size_d = self.size(dim);
-  check_same_device(self, index, "index_select");
+  check_same_device("index_select", self, {&index});
   std::vector<int64_t> size = self.sizes().vec();
   size[static_cast<size_t>(dim)] = index.numel();
   if (dim >= sd && self.is_meta()) {  // (a meta index has no values to check)

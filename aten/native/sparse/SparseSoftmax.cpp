@@ -5,6 +5,7 @@
 #include <aten/core/TensorOperators.h>
 #include <aten/native/HostVector.h>
 #include <aten/native/NativeFunctions.h>
+#include <aten/native/index/IndexingUtils.h>
 #include <aten/native/sparse/SparseUtils.h>
 #include <aten/ops/Functions.h>
 
@@ -128,7 +129,7 @@ Tensor softmax_backward(const Tensor& grad_output, const Tensor& output, int64_t
   const SparseTensorImpl* impl = get_sparse_impl(out);
   TORCH_CHECK(grad_output.sizes().equals(output.sizes()), op, ": expected grad_output of size ", output.sizes(),
               ", got ", grad_output.sizes());
-  check_same_device(grad_output, output, op);
+  check_same_device(op, grad_output, {&output});
   if (output.is_meta()) return make_sparse_coo(output.sizes(), impl->indices().clone(), at::empty_like(impl->values()), true);
   const Tensor g = grad_values_at(grad_output, out).to(out.scalar_type());
   const Tensor& y = impl->values();

@@ -21,11 +21,6 @@ void refuse_meta(const Tensor& t, const char* op) {
                               "tensor's indices, which a meta tensor does not have (a data-dependent operator)");
 }
 
-void check_same_device(const Tensor& a, const Tensor& b, const char* op) {
-  TORCH_CHECK(a.device() == b.device(), "Expected all tensors to be on the same device, but found at least two "
-              "devices, ", a.device(), " and ", b.device(), "! (when checking argument for ", op, ")");
-}
-
 Tensor index_tensor(const std::vector<int64_t>& v, const Tensor& like) { return tensor_from_vector(v, like.device()); }
 
 Tensor flatten_indices(const Tensor& indices, IntArrayRef sparse_sizes) {

@@ -46,8 +46,6 @@ inline bool is_blocked(Layout layout) { return layout == c10::kSparseBsr || layo
 // intersection of mul, selecting along a sparse dim, conversions between layouts) raises
 // NotImplementedError through refuse_meta, as torch's data-dependent operators do.
 void refuse_meta(const Tensor& t, const char* op);
-// Raises torch's device mismatch message unless `a` and `b` live on one device.
-void check_same_device(const Tensor& a, const Tensor& b, const char* op);
 // A host index vector as an int64 tensor on `like`'s device (only its shape on meta).
 Tensor index_tensor(const std::vector<int64_t>& v, const Tensor& like);
 
