@@ -1,6 +1,7 @@
 """Tensor methods whose schema does not start with ``self``, so the generated bindings
-cannot be methods: ``x.where(condition, y)`` is ``tessera.where(condition, x, y)``; and
-the ``real`` and ``imag`` properties, views over the functions of those names.
+cannot be methods: ``x.where(condition, y)`` is ``tessera.where(condition, x, y)``; the
+``real`` and ``imag`` properties, views over the functions of those names; and
+``to_sparse_coo``, which torch defines in Python as ``to_sparse()``.
 
 Importing this module installs them on ``tessera.Tensor``.
 """
@@ -13,6 +14,14 @@ def where(self, condition, y):
     ``self.where(condition, y)`` is ``tessera.where(condition, self, y)``.
     """
     return _C.where(condition, self, y)
+
+
+def to_sparse_coo(self):
+    """to_sparse_coo() -> Tensor
+
+    The tensor in the sparse COO layout: ``self.to_sparse()``.
+    """
+    return self.to_sparse()
 
 
 def _write_into(view, value):
@@ -40,6 +49,7 @@ def _imag_set(self, value):
 
 _C._add_tensor_methods({
     "where": where,
+    "to_sparse_coo": to_sparse_coo,
     "real": property(_real_get, _real_set, doc="The real parts (a view); a real tensor itself. Assigning writes "
                                                "into them."),
     "imag": property(_imag_get, _imag_set, doc="The imaginary parts of a complex tensor (a view). Assigning writes "

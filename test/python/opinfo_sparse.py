@@ -575,3 +575,209 @@ register(
     OpInfo("sparse_resize_", resize_call, arity=2, sample_inputs=resize_samples, exempt=NO_GRAD_INTS,
            covers=("sparse_resize_and_clear_",), **SPARSE),
 )
+
+
+# ---- the compressed layouts' arithmetic, selection and sums; norm, nan_to_num, any and
+# division with rounding on COO. Samples that torch 1.13 refuses (a CSC product, a
+# broadcast factor) run on tessera only here; test_sparse_elementwise.py compares them
+# with the dense result.
+
+def mul_compressed_call(lib, a, b, kind, layout):
+    x = _layout(lib, a, layout)
+    if kind == "sparse_dense":
+        r = x * b
+    elif kind == "dense_sparse":
+        r = b * x
+    elif kind == "sparse_row":
+        r = x * b[0]
+    else:
+        r = x * _layout(lib, b, layout)
+    return r.to_dense()
+
+
+def mul_compressed_samples(dtype):
+    for layout in ("sparse_csr", "sparse_csc"):
+        for kind in ("sparse_dense", "dense_sparse", "sparse_sparse", "sparse_row"):
+            yield f"{layout} {kind}", [Z((3, 4), dtype, 71), Z((3, 4), dtype, 72)], {"kind": kind, "layout": layout}
+    yield "full patterns", [T((3, 4), dtype, 73), T((3, 4), dtype, 74)], {"kind": "sparse_sparse", "layout": "sparse_csr"}
+
+
+def select_compressed_call(lib, x, dim, index, layout):
+    r = _layout(lib, x, layout).select(dim, index)
+    return r.to_dense() if r.layout != lib.strided else r
+
+
+def select_compressed_samples(dtype):
+    yield "csr row", [Z((4, 5), dtype, 75)], {"dim": 0, "index": 2, "layout": "sparse_csr"}
+    yield "csr column", [Z((4, 5), dtype, 76)], {"dim": 1, "index": -1, "layout": "sparse_csr"}
+    yield "csc row", [Z((4, 5), dtype, 77)], {"dim": 0, "index": 1, "layout": "sparse_csc"}
+    yield "full pattern", [T((3, 4), dtype, 78)], {"dim": 1, "index": 2, "layout": "sparse_csr"}
+    # (torch 1.13 fails on a batch select; current torch gives the batch's CSR matrix)
+    yield "batch", [T((2, 3, 4), dtype, 79)], {"dim": 0, "index": 1, "layout": "sparse_csr"}
+
+
+def sum_compressed_call(lib, x, layout):
+    return _layout(lib, x, layout).sum()
+
+
+def norm_sparse_call(lib, x, p=2, **kw):
+    return x.to_sparse().norm(p, **kw)
+
+
+def norm_sparse_samples(dtype):
+    for p in (2, 1, 3, float("inf"), 0):
+        yield f"p {p}", [Z((3, 4), dtype, 80)], {"p": p}
+    yield "full pattern", [T((2, 3), dtype, 81)], {"p": 2}
+    yield "every dim named", [Z((3, 4), dtype, 82)], {"p": 2, "dim": (0, 1)}
+    yield "one dim (refused)", [Z((3, 4), dtype, 83)], {"p": 2, "dim": 0}
+
+
+def nan_to_num_sparse_call(lib, x, layout="sparse_coo", **kw):
+    return _layout(lib, x, layout).nan_to_num(**kw).to_dense()
+
+
+def nan_to_num_sparse_samples(dtype):
+    x = Z((3, 4), dtype, 84)
+    x[0, 1], x[1, 2], x[2, 0] = float("nan"), float("inf"), float("-inf")
+    for layout in ("sparse_coo", "sparse_csr"):
+        yield layout, [x], {"layout": layout}
+        yield layout + " values", [x], {"layout": layout, "nan": 1.5, "posinf": 9.0, "neginf": -9.0}
+
+
+def rounding_division_call(lib, x, op, divisor=2.0):
+    s = x.to_sparse()
+    if op == "floor_divide":
+        r = s // divisor
+    else:
+        r = lib.div(s, divisor, rounding_mode=op)
+    return r.to_dense()
+
+
+def rounding_division_samples(dtype):
+    for op in ("floor_divide", "floor", "trunc"):
+        yield op, [Z((3, 4), dtype, 85) * 5], {"op": op}
+        yield op + " by a negative", [Z((3, 4), dtype, 86) * 5], {"op": op, "divisor": -1.5}
+
+
+def any_sparse_call(lib, x):
+    return x.to_sparse().any()
+
+
+def any_samples(dtype):
+    yield "some", [Z((3, 4), dtype, 87)], {}
+    yield "none", [torch.zeros(3, 4, dtype=getattr(torch, dtype))], {}
+
+
+def zeros_like_call(lib, x, layout):
+    s = _layout(lib, x, layout)
+    z = lib.zeros_like(s)
+    assert z.layout == s.layout and z._nnz() == 0
+    return z.to_dense()
+
+
+NO_GRAD = {"grad": "the result is a step function of the input (rounding, a bool): no gradient to compare"}
+
+register(
+    OpInfo("mul[compressed]", mul_compressed_call, arity=2, sample_inputs=mul_compressed_samples, grad_filter=no_zeros,
+           exempt=CSR_GRAD_13, **SPARSE),
+    OpInfo("select[compressed]", select_compressed_call, sample_inputs=select_compressed_samples,
+           grad_filter=no_zeros, exempt=CSR_GRAD_13, **SPARSE),
+    OpInfo("sum[compressed]", sum_compressed_call, sample_inputs=layouts_samples, grad_filter=no_zeros,
+           exempt=CSR_GRAD_13, **SPARSE),
+    OpInfo("norm[sparse]", norm_sparse_call, sample_inputs=norm_sparse_samples, grad_filter=no_zeros, **SPARSE),
+    OpInfo("nan_to_num[sparse]", nan_to_num_sparse_call, sample_inputs=nan_to_num_sparse_samples,
+           exempt={"grad": "the samples hold NaN and infinities, where no finite difference is defined; the "
+                           "values' gradient is nan_to_num's own, gradchecked by the dense entry"}, **SPARSE),
+    OpInfo("floor_divide[sparse]", rounding_division_call, sample_inputs=rounding_division_samples, exempt=NO_GRAD,
+           covers=("div",), **SPARSE),
+    OpInfo("any[sparse]", any_sparse_call, sample_inputs=any_samples, exempt=NO_GRAD, **SPARSE),
+    OpInfo("zeros_like[sparse]", zeros_like_call, sample_inputs=layouts_samples,
+           exempt={"grad": "zeros_like does not depend on its input's values"}, covers=("empty_like",), **SPARSE),
+)
+
+
+# ---- products with a sparse result, spdiags, the members' copies, resize_as_sparse_
+
+def sparse_result_call(op):
+    def call(lib, a, b, c=None, beta=1.0, alpha=1.0):
+        if op == "hspmm":
+            r = lib.hspmm(a.to_sparse(), b)
+        elif op == "smm":
+            r = lib.smm(a.to_sparse(), b)
+        else:
+            r = lib.sspaddmm(c.to_sparse(), a.to_sparse(), b, beta=beta, alpha=alpha)
+        return r.to_dense()
+    return call
+
+
+def sparse_result_samples(dtype):
+    yield "with zero rows", [Z((4, 3), dtype, 90), T((3, 2), dtype, 91)], {}
+    yield "full pattern", [T((3, 4), dtype, 92), T((4, 5), dtype, 93)], {}
+
+
+def sspaddmm_samples(dtype):
+    yield "with zeros", [Z((4, 3), dtype, 94), T((3, 2), dtype, 95), Z((4, 2), dtype, 96)], {"beta": 0.5, "alpha": 2.0}
+    yield "full patterns", [T((3, 4), dtype, 97), T((4, 2), dtype, 98), T((3, 2), dtype, 99)], {}
+
+
+def spdiags_call(lib, diagonals, offsets, shape, layout):
+    r = lib.sparse.spdiags(diagonals, lib.tensor(offsets), shape, layout=getattr(lib, layout))
+    return r.to_dense()
+
+
+def spdiags_samples(dtype):
+    yield "square", [T((3, 4), dtype, 100)], {"offsets": [0, 1, -2], "shape": (3, 3), "layout": "sparse_coo"}
+    yield "wide", [T((3, 2), dtype, 101)], {"offsets": [0, 1, -2], "shape": (3, 5), "layout": "sparse_coo"}
+    yield "one diagonal", [T((3,), dtype, 102)], {"offsets": [1], "shape": (3, 3), "layout": "sparse_coo"}
+    yield "csr", [T((3, 4), dtype, 103)], {"offsets": [0, 1, 2], "shape": (3, 3), "layout": "sparse_csr"}
+    yield "csc", [T((2, 4), dtype, 104)], {"offsets": [-1, 1], "shape": (3, 3), "layout": "sparse_csc"}
+
+
+def member_copy_call(lib, x, member):
+    layout = {"values": "sparse_coo", "indices": "sparse_coo", "crow_indices": "sparse_csr",
+              "col_indices": "sparse_csr", "ccol_indices": "sparse_csc", "row_indices": "sparse_csc"}[member]
+    s = _layout(lib, x, layout)
+    if layout == "sparse_coo":
+        s = s.coalesce()
+    copy = getattr(lib, member + "_copy")(s)
+    original = getattr(s, member)()
+    assert copy.data_ptr() != original.data_ptr()
+    return copy
+
+
+def member_copy_samples(dtype):
+    for member in ("values", "indices", "crow_indices", "col_indices", "ccol_indices", "row_indices"):
+        yield member, [Z((3, 4), dtype, 105)], {"member": member}
+
+
+def resize_as_sparse_call(lib, x, template_shape, sparse_dim):
+    s = x.detach().to_sparse()
+    template = lib.zeros(template_shape, dtype=x.dtype).to_sparse(sparse_dim)
+    assert s.resize_as_sparse_(template) is s
+    return s.to_dense(), s.sparse_dim(), s.dense_dim()
+
+
+def resize_as_sparse_samples(dtype):
+    yield "grow", [Z((2, 3), dtype, 106)], {"template_shape": (4, 5), "sparse_dim": 2}
+    yield "same shape", [Z((2, 3), dtype, 107)], {"template_shape": (2, 3), "sparse_dim": 2}
+
+
+NO_TORCH_GRAD = {"torch_grad": "torch 1.13 has no derivative for hspmm, smm or sspaddmm; tessera's are those of "
+                               "the composite (the product's, in the sparse operand's pattern), gradchecked"}
+
+register(
+    OpInfo("hspmm", sparse_result_call("hspmm"), arity=2, sample_inputs=sparse_result_samples, grad_filter=no_zeros,
+           exempt=NO_TORCH_GRAD, **SPARSE),
+    OpInfo("smm", sparse_result_call("smm"), arity=2, sample_inputs=sparse_result_samples, grad_filter=no_zeros,
+           exempt=NO_TORCH_GRAD, **SPARSE),
+    OpInfo("sspaddmm", sparse_result_call("sspaddmm"), arity=3, sample_inputs=sspaddmm_samples,
+           grad_filter=no_zeros, exempt=NO_TORCH_GRAD, **SPARSE),
+    OpInfo("_spdiags", spdiags_call, sample_inputs=spdiags_samples, exempt=CSR_GRAD_13, **SPARSE),
+    OpInfo("values_copy", member_copy_call, sample_inputs=member_copy_samples,
+           exempt={"grad": "the copies of the index members are integers; values_copy's gradient is values' "
+                           "(checked by to_sparse), through a clone"},
+           covers=("indices_copy", "crow_indices_copy", "col_indices_copy", "ccol_indices_copy", "row_indices_copy"),
+           **SPARSE),
+    OpInfo("resize_as_sparse_", resize_as_sparse_call, sample_inputs=resize_as_sparse_samples, exempt=NO_GRAD_INTS,
+           **SPARSE),
+)

@@ -84,6 +84,34 @@ def test_inplace(info, dtype):
         _same(info, dtype, context)(mine, target)
 
 
+SPARSE_INPLACE = [(info, dtype, backend) for info, dtype in CASES if isinstance(info.inplace, str)
+                  for backend in info.backends if backend != "CPU"]
+
+
+@pytest.mark.parametrize("info,dtype,backend", SPARSE_INPLACE,
+                         ids=[f"{i.name}_-{d}-{b}" for i, d, b in SPARSE_INPLACE])
+def test_inplace_sparse(info, dtype, backend):
+    """The in-place forms on the layout axis: the sparse tensor itself is updated (in its
+    layout) and densifies to torch's dense in-place result; a refusal is torch's class."""
+    target = opinfo.BACKENDS[backend]
+    for label, tensors, kwargs in info.samples(dtype):
+        if not all(target.accepts(t) for t in tensors):
+            continue
+        context = f"{info.name}_ {dtype} {backend} {label}"
+        want = tensors[0].clone()
+        status, err = outcome(lambda: _inplace(info, torch, want, *tensors[1:], **kwargs))
+        mine = target.convert(to_tessera(tensors[0].clone()))
+        layout = mine.layout
+        got_status, got = outcome(lambda: _inplace(info, tessera, mine, *[to_tessera(t) for t in tensors[1:]], **kwargs))
+        if status == "error":
+            if got_status == "error":
+                assert type(got).__name__ == type(err).__name__, f"{context}: {got!r} vs {err!r}"
+            continue
+        assert got_status == "ok", f"{context}: tessera raised {got!r}"
+        assert got is mine and mine.layout == layout, f"{context}: in-place must return self, in its layout"
+        _same(info, dtype, context)(mine, want)
+
+
 @pytest.mark.parametrize("info", [i for i in REGISTRY if isinstance(i.inplace, str) and getattr(i, "overlap_test", True)],
                          ids=lambda i: i.name)
 def test_inplace_overlap(info):

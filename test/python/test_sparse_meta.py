@@ -168,9 +168,42 @@ CASES = [
                     tessera._sparse_log_softmax_backward_data(x, tessera.sparse.log_softmax(x, 1), 1, x))),
 ]
 
+CASES += [
+    # factories over a sparse operand, fill_, the in-place unary forms, division, any
+    Case("empty_like and zeros_like", ("empty_like",), lambda: (coo(seed=2, shape=(3, 4, 2), sparse_dim=2), csr()),
+         lambda x, c: (tessera.empty_like(x), tessera.zeros_like(x), tessera.empty_like(c), tessera.zeros_like(c),
+                       tessera.empty_like(x, layout=tessera.strided))),
+    Case("fill_ csr", ("fill_.Scalar",), lambda: (csr(),), lambda x: x.clone().fill_(2.0)),
+    Case("nan_to_num", ("nan_to_num", "nan_to_num_"), lambda: (coo(), csr()),
+         lambda x, c: (x.nan_to_num(), c.nan_to_num(1.0), x.clone().nan_to_num_(), c.clone().nan_to_num_())),
+    Case("transpose_ coo", ("transpose_",), lambda: (coo(),), lambda x: x.clone().transpose_(0, 1)),
+    Case("coo /= scalar", ("div_.Tensor",), lambda: (coo(),), lambda x: x.clone().div_(4.0)),
+    Case("coo / scalar with rounding", ("div.Tensor_mode", "div_.Tensor_mode"), lambda: (coo(),),
+         lambda x: (tessera.div(x, 2.0, rounding_mode="floor"), x.clone().div_(2.0, rounding_mode="trunc"))),
+    Case("coo // scalar", ("floor_divide", "floor_divide_.Tensor"), lambda: (coo(),),
+         lambda x: (x // 2.0, x.clone().floor_divide_(2.0))),
+    Case("any coo", ("any",), lambda: (coo(),), lambda x: x.any()),
+    Case("resize_as_sparse_", ("resize_as_sparse_",), lambda: (coo(), coo(seed=2, shape=(6, 7))),
+         lambda x, t: x.clone().resize_as_sparse_(t)),
+    Case("sum csr", ("sum",), lambda: (csr(),), lambda x: (x.sum(), x.sum(dtype=tessera.float64))),
+    Case("csr * dense", ("mul.Tensor",), lambda: (csr(), dense(1)), lambda x, d: (x * d, d * x)),
+    Case("csr * csr", ("mul.Tensor",), lambda: (csr(0), csr(1)), lambda x, y: x * y, data_dependent=True),
+    Case("select of a batched csr along its batch dim", ("select.int",),
+         lambda: ((dense(8).unsqueeze(0) * tessera.tensor([1.0, 2.0]).reshape(2, 1, 1)).to_sparse_csr(),),
+         lambda x: x.select(0, 1)),
+    Case("select of a csr along a matrix dim", ("select.int",), lambda: (csr(),), lambda x: x.select(0, 1),
+         data_dependent=True),
+]
+
 for _name in UNARY:
     CASES.append(Case(f"{_name} coo", (_name,), lambda: (coo(),), lambda x, f=_name: getattr(tessera, f)(x)))
     CASES.append(Case(f"{_name} csr", (_name,), lambda: (csr(),), lambda x, f=_name: getattr(tessera, f)(x)))
+# the in-place forms (those with one: isnan, isinf, signbit and angle have none)
+for _name in sorted(set(UNARY) - {"isnan", "isinf", "signbit", "angle"}):
+    CASES.append(Case(f"{_name}_ coo", (_name + "_",), lambda: (coo(),),
+                      lambda x, f=_name: getattr(x.clone(), f + "_")()))
+    CASES.append(Case(f"{_name}_ csr", (_name + "_",), lambda: (csr(),),
+                      lambda x, f=_name: getattr(x.clone(), f + "_")()))
 
 
 def to_meta(x):

@@ -10,6 +10,7 @@
 #include <aten/ops/Functions.h>
 #include <c10/core/ThreadLocalState.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <tuple>
@@ -99,7 +100,30 @@ Tensor& linalg_vector_norm_out(const Tensor& self, const c10::Scalar& ord, std::
 
 namespace {
 Tensor norm_impl(const Tensor& self, const std::optional<c10::Scalar>& p, std::optional<IntArrayRef> dim,
+                 bool keepdim, std::optional<c10::ScalarType> dtype);
+
+// A COO tensor's norm is its coalesced values' (the unspecified elements are zeros, which
+// no p-norm counts), over every dim only and without dtype=, as torch's norm_sparse.
+Tensor sparse_norm(const Tensor& self, const std::optional<c10::Scalar>& p, std::optional<IntArrayRef> dim,
+                   bool keepdim, std::optional<c10::ScalarType> dtype) {
+  TORCH_CHECK(!dtype, "norm_sparse currently does not support 'dtype' argument");
+  if (dim && !dim->empty()) {
+    std::vector<bool> covered(static_cast<size_t>(self.dim()), false);
+    for (int64_t d : *dim) covered[static_cast<size_t>(wrap_dim(d, self.dim()))] = true;
+    TORCH_CHECK(std::all_of(covered.begin(), covered.end(), [](bool c) { return c; }),
+                "norm_sparse currently only supports full reductions, so 'dim' must either be empty or contain all "
+                "dimensions of the input");
+  }
+  TORCH_CHECK(c10::isFloatingType(self.scalar_type()) || c10::isComplexType(self.scalar_type()),
+              "norm(): input dtype should be either floating point or complex. Got ", self.scalar_type(), " instead.");
+  Tensor result = norm_impl(self.coalesce().values(), p, std::nullopt, false, std::nullopt);
+  if (keepdim) result = result.reshape(std::vector<int64_t>(static_cast<size_t>(self.dim()), 1));
+  return result;
+}
+
+Tensor norm_impl(const Tensor& self, const std::optional<c10::Scalar>& p, std::optional<IntArrayRef> dim,
                  bool keepdim, std::optional<c10::ScalarType> dtype) {
+  if (self.layout() == c10::kSparse) return sparse_norm(self, p, dim, keepdim, dtype);
   if (!dtype) {
     TORCH_CHECK(c10::isFloatingType(self.scalar_type()) || c10::isComplexType(self.scalar_type()),
                 "norm(): input dtype should be either floating point or complex. Got ", self.scalar_type(),

@@ -1,8 +1,10 @@
 // Matrix-vector, batched and sampled products with a sparse operand: addmv/mv with a
 // sparse matrix (COO or compressed), bmm of a 3-D COO tensor by a dense batch, and
-// torch.sparse.sampled_addmm (a dense product read only at a CSR pattern). Each goes
-// through the 2-D sparse x dense kernel (sparse_mm) or reads only the pattern's entries.
+// torch.sparse.sampled_addmm (a dense product read only at a CSR pattern), and the products
+// with a sparse result (hspmm, smm, sspaddmm). Each goes through the 2-D sparse x dense
+// kernel (sparse_mm) or reads only the pattern's entries.
 #include <aten/core/TensorOperators.h>
+#include <aten/core/TensorUtils.h>
 #include <aten/native/HostVector.h>
 #include <aten/native/NativeFunctions.h>
 #include <aten/native/index/IndexingUtils.h>
@@ -98,6 +100,67 @@ Tensor sparse_sampled_addmm(const Tensor& self, const Tensor& mat1, const Tensor
   const Tensor values = at::add(impl->values() * beta, products * alpha);
   return make_sparse_compressed(c10::kSparseCsr, self.sizes(), impl->compressed_indices().clone(),
                                 impl->plain_indices().clone(), values);
+}
+
+// ---- products with a sparse result. Composites of differentiable operators (torch 1.13
+// has no derivative for them): the gradient reaches mat1's values (in its pattern), mat2
+// and self. The rows mat1 specifies are multiplied as one compact matrix, so the work and
+// the result scale with those rows, not with mat1's height.
+
+namespace {
+
+// (the rows mat1 specifies, sorted; their rows of mat1 @ mat2)
+std::pair<Tensor, Tensor> specified_rows_product(const Tensor& mat1, const Tensor& mat2, const char* op) {
+  TORCH_CHECK_NOT_IMPLEMENTED(mat1.layout() == c10::kSparse && mat2.layout() == c10::kStrided, op,
+                              " multiplies a sparse COO matrix by a strided one, got ", layout_word(mat1.layout()),
+                              " and ", layout_word(mat2.layout()));
+  TORCH_CHECK(mat1.sparse_dim() == 2 && mat1.dense_dim() == 0, op, ": Argument #2: matrices expected, got ",
+              mat1.sparse_dim(), "D tensor");
+  TORCH_CHECK(mat2.dim() == 2, op, ": Argument #3: matrices expected, got ", mat2.dim(), "D tensor");
+  TORCH_CHECK(mat1.size(1) == mat2.size(0), op, ": Argument #3: Expected dim 0 size ", mat1.size(1), ", got ",
+              mat2.size(0));
+  TORCH_CHECK(mat1.scalar_type() == mat2.scalar_type(), "expected scalar type ", mat1.scalar_type(),
+              " but found ", mat2.scalar_type());
+  check_same_device(op, mat1, {&mat2});
+  refuse_meta(mat1, op);
+  const Tensor c = mat1.coalesce();
+  const Tensor indices = c._indices();
+  auto [rows, slot] = at::_unique(indices.select(0, 0), true, true);
+  const Tensor compact = at::sparse_coo_tensor(at::stack({slot, indices.select(0, 1)}), c.values(),
+                                               {rows.size(0), mat1.size(1)});
+  return {rows, at::_sparse_mm(compact, mat2)};
+}
+
+}  // namespace
+
+Tensor hspmm(const Tensor& mat1, const Tensor& mat2) {
+  auto [rows, values] = specified_rows_product(mat1, mat2, "hspmm");
+  return at::sparse_coo_tensor(rows.unsqueeze(0), values, {mat1.size(0), mat2.size(1)});
+}
+
+Tensor smm(const Tensor& self, const Tensor& mat2) {
+  TORCH_CHECK(self.layout() == c10::kSparse, "tensor.sspaddmm(...) can only be called on sparse tensors");
+  auto [rows, values] = specified_rows_product(self, mat2, "smm");
+  const int64_t n = mat2.size(1);
+  const Tensor row_of_entry = rows.repeat_interleave(n);
+  const Tensor col_of_entry = at::arange(n, rows.options()).repeat({rows.size(0)});
+  return at::sparse_coo_tensor(at::stack({row_of_entry, col_of_entry}), values.reshape({-1}), {self.size(0), n});
+}
+
+// beta * self + alpha * smm(mat1, mat2): the two sets of entries side by side (uncoalesced,
+// as torch's).
+Tensor sspaddmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const c10::Scalar& beta,
+                const c10::Scalar& alpha) {
+  TORCH_CHECK(self.layout() == c10::kSparse, "tensor.sspaddmm(...) can only be called on sparse tensors");
+  TORCH_CHECK(self.dim() == 2, "sspaddmm: Argument #1: matrices expected, got ", self.dim(), "D tensor");
+  TORCH_CHECK(mat1.dim() == 2 && mat2.dim() == 2 && self.size(0) == mat1.size(0) && self.size(1) == mat2.size(1),
+              "sspaddmm: Argument #1: Expected dim 0 size ", mat1.size(0), ", got ", self.size(0));
+  const Tensor product = at::smm(mat1, mat2);
+  const Tensor c = self.coalesce();
+  return at::sparse_coo_tensor(at::cat({c._indices(), product._indices()}, 1),
+                               at::cat({at::mul(c.values(), wrapped_scalar_tensor(beta)),
+                                        at::mul(product._values(), wrapped_scalar_tensor(alpha))}),
+                               self.sizes());
 }
 
 }  // namespace at::inline tessera::native

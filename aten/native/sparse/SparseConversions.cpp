@@ -443,4 +443,12 @@ Tensor transpose_sparse(const Tensor& self, int64_t dim0, int64_t dim1) {
   return make_sparse_compressed(target, size, impl->compressed_indices(), impl->plain_indices(), values);
 }
 
+// In place (COO only, as torch): the transposed members become self's.
+Tensor& transpose_sparse_(Tensor& self, int64_t dim0, int64_t dim1) {
+  const Tensor t = transpose_sparse(self, dim0, dim1);
+  const SparseTensorImpl* impl = get_sparse_impl(t);
+  get_sparse_impl(self)->set_members(t.sizes(), impl->indices(), impl->values(), impl->coalesced());
+  return self;
+}
+
 }  // namespace at::inline tessera::native

@@ -1,6 +1,6 @@
 // Arithmetic and products on sparse operands: add/sub/mul/div with sparse, dense and scalar
-// operands as torch defines each combination, the zero-preserving unary operators on
-// values, sums, and sparse x dense / dense x sparse / sparse x sparse matrix products.
+// operands as torch defines each combination, any and sums, and sparse x dense / dense x
+// sparse / sparse x sparse matrix products (the unary family is in SparseUnary.cpp).
 #include <aten/core/Dispatch.h>
 #include <aten/core/Parallel.h>
 #include <aten/core/TensorOperators.h>
@@ -77,6 +77,50 @@ std::pair<std::vector<int64_t>, std::vector<int64_t>> intersect(const Tensor& a,
 
 bool is_scalar_operand(const Tensor& t) { return t.layout() == c10::kStrided && t.dim() == 0; }
 
+// The dense operand of sparse * dense broadcast to the sparse one's shape (torch's rule:
+// the result keeps the sparse operand's shape and pattern).
+Tensor dense_shaped_as(const Tensor& dense, const Tensor& sparse) {
+  if (dense.sizes().equals(sparse.sizes())) return dense;
+  TORCH_CHECK(dense.dim() <= sparse.dim() && IntArrayRef(infer_size(dense.sizes(), sparse.sizes())).equals(sparse.sizes()),
+              "mul: the dense operand of shape ", dense.sizes(), " does not broadcast to the sparse operand's shape ",
+              sparse.sizes());
+  return dense.expand(sparse.sizes());
+}
+
+// mul with a compressed operand: by a dense tensor, the compressed one's pattern with the
+// dense values there; two unbatched CSR (or CSC) tensors, the intersection of their
+// patterns, in that layout (current torch multiplies CSR only).
+Tensor mul_compressed(const Tensor& self, const Tensor& other) {
+  if (!c10::isSparseCompressed(self.layout()) || !c10::isSparseCompressed(other.layout())) {
+    const Tensor& sparse = c10::isSparseCompressed(self.layout()) ? self : other;
+    const Tensor& dense = c10::isSparseCompressed(self.layout()) ? other : self;
+    TORCH_CHECK(dense.layout() == c10::kStrided, "mul: unsupported layouts ", self.layout(), " and ", other.layout());
+    const SparseCsrTensorImpl* impl = get_sparse_csr_impl(sparse);
+    const Tensor picked = dense_shaped_as(dense, sparse).sparse_mask(sparse);
+    return make_sparse_compressed(sparse.layout(), sparse.sizes(), impl->compressed_indices().clone(),
+                                  impl->plain_indices().clone(),
+                                  at::mul(impl->values(), get_sparse_csr_impl(picked)->values()));
+  }
+  TORCH_CHECK(self.layout() == other.layout(), "mul: unsupported layouts ", self.layout(), " and ", other.layout());
+  check_same_sizes(self, other, "mul");
+  TORCH_CHECK_NOT_IMPLEMENTED(!is_blocked(self.layout()) && self.dim() == 2 && self.dense_dim() == 0 &&
+                                  other.dense_dim() == 0,
+                              "mul of two ", layout_word(self.layout()), " tensors: tessera multiplies 2-D CSR and "
+                              "CSC tensors without dense dims only");
+  refuse_meta(self, "mul of two sparse tensors");
+  const Tensor product = mul_sparse(self.to_sparse(), other.to_sparse());
+  return self.layout() == c10::kSparseCsr ? product.to_sparse_csr() : product.to_sparse_csc();
+}
+
+// A COO result written into self (the in-place forms), in self's dtype only.
+Tensor& assign_coo_(Tensor& self, const Tensor& result) {
+  TORCH_CHECK(result.scalar_type() == self.scalar_type(), "result type ", result.scalar_type(),
+              " can't be cast to the desired output type ", self.scalar_type());
+  const SparseTensorImpl* r = get_sparse_impl(result);
+  get_sparse_impl(self)->set_members(result.sizes(), r->indices(), r->values(), r->coalesced());
+  return self;
+}
+
 }  // namespace
 
 // ---- add / sub
@@ -149,9 +193,12 @@ Tensor mul_sparse(const Tensor& self, const Tensor& other) {
     return make_sparse_compressed(sparse.layout(), sparse.sizes(), impl->compressed_indices().clone(),
                                   impl->plain_indices().clone(), at::mul(impl->values(), scalar));
   }
-  check_same_sizes(self, other, "mul");
   check_same_device("mul", self, {&other});
+  if (c10::isSparseCompressed(self.layout()) || c10::isSparseCompressed(other.layout())) {
+    return mul_compressed(self, other);
+  }
   if (self.layout() == c10::kSparse && other.layout() == c10::kSparse) {
+    check_same_sizes(self, other, "mul");
     refuse_meta(self, "mul of two sparse tensors");
     const Tensor a = self.coalesce(), b = other.coalesce();
     auto [left, right] = intersect(a, b);
@@ -168,7 +215,8 @@ Tensor mul_sparse(const Tensor& self, const Tensor& other) {
               self.layout(), " and ", other.layout());
   const Tensor a = sparse.coalesce();
   const SparseTensorImpl* ia = get_sparse_impl(a);
-  return make_sparse_coo(sparse.sizes(), ia->indices(), at::mul(ia->values(), dense.sparse_mask(a)._values()), true);
+  return make_sparse_coo(sparse.sizes(), ia->indices(),
+                         at::mul(ia->values(), dense_shaped_as(dense, sparse).sparse_mask(a)._values()), true);
 }
 
 Tensor& mul_sparse_(Tensor& self, const Tensor& other) {
@@ -187,85 +235,45 @@ Tensor& mul_sparse_(Tensor& self, const Tensor& other) {
   return self;
 }
 
-Tensor div_sparse(const Tensor& self, const Tensor& other) {
+Tensor div_sparse(const Tensor& self, const Tensor& other) { return div_mode_sparse(self, other, std::nullopt); }
+
+Tensor& div_sparse_(Tensor& self, const Tensor& other) { return assign_coo_(self, div_sparse(self, other)); }
+
+// Division by a number, with torch's rounding modes: not linear where the divisor is 0
+// or the result rounds, so on the values of the coalesced tensor (each position once).
+Tensor div_mode_sparse(const Tensor& self, const Tensor& other, std::optional<std::string_view> rounding_mode) {
   TORCH_CHECK(self.layout() == c10::kSparse && is_scalar_operand(other),
               "Sparse division requires a scalar or zero-dim dense tensor divisor (got shape ", other.sizes(),
               " for divisor)");
-  const SparseTensorImpl* impl = get_sparse_impl(self);
-  // x / 0 is not zero-preserving: coalesce first so that each position divides once.
-  const Tensor a = impl->coalesced() ? self : self.coalesce();
+  const Tensor a = get_sparse_impl(self)->coalesced() ? self : self.coalesce();
   const SparseTensorImpl* ia = get_sparse_impl(a);
-  return make_sparse_coo(self.sizes(), ia->indices().clone(), at::div(ia->values(), other), true);
+  return make_sparse_coo(self.sizes(), ia->indices().clone(), at::div(ia->values(), other, rounding_mode), true);
 }
 
-// ---- zero-preserving unary operators: the op on the values of the coalesced tensor
-
-namespace {
-template <class F>
-Tensor unary_on_values(const Tensor& self, F&& op) {
-  if (self.layout() == c10::kSparse) {
-    const Tensor a = self.coalesce();
-    const SparseTensorImpl* impl = get_sparse_impl(a);
-    return make_sparse_coo(self.sizes(), impl->indices().clone(), op(impl->values()), true);
-  }
-  const SparseCsrTensorImpl* impl = get_sparse_csr_impl(self);
-  return make_sparse_compressed(self.layout(), self.sizes(), impl->compressed_indices().clone(),
-                                impl->plain_indices().clone(), op(impl->values()));
+Tensor& div_mode_sparse_(Tensor& self, const Tensor& other, std::optional<std::string_view> rounding_mode) {
+  return assign_coo_(self, div_mode_sparse(self, other, rounding_mode));
 }
-}  // namespace
 
-#define TESSERA_SPARSE_UNARY(name) \
-  Tensor sparse_unary_##name(const Tensor& self) { return unary_on_values(self, [](const Tensor& v) { return at::name(v); }); }
-TESSERA_SPARSE_UNARY(neg)
-TESSERA_SPARSE_UNARY(abs)
-TESSERA_SPARSE_UNARY(sqrt)
-TESSERA_SPARSE_UNARY(sin)
-TESSERA_SPARSE_UNARY(tan)
-TESSERA_SPARSE_UNARY(tanh)
-TESSERA_SPARSE_UNARY(sinh)
-TESSERA_SPARSE_UNARY(asin)
-TESSERA_SPARSE_UNARY(asinh)
-TESSERA_SPARSE_UNARY(atan)
-TESSERA_SPARSE_UNARY(atanh)
-TESSERA_SPARSE_UNARY(relu)
-TESSERA_SPARSE_UNARY(sgn)
-TESSERA_SPARSE_UNARY(sign)
-TESSERA_SPARSE_UNARY(expm1)
-TESSERA_SPARSE_UNARY(log1p)
-TESSERA_SPARSE_UNARY(erf)
-TESSERA_SPARSE_UNARY(trunc)
-TESSERA_SPARSE_UNARY(floor)
-TESSERA_SPARSE_UNARY(ceil)
-TESSERA_SPARSE_UNARY(round)
-TESSERA_SPARSE_UNARY(frac)
-TESSERA_SPARSE_UNARY(square)
-TESSERA_SPARSE_UNARY(angle)
-TESSERA_SPARSE_UNARY(deg2rad)
-TESSERA_SPARSE_UNARY(rad2deg)
-TESSERA_SPARSE_UNARY(isnan)
-TESSERA_SPARSE_UNARY(isinf)
-TESSERA_SPARSE_UNARY(signbit)
-#undef TESSERA_SPARSE_UNARY
+Tensor floor_divide_sparse(const Tensor& self, const Tensor& other) {
+  return div_mode_sparse(self, other, std::string_view("floor"));
+}
 
-// pow with a number exponent (pow.Tensor_Scalar wraps it): zero-preserving unless the
-// exponent is 0, and not linear, so on the values of the coalesced tensor.
-Tensor pow_sparse(const Tensor& self, const Tensor& exponent) {
-  TORCH_CHECK_NOT_IMPLEMENTED(self.layout() == c10::kSparse && exponent.layout() == c10::kStrided &&
-                                  exponent.unsafeGetTensorImpl()->is_wrapped_number(),
-                              "pow: a sparse tensor takes a number exponent only (torch.pow(sparse, 2.0)), got ",
-                              sparse::layout_word(self.layout()), " and ", sparse::layout_word(exponent.layout()),
-                              exponent.layout() == c10::kStrided ? " tensor" : "");
-  TORCH_CHECK(exponent.item().toComplexDouble() != c10::complex<double>(0, 0), "pow: cannot raise to zeroth power on sparse tensor; it would make the result "
-              "tensor dense");
-  const c10::ScalarType result = native::result_type(self, exponent);
-  TORCH_CHECK(result == self.scalar_type(), "Found dtype ", c10::toString(self.scalar_type()), " but expected ",
-              c10::toString(result));
-  return unary_on_values(self, [&](const Tensor& v) { return at::pow(v, exponent); });
+Tensor& floor_divide_sparse_(Tensor& self, const Tensor& other) {
+  return assign_coo_(self, floor_divide_sparse(self, other));
+}
+
+// ---- any: whether a specified element is nonzero, once duplicates are summed (torch
+// reads the raw values, where duplicates that cancel would answer true).
+
+Tensor any_sparse(const Tensor& self) {
+  if (self.is_meta()) return at::empty({}, self.options().dtype(c10::kBool).layout(c10::kStrided));
+  return get_sparse_impl(self.coalesce(), "any")->values().any();
 }
 
 // ---- sums
 
 Tensor sum_sparse(const Tensor& self, std::optional<c10::ScalarType> dtype) {
+  if (self.layout() != c10::kSparse) return get_sparse_csr_impl(self, "sum")->values().sum(dtype);
   return get_sparse_impl(self, "sum")->values().sum(dtype);
 }
 

@@ -211,6 +211,28 @@ Tensor select_sparse(const Tensor& self, int64_t dim, int64_t index) {
   return make_sparse_coo(out_size, indices, values, false);
 }
 
+// select of a compressed tensor: along a batch dim, the members' slices (the same layout);
+// along a matrix dim of CSR or CSC, the COO select of its entries, as torch gives (torch
+// refuses the block layouts there, in these words).
+Tensor select_sparse_compressed(const Tensor& self, int64_t dim, int64_t index) {
+  const SparseCsrTensorImpl* impl = get_sparse_csr_impl(self, "select");
+  dim = wrap_dim(dim, self.dim());
+  const int64_t size = self.size(dim);
+  TORCH_CHECK_INDEX(index >= -size && index < size, "select(): index ", index, " out of range for tensor of size ",
+                    self.sizes(), " at dimension ", dim);
+  if (index < 0) index += size;
+  if (dim < impl->batch_dim()) {
+    std::vector<int64_t> out_size = self.sizes().vec();
+    out_size.erase(out_size.begin() + dim);
+    return make_sparse_compressed(self.layout(), out_size, impl->compressed_indices().select(dim, index),
+                                  impl->plain_indices().select(dim, index), impl->values().select(dim, index));
+  }
+  TORCH_CHECK(self.layout() == c10::kSparseCsr || self.layout() == c10::kSparseCsc,
+              "select(): selecting non-batch dimensions is currently only supported for non-blocked sparse "
+              "compressed layouts.");
+  return self.to_sparse().select(dim, index);
+}
+
 // The entries with start <= coordinate < start + length along a sparse dim (moved down by
 // start), or the narrowed values along a dense dim: a new sparse tensor, never a view.
 Tensor narrow_copy_sparse(const Tensor& self, int64_t dim, int64_t start, int64_t length) {

@@ -413,4 +413,24 @@ Tensor& sparse_resize_and_clear_(Tensor& self, IntArrayRef size, int64_t sparse_
   return self;
 }
 
+// resize_as_sparse_: the template's shape and sparse and dense dims (kept entries stay, as
+// sparse_resize_ keeps them; a tensor of that shape already is left alone).
+Tensor& resize_as_sparse_(Tensor& self, const Tensor& the_template) {
+  TORCH_CHECK(the_template.layout() == c10::kSparse, "resize_as_sparse_: expected a sparse COO template, got ",
+              layout_word(the_template.layout()));
+  if (self.sizes().equals(the_template.sizes()) && self.sparse_dim() == the_template.sparse_dim() &&
+      self.dense_dim() == the_template.dense_dim()) {
+    return self;
+  }
+  return sparse_resize_(self, the_template.sizes(), the_template.sparse_dim(), the_template.dense_dim());
+}
+
+// The *_copy forms of the members: fresh tensors, differentiable as the members are.
+Tensor values_copy(const Tensor& self) { return self.values().clone(c10::MemoryFormat::Contiguous); }
+Tensor indices_copy(const Tensor& self) { return self.indices().clone(c10::MemoryFormat::Contiguous); }
+Tensor crow_indices_copy(const Tensor& self) { return self.crow_indices().clone(c10::MemoryFormat::Contiguous); }
+Tensor col_indices_copy(const Tensor& self) { return self.col_indices().clone(c10::MemoryFormat::Contiguous); }
+Tensor ccol_indices_copy(const Tensor& self) { return self.ccol_indices().clone(c10::MemoryFormat::Contiguous); }
+Tensor row_indices_copy(const Tensor& self) { return self.row_indices().clone(c10::MemoryFormat::Contiguous); }
+
 }  // namespace at::inline tessera::native

@@ -1,4 +1,5 @@
-"""Masked reductions and normalizations over dense (strided) tensors, as torch.masked's.
+"""Masked reductions and normalizations, as torch.masked's: over strided tensors, and for
+sum, prod, amax, amin (and mean of CSR) over sparse COO and CSR ones too (_sparse.py).
 
 Each function takes a tensor and an optional boolean ``mask`` that broadcasts to it (its
 dimensionality no greater than the input's; a non-bool mask is read as bool). Elements
@@ -12,6 +13,7 @@ Output masks follow torch: a reduction's result is valid where any element it re
 positions are whatever the identity yields (0, -inf, NaN, ...), as torch leaves them.
 """
 import tessera as _T
+from tessera.masked import _sparse
 
 __all__ = []
 
@@ -95,15 +97,22 @@ def _any(input, dims, keepdim):
     return out
 
 
+_LAYOUTS = (_T.strided, _T.sparse_coo, _T.sparse_csr)
+
+
 def _check_layout(input, what):
-    if input.layout != _T.strided:
+    if input.layout not in _LAYOUTS:
         raise ValueError(f"{what} expects strided or sparse COO or sparse CSR tensor but got {input.layout}")
 
 
 def _where(mask, input, fill_value):
-    """where(mask, input, fill_value) for the strided masks tessera has."""
-    if mask.layout != _T.strided:
-        raise ValueError(f"_where expects strided or sparse COO or sparse CSR tensor but got {mask.layout}")
+    """where(mask, input, fill_value) in the mask's layout (the input's, once canonical): a
+    sparse result keeps the masked-in positions only (masked/_sparse.py)."""
+    _check_layout(mask, "_where")
+    if mask.layout == _T.sparse_coo:
+        return _sparse.coo_where(mask, input, fill_value)
+    if mask.layout == _T.sparse_csr:
+        return _sparse.csr_where(mask, input, fill_value)
     return _T.where(mask, input, fill_value)
 
 
@@ -114,13 +123,22 @@ def _input_mask(input, *args, **kwargs):
     mask = kwargs.get("mask")
     if mask is None:
         raise ValueError("_input_mask requires explicit mask")
+    _check_layout(mask, "_input_mask")
     if mask.shape != input.shape:
         if mask.ndim > input.ndim:
             raise IndexError("_input_mask expected broadcastable mask (got mask dimensionality higher than of the "
                              "input)")
-        mask = _T.broadcast_to(mask.clone(), input.shape)
-    if mask.layout != _T.strided:
-        raise ValueError(f"_input_mask expects strided or sparse COO or sparse CSR tensor but got {mask.layout}")
+        mask = _T.broadcast_to(mask.to_dense() if mask.layout != _T.strided else mask.clone(), input.shape)
+    # the mask in the input's layout: a COO one over the input's sparse dims, coalesced
+    if mask.layout != input.layout:
+        if input.layout == _T.strided:
+            mask = mask.to_dense()
+        elif input.layout == _T.sparse_coo:
+            mask = mask.to_sparse(input.sparse_dim()) if mask.layout == _T.strided else mask.to_sparse()
+        else:
+            mask = mask.to_sparse_csr()
+    if mask.layout == _T.sparse_coo:
+        mask = mask.coalesce()
     return mask.to(dtype=_T.bool)
 
 
@@ -156,6 +174,17 @@ def _require_strided(input, what):
         raise ValueError(f"{what} (got {input.layout} tensor)")
 
 
+def _sparse_reduction(name, masked_input, mask, dims, keepdim, dtype):
+    """prod, amax, amin (and mean on CSR) of a sparse input: torch asks for an explicit mask,
+    since the unspecified elements (zeros) would take part in the reduction."""
+    _check_layout(masked_input, f"masked {name}")
+    layout = "sparse_coo" if masked_input.layout == _T.sparse_coo else "sparse_csr"
+    if mask is None:
+        raise ValueError(f"masked {name} expects explicit mask for {layout} tensor input")
+    reduce = _sparse.coo_reduce if layout == "sparse_coo" else _sparse.csr_reduce
+    return reduce(name, masked_input, dims, bool(keepdim), dtype)
+
+
 def _widened(dtype, input):
     if dtype is not None:
         return dtype
@@ -174,6 +203,10 @@ def sum(input, dim=None, *, keepdim=False, dtype=None, mask=None):
     dtype = _widened(dtype, input)
     dims = _canonical_dim(dim, input.ndim)
     masked_input = _combine_input_and_mask(sum, input, mask)
+    if masked_input.layout == _T.sparse_coo:
+        return _sparse.coo_reduce("sum", masked_input, dims, bool(keepdim), dtype)
+    if masked_input.layout == _T.sparse_csr:
+        return _sparse.csr_reduce("sum", masked_input, dims, bool(keepdim), dtype)
     _require_strided(masked_input, "masked sum expects strided, sparse_coo or sparse_csr tensor")
     return _T.sum(masked_input, dims, bool(keepdim), dtype=dtype)
 
@@ -188,6 +221,8 @@ def prod(input, dim=None, *, keepdim=False, dtype=None, mask=None):
     dtype = _widened(dtype, input)
     dims = _canonical_dim(dim, input.ndim)
     masked_input = _combine_input_and_mask(prod, input, mask)
+    if masked_input.layout != _T.strided:
+        return _sparse_reduction("prod", masked_input, mask, dims, keepdim, dtype)
     _require_strided(masked_input, "masked prod expects strided, sparse_coo or sparse_csr tensor")
     out = masked_input.to(dtype=dtype)
     for d in sorted(dims, reverse=True):
@@ -234,6 +269,8 @@ def amax(input, dim=None, *, keepdim=False, dtype=None, mask=None):
         dtype = input.dtype
     masked_input = _combine_input_and_mask(amax, input, mask)
     dims = _canonical_dim(dim, masked_input.ndim)
+    if masked_input.layout != _T.strided:
+        return _sparse_reduction("amax", masked_input, mask, dims, keepdim, dtype)
     _require_strided(masked_input, "masked amax expects strided, sparse_coo or sparse_csr tensor")
     return _T.amax(masked_input, dims, bool(keepdim)).to(dtype=dtype)
 
@@ -249,6 +286,8 @@ def amin(input, dim=None, *, keepdim=False, dtype=None, mask=None):
         dtype = input.dtype
     masked_input = _combine_input_and_mask(amin, input, mask)
     dims = _canonical_dim(dim, masked_input.ndim)
+    if masked_input.layout != _T.strided:
+        return _sparse_reduction("amin", masked_input, mask, dims, keepdim, dtype)
     _require_strided(masked_input, "masked amin expects strided, sparse_coo or sparse_csr tensor")
     return _T.amin(masked_input, dims, bool(keepdim)).to(dtype=dtype)
 
@@ -288,6 +327,9 @@ def mean(input, dim=None, *, keepdim=False, dtype=None, mask=None):
     of unmasked elements; a fully masked-out slice gives NaN (0 / 0)."""
     if dtype is None:
         dtype = input.dtype
+    if input.layout == _T.sparse_csr:
+        masked_input = _combine_input_and_mask(sum, input, mask)
+        return _sparse_reduction("mean", masked_input, mask, _canonical_dim(dim, input.ndim), keepdim, dtype)
     if input.layout != _T.strided:
         raise ValueError(f"masked mean expects strided or sparse_csr tensor (got {input.layout} tensor)")
     ones = _T.ones(input.shape, dtype=_T.int64, device=input.device)

@@ -59,6 +59,17 @@ def log_softmax(input, dim, *, dtype=None):
 _SCIPY_LAYOUTS = {"coo": "sparse_coo", "csr": "sparse_csr", "csc": "sparse_csc", "bsr": "sparse_bsr"}
 
 
+def spdiags(diagonals, offsets, shape, layout=None):
+    """spdiags(diagonals, offsets, shape, layout=None) -> Tensor
+
+    A sparse 2-D tensor of ``shape`` with row ``k`` of ``diagonals`` placed along diagonal
+    ``offsets[k]`` (0 the main one, above it positive, below negative): element
+    ``diagonals[k, j]`` lands at ``(j - offsets[k], j)`` where that lies inside ``shape``.
+    ``layout`` is ``tessera.sparse_coo`` (the default), ``sparse_csr`` or ``sparse_csc``.
+    """
+    return _C._spdiags(diagonals, offsets, shape, layout)
+
+
 def from_scipy(matrix):
     """A sparse tensor over a scipy.sparse matrix or array in COO, CSR, CSC or BSR format,
     sharing its arrays: the compressed formats' indptr, indices and data become the
