@@ -520,6 +520,19 @@ Tensor mm_mat2_backward(const Tensor& grad, const Tensor& mat1, at::IntArrayRef 
   return scale(conjugate(mat1).t().mm(grad), alpha);
 }
 
+// sampled_addmm's mat1 and mat2 grads: grad (CSR, self's pattern) times the other operand,
+// batch by batch for a 3-D grad (as a COO batch, which bmm takes; mat2's grad transposed:
+// grad^T @ mat1, then transposed back).
+Tensor sampled_addmm_mat1_backward(const Tensor& grad, const Tensor& mat2, const at::Scalar& alpha) {
+  if (grad.dim() == 2) return scale(grad.mm(conjugate(mat2).t()), alpha);
+  return scale(grad.to_sparse().bmm(conjugate(mat2).transpose(1, 2)), alpha);
+}
+
+Tensor sampled_addmm_mat2_backward(const Tensor& grad, const Tensor& mat1, const at::Scalar& alpha) {
+  if (grad.dim() == 2) return scale(conjugate(mat1).t().mm(grad), alpha);
+  return scale(grad.to_sparse().transpose(1, 2).bmm(conjugate(mat1)).transpose(1, 2), alpha);
+}
+
 Tensor sparse_constructor_values_backward(const Tensor& grad, const Tensor& indices) {
   const Tensor dense = grad.layout() == c10::kStrided ? grad : grad.to_dense();
   const int64_t sparse_dim = indices.size(0);

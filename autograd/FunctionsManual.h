@@ -39,6 +39,9 @@ Tensor imag_part(const Tensor& t);
 // Sparse operands (aten/native/sparse). The grad of a COO constructor's values: the grad
 // at each entry's position (duplicates each get the whole grad there, as to_dense sums them).
 Tensor sparse_constructor_values_backward(const Tensor& grad, const Tensor& indices);
+// sparse_sampled_addmm's grads for mat1 and mat2 (2-D, or a batch of 3-D CSR grads).
+Tensor sampled_addmm_mat1_backward(const Tensor& grad, const Tensor& mat2, const at::Scalar& alpha);
+Tensor sampled_addmm_mat2_backward(const Tensor& grad, const Tensor& mat1, const at::Scalar& alpha);
 // values() of a COO or compressed tensor: a sparse grad with self's pattern.
 Tensor values_backward(const Tensor& grad, const Tensor& self);
 // torch.sparse.mm of two COO matrices: grad @ other^T at self's pattern (which = 0), or

@@ -765,6 +765,19 @@ def resize_as_sparse_samples(dtype):
 NO_TORCH_GRAD = {"torch_grad": "torch 1.13 has no derivative for hspmm, smm or sspaddmm; tessera's are those of "
                                "the composite (the product's, in the sparse operand's pattern), gradchecked"}
 
+def batched_sampled_addmm_samples(dtype):
+    # (a full pattern: a batched CSR tensor has the same nnz in every batch)
+    yield "batch of 2", [T((2, 3, 4), dtype, 108), T((2, 3, 2), dtype, 109), T((2, 2, 4), dtype, 110)], {}
+    yield "scaled", [T((3, 2, 2), dtype, 111), T((3, 2, 3), dtype, 112), T((3, 3, 2), dtype, 113)], \
+        {"beta": -1.0, "alpha": 0.5}
+
+
+register(
+    OpInfo("sparse_sampled_addmm[batched]", sampled_addmm_call, arity=3, sample_inputs=batched_sampled_addmm_samples,
+           exempt={"torch_grad": "torch 1.13 fails on a batched CSR input (its CPU kernel takes 2-D only); current "
+                                 "torch's rule and derivative are followed, and gradchecked"}, **SPARSE),
+)
+
 register(
     OpInfo("hspmm", sparse_result_call("hspmm"), arity=2, sample_inputs=sparse_result_samples, grad_filter=no_zeros,
            exempt=NO_TORCH_GRAD, **SPARSE),

@@ -29,6 +29,8 @@ def same(got, want):
     g, w = as_dense(got), as_dense(want)
     assert g.dtype == w.dtype and tuple(g.shape) == tuple(w.shape), (g, w)
     assert torch.allclose(g, w, equal_nan=True), (g, w)
+    if want.layout != torch.strided:  # the same specified elements, not only the same values
+        assert got._nnz() == want._nnz(), (got._nnz(), want._nnz())
 
 
 def both(fn):
@@ -126,7 +128,7 @@ def test_refusals_like_torch():
             lib.masked.mean(to(d).to_sparse(), 0, mask=to(m).to_sparse())
         with pytest.raises(ValueError, match="masked argmax expects strided tensor"):
             lib.masked.argmax(to(d).to_sparse(), 0)
-    with pytest.raises(ValueError, match="needs keepdim=True"):
+    with pytest.raises(RuntimeError, match="needs keepdim=True"):
         tessera.masked.sum(to_tessera(d).to_sparse_csr(), 0)
 
 
@@ -139,3 +141,17 @@ def test_masked_sum_of_sparse_values_is_differentiable():
     x = d.clone().requires_grad_()
     torch.masked.sum(x, 1, mask=m & (d != 0)).sum().backward()
     assert torch.allclose(as_dense(s.grad), x.grad)
+
+
+def test_a_zero_result_stays_specified_in_csr():
+    x, m = torch.tensor([[1.0, -1.0], [0.0, 0.0]]), torch.tensor([[True, True], [False, False]])
+    for op in ("sum", "amin"):
+        want, got = both(lambda lib, to: getattr(lib.masked, op)(to(x).to_sparse_csr(), None, keepdim=True,
+                                                                   mask=to(m).to_sparse_csr()))
+        same(got, want)
+
+
+def test_a_strided_input_takes_a_csc_mask():
+    d, m = dense(seed=10), mask_for((4, 5), 10)
+    want, got = both(lambda lib, to: lib.masked.sum(to(d), 1, mask=to(m).to_sparse_csc()))
+    same(got, want)

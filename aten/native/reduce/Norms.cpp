@@ -107,7 +107,10 @@ Tensor norm_impl(const Tensor& self, const std::optional<c10::Scalar>& p, std::o
 Tensor sparse_norm(const Tensor& self, const std::optional<c10::Scalar>& p, std::optional<IntArrayRef> dim,
                    bool keepdim, std::optional<c10::ScalarType> dtype) {
   TORCH_CHECK(!dtype, "norm_sparse currently does not support 'dtype' argument");
+  TORCH_CHECK(!keepdim, "norm_sparse currently does not support keepdim=True");
   if (dim && !dim->empty()) {
+    TORCH_CHECK(self.dim() > 0, "norm_sparse currently only supports full reductions, so 'dim' must either be empty "
+                "or contain all dimensions of the input");
     std::vector<bool> covered(static_cast<size_t>(self.dim()), false);
     for (int64_t d : *dim) covered[static_cast<size_t>(wrap_dim(d, self.dim()))] = true;
     TORCH_CHECK(std::all_of(covered.begin(), covered.end(), [](bool c) { return c; }),
@@ -116,9 +119,7 @@ Tensor sparse_norm(const Tensor& self, const std::optional<c10::Scalar>& p, std:
   }
   TORCH_CHECK(c10::isFloatingType(self.scalar_type()) || c10::isComplexType(self.scalar_type()),
               "norm(): input dtype should be either floating point or complex. Got ", self.scalar_type(), " instead.");
-  Tensor result = norm_impl(self.coalesce().values(), p, std::nullopt, false, std::nullopt);
-  if (keepdim) result = result.reshape(std::vector<int64_t>(static_cast<size_t>(self.dim()), 1));
-  return result;
+  return norm_impl(self.coalesce().values(), p, std::nullopt, false, std::nullopt);
 }
 
 Tensor norm_impl(const Tensor& self, const std::optional<c10::Scalar>& p, std::optional<IntArrayRef> dim,

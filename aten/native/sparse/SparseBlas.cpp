@@ -68,6 +68,10 @@ Tensor bmm_sparse(const Tensor& self, const Tensor& mat2) {
 
 // beta * self + alpha * (mat1 @ mat2), kept at self's CSR pattern only: each entry (i, j)
 // reads row i of mat1 and column j of mat2, so the dense product is never formed.
+// sampled_addmm, one matrix or a batch of them (current torch's batched form: a 3-D CSR
+// self with 3-D mat1 and mat2 of the same batch size; torch 1.13 fails on it): each entry
+// of self gets beta * its value + alpha * the dot product of its row of mat1 and its
+// column of mat2, gathered per batch.
 Tensor sparse_sampled_addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const c10::Scalar& beta,
                             const c10::Scalar& alpha) {
   TORCH_CHECK(self.layout() == c10::kSparseCsr, "sampled_addmm: Expected self to be a sparse CSR tensor, but got ",
@@ -75,12 +79,18 @@ Tensor sparse_sampled_addmm(const Tensor& self, const Tensor& mat1, const Tensor
   TORCH_CHECK(mat1.layout() == c10::kStrided && mat2.layout() == c10::kStrided,
               "sampled_addmm: Expected mat1 and mat2 to be strided, but got ", layout_word(mat1.layout()), " and ",
               layout_word(mat2.layout()));
-  TORCH_CHECK(self.dim() == 2 && mat1.dim() == 2 && mat2.dim() == 2, "sampled_addmm: Expected 2-D operands (batches "
-              "are not supported), got ", self.dim(), "-D, ", mat1.dim(), "-D and ", mat2.dim(), "-D");
-  TORCH_CHECK(mat1.size(1) == mat2.size(0), "sampled_addmm: mat1 and mat2 shapes cannot be multiplied (",
-              mat1.size(0), "x", mat1.size(1), " and ", mat2.size(0), "x", mat2.size(1), ")");
-  TORCH_CHECK(self.size(0) == mat1.size(0) && self.size(1) == mat2.size(1), "sampled_addmm: self's shape ",
-              self.sizes(), " does not match the product's (", mat1.size(0), ", ", mat2.size(1), ")");
+  const int64_t dims = self.dim();
+  TORCH_CHECK((dims == 2 || dims == 3) && mat1.dim() == dims && mat2.dim() == dims, "sampled_addmm: Expected 2-D "
+              "operands or 3-D batches of one size, got ", self.dim(), "-D, ", mat1.dim(), "-D and ", mat2.dim(), "-D");
+  const int64_t batches = dims == 3 ? self.size(0) : 1;
+  TORCH_CHECK(dims == 2 || (mat1.size(0) == batches && mat2.size(0) == batches), "sampled_addmm: Expected the ",
+              "batch sizes of self, mat1 and mat2 to match, got ", self.size(0), ", ", mat1.size(0), " and ",
+              mat2.size(0));
+  const int64_t m = mat1.size(-2), k = mat1.size(-1), n = mat2.size(-1);
+  TORCH_CHECK(k == mat2.size(-2), "sampled_addmm: mat1 and mat2 shapes cannot be multiplied (", m, "x", k, " and ",
+              mat2.size(-2), "x", n, ")");
+  TORCH_CHECK(self.size(-2) == m && self.size(-1) == n, "sampled_addmm: self's shape ", self.sizes(),
+              " does not match the product's (", m, ", ", n, ")");
   TORCH_CHECK(self.scalar_type() == mat1.scalar_type() && self.scalar_type() == mat2.scalar_type(),
               "sampled_addmm: Expected all operands to have the same dtype, got ", c10::toString(self.scalar_type()),
               ", ", c10::toString(mat1.scalar_type()), " and ", c10::toString(mat2.scalar_type()));
@@ -91,12 +101,16 @@ Tensor sparse_sampled_addmm(const Tensor& self, const Tensor& mat1, const Tensor
     return make_sparse_compressed(c10::kSparseCsr, self.sizes(), impl->compressed_indices().clone(),
                                   impl->plain_indices().clone(), at::empty_like(impl->values()));
   }
-  // (row, col) of every entry in storage order: rows repeated by their entry counts
-  const Tensor crow = impl->compressed_indices().to(c10::kLong);
-  const int64_t n = self.size(0);
-  const Tensor rows = at::repeat_interleave(crow.narrow(0, 1, n) - crow.narrow(0, 0, n), std::nullopt);
-  const Tensor cols = impl->plain_indices().to(c10::kLong);
-  const Tensor products = (mat1.index_select(0, rows) * mat2.t().index_select(0, cols)).sum(1);
+  // (row, col) of every entry in storage order, per batch: rows repeated by their counts
+  const int64_t nnz = impl->nnz();
+  const Tensor crow = impl->compressed_indices().to(c10::kLong).reshape({batches, m + 1});
+  const Tensor counts = crow.narrow(1, 1, m) - crow.narrow(1, 0, m);
+  const Tensor rows = at::repeat_interleave(at::arange(m, crow.options()).repeat({batches}), counts.reshape({-1}))
+                          .reshape({batches, nnz, 1}).expand({batches, nnz, k});
+  const Tensor cols = impl->plain_indices().to(c10::kLong).reshape({batches, nnz, 1}).expand({batches, nnz, k});
+  const Tensor row_vectors = mat1.reshape({batches, m, k}).gather(1, rows);
+  const Tensor col_vectors = mat2.reshape({batches, k, n}).transpose(1, 2).gather(1, cols);
+  const Tensor products = (row_vectors * col_vectors).sum(2).reshape(impl->values().sizes());
   const Tensor values = at::add(impl->values() * beta, products * alpha);
   return make_sparse_compressed(c10::kSparseCsr, self.sizes(), impl->compressed_indices().clone(),
                                 impl->plain_indices().clone(), values);
@@ -147,19 +161,31 @@ Tensor smm(const Tensor& self, const Tensor& mat2) {
   return at::sparse_coo_tensor(at::stack({row_of_entry, col_of_entry}), values.reshape({-1}), {self.size(0), n});
 }
 
-// beta * self + alpha * smm(mat1, mat2): the two sets of entries side by side (uncoalesced,
-// as torch's).
+// beta * self + alpha * smm(mat1, mat2) in self's dtype: the two sets of entries side by
+// side, not coalesced (self's own coalesced first, so that its values get a gradient).
 Tensor sspaddmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const c10::Scalar& beta,
                 const c10::Scalar& alpha) {
   TORCH_CHECK(self.layout() == c10::kSparse, "tensor.sspaddmm(...) can only be called on sparse tensors");
   TORCH_CHECK(self.dim() == 2, "sspaddmm: Argument #1: matrices expected, got ", self.dim(), "D tensor");
-  TORCH_CHECK(mat1.dim() == 2 && mat2.dim() == 2 && self.size(0) == mat1.size(0) && self.size(1) == mat2.size(1),
-              "sspaddmm: Argument #1: Expected dim 0 size ", mat1.size(0), ", got ", self.size(0));
+  TORCH_CHECK(mat1.dim() == 2 && mat2.dim() == 2, "sspaddmm: Argument #2: matrices expected, got ", mat1.dim(),
+              "D and ", mat2.dim(), "D tensors");
+  TORCH_CHECK(self.size(0) == mat1.size(0), "sspaddmm: Argument #1: Expected dim 0 size ", mat1.size(0), ", got ",
+              self.size(0));
+  TORCH_CHECK(self.size(1) == mat2.size(1), "sspaddmm: Argument #1: Expected dim 1 size ", mat2.size(1), ", got ",
+              self.size(1));
+  TORCH_CHECK(self.scalar_type() == mat1.scalar_type() && self.scalar_type() == mat2.scalar_type(),
+              "sspaddmm: expected self, mat1 and mat2 to have one dtype, got ", self.scalar_type(), ", ",
+              mat1.scalar_type(), " and ", mat2.scalar_type());
   const Tensor product = at::smm(mat1, mat2);
   const Tensor c = self.coalesce();
+  // (beta and alpha in self's dtype first, as torch's kernel reads them: 1.5 is 1 for int64)
+  const c10::ScalarType type = self.scalar_type();
+  const auto in_type = [&](const c10::Scalar& s) {
+    return c10::isIntegralType(type, true) ? c10::Scalar(s.toLong()) : s;
+  };
   return at::sparse_coo_tensor(at::cat({c._indices(), product._indices()}, 1),
-                               at::cat({at::mul(c.values(), wrapped_scalar_tensor(beta)),
-                                        at::mul(product._values(), wrapped_scalar_tensor(alpha))}),
+                               at::cat({at::mul(c.values(), in_type(beta)).to(type),
+                                        at::mul(product._values(), in_type(alpha)).to(type)}),
                                self.sizes());
 }
 

@@ -417,7 +417,8 @@ Tensor transpose_sparse(const Tensor& self, int64_t dim0, int64_t dim1) {
       Tensor indices = impl->indices().clone();
       indices.select(0, dim0).copy_(impl->indices().select(0, dim1));
       indices.select(0, dim1).copy_(impl->indices().select(0, dim0));
-      return make_sparse_coo(size, indices, impl->values(), false);
+      // (new values too, as torch's: an in-place op on either tensor leaves the other)
+      return make_sparse_coo(size, indices, impl->values().clone(), false);
     }
     TORCH_CHECK(dim0 >= sd && dim1 >= sd, "transpose(): cannot transpose sparse dim with dense dim");
     return make_sparse_coo(size, impl->indices(), impl->values().transpose(dim0 - sd + 1, dim1 - sd + 1),

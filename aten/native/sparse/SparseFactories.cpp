@@ -13,16 +13,6 @@ namespace at::inline tessera::native {
 
 using namespace sparse;
 
-namespace {
-
-void check_factory_device(std::optional<bool> pin_memory, c10::Device device, const char* op) {
-  TORCH_CHECK_NOT_IMPLEMENTED(device.is_cpu() || device.is_meta(), op,
-                              ": sparse tensors live on the CPU or the meta device here, not on ", device);
-  TORCH_CHECK_NOT_IMPLEMENTED(!pin_memory.value_or(false), op, ": pin_memory=True needs CUDA");
-}
-
-}  // namespace
-
 // empty_like of a sparse tensor: COO gives no specified elements over the same sparse and
 // dense dims; a compressed layout keeps the pattern (copied) with uninitialised values,
 // as torch's. zeros_like zeroes that (nnz 0 in every layout); another sparse layout, or
@@ -36,10 +26,10 @@ Tensor empty_like_sparse(const Tensor& self, std::optional<c10::ScalarType> dtyp
     return at::empty(self.sizes(), options.dtype(), c10::kStrided, options.device(), pin_memory, memory_format);
   }
   TORCH_CHECK(want == self.layout(), "empty_like with different sparse layout is not supported (self is ",
-              self.layout(), " but you requested ", want, ")");
+              layout_word(self.layout()), " but you requested ", layout_word(want), ")");
   TORCH_CHECK(!memory_format || *memory_format == c10::MemoryFormat::Preserve,
               "memory format option is only supported by strided tensors");
-  check_factory_device(pin_memory, options.device(), "empty_like");
+  check_factory_options(std::nullopt, options.device(), pin_memory, want, "empty_like");
   if (want == c10::kSparse) {
     const SparseTensorImpl* impl = get_sparse_impl(self);
     std::vector<int64_t> value_sizes{0};

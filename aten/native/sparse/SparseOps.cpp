@@ -81,9 +81,10 @@ bool is_scalar_operand(const Tensor& t) { return t.layout() == c10::kStrided && 
 // the result keeps the sparse operand's shape and pattern).
 Tensor dense_shaped_as(const Tensor& dense, const Tensor& sparse) {
   if (dense.sizes().equals(sparse.sizes())) return dense;
-  TORCH_CHECK(dense.dim() <= sparse.dim() && IntArrayRef(infer_size(dense.sizes(), sparse.sizes())).equals(sparse.sizes()),
-              "mul: the dense operand of shape ", dense.sizes(), " does not broadcast to the sparse operand's shape ",
-              sparse.sizes());
+  const std::vector<int64_t> shape = infer_size(dense.sizes(), sparse.sizes());  // (torch's error if none)
+  TORCH_CHECK_NOT_IMPLEMENTED(IntArrayRef(shape).equals(sparse.sizes()), "mul: a dense operand of shape ",
+                              dense.sizes(), " would broadcast the sparse operand's shape ", sparse.sizes(), " to ",
+                              IntArrayRef(shape), "; tessera multiplies where the result keeps the sparse shape");
   return dense.expand(sparse.sizes());
 }
 
@@ -223,15 +224,18 @@ Tensor& mul_sparse_(Tensor& self, const Tensor& other) {
   TORCH_CHECK(c10::isSparseLayout(self.layout()), "mul_(dense, sparse) is not supported: the result would be sparse. "
               "Use mul(dense, sparse) instead.");
   const Tensor product = mul_sparse(self, other);
-  TORCH_CHECK(product.scalar_type() == self.scalar_type(), "result type ", product.scalar_type(),
-              " can't be cast to the desired output type ", self.scalar_type());
-  if (self.layout() != c10::kSparse) {  // a compressed tensor times a number
+  // (the product in self's dtype, where torch's in-place rule allows the cast)
+  const c10::ScalarType type = self.scalar_type();
+  TORCH_CHECK(c10::canCast(product.scalar_type(), type), "result type ", product.scalar_type(),
+              " can't be cast to the desired output type ", type);
+  if (self.layout() != c10::kSparse) {
     const SparseCsrTensorImpl* p = get_sparse_csr_impl(product);
-    get_sparse_csr_impl(self)->set_members(product.sizes(), p->compressed_indices(), p->plain_indices(), p->values());
+    get_sparse_csr_impl(self)->set_members(product.sizes(), p->compressed_indices(), p->plain_indices(),
+                                           p->values().to(type));
     return self;
   }
   const SparseTensorImpl* p = get_sparse_impl(product);
-  get_sparse_impl(self)->set_members(product.sizes(), p->indices(), p->values(), p->coalesced());
+  get_sparse_impl(self)->set_members(product.sizes(), p->indices(), p->values().to(type), p->coalesced());
   return self;
 }
 

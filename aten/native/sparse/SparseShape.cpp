@@ -1,5 +1,5 @@
 // Shape operators on sparse COO tensors: permute, unsqueeze, cat, index_select, select and
-// narrow_copy. Each
+// narrow_copy (cat and select take the compressed layouts too). Each
 // rewrites the indices of the sparse dims and applies the dense form of the op to the
 // values for the dense dims, as torch's sparse kernels do; none of them densifies.
 #include <aten/core/TensorOperators.h>
@@ -86,9 +86,95 @@ Tensor squeeze_dim_sparse(const Tensor& self, int64_t dim) {
 
 // Along a sparse dim, entries keep their values and move by the sizes before them; along
 // a dense dim, each operand's values are placed in their slice of zero-padded values.
+namespace {
+
+// cat of compressed tensors of one layout (current torch's operation; 1.13 has none). A
+// batch of matrices: along a batch dim the members are joined; along a matrix dim, batch
+// by batch (each batch gains the same nnz, so the result stays one batch). Matrices: their
+// entries as COO, joined there, and compressed again in the layout, with the first
+// operand's blocksize and dense dims.
+Tensor cat_compressed(ArrayRef<Tensor> tensors, int64_t dim) {
+  const Tensor& first = tensors[0];
+  const Layout layout = first.layout();
+  const int64_t dense = first.dense_dim(), batch = get_sparse_csr_impl(first)->batch_dim();
+  dim = wrap_dim(dim, first.dim());
+  for (size_t pos = 0; pos < tensors.size(); ++pos) {
+    const Tensor& t = tensors[pos];
+    TORCH_CHECK(t.layout() == layout, "torch.cat(): expected every tensor in the ", layout_word(layout),
+                " layout, but the one at position ", pos, " is ", layout_word(t.layout()));
+    TORCH_CHECK(t.dim() == first.dim() && t.dense_dim() == dense, "torch.cat(): expected every tensor to have ",
+                first.dim(), " dims of which ", dense, " dense, but the one at position ", pos, " has ", t.dim(),
+                " and ", t.dense_dim());
+    refuse_meta(t, "cat of compressed tensors");
+  }
+  const auto members = [&](int which) {
+    std::vector<Tensor> out;
+    for (const Tensor& t : tensors) {
+      const SparseCsrTensorImpl* impl = get_sparse_csr_impl(t);
+      const Tensor& m = which == 0 ? impl->compressed_indices() : which == 1 ? impl->plain_indices() : impl->values();
+      out.push_back(which < 2 ? m.to(c10::kLong) : m);
+    }
+    return out;
+  };
+  if (batch > 0 && dim < batch) {
+    for (const Tensor& t : tensors) {
+      TORCH_CHECK(t._nnz() == first._nnz(), "torch.cat(): every batch of a compressed tensor has one nnz, so the "
+                  "tensors joined along a batch dim need the same nnz, got ", first._nnz(), " and ", t._nnz());
+    }
+    std::vector<int64_t> size = first.sizes().vec();
+    size[static_cast<size_t>(dim)] = 0;
+    for (const Tensor& t : tensors) size[static_cast<size_t>(dim)] += t.size(dim);
+    return make_sparse_compressed(layout, size, at::cat(members(0), dim), at::cat(members(1), dim),
+                                  at::cat(members(2), dim));
+  }
+  if (batch > 0) {
+    const std::vector<int64_t> batch_sizes(first.sizes().begin(), first.sizes().begin() + batch);
+    const int64_t count = numel_of(batch_sizes);
+    std::vector<Tensor> joined;
+    for (int64_t b = 0; b < count; ++b) {
+      std::vector<Tensor> matrices;
+      for (const Tensor& t : tensors) {
+        const SparseCsrTensorImpl* impl = get_sparse_csr_impl(t);
+        const auto slice = [&](const Tensor& m) { return m.flatten(0, batch - 1).select(0, b); };
+        matrices.push_back(make_sparse_compressed(layout, t.sizes().slice(static_cast<size_t>(batch)),
+                                                  slice(impl->compressed_indices()), slice(impl->plain_indices()),
+                                                  slice(impl->values())));
+      }
+      joined.push_back(cat_compressed(matrices, dim - batch));
+    }
+    std::vector<Tensor> ci, pi, v;
+    for (const Tensor& m : joined) {
+      const SparseCsrTensorImpl* impl = get_sparse_csr_impl(m);
+      ci.push_back(impl->compressed_indices());
+      pi.push_back(impl->plain_indices());
+      v.push_back(impl->values());
+    }
+    const auto batched = [&](const std::vector<Tensor>& parts) {
+      const Tensor stacked = at::stack(parts);
+      std::vector<int64_t> shape = batch_sizes;
+      shape.insert(shape.end(), stacked.sizes().begin() + 1, stacked.sizes().end());
+      return stacked.reshape(shape);
+    };
+    std::vector<int64_t> size = batch_sizes;
+    const IntArrayRef matrix = joined[0].sizes();
+    size.insert(size.end(), matrix.begin(), matrix.end());
+    return make_sparse_compressed(layout, size, batched(ci), batched(pi), batched(v));
+  }
+  std::vector<Tensor> entries;
+  for (const Tensor& t : tensors) entries.push_back(t.to_sparse());
+  const Tensor joined = at::cat(entries, dim);
+  if (!is_blocked(layout)) return joined.to_sparse(layout, std::nullopt, dense);
+  const Tensor& values = get_sparse_csr_impl(first)->values();
+  const std::vector<int64_t> blocksize{values.size(1), values.size(2)};
+  return joined.to_sparse(layout, IntArrayRef(blocksize), dense);
+}
+
+}  // namespace
+
 Tensor cat_sparse(ArrayRef<Tensor> tensors, int64_t dim) {
   TORCH_CHECK(!tensors.empty(), "torch.cat(): expected a non-empty list of Tensors");
   const Tensor& first = tensors[0];
+  if (c10::isSparseCompressed(first.layout())) return cat_compressed(tensors, dim);
   TORCH_CHECK(first.layout() == c10::kSparse, "Concatenating sparse tensors, but a dense tensor was found at position 0.");
   const int64_t n = first.dim(), sd = first.sparse_dim(), dd = first.dense_dim();
   dim = wrap_dim(dim, n);

@@ -18,14 +18,6 @@ using namespace sparse;
 
 namespace {
 
-void check_factory_options(std::optional<c10::Layout> layout, std::optional<c10::Device> device,
-                           std::optional<bool> pin_memory, c10::Layout expected, const char* op) {
-  TORCH_CHECK(!layout || *layout == expected, op, ": expected layout ", expected, ", got ", *layout);
-  TORCH_CHECK_NOT_IMPLEMENTED(!device || device->is_cpu() || device->is_meta(), op,
-                              ": sparse tensors live on the CPU or the meta device here, not on ", *device);
-  TORCH_CHECK_NOT_IMPLEMENTED(!pin_memory.value_or(false), op, ": pin_memory=True needs CUDA");
-}
-
 // Indices as torch's constructors take them: any integer (or float, as torch's Python
 // binding converts) tensor becomes int64.
 Tensor as_long_indices(const Tensor& indices) {

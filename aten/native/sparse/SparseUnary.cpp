@@ -61,7 +61,7 @@ TESSERA_SPARSE_UNARY(signbit)
 // pow with a number exponent (pow.Tensor_Scalar wraps it): zero-preserving unless the
 // exponent is 0, and not linear, so on the values of the coalesced tensor.
 Tensor pow_sparse(const Tensor& self, const Tensor& exponent) {
-  TORCH_CHECK_NOT_IMPLEMENTED(self.layout() == c10::kSparse && exponent.layout() == c10::kStrided &&
+  TORCH_CHECK_NOT_IMPLEMENTED(c10::isSparseLayout(self.layout()) && exponent.layout() == c10::kStrided &&
                                   exponent.unsafeGetTensorImpl()->is_wrapped_number(),
                               "pow: a sparse tensor takes a number exponent only (torch.pow(sparse, 2.0)), got ",
                               sparse::layout_word(self.layout()), " and ", sparse::layout_word(exponent.layout()),
@@ -77,6 +77,8 @@ Tensor pow_sparse(const Tensor& self, const Tensor& exponent) {
 // ---- in place: the op on the values member, as torch's in-place kernels do. On COO a
 // nonlinear op needs one entry per position (f(a) + f(b) is not f(a + b)), so it refuses
 // an uncoalesced tensor in torch's words; a linear one (neg, deg2rad, rad2deg) takes any.
+// The write is below autograd, so the member's version counter is bumped here: a tensor
+// that values() gave earlier (sharing that counter) is seen as modified, as in torch.
 
 namespace {
 template <class F>
@@ -86,10 +88,12 @@ Tensor& unary_on_values_(Tensor& self, const char* op, bool linear, F&& apply) {
     TORCH_CHECK(linear || impl->coalesced(), op, " requires coalesced input");
     Tensor values = impl->values();
     apply(values);
+    values.unsafeGetTensorImpl()->bump_version();
     return self;
   }
   Tensor values = get_sparse_csr_impl(self, op)->values();
   apply(values);
+  values.unsafeGetTensorImpl()->bump_version();
   return self;
 }
 }  // namespace

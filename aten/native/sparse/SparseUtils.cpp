@@ -174,4 +174,12 @@ const char* layout_word(Layout layout) {
   return "?";
 }
 
+void check_factory_options(std::optional<c10::Layout> layout, std::optional<c10::Device> device,
+                           std::optional<bool> pin_memory, c10::Layout expected, const char* op) {
+  TORCH_CHECK(!layout || *layout == expected, op, ": expected layout ", expected, ", got ", *layout);
+  TORCH_CHECK_NOT_IMPLEMENTED(!device || device->is_cpu() || device->is_meta(), op,
+                              ": sparse tensors live on the CPU or the meta device here, not on ", *device);
+  TORCH_CHECK_NOT_IMPLEMENTED(!pin_memory.value_or(false), op, ": pin_memory=True needs CUDA");
+}
+
 }  // namespace at::inline tessera::native::sparse

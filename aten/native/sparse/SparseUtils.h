@@ -49,6 +49,11 @@ void refuse_meta(const Tensor& t, const char* op);
 // A host index vector as an int64 tensor on `like`'s device (only its shape on meta).
 Tensor index_tensor(const std::vector<int64_t>& v, const Tensor& like);
 
+// The factories' option checks: the layout asked (when given) is `expected`; sparse tensors
+// live on the CPU or the meta device; no pinned memory.
+void check_factory_options(std::optional<c10::Layout> layout, std::optional<c10::Device> device,
+                           std::optional<bool> pin_memory, c10::Layout expected, const char* op);
+
 // The layout's name as torch prints it in messages ("Sparse", "SparseCsr", ...).
 const char* layout_word(Layout layout);
 

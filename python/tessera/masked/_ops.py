@@ -123,7 +123,8 @@ def _input_mask(input, *args, **kwargs):
     mask = kwargs.get("mask")
     if mask is None:
         raise ValueError("_input_mask requires explicit mask")
-    _check_layout(mask, "_input_mask")
+    if input.layout != _T.strided:  # (a strided input takes a mask of any layout, densified)
+        _check_layout(mask, "_input_mask")
     if mask.shape != input.shape:
         if mask.ndim > input.ndim:
             raise IndexError("_input_mask expected broadcastable mask (got mask dimensionality higher than of the "

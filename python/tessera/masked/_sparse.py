@@ -93,10 +93,11 @@ def coo_reduce(name, input, dims, keepdim, dtype):
         return out.to(dtype if dtype is not None else out.dtype).to_sparse()
     kept = [d for d in range(sd) if d not in reduced_sparse]
     if keepdim:
-        grouped = indices.index_fill(0, _T.tensor(reduced_sparse, dtype=_T.int64), 0) if reduced_sparse else indices
+        reduced = _T.tensor(reduced_sparse, dtype=_T.int64, device=indices.device)
+        grouped = indices.index_fill(0, reduced, 0) if reduced_sparse else indices
         group_sizes = [out_shape[d] for d in range(sd)]
     else:
-        grouped = indices.index_select(0, _T.tensor(kept, dtype=_T.int64))
+        grouped = indices.index_select(0, _T.tensor(kept, dtype=_T.int64, device=indices.device))
         group_sizes = [x.shape[d] for d in kept]
     keys = _flat_keys(grouped, group_sizes)
     unique_keys, slot = _T.unique(keys, sorted=True, return_inverse=True)
@@ -108,9 +109,19 @@ def coo_reduce(name, input, dims, keepdim, dtype):
 
 
 def csr_reduce(name, input, dims, keepdim, dtype):
-    """The reduction of a 2-D CSR tensor over ``dims``: a CSR result, so keepdim=True only."""
+    """The reduction of a 2-D CSR tensor over ``dims``: a CSR result, so keepdim=True only.
+    Over both dims the result is one specified element (if any entry was), kept even where
+    it is 0, as torch's."""
     if not keepdim:
-        raise ValueError(f"masked {name} of a sparse CSR tensor needs keepdim=True (the result is a 2-D CSR tensor)")
+        raise RuntimeError(f"masked {name} of a sparse CSR tensor needs keepdim=True (the result is a 2-D CSR tensor)")
     if input.dim() != 2 or input.dense_dim() != 0:
-        raise ValueError(f"masked {name} expects a 2-D sparse CSR tensor without dense dims, got {input.dim()} dims")
+        raise RuntimeError(f"masked {name} expects a 2-D sparse CSR tensor without dense dims, got {input.dim()} dims")
+    if len(dims) == 2:
+        values = input.values()
+        if dtype is not None and values.dtype != dtype:
+            values = values.to(dtype)
+        count = min(values.numel(), 1)
+        out = _reduce_dim0(name, values).reshape(1)[:count]
+        crow = _T.tensor([0, count], dtype=_T.int64, device=values.device)
+        return _T.sparse_csr_tensor(crow, _T.zeros(count, dtype=_T.int64, device=values.device), out, (1, 1))
     return coo_reduce(name, input.to_sparse(), dims, True, dtype).to_sparse_csr()
