@@ -1,7 +1,9 @@
 // Per-ISA loops of the sparse kernels (SparseKernels.h). Note [CSR x dense]: each output
 // row is a sum of dense rows scaled by the row's values, so a row of the result stays in
 // cache while the dense rows stream through in SIMD vectors; rows are independent and run
-// in parallel. The nonzero scan counts per chunk, then writes each chunk's entries
+// in parallel. At the size (10M entries over a [100k, 64] float matrix, 25 MB) the
+// dense rows come from memory in random order, so the rows of the entries 8 ahead are
+// prefetched. The nonzero scan counts per chunk, then writes each chunk's entries
 // branch-free (a store every element, the write position advancing only on a nonzero).
 #include <aten/core/Dispatch.h>
 #include <aten/core/Parallel.h>
@@ -20,11 +22,20 @@ using vec::Vectorized;
 template <typename T, typename I>
 void spmm_rows(const I* compressed, const I* plain, const T* values, const T* dense, T* out, int64_t m, int64_t n) {
   using Vec = Vectorized<T>;
+  constexpr int64_t kAhead = 8;
+  const int64_t line = 64 / static_cast<int64_t>(sizeof(T));
   const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(n, 1));
   at::parallel_for(0, m, grain, [&](int64_t begin, int64_t end) {
+    const int64_t last = static_cast<int64_t>(compressed[end]);
     for (int64_t r = begin; r < end; ++r) {
       T* orow = out + r * n;
       for (I k = compressed[r]; k < compressed[r + 1]; ++k) {
+        // (the dense row of an entry a few ahead, which may be in a later row of this range:
+        // a random row of a large matrix is a wait for memory that the prefetch overlaps)
+        if (static_cast<int64_t>(k) + kAhead < last) {
+          const T* ahead = dense + static_cast<int64_t>(plain[k + kAhead]) * n;
+          for (int64_t j = 0; j < n; j += line) __builtin_prefetch(ahead + j, 0);
+        }
         const T a = values[k];
         const T* drow = dense + static_cast<int64_t>(plain[k]) * n;
         const Vec va(a);
