@@ -359,7 +359,9 @@ Tensor to_padded_tensor_backward(const Tensor& grad, const Tensor& self) {
   return at::_nested_tensor_from_tensor_list(parts, self.scalar_type());
 }
 
-std::vector<Tensor> cat_tensors_backward(const Tensor& grad, const std::vector<Tensor>& tensors, int64_t dim) {
+std::vector<Tensor> cat_tensors_backward(const Tensor& grad_in, const std::vector<Tensor>& tensors, int64_t dim) {
+  // (a compressed grad, of a cat of compressed tensors, has no slices: dense grads for them)
+  const Tensor grad = c10::isSparseCompressed(grad_in.layout()) ? grad_in.to_dense() : grad_in;
   std::vector<Tensor> out;
   int64_t ndim = grad.dim();
   dim = wrap(dim, ndim);

@@ -453,3 +453,82 @@ def test_sspaddmm_keeps_self_dtype_and_checks_the_operands():
     with pytest.raises(RuntimeError, match="Expected dim 1 size 2, got 3"):
         tessera.sspaddmm(tessera.zeros(2, 3, dtype=tessera.int64).to_sparse(), to_tessera(a).to_sparse(),
                          to_tessera(b))
+
+
+def test_cat_of_compressed_tensors_keeps_stored_entries_and_checks_shapes():
+    # blocks of explicit zeros stay (a batch of BSR matrices needs them: one nnz per batch)
+    x = torch.zeros(2, 4, 4, dtype=torch.float64)
+    x[:, :2, :2], x[:, 2:, 2:] = 1.0, 2.0
+    m = to_tessera(x).to_sparse_bsr((2, 2))
+    batch_zero = tessera.sparse_bsr_tensor(m.crow_indices(), m.col_indices(), m.values() * tessera.tensor(
+        [1.0, 0.0], dtype=tessera.float64).view(2, 1, 1, 1), (2, 4, 4))  # (batch 1's blocks all zero)
+    for dim in (1, 2):
+        got = tessera.cat([batch_zero, batch_zero], dim)
+        assert got._nnz() == 2 * batch_zero._nnz()
+        close(got, torch.cat([as_torch_dense(batch_zero)] * 2, dim))
+    single = tessera.sparse_bsr_tensor(tessera.tensor([0, 1, 2]), tessera.tensor([0, 1]),
+                                       tessera.zeros(2, 2, 2, dtype=tessera.float64), (4, 4))
+    assert tessera.cat([single, single])._nnz() == 4 and tessera.cat([single, single], 1)._nnz() == 4
+    # int32 indices stay int32
+    i32 = tessera.sparse_csr_tensor(tessera.tensor([0, 1, 2], dtype=tessera.int32),
+                                    tessera.tensor([1, 0], dtype=tessera.int32), tessera.tensor([1.0, 2.0]), (2, 2))
+    assert tessera.cat([i32, i32], 1).crow_indices().dtype == tessera.int32
+    # shapes but the cat dim must agree, batch shapes included; zero batches are fine
+    x5 = to_tessera(torch.ones(2, 2, 5)).to_sparse_csr()
+    x3 = to_tessera(torch.ones(2, 2, 3)).to_sparse_csr()
+    with pytest.raises(RuntimeError, match="must have the same shape"):
+        tessera.cat([x5, x3], 0)
+    with pytest.raises(RuntimeError, match="must have the same shape"):
+        tessera.cat([x5, to_tessera(torch.ones(3, 2, 5)).to_sparse_csr()], 2)
+    empty = tessera.sparse_csr_tensor(tessera.zeros(0, 3, dtype=tessera.int64), tessera.zeros(0, 0, dtype=tessera.int64),
+                                      tessera.zeros(0, 0), (0, 2, 3))
+    for dim in (0, 1, 2):
+        got = tessera.cat([empty, empty], dim)
+        assert tuple(got.shape) == tuple(torch.cat([torch.zeros(0, 2, 3)] * 2, dim).shape)
+        assert tuple(got.to_dense().shape) == tuple(got.shape)
+
+
+def test_cat_of_compressed_tensors_passes_gradients():
+    # (the grad of a compressed input arrives dense, which a sparse leaf accepts)
+    a, b = dense((3, 4), seed=33), dense((2, 4), seed=34)
+    x = to_tessera(a).to_sparse_csr().requires_grad_()
+    y = to_tessera(b).to_sparse_csr().requires_grad_()
+    (tessera.cat([x, y]).to_dense() * tessera.arange(20.0, dtype=tessera.float64).view(5, 4)).sum().backward()
+    want = torch.arange(20.0, dtype=torch.float64).view(5, 4)
+    assert torch.allclose(as_torch_dense(x.grad) * (a != 0), want[:3] * (a != 0))
+    assert torch.allclose(as_torch_dense(y.grad) * (b != 0), want[3:] * (b != 0))
+
+
+def test_every_coo_transpose_has_its_own_values():
+    for sparse_dim, dims in ((2, (0, 0)), (1, (1, 2))):
+        s = to_tessera(dense((2, 3, 2), seed=35)).to_sparse(sparse_dim)
+        t = s.transpose(*dims)
+        before = as_torch_dense(t)
+        s.neg_()
+        assert torch.equal(as_torch_dense(t), before)
+
+
+def test_sspaddmm_scalars_follow_torch():
+    s, a, b = torch.tensor([[1, 0], [0, 2]]), torch.tensor([[1, 0], [3, 0]]), torch.tensor([[2, 1], [1, 1]])
+    for lib, to in ((torch, lambda t: t), (tessera, to_tessera)):
+        with pytest.raises(RuntimeError, match="can't be cast to the desired output type Long"):
+            lib.sspaddmm(to(s).to_sparse(), to(a).to_sparse(), to(b), beta=2.7)
+    with pytest.raises(RuntimeError, match="complex beta or alpha needs a complex self"):
+        tessera.sspaddmm(to_tessera(s).double().to_sparse(), to_tessera(a).double().to_sparse(),
+                         to_tessera(b).double(), alpha=1j)
+
+
+def test_batched_sampled_addmm_gradients_with_a_partial_pattern():
+    pattern = (dense((3, 4), seed=36) != 0).double()
+    c = to_tessera(torch.ones(2, 3, 4, dtype=torch.float64) * pattern * 1.5).to_sparse_csr()
+    a = to_tessera(dense((2, 3, 5), seed=37)).requires_grad_()
+    b = to_tessera(dense((2, 5, 4), seed=38)).requires_grad_()
+    assert tessera.autograd.gradcheck(
+        lambda x, y: tessera.sparse.sampled_addmm(c, x, y, beta=0.5, alpha=2.0).to_dense(), (a, b))
+    # the gradients against the dense product read at the pattern
+    out = tessera.sparse.sampled_addmm(c, a, b, alpha=2.0).to_dense()
+    weight = tessera.arange(24.0, dtype=tessera.float64).view(2, 3, 4)
+    (out * weight).sum().backward()
+    ta, tb = to_torch(a.detach()).requires_grad_(), to_torch(b.detach()).requires_grad_()
+    (2.0 * torch.bmm(ta, tb) * pattern * to_torch(weight)).sum().backward()
+    assert torch.allclose(to_torch(a.grad), ta.grad) and torch.allclose(to_torch(b.grad), tb.grad)

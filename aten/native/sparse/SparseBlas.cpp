@@ -178,14 +178,16 @@ Tensor sspaddmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, cons
               mat1.scalar_type(), " and ", mat2.scalar_type());
   const Tensor product = at::smm(mat1, mat2);
   const Tensor c = self.coalesce();
-  // (beta and alpha in self's dtype first, as torch's kernel reads them: 1.5 is 1 for int64)
+  // torch's kernel scales self's values by beta under the in-place cast rule, and reads
+  // alpha in self's dtype (1.5 is 1 for int64); a complex scalar takes a complex self
   const c10::ScalarType type = self.scalar_type();
-  const auto in_type = [&](const c10::Scalar& s) {
-    return c10::isIntegralType(type, true) ? c10::Scalar(s.toLong()) : s;
-  };
+  TORCH_CHECK(!(beta.isComplex() || alpha.isComplex()) || c10::isComplexType(type),
+              "sspaddmm: a complex beta or alpha needs a complex self, got ", type);
+  TORCH_CHECK(!beta.isFloatingPoint() || !c10::isIntegralType(type, true), "result type ",
+              c10::get_default_dtype(), " can't be cast to the desired output type ", type);
+  const c10::Scalar scale = c10::isIntegralType(type, true) ? c10::Scalar(alpha.toLong()) : alpha;
   return at::sparse_coo_tensor(at::cat({c._indices(), product._indices()}, 1),
-                               at::cat({at::mul(c.values(), in_type(beta)).to(type),
-                                        at::mul(product._values(), in_type(alpha)).to(type)}),
+                               at::cat({at::mul(c.values(), beta).to(type), at::mul(product._values(), scale).to(type)}),
                                self.sizes());
 }
 

@@ -412,17 +412,18 @@ Tensor transpose_sparse(const Tensor& self, int64_t dim0, int64_t dim1) {
   if (self.layout() == c10::kSparse) {
     const SparseTensorImpl* impl = get_sparse_impl(self);
     const int64_t sd = impl->sparse_dim();
-    if (dim0 == dim1) return sparse_alias(self);
+    // (a COO transpose has values of its own, as torch's: an in-place op on either tensor
+    // leaves the other)
+    if (dim0 == dim1) return self.clone();
     if (dim0 < sd && dim1 < sd) {
       Tensor indices = impl->indices().clone();
       indices.select(0, dim0).copy_(impl->indices().select(0, dim1));
       indices.select(0, dim1).copy_(impl->indices().select(0, dim0));
-      // (new values too, as torch's: an in-place op on either tensor leaves the other)
       return make_sparse_coo(size, indices, impl->values().clone(), false);
     }
     TORCH_CHECK(dim0 >= sd && dim1 >= sd, "transpose(): cannot transpose sparse dim with dense dim");
-    return make_sparse_coo(size, impl->indices(), impl->values().transpose(dim0 - sd + 1, dim1 - sd + 1),
-                           impl->coalesced());
+    return make_sparse_coo(size, impl->indices().clone(),
+                           impl->values().transpose(dim0 - sd + 1, dim1 - sd + 1).clone(), impl->coalesced());
   }
   const SparseCsrTensorImpl* impl = get_sparse_csr_impl(self);
   const int64_t batch = impl->batch_dim();

@@ -9,6 +9,8 @@
 #include <aten/native/sparse/SparseUtils.h>
 #include <aten/ops/Functions.h>
 
+#include <algorithm>
+#include <limits>
 #include <unordered_map>
 
 namespace at::inline tessera::native {
@@ -88,85 +90,155 @@ Tensor squeeze_dim_sparse(const Tensor& self, int64_t dim) {
 // a dense dim, each operand's values are placed in their slice of zero-padded values.
 namespace {
 
-// cat of compressed tensors of one layout (current torch's operation; 1.13 has none). A
-// batch of matrices: along a batch dim the members are joined; along a matrix dim, batch
-// by batch (each batch gains the same nnz, so the result stays one batch). Matrices: their
-// entries as COO, joined there, and compressed again in the layout, with the first
-// operand's blocksize and dense dims.
+// Compressed matrices (no batch dims) of one layout joined along matrix dim `dim` (0 rows,
+// 1 columns), member by member, so every stored entry (an explicit zero, a whole block)
+// stays: along the compressed dim the compressed indices follow one another, offset by the
+// entries before; along the plain dim each compressed slot takes every part's entries in
+// part order, their plain indices offset by the widths of the parts before.
+Tensor cat_matrices(const std::vector<Tensor>& parts, int64_t dim, IntArrayRef size, c10::ScalarType index_type) {
+  const Layout layout = parts[0].layout();
+  const bool along_compressed = (dim == 0) == compresses_rows(layout);
+  const int64_t plain_dim = compresses_rows(layout) ? 1 : 0;
+  std::vector<Tensor> ci, pi, v;
+  for (const Tensor& p : parts) {
+    const SparseCsrTensorImpl* impl = get_sparse_csr_impl(p);
+    ci.push_back(impl->compressed_indices().to(c10::kLong));
+    pi.push_back(impl->plain_indices().to(c10::kLong));
+    v.push_back(impl->values());
+  }
+  const Tensor values = at::cat(v, 0);
+  Tensor compressed, plain, joined_values;
+  if (along_compressed) {
+    std::vector<Tensor> pieces{ci[0]};
+    int64_t offset = pi[0].size(0);
+    for (size_t t = 1; t < parts.size(); ++t) {
+      pieces.push_back(ci[t].narrow(0, 1, ci[t].size(0) - 1) + offset);
+      offset += pi[t].size(0);
+    }
+    compressed = at::cat(pieces);
+    plain = at::cat(pi);
+    joined_values = values;
+  } else {
+    const int64_t slots = ci[0].size(0) - 1;
+    const TensorOptions longs = ci[0].options();
+    const auto counts_of = [&](size_t t) { return ci[t].narrow(0, 1, slots) - ci[t].narrow(0, 0, slots); };
+    Tensor total = at::zeros({slots}, longs);
+    for (size_t t = 0; t < parts.size(); ++t) total = total + counts_of(t);
+    compressed = at::cat({at::zeros({1}, longs), total.cumsum(0)});
+    // entry e of part t in slot r lands at compressed[r] + (part t's predecessors' entries in
+    // slot r) + (e - ci_t[r])
+    Tensor before = at::zeros({slots}, longs);
+    std::vector<Tensor> positions, shifted;
+    int64_t shift = 0;
+    for (size_t t = 0; t < parts.size(); ++t) {
+      const Tensor counts = counts_of(t);
+      const Tensor slot = at::repeat_interleave(at::arange(slots, longs), counts, std::nullopt);
+      const Tensor start = compressed.narrow(0, 0, slots) + before - ci[t].narrow(0, 0, slots);
+      positions.push_back(at::arange(pi[t].size(0), longs) + start.index_select(0, slot));
+      shifted.push_back(pi[t] + shift);
+      const int64_t block = is_blocked(layout) ? v[t].size(1 + plain_dim) : 1;
+      shift += parts[t].size(plain_dim) / block;
+      before = before + counts;
+    }
+    const Tensor position = at::cat(positions);
+    plain = at::empty_like(position).index_copy_(0, position, at::cat(shifted));
+    joined_values = at::empty_like(values).index_copy_(0, position, values);
+  }
+  return make_sparse_compressed(layout, size, compressed.to(index_type), plain.to(index_type), joined_values);
+}
+
+// cat of compressed tensors of one layout (current torch's operation; 1.13 has none): every
+// part has the first's shape but along `dim`, its dense dims and blocksize. Along a batch
+// dim the members are joined (one nnz per batch, so the parts need the same nnz); along a
+// matrix dim, batch by batch.
 Tensor cat_compressed(ArrayRef<Tensor> tensors, int64_t dim) {
   const Tensor& first = tensors[0];
   const Layout layout = first.layout();
-  const int64_t dense = first.dense_dim(), batch = get_sparse_csr_impl(first)->batch_dim();
+  const SparseCsrTensorImpl* head = get_sparse_csr_impl(first);
+  const int64_t dense = head->dense_dim(), batch = head->batch_dim();
   dim = wrap_dim(dim, first.dim());
+  std::vector<int64_t> size = first.sizes().vec();
+  size[static_cast<size_t>(dim)] = 0;
+  bool narrow_indices = true;
   for (size_t pos = 0; pos < tensors.size(); ++pos) {
     const Tensor& t = tensors[pos];
     TORCH_CHECK(t.layout() == layout, "torch.cat(): expected every tensor in the ", layout_word(layout),
                 " layout, but the one at position ", pos, " is ", layout_word(t.layout()));
-    TORCH_CHECK(t.dim() == first.dim() && t.dense_dim() == dense, "torch.cat(): expected every tensor to have ",
-                first.dim(), " dims of which ", dense, " dense, but the one at position ", pos, " has ", t.dim(),
-                " and ", t.dense_dim());
-    refuse_meta(t, "cat of compressed tensors");
-  }
-  const auto members = [&](int which) {
-    std::vector<Tensor> out;
-    for (const Tensor& t : tensors) {
-      const SparseCsrTensorImpl* impl = get_sparse_csr_impl(t);
-      const Tensor& m = which == 0 ? impl->compressed_indices() : which == 1 ? impl->plain_indices() : impl->values();
-      out.push_back(which < 2 ? m.to(c10::kLong) : m);
+    bool same = t.dim() == first.dim() && t.dense_dim() == dense;
+    for (int64_t d = 0; same && d < first.dim(); ++d) same = d == dim || t.size(d) == first.size(d);
+    TORCH_CHECK(same, "torch.cat(): all tensors must have the same shape ", first.sizes(), " (except in the "
+                "concatenating dimension) and dense dims, but found shape ", t.sizes(), " with ", t.dense_dim(),
+                " dense dims at position ", pos);
+    const SparseCsrTensorImpl* impl = get_sparse_csr_impl(t);
+    if (is_blocked(layout)) {
+      TORCH_CHECK(impl->values().size(batch + 1) == head->values().size(batch + 1) &&
+                      impl->values().size(batch + 2) == head->values().size(batch + 2),
+                  "torch.cat(): all tensors must have the same blocksize, but the one at position ", pos, " differs");
     }
-    return out;
+    refuse_meta(t, "cat of compressed tensors");
+    narrow_indices = narrow_indices && impl->compressed_indices().scalar_type() == c10::kInt;
+    size[static_cast<size_t>(dim)] += t.size(dim);
+  }
+  // int32 indices stay int32 while the result's entries and sizes fit them
+  int64_t total_nnz = 0;
+  for (const Tensor& t : tensors) total_nnz += get_sparse_csr_impl(t)->nnz();
+  const int64_t limit = std::numeric_limits<int32_t>::max();
+  const c10::ScalarType index_type =
+      narrow_indices && total_nnz <= limit && *std::max_element(size.begin(), size.end()) <= limit ? c10::kInt
+                                                                                                    : c10::kLong;
+  const auto member = [&](const Tensor& t, int which) {
+    const SparseCsrTensorImpl* impl = get_sparse_csr_impl(t);
+    return which == 0 ? impl->compressed_indices().to(index_type)
+                      : which == 1 ? impl->plain_indices().to(index_type) : impl->values();
   };
-  if (batch > 0 && dim < batch) {
+  if (dim < batch) {
+    std::vector<Tensor> parts[3];
     for (const Tensor& t : tensors) {
       TORCH_CHECK(t._nnz() == first._nnz(), "torch.cat(): every batch of a compressed tensor has one nnz, so the "
                   "tensors joined along a batch dim need the same nnz, got ", first._nnz(), " and ", t._nnz());
+      for (int which = 0; which < 3; ++which) parts[which].push_back(member(t, which));
     }
-    std::vector<int64_t> size = first.sizes().vec();
-    size[static_cast<size_t>(dim)] = 0;
-    for (const Tensor& t : tensors) size[static_cast<size_t>(dim)] += t.size(dim);
-    return make_sparse_compressed(layout, size, at::cat(members(0), dim), at::cat(members(1), dim),
-                                  at::cat(members(2), dim));
+    return make_sparse_compressed(layout, size, at::cat(parts[0], dim), at::cat(parts[1], dim),
+                                  at::cat(parts[2], dim));
   }
-  if (batch > 0) {
-    const std::vector<int64_t> batch_sizes(first.sizes().begin(), first.sizes().begin() + batch);
-    const int64_t count = numel_of(batch_sizes);
-    std::vector<Tensor> joined;
-    for (int64_t b = 0; b < count; ++b) {
-      std::vector<Tensor> matrices;
-      for (const Tensor& t : tensors) {
-        const SparseCsrTensorImpl* impl = get_sparse_csr_impl(t);
-        const auto slice = [&](const Tensor& m) { return m.flatten(0, batch - 1).select(0, b); };
-        matrices.push_back(make_sparse_compressed(layout, t.sizes().slice(static_cast<size_t>(batch)),
-                                                  slice(impl->compressed_indices()), slice(impl->plain_indices()),
-                                                  slice(impl->values())));
+  const IntArrayRef matrix_size = IntArrayRef(size).slice(static_cast<size_t>(batch));
+  const std::vector<int64_t> batch_sizes(size.begin(), size.begin() + batch);
+  const int64_t count = numel_of(batch_sizes);
+  std::vector<Tensor> joined;
+  for (int64_t b = 0; b < count; ++b) {
+    std::vector<Tensor> matrices;
+    for (const Tensor& t : tensors) {
+      if (batch == 0) {
+        matrices.push_back(t);
+        continue;
       }
-      joined.push_back(cat_compressed(matrices, dim - batch));
+      const auto slice = [&](int which) { return member(t, which).flatten(0, batch - 1).select(0, b); };
+      matrices.push_back(make_sparse_compressed(layout, t.sizes().slice(static_cast<size_t>(batch)), slice(0), slice(1),
+                                                slice(2)));
     }
-    std::vector<Tensor> ci, pi, v;
-    for (const Tensor& m : joined) {
-      const SparseCsrTensorImpl* impl = get_sparse_csr_impl(m);
-      ci.push_back(impl->compressed_indices());
-      pi.push_back(impl->plain_indices());
-      v.push_back(impl->values());
-    }
-    const auto batched = [&](const std::vector<Tensor>& parts) {
-      const Tensor stacked = at::stack(parts);
-      std::vector<int64_t> shape = batch_sizes;
-      shape.insert(shape.end(), stacked.sizes().begin() + 1, stacked.sizes().end());
-      return stacked.reshape(shape);
-    };
-    std::vector<int64_t> size = batch_sizes;
-    const IntArrayRef matrix = joined[0].sizes();
-    size.insert(size.end(), matrix.begin(), matrix.end());
-    return make_sparse_compressed(layout, size, batched(ci), batched(pi), batched(v));
+    joined.push_back(cat_matrices(matrices, dim - batch, matrix_size, index_type));
   }
-  std::vector<Tensor> entries;
-  for (const Tensor& t : tensors) entries.push_back(t.to_sparse());
-  const Tensor joined = at::cat(entries, dim);
-  if (!is_blocked(layout)) return joined.to_sparse(layout, std::nullopt, dense);
-  const Tensor& values = get_sparse_csr_impl(first)->values();
-  const std::vector<int64_t> blocksize{values.size(1), values.size(2)};
-  return joined.to_sparse(layout, IntArrayRef(blocksize), dense);
+  if (batch == 0) return joined[0];
+  const auto batched = [&](int which) {
+    std::vector<Tensor> parts;
+    for (const Tensor& m : joined) parts.push_back(member(m, which));
+    if (parts.empty()) {  // (no batches: members of the right rank, empty)
+      Tensor like = member(first, which);
+      std::vector<int64_t> shape = like.sizes().vec();
+      for (int64_t d = 0; d < batch; ++d) shape[static_cast<size_t>(d)] = batch_sizes[static_cast<size_t>(d)];
+      if (which == 0) {
+        const int64_t compressed_dim = batch + (compresses_rows(layout) ? 0 : 1);
+        const int64_t block = is_blocked(layout) ? head->values().size(batch + 1 + (compressed_dim - batch)) : 1;
+        shape.back() = size[static_cast<size_t>(compressed_dim)] / block + 1;
+      }
+      return at::zeros(shape, like.options());
+    }
+    const Tensor stacked = at::stack(parts);
+    std::vector<int64_t> shape = batch_sizes;
+    shape.insert(shape.end(), stacked.sizes().begin() + 1, stacked.sizes().end());
+    return stacked.reshape(shape);
+  };
+  return make_sparse_compressed(layout, size, batched(0), batched(1), batched(2));
 }
 
 }  // namespace

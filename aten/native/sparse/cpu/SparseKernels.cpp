@@ -24,6 +24,7 @@ void spmm_rows(const I* compressed, const I* plain, const T* values, const T* de
   using Vec = Vectorized<T>;
   constexpr int64_t kAhead = 8;
   const int64_t line = 64 / static_cast<int64_t>(sizeof(T));
+  const int64_t fetched = std::min<int64_t>(n, 8 * line);  // (the head of a wide row: 8 lines at most)
   const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(n, 1));
   at::parallel_for(0, m, grain, [&](int64_t begin, int64_t end) {
     const int64_t last = static_cast<int64_t>(compressed[end]);
@@ -34,7 +35,7 @@ void spmm_rows(const I* compressed, const I* plain, const T* values, const T* de
         // a random row of a large matrix is a wait for memory that the prefetch overlaps)
         if (static_cast<int64_t>(k) + kAhead < last) {
           const T* ahead = dense + static_cast<int64_t>(plain[k + kAhead]) * n;
-          for (int64_t j = 0; j < n; j += line) __builtin_prefetch(ahead + j, 0);
+          for (int64_t j = 0; j < fetched; j += line) __builtin_prefetch(ahead + j, 0);
         }
         const T a = values[k];
         const T* drow = dense + static_cast<int64_t>(plain[k]) * n;
