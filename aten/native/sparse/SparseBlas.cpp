@@ -10,6 +10,7 @@
 #include <aten/native/index/IndexingUtils.h>
 #include <aten/native/sparse/SparseUtils.h>
 #include <aten/ops/Functions.h>
+#include <c10/core/ThreadLocalState.h>
 
 namespace at::inline tessera::native {
 
@@ -123,8 +124,11 @@ Tensor sparse_sampled_addmm(const Tensor& self, const Tensor& mat1, const Tensor
 
 namespace {
 
-// (the rows mat1 specifies, sorted; their rows of mat1 @ mat2)
+// (the rows mat1 specifies, sorted; their rows of mat1 @ mat2). torch's kernels for these
+// operators sit below autocast, so the composite's inner product runs with the autocast
+// keys excluded: float32 stays float32 under tessera.autocast, as in torch.
 std::pair<Tensor, Tensor> specified_rows_product(const Tensor& mat1, const Tensor& mat2, const char* op) {
+  c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::autocast_dispatch_keyset);
   TORCH_CHECK_NOT_IMPLEMENTED(mat1.layout() == c10::kSparse && mat2.layout() == c10::kStrided, op,
                               " multiplies a sparse COO matrix by a strided one, got ", layout_word(mat1.layout()),
                               " and ", layout_word(mat2.layout()));
@@ -149,7 +153,7 @@ std::pair<Tensor, Tensor> specified_rows_product(const Tensor& mat1, const Tenso
 
 Tensor hspmm(const Tensor& mat1, const Tensor& mat2) {
   auto [rows, values] = specified_rows_product(mat1, mat2, "hspmm");
-  return at::sparse_coo_tensor(rows.unsqueeze(0), values, {mat1.size(0), mat2.size(1)});
+  return at::sparse_coo_tensor(rows.unsqueeze(0), values, {mat1.size(0), mat2.size(1)}, {}, /*is_coalesced=*/true);
 }
 
 Tensor smm(const Tensor& self, const Tensor& mat2) {
@@ -158,13 +162,16 @@ Tensor smm(const Tensor& self, const Tensor& mat2) {
   const int64_t n = mat2.size(1);
   const Tensor row_of_entry = rows.repeat_interleave(n);
   const Tensor col_of_entry = at::arange(n, rows.options()).repeat({rows.size(0)});
-  return at::sparse_coo_tensor(at::stack({row_of_entry, col_of_entry}), values.reshape({-1}), {self.size(0), n});
+  // (rows sorted, each with every column in order: coalesced, so values() can carry grads)
+  return at::sparse_coo_tensor(at::stack({row_of_entry, col_of_entry}), values.reshape({-1}), {self.size(0), n}, {},
+                               /*is_coalesced=*/true);
 }
 
 // beta * self + alpha * smm(mat1, mat2) in self's dtype: the two sets of entries side by
 // side, not coalesced (self's own coalesced first, so that its values get a gradient).
 Tensor sspaddmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const c10::Scalar& beta,
                 const c10::Scalar& alpha) {
+  c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::autocast_dispatch_keyset);
   TORCH_CHECK(self.layout() == c10::kSparse, "tensor.sspaddmm(...) can only be called on sparse tensors");
   TORCH_CHECK(self.dim() == 2, "sspaddmm: Argument #1: matrices expected, got ", self.dim(), "D tensor");
   TORCH_CHECK(mat1.dim() == 2 && mat2.dim() == 2, "sspaddmm: Argument #2: matrices expected, got ", mat1.dim(),
@@ -187,7 +194,7 @@ Tensor sspaddmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, cons
               c10::get_default_dtype(), " can't be cast to the desired output type ", type);
   const c10::Scalar scale = c10::isIntegralType(type, true) ? c10::Scalar(alpha.toLong()) : alpha;
   return at::sparse_coo_tensor(at::cat({c._indices(), product._indices()}, 1),
-                               at::cat({at::mul(c.values(), beta).to(type), at::mul(product._values(), scale).to(type)}),
+                               at::cat({at::mul(c.values(), beta).to(type), at::mul(product.values(), scale).to(type)}),
                                self.sizes());
 }
 
