@@ -61,27 +61,35 @@ def test_forward(info, dtype, backend):
 _inplace = opinfo._run_inplace
 
 
+def _inplace_like_torch(info, dtype, context, tensors, kwargs, convert=lambda t: t):
+    """torch's in-place op on a copy of tensors[0] and tessera's on `convert` of one: where
+    torch refuses, tessera refuses with the same exception class or accepts (as in
+    test_forward: more dtypes than torch 1.13 is fine) and None is returned; else tessera
+    returns its target itself, and (torch's target, tessera's) come back."""
+    want = tensors[0].clone()
+    status, err = outcome(lambda: _inplace(info, torch, want, *tensors[1:], **kwargs))
+    if status == "error" and dtype in REDUCED and info.reduced_via_float:
+        return None  # torch 1.13 lacks the kernel; the functional test covers the values
+    mine = convert(to_tessera(tensors[0].clone()))
+    got_status, got = outcome(lambda: _inplace(info, tessera, mine, *[to_tessera(t) for t in tensors[1:]], **kwargs))
+    if status == "error":
+        if got_status == "error":
+            assert type(got).__name__ == type(err).__name__, f"{context}: {got!r} vs {err!r}"
+        return None
+    assert got_status == "ok", f"{context}: tessera raised {got!r}"
+    assert got is mine, f"{context}: in-place must return self"
+    return want, mine
+
+
 @pytest.mark.parametrize("info,dtype", [c for c in CASES if c[0].inplace], ids=lambda c: str(c))
 def test_inplace(info, dtype):
     for label, tensors, kwargs in info.samples(dtype):
         if any(s == 0 for s in tensors[0].stride()) and tensors[0].numel() > 1:
             continue  # expanded targets: covered by test_inplace_overlap
         context = f"{info.name}_ {dtype} {label}"
-        target = tensors[0].clone()
-        status, want = outcome(lambda: _inplace(info, torch, target, *tensors[1:], **kwargs))
-        if status == "error" and dtype in REDUCED and info.reduced_via_float:
-            continue  # torch 1.13 lacks the kernel; the functional test covers the values
-        mine = to_tessera(tensors[0].clone())
-        got_status, got = outcome(lambda: _inplace(info, tessera, mine, *[to_tessera(t) for t in tensors[1:]], **kwargs))
-        if status == "error":
-            # As in test_forward: more dtypes than torch 1.13 is fine; a shared refusal
-            # uses torch's exception class.
-            if got_status == "error":
-                assert type(got).__name__ == type(want).__name__, f"{context}: {got!r} vs {want!r}"
-            continue
-        assert got_status == "ok", f"{context}: tessera raised {got!r}"
-        assert got is mine, f"{context}: in-place must return self"
-        _same(info, dtype, context)(mine, target)
+        targets = _inplace_like_torch(info, dtype, context, tensors, kwargs)
+        if targets is not None:
+            _same(info, dtype, context)(targets[1], targets[0])
 
 
 SPARSE_INPLACE = [(info, dtype, backend) for info, dtype in CASES if isinstance(info.inplace, str)
@@ -98,18 +106,11 @@ def test_inplace_sparse(info, dtype, backend):
         if not all(target.accepts(t) for t in tensors):
             continue
         context = f"{info.name}_ {dtype} {backend} {label}"
-        want = tensors[0].clone()
-        status, err = outcome(lambda: _inplace(info, torch, want, *tensors[1:], **kwargs))
-        mine = target.convert(to_tessera(tensors[0].clone()))
-        layout = mine.layout
-        got_status, got = outcome(lambda: _inplace(info, tessera, mine, *[to_tessera(t) for t in tensors[1:]], **kwargs))
-        if status == "error":
-            if got_status == "error":
-                assert type(got).__name__ == type(err).__name__, f"{context}: {got!r} vs {err!r}"
-            continue
-        assert got_status == "ok", f"{context}: tessera raised {got!r}"
-        assert got is mine and mine.layout == layout, f"{context}: in-place must return self, in its layout"
-        _same(info, dtype, context)(mine, want)
+        layout = target.convert(to_tessera(tensors[0])).layout
+        targets = _inplace_like_torch(info, dtype, context, tensors, kwargs, target.convert)
+        if targets is not None:
+            assert targets[1].layout == layout, f"{context}: in place must keep the layout"
+            _same(info, dtype, context)(targets[1], targets[0])
 
 
 @pytest.mark.parametrize("info", [i for i in REGISTRY if isinstance(i.inplace, str) and getattr(i, "overlap_test", True)],

@@ -10,6 +10,7 @@
 #include <aten/ops/Functions.h>
 
 #include <algorithm>
+#include <array>
 #include <limits>
 #include <unordered_map>
 
@@ -204,21 +205,23 @@ Tensor cat_compressed(ArrayRef<Tensor> tensors, int64_t dim) {
   const IntArrayRef matrix_size = IntArrayRef(size).slice(static_cast<size_t>(batch));
   const std::vector<int64_t> batch_sizes(size.begin(), size.begin() + batch);
   const int64_t count = numel_of(batch_sizes);
+  if (batch == 0) return cat_matrices(std::vector<Tensor>(tensors.begin(), tensors.end()), dim, matrix_size, index_type);
+  // (each operand's members converted and flattened to one batch dim once, then sliced)
+  std::vector<std::array<Tensor, 3>> flat;
+  for (const Tensor& t : tensors) {
+    flat.push_back({member(t, 0).flatten(0, batch - 1), member(t, 1).flatten(0, batch - 1),
+                    member(t, 2).flatten(0, batch - 1)});
+  }
   std::vector<Tensor> joined;
   for (int64_t b = 0; b < count; ++b) {
     std::vector<Tensor> matrices;
-    for (const Tensor& t : tensors) {
-      if (batch == 0) {
-        matrices.push_back(t);
-        continue;
-      }
-      const auto slice = [&](int which) { return member(t, which).flatten(0, batch - 1).select(0, b); };
-      matrices.push_back(make_sparse_compressed(layout, t.sizes().slice(static_cast<size_t>(batch)), slice(0), slice(1),
-                                                slice(2)));
+    for (size_t i = 0; i < tensors.size(); ++i) {
+      matrices.push_back(make_sparse_compressed(layout, tensors[i].sizes().slice(static_cast<size_t>(batch)),
+                                                flat[i][0].select(0, b), flat[i][1].select(0, b),
+                                                flat[i][2].select(0, b)));
     }
     joined.push_back(cat_matrices(matrices, dim - batch, matrix_size, index_type));
   }
-  if (batch == 0) return joined[0];
   const auto batched = [&](int which) {
     std::vector<Tensor> parts;
     for (const Tensor& m : joined) parts.push_back(member(m, which));

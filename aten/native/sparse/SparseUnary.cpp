@@ -1,15 +1,14 @@
 // The zero-preserving unary operators of the sparse layouts, functional and in place:
 // each is the dense operator applied to the values (of the coalesced tensor, for COO),
 // with pow by a number, nan_to_num and fill_ of the compressed layouts beside them.
+#include <aten/native/Broadcast.h>
 #include <aten/native/NativeFunctions.h>
 #include <aten/native/sparse/SparseUtils.h>
-#include <aten/native/Broadcast.h>
 #include <aten/ops/Functions.h>
 
 namespace at::inline tessera::native {
 
 using namespace sparse;
-
 
 namespace {
 template <class F>
