@@ -458,12 +458,15 @@ def functional_arguments(out_op: Op, functional: Op):
 def functional_out_kernel(out_op: Op, functional: Op) -> str:
     """out= as torch's generated out= kernels do it: the functional result (made with out's
     dtype, layout and device where the functional takes them), `out` resized to its shape,
-    and a copy (casting, where the functional has no dtype to take) into out."""
+    and a copy (casting, where the functional has no dtype to take) into out. A sparse out
+    takes only the casts torch's sparse out= kernels take (canCast), never a narrowing one."""
     s = out_op.schema
     out = s.out_arguments[0].name
     args = ", ".join(functional_arguments(out_op, functional))
     return f"""{cpp.return_type(s)} functional_out_{cpp.identifier(s)}({cpp.parameters(s.arguments, False)}) {{
   at::Tensor result = ops::{handle(functional)}().call({args});
+  TORCH_CHECK({out}.layout() == c10::kStrided || c10::canCast(result.scalar_type(), {out}.scalar_type()),
+              "result type ", result.scalar_type(), " can't be cast to the desired output type ", {out}.scalar_type());
   native::resize_out_sizes({out}, result.sizes(), "{s.name}");
   {out}.copy_(result);
   return {out};

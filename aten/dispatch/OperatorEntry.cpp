@@ -19,8 +19,30 @@ std::string describeBackend(DispatchKey k) {
   }
 }
 
+// The compressed layout of the first such tensor among the arguments: one key
+// (SparseCsrCPU) serves CSR, CSC, BSR and BSC, and a refusal names the one the user passed.
+std::optional<Layout> compressedLayoutIn(const Stack* stack) {
+  if (stack == nullptr) return std::nullopt;
+  for (const IValue& v : *stack) {
+    if (v.isTensor() && v.toTensor().defined() && isSparseCompressed(v.toTensor().layout())) {
+      return v.toTensor().layout();
+    }
+    if (v.isTensorList()) {
+      for (const at::Tensor& t : v.toTensorList()) {
+        if (t.defined() && isSparseCompressed(t.layout())) return t.layout();
+      }
+    }
+  }
+  return std::nullopt;
+}
+
 // The same key described as a property of the tensors that led there.
-std::string describeTensors(DispatchKey k) {
+std::string describeTensors(DispatchKey k, const Stack* stack) {
+  if (layoutOf(k) == Layout::SparseCsr) {
+    if (std::optional<Layout> layout = compressedLayoutIn(stack)) {
+      return c10::str(LayoutName(*layout), " tensors on ", DeviceTypeName(deviceTypeOf(k)));
+    }
+  }
   switch (k) {
     case DispatchKey::Meta: return "meta tensors";
     case DispatchKey::QuantizedCPU: return "quantized tensors on cpu";
@@ -52,7 +74,7 @@ std::string describeFunctionality(DispatchKey k) {
 
 // The kernel that stands in every empty table slot: it raises the error, in the terms of
 // the user's tensors, when a call lands there.
-void reportMissingKernel(void* functor, const OperatorHandle&, DispatchKeySet ks, Stack*) {
+void reportMissingKernel(void* functor, const OperatorHandle&, DispatchKeySet ks, Stack* stack) {
   const auto& entry = *static_cast<const OperatorEntry*>(functor);
   DispatchKey key = ks.highestPriorityTypeId();
   std::vector<std::string> have;
@@ -66,7 +88,7 @@ void reportMissingKernel(void* functor, const OperatorHandle&, DispatchKeySet ks
   if (key == DispatchKey::Undefined) {
     what = "has no kernel for a call without tensor arguments";
   } else if (isBackendDispatchKey(key)) {
-    what = "has no kernel for " + describeTensors(key);
+    what = "has no kernel for " + describeTensors(key, stack);
   } else {
     what = "has no " + describeFunctionality(key);
   }

@@ -144,9 +144,9 @@ from . import package  # noqa: E402,F401
 from . import quasirandom  # noqa: E402,F401
 # tessera.masked: torch.masked's reductions and normalizations with a mask= argument.
 from . import masked  # noqa: E402,F401
-# torch's older names of two sparse products: dsmm is mm (a sparse mat1, a dense result),
-# hsmm is hspmm.
-dsmm, hsmm = mm, hspmm  # noqa: F405
+# torch's older names of the sparse products: dsmm and spmm are mm (a sparse mat1, a dense
+# result), hsmm is hspmm, saddmm is sspaddmm.
+dsmm, spmm, hsmm, saddmm = mm, mm, hspmm, sspaddmm  # noqa: F405
 # tessera.distributions: torch.distributions' probability distributions, transforms,
 # constraints and kl_divergence (imported eagerly, as torch does).
 from . import distributions  # noqa: E402,F401

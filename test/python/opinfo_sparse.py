@@ -484,7 +484,7 @@ register(
            covers=("addmv",), **SPARSE),
     OpInfo("bmm[sparse]", bmm_call, arity=2, sample_inputs=bmm_samples, grad_filter=no_zeros, no_grad_inputs=(0,),
            **SPARSE),
-    OpInfo("sparse_sampled_addmm", sampled_addmm_call, arity=3, sample_inputs=sampled_addmm_samples,
+    OpInfo("sparse_sampled_addmm[csr]", sampled_addmm_call, arity=3, sample_inputs=sampled_addmm_samples,
            grad_filter=no_zeros, **SPARSE),
 )
 
@@ -632,6 +632,26 @@ def norm_sparse_samples(dtype):
     yield "one dim (refused)", [Z((3, 4), dtype, 83)], {"p": 2, "dim": 0}
 
 
+def native_norm_call(lib, x, p=2, dim=None, keepdim=False, dtype=None):
+    if dim is None:
+        return lib.native_norm(x.to_sparse(), p)
+    return lib.native_norm(x.to_sparse(), p, dim, keepdim, dtype and getattr(lib, dtype))
+
+
+def native_norm_samples(dtype):
+    for p in (2, 1, 3, float("inf")):
+        yield f"p {p}", [Z((3, 4), dtype, 85)], {"p": p}
+    yield "every dim named", [Z((3, 4), dtype, 86)], {"p": 2, "dim": [0, -1]}
+    yield "no dim named, p None", [T((2, 3), dtype, 87)], {"p": None, "dim": []}
+    yield "one dim (refused)", [Z((3, 4), dtype, 88)], {"p": 2, "dim": [0]}
+    yield "keepdim (refused)", [Z((3, 4), dtype, 89)], {"p": 2, "dim": [0, 1], "keepdim": True}
+    yield "dtype (refused)", [Z((3, 4), dtype, 90)], {"p": 2, "dim": [0, 1], "dtype": "float32"}
+
+
+NATIVE_NORM_GRAD = {"torch_grad": "torch 1.13 has no derivative for native_norm; norm's (through the values) is "
+                                  "followed, and gradcheck judges it"}
+
+
 def nan_to_num_sparse_call(lib, x, layout="sparse_coo", **kw):
     return _layout(lib, x, layout).nan_to_num(**kw).to_dense()
 
@@ -685,6 +705,8 @@ register(
     OpInfo("sum[compressed]", sum_compressed_call, sample_inputs=layouts_samples, grad_filter=no_zeros,
            exempt=CSR_GRAD_13, **SPARSE),
     OpInfo("norm[sparse]", norm_sparse_call, sample_inputs=norm_sparse_samples, grad_filter=no_zeros, **SPARSE),
+    OpInfo("native_norm", native_norm_call, sample_inputs=native_norm_samples, grad_filter=no_zeros,
+           exempt=NATIVE_NORM_GRAD, **SPARSE),
     OpInfo("nan_to_num[sparse]", nan_to_num_sparse_call, sample_inputs=nan_to_num_sparse_samples,
            exempt={"grad": "the samples hold NaN and infinities, where no finite difference is defined; the "
                            "values' gradient is nan_to_num's own, gradchecked by the dense entry"}, **SPARSE),
@@ -773,7 +795,7 @@ def batched_sampled_addmm_samples(dtype):
 
 
 register(
-    OpInfo("sparse_sampled_addmm[batched]", sampled_addmm_call, arity=3, sample_inputs=batched_sampled_addmm_samples,
+    OpInfo("sparse_sampled_addmm[batched csr]", sampled_addmm_call, arity=3, sample_inputs=batched_sampled_addmm_samples,
            exempt={"torch_grad": "torch 1.13 fails on a batched CSR input (its CPU kernel takes 2-D only); current "
                                  "torch's rule and derivative are followed, and gradchecked"}, **SPARSE),
 )

@@ -132,6 +132,25 @@ def test_refusals_like_torch():
         tessera.masked.sum(to_tessera(d).to_sparse_csr(), 0)
 
 
+STRIDED_ONLY = [  # torch.masked's operations that take strided inputs only (1.13 and current torch)
+    ("argmin", (0,)), ("cumsum", (0,)), ("cumprod", (0,)), ("median", (0,)), ("logsumexp", (0,)),
+    ("norm", (2.0, 0)), ("var", (0,)), ("std", (0,)), ("softmax", (0,)), ("log_softmax", (0,)),
+    ("softmin", (0,)), ("normalize", (2.0, 0)),
+]
+
+
+@pytest.mark.parametrize("op,args", STRIDED_ONLY, ids=[o for o, _ in STRIDED_ONLY])
+@pytest.mark.parametrize("layout", ["to_sparse", "to_sparse_csr"])
+def test_strided_only_operations_refuse_sparse_inputs_like_torch(op, args, layout):
+    d, m = dense(seed=9), mask_for((4, 5), 9)
+    messages = []
+    for lib, to in ((torch, lambda t: t), (tessera, to_tessera)):
+        with pytest.raises(ValueError) as info:
+            getattr(lib.masked, op)(getattr(to(d), layout)(), *args, mask=getattr(to(m), layout)())
+        messages.append(str(info.value))
+    assert messages[1].replace("tessera.", "torch.") == messages[0]
+
+
 def test_masked_sum_of_sparse_values_is_differentiable():
     # torch 1.13 reads _values() (no gradient); tessera's result carries the values'
     # gradient, checked against the dense masked sum's

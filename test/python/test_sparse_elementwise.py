@@ -325,9 +325,72 @@ def test_mul_broadcasts_the_dense_operand_to_the_sparse_shape():
     a, row = dense(seed=16), torch.tensor([1.0, -2.0, 0.5, 3.0, 2.0, -1.0], dtype=torch.float64)
     close(to_tessera(a).to_sparse() * to_tessera(row), a.to_sparse() * row)  # (torch 1.13 broadcasts COO too)
     close(to_tessera(a).to_sparse_csr() * to_tessera(row), a * row)
-    # (torch 1.13 grows the COO result to the broadcast shape; tessera refuses that clearly)
-    with pytest.raises(NotImplementedError, match="where the result keeps the sparse shape"):
-        to_tessera(a).to_sparse() * tessera.ones(2, 4, 6, dtype=tessera.float64)
+    with pytest.raises(NotImplementedError, match="only a COO operand grows"):
+        to_tessera(a).to_sparse_csr() * tessera.ones(2, 4, 6, dtype=tessera.float64)
+
+
+GROWING = [  # (dense shape, sparse dims) of the sparse operand, the dense operand's shape
+    ((4, 6), 2, (3, 4, 6)), ((4, 6), 2, (3, 1, 6)), ((4, 6), 2, (2, 3, 1, 1)),
+    ((4, 3, 2), 1, (2, 4, 3, 2)), ((4, 1, 2), 1, (4, 5, 2)), ((4, 3, 2), 2, (3, 4, 3, 1)),
+]
+
+
+@pytest.mark.parametrize("shape,sparse_dim,other", GROWING)
+def test_mul_grows_a_coo_operand_to_the_broadcast_shape(shape, sparse_dim, other):
+    # torch 1.13's rule: new leading dims become sparse dims over which the pattern repeats;
+    # dense dims widen in the values
+    a = dense(shape, seed=18)
+    b = torch.rand(other, generator=torch.Generator().manual_seed(19), dtype=torch.float64) + 0.5
+    want, t = a.to_sparse(sparse_dim) * b, b * a.to_sparse(sparse_dim)
+    for got in (to_tessera(a).to_sparse(sparse_dim) * to_tessera(b), to_tessera(b) * to_tessera(a).to_sparse(sparse_dim)):
+        assert got.layout == tessera.sparse_coo and got.is_coalesced()
+        assert (got.sparse_dim(), got.dense_dim(), got._nnz()) == (want.sparse_dim(), want.dense_dim(), want._nnz())
+        close(got, want)
+        close(got, t)
+
+
+def test_mul_widens_a_size_one_sparse_dim():
+    # torch 1.13 keeps one row's entries for a [1, 6] pattern times a [3, 6] operand (its
+    # result is not the dense product); the dense product is the reference here
+    a = dense((1, 6), seed=20)
+    a[0, 1] = 1.5
+    b = torch.rand(3, 6, generator=torch.Generator().manual_seed(21), dtype=torch.float64)
+    got = to_tessera(a).to_sparse() * to_tessera(b)
+    assert tuple(got.shape) == (3, 6) and got.is_coalesced() and got._nnz() == 3 * int((a != 0).sum())
+    close(got, a * b)
+    assert torch.equal(to_torch(got._indices()), to_torch(got.coalesce()._indices()))
+
+
+def test_mul_of_two_coo_tensors_broadcasts_and_checks_sparse_dims():
+    # torch asks for one shape (1.13's message for different sparse dims is an internal
+    # one); tessera broadcasts, as the gradient of a growing product needs, checked on the
+    # dense product
+    a, b = dense((4, 3), seed=24), dense((2, 4, 3), seed=25)
+    got = to_tessera(a).to_sparse() * to_tessera(b).to_sparse()
+    assert tuple(got.shape) == (2, 4, 3) and got.sparse_dim() == 3
+    close(got, a * b)
+    with pytest.raises(RuntimeError, match="same number of sparse dims, got 1 and 2"):
+        to_tessera(a).to_sparse(1) * to_tessera(a).to_sparse(2)
+
+
+def test_mul_in_place_cannot_grow_a_sparse_tensor():
+    # (torch 1.13 resizes self here; an in-place op keeps its operand's shape, as dense ones do)
+    m = to_tessera(dense(seed=22)).to_sparse()
+    with pytest.raises(RuntimeError, match=r"output with shape \[4, 6\] doesn't match the broadcast shape \[2, 4, 6\]"):
+        m.mul_(tessera.ones(2, 4, 6, dtype=tessera.float64))
+    assert tuple(m.shape) == (4, 6)
+
+
+def test_mul_growing_a_coo_operand_passes_gradients():
+    # torch 1.13's backward fails on these operands; gradcheck is the reference
+    pattern = to_tessera(dense((4, 3), seed=23)).to_sparse()
+    values = pattern._values().clone().requires_grad_()
+    b = tessera.rand(2, 4, 3, dtype=tessera.float64, requires_grad=True)
+
+    def product(v, y):
+        return (tessera.sparse_coo_tensor(pattern._indices(), v, (4, 3)) * y).to_dense()
+
+    assert tessera.autograd.gradcheck(product, (values, b))
 
 
 @pytest.mark.parametrize("layout", ["sparse_csr", "sparse_csc"])
@@ -373,7 +436,8 @@ def test_sparse_results_have_torchs_structure():
         assert lib.sspaddmm(c, x.to_sparse(), y, beta=0.5, alpha=2.0, out=out2) is out2
         if lib is tessera:
             close(out2, 2.0 * (a @ b))
-    assert tessera.dsmm is tessera.mm and tessera.hsmm is tessera.hspmm
+    assert tessera.dsmm is tessera.mm and tessera.spmm is tessera.mm and tessera.hsmm is tessera.hspmm
+    assert tessera.saddmm is tessera.sspaddmm
 
 
 def test_spdiags_follows_scipy_on_any_shape():
@@ -453,6 +517,48 @@ def test_sspaddmm_keeps_self_dtype_and_checks_the_operands():
     with pytest.raises(RuntimeError, match="Expected dim 1 size 2, got 3"):
         tessera.sspaddmm(tessera.zeros(2, 3, dtype=tessera.int64).to_sparse(), to_tessera(a).to_sparse(),
                          to_tessera(b))
+
+
+NO_COMPRESSED_KERNEL = [  # torch (1.13 and current) has no compressed kernel for these
+    ("permute", lambda lib, m: m.permute(1, 0)),
+    ("unsqueeze", lambda lib, m: m.unsqueeze(0)),
+    ("narrow", lambda lib, m: m.narrow(0, 0, 2)),
+    ("narrow_copy", lambda lib, m: lib.narrow_copy(m, 0, 0, 2)),
+    ("index_select", lambda lib, m: m.index_select(0, lib.tensor([0, 2]))),
+    ("stack", lambda lib, m: lib.stack([m, m])),
+    ("div", lambda lib, m: m / 2.0),
+    ("div_tensor", lambda lib, m: lib.div(m, lib.tensor(2.0, dtype=lib.float64))),
+]
+
+
+@pytest.mark.parametrize("name,fn", NO_COMPRESSED_KERNEL, ids=[n for n, _ in NO_COMPRESSED_KERNEL])
+@pytest.mark.parametrize("layout", LAYOUTS[1:])
+def test_compressed_layouts_refuse_what_torch_refuses(layout, name, fn):
+    t, m = pair(layout, seed=30)
+    with pytest.raises((RuntimeError, NotImplementedError)) as want:
+        fn(torch, t)
+    with pytest.raises((RuntimeError, NotImplementedError)) as got:
+        fn(tessera, m)
+    # torch's class, or a subclass of it (NotImplementedError is a RuntimeError: an `except`
+    # written for torch's error catches tessera's)
+    assert isinstance(got.value, want.type), (got.value, want.value)
+    word = {"sparse_csr": "Csr", "sparse_csc": "Csc", "sparse_bsr": "Bsr", "sparse_bsc": "Bsc"}[layout]
+    assert word.lower() in str(got.value).lower(), got.value
+
+
+def test_sparse_out_arguments_refuse_a_narrowing_cast():
+    # torch's sparse out= kernels take the result's dtype (1.13 refuses even a widening one);
+    # tessera takes the casts canCast allows and refuses the others, as its dense out= do
+    ad, bd = dense((3, 4), seed=27), dense((4, 2), seed=28)
+    a, b = to_tessera(ad).to_sparse(), to_tessera(bd)
+    out = tessera.zeros(1, dtype=tessera.int64).to_sparse()
+    with pytest.raises(RuntimeError, match="result type Double can't be cast to the desired output type Long"):
+        tessera.hspmm(a, b, out=out)
+    with pytest.raises(RuntimeError, match="result type Double can't be cast to the desired output type Long"):
+        tessera.sspaddmm(to_tessera(dense((3, 2), seed=29)).to_sparse(), a, b, out=out)
+    wide = tessera.zeros(1, dtype=tessera.complex128).to_sparse()
+    assert tessera.hspmm(a, b, out=wide) is wide and wide.dtype == tessera.complex128
+    close(wide, torch.hspmm(ad.to_sparse(), bd).to(torch.complex128))
 
 
 def test_cat_of_compressed_tensors_keeps_stored_entries_and_checks_shapes():

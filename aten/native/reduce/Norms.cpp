@@ -149,6 +149,26 @@ Tensor norm_ScalarOpt_dtype(const Tensor& self, const std::optional<c10::Scalar>
   return norm_impl(self, p, std::nullopt, false, dtype);
 }
 
+// native_norm: torch registers it for SparseCPU only, so a strided input gets the
+// dispatcher's refusal in torch's words.
+namespace {
+void check_native_norm_input(const Tensor& self) {
+  TORCH_CHECK_NOT_IMPLEMENTED(self.layout() == c10::kSparse, "Could not run 'aten::native_norm' with arguments from the '",
+                              self.is_meta() ? "Meta" : "CPU", "' backend: it takes a sparse COO tensor (got layout ",
+                              self.layout(), ")");
+}
+}  // namespace
+
+Tensor native_norm(const Tensor& self, const c10::Scalar& p) {
+  check_native_norm_input(self);
+  return sparse_norm(self, p, std::nullopt, false, std::nullopt);
+}
+Tensor native_norm_ScalarOpt_dim_dtype(const Tensor& self, const std::optional<c10::Scalar>& p, IntArrayRef dim,
+                                       bool keepdim, std::optional<c10::ScalarType> dtype) {
+  check_native_norm_input(self);
+  return sparse_norm(self, p, dim, keepdim, dtype);
+}
+
 // ---- logsumexp: max + log(sum(exp(x - max))), with an infinite max taken as 0 so that
 // all -inf gives -inf and any +inf gives +inf.
 

@@ -77,15 +77,53 @@ std::pair<std::vector<int64_t>, std::vector<int64_t>> intersect(const Tensor& a,
 
 bool is_scalar_operand(const Tensor& t) { return t.layout() == c10::kStrided && t.dim() == 0; }
 
-// The dense operand of sparse * dense broadcast to the sparse one's shape (torch's rule:
-// the result keeps the sparse operand's shape and pattern).
+// The dense operand of sparse * dense broadcast to a compressed operand's shape: the
+// result keeps its shape and pattern (a compressed tensor cannot grow batch or sparse dims
+// here; torch's compressed sparse_mask refuses the same operands).
 Tensor dense_shaped_as(const Tensor& dense, const Tensor& sparse) {
   if (dense.sizes().equals(sparse.sizes())) return dense;
   const std::vector<int64_t> shape = infer_size(dense.sizes(), sparse.sizes());  // (torch's error if none)
   TORCH_CHECK_NOT_IMPLEMENTED(IntArrayRef(shape).equals(sparse.sizes()), "mul: a dense operand of shape ",
-                              dense.sizes(), " would broadcast the sparse operand's shape ", sparse.sizes(), " to ",
-                              IntArrayRef(shape), "; tessera multiplies where the result keeps the sparse shape");
+                              dense.sizes(), " would broadcast the ", layout_word(sparse.layout()), " operand's shape ",
+                              sparse.sizes(), " to ", IntArrayRef(shape), "; only a COO operand grows that way");
   return dense.expand(sparse.sizes());
+}
+
+// A coalesced COO tensor broadcast to `shape` (torch's COO * dense rule where the dense
+// operand has more dims or wider ones): new leading dims, and size-1 sparse dims that
+// widen, become sparse dims over which the whole pattern repeats; widened dense dims
+// expand the values. Only the repeated dims' indices are new; the rest are copied.
+Tensor broadcast_coo_to(const Tensor& coo, IntArrayRef shape) {
+  const SparseTensorImpl* impl = get_sparse_impl(coo);
+  const int64_t lead = static_cast<int64_t>(shape.size()) - coo.dim();
+  const int64_t sparse_dim = lead + impl->sparse_dim();
+  std::vector<int64_t> repeated_dims, repeated_sizes;
+  bool sorted = true;  // repeating leading dims only keeps the coalesced order
+  for (int64_t d = 0; d < sparse_dim; ++d) {
+    if (d < lead || (coo.size(d - lead) == 1 && shape[d] != 1)) {
+      repeated_dims.push_back(d);
+      repeated_sizes.push_back(shape[d]);
+      sorted = sorted && d < lead;
+    }
+  }
+  const int64_t copies = numel_of(repeated_sizes), nnz = impl->nnz();
+  const Tensor copy_of_entry = at::arange(copies, impl->indices().options()).repeat_interleave(nnz);
+  const Tensor digits = unflatten_indices(copy_of_entry, repeated_sizes);
+  std::vector<Tensor> rows;
+  for (int64_t d = 0, r = 0; d < sparse_dim; ++d) {
+    if (r < static_cast<int64_t>(repeated_dims.size()) && repeated_dims[r] == d) {
+      rows.push_back(digits.select(0, r++));
+    } else {
+      rows.push_back(impl->indices().select(0, d - lead).repeat({copies}));
+    }
+  }
+  std::vector<int64_t> repeats(static_cast<size_t>(impl->values().dim()), 1);
+  repeats[0] = copies;
+  std::vector<int64_t> value_shape{copies * nnz};
+  value_shape.insert(value_shape.end(), shape.begin() + sparse_dim, shape.end());
+  const Tensor values = impl->values().repeat(repeats).expand(value_shape).contiguous();
+  const Tensor result = make_sparse_coo(shape, at::stack(rows, 0), values, sorted);
+  return sorted ? result : result.coalesce();
 }
 
 // mul with a compressed operand: by a dense tensor, the compressed one's pattern with the
@@ -199,14 +237,22 @@ Tensor mul_sparse(const Tensor& self, const Tensor& other) {
     return mul_compressed(self, other);
   }
   if (self.layout() == c10::kSparse && other.layout() == c10::kSparse) {
-    check_same_sizes(self, other, "mul");
     refuse_meta(self, "mul of two sparse tensors");
-    const Tensor a = self.coalesce(), b = other.coalesce();
+    Tensor a = self.coalesce(), b = other.coalesce();
+    if (!self.sizes().equals(other.sizes())) {
+      // Broadcast operands (beyond torch's forward, which asks for one shape): what the
+      // gradient of a COO * dense product that grew its COO operand multiplies.
+      const std::vector<int64_t> shape = infer_size(self.sizes(), other.sizes());
+      if (!IntArrayRef(shape).equals(a.sizes())) a = broadcast_coo_to(a, shape);
+      if (!IntArrayRef(shape).equals(b.sizes())) b = broadcast_coo_to(b, shape);
+    }
+    TORCH_CHECK(a.sparse_dim() == b.sparse_dim(), "mul: expects sparse inputs with the same number of sparse dims, got ",
+                a.sparse_dim(), " and ", b.sparse_dim(), " (shapes ", self.sizes(), " and ", other.sizes(), ")");
     auto [left, right] = intersect(a, b);
     const SparseTensorImpl* ia = get_sparse_impl(a);
     const SparseTensorImpl* ib = get_sparse_impl(b);
     const Tensor l = tensor_from_vector(left), r = tensor_from_vector(right);
-    return make_sparse_coo(self.sizes(), ia->indices().index_select(1, l),
+    return make_sparse_coo(a.sizes(), ia->indices().index_select(1, l),
                            at::mul(ia->values().index_select(0, l), ib->values().index_select(0, r)), true);
   }
   // sparse * dense (either order): the sparse operand's pattern, as current torch.
@@ -214,16 +260,23 @@ Tensor mul_sparse(const Tensor& self, const Tensor& other) {
   const Tensor& dense = self.layout() == c10::kSparse ? other : self;
   TORCH_CHECK(sparse.layout() == c10::kSparse && dense.layout() == c10::kStrided, "mul: unsupported layouts ",
               self.layout(), " and ", other.layout());
-  const Tensor a = sparse.coalesce();
+  const std::vector<int64_t> shape = infer_size(dense.sizes(), sparse.sizes());  // (torch's error if none)
+  Tensor a = sparse.coalesce();
+  if (!IntArrayRef(shape).equals(sparse.sizes())) {
+    refuse_meta(sparse, "mul of a COO tensor by a dense one that broadcasts it");
+    a = broadcast_coo_to(a, shape);
+  }
   const SparseTensorImpl* ia = get_sparse_impl(a);
-  return make_sparse_coo(sparse.sizes(), ia->indices(),
-                         at::mul(ia->values(), dense_shaped_as(dense, sparse).sparse_mask(a)._values()), true);
+  return make_sparse_coo(a.sizes(), ia->indices(), at::mul(ia->values(), dense.expand(shape).sparse_mask(a)._values()),
+                         true);
 }
 
 Tensor& mul_sparse_(Tensor& self, const Tensor& other) {
   TORCH_CHECK(c10::isSparseLayout(self.layout()), "mul_(dense, sparse) is not supported: the result would be sparse. "
               "Use mul(dense, sparse) instead.");
   const Tensor product = mul_sparse(self, other);
+  TORCH_CHECK(product.sizes().equals(self.sizes()), "output with shape ", self.sizes(),
+              " doesn't match the broadcast shape ", product.sizes());
   // (the product in self's dtype, where torch's in-place rule allows the cast)
   const c10::ScalarType type = self.scalar_type();
   TORCH_CHECK(c10::canCast(product.scalar_type(), type), "result type ", product.scalar_type(),
