@@ -32,6 +32,11 @@ std::optional<Layout> compressedLayoutIn(const Stack* stack) {
         if (t.defined() && isSparseCompressed(t.layout())) return t.layout();
       }
     }
+    if (v.isOptionalTensorList()) {
+      for (const std::optional<at::Tensor>& t : v.toOptionalTensorList()) {
+        if (t && t->defined() && isSparseCompressed(t->layout())) return t->layout();
+      }
+    }
   }
   return std::nullopt;
 }

@@ -361,6 +361,34 @@ def test_mul_widens_a_size_one_sparse_dim():
     assert torch.equal(to_torch(got._indices()), to_torch(got.coalesce()._indices()))
 
 
+def test_mul_grows_a_coo_operand_without_sparse_dims():
+    # a COO tensor with sparse_dim 0 (one entry holding the whole dense value) grows too
+    v = torch.tensor([[1.0, 2.0]], dtype=torch.float64)
+    want = torch.sparse_coo_tensor(torch.zeros(0, 1, dtype=torch.int64), v, (2,)) * torch.ones(3, 2, dtype=torch.float64)
+    got = (tessera.sparse_coo_tensor(tessera.zeros(0, 1, dtype=tessera.int64), to_tessera(v), (2,))
+           * tessera.ones(3, 2, dtype=tessera.float64))
+    close(got, want)
+
+
+LEAF_GROWTH = [((1,), 1, (3,)), ((1, 2), 1, (3, 2)), ((1, 1), 2, (2, 3)), ((4, 3), 2, (2, 4, 3)),
+               ((4, 1, 2), 1, (3, 4, 5, 2)), ((2, 1), 1, (2, 3))]
+
+
+@pytest.mark.parametrize("shape,sparse_dim,other", LEAF_GROWTH)
+def test_a_growing_product_gives_its_coo_leaf_a_grad_in_its_own_layout(shape, sparse_dim, other):
+    # the grad keeps the leaf's layout and sparse dims (an optimizer adds it to the leaf);
+    # its values are the dense operand summed to the leaf's shape
+    a = dense(shape, seed=26) + 3.0  # (every element specified)
+    b = torch.rand(other, generator=torch.Generator().manual_seed(27), dtype=torch.float64)
+    leaf = to_tessera(a).to_sparse(sparse_dim).requires_grad_()
+    (leaf * to_tessera(b)).to_dense().sum().backward()
+    assert leaf.grad.layout == tessera.sparse_coo and leaf.grad.sparse_dim() == sparse_dim
+    close(leaf.grad, b.sum_to_size(shape))
+    assert tessera.autograd.gradcheck(lambda x: (x * to_tessera(b)).to_dense(), (leaf.detach().requires_grad_(),),
+                                      masked=True)
+    leaf.detach().add_(leaf.grad, alpha=-0.1)  # (an SGD step on the leaf takes it)
+
+
 def test_mul_of_two_coo_tensors_broadcasts_and_checks_sparse_dims():
     # torch asks for one shape (1.13's message for different sparse dims is an internal
     # one); tessera broadcasts, as the gradient of a growing product needs, checked on the
@@ -528,6 +556,7 @@ NO_COMPRESSED_KERNEL = [  # torch (1.13 and current) has no compressed kernel fo
     ("stack", lambda lib, m: lib.stack([m, m])),
     ("div", lambda lib, m: m / 2.0),
     ("div_tensor", lambda lib, m: lib.div(m, lib.tensor(2.0, dtype=lib.float64))),
+    ("index", lambda lib, m: lib.ones(4, 6, dtype=lib.float64)[m.to(lib.int64)]),
 ]
 
 

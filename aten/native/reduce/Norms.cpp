@@ -106,8 +106,7 @@ Tensor norm_impl(const Tensor& self, const std::optional<c10::Scalar>& p, std::o
 // no p-norm counts), over every dim only and without dtype=, as torch's norm_sparse.
 Tensor sparse_norm(const Tensor& self, const std::optional<c10::Scalar>& p, std::optional<IntArrayRef> dim,
                    bool keepdim, std::optional<c10::ScalarType> dtype) {
-  TORCH_CHECK(!dtype, "norm_sparse currently does not support 'dtype' argument");
-  TORCH_CHECK(!keepdim, "norm_sparse currently does not support keepdim=True");
+  // (torch's order: dim, then keepdim, then dtype)
   if (dim && !dim->empty()) {
     TORCH_CHECK(self.dim() > 0, "norm_sparse currently only supports full reductions, so 'dim' must either be empty "
                 "or contain all dimensions of the input");
@@ -117,6 +116,8 @@ Tensor sparse_norm(const Tensor& self, const std::optional<c10::Scalar>& p, std:
                 "norm_sparse currently only supports full reductions, so 'dim' must either be empty or contain all "
                 "dimensions of the input");
   }
+  TORCH_CHECK(!keepdim, "norm_sparse currently does not support keepdim=True");
+  TORCH_CHECK(!dtype, "norm_sparse currently does not support 'dtype' argument");
   TORCH_CHECK(c10::isFloatingType(self.scalar_type()) || c10::isComplexType(self.scalar_type()),
               "norm(): input dtype should be either floating point or complex. Got ", self.scalar_type(), " instead.");
   return norm_impl(self.coalesce().values(), p, std::nullopt, false, std::nullopt);

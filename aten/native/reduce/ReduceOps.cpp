@@ -10,6 +10,7 @@
 #include <aten/native/named/NameInference.h>
 #include <aten/native/reduce/ReduceOps.h>
 #include <aten/native/shape/TensorShape.h>
+#include <aten/native/sparse/SparseUtils.h>
 #include <aten/ops/Functions.h>
 
 #include <limits>
@@ -311,15 +312,7 @@ Tensor sum_to_size(const Tensor& self, IntArrayRef size) {
   for (size_t i = 0; i < size.size(); ++i) {
     if (size[i] == 1 && shape[static_cast<size_t>(lead) + i] != 1) dims.push_back(lead + static_cast<int64_t>(i));
   }
-  if (self.layout() == c10::kSparse) {
-    // A COO grad (of a sparse * dense product that grew its sparse operand): the sparse sum
-    // drops the summed dims, and the size-1 ones come back by unsqueeze (COO has no view).
-    Tensor result = dims.empty() ? self : at::_sparse_sum(self, IntArrayRef(dims));
-    for (size_t i = 0; i < size.size(); ++i) {
-      if (size[i] == 1 && shape[static_cast<size_t>(lead) + i] != 1) result = result.unsqueeze(static_cast<int64_t>(i));
-    }
-    return result;
-  }
+  if (self.layout() == c10::kSparse) return sparse::sum_coo_to_size(self, size);
   Tensor result = dims.empty() ? self : at::sum(self, IntArrayRef(dims), /*keepdim=*/true);
   return lead > 0 || result.dim() != static_cast<int64_t>(size.size()) ? result.view(size) : result;
 }

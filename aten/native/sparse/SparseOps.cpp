@@ -122,7 +122,8 @@ Tensor broadcast_coo_to(const Tensor& coo, IntArrayRef shape) {
   std::vector<int64_t> value_shape{copies * nnz};
   value_shape.insert(value_shape.end(), shape.begin() + sparse_dim, shape.end());
   const Tensor values = impl->values().repeat(repeats).expand(value_shape).contiguous();
-  const Tensor result = make_sparse_coo(shape, at::stack(rows, 0), values, sorted);
+  const Tensor indices = rows.empty() ? at::empty({0, copies * nnz}, impl->indices().options()) : at::stack(rows, 0);
+  const Tensor result = make_sparse_coo(shape, indices, values, sorted);
   return sorted ? result : result.coalesce();
 }
 
@@ -365,6 +366,35 @@ Tensor sparse_sum_dims(const Tensor& self, IntArrayRef dim) {
   const Tensor indices = impl->indices().index_select(0, index_tensor(kept_sparse, self));
   return at::_coalesce(make_sparse_coo(size, indices, values, false));
 }
+
+namespace sparse {
+Tensor sum_coo_to_size(const Tensor& self, IntArrayRef size) {
+  const SparseTensorImpl* impl = get_sparse_impl(self);
+  const int64_t lead = self.dim() - static_cast<int64_t>(size.size()), sparse_dim = impl->sparse_dim();
+  const auto summed_to_one = [&](int64_t d) { return d >= lead && size[d - lead] == 1 && self.size(d) != 1; };
+  // Sparse dims: a leading one's index row goes, a widened one's becomes 0 (coalescing then
+  // adds the entries it folds together).
+  std::vector<int64_t> kept_rows, zeroed_rows;
+  for (int64_t d = 0; d < sparse_dim; ++d) {
+    if (d < lead) continue;
+    if (summed_to_one(d)) zeroed_rows.push_back(static_cast<int64_t>(kept_rows.size()));
+    kept_rows.push_back(d);
+  }
+  Tensor indices = impl->indices().index_select(0, index_tensor(kept_rows, impl->indices())).clone();
+  for (int64_t r : zeroed_rows) indices.select(0, r).zero_();
+  // Dense dims (value dim d - sparse_dim + 1), last first so earlier positions hold.
+  Tensor values = impl->values();
+  for (int64_t d = self.dim() - 1; d >= sparse_dim; --d) {
+    const int64_t v = d - sparse_dim + 1;
+    if (d < lead) {
+      values = values.sum(v);
+    } else if (summed_to_one(d)) {
+      values = values.sum(v, /*keepdim=*/true);
+    }
+  }
+  return make_sparse_coo(size, indices, values, false).coalesce();
+}
+}  // namespace sparse
 
 Tensor sparse_sum_backward(const Tensor& grad, const Tensor& self, IntArrayRef dim) {
   const int64_t n = self.dim();

@@ -33,6 +33,12 @@ Tensor plain(const Tensor& t);
 // tensor become leading sparse dims; block values become dense entries).
 Tensor as_coo(const Tensor& t);
 
+// sum_to_size of a COO tensor (a grad of a sparse * dense product that grew its sparse
+// operand): leading dims summed away, widened dims summed back to size 1, each kept in the
+// layout it had (a sparse dim stays sparse, a dense dim dense), so the grad keeps its
+// input's sparse_dim.
+Tensor sum_coo_to_size(const Tensor& self, IntArrayRef size);
+
 // CSR and BSR compress rows (CSC and BSC columns); BSR and BSC store value blocks.
 inline bool compresses_rows(Layout layout) { return layout == c10::kSparseCsr || layout == c10::kSparseBsr; }
 inline bool is_blocked(Layout layout) { return layout == c10::kSparseBsr || layout == c10::kSparseBsc; }
