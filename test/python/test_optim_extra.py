@@ -217,8 +217,10 @@ LBFGS_CASES = [
 
 # ro = 1 / (y . s) and H_diag = (y . s) / (y . y) come from y, the difference of two nearly
 # equal gradients near the optimum: their relative error is that cancellation's, far above
-# an ulp, so they are compared with a relative tolerance of their own.
-CURVATURE_RTOL = {"float32": 1e-3, "float64": 1e-8}
+# an ulp, so they are compared with a relative tolerance of their own: a few times the
+# square root of the dtype's epsilon (the cancellation's scale; 1e-8 was exceeded on an
+# AVX-512 machine, where torch's sums round differently from tessera's AVX2 ones).
+CURVATURE_RTOL = {"float32": 1e-3, "float64": 1e-7}
 
 
 def _lbfgs_state_matches(state, tstate, dtype, tol=None):
@@ -229,6 +231,18 @@ def _lbfgs_state_matches(state, tstate, dtype, tol=None):
 
     def curvature_close(g, w, key):
         np.testing.assert_allclose(g, w, rtol=max(tol or 0, CURVATURE_RTOL[dtype]), err_msg=key)
+
+    def direction_close(g, w, key):
+        # d and the step history are built from ro and H_diag, so they carry the curvature's
+        # relative error, as vectors: an element near zero holds the whole vector's error
+        # (an AVX-512 torch against tessera's AVX2 sums differ there by 3e-7 of the element)
+        try:
+            return close(g, w, key)
+        except AssertionError:
+            if tol is not None:
+                raise
+        g, w = np.asarray(g, dtype=np.float64), np.asarray(w, dtype=np.float64)
+        assert np.linalg.norm(g - w) <= CURVATURE_RTOL[dtype] * np.linalg.norm(w), (key, g, w)
 
     assert list(state) == list(tstate)
     for key in ("func_evals", "n_iter"):
@@ -243,11 +257,12 @@ def _lbfgs_state_matches(state, tstate, dtype, tol=None):
     curvature_close(state_value(state["H_diag"]), state_value(tstate["H_diag"]), "H_diag")
     for key in ("d", "prev_flat_grad"):
         assert state[key].dtype == getattr(tessera, dtype)
-        close(state_value(state[key]), state_value(tstate[key]), key)
+        (direction_close if key == "d" else close)(state_value(state[key]), state_value(tstate[key]), key)
     for key in ("old_dirs", "old_stps", "ro"):
         assert len(state[key]) == len(tstate[key]), key
+        compare = {"ro": curvature_close, "old_stps": direction_close}.get(key, close)
         for a, b in zip(state[key], tstate[key]):
-            (curvature_close if key == "ro" else close)(state_value(a), state_value(b), key)
+            compare(state_value(a), state_value(b), key)
     if "al" in tstate:
         assert len(state["al"]) == len(tstate["al"])
         assert [a is None for a in state["al"]] == [a is None for a in tstate["al"]]
