@@ -47,26 +47,32 @@ def test_load_inline_registers_operators_like_a_native_library(tmp_path):
     assert {p: p.stat().st_mtime_ns for p in tmp_path.glob("*.[os]*")} == built
 
 
-def test_changed_code_gets_a_library_of_its_own(tmp_path):
-    cpp_extension.load_inline("jit_v", axpy_source("jit_v1"), is_python_module=False, build_directory=str(tmp_path))
-    first = libraries(tmp_path)
-    cpp_extension.load_inline("jit_v", axpy_source("jit_v2"), is_python_module=False, build_directory=str(tmp_path))
-    assert len(first) == 1 and len(libraries(tmp_path)) == 2  # (the process holds both)
-    assert torch.equal(to_torch(tessera.ops.jit_v2.axpy(tessera.ones(2), tessera.ones(2), 1.0)), torch.full((2,), 2.0))
+def test_changed_code_replaces_the_loaded_library(tmp_path):
+    # the same namespace, new code: its library is built beside the old one and takes its
+    # place in this process (a namespace is defined by one library at a time)
+    cpp_extension.load_inline("jit_v", axpy_source("jit_v"), is_python_module=False, build_directory=str(tmp_path))
+    assert torch.equal(to_torch(tessera.ops.jit_v.axpy(tessera.ones(2), tessera.ones(2), 3.0)), torch.full((2,), 4.0))
+    changed = axpy_source("jit_v").replace("at::add(y, x, a)", "at::sub(y, x, a)")
+    cpp_extension.load_inline("jit_v", changed, is_python_module=False, build_directory=str(tmp_path))
+    assert len(libraries(tmp_path)) == 2
+    assert torch.equal(to_torch(tessera.ops.jit_v.axpy(tessera.ones(2), tessera.ones(2), 3.0)), torch.full((2,), -2.0))
 
 
 def test_load_compiles_source_files_with_extra_flags(tmp_path):
+    (tmp_path / "with space").mkdir()
+    (tmp_path / "with space" / "factor.h").write_text("#define FACTOR_FROM_HEADER 1\n")
     source = tmp_path / "scale.cpp"
     source.write_text("""#include <aten/aten.h>
-#ifndef FACTOR
-#error FACTOR must be defined
+#include "factor.h"
+#if !defined(FACTOR) || !defined(FACTOR_FROM_HEADER)
+#error FACTOR and factor.h are needed
 #endif
 namespace { at::Tensor scale(const at::Tensor& x) { return at::mul(x, at::scalar_tensor(FACTOR, x.options())); } }
 TORCH_LIBRARY(jit_scale, m) { m.def("scale(Tensor x) -> Tensor"); }
 TORCH_LIBRARY_IMPL(jit_scale, CPU, m) { m.impl("scale", TORCH_FN(scale)); }
 """)
     cpp_extension.load("jit_scale", [str(source)], extra_cflags=["-DFACTOR=3.0"], is_python_module=False,
-                       build_directory=str(tmp_path / "build"))
+                       extra_include_paths=[str(tmp_path / "with space")], build_directory=str(tmp_path / "build"))
     x = torch.arange(5.0)
     assert torch.equal(to_torch(tessera.ops.jit_scale.scale(to_tessera(x))), x * 3)
 
@@ -80,11 +86,13 @@ def test_a_build_error_names_the_extension_and_shows_the_compiler(tmp_path):
         cpp_extension.load("jit_missing", [str(tmp_path / "missing.cpp")], is_python_module=False)
 
 
-def test_the_default_build_root_follows_torch_extensions_dir(monkeypatch, tmp_path):
+def test_builds_go_under_torch_extensions_dir(monkeypatch, tmp_path):
     monkeypatch.setenv("TORCH_EXTENSIONS_DIR", str(tmp_path))
-    assert cpp_extension.get_default_build_root() == str(tmp_path)
-    monkeypatch.delenv("TORCH_EXTENSIONS_DIR")
-    assert cpp_extension.get_default_build_root().startswith(str(pathlib.Path.home()))
+    cpp_extension.load_inline("jit_rooted", axpy_source("jit_rooted"), is_python_module=False)
+    assert len(libraries(tmp_path / "jit_rooted")) == 1
+    # the default root is the user's cache (XDG_CACHE_HOME, else ~/.cache), as torch's
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    assert cpp_extension.get_default_build_root() == os.path.realpath(tmp_path / "cache" / "tessera_extensions")
 
 
 def test_forms_not_available_yet_say_so(tmp_path):

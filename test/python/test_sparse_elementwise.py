@@ -389,6 +389,14 @@ def test_a_growing_product_gives_its_coo_leaf_a_grad_in_its_own_layout(shape, sp
     leaf.detach().add_(leaf.grad, alpha=-0.1)  # (an SGD step on the leaf takes it)
 
 
+def test_a_zero_dim_coo_leaf_grows_and_keeps_its_layout_in_its_grad():
+    leaf = tessera.sparse_coo_tensor(tessera.zeros(0, 1, dtype=tessera.int64),
+                                     tessera.tensor([2.0], dtype=tessera.float64), ()).requires_grad_()
+    (leaf * tessera.arange(3.0, dtype=tessera.float64)).to_dense().sum().backward()
+    assert leaf.grad.layout == tessera.sparse_coo and tuple(leaf.grad.shape) == ()
+    assert leaf.grad.to_dense().item() == 3.0
+
+
 def test_mul_of_two_coo_tensors_broadcasts_and_checks_sparse_dims():
     # torch asks for one shape (1.13's message for different sparse dims is an internal
     # one); tessera broadcasts, as the gradient of a growing product needs, checked on the

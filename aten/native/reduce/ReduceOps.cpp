@@ -303,6 +303,8 @@ Tensor sum_to_size(const Tensor& self, IntArrayRef size) {
     expandable = s == d || s == 1;
   }
   TORCH_CHECK(expandable, "size {", size, "} is not expandable to size {", shape, "}.");
+  // (a COO grad keeps its layout, even summed to a 0-dim shape)
+  if (self.layout() == c10::kSparse) return sparse::sum_coo_to_size(self, size);
   // An empty size is a full sum, even of a 0-dim tensor (its integers promote to int64),
   // as torch's sum_to does.
   if (size.empty()) return at::sum(self, std::optional<c10::ScalarType>());
@@ -312,7 +314,6 @@ Tensor sum_to_size(const Tensor& self, IntArrayRef size) {
   for (size_t i = 0; i < size.size(); ++i) {
     if (size[i] == 1 && shape[static_cast<size_t>(lead) + i] != 1) dims.push_back(lead + static_cast<int64_t>(i));
   }
-  if (self.layout() == c10::kSparse) return sparse::sum_coo_to_size(self, size);
   Tensor result = dims.empty() ? self : at::sum(self, IntArrayRef(dims), /*keepdim=*/true);
   return lead > 0 || result.dim() != static_cast<int64_t>(size.size()) ? result.view(size) : result;
 }

@@ -11,10 +11,12 @@ CUDA sources and setup.py's CppExtension are not available yet: they raise
 NotImplementedError."""
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import os
 import pathlib
+import shlex
 import shutil
 import subprocess
 import sys
@@ -57,7 +59,8 @@ def _loaded_libraries() -> dict[str, str]:
     with open("/proc/self/maps") as maps:
         for line in maps:
             fields = line.split(maxsplit=5)
-            base = os.path.basename(path := fields[5].strip()) if len(fields) == 6 else ""
+            path = fields[5].strip().removesuffix(" (deleted)") if len(fields) == 6 else ""
+            base = os.path.basename(path)
             for lib in _LIBRARIES:
                 if base.startswith(lib) and lib not in found:
                     found[lib] = path
@@ -75,12 +78,18 @@ def library_paths(cuda: bool = False) -> list[str]:
 
 
 def get_default_build_root() -> str:
-    """TORCH_EXTENSIONS_DIR where set (torch's variable), else a directory in the user's cache."""
+    """The user's cache directory for extensions (XDG_CACHE_HOME, else ~/.cache), as torch's."""
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.realpath(os.path.join(cache, "tessera_extensions"))
+
+
+def _build_root() -> str:
+    """Where an extension builds without build_directory=: TORCH_EXTENSIONS_DIR where set
+    (torch's variable), else a directory per Python version under the default root."""
     root = os.environ.get("TORCH_EXTENSIONS_DIR")
     if root:
         return root
-    tag = f"py{sys.version_info.major}{sys.version_info.minor}_cpu"
-    return str(pathlib.Path.home() / ".cache" / "tessera_extensions" / tag)
+    return os.path.join(get_default_build_root(), f"py{sys.version_info.major}{sys.version_info.minor}_cpu")
 
 
 def _as_list(value: Union[None, str, Iterable[str]]) -> list[str]:
@@ -133,39 +142,65 @@ def _write_build_file(build_dir: pathlib.Path, name: str, sources: list[str], cf
         path.write_text(text)
 
 
+@contextlib.contextmanager
+def _locked(build_dir: pathlib.Path):
+    """One writer and builder at a time per build directory (processes included)."""
+    build_dir.mkdir(parents=True, exist_ok=True)
+    with open(build_dir / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
 def _build(name: str, sources: list[str], extra_cflags: list[str], extra_ldflags: list[str],
-           extra_include_paths: list[str], build_directory: Optional[str], verbose: bool) -> str:
-    for source in sources:
-        if not os.path.isfile(source):
-            raise FileNotFoundError(f"cpp_extension: no source file {source}")
+           extra_include_paths: list[str], build_dir: pathlib.Path, verbose: bool) -> str:
+    """Compiles and links under the caller's _locked(build_dir); returns the library's path."""
     includes = [os.path.abspath(p) for p in extra_include_paths] + include_paths()
-    cflags = (["-O2", "-fPIC", "-std=c++20", f"-DTORCH_EXTENSION_NAME={name}"] + [f"-I{p}" for p in includes]
-              + extra_cflags)
+    # (paths tessera generates are quoted for the shell; extra flags are taken as written)
+    cflags = (["-O2", "-fPIC", "-std=c++20", f"-DTORCH_EXTENSION_NAME={name}"]
+              + [shlex.quote(f"-I{p}") for p in includes] + extra_cflags)
     libs = _loaded_libraries()
-    ldflags = ["-shared"] + [f"-Wl,-rpath,{d}" for d in library_paths()] + [libs[lib] for lib in _LIBRARIES]
-    ldflags += extra_ldflags
-    # The library's file is named for its content (sources, flags, compiler), so a changed
-    # extension gets a new file: a process that loaded the old one can load the new one.
+    ldflags = (["-shared"] + [shlex.quote(f"-Wl,-rpath,{d}") for d in library_paths()]
+               + [shlex.quote(libs[lib]) for lib in _LIBRARIES] + extra_ldflags)
+    # The library's file is named for its content (sources, flags, compiler), so changed
+    # code gets a new file, which load() puts in the old one's place in this process. A
+    # changed header rebuilds the same file: a new process loads it (as with torch).
     digest = hashlib.sha256()
     for part in (os.environ.get("CXX", "c++"), *cflags, *ldflags):
         digest.update(part.encode() + b"\0")
     for source in sources:
         digest.update(pathlib.Path(source).read_bytes() + b"\0")
     output = f"{name}_{digest.hexdigest()[:16]}.so"
-    build_dir = pathlib.Path(build_directory or os.path.join(get_default_build_root(), name))
-    build_dir.mkdir(parents=True, exist_ok=True)
-    with open(build_dir / "lock", "w") as lock:  # one build at a time per directory
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        _write_build_file(build_dir, name, sources, cflags, ldflags, output)
-        if verbose:
-            print(f"Building extension module {name}...", file=sys.stderr)
-        run = subprocess.run([_ninja(), "-C", str(build_dir)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                             text=True)
-        if run.returncode != 0:
-            raise RuntimeError(f"Error building extension '{name}': {run.stdout}")
-        if verbose:
-            print(run.stdout, file=sys.stderr)
+    _write_build_file(build_dir, name, sources, cflags, ldflags, output)
+    if verbose:
+        print(f"Building extension module {name}...", file=sys.stderr)
+    run = subprocess.run([_ninja(), "-C", str(build_dir)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if run.returncode != 0:
+        raise RuntimeError(f"Error building extension '{name}': {run.stdout}")
+    if verbose:
+        print(run.stdout, file=sys.stderr)
     return str(build_dir / output)
+
+
+# (build directory, name) -> the library this process loaded from there: changed code's
+# new library replaces it (its TORCH_LIBRARY namespace can be defined once at a time).
+_LOADED: dict[tuple[str, str], str] = {}
+
+
+def _load_built(build_dir: pathlib.Path, name: str, path: str) -> None:
+    from tessera import ops
+    key = (str(build_dir.resolve()), name)
+    previous = _LOADED.get(key)
+    if previous == path:
+        return
+    if previous is not None:
+        ops.unload_library(previous)
+        del _LOADED[key]
+    ops.load_library(path)
+    _LOADED[key] = path
+
+
+def _build_dir(name: str, build_directory: Optional[str]) -> pathlib.Path:
+    return pathlib.Path(build_directory or os.path.join(_build_root(), name))
 
 
 def load(name: str, sources: Union[str, Sequence[str]], extra_cflags=None, extra_cuda_cflags=None,
@@ -178,10 +213,14 @@ def load(name: str, sources: Union[str, Sequence[str]], extra_cflags=None, extra
     _check_supported(name, sources, is_python_module, is_standalone, with_cuda)
     if extra_cuda_cflags:
         raise NotImplementedError("cpp_extension: CUDA extensions are not available yet")
-    path = _build(name, sources, _as_list(extra_cflags), _as_list(extra_ldflags), _as_list(extra_include_paths),
-                  build_directory, verbose)
-    from tessera import ops
-    ops.load_library(path)
+    for source in sources:  # (before anything is created)
+        if not os.path.isfile(source):
+            raise FileNotFoundError(f"cpp_extension: no source file {source}")
+    build_dir = _build_dir(name, build_directory)
+    with _locked(build_dir):
+        path = _build(name, sources, _as_list(extra_cflags), _as_list(extra_ldflags), _as_list(extra_include_paths),
+                      build_dir, verbose)
+    _load_built(build_dir, name, path)
     return None
 
 
@@ -194,18 +233,19 @@ def load_inline(name: str, cpp_sources, cuda_sources=None, functions=None, extra
     if functions is not None:
         raise NotImplementedError("cpp_extension: functions= (pybind11 bindings) needs Python-module "
                                   "extensions, which are not available yet")
-    if cuda_sources:
+    if cuda_sources or extra_cuda_cflags:
         raise NotImplementedError("cpp_extension: CUDA extensions are not available yet")
     _check_supported(name, [], is_python_module, False, with_cuda)
-    build_dir = pathlib.Path(build_directory or os.path.join(get_default_build_root(), name))
-    build_dir.mkdir(parents=True, exist_ok=True)
+    build_dir = _build_dir(name, build_directory)
     text = "#include <aten/aten.h>\n" + "\n".join(_as_list(cpp_sources)) + "\n"
-    main = build_dir / "main.cpp"
-    if not main.exists() or main.read_text() != text:  # (unchanged text keeps its mtime: no rebuild)
-        main.write_text(text)
-    return load(name, [str(main)], extra_cflags=extra_cflags, extra_ldflags=extra_ldflags,
-                extra_include_paths=extra_include_paths, build_directory=str(build_dir), verbose=verbose,
-                is_python_module=False)
+    with _locked(build_dir):  # (another process's text never lands in this build)
+        main = build_dir / "main.cpp"
+        if not main.exists() or main.read_text() != text:  # (unchanged text keeps its mtime: no rebuild)
+            main.write_text(text)
+        path = _build(name, [str(main)], _as_list(extra_cflags), _as_list(extra_ldflags),
+                      _as_list(extra_include_paths), build_dir, verbose)
+    _load_built(build_dir, name, path)
+    return None
 
 
 def CppExtension(*args, **kwargs):  # noqa: N802 (torch's name)
