@@ -5,7 +5,7 @@ and unbind_copy, whose out= takes a list of tensors)."""
 from __future__ import annotations
 
 from opinfo import register
-from opinfo_views import _expand, _split_sizes, case, view
+from opinfo_views import _expand, _permute_order, _split_sizes, case, view
 
 
 def copy(name, call, **kw):
@@ -18,10 +18,7 @@ def _expand_copy(lib, a, how, **o):
 
 
 def _permute_copy(lib, a, how, **o):
-    d = list(range(a.dim()))
-    order = {"reversed": d[::-1], "negative": [x - len(d) for x in d[::-1]], "repeat": [0] * len(d),
-             "short": d[:-1]}[how]
-    return lib.permute_copy(a, order, **o)
+    return lib.permute_copy(a, _permute_order(a, how), **o)
 
 
 def _as_strided_copy(lib, a, how, **o):

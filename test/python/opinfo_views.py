@@ -50,10 +50,14 @@ def _reshape(lib, a, how, method=False):
     return a.reshape(shape) if method else lib.reshape(a, shape)
 
 
-def _permute(lib, a, how):
+def _permute_order(a, how):
     d = dims(a)
-    order = {"reversed": d[::-1], "rotate": d[1:] + d[:1], "negative": [x - len(d) for x in d[::-1]],
-             "repeat": [0] * len(d), "short": d[:-1]}[how]
+    return {"reversed": d[::-1], "rotate": d[1:] + d[:1], "negative": [x - len(d) for x in d[::-1]],
+            "repeat": [0] * len(d), "short": d[:-1]}[how]
+
+
+def _permute(lib, a, how):
+    order = _permute_order(a, how)
     return lib.permute(a, order) if how != "rotate" else a.permute(*order)
 
 

@@ -28,6 +28,7 @@ _PACKAGE = pathlib.Path(os.path.abspath(__file__)).parents[1]
 # The shared libraries an operator library links: tessera's ops and autograd (its
 # TORCH_LIBRARY_IMPL(..., Autograd, ...) blocks) over c10.
 _LIBRARIES = ("libtessera_autograd.so", "libaten.so", "libtessera_c10.so")
+_NO_CUDA = "cpp_extension: CUDA extensions are not available yet"
 
 
 def _source_root() -> Optional[pathlib.Path]:
@@ -41,7 +42,7 @@ def include_paths(cuda: bool = False) -> list[str]:
     """The directories an extension's sources include tessera's headers from: an installed
     package's include/, or a build tree's checkout and generated headers."""
     if cuda:
-        raise NotImplementedError("cpp_extension: CUDA extensions are not available yet")
+        raise NotImplementedError(_NO_CUDA)
     installed = _PACKAGE / "include"
     if (installed / "aten" / "aten.h").is_file():
         return [str(installed)]
@@ -73,7 +74,7 @@ def _loaded_libraries() -> dict[str, str]:
 def library_paths(cuda: bool = False) -> list[str]:
     """The directories holding the libraries an extension links against."""
     if cuda:
-        raise NotImplementedError("cpp_extension: CUDA extensions are not available yet")
+        raise NotImplementedError(_NO_CUDA)
     return sorted({os.path.dirname(p) for p in _loaded_libraries().values()})
 
 
@@ -108,9 +109,9 @@ def _check_supported(name: str, sources: Sequence[str], is_python_module: bool, 
         raise NotImplementedError(
             "cpp_extension: Python-module extensions (pybind11 functions over tensors) are not available yet; "
             "register operators with TORCH_LIBRARY and pass is_python_module=False, then call them as "
-            f"tessera.ops.<namespace>.<op>")
+            "tessera.ops.<namespace>.<op>")
     if with_cuda or any(s.endswith((".cu", ".cuh")) for s in sources):
-        raise NotImplementedError("cpp_extension: CUDA extensions are not available yet")
+        raise NotImplementedError(_NO_CUDA)
 
 
 def _ninja() -> str:
@@ -212,7 +213,7 @@ def load(name: str, sources: Union[str, Sequence[str]], extra_cflags=None, extra
     sources = _as_list(sources)
     _check_supported(name, sources, is_python_module, is_standalone, with_cuda)
     if extra_cuda_cflags:
-        raise NotImplementedError("cpp_extension: CUDA extensions are not available yet")
+        raise NotImplementedError(_NO_CUDA)
     for source in sources:  # (before anything is created)
         if not os.path.isfile(source):
             raise FileNotFoundError(f"cpp_extension: no source file {source}")
@@ -234,7 +235,7 @@ def load_inline(name: str, cpp_sources, cuda_sources=None, functions=None, extra
         raise NotImplementedError("cpp_extension: functions= (pybind11 bindings) needs Python-module "
                                   "extensions, which are not available yet")
     if cuda_sources or extra_cuda_cflags:
-        raise NotImplementedError("cpp_extension: CUDA extensions are not available yet")
+        raise NotImplementedError(_NO_CUDA)
     _check_supported(name, [], is_python_module, False, with_cuda)
     build_dir = _build_dir(name, build_directory)
     text = "#include <aten/aten.h>\n" + "\n".join(_as_list(cpp_sources)) + "\n"
