@@ -1,7 +1,7 @@
 """Sparse workloads of issue 25, torch 1.13 and tessera alternating in one run at the same
 thread count, with scipy.sparse beside them where it has the operation:
 
-    /usr/bin/python3 bench/bench_sparse.py [--threads 2] [--rounds 3] [--full]
+    /usr/bin/python3 bench/bench_sparse.py [--threads 2] [--rounds 3] [--full] [--only TEXT]
 
 The default sizes are scaled down so the run takes about a minute on 2 cores; --full uses
 the issue's sizes (a 100k x 100k matrix at 0.1% and 1% density, 10M-entry coalesce).
@@ -101,6 +101,7 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--full", action="store_true")
+    ap.add_argument("--only", default="", help="run the workloads whose name contains this text")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     tessera.set_num_threads(args.threads)
@@ -109,6 +110,8 @@ def main():
     print("| workload | torch ms | tessera ms | scipy ms | tessera / torch | tessera / scipy |")
     print("|---|---:|---:|---:|---:|---:|")
     for name, make, op, scipy_op in cases(args.full):
+        if args.only not in name:
+            continue
         t_args, m_args = make(torch), make(tessera)
         times = {"torch": [], "tessera": [], "scipy": []}
         for _ in range(args.rounds):

@@ -853,9 +853,32 @@ def test_large_kernels_match_torch():
         crow, col = csr.crow_indices().to(index_dtype), csr.col_indices().to(index_dtype)
         mine = tessera.sparse_csr_tensor(to_tessera(crow), to_tessera(col), to_tessera(csr.values()), d.shape)
         assert torch.allclose(to_torch(mine @ to_tessera(dense)), d @ dense)
-    bad = tessera._sparse_csr_tensor_unsafe(tessera.tensor([0, 1, 2]), tessera.tensor([0, 99]), tessera.ones(2), (2, 3))
+    # float32 at widths that fill the kernel's register blocks (64 floats) once, twice with a
+    # remainder, and not at all, on two threads
+    a = torch.randn(300, 500, generator=g)
+    a[torch.rand(300, 500, generator=g) < 0.9] = 0
+    threads = tessera.get_num_threads()
+    tessera.set_num_threads(2)
+    try:
+        for width in (64, 130, 8):
+            dense = torch.randn(500, width, generator=g)
+            got = to_tessera(a).to_sparse_csr() @ to_tessera(dense)
+            assert torch.allclose(to_torch(got), a @ dense, rtol=1e-5, atol=1e-5)
+    finally:
+        tessera.set_num_threads(threads)
+    unsafe = tessera._sparse_csr_tensor_unsafe
+    for crow, col in (([0, 1, 2], [0, 99]), ([0, 1, 2], [0, -1]), ([0, 2, 1], [0, 1]), ([0, 1, 3], [0, 1]),
+                      ([1, 1, 2], [0, 1])):
+        bad = unsafe(tessera.tensor(crow), tessera.tensor(col), tessera.ones(2), (2, 3))
+        with pytest.raises(RuntimeError, match="indices are invalid"):
+            bad @ tessera.ones(3, 2)
+    # a bad index in a late row of a matrix large enough to run on both threads
+    crow = tessera.arange(0, 2001) * 2
+    col = tessera.zeros(4000, dtype=tessera.int64)
+    col[3999] = 5000
+    bad = unsafe(crow, col, tessera.ones(4000), (2000, 4000))
     with pytest.raises(RuntimeError, match="indices are invalid"):
-        bad @ tessera.ones(3, 2)
+        bad @ tessera.ones(4000, 64)
 
 
 def test_select_of_one_sparse_dim_keeps_the_dtype_and_narrow_copy_refuses_negatives():

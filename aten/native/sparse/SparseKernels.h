@@ -11,10 +11,12 @@
 
 namespace at::inline tessera::native {
 
-// out[m, n] += values x dense for a CSR matrix (compressed and plain indices of one
-// integer dtype, int32 or int64, already checked to lie inside the matrix); dense [k, n]
-// and out contiguous, of the values' dtype. Rows run in parallel.
-using spmm_csr_fn = void (*)(const Tensor& compressed, const Tensor& plain, const Tensor& values,
+// out[m, n] = values x dense for a CSR matrix (compressed and plain indices of one integer
+// dtype, int32 or int64; the compressed ones already checked to rise from 0 to nnz); dense
+// [k, n] and out contiguous, of the values' dtype, out written whole. The plain indices are
+// checked here, in parallel, each row's before it is read: false when one lies outside
+// [0, k) (out then holds nothing meaningful). Rows run in parallel.
+using spmm_csr_fn = bool (*)(const Tensor& compressed, const Tensor& plain, const Tensor& values,
                              const Tensor& dense, Tensor& out);
 DECLARE_DISPATCH(spmm_csr_fn, spmm_csr_stub);
 

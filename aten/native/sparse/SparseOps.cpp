@@ -449,19 +449,15 @@ Tensor spmm(const Tensor& rows_t, const Tensor& cols_t, const Tensor& values_t, 
   return out;
 }
 
-// Every compressed index inside the matrix (the members may come from an unchecked
-// constructor, and the kernel reads through them): 0 = c[0] <= c[1] <= ... <= c[m] = nnz
-// and 0 <= plain < k.
+// The compressed indices rise from 0 to nnz: 0 = c[0] <= c[1] <= ... <= c[m] = nnz (the
+// members may come from an unchecked constructor, and the kernel reads through them; it
+// checks the plain indices itself, in parallel).
 template <typename I>
-void check_csr_bounds(const Tensor& compressed, const Tensor& plain, int64_t m, int64_t k) {
+bool csr_compressed_valid(const Tensor& compressed, int64_t m, int64_t nnz) {
   const I* c = static_cast<const I*>(compressed.data_ptr());
-  const I* p = static_cast<const I*>(plain.data_ptr());
-  const int64_t nnz = plain.numel();
   bool ok = compressed.numel() == m + 1 && c[0] == 0 && c[m] == nnz;
   for (int64_t r = 0; ok && r < m; ++r) ok = c[r] <= c[r + 1];
-  for (int64_t e = 0; ok && e < nnz; ++e) ok = p[e] >= 0 && p[e] < k;
-  TORCH_CHECK(ok, "mm: the CSR operand's indices are invalid (compressed indices must rise from 0 to nnz, plain "
-              "indices lie in [0, ", k, "))");
+  return ok;
 }
 
 // Whether the members have the shapes and dtypes the kernel reads them as (one int32 or
@@ -480,14 +476,19 @@ Tensor spmm_csr(const Tensor& self, const Tensor& mat2) {
   const SparseCsrTensorImpl* impl = get_sparse_csr_impl(self);
   const Tensor compressed = impl->compressed_indices().contiguous(), plain = impl->plain_indices().contiguous();
   const int64_t m = self.size(0), k = self.size(1);
-  if (compressed.scalar_type() == c10::kInt) {
-    check_csr_bounds<int32_t>(compressed, plain, m, k);
-  } else {
-    check_csr_bounds<int64_t>(compressed, plain, m, k);
+  const bool compressed_ok = compressed.scalar_type() == c10::kInt
+                                ? csr_compressed_valid<int32_t>(compressed, m, plain.numel())
+                                : csr_compressed_valid<int64_t>(compressed, m, plain.numel());
+  auto invalid = [&] {
+    TORCH_CHECK(false, "mm: the CSR operand's indices are invalid (compressed indices must rise from 0 to nnz, "
+                "plain indices lie in [0, ", k, "))");
+  };
+  if (!compressed_ok) invalid();
+  if (plain.numel() == 0 || mat2.size(1) == 0) return at::zeros({m, mat2.size(1)}, mat2.options());
+  Tensor out = at::empty({m, mat2.size(1)}, mat2.options());
+  if (!spmm_csr_stub(c10::DeviceType::CPU, compressed, plain, impl->values().contiguous(), mat2.contiguous(), out)) {
+    invalid();
   }
-  Tensor out = at::zeros({m, mat2.size(1)}, mat2.options());
-  if (plain.numel() == 0 || mat2.size(1) == 0) return out;
-  spmm_csr_stub(c10::DeviceType::CPU, compressed, plain, impl->values().contiguous(), mat2.contiguous(), out);
   return out;
 }
 

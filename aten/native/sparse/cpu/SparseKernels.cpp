@@ -1,16 +1,22 @@
 // Per-ISA loops of the sparse kernels (SparseKernels.h). Note [CSR x dense]: each output
-// row is a sum of dense rows scaled by the row's values, so a row of the result stays in
-// cache while the dense rows stream through in SIMD vectors; rows are independent and run
-// in parallel. At the size (10M entries over a [100k, 64] float matrix, 25 MB) the
-// dense rows come from memory in random order, so the rows of the entries 8 ahead are
-// prefetched. The nonzero scan counts per chunk, then writes each chunk's entries
-// branch-free (a store every element, the write position advancing only on a nonzero).
+// row is a sum of dense rows scaled by the row's values; rows are independent and run in
+// parallel. A block of 8 SIMD vectors of the output row (64 floats) is summed in registers
+// over the row's entries and stored once. At the size (100M entries over a
+// [100k, 64] float matrix, 25 MB) the dense rows arrive in random order from the last-level
+// cache or memory, so the block of the entry 8 ahead is prefetched. Measured there (perf,
+// 2 threads): summing into the output row in memory and a serial pass checking the plain
+// indices before the product cost 0.87 s against 0.62 s for the register blocks with each
+// row's indices checked by its own thread just before use (still in L1 when read again).
+// The nonzero scan counts per chunk, then writes each chunk's entries branch-free (a store
+// every element, the write position advancing only on a nonzero).
 #include <aten/core/Dispatch.h>
 #include <aten/core/Parallel.h>
 #include <aten/cpu/vec/vec.h>
 #include <aten/native/sparse/SparseKernels.h>
 #include <aten/ops/Functions.h>
 
+#include <algorithm>
+#include <atomic>
 #include <vector>
 
 namespace at::inline tessera::native {
@@ -20,49 +26,78 @@ namespace {
 using vec::Vectorized;
 
 template <typename T, typename I>
-void spmm_rows(const I* compressed, const I* plain, const T* values, const T* dense, T* out, int64_t m, int64_t n) {
+bool spmm_rows(const I* compressed, const I* plain, const T* values, const T* dense, T* out, int64_t m, int64_t k,
+               int64_t n) {
   using Vec = Vectorized<T>;
   constexpr int64_t kAhead = 8;
+  constexpr int64_t kBlock = 8 * Vec::size();  // (the columns one pass keeps in registers)
   const int64_t line = 64 / static_cast<int64_t>(sizeof(T));
-  const int64_t fetched = std::min<int64_t>(n, 8 * line);  // (the head of a wide row: 8 lines at most)
   const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(n, 1));
+  std::atomic<bool> inside{true};
   at::parallel_for(0, m, grain, [&](int64_t begin, int64_t end) {
     const int64_t last = static_cast<int64_t>(compressed[end]);
     for (int64_t r = begin; r < end; ++r) {
+      const int64_t lo = static_cast<int64_t>(compressed[r]), hi = static_cast<int64_t>(compressed[r + 1]);
+      bool row_inside = true;
+      for (int64_t e = lo; e < hi; ++e) row_inside &= static_cast<uint64_t>(plain[e]) < static_cast<uint64_t>(k);
+      if (!row_inside) {
+        inside.store(false, std::memory_order_relaxed);
+        return;
+      }
       T* orow = out + r * n;
-      for (I k = compressed[r]; k < compressed[r + 1]; ++k) {
-        // (the dense row of an entry a few ahead, which may be in a later row of this range:
-        // a random row of a large matrix is a wait for memory that the prefetch overlaps)
-        if (static_cast<int64_t>(k) + kAhead < last) {
-          const T* ahead = dense + static_cast<int64_t>(plain[k + kAhead]) * n;
-          for (int64_t j = 0; j < fetched; j += line) __builtin_prefetch(ahead + j, 0);
+      int64_t j0 = 0;
+      for (; j0 + kBlock <= n; j0 += kBlock) {
+        Vec acc[8] = {Vec(T(0)), Vec(T(0)), Vec(T(0)), Vec(T(0)), Vec(T(0)), Vec(T(0)), Vec(T(0)), Vec(T(0))};
+        for (int64_t e = lo; e < hi; ++e) {
+          // (the block of an entry a few ahead, which may be in a later row of this range: a
+          // random row of a large matrix is a wait for memory that the prefetch overlaps;
+          // that entry's index is not checked yet, so a bad one is not followed)
+          if (e + kAhead < last) {
+            const uint64_t ahead = static_cast<uint64_t>(plain[e + kAhead]);
+            if (ahead < static_cast<uint64_t>(k)) {
+              const T* block = dense + static_cast<int64_t>(ahead) * n + j0;
+              for (int64_t j = 0; j < kBlock; j += line) __builtin_prefetch(block + j, 0);
+            }
+          }
+          const Vec va(values[e]);
+          const T* drow = dense + static_cast<int64_t>(plain[e]) * n + j0;
+          for (int v = 0; v < 8; ++v) acc[v] = acc[v] + va * Vec::loadu(drow + v * Vec::size());
         }
-        const T a = values[k];
-        const T* drow = dense + static_cast<int64_t>(plain[k]) * n;
+        for (int v = 0; v < 8; ++v) acc[v].store(orow + j0 + v * Vec::size());
+      }
+      if (j0 == n) continue;
+      // the columns past the last whole block (fewer than kBlock), summed in place
+      std::fill(orow + j0, orow + n, T(0));
+      for (int64_t e = lo; e < hi; ++e) {
+        const T a = values[e];
         const Vec va(a);
-        int64_t j = 0;
+        const T* drow = dense + static_cast<int64_t>(plain[e]) * n;
+        int64_t j = j0;
         for (; j + Vec::size() <= n; j += Vec::size()) (Vec::loadu(orow + j) + va * Vec::loadu(drow + j)).store(orow + j);
         for (; j < n; ++j) orow[j] = orow[j] + a * drow[j];
       }
     }
   });
+  return inside.load();
 }
 
-void spmm_csr_kernel(const Tensor& compressed, const Tensor& plain, const Tensor& values, const Tensor& dense,
+bool spmm_csr_kernel(const Tensor& compressed, const Tensor& plain, const Tensor& values, const Tensor& dense,
                      Tensor& out) {
-  const int64_t m = out.size(0), n = out.size(1);
+  const int64_t m = out.size(0), n = out.size(1), k = dense.size(0);
+  bool inside = true;
   dispatch_types<kFloating>(values.scalar_type(), "spmm", [&]<typename T>() {
     const T* v = static_cast<const T*>(values.data_ptr());
     const T* d = static_cast<const T*>(dense.data_ptr());
     T* o = static_cast<T*>(out.data_ptr());
     if (compressed.scalar_type() == c10::kInt) {
-      spmm_rows<T, int32_t>(static_cast<const int32_t*>(compressed.data_ptr()),
-                            static_cast<const int32_t*>(plain.data_ptr()), v, d, o, m, n);
+      inside = spmm_rows<T, int32_t>(static_cast<const int32_t*>(compressed.data_ptr()),
+                                     static_cast<const int32_t*>(plain.data_ptr()), v, d, o, m, k, n);
     } else {
-      spmm_rows<T, int64_t>(static_cast<const int64_t*>(compressed.data_ptr()),
-                            static_cast<const int64_t*>(plain.data_ptr()), v, d, o, m, n);
+      inside = spmm_rows<T, int64_t>(static_cast<const int64_t*>(compressed.data_ptr()),
+                                     static_cast<const int64_t*>(plain.data_ptr()), v, d, o, m, k, n);
     }
   });
+  return inside;
 }
 
 // Note [Scattering rows]: dense += sparse adds each entry's values into a row of a large
