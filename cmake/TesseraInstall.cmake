@@ -14,6 +14,8 @@ install(TARGETS c10 aten autograd aten_with_autograd autograd_with_aten distribu
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/c10 ${PROJECT_SOURCE_DIR}/aten ${PROJECT_SOURCE_DIR}/autograd
                   ${PROJECT_SOURCE_DIR}/distributed
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.h")
+# (the one header of the Python glue an extension module includes)
+install(FILES ${PROJECT_SOURCE_DIR}/csrc/extension.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/csrc)
 install(DIRECTORY ${CMAKE_BINARY_DIR}/generated/aten ${CMAKE_BINARY_DIR}/generated/autograd
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.h" PATTERN "*.inc")
 

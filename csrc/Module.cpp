@@ -20,6 +20,7 @@ namespace tessera::python {
 void init_autograd(py::module_& m);  // Autograd.cpp
 void init_autocast(py::module_& m);  // Autocast.cpp
 void init_distributed(py::module_& m);  // Distributed.cpp
+bool init_extension_api(PyObject* module);  // ExtensionApi.cpp
 }  // namespace tessera::python
 
 PYBIND11_MODULE(_C, m) {
@@ -56,6 +57,7 @@ PYBIND11_MODULE(_C, m) {
   if (!init_profiler(mod)) throw py::error_already_set();
   if (!init_generator(mod) || !init_python_library(mod) || !init_op_call_type(mod)) throw py::error_already_set();
   if (PyModule_AddFunctions(mod, allocator_functions()) != 0) throw py::error_already_set();
+  if (!init_extension_api(mod)) throw py::error_already_set();
   init_autograd(m);
   init_autocast(m);
   init_distributed(m);

@@ -11,6 +11,7 @@ rm -rf "$work"
 cmake --install "$build" --prefix "$work/prefix" >/dev/null
 test -f "$work/prefix/lib/libtessera_c10.so"
 test -f "$work/prefix/include/c10/c10.h"
+test -f "$work/prefix/include/csrc/extension.h"  # (what a Python extension module includes)
 test -f "$work/prefix/lib/cmake/Tessera/TesseraConfig.cmake"
 
 cmake -S "$src/examples/cpp" -B "$work/app" -G Ninja -DCMAKE_PREFIX_PATH="$work/prefix" \

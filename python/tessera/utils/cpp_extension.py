@@ -1,14 +1,18 @@
-"""torch.utils.cpp_extension for operator libraries: C++ sources compiled just in time with
-Ninja against tessera's headers into a shared library, kept in a build directory keyed by
-the sources and flags (a second load of the same code builds nothing), and loaded with
-tessera.ops.load_library so that its TORCH_LIBRARY blocks register their operators.
+"""torch.utils.cpp_extension: C++ sources compiled just in time with Ninja against tessera's
+headers into a shared library, kept in a build directory keyed by the sources and flags (a
+second load of the same code builds nothing), and either imported as a Python module whose
+pybind11 functions take and return tensors (is_python_module=True, the default; the sources
+include <csrc/extension.h>, torch's <torch/extension.h>) or loaded with
+tessera.ops.load_library so that its TORCH_LIBRARY blocks register their operators:
 
+    m = tessera.utils.cpp_extension.load_inline("my_ext", source, functions=["axpy"])
+    m.axpy(x, y, 2.0)
     tessera.utils.cpp_extension.load_inline("my_ops", source, is_python_module=False)
     tessera.ops.my_ops.axpy(x, y, 2.0)
 
-Python-module extensions (pybind11 functions over tensors, `functions=` of load_inline),
-CUDA sources and setup.py's CppExtension are not available yet: they raise
-NotImplementedError."""
+CppExtension and BuildExtension build the same modules from a setup.py. CUDA sources need
+the CUDA backend, which tessera does not have yet: they raise NotImplementedError, as does
+is_standalone=True."""
 from __future__ import annotations
 
 import contextlib
@@ -18,8 +22,10 @@ import os
 import pathlib
 import shlex
 import shutil
+import importlib.util
 import subprocess
 import sys
+import sysconfig
 from typing import Iterable, Optional, Sequence, Union
 
 # (not resolved: in a build tree the .py files are links into the checkout, and the package
@@ -105,11 +111,6 @@ def _check_supported(name: str, sources: Sequence[str], is_python_module: bool, 
         raise ValueError(f"cpp_extension: the extension's name must be a valid identifier, got {name!r}")
     if is_standalone:
         raise NotImplementedError("cpp_extension: is_standalone=True (an executable) is not available yet")
-    if is_python_module:
-        raise NotImplementedError(
-            "cpp_extension: Python-module extensions (pybind11 functions over tensors) are not available yet; "
-            "register operators with TORCH_LIBRARY and pass is_python_module=False, then call them as "
-            "tessera.ops.<namespace>.<op>")
     if with_cuda or any(s.endswith((".cu", ".cuh")) for s in sources):
         raise NotImplementedError(_NO_CUDA)
 
@@ -152,12 +153,21 @@ def _locked(build_dir: pathlib.Path):
         yield
 
 
+def _python_include_paths() -> list[str]:
+    """Python's headers (pybind11's come from the system include directory)."""
+    return sorted({sysconfig.get_paths()["include"], sysconfig.get_paths()["platinclude"]})
+
+
 def _build(name: str, sources: list[str], extra_cflags: list[str], extra_ldflags: list[str],
-           extra_include_paths: list[str], build_dir: pathlib.Path, verbose: bool) -> str:
+           extra_include_paths: list[str], build_dir: pathlib.Path, verbose: bool, python_module: bool) -> str:
     """Compiles and links under the caller's _locked(build_dir); returns the library's path."""
     includes = [os.path.abspath(p) for p in extra_include_paths] + include_paths()
-    # (paths tessera generates are quoted for the shell; extra flags are taken as written)
+    if python_module:
+        includes += _python_include_paths()
+    # (paths tessera generates are quoted for the shell; extra flags are taken as written; a
+    # module hides its symbols, as pybind11 asks, so two modules' helpers never collide)
     cflags = (["-O2", "-fPIC", "-std=c++20", f"-DTORCH_EXTENSION_NAME={name}"]
+              + (["-fvisibility=hidden"] if python_module else [])
               + [shlex.quote(f"-I{p}") for p in includes] + extra_cflags)
     libs = _loaded_libraries()
     ldflags = (["-shared"] + [shlex.quote(f"-Wl,-rpath,{d}") for d in library_paths()]
@@ -187,6 +197,23 @@ def _build(name: str, sources: list[str], extra_cflags: list[str], extra_ldflags
 _LOADED: dict[tuple[str, str], str] = {}
 
 
+# library path -> the Python module imported from it (a second load returns it again).
+_MODULES: dict[str, object] = {}
+
+
+def _import_module(name: str, path: str):
+    """Imports the module built at `path` under `name` (its PyInit_<name>); a changed build
+    has a new path, so its new code is imported beside the old."""
+    module = _MODULES.get(path)
+    if module is None:
+        import tessera  # noqa: F401 (the module's tensors are tessera's: its libraries come first)
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        _MODULES[path] = module
+    return module
+
+
 def _load_built(build_dir: pathlib.Path, name: str, path: str) -> None:
     from tessera import ops
     key = (str(build_dir.resolve()), name)
@@ -207,9 +234,9 @@ def _build_dir(name: str, build_directory: Optional[str]) -> pathlib.Path:
 def load(name: str, sources: Union[str, Sequence[str]], extra_cflags=None, extra_cuda_cflags=None,
          extra_ldflags=None, extra_include_paths=None, build_directory=None, verbose=False, with_cuda=None,
          is_python_module=True, is_standalone=False, keep_intermediates=True):
-    """Compiles `sources` into a shared library (once per content) and loads it, so its
-    TORCH_LIBRARY blocks register their operators (is_python_module=False; returns None,
-    as torch does)."""
+    """Compiles `sources` into a shared library (once per content) and imports it as the
+    Python module `name` (returned), or with is_python_module=False loads it so that its
+    TORCH_LIBRARY blocks register their operators (returns None, as torch does)."""
     sources = _as_list(sources)
     _check_supported(name, sources, is_python_module, is_standalone, with_cuda)
     if extra_cuda_cflags:
@@ -220,7 +247,9 @@ def load(name: str, sources: Union[str, Sequence[str]], extra_cflags=None, extra
     build_dir = _build_dir(name, build_directory)
     with _locked(build_dir):
         path = _build(name, sources, _as_list(extra_cflags), _as_list(extra_ldflags), _as_list(extra_include_paths),
-                      build_dir, verbose)
+                      build_dir, verbose, is_python_module)
+    if is_python_module:
+        return _import_module(name, path)
     _load_built(build_dir, name, path)
     return None
 
@@ -230,30 +259,121 @@ def load_inline(name: str, cpp_sources, cuda_sources=None, functions=None, extra
                 verbose=False, with_cuda=None, is_python_module=True, with_pytorch_error_handling=True,
                 keep_intermediates=True):
     """load() of source text: `cpp_sources` (a string or a list, joined by newlines) is
-    written to main.cpp in the build directory after `#include <aten/aten.h>`."""
-    if functions is not None:
-        raise NotImplementedError("cpp_extension: functions= (pybind11 bindings) needs Python-module "
-                                  "extensions, which are not available yet")
+    written to main.cpp in the build directory after `#include <csrc/extension.h>` (for a
+    Python module) or `#include <aten/aten.h>` (for an operator library). `functions` (a
+    name, a list of names or a dict of name -> docstring) are bound into the module with
+    pybind11, as torch generates the PYBIND11_MODULE block."""
     if cuda_sources or extra_cuda_cflags:
         raise NotImplementedError(_NO_CUDA)
     _check_supported(name, [], is_python_module, False, with_cuda)
+    if functions is not None and not is_python_module:
+        raise ValueError("cpp_extension: functions= binds functions into a Python module; "
+                         "it needs is_python_module=True")
     build_dir = _build_dir(name, build_directory)
-    text = "#include <aten/aten.h>\n" + "\n".join(_as_list(cpp_sources)) + "\n"
+    header = "#include <csrc/extension.h>" if is_python_module else "#include <aten/aten.h>"
+    text = header + "\n" + "\n".join(_as_list(cpp_sources)) + "\n" + _bindings(functions)
     with _locked(build_dir):  # (another process's text never lands in this build)
         main = build_dir / "main.cpp"
         if not main.exists() or main.read_text() != text:  # (unchanged text keeps its mtime: no rebuild)
             main.write_text(text)
         path = _build(name, [str(main)], _as_list(extra_cflags), _as_list(extra_ldflags),
-                      _as_list(extra_include_paths), build_dir, verbose)
+                      _as_list(extra_include_paths), build_dir, verbose, is_python_module)
+    if is_python_module:
+        return _import_module(name, path)
     _load_built(build_dir, name, path)
     return None
 
 
-def CppExtension(*args, **kwargs):  # noqa: N802 (torch's name)
-    raise NotImplementedError("cpp_extension.CppExtension (setup.py builds) is not available yet; use load() or "
-                              "load_inline() with is_python_module=False")
+def _bindings(functions) -> str:
+    """The PYBIND11_MODULE block that binds `functions` (None: none, the sources have theirs)."""
+    if functions is None:
+        return ""
+    docs = dict(functions) if isinstance(functions, dict) else {f: f for f in _as_list(functions)}
+    lines = ["PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {"]
+    for fn, doc in docs.items():
+        if not fn.isidentifier():
+            raise ValueError(f"cpp_extension: functions= names C++ functions, got {fn!r}")
+        escaped = doc.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+        lines.append(f'  m.def("{fn}", {fn}, "{escaped}");')
+    return "\n".join(lines + ["}", ""])
 
 
-def BuildExtension(*args, **kwargs):  # noqa: N802 (torch's name)
-    raise NotImplementedError("cpp_extension.BuildExtension (setup.py builds) is not available yet; use load() or "
-                              "load_inline() with is_python_module=False")
+_LINKED = ("aten", "tessera_c10", "tessera_autograd")  # (_LIBRARIES by their -l names)
+
+
+def CppExtension(name: str, sources, *args, **kwargs):  # noqa: N802 (torch's name)
+    """A setuptools.Extension for a C++ module built against tessera: its include paths,
+    library paths (also as the run-time search path) and libraries added to those given."""
+    import setuptools
+    kwargs["include_dirs"] = _as_list(kwargs.get("include_dirs")) + include_paths() + _python_include_paths()
+    paths = library_paths()
+    kwargs["library_dirs"] = _as_list(kwargs.get("library_dirs")) + paths
+    kwargs["runtime_library_dirs"] = _as_list(kwargs.get("runtime_library_dirs")) + paths
+    kwargs["libraries"] = _as_list(kwargs.get("libraries")) + list(_LINKED)
+    kwargs["language"] = "c++"
+    sources = _as_list(sources)
+    if any(s.endswith((".cu", ".cuh")) for s in sources):
+        raise NotImplementedError(_NO_CUDA)
+    return setuptools.Extension(name, sources, *args, **kwargs)
+
+
+def CUDAExtension(*args, **kwargs):  # noqa: N802 (torch's name)
+    """torch's setuptools.Extension for CUDA sources: needs the CUDA backend."""
+    raise NotImplementedError(_NO_CUDA)
+
+
+def _make_build_extension():
+    from setuptools.command.build_ext import build_ext
+
+    class BuildExtension(build_ext):
+        """setup.py's cmdclass={"build_ext": BuildExtension}: setuptools' build_ext that
+        compiles each extension as C++20 with TORCH_EXTENSION_NAME set to its module's name
+        and its symbols hidden, as load() does. with_options(...) takes torch's options:
+        use_ninja is accepted (setuptools' compiler builds either way), no_python_abi_suffix
+        drops the cpython-311-... part of the file name."""
+        _options: dict = {}
+
+        @classmethod
+        def with_options(cls, **options):
+            unknown = set(options) - {"use_ninja", "no_python_abi_suffix"}
+            if unknown:
+                raise TypeError(f"BuildExtension.with_options: unexpected options {sorted(unknown)}")
+            return type(cls.__name__, (cls,), {"_options": {**cls._options, **options}})
+
+        def build_extensions(self):
+            for ext in self.extensions:
+                if any(s.endswith((".cu", ".cuh")) for s in ext.sources):
+                    raise NotImplementedError(_NO_CUDA)
+                flags = list(ext.extra_compile_args or [])
+                if not any(f.startswith("-std=") for f in flags):
+                    flags.append("-std=c++20")
+                flags += [f"-DTORCH_EXTENSION_NAME={ext.name.split('.')[-1]}", "-fvisibility=hidden"]
+                ext.extra_compile_args = flags
+            # (setuptools compiles C++ with the C compiler's flags; -Wstrict-prototypes is C-only)
+            compiler_so = getattr(self.compiler, "compiler_so", None)
+            if compiler_so and "-Wstrict-prototypes" in compiler_so:
+                compiler_so.remove("-Wstrict-prototypes")
+            super().build_extensions()
+
+        def get_ext_filename(self, ext_name):
+            name = super().get_ext_filename(ext_name)
+            suffix = sysconfig.get_config_var("EXT_SUFFIX")
+            if self._options.get("no_python_abi_suffix") and name.endswith(suffix):
+                name = name[:-len(suffix)] + ".so"
+            return name
+
+    return BuildExtension
+
+
+def __getattr__(name: str):
+    # BuildExtension subclasses setuptools' build_ext: made when first asked for, so that
+    # importing this module does not import setuptools
+    if name == "BuildExtension":
+        cls = _make_build_extension()
+        globals()[name] = cls
+        return cls
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | {"BuildExtension"})
