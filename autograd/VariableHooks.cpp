@@ -4,6 +4,7 @@
 #include <autograd/autograd.h>
 #include <autograd/variable.h>
 
+#include <aten/core/NamedTensorUtils.h>
 #include <aten/core/TensorOperators.h>
 #include <c10/util/Exception.h>
 
@@ -66,7 +67,14 @@ class VariableHooks final : public at::impl::VariableHooksInterface {
       if (!strong) return;
       Tensor t(std::move(strong));
       Tensor& grad = impl::materialize_autograd_meta(t)->grad_;
-      grad = grad.defined() ? grad + g : g.clone();
+      if (grad.defined()) {
+        grad = grad + g;
+        return;
+      }
+      grad = g.clone();
+      // (a root's named `gradient=` keeps its names here, as in torch; the pass runs
+      // under NoNamesGuard, so the clone has none)
+      if (C10_UNLIKELY(g.has_names())) at::internal_set_names_inplace(grad, at::names_of(g));
     });
     meta->retains_grad_ = true;
   }

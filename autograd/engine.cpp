@@ -151,7 +151,13 @@ void validate_outputs(const Node& fn, variable_list& grads) {
     const Edge& e = edges[i];
     Tensor& grad = grads[i];
     if (!e.is_valid() || !grad.defined()) continue;
-    if (C10_UNLIKELY(grad.has_names())) grad = at::rename(grad, std::nullopt);  // grads are never named
+    // Grads are never named, except that a named `gradient=` reaches the root's own Node as
+    // it is, where its hooks and retained grad see the names (Node::operator() drops them
+    // before the formula), as in torch; a leaf root's grad is unnamed.
+    if (C10_UNLIKELY(grad.has_names()) &&
+        (dynamic_cast<const GraphRoot*>(&fn) == nullptr || dynamic_cast<const AccumulateGrad*>(e.function.get()))) {
+      grad = at::rename(grad, std::nullopt);
+    }
     const InputMetadata& meta = e.function->input_metadata(e.input_nr);
     if (!meta.plain_kind_matches(grad)) {
       meta.check_kind(grad, c10::str("Function ", fn.name(), " returned an invalid gradient at index ", i));
@@ -252,14 +258,10 @@ variable_list Engine::execute(const edge_list& roots, const variable_list& grads
   TORCH_CHECK(roots.size() == grads.size(), "backward: ", roots.size(), " roots but ", grads.size(), " grads");
   GraphTask task;
   task.keep_graph = keep_graph;
-  // Backward formulas see no names, and grads carry none, as in torch: a named `gradient=`
-  // enters as an unnamed alias.
+  // Backward formulas see no names, and grads carry none, as in torch (a named `gradient=`
+  // only as far as the root's hooks: validate_outputs).
   at::NoNamesGuard no_names;
-  variable_list root_grads = grads;
-  for (Tensor& g : root_grads) {
-    if (g.defined() && g.has_names()) g = at::rename(g, std::nullopt);
-  }
-  auto root = make_node<GraphRoot>(roots, root_grads);
+  auto root = make_node<GraphRoot>(roots, grads);
   compute_dependencies(root.get(), task);
   if (!outputs.empty()) {
     init_exec_info(root.get(), outputs, accumulate_grad, task);

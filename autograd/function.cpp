@@ -1,6 +1,7 @@
 #include <autograd/function.h>
 #include <autograd/variable.h>
 
+#include <aten/core/NamedTensorUtils.h>
 #include <aten/core/NestedTensorImpl.h>
 #include <aten/ops/Functions.h>
 
@@ -99,6 +100,10 @@ void Node::run_tensor_pre_hooks(variable_list& grads) {
   // retain_grad runs after the user's hooks, so .grad sees what they made of the grad.
   for (const auto& [nr, fn] : retains_grad_hooks_) {
     if (nr < grads.size() && grads[nr].defined()) fn(grads[nr]);
+  }
+  // (a root's named `gradient=` ends here: the formula and the grads it makes are unnamed)
+  for (Tensor& g : grads) {
+    if (C10_UNLIKELY(g.defined() && g.has_names())) g = at::rename(g, std::nullopt);
   }
 }
 

@@ -4,11 +4,13 @@
 // bool, int -> int64, float -> float32, complex -> complex64, mixed -> promoted) unless
 // given, and elements are written straight into the new tensor with torch's per-dtype
 // conversions and overflow checks.
+#include "ArgParser.h"
 #include "TorchDispatch.h"
 #include "TorchFunction.h"
 #include "python_api.h"
 
 #include <aten/core/Dispatch.h>
+#include <aten/core/NamedTensorUtils.h>
 #include <aten/ops/Functions.h>
 #include <aten/ops/OperatorHandles.h>
 #include <c10/core/ThreadLocalState.h>
@@ -410,7 +412,7 @@ PyObject* tensor_fn(PyObject* module, PyObject* args, PyObject* kwargs) {
   Py_ssize_t nargs = PyTuple_GET_SIZE(args);
   TORCH_CHECK_TYPE(nargs <= 1, "tensor() takes 1 positional argument but ", nargs, " were given");
   PyObject* data = nargs ? PyTuple_GET_ITEM(args, 0) : nullptr;
-  PyObject *dtype = nullptr, *device = nullptr, *requires_grad = nullptr, *pin_memory = nullptr;
+  PyObject *dtype = nullptr, *device = nullptr, *requires_grad = nullptr, *pin_memory = nullptr, *names = nullptr;
   if (kwargs) {
     PyObject *key, *value;
     Py_ssize_t pos = 0;
@@ -421,6 +423,7 @@ PyObject* tensor_fn(PyObject* module, PyObject* args, PyObject* kwargs) {
       else if (std::strcmp(k, "device") == 0) device = value;
       else if (std::strcmp(k, "requires_grad") == 0) requires_grad = value;
       else if (std::strcmp(k, "pin_memory") == 0) pin_memory = value;
+      else if (std::strcmp(k, "names") == 0) names = value;
       else if (std::strcmp(k, "data") == 0 && !data) data = value;
       else TORCH_CHECK_TYPE(false, "tensor() got an unexpected keyword argument '", k, "'");
     }
@@ -436,14 +439,32 @@ PyObject* tensor_fn(PyObject* module, PyObject* args, PyObject* kwargs) {
     if (r < 0) throw python_error();
     if (r) result.set_requires_grad(true);
   }
+  if (names && names != Py_None) {
+    // torch's parser takes a tuple or list of str / None only, naming the argument's type
+    bool names_ok = PyTuple_Check(names) || PyList_Check(names);
+    for (Py_ssize_t i = 0; names_ok && i < PySequence_Fast_GET_SIZE(names); ++i) {
+      PyObject* item = PySequence_Fast_GET_ITEM(names, i);
+      names_ok = item == Py_None || PyUnicode_Check(item);
+    }
+    TORCH_CHECK_TYPE(names_ok, "tensor(): argument 'names' must be tuple of names, not ", Py_TYPE(names)->tp_name);
+    at::internal_set_names_inplace(result, unpack_dimname_list(names));
+    // (the first named tensor of the process warns, from the Python side's one flag)
+    PyObject* helpers = PyImport_ImportModule("tessera._named_tensor");
+    if (!helpers) throw python_error();
+    PyObject* warned = PyObject_CallMethod(helpers, "_warn_experimental", nullptr);
+    Py_DECREF(helpers);
+    if (!warned) throw python_error();
+    Py_DECREF(warned);
+  }
   return wrap(std::move(result));
   END_HANDLE_TH_ERRORS
 }
 
 PyMethodDef tensor_new_functions[] = {
     {"tensor", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(tensor_fn)), METH_VARARGS | METH_KEYWORDS,
-     "tensor(data, *, dtype=None, device=None) -> Tensor\n\nA new tensor holding a copy of data (nested sequences of "
-     "numbers, a numpy array, a number or a tensor)."},
+     "tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False, names=None) -> Tensor\n\nA new "
+     "tensor holding a copy of data (nested sequences of numbers, a numpy array, a number or a tensor), its dims "
+     "named `names` when given."},
     {nullptr, nullptr, 0, nullptr}};
 
 }  // namespace

@@ -86,6 +86,11 @@ FACTORIES = [
     "lib.zeros(2, names=('A',), dtype=lib.float64)", "lib.randn(2, 3, names=('A', 'B'), requires_grad=True).requires_grad",
     "lib.empty((2, 3), names=('A', 'B'), memory_format=lib.contiguous_format).names",
     "lib.zeros(2, 3, names=('A', '1b'))", "lib.ones(0, names=('A',))", "lib.zeros((), names=())",
+    # tensor(data, names=): the parser's tuple-or-list of str / None, then the factories' checks
+    "lib.tensor([[1.0, 2.0]], names=('N', 'C'))", "lib.tensor([1, 2], names=['A']).dtype",
+    "lib.tensor([[1.0, 2.0]], names=None).names", "lib.tensor(3.0, names=()).names",
+    "lib.tensor([[1.0, 2.0]], names=('N',))", "lib.tensor([[1.0]], names=('A', 'A'))", "lib.tensor([1.0], names=(1,))",
+    "lib.tensor([1.0], names='A')", "lib.tensor([1.0], names=('A',), requires_grad=True).requires_grad",
 ]
 
 

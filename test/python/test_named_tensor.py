@@ -244,6 +244,33 @@ def test_a_named_seed_grad_warns_as_torch():
         assert a.grad.names == (None, None)
 
 
+def test_a_named_seed_reaches_the_roots_hooks_and_retained_grad_only():
+    seen = {}
+
+    def record(key):
+        def hook(g):
+            seen.setdefault(key, g.names)  # (returns None: the grad is not replaced)
+        return hook
+    for lib in (torch, tessera):
+        y = lib.randn(2, 3, requires_grad=True)
+        w = y * 2
+        w.retain_grad()
+        w.register_hook(record((lib.__name__, "w")))
+        z = w * 3
+        z.retain_grad()
+        z.register_hook(record((lib.__name__, "z")))
+        with pytest.warns(UserWarning, match="named grad tensor"):
+            z.backward(lib.ones(2, 3, names=("N", "C")))
+        seen[(lib.__name__, "grads")] = (z.grad.names, w.grad.names, y.grad.names)
+        # a leaf root's hook and grad are unnamed
+        y.register_hook(record((lib.__name__, "y")))
+        with pytest.warns(UserWarning, match="named grad tensor"):
+            y.backward(lib.ones(2, 3, names=("N", "C")))
+    for key in ("w", "z", "grads", "y"):
+        assert seen[("tessera", key)] == seen[("torch", key)], key
+    assert seen[("tessera", "z")] == ("N", "C")
+
+
 def test_first_naming_warns_once_per_process():
     code = ("import warnings, tessera\n"
             "with warnings.catch_warnings(record=True) as w:\n"
