@@ -12,6 +12,10 @@
 #include <aten/library.h>
 #include <autograd/autograd.h>
 
+#include <atomic>
+#include <exception>
+#include <stdexcept>
+
 namespace tessera::python {
 
 // The functions tessera._C lends to extension modules: a module links tessera's libraries
@@ -26,23 +30,39 @@ struct TensorApi {
   bool (*is_tensor)(PyObject* obj);
   // The tensor inside obj; precondition: is_tensor(obj).
   const at::Tensor* (*unwrap)(PyObject* obj);
+  // Sets the Python error for the C++ exception being handled (call from a catch block), as
+  // tessera's own bindings do: c10::IndexError -> IndexError, ... (csrc/python_api.h).
+  void (*set_error)();
 };
-inline constexpr int kTensorApiVersion = 1;
+inline constexpr int kTensorApiVersion = 2;
 inline constexpr const char* kTensorApiCapsule = "tessera._C._tensor_api";
 
 // tessera._C's table, imported on first use (the module imports tessera._C if the program
-// has not). Throws pybind11::error_already_set when tessera cannot be imported.
+// has not), when this module also learns to raise tessera's exception types. Throws
+// pybind11::error_already_set when tessera cannot be imported. (No function-local static:
+// its guard, held across an import that may release the GIL, could deadlock two threads.)
 inline const TensorApi& tensor_api() {
-  static const TensorApi* api = [] {
-    pybind11::module_::import("tessera._C");
-    auto* table = static_cast<const TensorApi*>(PyCapsule_Import(kTensorApiCapsule, 0));
-    if (table == nullptr) throw pybind11::error_already_set();
-    if (table->version != kTensorApiVersion) {
-      throw std::runtime_error("this extension was built against another version of tessera; rebuild it");
-    }
-    return table;
-  }();
-  return *api;
+  static std::atomic<const TensorApi*> cached{nullptr};
+  if (const TensorApi* api = cached.load(std::memory_order_acquire)) return *api;
+  pybind11::module_::import("tessera._C");
+  auto* table = static_cast<const TensorApi*>(PyCapsule_Import(kTensorApiCapsule, 0));
+  if (table == nullptr) throw pybind11::error_already_set();
+  if (table->version != kTensorApiVersion) {
+    throw std::runtime_error("this extension was built against another version of tessera; rebuild it");
+  }
+  if (cached.exchange(table, std::memory_order_acq_rel) == nullptr) {
+    // (a module built by another compiler has pybind11 internals of its own, which do not
+    // see tessera._C's translator)
+    pybind11::register_local_exception_translator([](std::exception_ptr p) {
+      if (!p) return;
+      try {
+        std::rethrow_exception(p);
+      } catch (const c10::Error&) {
+        tensor_api().set_error();
+      }
+    });
+  }
+  return *table;
 }
 
 }  // namespace tessera::python

@@ -870,8 +870,9 @@ def test_large_kernels_match_torch():
     for crow, col in (([0, 1, 2], [0, 99]), ([0, 1, 2], [0, -1]), ([0, 2, 1], [0, 1]), ([0, 1, 3], [0, 1]),
                       ([1, 1, 2], [0, 1])):
         bad = unsafe(tessera.tensor(crow), tessera.tensor(col), tessera.ones(2), (2, 3))
-        with pytest.raises(RuntimeError, match="indices are invalid"):
-            bad @ tessera.ones(3, 2)
+        for width in (2, 0):
+            with pytest.raises(RuntimeError, match="indices are invalid"):
+                bad @ tessera.ones(3, width)
     # a bad index in a late row of a matrix large enough to run on both threads
     crow = tessera.arange(0, 2001) * 2
     col = tessera.zeros(4000, dtype=tessera.int64)

@@ -484,7 +484,13 @@ Tensor spmm_csr(const Tensor& self, const Tensor& mat2) {
                 "plain indices lie in [0, ", k, "))");
   };
   if (!compressed_ok) invalid();
-  if (plain.numel() == 0 || mat2.size(1) == 0) return at::zeros({m, mat2.size(1)}, mat2.options());
+  if (plain.numel() == 0) return at::zeros({m, mat2.size(1)}, mat2.options());
+  if (mat2.size(1) == 0) {  // (no kernel run to check the plain indices: check them here)
+    const Tensor p = plain.to(c10::kLong);
+    const int64_t* q = static_cast<const int64_t*>(p.data_ptr());
+    if (!std::all_of(q, q + p.numel(), [&](int64_t i) { return i >= 0 && i < k; })) invalid();
+    return at::zeros({m, 0}, mat2.options());
+  }
   Tensor out = at::empty({m, mat2.size(1)}, mat2.options());
   if (!spmm_csr_stub(c10::DeviceType::CPU, compressed, plain, impl->values().contiguous(), mat2.contiguous(), out)) {
     invalid();

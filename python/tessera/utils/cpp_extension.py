@@ -203,7 +203,10 @@ _MODULES: dict[str, object] = {}
 
 def _import_module(name: str, path: str):
     """Imports the module built at `path` under `name` (its PyInit_<name>); a changed build
-    has a new path, so its new code is imported beside the old."""
+    has a new path, so its new code is imported beside the old (except that a module with
+    TORCH_LIBRARY blocks cannot define its namespace twice in one process). Tensors come
+    back as new tessera.Tensor objects: a function that returns its argument gives an
+    equal tensor, not the same object (nor its subclass)."""
     module = _MODULES.get(path)
     if module is None:
         import tessera  # noqa: F401 (the module's tensors are tessera's: its libraries come first)
@@ -274,14 +277,29 @@ def load_inline(name: str, cpp_sources, cuda_sources=None, functions=None, extra
     text = header + "\n" + "\n".join(_as_list(cpp_sources)) + "\n" + _bindings(functions)
     with _locked(build_dir):  # (another process's text never lands in this build)
         main = build_dir / "main.cpp"
-        if not main.exists() or main.read_text() != text:  # (unchanged text keeps its mtime: no rebuild)
-            main.write_text(text)
+        if not main.exists() or main.read_text(encoding="utf-8") != text:  # (unchanged text: no rebuild)
+            main.write_text(text, encoding="utf-8")
         path = _build(name, [str(main)], _as_list(extra_cflags), _as_list(extra_ldflags),
                       _as_list(extra_include_paths), build_dir, verbose, is_python_module)
     if is_python_module:
         return _import_module(name, path)
     _load_built(build_dir, name, path)
     return None
+
+
+def _c_string(text: str) -> str:
+    """text's UTF-8 bytes as the body of a C++ string literal: printable ASCII as it is
+    (quote and backslash escaped), every other byte as an octal escape."""
+    out = []
+    for byte in text.encode("utf-8"):
+        char = chr(byte)
+        if char in '"\\':
+            out.append("\\" + char)
+        elif 0x20 <= byte < 0x7F:
+            out.append(char)
+        else:
+            out.append(f"\\{byte:03o}")
+    return "".join(out)
 
 
 def _bindings(functions) -> str:
@@ -293,8 +311,7 @@ def _bindings(functions) -> str:
     for fn, doc in docs.items():
         if not fn.isidentifier():
             raise ValueError(f"cpp_extension: functions= names C++ functions, got {fn!r}")
-        escaped = doc.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
-        lines.append(f'  m.def("{fn}", {fn}, "{escaped}");')
+        lines.append(f'  m.def("{fn}", {fn}, "{_c_string(doc)}");')
     return "\n".join(lines + ["}", ""])
 
 
@@ -328,23 +345,31 @@ def _make_build_extension():
     class BuildExtension(build_ext):
         """setup.py's cmdclass={"build_ext": BuildExtension}: setuptools' build_ext that
         compiles each extension as C++20 with TORCH_EXTENSION_NAME set to its module's name
-        and its symbols hidden, as load() does. with_options(...) takes torch's options:
-        use_ninja is accepted (setuptools' compiler builds either way), no_python_abi_suffix
-        drops the cpython-311-... part of the file name."""
-        _options: dict = {}
+        and its symbols hidden, as load() does. Its options, as torch's: use_ninja (accepted;
+        setuptools' compiler builds either way) and no_python_abi_suffix (drops the
+        cpython-311-... part of the file name); others go to setuptools' Command."""
 
         @classmethod
         def with_options(cls, **options):
-            unknown = set(options) - {"use_ninja", "no_python_abi_suffix"}
-            if unknown:
-                raise TypeError(f"BuildExtension.with_options: unexpected options {sorted(unknown)}")
-            return type(cls.__name__, (cls,), {"_options": {**cls._options, **options}})
+            """A BuildExtension class that passes `options` to every instance."""
+            class WithOptions(cls):
+                def __init__(self, *args, **kwargs):
+                    super().__init__(*args, **{**options, **kwargs})
+            WithOptions.__name__ = cls.__name__
+            return WithOptions
+
+        def __init__(self, *args, **kwargs):
+            self.no_python_abi_suffix = kwargs.pop("no_python_abi_suffix", False)
+            self.use_ninja = kwargs.pop("use_ninja", True)
+            super().__init__(*args, **kwargs)
 
         def build_extensions(self):
             for ext in self.extensions:
                 if any(s.endswith((".cu", ".cuh")) for s in ext.sources):
                     raise NotImplementedError(_NO_CUDA)
-                flags = list(ext.extra_compile_args or [])
+                # (torch's form {"cxx": [...], "nvcc": [...]} or a plain list)
+                args = ext.extra_compile_args or []
+                flags = list(args.get("cxx", []) if isinstance(args, dict) else args)
                 if not any(f.startswith("-std=") for f in flags):
                     flags.append("-std=c++20")
                 flags += [f"-DTORCH_EXTENSION_NAME={ext.name.split('.')[-1]}", "-fvisibility=hidden"]
@@ -358,7 +383,7 @@ def _make_build_extension():
         def get_ext_filename(self, ext_name):
             name = super().get_ext_filename(ext_name)
             suffix = sysconfig.get_config_var("EXT_SUFFIX")
-            if self._options.get("no_python_abi_suffix") and name.endswith(suffix):
+            if self.no_python_abi_suffix and name.endswith(suffix):
                 name = name[:-len(suffix)] + ".so"
             return name
 
