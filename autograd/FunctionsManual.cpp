@@ -359,6 +359,12 @@ Tensor to_padded_tensor_backward(const Tensor& grad, const Tensor& self) {
   return at::_nested_tensor_from_tensor_list(parts, self.scalar_type());
 }
 
+Tensor unbind_backward(const std::vector<Tensor>& grads, const Tensor& self, int64_t dim) {
+  if (!self.is_nested()) return at::stack(grads, dim);
+  // (the components' shapes differ: they cannot be stacked, only nested again)
+  return at::_nested_tensor_from_tensor_list(grads, self.scalar_type());
+}
+
 std::vector<Tensor> cat_tensors_backward(const Tensor& grad_in, const std::vector<Tensor>& tensors, int64_t dim) {
   // (a compressed grad, of a cat of compressed tensors, has no slices: dense grads for them)
   const Tensor grad = c10::isSparseCompressed(grad_in.layout()) ? grad_in.to_dense() : grad_in;

@@ -117,6 +117,8 @@ std::tuple<Tensor, Tensor, Tensor> mkldnn_convolution_backward(const Tensor& gra
                                                                std::array<bool, 3> mask);
 // The gradient of a nested tensor's to_padded_tensor: each component's corner of the dense grad.
 Tensor to_padded_tensor_backward(const Tensor& grad, const Tensor& self);
+// unbind's: the grads stacked along dim, or for a nested self a nested tensor of them.
+Tensor unbind_backward(const std::vector<Tensor>& grads, const Tensor& self, int64_t dim);
 
 // Elementwise.
 Tensor clamp_backward(const Tensor& grad, const Tensor& self, const std::optional<at::Scalar>& min,

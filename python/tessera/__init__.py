@@ -195,6 +195,8 @@ _api_usage.install(_C)
 # tessera.distributed (c10d on tessera's stores and Gloo) and tessera.futures, as torch
 # makes them reachable from the top-level module.
 from . import distributed, futures  # noqa: E402,F401
+# torch.func's transforms (after the functions they call are defined)
+from . import func  # noqa: E402,F401
 
 
 def is_distributed(input):

@@ -143,6 +143,21 @@ def test_gradients_through_as_nested_tensor_match_torch():
     assert gx.grad.tolist() == [[1.0] * 3] * 2 and gy.grad.tolist() == [[0.0] * 3] * 4
 
 
+def test_gradients_through_unbind_match_torch():
+    # an unused component's grad is zeros of its shape; the nested grad is not stacked
+    grads = {}
+    for lib in (torch, tessera):
+        a = lib.tensor([[0.5, -1.0, 2.0], [1.0, 0.0, 3.0]], requires_grad=True)
+        b = lib.tensor([[1.5, 2.0, 0.0]] * 4, requires_grad=True)
+        parts = lib.nested.as_nested_tensor([a, b]).unbind()
+        (parts[1] * 3).sum().backward()
+        grads[lib.__name__] = (a.grad.tolist(), b.grad.tolist())
+    assert grads["tessera"] == grads["torch"]
+    a = tessera.tensor([[0.5, -1.0, 2.0]], dtype=tessera.float64, requires_grad=True)
+    b = tessera.tensor([[1.5], [0.25]], dtype=tessera.float64, requires_grad=True)
+    assert tessera.autograd.gradcheck(lambda a, b: tessera.nested.as_nested_tensor([a, b]).unbind()[1] * 2, (a, b))
+
+
 def test_gradcheck_through_the_nested_round_trip():
     a = tessera.tensor([[0.5, -1.0, 2.0]], dtype=tessera.float64, requires_grad=True)
     b = tessera.tensor([[1.5], [0.25]], dtype=tessera.float64, requires_grad=True)
