@@ -573,6 +573,13 @@ Tensor sparse_layout_backward(const Tensor& grad, const Tensor& self) {
 }
 
 Tensor softmax_backward(const Tensor& grad, const Tensor& result, int64_t dim) {
+  if (result.is_nested()) {  // per component, along the component's dim (a nested result has dim > 0)
+    const std::vector<Tensor> g = grad.unbind(0), r = result.unbind(0);
+    std::vector<Tensor> parts;
+    const int64_t d = (dim < 0 ? dim + result.dim() : dim) - 1;
+    for (size_t i = 0; i < g.size(); ++i) parts.push_back(softmax_backward(g[i], r[i], d));
+    return at::_nested_tensor_from_tensor_list(parts);
+  }
   if (result.dim() == 0) return grad * 0;
   return (grad - (grad * result).sum(IntArrayRef{dim}, true)) * result;
 }

@@ -297,7 +297,15 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):  # noqa
     a number p (None meaning 2) is aten::norm's vector norm of the flattened dims; 'fro' is
     the 2-norm over at most two dims; 'nuc' is the nuclear norm (sum of singular values) of
     a matrix or of the two dims given."""
-    dims = [dim] if isinstance(dim, int) else dim
+    dims = [dim] if isinstance(dim, (int, str)) else dim
+    if isinstance(p, str) and dims is not None and any(isinstance(d, str) for d in dims):
+        # (1.13's frobenius_norm / nuclear_norm take int dims only; torch's parser words the two apart)
+        if p == "nuc":
+            raise TypeError(f"nuclear_norm() received an invalid combination of arguments - got (Tensor, "
+                            f"{type(dim).__name__}, keepdim=bool), but expected one of:\n"
+                            " * (Tensor input, tuple of ints dim, bool keepdim)")
+        raise TypeError(f"frobenius_norm(): argument 'dim' (position 2) must be tuple of ints, not "
+                        f"{type(dim).__name__}")
     if isinstance(p, str):
         if p == "fro":
             if dtype is not None:

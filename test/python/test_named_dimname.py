@@ -32,6 +32,11 @@ REDUCTIONS = [
     # '*' is torch's wildcard spelling; bytes are names too
     "x.sum('*')", "x.sum(b'C')", "x.transpose(b'N', 'C')", "x.size(b'C')", "lib.zeros(2, names=('*',)).names",
     "lib.zeros(2, names=(b'A',)).names", "lib.zeros(2).rename('*').names",
+    # norm.names_*: the dims looked up, then the int overload, which refuses named inputs
+    "lib.norm(u, 2, 'C')", "u.norm(2, ['N', 'H'], True)", "lib.norm(u, 3, 'Z')", "lib.norm(x, 2, 'C')",
+    "lib.norm(u, 2, ['C'], dtype=lib.float64)", "lib.norm(u, p=1, dim='H', out=lib.empty(0))",
+    "lib.norm(u, 'fro', 'C')", "lib.norm(u, dim=('C',))", "lib.norm(u, 'nuc', ['N', 'C'])", "x.norm()",
+    "x.norm(2, 1)", "lib.norm(x, 2, 'C', dtype=lib.float64)", "lib.norm(x, p=2, dtype=lib.float64)",
 ]
 
 INDEXING = [

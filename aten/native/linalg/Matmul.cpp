@@ -9,6 +9,7 @@
 #include <aten/native/StructuredHelpers.h>
 #include <aten/native/linalg/Blas.h>
 #include <aten/native/named/NameInference.h>
+#include <aten/native/nested/NestedOps.h>
 #include <aten/ops/Functions.h>
 #include <c10/core/ThreadLocalState.h>
 
@@ -32,6 +33,7 @@ int64_t product(const std::vector<int64_t>& v) {
 }  // namespace
 
 Tensor matmul(const Tensor& self, const Tensor& other) {
+  if (C10_UNLIKELY(self.is_nested() || other.is_nested())) return nested_matmul(self, other);
   if (C10_UNLIKELY(named::names_pending(self, other))) {
     const DimnameList names = named::matmul_names(names_of(self), names_of(other));
     NoNamesGuard guard;
@@ -95,6 +97,7 @@ Tensor& matmul_out(const Tensor& self, const Tensor& other, Tensor& out) {
 }
 
 Tensor linear(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias) {
+  if (C10_UNLIKELY(input.is_nested())) return nested_linear(input, weight, bias);
   const bool has_bias = bias && bias->defined();
   if (C10_UNLIKELY(named::names_pending(input, weight, has_bias ? *bias : Tensor()))) {
     // torch's linear is matmul(input, weight.t()) plus the bias, names included.

@@ -64,6 +64,22 @@ Tensor mean_names_dim(const Tensor& self, DimnameRef dim, bool keepdim, std::opt
 Tensor& mean_names_out(const Tensor& self, DimnameRef dim, bool keepdim, std::optional<ScalarType> dtype, Tensor& out) {
   return at::mean_outf(self, pos(self, dim), keepdim, dtype, out);
 }
+Tensor norm_names_ScalarOpt_dim(const Tensor& self, const std::optional<c10::Scalar>& p, DimnameRef dim,
+                                bool keepdim) {
+  return at::norm(self, p, pos(self, dim), keepdim);
+}
+Tensor norm_names_ScalarOpt_dim_dtype(const Tensor& self, const std::optional<c10::Scalar>& p, DimnameRef dim,
+                                      bool keepdim, ScalarType dtype) {
+  return at::norm(self, p, pos(self, dim), keepdim, dtype);
+}
+Tensor& norm_names_out(const Tensor& self, const std::optional<c10::Scalar>& p, DimnameRef dim, bool keepdim,
+                       Tensor& out) {
+  return at::norm_outf(self, p, pos(self, dim), keepdim, out);
+}
+Tensor& norm_names_dtype_out(const Tensor& self, const std::optional<c10::Scalar>& p, DimnameRef dim, bool keepdim,
+                             ScalarType dtype, Tensor& out) {
+  return at::norm_outf(self, p, pos(self, dim), keepdim, dtype, out);
+}
 Tensor prod_dim_Dimname(const Tensor& self, Dimname dim, bool keepdim, std::optional<ScalarType> dtype) {
   return at::prod(self, pos(self, dim), keepdim, dtype);
 }

@@ -138,15 +138,31 @@ Tensor norm_impl(const Tensor& self, const std::optional<c10::Scalar>& p, std::o
 }
 }  // namespace
 
-Tensor norm_Scalar(const Tensor& self, const c10::Scalar& p) { return norm_impl(self, p, std::nullopt, false, std::nullopt); }
+namespace {
+// torch has no Named kernel for norm: a named input is refused under the overload's name
+// (these composites decompose before the names fallback could refuse them).
+void refuse_names(const Tensor& self, const char* overload) {
+  TORCH_CHECK(!self.has_names(), "aten::norm.", overload, " is not yet supported with named tensors. Please drop "
+              "names via `tensor = tensor.rename(None)`, call the op with an unnamed tensor, and set names on the "
+              "result of the operation.");
+}
+}  // namespace
+
+Tensor norm_Scalar(const Tensor& self, const c10::Scalar& p) {
+  refuse_names(self, "Scalar");
+  return norm_impl(self, p, std::nullopt, false, std::nullopt);
+}
 Tensor norm_ScalarOpt_dim(const Tensor& self, const std::optional<c10::Scalar>& p, IntArrayRef dim, bool keepdim) {
+  refuse_names(self, "ScalarOpt_dim");
   return norm_impl(self, p, dim, keepdim, std::nullopt);
 }
 Tensor norm_ScalarOpt_dim_dtype(const Tensor& self, const std::optional<c10::Scalar>& p, IntArrayRef dim, bool keepdim,
                                 c10::ScalarType dtype) {
+  refuse_names(self, "ScalarOpt_dim_dtype");
   return norm_impl(self, p, dim, keepdim, dtype);
 }
 Tensor norm_ScalarOpt_dtype(const Tensor& self, const std::optional<c10::Scalar>& p, c10::ScalarType dtype) {
+  refuse_names(self, "ScalarOpt_dtype");
   return norm_impl(self, p, std::nullopt, false, dtype);
 }
 

@@ -1,0 +1,194 @@
+// The operators torch 1.13 runs on nested tensors (NestedTensorCPU): add and mul (with
+// another nested tensor of the same shapes, or a number), relu, gelu, softmax over a
+// component dim, bmm, clone and dropout. Elementwise work runs once over the packed
+// buffer; the rest runs per component on dense views. matmul and linear on nested
+// tensors are their composites' nested branches (nested_matmul, nested_linear below), so
+// that autograd differentiates them through unbind and as_nested_tensor.
+#include <aten/core/NestedTensorImpl.h>
+#include <aten/native/NativeFunctions.h>
+#include <aten/native/nested/NestedOps.h>
+#include <aten/ops/Functions.h>
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace at::inline tessera::native {
+
+namespace {
+
+const NestedTensorImpl& impl_of(const Tensor& t) {
+  const NestedTensorImpl* impl = get_nested_impl(t);
+  TORCH_INTERNAL_ASSERT(impl != nullptr, "a NestedTensorCPU kernel got a tensor that is not nested");
+  return *impl;
+}
+
+// The packed elements of a nested tensor as one 1-d dense view.
+Tensor buffer_of(const Tensor& nested) {
+  const NestedTensorImpl& nt = impl_of(nested);
+  int64_t total = 0;
+  for (int64_t i = 0; i < nt.num_components(); ++i) total += nested_component(nested, i).numel();
+  auto flat = c10::make_intrusive<c10::TensorImpl>(nested.storage(), c10::DispatchKeySet(c10::DispatchKey::CPU),
+                                                   nested.scalar_type(), c10::kStrided);
+  flat->set_storage_offset(nested.storage_offset());
+  flat->set_sizes_contiguous({total});
+  flat->set_version_counter(nested.unsafeGetTensorImpl()->version_counter());
+  return Tensor(std::move(flat));
+}
+
+// A new nested tensor over `buffer` (1-d, contiguous) with `like`'s component shapes.
+Tensor nested_like(const Tensor& buffer, const Tensor& like) {
+  return Tensor(c10::make_intrusive<NestedTensorImpl>(buffer.contiguous(), impl_of(like).component_sizes()));
+}
+
+// A new nested tensor holding copies of `parts` (dense, one rank), packed.
+Tensor pack(const std::vector<Tensor>& parts, c10::ScalarType dtype) {
+  std::vector<std::vector<int64_t>> sizes;
+  int64_t total = 0;
+  for (const Tensor& p : parts) {
+    sizes.push_back(p.sizes().vec());
+    total += p.numel();
+  }
+  Tensor buffer = at::empty({total}, TensorOptions().dtype(dtype));
+  int64_t offset = 0;
+  for (const Tensor& p : parts) {
+    if (p.numel() > 0) buffer.narrow(0, offset, p.numel()).view(p.sizes()).copy_(p);
+    offset += p.numel();
+  }
+  return Tensor(c10::make_intrusive<NestedTensorImpl>(buffer, std::move(sizes)));
+}
+
+std::vector<Tensor> components(const Tensor& nested) {
+  std::vector<Tensor> out;
+  for (int64_t i = 0; i < impl_of(nested).num_components(); ++i) out.push_back(nested_component(nested, i));
+  return out;
+}
+
+// The other operand of add/mul as torch 1.13 takes it: a nested tensor of the same
+// component shapes, or a 0-dim tensor (a Python number); nullopt for a nested one.
+std::optional<Tensor> scalar_operand(const Tensor& self, const Tensor& other, const char* op) {
+  if (other.is_nested()) {
+    TORCH_CHECK(impl_of(self).component_sizes() == impl_of(other).component_sizes(), op,
+                " does not support broadcasting when given a NestedTensor");
+    return std::nullopt;
+  }
+  TORCH_CHECK(other.dim() == 0, "Expected both self and other to be nested, but got a nested self and non-nested other");
+  return other;
+}
+
+template <typename Fn>
+Tensor binary(const Tensor& self, const Tensor& other, const char* op, Fn fn) {
+  if (!self.is_nested()) {  // a number first: 2 * nested
+    TORCH_CHECK(self.dim() == 0, "Expected both self and other to be nested, but got a non-nested self and nested other");
+    return nested_like(fn(self, buffer_of(other)), other);
+  }
+  const std::optional<Tensor> number = scalar_operand(self, other, op);
+  return nested_like(fn(buffer_of(self), number ? *number : buffer_of(other)), self);
+}
+
+template <typename Fn>
+Tensor& binary_(Tensor& self, const Tensor& other, const char* op, Fn fn) {
+  TORCH_CHECK(self.is_nested(), op, "_: a dense tensor cannot be updated in place with a nested one");
+  const std::optional<Tensor> number = scalar_operand(self, other, op);
+  Tensor flat = buffer_of(self);
+  fn(flat, number ? *number : buffer_of(other));
+  return self;
+}
+
+}  // namespace
+
+Tensor add_nested(const Tensor& self, const Tensor& other, const c10::Scalar& alpha) {
+  return binary(self, other, "add", [&](const Tensor& a, const Tensor& b) { return at::add(a, b, alpha); });
+}
+Tensor& add_nested_(Tensor& self, const Tensor& other, const c10::Scalar& alpha) {
+  return binary_(self, other, "add", [&](Tensor& a, const Tensor& b) { a.add_(b, alpha); });
+}
+Tensor mul_nested(const Tensor& self, const Tensor& other) {
+  return binary(self, other, "mul", [](const Tensor& a, const Tensor& b) { return at::mul(a, b); });
+}
+Tensor& mul_nested_(Tensor& self, const Tensor& other) {
+  return binary_(self, other, "mul", [](Tensor& a, const Tensor& b) { a.mul_(b); });
+}
+
+Tensor relu_nested(const Tensor& self) { return nested_like(at::relu(buffer_of(self)), self); }
+Tensor& relu_nested_(Tensor& self) {
+  buffer_of(self).relu_();
+  return self;
+}
+Tensor gelu_nested(const Tensor& self, std::string_view approximate) {
+  return nested_like(at::gelu(buffer_of(self), approximate), self);
+}
+
+Tensor softmax_nested(const Tensor& self, int64_t dim, bool half_to_float) {
+  const int64_t ndim = self.dim();
+  TORCH_CHECK_INDEX(dim >= -ndim && dim < ndim, "Dimension out of range (expected to be in range of [", -ndim, ", ",
+                    ndim - 1, "], but got ", dim, ")");
+  const int64_t d = dim < 0 ? dim + ndim : dim;
+  TORCH_CHECK(d != 0, "Cannot apply softmax across nested dimension 0");
+  std::vector<Tensor> out;
+  for (const Tensor& c : components(self)) out.push_back(at::_softmax(c, d - 1, half_to_float));
+  return pack(out, half_to_float ? c10::kFloat : self.scalar_type());
+}
+
+Tensor bmm_nested(const Tensor& self, const Tensor& mat2) {
+  TORCH_CHECK(self.is_nested() && mat2.is_nested(), "Expected both to be nested, but got a ",
+              self.is_nested() ? "nested" : "non-nested", " self and ", mat2.is_nested() ? "nested" : "non-nested",
+              " other");
+  TORCH_CHECK(self.dim() == 3, "batch1 must be a 3D tensor");
+  TORCH_CHECK(mat2.dim() == 3, "batch2 must be a 3D tensor");
+  const std::vector<Tensor> a = components(self), b = components(mat2);
+  TORCH_CHECK(a.size() == b.size(), "Expected size for first two dimensions of batch2 tensor to be: [", a.size(),
+              ", ...] but got: [", b.size(), ", ...].");
+  std::vector<Tensor> out;
+  for (size_t i = 0; i < a.size(); ++i) {
+    TORCH_CHECK(a[i].size(1) == b[i].size(0), i, "-th nested matrices in batch cannot be multiplied (", a[i].size(0),
+                "x", a[i].size(1), " and ", b[i].size(0), "x", b[i].size(1), ")");
+    out.push_back(at::mm(a[i], b[i]));
+  }
+  return pack(out, c10::promoteTypes(self.scalar_type(), mat2.scalar_type()));
+}
+
+Tensor clone_nested(const Tensor& self, std::optional<c10::MemoryFormat> memory_format) {
+  const c10::MemoryFormat format = memory_format.value_or(c10::MemoryFormat::Preserve);
+  TORCH_CHECK(format == c10::MemoryFormat::Preserve || format == c10::MemoryFormat::Contiguous,
+              "Nested tensor clone supports Preserve and Contiguous memory formats, called clone with memory format: ",
+              format);
+  return pack(components(self), self.scalar_type());
+}
+
+std::tuple<Tensor, Tensor> native_dropout_nested(const Tensor& input, double p, std::optional<bool> train) {
+  auto [out, mask] = at::native_dropout(buffer_of(input), p, train);
+  return {nested_like(out, input), nested_like(mask, input)};
+}
+
+// matmul and linear of nested tensors, called by their composites: per component, through
+// differentiable unbind and as_nested_tensor.
+Tensor nested_matmul(const Tensor& self, const Tensor& other) {
+  TORCH_CHECK(self.is_nested() && other.is_nested(), "Expected both to be nested, but got a ",
+              self.is_nested() ? "nested" : "non-nested", " self and ", other.is_nested() ? "nested" : "non-nested",
+              " other");
+  TORCH_CHECK(self.dim() >= 3 && other.dim() >= 3, "matmul: For nested tensors, only inputs with >= 3 dims are "
+              "currently supported. 1st input has rank: ", self.dim(), "; 2nd input has rank: ", other.dim(), ".");
+  const std::vector<Tensor> a = self.unbind(0), b = other.unbind(0);
+  TORCH_CHECK(a.size() == b.size(), "matmul: Expected size for first dim of the 2nd input to be: ", a.size(),
+              " but got: ", b.size(), ".");
+  std::vector<Tensor> out;
+  for (size_t i = 0; i < a.size(); ++i) out.push_back(at::matmul(a[i], b[i]));
+  return at::_nested_tensor_from_tensor_list(out);
+}
+
+Tensor nested_linear(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias) {
+  TORCH_CHECK(input.dim() == 3 && weight.dim() == 2, "Linear requires nested_tensor.dim == 3 and dense_matrix.dim == "
+              "2. Nested tensor dim: ", input.dim(), ". Dense tensor dim: ", weight.dim());
+  std::vector<Tensor> out;
+  for (const Tensor& c : input.unbind(0)) {
+    TORCH_CHECK(c.size(-1) == weight.size(1), "Shape mismatch for NestedTensor Linear: Expected input's (a nested "
+                "tensor) 'last_dim' to equal 'weight.size(1), but got: last_dim = ", c.size(-1),
+                ", and weight.size(1) = ", weight.size(1));
+    out.push_back(at::linear(c, weight, bias));
+  }
+  return at::_nested_tensor_from_tensor_list(out);
+}
+
+}  // namespace at::inline tessera::native
