@@ -290,6 +290,18 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):  # noqa: A002 (torch'
     return tuple(_gradient_along(values, d, h, edge_order) for d, h in zip(dims, spacings))
 
 
+def _refuse_names(p, dim, dims):
+    """1.13's frobenius_norm / nuclear_norm take int dims only; torch's parser words the two apart."""
+    if dims is None or not any(isinstance(d, str) for d in dims):
+        return
+    if p == "nuc":
+        raise TypeError(f"nuclear_norm() received an invalid combination of arguments - got (Tensor, "
+                        f"{type(dim).__name__}, keepdim=bool), but expected one of:\n"
+                        " * (Tensor input, bool keepdim, *, Tensor out)\n"
+                        " * (Tensor input, tuple of ints dim, bool keepdim, *, Tensor out)")
+    raise TypeError(f"frobenius_norm(): argument 'dim' (position 2) must be tuple of ints, not {type(dim).__name__}")
+
+
 def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):  # noqa: A002 (torch's names)
     """norm(input, p='fro', dim=None, keepdim=False, out=None, dtype=None)
 
@@ -298,18 +310,11 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):  # noqa
     the 2-norm over at most two dims; 'nuc' is the nuclear norm (sum of singular values) of
     a matrix or of the two dims given."""
     dims = [dim] if isinstance(dim, (int, str)) else dim
-    if isinstance(p, str) and dims is not None and any(isinstance(d, str) for d in dims):
-        # (1.13's frobenius_norm / nuclear_norm take int dims only; torch's parser words the two apart)
-        if p == "nuc":
-            raise TypeError(f"nuclear_norm() received an invalid combination of arguments - got (Tensor, "
-                            f"{type(dim).__name__}, keepdim=bool), but expected one of:\n"
-                            " * (Tensor input, tuple of ints dim, bool keepdim)")
-        raise TypeError(f"frobenius_norm(): argument 'dim' (position 2) must be tuple of ints, not "
-                        f"{type(dim).__name__}")
     if isinstance(p, str):
         if p == "fro":
             if dtype is not None:
                 raise ValueError("dtype argument is not supported in frobenius norm")
+            _refuse_names(p, dim, dims)
             # (with neither dim nor out, 1.13 takes the whole tensor without the two-dim limit)
             if dims is None:
                 dims = [] if out is None else list(range(input.dim()))
@@ -320,6 +325,7 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):  # noqa
         elif p == "nuc":
             if dtype is not None:
                 raise ValueError("dtype argument is not supported in nuclear norm")
+            _refuse_names(p, dim, dims)
             if dims is None:
                 if input.dim() != 2:
                     raise RuntimeError(f"Expected a tensor with 2 dimensions, but got a tensor with {input.dim()} "

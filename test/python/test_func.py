@@ -89,6 +89,28 @@ def test_nested_transforms_differentiate_again():
     same(got, want)
 
 
+def test_transforms_record_under_no_grad_and_refuse_in_place_inputs():
+    (x,), (mx,) = inputs((3,))
+    with torch.no_grad():
+        want = (functorch.grad(lambda t: (t ** 2).sum())(x), functorch.vjp(lambda t: t.sin(), x)[1](x),
+                functorch.jvp(lambda t: t.exp(), (x,), (x,)), functorch.jacrev(lambda t: t ** 3)(x))
+    with tessera.no_grad():
+        got = (func.grad(lambda t: (t ** 2).sum())(mx), func.vjp(lambda t: t.sin(), mx)[1](mx),
+               func.jvp(lambda t: t.exp(), (mx,), (mx,)), func.jacrev(lambda t: t ** 3)(mx))
+    same(got, want)
+    for lib, transform in ((torch, functorch.grad), (tessera, func.grad)):
+        w = (x if lib is torch else mx).clone().requires_grad_()
+        with pytest.raises(RuntimeError, match="leaf Variable that requires grad is being used in an in-place"):
+            transform(lambda t: t.mul_(2).sum())(w * 1)
+    # duplicates are found after negative argnums are wrapped
+    with pytest.raises(RuntimeError, match=r"argnums elements must be unique, got \(0, 0\)"):
+        func.grad(lambda a: a.sum(), argnums=(0, -1))(mx)
+    # a tangent that requires grad makes the jvp differentiable, not the primal output
+    tangent = mx.clone().requires_grad_()
+    out, jv = func.jvp(lambda t: t.sin(), (mx,), (tangent,))
+    assert not out.requires_grad and jv.requires_grad
+
+
 def test_results_compose_with_autograd_only_when_an_input_requires_grad():
     (x,), (mx,) = inputs((4,))
     plain = func.grad(lambda t: (t ** 3).sum())(mx)
@@ -178,14 +200,19 @@ ERRORS = [
     ("jvp", lambda lib, t: t["jvp"](lambda x: x * 2, lib.ones(3), lib.ones(3))),
     ("jvp", lambda lib, t: t["jvp"](lambda x: x * 2, (lib.ones(3),), (lib.ones(4),))),
     ("jacrev", lambda lib, t: t["jacrev"](lambda x: 3.0)(lib.ones(3))),
+    ("jacfwd", lambda lib, t: t["jacfwd"](lambda x: 3.0)(lib.ones(3))),
+    ("jacfwd", lambda lib, t: t["jacfwd"](lambda x: x, has_aux=True)(lib.ones(3))),
+    ("jvp", lambda lib, t: t["jvp"](lambda x: x, (1.0,), (1.0,))),
+    ("jvp", lambda lib, t: t["jvp"](lambda: 1, (), ())),
 ]
 
 
 @pytest.mark.parametrize("case", range(len(ERRORS)))
 def test_errors_match_functorch(case):
     _, call = ERRORS[case]
-    mine = {"grad": func.grad, "vjp": func.vjp, "jvp": func.jvp, "jacrev": func.jacrev}
-    theirs = {"grad": functorch.grad, "vjp": functorch.vjp, "jvp": functorch.jvp, "jacrev": functorch.jacrev}
+    mine = {"grad": func.grad, "vjp": func.vjp, "jvp": func.jvp, "jacrev": func.jacrev, "jacfwd": func.jacfwd}
+    theirs = {"grad": functorch.grad, "vjp": functorch.vjp, "jvp": functorch.jvp, "jacrev": functorch.jacrev,
+              "jacfwd": functorch.jacfwd}
     with pytest.raises(Exception) as want:
         call(torch, theirs)
     with pytest.raises(type(want.value)) as got:
@@ -206,6 +233,8 @@ def test_functional_call_takes_dicts_and_ties_weights():
     assert tessera.equal(func.functional_call(model, params, x), want)
     with pytest.raises(ValueError, match="appeared in multiple dictionaries"):
         func.functional_call(model, (params, weights), (x,))
+    with pytest.raises(ValueError, match="Expected all elements of parameter_and_buffer_dicts to be dictionaries"):
+        func.functional_call(model, (params, [1]), (x,))
     with pytest.raises(RuntimeError, match=r"Missing key\(s\): '2.bias'"):
         func.functional_call(model, {k: v for k, v in params.items() if k != "2.bias"}, (x,), strict=True)
     # per-example gradients of a loss through functional_call (a loop where torch uses vmap)
@@ -226,6 +255,9 @@ def test_functional_call_takes_dicts_and_ties_weights():
     assert tessera.equal(func.functional_call(tied, {"a.weight": w}, (tessera.ones(1, 2),)), tessera.full((1, 2), 9.0))
     assert not tessera.equal(func.functional_call(tied, {"a.weight": w}, (tessera.ones(1, 2),), tie_weights=False),
                              tessera.full((1, 2), 9.0))
+    # strict counts a tied name as given when its twin is
+    assert tessera.equal(func.functional_call(tied, {"a.weight": w}, (tessera.ones(1, 2),), strict=True),
+                         tessera.full((1, 2), 9.0))
 
 
 def test_vmap_and_functionalize_are_not_there_yet():

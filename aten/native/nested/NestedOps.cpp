@@ -73,14 +73,16 @@ std::optional<Tensor> scalar_operand(const Tensor& self, const Tensor& other, co
                 " does not support broadcasting when given a NestedTensor");
     return std::nullopt;
   }
-  TORCH_CHECK(other.dim() == 0, "Expected both self and other to be nested, but got a nested self and non-nested other");
+  TORCH_CHECK(other.dim() == 0,
+              "Expected both self and other to be nested, but got a nested self and non-nested other");
   return other;
 }
 
 template <typename Fn>
 Tensor binary(const Tensor& self, const Tensor& other, const char* op, Fn fn) {
   if (!self.is_nested()) {  // a number first: 2 * nested
-    TORCH_CHECK(self.dim() == 0, "Expected both self and other to be nested, but got a non-nested self and nested other");
+    TORCH_CHECK(self.dim() == 0,
+                "Expected both self and other to be nested, but got a non-nested self and nested other");
     return nested_like(fn(self, buffer_of(other)), other);
   }
   const std::optional<Tensor> number = scalar_operand(self, other, op);
@@ -89,7 +91,8 @@ Tensor binary(const Tensor& self, const Tensor& other, const char* op, Fn fn) {
 
 template <typename Fn>
 Tensor& binary_(Tensor& self, const Tensor& other, const char* op, Fn fn) {
-  TORCH_CHECK(self.is_nested(), op, "_: a dense tensor cannot be updated in place with a nested one");
+  TORCH_CHECK(self.is_nested(), "Expected both self and other to be nested, but got a non-nested self and nested "
+              "other");
   const std::optional<Tensor> number = scalar_operand(self, other, op);
   Tensor flat = buffer_of(self);
   fn(flat, number ? *number : buffer_of(other));
@@ -121,6 +124,7 @@ Tensor gelu_nested(const Tensor& self, std::string_view approximate) {
 }
 
 Tensor softmax_nested(const Tensor& self, int64_t dim, bool half_to_float) {
+  if (impl_of(self).num_components() == 0) return clone_nested(self, std::nullopt);  // (as torch: nothing to do)
   const int64_t ndim = self.dim();
   TORCH_CHECK_INDEX(dim >= -ndim && dim < ndim, "Dimension out of range (expected to be in range of [", -ndim, ", ",
                     ndim - 1, "], but got ", dim, ")");
@@ -174,7 +178,16 @@ Tensor nested_matmul(const Tensor& self, const Tensor& other) {
   TORCH_CHECK(a.size() == b.size(), "matmul: Expected size for first dim of the 2nd input to be: ", a.size(),
               " but got: ", b.size(), ".");
   std::vector<Tensor> out;
-  for (size_t i = 0; i < a.size(); ++i) out.push_back(at::matmul(a[i], b[i]));
+  for (size_t i = 0; i < a.size(); ++i) {
+    // (no broadcasting between components' batch dims, as torch 1.13)
+    const IntArrayRef sa = a[i].sizes(), sb = b[i].sizes();
+    TORCH_CHECK(sa.slice(0, sa.size() - 2) == sb.slice(0, sb.size() - 2), "matmul: For nested tensors, batch "
+                "dimensions must have the same sizes, no broadcasting is currently performed. Got batch shapes for "
+                "self ", sa.slice(0, sa.size() - 2), " and batch shapes for mat2 ", sb.slice(0, sb.size() - 2));
+    TORCH_CHECK(sa.back() == sb[sb.size() - 2], "matmul: Nested tensors cannot be matrix multiplied, last dimension "
+                "of self has sizes ", sa.back(), " second last dimension of mat2 has sizes ", sb[sb.size() - 2]);
+    out.push_back(at::matmul(a[i], b[i]));
+  }
   return at::_nested_tensor_from_tensor_list(out);
 }
 

@@ -20,7 +20,7 @@ import contextlib
 import functools
 from typing import Any, Callable, Optional, Tuple, Union
 
-from .. import Tensor, is_grad_enabled, stack, zeros, zeros_like
+from .. import Tensor, enable_grad, is_grad_enabled, stack, zeros, zeros_like
 from ..utils import _pytree as pytree
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "functional_call", "vmap",
@@ -74,8 +74,38 @@ def _alias(x):
 
 def _keep_graph(inputs) -> bool:
     """Whether results must stay differentiable: inside another transform, or when an
-    input of the outermost call requires grad (and grad mode is on)."""
+    input of the outermost call requires grad (and grad mode is on outside the call:
+    the transform itself records whatever the caller's mode, as torch.func does)."""
     return is_grad_enabled() and (_depth > 1 or any(t.requires_grad for t in inputs))
+
+
+def _versions(aliases):
+    return [a._version for a in aliases]
+
+
+def _check_not_modified(aliases, before):
+    # (an in-place change of an input being differentiated would be differentiated as the
+    # changed tensor: torch.func refuses it as autograd refuses an in-place leaf)
+    if _versions(aliases) != before:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+
+
+def _call_on_aliases(func, argnums, args, kwargs, has_aux, api):
+    """func called with the arguments at argnums replaced by this level's aliases:
+    (aliases, their pytree spec, keep, output, aux)."""
+    selected_argnums = _check_argnums(argnums, len(args))
+    flat, spec = pytree.tree_flatten(_selected(args, selected_argnums))
+    _check_tensors(flat)
+    keep = _keep_graph(flat)
+    with enable_grad():
+        aliases = [_alias(x) for x in flat]
+        before = _versions(aliases)
+        output = func(*_replace(args, selected_argnums, pytree.tree_unflatten(aliases, spec)), **kwargs)
+    _check_not_modified(aliases, before)
+    aux = None
+    if has_aux:
+        output, aux = _has_aux_output(output, api)
+    return aliases, spec, keep, output, aux
 
 
 def _finish(tensors, keep):
@@ -84,8 +114,9 @@ def _finish(tensors, keep):
 
 def _autograd_grad(outputs, inputs, grad_outputs, create_graph, retain_graph=None):
     from .. import autograd
-    grads = autograd.grad(outputs, inputs, grad_outputs, retain_graph=retain_graph, create_graph=create_graph,
-                          allow_unused=True)
+    with enable_grad():
+        grads = autograd.grad(outputs, inputs, grad_outputs, retain_graph=retain_graph, create_graph=create_graph,
+                              allow_unused=True)
     return [g if g is not None else zeros_like(x) for g, x in zip(grads, inputs)]
 
 
@@ -100,9 +131,10 @@ def _check_argnums(argnums, nargs):
         raise RuntimeError(f"argnums must be int or Tuple[int, ...], got: {type(argnums)}")
     if len(argnums) == 0:
         raise RuntimeError("argnums must be non-empty")
-    if len(set(argnums)) != len(argnums):
-        raise RuntimeError(f"argnums elements must be unique, got {argnums}")
-    return tuple(_check_argnums(a, nargs) for a in argnums)
+    wrapped = tuple(_check_argnums(a, nargs) for a in argnums)
+    if len(set(wrapped)) != len(wrapped):
+        raise RuntimeError(f"argnums elements must be unique, got {wrapped}")
+    return wrapped
 
 
 def _selected(args, argnums):
@@ -138,16 +170,8 @@ def grad_and_value(func: Callable, argnums: Union[int, Tuple[int, ...]] = 0, has
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         with _level():
-            selected_argnums = _check_argnums(argnums, len(args))
-            primals = _selected(args, selected_argnums)
-            flat, spec = pytree.tree_flatten(primals)
-            _check_tensors(flat)
-            keep = _keep_graph(flat)
-            aliases = [_alias(x) for x in flat]
-            output = func(*_replace(args, selected_argnums, pytree.tree_unflatten(aliases, spec)), **kwargs)
-            aux = None
-            if has_aux:
-                output, aux = _has_aux_output(output, "grad_and_value(f)(*args)")
+            aliases, spec, keep, output, aux = _call_on_aliases(func, argnums, args, kwargs, has_aux,
+                                                                "grad_and_value(f)(*args)")
             if not _is_tensor(output):
                 raise RuntimeError("grad_and_value(f)(*args): Expected f(*args) to return a Tensor, got "
                                    f"{type(output)}")
@@ -190,14 +214,8 @@ def vjp(func: Callable, *primals, has_aux: bool = False):
     products with respect to each primal (a tuple like primals); vjp_fn may be called
     more than once. With has_aux, func returns (output, aux) and a third item is aux."""
     with _level():
-        flat, spec = pytree.tree_flatten(primals)
-        _check_tensors(flat)
-        keep = _keep_graph(flat)
-        aliases = [_alias(x) for x in flat]
-        output = func(*pytree.tree_unflatten(aliases, spec))
-        aux = None
-        if has_aux:
-            output, aux = _has_aux_output(output, "vjp(f, *primals)")
+        aliases, spec, keep, output, aux = _call_on_aliases(func, tuple(range(len(primals))) if primals else 0,
+                                                            primals, {}, has_aux, "vjp(f, *primals)")
         flat_out, out_spec = pytree.tree_flatten(output)
         _check_outputs(flat_out, "vjp(f, *primals)")
 
@@ -222,7 +240,8 @@ def vjp(func: Callable, *primals, has_aux: bool = False):
                                        retain_graph=retain_graph)
             else:
                 grads = [zeros_like(x) for x in aliases]
-            return pytree.tree_unflatten(_finish(grads, make_graph), spec)
+            result = pytree.tree_unflatten(_finish(grads, make_graph), spec)
+            return result if isinstance(result, tuple) else (result,)
 
     out_value = pytree.tree_unflatten(_finish(flat_out, keep), out_spec)
     if has_aux:
@@ -233,10 +252,15 @@ def vjp(func: Callable, *primals, has_aux: bool = False):
 # ---------------------------------------------------------------- jvp
 
 def _jvp_flat(func, flat, spec, flat_tangents, has_aux, api):
-    """(flat outputs, their spec, flat jvps, aux, keep) by the double-vjp trick."""
+    """(flat outputs, their spec, flat jvps, aux, keep for the outputs) by the double-vjp
+    trick; the jvps keep a graph also when only the tangents require grad."""
+    keep_primal = _keep_graph(flat)
     keep = _keep_graph(list(flat) + list(flat_tangents))
-    aliases = [_alias(x) for x in flat]
-    output = func(*pytree.tree_unflatten(aliases, spec))
+    with enable_grad():
+        aliases = [_alias(x) for x in flat]
+        before = _versions(aliases)
+        output = func(*pytree.tree_unflatten(aliases, spec))
+    _check_not_modified(aliases, before)
     aux = None
     if has_aux:
         output, aux = _has_aux_output(output, api)
@@ -247,23 +271,23 @@ def _jvp_flat(func, flat, spec, flat_tangents, has_aux, api):
     jvps = [zeros_like(o) for o in flat_out]
     if live:
         from .. import autograd
-        dummies = [zeros_like(flat_out[i]).requires_grad_() for i in live]
-        vjps = autograd.grad([flat_out[i] for i in live], aliases, dummies, create_graph=True, allow_unused=True)
-        used = [(v, t) for v, t in zip(vjps, flat_tangents) if v is not None and v.requires_grad]
-        if used:
-            back = autograd.grad([v for v, _ in used], dummies, [t for _, t in used], create_graph=keep,
-                                 allow_unused=True)
-            for i, b in zip(live, back):
-                if b is not None:
-                    jvps[i] = b
-    return flat_out, out_spec, _finish(jvps, keep), aux, keep
+        with enable_grad():
+            dummies = [zeros_like(flat_out[i]).requires_grad_() for i in live]
+            vjps = autograd.grad([flat_out[i] for i in live], aliases, dummies, create_graph=True, allow_unused=True)
+            used = [(v, t) for v, t in zip(vjps, flat_tangents) if v is not None and v.requires_grad]
+            if used:
+                back = autograd.grad([v for v, _ in used], dummies, [t for _, t in used], create_graph=keep,
+                                     allow_unused=True)
+                for i, b in zip(live, back):
+                    if b is not None:
+                        jvps[i] = b
+    return flat_out, out_spec, _finish(jvps, keep), aux, keep_primal
 
 
 def jvp(func: Callable, primals: Any, tangents: Any, *, strict: bool = False, has_aux: bool = False):
     """(func(*primals), the Jacobian-vector product of func at primals with tangents):
-    primals is a tuple (of pytrees) of tensors, tangents one like it."""
-    if strict:
-        raise RuntimeError("jvp(f, primals, tangents): strict=True is not implemented in torch.func either")
+    primals is a tuple (of pytrees) of tensors, tangents one like it. strict is accepted
+    and has no effect, as in torch."""
     if not isinstance(primals, tuple):
         raise RuntimeError("jvp(f, primals, tangents): Expected primals to be a tuple. E.g. it should be valid to call "
                            "f(*primals).")
@@ -274,8 +298,13 @@ def jvp(func: Callable, primals: Any, tangents: Any, *, strict: bool = False, ha
                            "structure. For example, if primals is a tuple of 3 tensors, tangents also must be. Got "
                            f"primals with structure {spec!r} and tangents with structure "
                            f"{tangent_spec!r}")
-    _check_tensors(flat)
-    _check_tensors(flat_tangents)
+    for what, leaves in (("primals", flat), ("tangents", flat_tangents)):
+        if not leaves:
+            raise RuntimeError(f"jvp(f, primals, tangents): Expected {what} to contain at least one Tensor.")
+        for leaf in leaves:
+            if not _is_tensor(leaf):
+                raise RuntimeError(f"jvp(f, primals, tangents): Expected {what} to only contain Tensors, got "
+                                   f"{type(leaf)}")
     for p, t in zip(flat, flat_tangents):
         if tuple(p.shape) != tuple(t.shape):
             raise RuntimeError("Trying to set a forward gradient that has a different size than that of the original "
@@ -297,26 +326,19 @@ def _jacobian(func, argnums, has_aux, api, chunk_size=None):
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         with _level():
-            selected_argnums = _check_argnums(argnums, len(args))
-            primals = _selected(args, selected_argnums)
-            flat, spec = pytree.tree_flatten(primals)
-            _check_tensors(flat)
-            keep = _keep_graph(flat)
-            aliases = [_alias(x) for x in flat]
-            output = func(*_replace(args, selected_argnums, pytree.tree_unflatten(aliases, spec)), **kwargs)
-            aux = None
-            if has_aux:
-                output, aux = _has_aux_output(output, "vjp(f, *primals)")
+            aliases, spec, keep, output, aux = _call_on_aliases(func, argnums, args, kwargs, has_aux, api)
             flat_out, out_spec = pytree.tree_flatten(output)
-            _check_outputs(flat_out, "vjp(f, *primals)")
+            _check_outputs(flat_out, api)
             # one backward pass per output element: row r of d(out)/d(inputs)
             per_output = []
             for o in flat_out:
                 rows = [[] for _ in aliases]
-                flat_o = o.reshape(-1)
-                for r in range(flat_o.numel()):
+                with enable_grad():  # (the rows are taken under the transform's own grad mode)
+                    flat_o = o.reshape(-1)
+                    elements = [flat_o[r] for r in range(flat_o.numel())]
+                for element in elements:
                     if o.requires_grad:
-                        g = _autograd_grad([flat_o[r]], aliases, None, create_graph=keep, retain_graph=True)
+                        g = _autograd_grad([element], aliases, None, create_graph=keep, retain_graph=True)
                     else:
                         g = [zeros_like(x) for x in aliases]
                     for k, gk in enumerate(g):
@@ -339,7 +361,7 @@ def jacrev(func: Callable, argnums: Union[int, Tuple[int, ...]] = 0, *, has_aux:
     """A function returning the Jacobian of func with respect to the arguments at
     `argnums`, by reverse mode: for each output (a pytree leaf) a tensor of shape
     output.shape + input.shape per input (a pytree like the selected arguments)."""
-    return _jacobian(func, argnums, has_aux, "jacrev", chunk_size)
+    return _jacobian(func, argnums, has_aux, "vjp(f, *primals)", chunk_size)
 
 
 def jacfwd(func: Callable, argnums: Union[int, Tuple[int, ...]] = 0, has_aux: bool = False, *,
@@ -349,7 +371,7 @@ def jacfwd(func: Callable, argnums: Union[int, Tuple[int, ...]] = 0, has_aux: bo
     torch's ('error', 'different', 'same'): without vmap every column sees the same call."""
     if randomness not in ("error", "different", "same"):
         raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or 'same'. Got {randomness}")
-    return _jacobian(func, argnums, has_aux, "jacfwd")
+    return _jacobian(func, argnums, has_aux, "jvp(f, primals, tangents)")
 
 
 def hessian(func: Callable, argnums: Union[int, Tuple[int, ...]] = 0) -> Callable:
@@ -371,6 +393,8 @@ def functional_call(module, parameter_and_buffer_dicts, args, kwargs=None, *, ti
     if isinstance(parameter_and_buffer_dicts, dict):
         merged = dict(parameter_and_buffer_dicts)
     elif isinstance(parameter_and_buffer_dicts, (list, tuple)):
+        if not all(isinstance(d, dict) for d in parameter_and_buffer_dicts):
+            raise ValueError("Expected all elements of parameter_and_buffer_dicts to be dictionaries")
         merged = {}
         for d in parameter_and_buffer_dicts:
             for key, value in d.items():
@@ -382,17 +406,6 @@ def functional_call(module, parameter_and_buffer_dicts, args, kwargs=None, *, ti
         raise ValueError(f"Expected parameter_and_buffer_dicts to be a dict, or a list/tuple of dicts, but got "
                          f"{type(parameter_and_buffer_dicts)}")
     owned = list(module.named_parameters(remove_duplicate=False)) + list(module.named_buffers(remove_duplicate=False))
-    if strict:
-        names = {name for name, _ in owned}
-        missing = sorted(names - set(merged))
-        unexpected = sorted(set(merged) - names)
-        if missing or unexpected:
-            lines = []
-            if unexpected:
-                lines.append("Unexpected key(s): " + ", ".join(repr(k) for k in unexpected) + ".")
-            if missing:
-                lines.append("Missing key(s): " + ", ".join(repr(k) for k in missing) + ".")
-            raise RuntimeError(f"Error(s) in reparametrizing for {type(module).__name__}:\n\t" + "\n\t".join(lines))
     if tie_weights:
         by_tensor = {}
         for name, tensor in owned:
@@ -407,6 +420,17 @@ def functional_call(module, parameter_and_buffer_dicts, args, kwargs=None, *, ti
                                  "Consider using tie_weights=False")
             for n in names:
                 merged.setdefault(n, merged[given[0]])
+    if strict:
+        names = {name for name, _ in owned}
+        missing = sorted(names - set(merged))
+        unexpected = sorted(set(merged) - names)
+        if missing or unexpected:
+            lines = []
+            if unexpected:
+                lines.append("Unexpected key(s): " + ", ".join(repr(k) for k in unexpected) + ".")
+            if missing:
+                lines.append("Missing key(s): " + ", ".join(repr(k) for k in missing) + ".")
+            raise RuntimeError(f"Error(s) in reparametrizing for {type(module).__name__}:\n\t" + "\n\t".join(lines))
     return stateless.functional_call(module, merged, args, kwargs)
 
 
