@@ -24,15 +24,13 @@ const NestedTensorImpl& impl_of(const Tensor& t) {
   return *impl;
 }
 
-// The packed elements of a nested tensor as one 1-d dense view.
+// The packed elements of a nested tensor as one 1-d dense view (numel() counts them: Note
+// [Nested tensor geometry]).
 Tensor buffer_of(const Tensor& nested) {
-  const NestedTensorImpl& nt = impl_of(nested);
-  int64_t total = 0;
-  for (int64_t i = 0; i < nt.num_components(); ++i) total += nested_component(nested, i).numel();
   auto flat = c10::make_intrusive<c10::TensorImpl>(nested.storage(), c10::DispatchKeySet(c10::DispatchKey::CPU),
                                                    nested.scalar_type(), c10::kStrided);
   flat->set_storage_offset(nested.storage_offset());
-  flat->set_sizes_contiguous({total});
+  flat->set_sizes_contiguous({nested.numel()});
   flat->set_version_counter(nested.unsafeGetTensorImpl()->version_counter());
   return Tensor(std::move(flat));
 }
@@ -42,21 +40,10 @@ Tensor nested_like(const Tensor& buffer, const Tensor& like) {
   return Tensor(c10::make_intrusive<NestedTensorImpl>(buffer.contiguous(), impl_of(like).component_sizes()));
 }
 
-// A new nested tensor holding copies of `parts` (dense, one rank), packed.
+// A new nested tensor holding copies of `parts` (dense, one rank), packed: the constructor's
+// own kernel (below autograd here, so it records nothing).
 Tensor pack(const std::vector<Tensor>& parts, c10::ScalarType dtype) {
-  std::vector<std::vector<int64_t>> sizes;
-  int64_t total = 0;
-  for (const Tensor& p : parts) {
-    sizes.push_back(p.sizes().vec());
-    total += p.numel();
-  }
-  Tensor buffer = at::empty({total}, TensorOptions().dtype(dtype));
-  int64_t offset = 0;
-  for (const Tensor& p : parts) {
-    if (p.numel() > 0) buffer.narrow(0, offset, p.numel()).view(p.sizes()).copy_(p);
-    offset += p.numel();
-  }
-  return Tensor(c10::make_intrusive<NestedTensorImpl>(buffer, std::move(sizes)));
+  return at::_nested_tensor_from_tensor_list(parts, dtype);
 }
 
 std::vector<Tensor> components(const Tensor& nested) {
