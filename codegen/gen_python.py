@@ -137,6 +137,14 @@ def _may_take_requires_grad(schema) -> bool:
     return schema.tensor_options_group and cpp.return_type(schema) == "at::Tensor"
 
 
+def _names_argument_index(schema) -> int | None:
+    """A factory's names= (Dimname[]?): its result warns as torch's first named tensor does."""
+    for i, a in enumerate(schema.arguments):
+        if a.name == "names" and a.type.base == "Dimname" and a.type.is_list and a.type.optional:
+            return i
+    return None
+
+
 def _binding(name: str, group, ops, is_method: bool) -> str:
     schemas, outs, cases = [], [], []
     for idx, op in enumerate(group):
@@ -150,6 +158,11 @@ def _binding(name: str, group, ops, is_method: bool) -> str:
         call = f"at::ops::op_{cpp.identifier(s)}().call({', '.join(exprs)})"
         if _may_take_requires_grad(s):
             call = f"r.with_requires_grad({call})"
+        names_index = _names_argument_index(s)
+        if names_index is not None:
+            # (the parsed index is the schema's for a function; a method's would skip self)
+            assert not is_method, f"{s.name}: names= on a method"
+            call = f"r.with_names_warning({call}, {names_index})"
         if is_method:
             aliased = "self_"
         elif s.is_out:

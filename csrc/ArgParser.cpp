@@ -601,6 +601,11 @@ at::Tensor ParsedArgs::with_requires_grad(at::Tensor result) const {
   return result;
 }
 
+at::Tensor ParsedArgs::with_names_warning(at::Tensor result, size_t i) const {
+  if (!isNone(i) && !warn_named_tensors_experimental()) throw python_error();
+  return result;
+}
+
 at::Tensor ParsedArgs::tensor(size_t i) const {
   PyObject* obj = values[i];
   if (!obj) {

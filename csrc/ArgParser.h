@@ -134,6 +134,8 @@ class ParsedArgs {
   c10::IValue ivalue(size_t i) const;
   // A factory's result with requires_grad set as the call asked (factories only).
   at::Tensor with_requires_grad(at::Tensor result) const;
+  // A factory's result, after torch's first-named-tensor warning when names= (argument i) named it.
+  at::Tensor with_names_warning(at::Tensor result, size_t i) const;
 
  private:
   const c10::IValue& default_of(size_t i) const;

@@ -9,6 +9,18 @@
 
 namespace tessera::python {
 
+// torch warns from TensorImpl::set_named_tensor_meta, so once a call has set names (None
+// included), never for names= None, and never for a call that failed its checks.
+bool warn_named_tensors_experimental() {
+  static bool warned = false;  // (under the GIL)
+  if (warned) return true;
+  warned = true;
+  return PyErr_WarnEx(PyExc_UserWarning,
+                      "Named tensors and all their associated APIs are an experimental feature and subject to "
+                      "change. Please do not use them for anything important until they are released as stable.",
+                      1) == 0;
+}
+
 namespace {
 
 at::DimnameList parse_names(PyObject* seq) { return unpack_dimname_list(seq); }
@@ -22,7 +34,9 @@ PyObject* tensor_has_names(PyObject* self, PyObject*) { return PyBool_FromLong(u
 
 PyObject* tensor_rename_impl(PyObject* self, PyObject* names) {
   HANDLE_TH_ERRORS
-  return wrap(at::rename(unwrap(self), parse_optional_names(names)));
+  at::Tensor result = at::rename(unwrap(self), parse_optional_names(names));
+  if (!warn_named_tensors_experimental()) return nullptr;
+  return wrap(std::move(result));
   END_HANDLE_TH_ERRORS
 }
 
@@ -30,6 +44,7 @@ PyObject* tensor_rename_impl(PyObject* self, PyObject* names) {
 PyObject* tensor_rename_inplace_impl(PyObject* self, PyObject* names) {
   HANDLE_TH_ERRORS
   at::internal_set_names_inplace(unwrap(self), parse_optional_names(names));
+  if (!warn_named_tensors_experimental()) return nullptr;
   Py_INCREF(self);
   return self;
   END_HANDLE_TH_ERRORS
@@ -37,7 +52,9 @@ PyObject* tensor_rename_inplace_impl(PyObject* self, PyObject* names) {
 
 PyObject* tensor_refine_names_impl(PyObject* self, PyObject* names) {
   HANDLE_TH_ERRORS
-  return wrap(at::refine_names(unwrap(self), parse_names(names)));
+  at::Tensor result = at::refine_names(unwrap(self), parse_names(names));
+  if (!warn_named_tensors_experimental()) return nullptr;
+  return wrap(std::move(result));
   END_HANDLE_TH_ERRORS
 }
 
@@ -120,7 +137,7 @@ int tensor_set_names(PyObject* self, PyObject* value, void*) {
     TORCH_CHECK(value == Py_None || PyTuple_Check(value) || PyList_Check(value),
                 "names must either be None or a tuple of dim names");
     at::internal_set_names_inplace(unwrap(self), parse_optional_names(value));
-    return 0;
+    return warn_named_tensors_experimental() ? 0 : -1;
   } catch (...) {
     set_python_error();
     return -1;

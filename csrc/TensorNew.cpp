@@ -448,13 +448,7 @@ PyObject* tensor_fn(PyObject* module, PyObject* args, PyObject* kwargs) {
     }
     TORCH_CHECK_TYPE(names_ok, "tensor(): argument 'names' must be tuple of names, not ", Py_TYPE(names)->tp_name);
     at::internal_set_names_inplace(result, unpack_dimname_list(names));
-    // (the first named tensor of the process warns, from the Python side's one flag)
-    PyObject* helpers = PyImport_ImportModule("tessera._named_tensor");
-    if (!helpers) throw python_error();
-    PyObject* warned = PyObject_CallMethod(helpers, "_warn_experimental", nullptr);
-    Py_DECREF(helpers);
-    if (!warned) throw python_error();
-    Py_DECREF(warned);
+    if (!warn_named_tensors_experimental()) return nullptr;
   }
   return wrap(std::move(result));
   END_HANDLE_TH_ERRORS

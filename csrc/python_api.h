@@ -174,6 +174,9 @@ PyObject* tensor_get_names(PyObject* self, void*);
 int tensor_set_names(PyObject* self, PyObject* value, void*);
 PyMethodDef* named_tensor_methods();
 PyMethodDef* named_tensor_functions();  // _named_rule_operators
+// torch's once-per-process UserWarning when names are first set on a tensor; false when
+// the warning was raised as an error (the Python error is set).
+bool warn_named_tensors_experimental();
 // Defined by Allocator.cpp: the CPU allocator's _cpu_* controls (wrapped by tessera.cpu),
 // set_num_threads, get_num_threads (null-terminated).
 PyMethodDef* allocator_functions();

@@ -1,28 +1,15 @@
 """Named tensors' Python API, as torch keeps it on the Python side of its Tensor:
 ``rename`` / ``rename_`` (positional names or a keyword rename map), ``refine_names`` and
-``align_to`` with their ``'...'`` forms, the warn-once on first use and the ``names``
-property. The C++ primitives (``Tensor._rename``, ``_refine_names``, ``_align_to``) check
-the names and build the views; name propagation through operators is the Named key's
-fallback (aten/native/named).
+``align_to`` with their ``'...'`` forms. The C++ primitives (``Tensor._rename``,
+``_refine_names``, ``_align_to``) check the names, build the views and give torch's
+warn-once on first use; name propagation through operators is the Named key's fallback
+(aten/native/named).
 
 Importing this module installs the methods on ``tessera.Tensor``.
 """
 import collections
-import warnings
 
 from . import _C
-
-_names_descriptor = _C.Tensor.__dict__["names"]
-_warned = False
-
-
-def _warn_experimental():
-    global _warned
-    if not _warned:
-        _warned = True
-        warnings.warn("Named tensors and all their associated APIs are an experimental feature and subject to change. "
-                      "Please do not use them for anything important until they are released as stable.",
-                      UserWarning, stacklevel=3)
 
 
 def _is_ellipsis(item):
@@ -84,8 +71,6 @@ def _update_names(tensor, names, rename_map, inplace):
     else:
         resolved = _resolve_ellipsis(names, tensor.names, fn_name)
         _check_name_types(resolved, fn_name)
-    if resolved is not None:
-        _warn_experimental()
     return tensor._rename_(resolved) if inplace else tensor._rename(resolved)
 
 
@@ -112,7 +97,6 @@ def refine_names(self, *names):
     ``'...'`` stands for self's names at those positions."""
     resolved = _resolve_ellipsis(names, self.names, "refine_names")
     _check_name_types(resolved, "refine_names")
-    _warn_experimental()
     return self._refine_names(resolved)
 
 
@@ -131,12 +115,6 @@ def align_to(self, *names):
         raise RuntimeError(f"align_to: the desired order of dimensions cannot contain a None name, got "
                            f"{_names_str(order)}")
     return self._align_to(order, idx)
-
-
-def _set_names(self, names):
-    if names is not None:
-        _warn_experimental()
-    _names_descriptor.__set__(self, names)
 
 
 _unflatten_overloads = _C.Tensor.__dict__["unflatten"]
@@ -174,5 +152,4 @@ _C._add_tensor_methods({
     "rename_": rename_,
     "refine_names": refine_names,
     "align_to": align_to,
-    "names": property(_names_descriptor.__get__, _set_names, doc=_names_descriptor.__doc__),
 })
