@@ -359,6 +359,14 @@ Tensor to_padded_tensor_backward(const Tensor& grad, const Tensor& self) {
   return at::_nested_tensor_from_tensor_list(parts, self.scalar_type());
 }
 
+Tensor view_backward(const Tensor& grad, IntArrayRef self_sizes,
+                     const std::optional<std::vector<std::vector<int64_t>>>& nested_sizes) {
+  if (!nested_sizes) return grad.reshape(self_sizes);
+  std::vector<Tensor> parts = grad.unbind(0);
+  for (size_t i = 0; i < parts.size(); ++i) parts[i] = parts[i].reshape((*nested_sizes)[i]);
+  return at::_nested_tensor_from_tensor_list(parts, grad.scalar_type());
+}
+
 Tensor unbind_backward(const std::vector<Tensor>& grads, const Tensor& self, int64_t dim) {
   if (!self.is_nested()) return at::stack(grads, dim);
   // (the components' shapes differ: they cannot be stacked, only nested again)

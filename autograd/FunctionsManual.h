@@ -119,6 +119,10 @@ std::tuple<Tensor, Tensor, Tensor> mkldnn_convolution_backward(const Tensor& gra
 Tensor to_padded_tensor_backward(const Tensor& grad, const Tensor& self);
 // unbind's: the grads stacked along dim, or for a nested self a nested tensor of them.
 Tensor unbind_backward(const std::vector<Tensor>& grads, const Tensor& self, int64_t dim);
+// grad reshaped to self's shape, or for a nested self (nested_sizes given) each component
+// reshaped to self's component's.
+Tensor view_backward(const Tensor& grad, IntArrayRef self_sizes,
+                     const std::optional<std::vector<std::vector<int64_t>>>& nested_sizes);
 
 // Elementwise.
 Tensor clamp_backward(const Tensor& grad, const Tensor& self, const std::optional<at::Scalar>& min,

@@ -11,6 +11,10 @@ void check_inplace(const at::Tensor& self, bool requires_grad) {
     AutogradMeta* base_meta = impl::get_autograd_meta(base);
     TORCH_CHECK(!(base_meta && base_meta->requires_grad_ && !base_meta->grad_fn_),
                 "a view of a leaf Variable that requires grad is being used in an in-place operation.");
+    // (CopySlices replays a view as a strided one over a dense copy of its base; refused
+    // before the write, so that the data never runs ahead of the graph)
+    TORCH_CHECK_NOT_IMPLEMENTED(!base.is_nested() && !self.is_nested(),
+                                "in-place operations on views of nested tensors are not supported by autograd");
     return;
   }
   TORCH_CHECK(!(meta->requires_grad_ && !meta->grad_fn_),

@@ -32,6 +32,11 @@ std::string sizes_string(const std::vector<std::vector<int64_t>>& sizes) {
 
 void InputMetadata::record_nested_sizes(const Tensor& t) { nested_sizes = component_sizes(t); }
 
+std::optional<std::vector<std::vector<int64_t>>> nested_sizes_or_none(const Tensor& t) {
+  if (C10_LIKELY(!t.is_nested())) return std::nullopt;
+  return component_sizes(t);
+}
+
 Tensor InputMetadata::zeros_like() const {
   TORCH_CHECK_NOT_IMPLEMENTED(!is_nested, "Zeros is not currently supported for nested tensors.");
   Tensor zeros = at::zeros(shape, at::TensorOptions().dtype(dtype).device(device));

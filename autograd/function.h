@@ -157,6 +157,10 @@ std::shared_ptr<T> make_node(Args&&... args) {
 // that require grad; an invalid Edge for undefined or null tensors and those needing no grad).
 TORCH_API void append_edges(edge_list& edges, std::initializer_list<const Tensor*> tensors);
 TORCH_API void append_edges(edge_list& edges, at::ArrayRef<Tensor> tensors);
+// A nested tensor's component shapes, nullopt for any other tensor: what a view's
+// backward needs of a nested input (derivatives.yaml's `self.nested_sizes()`).
+TORCH_API std::optional<std::vector<std::vector<int64_t>>> nested_sizes_or_none(const Tensor& t);
+
 inline edge_list collect_next_edges(std::initializer_list<const Tensor*> tensors) {
   edge_list edges;
   edges.reserve(tensors.size());

@@ -52,6 +52,10 @@ const std::shared_ptr<Node>& grad_fn(const Tensor& t) {
       // The base or an alias was written in place: this view's history now runs through
       // its base's, whatever the base's history became.
       if (meta->grad_fn_ || meta->base_.requires_grad()) {
+        // (AsStridedBackward0 replays the view as a strided one over a dense base)
+        TORCH_CHECK_NOT_IMPLEMENTED(!meta->base_.is_nested() && !t.is_nested(),
+                                    "a view of a nested tensor whose base was then written in place is not supported "
+                                    "by autograd");
         auto fn = make_node<AsStridedBackward0>(meta->base_, t);
         fn->add_next_edge(gradient_edge(meta->base_));
         fn->add_input_metadata(t);

@@ -46,6 +46,7 @@ _ATTRIBUTES = {
     "numel": ("int64_t", "{x}.numel()"),
     "sym_numel": ("int64_t", "{x}.numel()"),
     "device": ("at::Device", "{x}.device()"),
+    "nested_sizes": ("std::optional<std::vector<std::vector<int64_t>>>", "nested_sizes_or_none({x})"),
 }
 
 # How a non-tensor argument is kept on the Node (member type, expression from the
@@ -633,7 +634,7 @@ def gen_inplace_or_view(ops, derivatives) -> str:
 # ---------------------------------------------------------------- saved fields for Python
 
 # Member types Python does not see (torch exposes no TensorOptions either).
-_HIDDEN_SAVED_TYPES = {"at::TensorOptions"}
+_HIDDEN_SAVED_TYPES = {"at::TensorOptions", "std::optional<std::vector<std::vector<int64_t>>>"}
 
 
 def _saved_fields(d: Derivative):

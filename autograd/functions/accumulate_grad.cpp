@@ -52,6 +52,8 @@ variable_list AccumulateGrad::apply(variable_list&& grads) {
   if (grads.empty() || !grads[0].defined() || !variable_.requires_grad()) return {};
   if (consumer_ && consumer_(grads[0])) return {};
   Tensor new_grad = std::move(grads[0]);
+  // (nested add takes packed operands only: a grad through a nested view is packed first)
+  if (C10_UNLIKELY(new_grad.is_nested())) new_grad = new_grad.contiguous();
   if (c10::GradMode::is_enabled()) {
     // create_graph: the stored grad keeps its history, and is replaced rather than updated.
     Tensor& grad = impl::materialize_autograd_meta(variable_)->grad_;

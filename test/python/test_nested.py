@@ -5,6 +5,7 @@ messages), unbind / select / iteration, to_padded_tensor, printing, the operator
 dropout) and gradients through them, as_nested_tensor, unbind and to_padded_tensor.
 Padded values are compared in the registry too (opinfo_layouts.py)."""
 import pickle
+import re
 import warnings
 
 import pytest
@@ -423,3 +424,152 @@ def test_out_arguments_that_grow_keep_the_other_views_bytes():
     x = tessera.arange(4.)
     tessera.topk(tessera.arange(10.), 5, out=(x[4:], tessera.empty(0, dtype=tessera.int64)))
     assert x.tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
+# ---------------------------------------------------------------- views: transpose, view, reshape
+
+NESTED_VIEWS = [
+    "nt.transpose(1, 2)", "nt.transpose(-1, -2)", "nt.transpose(2, 1).transpose(1, 2)", "nt.transpose(0, 1)",
+    "nt.transpose(1, 3)", "nt4.transpose(1, 3)", "nt4.transpose(1, 3).transpose(2, 3)",
+    "lib.nested.nested_tensor([]).transpose(1, 2)",
+    "nt.view(2, -1, 3)", "nt.view(2, -1, -1)", "nt.view(2, -1, 3, 1)", "nt.view(2, -1, 1, 3)", "nt.view(2, -1, 1, 1, 3)",
+    "nt.view(-1, -1, 3)", "nt.view(3, -1, 3)", "nt.view(2, -1)", "nt.view(2)", "nt.view(2, 2, 3)", "nt.view(2, 3, -1)",
+    "nt.view(2, 1, -1, 3)", "nt.view(2, -1, -1, 3)", "nt.view(2, -2, 3)", "nt.view(2, -1, 3, -1)",
+    "nt.view(())", "nt.reshape(())", "lib.nested.nested_tensor([]).view(0)", "lib.nested.nested_tensor([]).reshape(0, 1)",
+    "nt.view(2, -1, -1, -3)", "nt.view(2, 3, -1, -1)", "nt.view(2, -3, -1, 3)",
+    "nt.view(2, -1, 3, 1).view(2, -1, 3)", "nt.view(2, -1, 3, 1).transpose(1, 3)",
+    "nt.reshape(2, -1, 3)", "nt.reshape(2, -1, 1, 3)", "nt.reshape(-1, -1, 3)", "nt.reshape(2, -1)",
+    "nt.reshape(2, -1, -1, 3)", "nt1.reshape(1, 1, -1)", "nt1.view(1, 3)", "nt1.view(1, -1)", "nt1.view(1, 3, 1)",
+    "t.view(2, 3, -1)", "t.reshape(2, 3, -1)", "t.view(2, -1, 2)", "t.reshape(2, -1)", "t.reshape(2, -1, 3)",
+    "t4.reshape(2, 4, 3, -1)", "t4.reshape(2, 4, -1)", "t4.view(2, 4, -1)", "t4.reshape(2, -1, 1, 2)",
+    "t.contiguous()", "t.clone()", "t.clone(memory_format=lib.contiguous_format)", "t4.clone()", "t.detach()",
+    "t + 1", "2 * t", "t * 2", "t + t", "t * t", "t + nt", "nt.mul(t)", "t.relu()", "lib.nn.functional.gelu(t)",
+    "lib.nn.functional.dropout(t, 0.0)", "lib.nn.functional.dropout(t, 0.0, training=False)", "t.softmax(1)",
+    "lib.bmm(t, nt)", "lib.matmul(nt, t)", "lib.nn.functional.linear(t, lib.ones(5, 2, dtype=lib.float64))",
+    "lib.nested.to_padded_tensor(t, 0.0)", "t.unbind()", "t[1]", "t.select(0, 0)", "t.is_contiguous()", "t.numel()",
+    "t.relu_()", "t.add_(1)", "t.mul_(2)", "t.add_(t)", "t.mul_(t)", "nt.clone().add_(t)",
+]
+
+
+def _view_operands(lib):
+    nt = _nt(lib)[0]
+    nt4 = _nt(lib, shapes=((2, 3, 4), (1, 3, 2)), seed=4)[0]
+    return {"lib": lib, "nt": nt, "nt4": nt4, "t": nt.transpose(1, 2), "t4": nt4.transpose(1, 3),
+            "nt1": lib.nested.nested_tensor([lib.ones(3)])}
+
+
+def _view_outcome(lib, expr):
+    env = _view_operands(lib)
+    try:
+        r = eval(expr, env)
+    except Exception as e:  # noqa: BLE001 - compared below
+        return ("error", type(e).__name__, str(e).split("\n")[0])
+
+    def tensor_facts(x):
+        x = x.detach()
+        values = (to_torch(x) if lib is tessera else x).tolist()
+        return (tuple(x.shape), x.stride(), values, x._base is not None)
+
+    if isinstance(r, tuple):
+        return ("tuple", [tensor_facts(x) for x in r])
+    if not isinstance(r, lib.Tensor):
+        return ("value", r)
+    if not r.is_nested:
+        return ("dense", tensor_facts(r))
+    # (in-place ops are checked through their effect on the base too)
+    return ("nested", r.is_contiguous(), [tensor_facts(x) for x in r.unbind()],
+            r._base is not None, [tensor_facts(x) for x in env["nt"].unbind()])
+
+
+# torch 1.13 runs these over the buffer of a non-contiguous input as if it were packed, so
+# its values land in the wrong places; the reference is torch on the packed input.
+TORCH_113_SCRAMBLES = {"t + 1", "2 * t", "t * 2", "t.relu()", "lib.nn.functional.gelu(t)"}
+
+
+@pytest.mark.parametrize("expr", NESTED_VIEWS)
+def test_nested_views_match_torch(expr):
+    reference = re.sub(r"\bt\b", "t.contiguous()", expr) if expr in TORCH_113_SCRAMBLES else expr
+    want, got = _view_outcome(torch, reference), _view_outcome(tessera, expr)
+    if expr in ("t + t", "nt.clone().add_(t)") and want[0] == "error":
+        # torch 1.13 compares shapes first and so words these as broadcasting; with the
+        # same shapes it refuses the non-contiguous operand: tessera does both in that order
+        assert got[:2] == want[:2], (got, want)
+        return
+    assert got == want, expr
+
+
+def test_a_nested_view_shares_the_buffer_and_the_version_counter():
+    nt, _ = _nt(tessera)
+    t = nt.transpose(1, 2)
+    version = nt._version
+    t.mul_(0.0)
+    assert nt._version == version + 1 and t._version == nt._version
+    assert all((c == 0).all() for c in nt.unbind())
+
+
+@pytest.mark.parametrize("expr", [
+    "nt.view(2, -1, 3, 1).to_padded_tensor(0.0, [2, 4, 3, 1]).squeeze(-1).pow(2).mul(w3t)",
+    "nt.reshape(2, -1, 1, 3).to_padded_tensor(0.0, [2, 4, 1, 3]).squeeze(2).pow(2).mul(w3t)",
+    "nt.transpose(1, 2).contiguous().to_padded_tensor(0.0, [2, 3, 4]).pow(2).mul(w3)",
+    "nt.transpose(1, 2).reshape(2, 3, -1).clone().transpose(1, 2).contiguous().to_padded_tensor(0.0).pow(2).mul(w3t)",
+])
+def test_gradients_through_nested_views_match_torch(expr):
+    grads = []
+    for lib in (torch, tessera):
+        nt, parts = _nt(lib, requires_grad=True)
+        g = torch.Generator().manual_seed(5)
+        w3 = torch.randn(2, 3, 4, generator=g, dtype=torch.float64)
+        w3t = w3.transpose(1, 2).contiguous()
+        if lib is tessera:
+            w3, w3t = to_tessera(w3), to_tessera(w3t)
+        eval(expr, {"lib": lib, "nt": nt, "w3": w3, "w3t": w3t}).sum().backward()
+        grads.append([p.grad for p in parts])
+    for g, w in zip(grads[1], grads[0]):
+        assert torch.allclose(to_torch(g), w, rtol=1e-12, atol=1e-12)
+
+
+def test_gradients_of_bmm_with_a_transposed_operand():
+    # torch 1.13's backward fails here: it adds the two non-contiguous nested grads of nt
+    # ("add does not support non-contiguous NestedTensor inputs"); tessera packs them
+    # first. The reference is the same product per component on dense tensors.
+    nt, parts = _nt(tessera, requires_grad=True)
+    tessera.bmm(nt.transpose(1, 2), nt).to_padded_tensor(0.0).pow(2).sum().backward()
+    for p in parts:
+        dense = to_torch(p.detach()).requires_grad_()
+        (dense.T @ dense).pow(2).sum().backward()
+        assert torch.allclose(to_torch(p.grad), dense.grad, rtol=1e-12, atol=1e-12)
+
+
+def test_gradcheck_through_nested_views():
+    def f(a, b):
+        nt = tessera.nested.as_nested_tensor([a, b])
+        v = nt.transpose(1, 2).reshape(2, 3, -1).view(2, 3, -1, 1).transpose(1, 2) * 2
+        return (v * v.contiguous()).to_padded_tensor(0.0)
+
+    _, parts = _nt(tessera, requires_grad=True)
+    assert tessera.autograd.gradcheck(f, tuple(parts))
+    assert tessera.autograd.gradgradcheck(f, tuple(parts))
+
+
+def test_a_nested_leaf_gets_a_packed_grad_through_a_transpose():
+    nt = tessera.nested.nested_tensor([tessera.ones(2, 3), tessera.ones(4, 3)], requires_grad=True)
+    for step in (1, 2):  # the second pass adds to the first's grad
+        (nt.transpose(1, 2) * 2).transpose(1, 2).contiguous().to_padded_tensor(0.0).sum().backward()
+        assert nt.grad.is_contiguous()
+        assert [tuple(c.shape) for c in nt.grad.unbind()] == [(2, 3), (4, 3)]
+        assert all((c == 2 * step).all() for c in nt.grad.unbind())
+
+
+def test_in_place_writes_through_nested_views_are_refused_under_autograd():
+    # (torch 1.13 fails here too, with an internal "doesn't support sizes" error); refused
+    # before the write, so the data stays as the graph knows it
+    nt, _ = _nt(tessera, requires_grad=True)
+    base = nt * 1
+    before = [c.detach().clone() for c in base.unbind()]
+    with pytest.raises(NotImplementedError, match="views of nested tensors"):
+        base.transpose(1, 2).mul_(2)
+    assert all(tessera.equal(c, b) for c, b in zip(base.unbind(), before))
+    view = base.transpose(1, 2)
+    base.mul_(2)  # the base itself may be written; its views then have no history to give
+    with pytest.raises(NotImplementedError, match="whose base was then written in place"):
+        view.contiguous()

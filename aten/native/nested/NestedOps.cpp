@@ -1,7 +1,8 @@
 // The operators torch 1.13 runs on nested tensors (NestedTensorCPU): add and mul (with
 // another nested tensor of the same shapes, or a number), relu, gelu, softmax over a
 // component dim, bmm, clone and dropout. Elementwise work runs once over the packed
-// buffer; the rest runs per component on dense views. matmul and linear on nested
+// buffer (a view that is not packed is packed first, or, in place, done per component);
+// the rest runs per component on dense views. matmul and linear on nested
 // tensors are their composites' nested branches (nested_matmul, nested_linear below), so
 // that autograd differentiates them through unbind and as_nested_tensor.
 #include <aten/core/NestedTensorImpl.h>
@@ -24,20 +25,13 @@ const NestedTensorImpl& impl_of(const Tensor& t) {
   return *impl;
 }
 
-// The packed elements of a nested tensor as one 1-d dense view (numel() counts them: Note
-// [Nested tensor geometry]).
-Tensor buffer_of(const Tensor& nested) {
-  auto flat = c10::make_intrusive<c10::TensorImpl>(nested.storage(), c10::DispatchKeySet(c10::DispatchKey::CPU),
-                                                   nested.scalar_type(), c10::kStrided);
-  flat->set_storage_offset(nested.storage_offset());
-  flat->set_sizes_contiguous({nested.numel()});
-  flat->set_version_counter(nested.unsafeGetTensorImpl()->version_counter());
-  return Tensor(std::move(flat));
-}
-
-// A new nested tensor over `buffer` (1-d, contiguous) with `like`'s component shapes.
+// A new nested tensor over `buffer` (1-d, contiguous, fresh) laid out as `like`: packed, or
+// with like's strides and offsets when like is a layout-preserving copy (clone_nested).
 Tensor nested_like(const Tensor& buffer, const Tensor& like) {
-  return Tensor(c10::make_intrusive<NestedTensorImpl>(buffer.contiguous(), impl_of(like).component_sizes()));
+  const NestedTensorImpl& nt = impl_of(like);
+  if (nt.is_packed()) return Tensor(c10::make_intrusive<NestedTensorImpl>(buffer.contiguous(), nt.component_sizes()));
+  return Tensor(c10::make_intrusive<NestedTensorImpl>(buffer.contiguous(), nt.component_sizes(), nt.component_strides(),
+                                                      nt.offsets()));
 }
 
 // A new nested tensor holding copies of `parts` (dense, one rank), packed: the constructor's
@@ -53,11 +47,14 @@ std::vector<Tensor> components(const Tensor& nested) {
 }
 
 // The other operand of add/mul as torch 1.13 takes it: a nested tensor of the same
-// component shapes, or a 0-dim tensor (a Python number); nullopt for a nested one.
-std::optional<Tensor> scalar_operand(const Tensor& self, const Tensor& other, const char* op) {
+// component shapes (both packed), or a 0-dim tensor (a Python number); nullopt for a
+// nested one.
+std::optional<Tensor> scalar_operand(const Tensor& self, const Tensor& other, const std::string& op) {
   if (other.is_nested()) {
     TORCH_CHECK(impl_of(self).component_sizes() == impl_of(other).component_sizes(), op,
                 " does not support broadcasting when given a NestedTensor");
+    TORCH_CHECK(impl_of(self).is_packed() && impl_of(other).is_packed(), op,
+                " does not support non-contiguous NestedTensor inputs");
     return std::nullopt;
   }
   TORCH_CHECK(other.dim() == 0,
@@ -65,24 +62,40 @@ std::optional<Tensor> scalar_operand(const Tensor& self, const Tensor& other, co
   return other;
 }
 
+// A nested input of an out-of-place elementwise op, packed (torch's result is packed too).
+Tensor packed(const Tensor& nested) {
+  return impl_of(nested).is_packed() ? nested : clone_nested(nested, c10::MemoryFormat::Contiguous);
+}
+
 template <typename Fn>
 Tensor binary(const Tensor& self, const Tensor& other, const char* op, Fn fn) {
   if (!self.is_nested()) {  // a number first: 2 * nested
     TORCH_CHECK(self.dim() == 0,
                 "Expected both self and other to be nested, but got a non-nested self and nested other");
-    return nested_like(fn(self, buffer_of(other)), other);
+    const Tensor b = packed(other);
+    return nested_like(fn(self, nested_buffer(b)), b);
   }
   const std::optional<Tensor> number = scalar_operand(self, other, op);
-  return nested_like(fn(buffer_of(self), number ? *number : buffer_of(other)), self);
+  const Tensor a = packed(self);
+  return nested_like(fn(nested_buffer(a), number ? *number : nested_buffer(other)), a);
 }
 
+// In place: over the buffer when self is packed, else component by component (a view's
+// components are the same elements in another order).
 template <typename Fn>
 Tensor& binary_(Tensor& self, const Tensor& other, const char* op, Fn fn) {
   TORCH_CHECK(self.is_nested(), "Expected both self and other to be nested, but got a non-nested self and nested "
               "other");
-  const std::optional<Tensor> number = scalar_operand(self, other, op);
-  Tensor flat = buffer_of(self);
-  fn(flat, number ? *number : buffer_of(other));
+  const std::optional<Tensor> number = scalar_operand(self, other, std::string(op) + "_");
+  if (!number) {
+    Tensor flat = nested_buffer(self);
+    fn(flat, nested_buffer(other));
+  } else if (impl_of(self).is_packed()) {
+    Tensor flat = nested_buffer(self);
+    fn(flat, *number);
+  } else {
+    for (Tensor c : components(self)) fn(c, *number);
+  }
   return self;
 }
 
@@ -101,13 +114,21 @@ Tensor& mul_nested_(Tensor& self, const Tensor& other) {
   return binary_(self, other, "mul", [](Tensor& a, const Tensor& b) { a.mul_(b); });
 }
 
-Tensor relu_nested(const Tensor& self) { return nested_like(at::relu(buffer_of(self)), self); }
+Tensor relu_nested(const Tensor& self) {
+  const Tensor a = packed(self);
+  return nested_like(at::relu(nested_buffer(a)), a);
+}
 Tensor& relu_nested_(Tensor& self) {
-  buffer_of(self).relu_();
+  if (impl_of(self).is_packed()) {
+    nested_buffer(self).relu_();
+  } else {
+    for (Tensor c : components(self)) c.relu_();
+  }
   return self;
 }
 Tensor gelu_nested(const Tensor& self, std::string_view approximate) {
-  return nested_like(at::gelu(buffer_of(self), approximate), self);
+  const Tensor a = packed(self);
+  return nested_like(at::gelu(nested_buffer(a), approximate), a);
 }
 
 Tensor softmax_nested(const Tensor& self, int64_t dim, bool half_to_float) {
@@ -145,12 +166,30 @@ Tensor clone_nested(const Tensor& self, std::optional<c10::MemoryFormat> memory_
   TORCH_CHECK(format == c10::MemoryFormat::Preserve || format == c10::MemoryFormat::Contiguous,
               "Nested tensor clone supports Preserve and Contiguous memory formats, called clone with memory format: ",
               format);
-  return pack(components(self), self.scalar_type());
+  const NestedTensorImpl& nt = impl_of(self);
+  if (format == c10::MemoryFormat::Contiguous || nt.is_packed()) return pack(components(self), self.scalar_type());
+  // Preserve: each component keeps its view's order of strides (as empty_like would lay it
+  // out), the components one after another in a fresh buffer.
+  Tensor buffer = at::empty({self.numel()}, TensorOptions().dtype(self.scalar_type()));
+  std::vector<std::vector<int64_t>> strides;
+  std::vector<int64_t> offsets;
+  int64_t next = 0;
+  for (const Tensor& c : components(self)) {
+    const std::vector<int64_t> dense = at::empty_like(c).strides().vec();
+    at::as_strided(buffer, c.sizes(), dense, next).copy_(c);
+    strides.push_back(dense);
+    offsets.push_back(next);
+    next += c.numel();
+  }
+  return Tensor(c10::make_intrusive<NestedTensorImpl>(buffer, nt.component_sizes(), std::move(strides),
+                                                      std::move(offsets)));
 }
 
+// A view's layout is kept, as torch's dropout keeps it: over a layout-preserving copy.
 std::tuple<Tensor, Tensor> native_dropout_nested(const Tensor& input, double p, std::optional<bool> train) {
-  auto [out, mask] = at::native_dropout(buffer_of(input), p, train);
-  return {nested_like(out, input), nested_like(mask, input)};
+  const Tensor x = impl_of(input).is_packed() ? input : clone_nested(input, c10::MemoryFormat::Preserve);
+  auto [out, mask] = at::native_dropout(nested_buffer(x), p, train);
+  return {nested_like(out, x), nested_like(mask, x)};
 }
 
 // matmul and linear of nested tensors, called by their composites: per component, through
@@ -179,6 +218,7 @@ Tensor nested_matmul(const Tensor& self, const Tensor& other) {
 }
 
 Tensor nested_linear(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias) {
+  TORCH_CHECK(impl_of(input).is_packed(), "for now linear only supports contiguous nested tensor");
   TORCH_CHECK(input.dim() == 3 && weight.dim() == 2, "Linear requires nested_tensor.dim == 3 and dense_matrix.dim == "
               "2. Nested tensor dim: ", input.dim(), ". Dense tensor dim: ", weight.dim());
   std::vector<Tensor> out;

@@ -1,5 +1,6 @@
-// The nested branches of composite operators (NestedOps.cpp): matmul and linear of nested
-// tensors, per component through differentiable unbind and as_nested_tensor.
+// The nested branches of composite operators: matmul and linear of nested tensors, per
+// component through differentiable unbind and as_nested_tensor (NestedOps.cpp), and
+// reshape, a view when the components allow one (NestedViews.cpp).
 #pragma once
 
 #include <aten/core/Tensor.h>
@@ -10,5 +11,6 @@ namespace at::inline tessera::native {
 
 Tensor nested_matmul(const Tensor& self, const Tensor& other);
 Tensor nested_linear(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias);
+Tensor nested_reshape(const Tensor& self, IntArrayRef shape);
 
 }  // namespace at::inline tessera::native

@@ -1,5 +1,6 @@
 // torch.nested's kernels (NestedTensorCPU): building a nested tensor from a list, padding
-// it into a dense tensor, its component shapes, and unbind. The layout is in
+// it into a dense tensor, its component shapes, and unbind (operators: NestedOps.cpp,
+// views: NestedViews.cpp). The layout is in
 // aten/core/NestedTensorImpl.h; every other op on a nested tensor has no kernel and raises
 // NotImplementedError, as in torch 1.13 for the ops it lacks.
 #include <aten/core/NestedTensorImpl.h>
@@ -55,6 +56,7 @@ Tensor _nested_tensor_from_tensor_list(at::ArrayRef<at::Tensor> list, std::optio
 
 Tensor nested_to_padded_tensor_nested(const Tensor& self, double padding, std::optional<at::IntArrayRef> output_size) {
   const NestedTensorImpl& nt = nested_impl(self, "to_padded_tensor");
+  TORCH_CHECK(nt.is_packed(), "for now to_padded_tensor only supports contiguous nested tensor");
   const int64_t rank = nt.component_dim();
   TORCH_CHECK(nt.num_components() == 0 || rank > 0,
               "to_padded_tensor: the components are 0-d tensors; there is nothing to pad");

@@ -75,7 +75,8 @@ Tensor native_dropout_backward(const Tensor& grad_output, const Tensor& mask, do
 
 Tensor dropout(const Tensor& input, double p, bool train) {
   TORCH_CHECK(p >= 0 && p <= 1, "dropout probability has to be between 0 and 1, but got ", p);
-  if (!train || p == 0 || input.numel() == 0) return input;
+  // (a nested input always gets native_dropout's copy, as torch's)
+  if (!input.is_nested() && (!train || p == 0 || input.numel() == 0)) return input;
   return std::get<0>(at::native_dropout(input, p, train));
 }
 

@@ -12,6 +12,7 @@
 #include <aten/native/Broadcast.h>
 #include <aten/native/NativeFunctions.h>
 #include <aten/native/factory/TensorFactories.h>
+#include <aten/native/nested/NestedOps.h>
 #include <aten/ops/Functions.h>
 #include <c10/core/StorageBounds.h>
 #include <c10/util/safe_numerics.h>
@@ -525,6 +526,7 @@ std::vector<Tensor> broadcast_tensors(TensorList tensors) {
 }
 
 Tensor reshape(const Tensor& self, IntArrayRef shape) {
+  if (self.is_nested()) return nested_reshape(self, shape);
   std::vector<int64_t> size = infer_size(shape, self.numel());
   // an mkldnn tensor has no views: the same shape is itself, another a copy (as torch)
   if (self.is_mkldnn()) return self.sizes() == IntArrayRef(size) ? self : at::_mkldnn_reshape(self, size);
