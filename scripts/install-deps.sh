@@ -12,7 +12,7 @@ packages=(
   pybind11-dev python3-dev python3-venv python3-setuptools python3-wheel
   python3-numpy python3-pytest python3-yaml python3-torch
   python3-sklearn python3-tqdm python3-matplotlib python3-torchvision
-  python3-hypothesis clang libclang-rt-14-dev libfuzzer-14-dev
+  python3-hypothesis python3-onnx clang libclang-rt-14-dev libfuzzer-14-dev
 )
 
 missing=()

@@ -186,7 +186,7 @@ def test_onnx_custom_symbolic_registry_as_torch():
     def my_symbolic(g, x, dim):
         return (x, dim)
     assert my_symbolic(None, "x", 2) == ("x", 2)
-    with pytest.raises(NotImplementedError, match="ONNX export is not implemented"):
+    with pytest.raises(NotImplementedError, match="TorchScript export graph"):
         unsqueeze(None, "x", 0)
 
 

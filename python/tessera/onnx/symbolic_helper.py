@@ -1,7 +1,7 @@
 """tessera.onnx.symbolic_helper: parse_args, the decorator custom symbolic functions are
 written with (as torch.onnx.symbolic_helper's). Values that are not export-graph values
-pass through unchanged, as in torch; graph values exist only inside an exporter, which
-tessera does not have yet."""
+pass through unchanged, as in torch; graph values exist only inside torch's TorchScript
+exporter, which tessera's exporter (a trace, _exporter.py) does not use."""
 import functools
 
 __all__ = ["parse_args", "quantized_args"]
@@ -48,6 +48,6 @@ def quantized_args(*arg_q_descriptors, scale=None, zero_point=None):
 
 
 def _is_value(x):
-    """False: values of an export graph exist only inside an exporter."""
+    """False: TorchScript export-graph values never exist in tessera."""
     return False
 

@@ -1,0 +1,199 @@
+"""tessera.onnx.export's tracer: the model runs once on the example inputs under a
+TorchFunctionMode (tessera.overrides), which sees each top-level call (F.linear,
+Tensor.reshape, ...) with its real arguments and result. A symbolic function per call
+(_symbolics.py) turns it into ONNX nodes; the graph is then written with the onnx package.
+
+Like torch 1.13's exporter in its default mode, the model runs in eval mode, sizes read
+from tensors during the trace are baked into the graph as constants, parameters and
+buffers become initializers named by their state_dict keys, and an eval-mode BatchNorm
+right after a convolution is folded into the convolution's weights.
+"""
+import itertools
+
+from .. import overrides
+from . import _passes
+from .errors import OnnxExporterError
+
+_IR_VERSIONS = {13: 7, 14: 7, 15: 8, 16: 8, 17: 8}  # what torch 1.13 writes for each opset
+SUPPORTED_OPSETS = tuple(sorted(_IR_VERSIONS))
+
+
+class Graph:
+    """The ONNX graph being built: nodes, initializers and the name of each traced value.
+    Values are keyed by the tensor object: the trace keeps every result alive, so an id is
+    never reused while the graph is built."""
+
+    def __init__(self, opset, np, onnx):
+        self.opset = opset
+        self.np, self.onnx = np, onnx
+        self.nodes = []
+        self.initializers = {}          # name -> numpy array
+        self.producers = {}             # value name -> node
+        self.consumers = {}             # value name -> number of nodes reading it
+        self._names = {}                # id(tensor) -> value name
+        self._keep = []                 # the traced tensors (their ids stay unique)
+        self._counters = itertools.count()
+        self._per_op = {}
+
+    # ---- values
+    def name_of(self, tensor):
+        return self._names.get(id(tensor))
+
+    def bind(self, tensor, name):
+        self._names[id(tensor)] = name
+        self._keep.append(tensor)
+
+    def value(self, x):
+        """The graph value for x: a traced tensor, a parameter (already an initializer), or
+        a tensor or number constant."""
+        name = self.name_of(x) if hasattr(x, "dtype") and hasattr(x, "shape") else None
+        if name is not None:
+            return name
+        return self.constant(self.array(x))
+
+    def array(self, x):
+        if hasattr(x, "detach"):
+            return x.detach().numpy().copy()
+        raise OnnxExporterError(f"tessera.onnx.export: cannot use {type(x).__name__} {x!r} as a graph value")
+
+    def fresh(self, op):
+        k = self._per_op.get(op, 0)
+        self._per_op[op] = k + 1
+        return f"/{op}_output_0" if k == 0 else f"/{op}_{k}_output_0"
+
+    # ---- nodes
+    def op(self, op_type, *inputs, **attrs):
+        out = self.fresh(op_type)
+        node = self.onnx.helper.make_node(op_type, list(inputs), [out], **attrs)
+        self.nodes.append(node)
+        self.producers[out] = node
+        for i in inputs:
+            self.consumers[i] = self.consumers.get(i, 0) + 1
+        return out
+
+    def constant(self, array):
+        """A Constant node holding array (a 0-dim array for a number)."""
+        out = self.fresh("Constant")
+        tensor = self.onnx.numpy_helper.from_array(self.np.asarray(array))
+        node = self.onnx.helper.make_node("Constant", [], [out], value=tensor)
+        self.nodes.append(node)
+        self.producers[out] = node
+        return out
+
+    def scalar_like(self, number, tensor):
+        """number as a 0-dim constant of tensor's dtype (torch's exporter casts Python
+        numbers to the other operand's type)."""
+        dtype = self.array(tensor.detach().reshape(-1)[:0]).dtype
+        return self.constant(self.np.array(number, dtype=dtype))
+
+    def ints(self, values):
+        return self.constant(self.np.array(list(values), dtype=self.np.int64))
+
+    def initializer(self, name, array):
+        self.initializers[name] = array
+        return name
+
+    def unique_initializer_name(self, op):
+        return f"onnx::{op}_{next(self._counters) + 1000}"
+
+
+class _Tracer(overrides.TorchFunctionMode):
+    def __init__(self, graph, symbolics, lib):
+        super().__init__()
+        self.graph, self.symbolics, self.lib = graph, symbolics, lib
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        result = func(*args, **kwargs)
+        name = getattr(func, "__name__", None)
+        if name in ("__get__", "size", "dim", "numel", "__len__", "__format__", "__repr__", "__bool__", "item",
+                    "tolist", "__index__", "__int__", "__float__", "tensor", "is_floating_point", "is_complex"):
+            return result  # metadata or constants: read now, baked into the graph
+        if not _touches_graph(self.graph, args, kwargs):
+            return result  # a computation on constants only: its result is a constant too
+        symbolic = self.symbolics.get(name)
+        if symbolic is None:
+            raise OnnxExporterError(f"tessera.onnx.export: exporting the operator '{name}' to ONNX opset version "
+                                    f"{self.graph.opset} is not supported")
+        out = symbolic(self.graph, result, *args, **kwargs)
+        if out is not None:
+            self.graph.bind(result, out)
+        return result
+
+
+def _touches_graph(graph, args, kwargs):
+    def walk(x):
+        if isinstance(x, (list, tuple)):
+            return any(walk(v) for v in x)
+        return hasattr(x, "shape") and hasattr(x, "dtype") and graph.name_of(x) is not None
+    return walk(list(args)) or walk(list(kwargs.values()))
+
+
+def trace(lib, model, args, opset, input_names, output_names, dynamic_axes, symbolics):
+    """The ONNX ModelProto of model(*args)."""
+    import numpy as np
+    import onnx
+    import onnx.numpy_helper  # noqa: F401 - a submodule the graph uses
+
+    if opset not in _IR_VERSIONS:
+        raise ValueError(f"tessera.onnx.export: opset_version {opset} is not supported; use one of "
+                         f"{', '.join(map(str, SUPPORTED_OPSETS))}")
+    graph = Graph(opset, np, onnx)
+    args = args if isinstance(args, tuple) else (args,)
+    tensors = [a for a in args if isinstance(a, lib.Tensor)]
+    if len(tensors) != len(args):
+        raise OnnxExporterError("tessera.onnx.export: the example inputs must be tensors")
+    input_names = list(input_names or [])
+    names = input_names + [f"input.{i}" if i else "input" for i in range(len(input_names), len(tensors))]
+    for t, n in zip(tensors, names):
+        graph.bind(t, n)
+    state = {}
+    for qualified, t in itertools.chain(model.named_parameters(), model.named_buffers()):
+        if id(t) not in state:
+            state[id(t)] = qualified
+            graph.bind(t, qualified)
+            graph.initializer(qualified, t.detach().numpy().copy())
+    was_training = model.training
+    model.train(False)
+    try:
+        with lib.no_grad(), _Tracer(graph, symbolics, lib):
+            result = model(*args)
+    finally:
+        model.train(was_training)
+    results = list(result) if isinstance(result, (tuple, list)) else [result]
+    traced = [graph.name_of(r) for r in results]
+    if any(name is None for name in traced):
+        raise OnnxExporterError("tessera.onnx.export: the model's output does not depend on its inputs")
+    _passes.fold_batch_norms(graph, traced)
+    _passes.merge_transposes(graph, traced)
+    outputs = []
+    output_names = list(output_names or [])
+    for i, (r, name) in enumerate(zip(results, traced)):
+        wanted = output_names[i] if i < len(output_names) else name
+        if wanted != name or name in names or name in graph.initializers:
+            graph.nodes.append(onnx.helper.make_node("Identity", [name], [wanted]))
+        outputs.append((wanted, r))
+    return _model(graph, tensors, names, outputs, dynamic_axes or {})
+
+
+def _value_info(onnx, np, name, tensor, axes):
+    elem = onnx.mapping.NP_TYPE_TO_TENSOR_TYPE[np.dtype(tensor.detach().reshape(-1)[:0].numpy().dtype)]
+    shape = [axes.get(d, size) for d, size in enumerate(tensor.shape)]
+    return onnx.helper.make_tensor_value_info(name, elem, shape)
+
+
+def _model(graph, inputs, input_names, outputs, dynamic_axes):
+    onnx, np = graph.onnx, graph.np
+    used = set()
+    for node in graph.nodes:
+        used.update(node.input)
+    initializers = [onnx.numpy_helper.from_array(a, name) for name, a in graph.initializers.items() if name in used]
+    proto = onnx.helper.make_graph(
+        graph.nodes, "tessera_graph",
+        [_value_info(onnx, np, n, t, dynamic_axes.get(n, {})) for n, t in zip(input_names, inputs)],
+        [_value_info(onnx, np, n, t, dynamic_axes.get(n, {})) for n, t in outputs],
+        initializer=initializers)
+    model = onnx.helper.make_model(proto, producer_name="tessera", opset_imports=[onnx.helper.make_opsetid("",
+                                                                                                         graph.opset)])
+    model.ir_version = _IR_VERSIONS[graph.opset]
+    return model

@@ -1,0 +1,83 @@
+"""What torch 1.13's exporter does to the traced graph before writing it (its constant
+folding and peephole passes), for the patterns the supported modules produce: an eval-mode
+BatchNormalization of a Conv output nothing else reads is folded into the convolution's
+weight and bias, and a Transpose of a Transpose nothing else reads becomes one (or none
+when they cancel)."""
+
+
+def _consumers(graph, outputs):
+    count = {}
+    for node in graph.nodes:
+        for name in node.input:
+            count[name] = count.get(name, 0) + 1
+    for name in outputs:
+        count[name] = count.get(name, 0) + 1
+    return count
+
+
+def _rename_input(graph, old, new):
+    for node in graph.nodes:
+        for i, name in enumerate(node.input):
+            if name == old:
+                node.input[i] = new
+
+
+def fold_batch_norms(graph, outputs):
+    np = graph.np
+    for bn in [n for n in graph.nodes if n.op_type == "BatchNormalization"]:
+        conv = graph.producers.get(bn.input[0])
+        if conv is None or conv.op_type != "Conv" or conv not in graph.nodes:
+            continue
+        if _consumers(graph, outputs).get(bn.input[0], 0) != 1:
+            continue
+        params = list(conv.input[1:]) + list(bn.input[1:])
+        if not all(p in graph.initializers for p in params):
+            continue
+        w = graph.initializers[conv.input[1]]
+        b = graph.initializers[conv.input[2]] if len(conv.input) > 2 else np.zeros(w.shape[0], dtype=w.dtype)
+        gamma, beta, mean, var = (graph.initializers[p] for p in bn.input[1:5])
+        eps = next(a.f for a in bn.attribute if a.name == "epsilon")
+        factor = gamma / np.sqrt(var + np.array(eps, dtype=var.dtype))
+        new_w = (w * factor.reshape((-1,) + (1,) * (w.ndim - 1))).astype(w.dtype)
+        new_b = ((b - mean) * factor + beta).astype(w.dtype)
+        w_name = graph.initializer(graph.unique_initializer_name("Conv"), new_w)
+        b_name = graph.initializer(graph.unique_initializer_name("Conv"), new_b)
+        del conv.input[1:]
+        conv.input.extend([w_name, b_name])
+        # the convolution now computes the batch norm's output: it takes the norm's name
+        conv.output[0] = bn.output[0]
+        graph.producers[bn.output[0]] = conv
+        graph.nodes.remove(bn)
+
+
+def merge_transposes(graph, outputs):
+    changed = True
+    while changed:
+        changed = False
+        for outer in [n for n in graph.nodes if n.op_type == "Transpose"]:
+            inner = graph.producers.get(outer.input[0])
+            if inner is None or inner.op_type != "Transpose" or inner not in graph.nodes:
+                continue
+            if _consumers(graph, outputs).get(outer.input[0], 0) != 1:
+                continue
+            first, second = list(inner.attribute[0].ints), list(outer.attribute[0].ints)
+            perm = [first[p] for p in second]
+            graph.nodes.remove(inner)
+            if perm == list(range(len(perm))):  # they cancel: readers of the outer read the source
+                graph.nodes.remove(outer)
+                source, producer = inner.input[0], graph.producers.get(inner.input[0])
+                if outer.output[0] in outputs and producer is not None and producer in graph.nodes:
+                    # (a graph output keeps its name: the source's node writes it)
+                    producer.output[0] = outer.output[0]
+                    graph.producers[outer.output[0]] = producer
+                    _rename_input(graph, source, outer.output[0])
+                else:
+                    _rename_input(graph, outer.output[0], source)
+                    if outer.output[0] in outputs:
+                        graph.nodes.append(graph.onnx.helper.make_node("Identity", [source], [outer.output[0]]))
+            else:
+                outer.input[0] = inner.input[0]
+                del outer.attribute[:]
+                outer.attribute.extend([graph.onnx.helper.make_attribute("perm", perm)])
+            changed = True
+            break

@@ -1,0 +1,279 @@
+"""The ONNX form of each call the exporter traces (opsets 13-17), as torch 1.13 writes it:
+each function takes the graph, the call's real result and its arguments, adds nodes, and
+returns the name of the value that stands for the result. What torch's graph optimizer
+then does (folding batch norms into convolutions, merging transposes) is _passes.py's."""
+from .errors import OnnxExporterError
+
+SYMBOLICS = {}
+
+
+def symbolic(*names):
+    def register(fn):
+        for name in names:
+            SYMBOLICS[name] = fn
+        return fn
+    return register
+
+
+def _tuple(v, n):
+    return list(v) if isinstance(v, (list, tuple)) else [v] * n
+
+
+def _unsupported(what):
+    raise OnnxExporterError(f"tessera.onnx.export: exporting {what} to ONNX is not supported")
+
+
+# ---------------------------------------------------------------- linear algebra
+
+@symbolic("linear")
+def linear(g, result, input, weight, bias=None):
+    if input.dim() == 2 and bias is not None:
+        return g.op("Gemm", g.value(input), g.value(weight), g.value(bias), alpha=1.0, beta=1.0, transB=1)
+    # (torch folds the weight's transpose into a new initializer)
+    transposed = g.initializer(g.unique_initializer_name("MatMul"), g.array(weight).T.copy())
+    out = g.op("MatMul", g.value(input), transposed)
+    return out if bias is None else g.op("Add", g.value(bias), out)
+
+
+@symbolic("matmul")
+def matmul(g, result, input, other):
+    return g.op("MatMul", g.value(input), g.value(other))
+
+
+# ---------------------------------------------------------------- elementwise
+
+def _binary(op_type):
+    def fn(g, result, input, other, alpha=None):
+        if alpha is not None and alpha != 1:
+            _unsupported(f"{op_type} with alpha={alpha}")
+        a = g.value(input) if hasattr(input, "shape") else g.scalar_like(input, other)
+        b = g.value(other) if hasattr(other, "shape") else g.scalar_like(other, input)
+        return g.op(op_type, a, b)
+    return fn
+
+
+for _name, _op in (("add", "Add"), ("__add__", "Add"), ("add_", "Add"), ("sub", "Sub"), ("__sub__", "Sub"),
+                   ("mul", "Mul"), ("__mul__", "Mul"), ("mul_", "Mul"), ("div", "Div"), ("__truediv__", "Div"),
+                   ("true_divide", "Div")):
+    SYMBOLICS[_name] = _binary(_op)
+
+
+@symbolic("__radd__")
+def radd(g, result, self, other):
+    return g.op("Add", g.value(self), g.scalar_like(other, self))  # (torch's operand order)
+
+
+@symbolic("__rmul__")
+def rmul(g, result, self, other):
+    return g.op("Mul", g.value(self), g.scalar_like(other, self))
+
+
+def _unary(op_type):
+    def fn(g, result, input, *args, **kwargs):
+        return g.op(op_type, g.value(input))
+    return fn
+
+
+for _name, _op in (("relu", "Relu"), ("relu_", "Relu"), ("sigmoid", "Sigmoid"), ("tanh", "Tanh"), ("exp", "Exp"),
+                   ("log", "Log"), ("sqrt", "Sqrt"), ("neg", "Neg"), ("__neg__", "Neg"), ("abs", "Abs"),
+                   ("erf", "Erf")):
+    SYMBOLICS[_name] = _unary(_op)
+
+
+@symbolic("leaky_relu")
+def leaky_relu(g, result, input, negative_slope=0.01, inplace=False):
+    return g.op("LeakyRelu", g.value(input), alpha=float(negative_slope))
+
+
+@symbolic("gelu")
+def gelu(g, result, input, approximate="none"):
+    if approximate != "none":
+        _unsupported(f"gelu(approximate='{approximate}')")
+    # x * (1 + erf(x / sqrt(2))) / 2, in torch's order of nodes
+    x = g.value(input)
+    scaled = g.op("Div", x, g.scalar_like(1.4142135381698608, input))
+    shifted = g.op("Add", g.op("Erf", scaled), g.scalar_like(1.0, input))
+    return g.op("Mul", g.op("Mul", x, shifted), g.scalar_like(0.5, input))
+
+
+def _softmax(op_type):
+    def fn(g, result, input, dim=None, *rest, **kwargs):
+        if kwargs.get("dtype") is not None:
+            _unsupported(f"{op_type} with dtype=")
+        if dim is None:
+            _unsupported(f"{op_type} without dim")
+        return g.op(op_type, g.value(input), axis=int(dim))
+    return fn
+
+
+SYMBOLICS["softmax"] = _softmax("Softmax")
+SYMBOLICS["log_softmax"] = _softmax("LogSoftmax")
+
+
+@symbolic("dropout", "dropout2d", "dropout1d", "dropout3d", "alpha_dropout", "feature_alpha_dropout")
+def dropout(g, result, input, p=0.5, training=False, inplace=False):
+    if training:
+        _unsupported("dropout in training mode")
+    return g.value(input)  # (eval mode: the identity, no node)
+
+
+# ---------------------------------------------------------------- convolution, norms, pools
+
+@symbolic("conv1d", "conv2d", "conv3d")
+def conv(g, result, input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    n = weight.dim() - 2
+    kernel = list(weight.shape[2:])
+    dilation = _tuple(dilation, n)
+    if isinstance(padding, str):
+        if padding == "valid":
+            padding = [0] * n
+        else:  # 'same' (stride 1): the total padding is dilation * (k - 1), the odd one at the end
+            totals = [d * (k - 1) for d, k in zip(dilation, kernel)]
+            begins = [t // 2 for t in totals]
+            pads = begins + [t - b for t, b in zip(totals, begins)]
+            padding = None
+    if padding is not None:
+        pads = _tuple(padding, n) * 2
+    inputs = [g.value(input), g.value(weight)] + ([g.value(bias)] if bias is not None else [])
+    return g.op("Conv", *inputs, dilations=dilation, group=int(groups), kernel_shape=kernel, pads=pads,
+                strides=_tuple(stride, n))
+
+
+@symbolic("batch_norm")
+def batch_norm(g, result, input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1,
+               eps=1e-5):
+    if training or running_mean is None:
+        _unsupported("batch_norm in training mode")
+    np = g.np
+    x = g.value(input)
+    stats = g.array(running_mean)
+    scale = g.value(weight) if weight is not None else g.constant(np.ones_like(stats))
+    shift = g.value(bias) if bias is not None else g.constant(np.zeros_like(stats))
+    return g.op("BatchNormalization", x, scale, shift, g.value(running_mean), g.value(running_var),
+                epsilon=float(eps), momentum=float(1 - momentum), training_mode=0)
+
+
+@symbolic("layer_norm")
+def layer_norm(g, result, input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    n = len(normalized_shape)
+    x = g.value(input)
+    if g.opset >= 17:
+        inputs = [x, g.value(weight) if weight is not None else g.constant(g.np.ones(tuple(normalized_shape),
+                                                                                       dtype=g.np.float32))]
+        if bias is not None:
+            inputs.append(g.value(bias))
+        return g.op("LayerNormalization", *inputs, axis=-n, epsilon=float(eps))
+    axes = list(range(-n, 0))
+    centred = g.op("Sub", x, g.op("ReduceMean", x, axes=axes))
+    variance = g.op("ReduceMean", g.op("Pow", centred, g.scalar_like(2.0, input)), axes=axes)
+    out = g.op("Div", centred, g.op("Sqrt", g.op("Add", variance, g.scalar_like(eps, input))))
+    if weight is not None:
+        out = g.op("Mul", out, g.value(weight))
+    if bias is not None:
+        out = g.op("Add", out, g.value(bias))
+    return out
+
+
+@symbolic("max_pool1d", "max_pool2d", "max_pool3d")
+def max_pool(g, result, input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+             return_indices=False):
+    if return_indices:
+        _unsupported("max_pool with return_indices=True")
+    n = input.dim() - 2
+    stride = kernel_size if stride is None or stride == [] else stride
+    attrs = {"ceil_mode": int(ceil_mode), "kernel_shape": _tuple(kernel_size, n), "pads": _tuple(padding, n) * 2,
+             "strides": _tuple(stride, n)}
+    if any(d != 1 for d in _tuple(dilation, n)):
+        attrs["dilations"] = _tuple(dilation, n)
+    return g.op("MaxPool", g.value(input), **attrs)
+
+
+@symbolic("avg_pool1d", "avg_pool2d", "avg_pool3d")
+def avg_pool(g, result, input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+             divisor_override=None):
+    if divisor_override is not None or not count_include_pad:
+        _unsupported("avg_pool with divisor_override or count_include_pad=False")
+    n = input.dim() - 2
+    stride = kernel_size if stride is None or stride == [] else stride
+    pads = _tuple(padding, n)
+    # torch pads explicitly (zeros count in the average), then pools without padding
+    padded = g.op("Pad", g.value(input), g.ints([0, 0] + pads + [0, 0] + pads), mode="constant")
+    return g.op("AveragePool", padded, ceil_mode=int(ceil_mode), kernel_shape=_tuple(kernel_size, n),
+                pads=[0] * (2 * n), strides=_tuple(stride, n))
+
+
+@symbolic("adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d")
+def adaptive_avg_pool(g, result, input, output_size):
+    if any(s != 1 for s in _tuple(output_size, input.dim() - 2)):
+        _unsupported(f"adaptive_avg_pool with output size {output_size} (only 1, GlobalAveragePool)")
+    return g.op("GlobalAveragePool", g.value(input))
+
+
+@symbolic("embedding")
+def embedding(g, result, input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
+              sparse=False):
+    if max_norm is not None:
+        _unsupported("embedding with max_norm")
+    return g.op("Gather", g.value(weight), g.value(input))
+
+
+# ---------------------------------------------------------------- shapes
+
+def _shape_args(shape):
+    return list(shape[0]) if len(shape) == 1 and isinstance(shape[0], (list, tuple)) else list(shape)
+
+
+@symbolic("reshape", "view")
+def reshape(g, result, input, *shape):
+    return g.op("Reshape", g.value(input), g.ints(int(s) for s in _shape_args(shape)), allowzero=0)
+
+
+@symbolic("flatten")
+def flatten(g, result, input, start_dim=0, end_dim=-1):
+    rank = input.dim()
+    start, end = start_dim % max(rank, 1), end_dim % max(rank, 1)
+    if start == 1 and end == rank - 1:
+        return g.op("Flatten", g.value(input), axis=1)
+    return g.op("Reshape", g.value(input), g.ints(result.shape), allowzero=0)
+
+
+@symbolic("transpose")
+def transpose(g, result, input, dim0, dim1):
+    perm = list(range(input.dim()))
+    perm[dim0], perm[dim1] = perm[dim1], perm[dim0]
+    return _transpose(g, input, perm)
+
+
+@symbolic("permute")
+def permute(g, result, input, *dims):
+    return _transpose(g, input, [d % input.dim() for d in _shape_args(dims)])
+
+
+def _transpose(g, input, perm):
+    return g.op("Transpose", g.value(input), perm=perm)
+
+
+@symbolic("unsqueeze")
+def unsqueeze(g, result, input, dim):
+    return g.op("Unsqueeze", g.value(input), g.ints([dim]))
+
+
+@symbolic("squeeze")
+def squeeze(g, result, input, dim=None):
+    if dim is None:
+        axes = [d for d, s in enumerate(input.shape) if s == 1]
+    else:
+        axes = [dim] if input.shape[dim] == 1 else []
+    if not axes:
+        return g.value(input)
+    return g.op("Squeeze", g.value(input), g.ints(axes))
+
+
+@symbolic("cat", "concat")
+def cat(g, result, tensors, dim=0):
+    return g.op("Concat", *[g.value(t) for t in tensors], axis=int(dim))
+
+
+@symbolic("contiguous", "clone", "detach")
+def identity(g, result, input, *args, **kwargs):
+    return g.value(input)

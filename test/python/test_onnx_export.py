@@ -1,0 +1,204 @@
+"""tessera.onnx.export against torch 1.13's exporter: the same module (same weights) and
+inputs exported by both, at opsets 14 and 17, must give ONNX models that pass
+onnx.checker and agree in node types and attributes (constants' values included), in
+initializer shapes and values (names differ where torch invents them), in the outputs'
+shapes, dynamic axes and in the IR version. Unsupported operators raise an error naming
+the operator."""
+import io
+
+import numpy as np
+import pytest
+import torch
+
+import tessera
+
+from opinfo import to_tessera
+
+onnx = pytest.importorskip("onnx")
+import onnx.numpy_helper  # noqa: E402
+
+
+def _facts(data):
+    model = onnx.load_from_string(data)
+    onnx.checker.check_model(model)
+    graph = model.graph
+    nodes = []
+    for node in graph.node:
+        attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+        if "value" in attrs:
+            value = onnx.numpy_helper.to_array(attrs["value"])
+            attrs["value"] = (str(value.dtype), value.tolist())
+        nodes.append((node.op_type, attrs))
+    initializers = sorted((tuple(i.dims), str(onnx.numpy_helper.to_array(i).dtype),
+                           np.round(onnx.numpy_helper.to_array(i).astype(np.float64).ravel(), 5).tolist())
+                          for i in graph.initializer)
+    shapes = [[d.dim_value or d.dim_param for d in v.type.tensor_type.shape.dim] for v in graph.output]
+    types = [v.type.tensor_type.elem_type for v in list(graph.input) + list(graph.output)]
+    return nodes, initializers, shapes, types, model.ir_version, [o.version for o in model.opset_import]
+
+
+def _export(lib, module, args, **kwargs):
+    f = io.BytesIO()
+    lib.onnx.export(module, args, f, **kwargs)
+    return f.getvalue()
+
+
+class Arithmetic:
+    @staticmethod
+    def make(nn):
+        class M(nn.Module):
+            def forward(self, x):
+                y = (x + 1) * x - 2.5
+                z = torch_or_tessera(x).cat([y, x], dim=1) / 2
+                return torch_or_tessera(x).matmul(z.transpose(0, 1), x).unsqueeze(1).squeeze(1)
+        return M()
+
+
+def torch_or_tessera(x):
+    return tessera if isinstance(x, tessera.Tensor) else torch
+
+
+def _math(nn):
+    class Math(nn.Module):
+        def forward(self, x):
+            lib = torch_or_tessera(x)
+            y = lib.exp(x).log() + x.abs().sqrt() - lib.neg(x)
+            return 1.5 * lib.erf(y) + 2 + lib.tanh(y) * lib.sigmoid(x)
+    return Math()
+
+
+def _flat(nn):
+    class Flat(nn.Module):
+        def forward(self, x):
+            return x.reshape(x.shape[0], -1).view(-1, 4).transpose(0, 1).permute(1, 0)
+    return Flat()
+
+
+def _tied(nn):
+    class Tied(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = nn.Embedding(10, 4)
+            self.norm = nn.LayerNorm(4)
+            self.out = nn.Linear(4, 3)
+
+        def forward(self, idx):
+            return nn.functional.log_softmax(self.out(self.norm(self.emb(idx))), dim=-1)
+    return Tied()
+
+
+MODULES = {
+    "mlp": (lambda nn: nn.Sequential(nn.Linear(4, 3), nn.ReLU(), nn.Linear(3, 2), nn.Sigmoid()), [(5, 4)]),
+    "linear_3d": (lambda nn: nn.Sequential(nn.Linear(4, 3), nn.Tanh()), [(2, 5, 4)]),
+    "linear_no_bias": (lambda nn: nn.Linear(4, 3, bias=False), [(5, 4)]),
+    "cnn": (lambda nn: nn.Sequential(nn.Conv2d(3, 4, 3, padding=1, stride=2), nn.BatchNorm2d(4), nn.ReLU(),
+                                     nn.MaxPool2d(2), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(4, 2),
+                                     nn.Softmax(dim=1)), [(2, 3, 8, 8)]),
+    "conv_no_bias_bn": (lambda nn: nn.Sequential(nn.Conv2d(2, 3, 3, bias=False, groups=1), nn.BatchNorm2d(3),
+                                                 nn.LeakyReLU(0.2)), [(1, 2, 6, 6)]),
+    "conv1d_pool": (lambda nn: nn.Sequential(nn.Conv1d(3, 4, 3, dilation=2), nn.AvgPool1d(2)), [(2, 3, 10)]),
+    "grouped_conv": (lambda nn: nn.Sequential(nn.Conv2d(4, 4, 3, padding=1, groups=2), nn.ReLU()), [(1, 4, 5, 5)]),
+    "pools_and_activations": (lambda nn: nn.Sequential(nn.AvgPool2d(2, stride=1, padding=1), nn.GELU(),
+                                                       nn.LeakyReLU(0.2), nn.Dropout(0.5), nn.LogSoftmax(-1)),
+                              [(1, 2, 4, 4)]),
+    "batch_norm_alone": (lambda nn: nn.Sequential(nn.BatchNorm2d(3), nn.MaxPool2d(3, stride=1, dilation=2,
+                                                                                  ceil_mode=True)), [(2, 3, 8, 8)]),
+    "batch_norm_1d": (lambda nn: nn.BatchNorm1d(3), [(2, 3)]),
+    "batch_norm_no_affine": (lambda nn: nn.Sequential(nn.BatchNorm2d(3, affine=False), nn.Sigmoid()), [(1, 3, 2, 2)]),
+    "layer_norm": (lambda nn: nn.LayerNorm([3, 4]), [(2, 3, 4)]),
+    "arithmetic": (Arithmetic.make, [(3, 3)]),
+    "math": (_math, [(2, 3)]),
+    "reshapes": (_flat, [(2, 3, 4)]),
+    "embedding_norm_linear": (_tied, ["indices"]),
+}
+
+
+def _inputs(lib, specs):
+    g = torch.Generator().manual_seed(1)
+    out = []
+    for spec in specs:
+        t = torch.tensor([[1, 2, 7], [3, 9, 0]]) if spec == "indices" else torch.randn(*spec, generator=g)
+        out.append(to_tessera(t) if lib is tessera else t)
+    return tuple(out)
+
+
+def _pair(name):
+    make, specs = MODULES[name]
+    torch.manual_seed(0)
+    reference = make(torch.nn)
+    with torch.no_grad():  # running statistics that are not the defaults, so folding shows
+        for b in reference.buffers():
+            if b.dtype.is_floating_point:
+                b.uniform_(0.5, 1.5)
+    mine = make(tessera.nn)
+    mine.load_state_dict({k: to_tessera(v) for k, v in reference.state_dict().items()})
+    return reference, mine, _inputs(torch, specs), _inputs(tessera, specs)
+
+
+@pytest.mark.parametrize("opset", [14, 17])
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_export_matches_torch(name, opset):
+    reference, mine, targs, args = _pair(name)
+    want = _facts(_export(torch, reference, targs, opset_version=opset))
+    got = _facts(_export(tessera, mine, args, opset_version=opset))
+    for part, w, g in zip(("nodes", "initializers", "output shapes", "types", "ir_version", "opsets"), want, got):
+        assert g == w, f"{name}: {part} differ"
+
+
+def test_names_and_dynamic_axes_match_torch():
+    reference, mine, targs, args = _pair("mlp")
+    kwargs = dict(input_names=["features"], output_names=["scores"], dynamic_axes={"features": {0: "batch"},
+                                                                                   "scores": [0]})
+    models = [onnx.load_from_string(_export(lib, m, a, **kwargs))
+              for lib, m, a in ((torch, reference, targs), (tessera, mine, args))]
+    for model in models:
+        onnx.checker.check_model(model)
+    (want_in, want_out), (got_in, got_out) = ((m.graph.input, m.graph.output) for m in models)
+    assert [v.name for v in got_in] == [v.name for v in want_in] == ["features"]
+    assert [v.name for v in got_out] == [v.name for v in want_out] == ["scores"]
+    assert str(got_in[0].type) == str(want_in[0].type) and str(got_out[0].type) == str(want_out[0].type)
+    assert sorted(i.name for i in models[1].graph.initializer) == sorted(i.name for i in models[0].graph.initializer)
+
+
+def test_same_padding_exports_as_its_explicit_padding():
+    # (torch 1.13 cannot export padding='same': "aten::_convolution_mode ... is not supported")
+    same = tessera.nn.Conv2d(4, 4, 3, padding="same", groups=2)
+    explicit = tessera.nn.Conv2d(4, 4, 3, padding=1, groups=2)
+    explicit.load_state_dict(same.state_dict())
+    x = tessera.randn(1, 4, 5, 5)
+    assert _facts(_export(tessera, same, (x,))) == _facts(_export(tessera, explicit, (x,)))
+
+
+def test_export_writes_a_file_and_restores_the_training_mode(tmp_path):
+    seen = []
+
+    class Probe(tessera.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inner = tessera.nn.Sequential(tessera.nn.Linear(3, 2), tessera.nn.Dropout(0.5))
+
+        def forward(self, x):
+            seen.append((self.training, self.inner[1].training, tessera.onnx.is_in_onnx_export()))
+            return self.inner(x)
+
+    probe = Probe().train()
+    path = tmp_path / "model.onnx"
+    tessera.onnx.export(probe, tessera.ones(4, 3), str(path))
+    onnx.checker.check_model(onnx.load(str(path)))
+    assert seen == [(False, False, True)] and not tessera.onnx.is_in_onnx_export()
+    assert probe.training and probe.inner[1].training
+
+
+@pytest.mark.parametrize("build,operator", [
+    (lambda: tessera.nn.Sequential(tessera.nn.Linear(3, 3), tessera.nn.Hardswish()), "hardswish"),
+    (lambda: tessera.nn.Sequential(tessera.nn.Conv2d(1, 1, 1), tessera.nn.AdaptiveAvgPool2d(2)), "adaptive_avg_pool"),
+])
+def test_unsupported_operators_are_named(build, operator):
+    x = tessera.ones(1, 1, 4, 4) if "Conv" in repr(build()) else tessera.ones(2, 3)
+    with pytest.raises(tessera.onnx.OnnxExporterError, match=operator):
+        _export(tessera, build(), (x,))
+
+
+def test_opsets_outside_the_supported_range_are_refused():
+    with pytest.raises(ValueError, match="opset_version 12 is not supported"):
+        _export(tessera, tessera.nn.Linear(2, 2), (tessera.ones(1, 2),), opset_version=12)
