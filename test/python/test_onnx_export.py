@@ -87,6 +87,20 @@ def _tied(nn):
     return Tied()
 
 
+def _attention(batch_first=False, cross=False, need_weights=True):
+    def make(nn):
+        class Attention(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.att = nn.MultiheadAttention(4, 2, batch_first=batch_first)
+
+            def forward(self, x, memory=None):
+                kv = memory if cross else x
+                return self.att(x, kv, kv, need_weights=need_weights)[0]
+        return Attention()
+    return make
+
+
 MODULES = {
     "mlp": (lambda nn: nn.Sequential(nn.Linear(4, 3), nn.ReLU(), nn.Linear(3, 2), nn.Sigmoid()), [(5, 4)]),
     "linear_3d": (lambda nn: nn.Sequential(nn.Linear(4, 3), nn.Tanh()), [(2, 5, 4)]),
@@ -110,6 +124,11 @@ MODULES = {
     "math": (_math, [(2, 3)]),
     "reshapes": (_flat, [(2, 3, 4)]),
     "embedding_norm_linear": (_tied, ["indices"]),
+    "self_attention": (_attention(), [(3, 2, 4)]),
+    "self_attention_no_weights": (_attention(need_weights=False), [(3, 2, 4)]),
+    "self_attention_batch_first": (_attention(batch_first=True, need_weights=False), [(2, 3, 4)]),
+    "cross_attention": (_attention(cross=True), [(3, 2, 4), (5, 2, 4)]),
+    "encoder_layer": (lambda nn: nn.TransformerEncoderLayer(4, 2, dim_feedforward=8), [(3, 2, 4)]),
 }
 
 
@@ -126,10 +145,13 @@ def _pair(name):
     make, specs = MODULES[name]
     torch.manual_seed(0)
     reference = make(torch.nn)
-    with torch.no_grad():  # running statistics that are not the defaults, so folding shows
-        for b in reference.buffers():
-            if b.dtype.is_floating_point:
-                b.uniform_(0.5, 1.5)
+    with torch.no_grad():
+        # running statistics that are not the defaults, so folding shows; and no two
+        # parameters alike (zero biases, unit norm weights), which torch's exporter would
+        # merge into one initializer
+        for t in list(reference.buffers()) + list(reference.parameters()):
+            if t.dtype.is_floating_point:
+                t.uniform_(0.5, 1.5)
     mine = make(tessera.nn)
     mine.load_state_dict({k: to_tessera(v) for k, v in reference.state_dict().items()})
     return reference, mine, _inputs(torch, specs), _inputs(tessera, specs)
@@ -197,6 +219,31 @@ def test_unsupported_operators_are_named(build, operator):
     x = tessera.ones(1, 1, 4, 4) if "Conv" in repr(build()) else tessera.ones(2, 3)
     with pytest.raises(tessera.onnx.OnnxExporterError, match=operator):
         _export(tessera, build(), (x,))
+
+
+def test_attention_masks_are_named_as_unsupported():
+    att = tessera.nn.MultiheadAttention(4, 2).eval()
+
+    class Masked(tessera.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.att = att
+
+        def forward(self, x):
+            return self.att(x, x, x, attn_mask=tessera.zeros(3, 3))[0]
+
+    with pytest.raises(tessera.onnx.OnnxExporterError, match="baddbmm"):
+        _export(tessera, Masked(), (tessera.ones(3, 2, 4),))
+
+
+def test_calls_the_outputs_do_not_need_are_pruned_first():
+    class Dead(tessera.nn.Module):
+        def forward(self, x):
+            x.cumsum(0)  # no ONNX form here, and nothing reads it
+            return x.relu()
+
+    nodes = _facts(_export(tessera, Dead(), (tessera.ones(2, 2),)))[0]
+    assert nodes == [("Relu", {})]
 
 
 def test_opsets_outside_the_supported_range_are_refused():

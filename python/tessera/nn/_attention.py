@@ -210,10 +210,12 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     if not training:
         dropout_p = 0.0
 
-    if need_weights:
-        # The weights are wanted: form the (N*heads, L, S) matrix explicitly.
+    if need_weights or _t.onnx.is_in_onnx_export():
+        # The weights are wanted: form the (N*heads, L, S) matrix explicitly. (An ONNX export
+        # takes this path too, torch 1.13's only one, so that the graph is the one torch
+        # writes.)
         assert not (is_causal and attn_mask is None), "FIXME: is_causal not implemented for need_weights"
-        q_scaled = q * math.sqrt(1.0 / float(head_dim))
+        q_scaled = q / math.sqrt(head_dim)
         if attn_mask is not None:
             weights = _t.baddbmm(attn_mask, q_scaled, k.transpose(-2, -1))
         else:
@@ -223,7 +225,10 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
             weights = _t.dropout(weights, dropout_p, True)
         out = _t.bmm(weights, v)
         out = out.transpose(0, 1).contiguous().view(tgt_len * bsz, embed_dim)
-        out = _t.linear(out, out_proj_weight, out_proj_bias).view(tgt_len, bsz, -1)
+        out = _t.linear(out, out_proj_weight, out_proj_bias)
+        out = out.view(tgt_len, bsz, out.size(1))
+        if not need_weights:
+            return (out if is_batched else out.squeeze(1)), None
         weights = weights.view(bsz, num_heads, tgt_len, src_len)
         if average_attn_weights:
             weights = weights.mean(1)

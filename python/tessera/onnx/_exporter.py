@@ -30,25 +30,42 @@ class Graph:
         self.initializers = {}          # name -> numpy array
         self.producers = {}             # value name -> node
         self.consumers = {}             # value name -> number of nodes reading it
-        self._names = {}                # id(tensor) -> value name
+        self._names = {}                # id(tensor) -> value name, for traced tensors
+        self._constants = {}            # id(tensor) -> initializer name (None: not made yet)
         self._keep = []                 # the traced tensors (their ids stay unique)
         self._counters = itertools.count()
         self._per_op = {}
 
     # ---- values
     def name_of(self, tensor):
+        """The graph value of a traced tensor (one computed from the inputs), else None."""
         return self._names.get(id(tensor))
 
     def bind(self, tensor, name):
         self._names[id(tensor)] = name
         self._keep.append(tensor)
 
+    def bind_constant(self, tensor, name=None):
+        """A parameter or buffer (name: its initializer), or a tensor computed from them
+        alone (an initializer made when a node first reads it: torch's constant folding)."""
+        self._constants[id(tensor)] = name
+        self._keep.append(tensor)
+
+    def is_constant(self, tensor):
+        return id(tensor) in self._constants
+
     def value(self, x):
-        """The graph value for x: a traced tensor, a parameter (already an initializer), or
-        a tensor or number constant."""
-        name = self.name_of(x) if hasattr(x, "dtype") and hasattr(x, "shape") else None
+        """The graph value for x: a traced tensor, an initializer, or a constant node for a
+        tensor or number made during the trace."""
+        if not (hasattr(x, "dtype") and hasattr(x, "shape")):
+            return self.constant(self.array(x))
+        name = self.name_of(x)
         if name is not None:
             return name
+        if id(x) in self._constants:
+            if self._constants[id(x)] is None:
+                self._constants[id(x)] = self.initializer(self.unique_initializer_name("Constant"), self.array(x))
+            return self._constants[id(x)]
         return self.constant(self.array(x))
 
     def array(self, x):
@@ -110,23 +127,50 @@ class _Tracer(overrides.TorchFunctionMode):
                     "tolist", "__index__", "__int__", "__float__", "tensor", "is_floating_point", "is_complex"):
             return result  # metadata or constants: read now, baked into the graph
         if not _touches_graph(self.graph, args, kwargs):
-            return result  # a computation on constants only: its result is a constant too
+            # a computation on constants only: its result is a constant too, and one made
+            # from parameters becomes an initializer if the graph reads it
+            if _touches_constants(self.graph, args, kwargs):
+                for r in (result if isinstance(result, (tuple, list)) else [result]):
+                    if hasattr(r, "shape") and hasattr(r, "dtype"):
+                        self.graph.bind_constant(r)
+            return result
         symbolic = self.symbolics.get(name)
         if symbolic is None:
-            raise OnnxExporterError(f"tessera.onnx.export: exporting the operator '{name}' to ONNX opset version "
-                                    f"{self.graph.opset} is not supported")
-        out = symbolic(self.graph, result, *args, **kwargs)
-        if out is not None:
+            # refused only if the graph's outputs need it (torch prunes what they do not)
+            out = self.graph.op(_passes.UNSUPPORTED + name, *self._inputs(args, kwargs))
+        else:
+            out = symbolic(self.graph, result, *args, **kwargs)
+        if isinstance(result, (tuple, list)):
+            outs = out if isinstance(out, (tuple, list)) else [out] * len(result)
+            for r, o in zip(result, outs):
+                self.graph.bind(r, o)
+        elif out is not None:
             self.graph.bind(result, out)
         return result
 
+    def _inputs(self, args, kwargs):
+        names = []
+        for x in list(args) + list(kwargs.values()):
+            for v in (x if isinstance(x, (list, tuple)) else [x]):
+                if hasattr(v, "shape") and hasattr(v, "dtype") and self.graph.name_of(v) is not None:
+                    names.append(self.graph.name_of(v))
+        return names
 
-def _touches_graph(graph, args, kwargs):
+
+def _any_tensor(args, kwargs, test):
     def walk(x):
         if isinstance(x, (list, tuple)):
             return any(walk(v) for v in x)
-        return hasattr(x, "shape") and hasattr(x, "dtype") and graph.name_of(x) is not None
+        return hasattr(x, "shape") and hasattr(x, "dtype") and test(x)
     return walk(list(args)) or walk(list(kwargs.values()))
+
+
+def _touches_graph(graph, args, kwargs):
+    return _any_tensor(args, kwargs, lambda t: graph.name_of(t) is not None)
+
+
+def _touches_constants(graph, args, kwargs):
+    return _any_tensor(args, kwargs, graph.is_constant)
 
 
 def trace(lib, model, args, opset, input_names, output_names, dynamic_axes, symbolics):
@@ -151,7 +195,7 @@ def trace(lib, model, args, opset, input_names, output_names, dynamic_axes, symb
     for qualified, t in itertools.chain(model.named_parameters(), model.named_buffers()):
         if id(t) not in state:
             state[id(t)] = qualified
-            graph.bind(t, qualified)
+            graph.bind_constant(t, qualified)
             graph.initializer(qualified, t.detach().numpy().copy())
     was_training = model.training
     model.train(False)
@@ -164,6 +208,7 @@ def trace(lib, model, args, opset, input_names, output_names, dynamic_axes, symb
     traced = [graph.name_of(r) for r in results]
     if any(name is None for name in traced):
         raise OnnxExporterError("tessera.onnx.export: the model's output does not depend on its inputs")
+    _passes.remove_dead_nodes(graph, traced)
     _passes.fold_batch_norms(graph, traced)
     _passes.merge_transposes(graph, traced)
     outputs = []

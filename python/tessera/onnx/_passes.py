@@ -1,8 +1,27 @@
-"""What torch 1.13's exporter does to the traced graph before writing it (its constant
-folding and peephole passes), for the patterns the supported modules produce: an eval-mode
-BatchNormalization of a Conv output nothing else reads is folded into the convolution's
-weight and bias, and a Transpose of a Transpose nothing else reads becomes one (or none
-when they cancel)."""
+"""What torch 1.13's exporter does to the traced graph before writing it (its dead-code
+elimination, constant folding and peephole passes), for the patterns the supported modules
+produce: nodes no output needs are dropped (and with them the calls that have no ONNX
+form, which are refused only when needed), an eval-mode BatchNormalization of a Conv output
+nothing else reads is folded into the convolution's weight and bias, and a Transpose of a
+Transpose nothing else reads becomes one (or none when they cancel)."""
+from .errors import OnnxExporterError
+
+# op_type prefix of a placeholder for a traced call without an ONNX form
+UNSUPPORTED = "unsupported::"
+
+
+def remove_dead_nodes(graph, outputs):
+    needed = set(outputs)
+    kept = []
+    for node in reversed(graph.nodes):
+        if any(o in needed for o in node.output):
+            kept.append(node)
+            needed.update(node.input)
+    graph.nodes[:] = reversed(kept)
+    for node in graph.nodes:
+        if node.op_type.startswith(UNSUPPORTED):
+            raise OnnxExporterError(f"tessera.onnx.export: exporting the operator '{node.op_type[len(UNSUPPORTED):]}' "
+                                    f"to ONNX opset version {graph.opset} is not supported")
 
 
 def _consumers(graph, outputs):

@@ -35,7 +35,7 @@ def linear(g, result, input, weight, bias=None):
     return out if bias is None else g.op("Add", g.value(bias), out)
 
 
-@symbolic("matmul")
+@symbolic("matmul", "bmm")
 def matmul(g, result, input, other):
     return g.op("MatMul", g.value(input), g.value(other))
 
@@ -267,6 +267,26 @@ def squeeze(g, result, input, dim=None):
     if not axes:
         return g.value(input)
     return g.op("Squeeze", g.value(input), g.ints(axes))
+
+
+@symbolic("chunk")
+def chunk(g, result, input, chunks, dim=0):
+    """torch's form: the chunk size computed from the input's runtime shape, ceil(size /
+    chunks), and one Slice per chunk."""
+    if len(result) != chunks:
+        _unsupported(f"chunk into {len(result)} parts of {chunks} asked")
+    x = g.value(input)
+    shape = g.op("Shape", x)
+    axis = g.ints([dim])
+    size = g.op("Gather", shape, axis, axis=0)
+    start = g.ints([0])
+    step = g.op("Div", g.op("Add", size, g.ints([chunks - 1])), g.ints([chunks]))
+    outs = []
+    for i in range(1, chunks + 1):
+        end = g.op("Mul", step, g.ints([i]))
+        outs.append(g.op("Slice", x, start, end, axis))
+        start = end
+    return outs
 
 
 @symbolic("cat", "concat")
