@@ -124,6 +124,19 @@ MODULES = {
     "math": (_math, [(2, 3)]),
     "reshapes": (_flat, [(2, 3, 4)]),
     "embedding_norm_linear": (_tied, ["indices"]),
+    "activations": (lambda nn: nn.Sequential(nn.ELU(0.5), nn.SELU(), nn.CELU(0.7), nn.Softplus(), nn.ReLU6(),
+                                             nn.Hardtanh(-0.5, 0.7), nn.Hardsigmoid(), nn.Hardswish(), nn.SiLU(),
+                                             nn.Mish(), nn.Softsign(), nn.Tanhshrink(), nn.LogSigmoid(),
+                                             nn.Softmin(1), nn.GELU(approximate="tanh"), nn.Softplus(beta=2)),
+                    [(1, 3, 4, 4)]),
+    "prelu_glu": (lambda nn: nn.Sequential(nn.PReLU(4), nn.GLU(1), nn.PReLU()), [(1, 4, 3, 3)]),
+    "instance_and_group_norm": (lambda nn: nn.Sequential(nn.InstanceNorm2d(4, affine=True), nn.InstanceNorm2d(4),
+                                                         nn.GroupNorm(2, 4)), [(2, 4, 3, 3)]),
+    "conv_transpose": (lambda nn: nn.Sequential(nn.ConvTranspose2d(3, 2, 3, stride=2, padding=1, output_padding=1),
+                                                nn.AdaptiveMaxPool2d(1)), [(1, 3, 4, 4)]),
+    "upsample": (lambda nn: nn.Sequential(nn.Upsample(scale_factor=2), nn.Upsample(scale_factor=2, mode="bilinear"),
+                                          nn.Upsample(scale_factor=2, mode="bilinear", align_corners=True),
+                                          nn.Upsample(size=(20, 24))), [(1, 2, 3, 4)]),
     "self_attention": (_attention(), [(3, 2, 4)]),
     "self_attention_no_weights": (_attention(need_weights=False), [(3, 2, 4)]),
     "self_attention_batch_first": (_attention(batch_first=True, need_weights=False), [(2, 3, 4)]),
@@ -212,7 +225,7 @@ def test_export_writes_a_file_and_restores_the_training_mode(tmp_path):
 
 
 @pytest.mark.parametrize("build,operator", [
-    (lambda: tessera.nn.Sequential(tessera.nn.Linear(3, 3), tessera.nn.Hardswish()), "hardswish"),
+    (lambda: tessera.nn.Sequential(tessera.nn.Linear(3, 3), tessera.nn.Softshrink()), "softshrink"),
     (lambda: tessera.nn.Sequential(tessera.nn.Conv2d(1, 1, 1), tessera.nn.AdaptiveAvgPool2d(2)), "adaptive_avg_pool"),
 ])
 def test_unsupported_operators_are_named(build, operator):

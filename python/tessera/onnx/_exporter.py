@@ -35,6 +35,7 @@ class Graph:
         self._keep = []                 # the traced tensors (their ids stay unique)
         self._counters = itertools.count()
         self._per_op = {}
+        self.current = None             # the name of the call being converted
 
     # ---- values
     def name_of(self, tensor):
@@ -79,14 +80,18 @@ class Graph:
         return f"/{op}_output_0" if k == 0 else f"/{op}_{k}_output_0"
 
     # ---- nodes
-    def op(self, op_type, *inputs, **attrs):
-        out = self.fresh(op_type)
-        node = self.onnx.helper.make_node(op_type, list(inputs), [out], **attrs)
+    def op(self, op_type, *inputs, outputs=1, **attrs):
+        """A node; its output's name (a list of names when outputs > 1). An input "" is an
+        omitted optional one."""
+        first = self.fresh(op_type)
+        outs = [first] + [first[:-1] + str(k) for k in range(1, outputs)]
+        node = self.onnx.helper.make_node(op_type, list(inputs), outs, **attrs)
         self.nodes.append(node)
-        self.producers[out] = node
+        for out in outs:
+            self.producers[out] = node
         for i in inputs:
             self.consumers[i] = self.consumers.get(i, 0) + 1
-        return out
+        return outs if outputs > 1 else first
 
     def constant(self, array):
         """A Constant node holding array (a 0-dim array for a number)."""
@@ -135,6 +140,7 @@ class _Tracer(overrides.TorchFunctionMode):
                         self.graph.bind_constant(r)
             return result
         symbolic = self.symbolics.get(name)
+        self.graph.current = name  # (symbolics shared by several calls read which one this is)
         if symbolic is None:
             # refused only if the graph's outputs need it (torch prunes what they do not)
             out = self.graph.op(_passes.UNSUPPORTED + name, *self._inputs(args, kwargs))

@@ -80,6 +80,83 @@ for _name, _op in (("relu", "Relu"), ("relu_", "Relu"), ("sigmoid", "Sigmoid"), 
     SYMBOLICS[_name] = _unary(_op)
 
 
+for _name, _op in (("selu", "Selu"), ("hardswish", "HardSwish")):
+    SYMBOLICS[_name] = _unary(_op)
+
+
+@symbolic("elu", "celu")
+def elu(g, result, input, alpha=1.0, inplace=False):
+    return g.op("Elu" if g.current == "elu" else "Celu", g.value(input), alpha=float(alpha))
+
+
+@symbolic("softplus")
+def softplus(g, result, input, beta=1, threshold=20):
+    if beta == 1:
+        return g.op("Softplus", g.value(input))
+    scaled = g.op("Mul", g.value(input), g.scalar_like(beta, input))
+    return g.op("Div", g.op("Softplus", scaled), g.scalar_like(beta, input))
+
+
+@symbolic("hardtanh", "relu6", "clamp", "clip")
+def hardtanh(g, result, input, min_val=-1.0, max_val=1.0, inplace=False, min=None, max=None):
+    if g.current == "relu6":
+        min_val, max_val = 0.0, 6.0
+    elif g.current in ("clamp", "clip"):
+        min_val, max_val = min_val if min is None else min, max_val if max is None else max
+        if min_val is None or max_val is None or hasattr(min_val, "shape") or hasattr(max_val, "shape"):
+            _unsupported("clamp with one bound or tensor bounds")
+    return g.op("Clip", g.value(input), g.scalar_like(min_val, input), g.scalar_like(max_val, input))
+
+
+@symbolic("hardsigmoid")
+def hardsigmoid(g, result, input, inplace=False):
+    return g.op("HardSigmoid", g.value(input), alpha=1.0 / 6)
+
+
+@symbolic("silu")
+def silu(g, result, input, inplace=False):
+    x = g.value(input)
+    return g.op("Mul", x, g.op("Sigmoid", x))
+
+
+@symbolic("mish")
+def mish(g, result, input, inplace=False):
+    x = g.value(input)
+    return g.op("Mul", x, g.op("Tanh", g.op("Softplus", x)))
+
+
+@symbolic("softsign")
+def softsign(g, result, input):
+    x = g.value(input)
+    return g.op("Div", x, g.op("Add", g.op("Abs", x), g.scalar_like(1.0, input)))
+
+
+@symbolic("tanhshrink")
+def tanhshrink(g, result, input):
+    x = g.value(input)
+    return g.op("Sub", x, g.op("Tanh", x))
+
+
+@symbolic("log_sigmoid", "logsigmoid")
+def log_sigmoid(g, result, input):
+    return g.op("Log", g.op("Sigmoid", g.value(input)))
+
+
+@symbolic("glu")
+def glu(g, result, input, dim=-1):
+    first, second = g.op("Split", g.value(input), outputs=2, axis=int(dim))
+    return g.op("Mul", first, g.op("Sigmoid", second))
+
+
+@symbolic("prelu")
+def prelu(g, result, input, weight):
+    # (torch folds the weight into one broadcasting over the dims after the channels)
+    w = g.array(weight)
+    if input.dim() > 2:
+        w = w.reshape((w.shape[0],) + (1,) * (input.dim() - 2))
+    return g.op("PRelu", g.value(input), g.initializer(g.unique_initializer_name("PRelu"), w))
+
+
 @symbolic("leaky_relu")
 def leaky_relu(g, result, input, negative_slope=0.01, inplace=False):
     return g.op("LeakyRelu", g.value(input), alpha=float(negative_slope))
@@ -87,10 +164,15 @@ def leaky_relu(g, result, input, negative_slope=0.01, inplace=False):
 
 @symbolic("gelu")
 def gelu(g, result, input, approximate="none"):
-    if approximate != "none":
-        _unsupported(f"gelu(approximate='{approximate}')")
-    # x * (1 + erf(x / sqrt(2))) / 2, in torch's order of nodes
     x = g.value(input)
+    if approximate == "tanh":
+        # x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 x^3))) / 2, in torch's order of nodes
+        cube = g.op("Mul", g.op("Mul", x, x), x)
+        inner = g.op("Add", x, g.op("Mul", cube, g.scalar_like(0.044715, input)))
+        scaled = g.op("Mul", inner, g.scalar_like(0.7978845608028654, input))
+        shifted = g.op("Add", g.op("Tanh", scaled), g.scalar_like(1.0, input))
+        return g.op("Mul", g.op("Mul", x, shifted), g.scalar_like(0.5, input))
+    # x * (1 + erf(x / sqrt(2))) / 2, in torch's order of nodes
     scaled = g.op("Div", x, g.scalar_like(1.4142135381698608, input))
     shifted = g.op("Add", g.op("Erf", scaled), g.scalar_like(1.0, input))
     return g.op("Mul", g.op("Mul", x, shifted), g.scalar_like(0.5, input))
@@ -174,6 +256,66 @@ def layer_norm(g, result, input, normalized_shape, weight=None, bias=None, eps=1
     return out
 
 
+@symbolic("instance_norm")
+def instance_norm(g, result, input, running_mean=None, running_var=None, weight=None, bias=None,
+                  use_input_stats=True, momentum=0.1, eps=1e-5):
+    if not use_input_stats:
+        _unsupported("instance_norm with running statistics")
+    channels = input.shape[1]
+    ones = g.np.ones(channels, dtype=g.array(input.detach().reshape(-1)[:0]).dtype)
+    scale = g.value(weight) if weight is not None else g.constant(ones)
+    shift = g.value(bias) if bias is not None else g.constant(ones * 0)
+    return g.op("InstanceNormalization", g.value(input), scale, shift, epsilon=float(eps))
+
+
+@symbolic("group_norm")
+def group_norm(g, result, input, num_groups, weight=None, bias=None, eps=1e-5):
+    # torch's form: the groups as instance-norm channels, then the affine part per channel
+    x = g.value(input)
+    dtype = g.array(input.detach().reshape(-1)[:0]).dtype
+    grouped = g.op("Reshape", x, g.ints([0, num_groups, -1]), allowzero=0)
+    normed = g.op("InstanceNormalization", grouped, g.constant(g.np.ones(num_groups, dtype=dtype)),
+                  g.constant(g.np.zeros(num_groups, dtype=dtype)), epsilon=float(eps))
+    out = g.op("Reshape", normed, g.op("Shape", x), allowzero=0)
+    broadcast = (input.shape[1],) + (1,) * (input.dim() - 2)
+    if weight is not None:
+        out = g.op("Mul", out, g.initializer(g.unique_initializer_name("Mul"), g.array(weight).reshape(broadcast)))
+    if bias is not None:
+        out = g.op("Add", out, g.initializer(g.unique_initializer_name("Add"), g.array(bias).reshape(broadcast)))
+    return out
+
+
+@symbolic("conv_transpose1d", "conv_transpose2d", "conv_transpose3d")
+def conv_transpose(g, result, input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    n = weight.dim() - 2
+    inputs = [g.value(input), g.value(weight)] + ([g.value(bias)] if bias is not None else [])
+    return g.op("ConvTranspose", *inputs, dilations=_tuple(dilation, n), group=int(groups),
+                kernel_shape=list(weight.shape[2:]), output_padding=_tuple(output_padding, n),
+                pads=_tuple(padding, n) * 2, strides=_tuple(stride, n))
+
+
+@symbolic("interpolate", "upsample")
+def interpolate(g, result, input, size=None, scale_factor=None, mode="nearest", align_corners=None,
+                recompute_scale_factor=None, antialias=False):
+    n = input.dim() - 2
+    if antialias or mode not in ("nearest", "linear", "bilinear", "trilinear"):
+        _unsupported(f"interpolate(mode='{mode}', antialias={antialias})")
+    attrs = {"coordinate_transformation_mode": "align_corners" if align_corners else
+             ("asymmetric" if mode == "nearest" else "half_pixel"),
+             "cubic_coeff_a": -0.75, "mode": "nearest" if mode == "nearest" else "linear", "nearest_mode": "floor"}
+    x = g.value(input)
+    if scale_factor is not None:
+        scales = g.constant(g.np.array([1.0, 1.0] + [float(s) for s in _tuple(scale_factor, n)], dtype=g.np.float32))
+        return g.op("Resize", x, "", scales, **attrs)
+    # (a size: the batch and channel sizes read from the input, as torch)
+    shape = g.op("Shape", x)
+    axes = g.ints([0])
+    start = g.ints([0])
+    lead = g.op("Slice", shape, start, g.ints([2]), axes)
+    sizes = g.op("Concat", lead, g.ints(_tuple(size, n)), axis=0)
+    return g.op("Resize", x, "", "", sizes, **attrs)
+
+
 @symbolic("max_pool1d", "max_pool2d", "max_pool3d")
 def max_pool(g, result, input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
              return_indices=False):
@@ -200,6 +342,14 @@ def avg_pool(g, result, input, kernel_size, stride=None, padding=0, ceil_mode=Fa
     padded = g.op("Pad", g.value(input), g.ints([0, 0] + pads + [0, 0] + pads), mode="constant")
     return g.op("AveragePool", padded, ceil_mode=int(ceil_mode), kernel_shape=_tuple(kernel_size, n),
                 pads=[0] * (2 * n), strides=_tuple(stride, n))
+
+
+@symbolic("adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d")
+def adaptive_max_pool(g, result, input, output_size, return_indices=False):
+    if return_indices or any(s != 1 for s in _tuple(output_size, input.dim() - 2)):
+        _unsupported(f"adaptive_max_pool with output size {output_size} or indices (only 1, as a MaxPool)")
+    spatial = list(input.shape[2:])
+    return g.op("MaxPool", g.value(input), kernel_shape=spatial, pads=[0] * (2 * len(spatial)), strides=spatial)
 
 
 @symbolic("adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d")
