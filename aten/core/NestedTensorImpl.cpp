@@ -56,14 +56,16 @@ NestedTensorImpl::NestedTensorImpl(const Tensor& base, std::vector<std::vector<i
       component_strides_(std::move(component_strides)),
       offsets_(std::move(offsets)),
       component_dim_(component_sizes_.empty() ? 0 : static_cast<int64_t>(component_sizes_[0].size())) {
-  TORCH_INTERNAL_ASSERT(component_strides_.size() == component_sizes_.size() &&
-                        offsets_.size() == component_sizes_.size(), "a nested view needs strides and an offset per component");
+  TORCH_INTERNAL_ASSERT(
+      component_strides_.size() == component_sizes_.size() && offsets_.size() == component_sizes_.size(),
+      "a nested view needs strides and an offset per component");
   bool packed = true;
   int64_t next = 0;
   const auto capacity = static_cast<int64_t>(base.storage().nbytes()) / static_cast<int64_t>(base.element_size());
   for (size_t i = 0; i < component_sizes_.size(); ++i) {
     TORCH_INTERNAL_ASSERT(static_cast<int64_t>(component_sizes_[i].size()) == component_dim_ &&
-                          component_strides_[i].size() == component_sizes_[i].size(), "nested components differ in rank");
+                              component_strides_[i].size() == component_sizes_[i].size(),
+                          "nested components differ in rank");
     if (product(component_sizes_[i]) > 0) {  // every element of a component lies in the storage
       int64_t last = base.storage_offset() + offsets_[i];
       for (size_t d = 0; d < component_sizes_[i].size(); ++d) {

@@ -17,18 +17,18 @@
 
 namespace at::inline tessera::native {
 
-namespace {
-
-const NestedTensorImpl& impl_of(const Tensor& t) {
+const NestedTensorImpl& nested_impl_of(const Tensor& t) {
   const NestedTensorImpl* impl = get_nested_impl(t);
   TORCH_INTERNAL_ASSERT(impl != nullptr, "a NestedTensorCPU kernel got a tensor that is not nested");
   return *impl;
 }
 
+namespace {
+
 // A new nested tensor over `buffer` (1-d, contiguous, fresh) laid out as `like`: packed, or
 // with like's strides and offsets when like is a layout-preserving copy (clone_nested).
 Tensor nested_like(const Tensor& buffer, const Tensor& like) {
-  const NestedTensorImpl& nt = impl_of(like);
+  const NestedTensorImpl& nt = nested_impl_of(like);
   if (nt.is_packed()) return Tensor(c10::make_intrusive<NestedTensorImpl>(buffer.contiguous(), nt.component_sizes()));
   return Tensor(c10::make_intrusive<NestedTensorImpl>(buffer.contiguous(), nt.component_sizes(), nt.component_strides(),
                                                       nt.offsets()));
@@ -42,7 +42,7 @@ Tensor pack(const std::vector<Tensor>& parts, c10::ScalarType dtype) {
 
 std::vector<Tensor> components(const Tensor& nested) {
   std::vector<Tensor> out;
-  for (int64_t i = 0; i < impl_of(nested).num_components(); ++i) out.push_back(nested_component(nested, i));
+  for (int64_t i = 0; i < nested_impl_of(nested).num_components(); ++i) out.push_back(nested_component(nested, i));
   return out;
 }
 
@@ -51,9 +51,9 @@ std::vector<Tensor> components(const Tensor& nested) {
 // nested one.
 std::optional<Tensor> scalar_operand(const Tensor& self, const Tensor& other, const std::string& op) {
   if (other.is_nested()) {
-    TORCH_CHECK(impl_of(self).component_sizes() == impl_of(other).component_sizes(), op,
+    TORCH_CHECK(nested_impl_of(self).component_sizes() == nested_impl_of(other).component_sizes(), op,
                 " does not support broadcasting when given a NestedTensor");
-    TORCH_CHECK(impl_of(self).is_packed() && impl_of(other).is_packed(), op,
+    TORCH_CHECK(nested_impl_of(self).is_packed() && nested_impl_of(other).is_packed(), op,
                 " does not support non-contiguous NestedTensor inputs");
     return std::nullopt;
   }
@@ -64,7 +64,7 @@ std::optional<Tensor> scalar_operand(const Tensor& self, const Tensor& other, co
 
 // A nested input of an out-of-place elementwise op, packed (torch's result is packed too).
 Tensor packed(const Tensor& nested) {
-  return impl_of(nested).is_packed() ? nested : clone_nested(nested, c10::MemoryFormat::Contiguous);
+  return nested_impl_of(nested).is_packed() ? nested : clone_nested(nested, c10::MemoryFormat::Contiguous);
 }
 
 template <typename Fn>
@@ -90,7 +90,7 @@ Tensor& binary_(Tensor& self, const Tensor& other, const char* op, Fn fn) {
   if (!number) {
     Tensor flat = nested_buffer(self);
     fn(flat, nested_buffer(other));
-  } else if (impl_of(self).is_packed()) {
+  } else if (nested_impl_of(self).is_packed()) {
     Tensor flat = nested_buffer(self);
     fn(flat, *number);
   } else {
@@ -119,7 +119,7 @@ Tensor relu_nested(const Tensor& self) {
   return nested_like(at::relu(nested_buffer(a)), a);
 }
 Tensor& relu_nested_(Tensor& self) {
-  if (impl_of(self).is_packed()) {
+  if (nested_impl_of(self).is_packed()) {
     nested_buffer(self).relu_();
   } else {
     for (Tensor c : components(self)) c.relu_();
@@ -132,7 +132,7 @@ Tensor gelu_nested(const Tensor& self, std::string_view approximate) {
 }
 
 Tensor softmax_nested(const Tensor& self, int64_t dim, bool half_to_float) {
-  if (impl_of(self).num_components() == 0) return clone_nested(self, std::nullopt);  // (as torch: nothing to do)
+  if (nested_impl_of(self).num_components() == 0) return clone_nested(self, std::nullopt);  // (as torch: nothing to do)
   const int64_t ndim = self.dim();
   TORCH_CHECK_INDEX(dim >= -ndim && dim < ndim, "Dimension out of range (expected to be in range of [", -ndim, ", ",
                     ndim - 1, "], but got ", dim, ")");
@@ -166,7 +166,7 @@ Tensor clone_nested(const Tensor& self, std::optional<c10::MemoryFormat> memory_
   TORCH_CHECK(format == c10::MemoryFormat::Preserve || format == c10::MemoryFormat::Contiguous,
               "Nested tensor clone supports Preserve and Contiguous memory formats, called clone with memory format: ",
               format);
-  const NestedTensorImpl& nt = impl_of(self);
+  const NestedTensorImpl& nt = nested_impl_of(self);
   if (format == c10::MemoryFormat::Contiguous || nt.is_packed()) return pack(components(self), self.scalar_type());
   // Preserve: each component keeps its view's order of strides (as empty_like would lay it
   // out), the components one after another in a fresh buffer.
@@ -187,7 +187,7 @@ Tensor clone_nested(const Tensor& self, std::optional<c10::MemoryFormat> memory_
 
 // A view's layout is kept, as torch's dropout keeps it: over a layout-preserving copy.
 std::tuple<Tensor, Tensor> native_dropout_nested(const Tensor& input, double p, std::optional<bool> train) {
-  const Tensor x = impl_of(input).is_packed() ? input : clone_nested(input, c10::MemoryFormat::Preserve);
+  const Tensor x = nested_impl_of(input).is_packed() ? input : clone_nested(input, c10::MemoryFormat::Preserve);
   auto [out, mask] = at::native_dropout(nested_buffer(x), p, train);
   return {nested_like(out, x), nested_like(mask, x)};
 }
@@ -218,7 +218,7 @@ Tensor nested_matmul(const Tensor& self, const Tensor& other) {
 }
 
 Tensor nested_linear(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias) {
-  TORCH_CHECK(impl_of(input).is_packed(), "for now linear only supports contiguous nested tensor");
+  TORCH_CHECK(nested_impl_of(input).is_packed(), "for now linear only supports contiguous nested tensor");
   TORCH_CHECK(input.dim() == 3 && weight.dim() == 2, "Linear requires nested_tensor.dim == 3 and dense_matrix.dim == "
               "2. Nested tensor dim: ", input.dim(), ". Dense tensor dim: ", weight.dim());
   std::vector<Tensor> out;

@@ -7,7 +7,14 @@
 
 #include <optional>
 
+namespace at::inline tessera {
+class NestedTensorImpl;
+}
+
 namespace at::inline tessera::native {
+
+// The impl of a nested tensor that a NestedTensorCPU kernel received (asserted nested).
+const NestedTensorImpl& nested_impl_of(const Tensor& t);
 
 Tensor nested_matmul(const Tensor& self, const Tensor& other);
 Tensor nested_linear(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias);

@@ -15,15 +15,10 @@ namespace at::inline tessera::native {
 
 namespace {
 
-const NestedTensorImpl& impl_of(const Tensor& t) {
-  const NestedTensorImpl* impl = get_nested_impl(t);
-  TORCH_INTERNAL_ASSERT(impl != nullptr, "a NestedTensorCPU kernel got a tensor that is not nested");
-  return *impl;
-}
-
 Tensor make_nested_view(const Tensor& self, std::vector<std::vector<int64_t>> sizes,
                         std::vector<std::vector<int64_t>> strides) {
-  auto view = c10::make_intrusive<NestedTensorImpl>(self, std::move(sizes), std::move(strides), impl_of(self).offsets());
+  auto view =
+      c10::make_intrusive<NestedTensorImpl>(self, std::move(sizes), std::move(strides), nested_impl_of(self).offsets());
   view->set_version_counter(self.unsafeGetTensorImpl()->version_counter());
   view->_set_neg(self.is_neg());
   if (self.is_conj()) view->_set_conj(true);
@@ -69,7 +64,7 @@ struct Reshaped {
 };
 
 Reshaped reshaped(const Tensor& self, IntArrayRef shape, const char* op) {
-  const NestedTensorImpl& nt = impl_of(self);
+  const NestedTensorImpl& nt = nested_impl_of(self);
   TORCH_CHECK(!shape.empty(), "shape '", shape, "' is invalid for a nested tensor");
   TORCH_CHECK(nt.num_components() > 0, "empty nested tensor cannot be reshaped");
   TORCH_CHECK(shape[0] == nt.num_components(), op,
@@ -97,8 +92,8 @@ Tensor transpose_nested(const Tensor& self, int64_t dim0, int64_t dim1) {
   const int64_t d0 = wrap_dim(dim0, self.dim()), d1 = wrap_dim(dim1, self.dim());
   if (d0 == d1) return nested_alias(self);
   TORCH_CHECK(d0 != 0 && d1 != 0, "Nested tensor dimension 0 cannot be transposed");
-  auto sizes = impl_of(self).component_sizes();
-  auto strides = impl_of(self).component_strides();
+  auto sizes = nested_impl_of(self).component_sizes();
+  auto strides = nested_impl_of(self).component_strides();
   for (size_t i = 0; i < sizes.size(); ++i) {
     std::swap(sizes[i][static_cast<size_t>(d0 - 1)], sizes[i][static_cast<size_t>(d1 - 1)]);
     std::swap(strides[i][static_cast<size_t>(d0 - 1)], strides[i][static_cast<size_t>(d1 - 1)]);

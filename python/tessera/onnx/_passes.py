@@ -41,13 +41,19 @@ def _rename_input(graph, old, new):
                 node.input[i] = new
 
 
+def _sole_producer(graph, outputs, value, op_type):
+    """The op_type node that writes value, when nothing but one node reads value."""
+    node = graph.producers.get(value)
+    if node is None or node.op_type != op_type or node not in graph.nodes:
+        return None
+    return node if _consumers(graph, outputs).get(value, 0) == 1 else None
+
+
 def fold_batch_norms(graph, outputs):
     np = graph.np
     for bn in [n for n in graph.nodes if n.op_type == "BatchNormalization"]:
-        conv = graph.producers.get(bn.input[0])
-        if conv is None or conv.op_type != "Conv" or conv not in graph.nodes:
-            continue
-        if _consumers(graph, outputs).get(bn.input[0], 0) != 1:
+        conv = _sole_producer(graph, outputs, bn.input[0], "Conv")
+        if conv is None:
             continue
         params = list(conv.input[1:]) + list(bn.input[1:])
         if not all(p in graph.initializers for p in params):
@@ -74,10 +80,8 @@ def merge_transposes(graph, outputs):
     while changed:
         changed = False
         for outer in [n for n in graph.nodes if n.op_type == "Transpose"]:
-            inner = graph.producers.get(outer.input[0])
-            if inner is None or inner.op_type != "Transpose" or inner not in graph.nodes:
-                continue
-            if _consumers(graph, outputs).get(outer.input[0], 0) != 1:
+            inner = _sole_producer(graph, outputs, outer.input[0], "Transpose")
+            if inner is None:
                 continue
             first, second = list(inner.attribute[0].ints), list(outer.attribute[0].ints)
             perm = [first[p] for p in second]
