@@ -19,22 +19,34 @@ import onnx.numpy_helper  # noqa: E402
 
 
 def _facts(data):
+    """What two exports must share: nodes (type, attributes, constants' values, and which
+    values they read, with names made canonical: inputs by position, initializers by shape
+    and values, node outputs in order), initializers, outputs' shapes and types, versions."""
     model = onnx.load_from_string(data)
     onnx.checker.check_model(model)
     graph = model.graph
+    arrays = {i.name: onnx.numpy_helper.to_array(i) for i in graph.initializer}
+    canon = {"": ""}
+    for k, v in enumerate(graph.input):
+        canon[v.name] = f"input{k}"
+    for name, a in arrays.items():
+        canon[name] = ("init", a.shape, str(a.dtype), tuple(np.round(a.astype(np.float64).ravel(), 5)))
     nodes = []
     for node in graph.node:
         attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
         if "value" in attrs:
             value = onnx.numpy_helper.to_array(attrs["value"])
             attrs["value"] = (str(value.dtype), value.tolist())
-        nodes.append((node.op_type, attrs))
-    initializers = sorted((tuple(i.dims), str(onnx.numpy_helper.to_array(i).dtype),
-                           np.round(onnx.numpy_helper.to_array(i).astype(np.float64).ravel(), 5).tolist())
-                          for i in graph.initializer)
-    shapes = [[d.dim_value or d.dim_param for d in v.type.tensor_type.shape.dim] for v in graph.output]
+        reads = [canon[i] for i in node.input]
+        for out in node.output:
+            canon[out] = f"v{len(canon)}"
+        nodes.append((node.op_type, attrs, reads))
+    initializers = sorted((tuple(a.shape), str(a.dtype), np.round(a.astype(np.float64).ravel(), 5).tolist())
+                          for a in arrays.values())
+    outputs = [(canon[v.name], [d.dim_value or d.dim_param for d in v.type.tensor_type.shape.dim])
+               for v in graph.output]
     types = [v.type.tensor_type.elem_type for v in list(graph.input) + list(graph.output)]
-    return nodes, initializers, shapes, types, model.ir_version, [o.version for o in model.opset_import]
+    return nodes, initializers, outputs, types, model.ir_version, [o.version for o in model.opset_import]
 
 
 def _export(lib, module, args, **kwargs):
@@ -101,6 +113,21 @@ def _attention(batch_first=False, cross=False, need_weights=True):
     return make
 
 
+def _in_place(nn):
+    class Residual(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(2, 2, 3, padding=1)
+            self.act = nn.ReLU(inplace=True)
+
+        def forward(self, x):
+            out = self.act(self.conv(x))
+            out += x
+            out.mul_(0.5)
+            return out.flatten(1).T
+    return Residual()
+
+
 MODULES = {
     "mlp": (lambda nn: nn.Sequential(nn.Linear(4, 3), nn.ReLU(), nn.Linear(3, 2), nn.Sigmoid()), [(5, 4)]),
     "linear_3d": (lambda nn: nn.Sequential(nn.Linear(4, 3), nn.Tanh()), [(2, 5, 4)]),
@@ -137,6 +164,7 @@ MODULES = {
     "upsample": (lambda nn: nn.Sequential(nn.Upsample(scale_factor=2), nn.Upsample(scale_factor=2, mode="bilinear"),
                                           nn.Upsample(scale_factor=2, mode="bilinear", align_corners=True),
                                           nn.Upsample(size=(20, 24))), [(1, 2, 3, 4)]),
+    "in_place_and_properties": (_in_place, [(1, 2, 3, 3)]),
     "self_attention": (_attention(), [(3, 2, 4)]),
     "self_attention_no_weights": (_attention(need_weights=False), [(3, 2, 4)]),
     "self_attention_batch_first": (_attention(batch_first=True, need_weights=False), [(2, 3, 4)]),
@@ -170,13 +198,13 @@ def _pair(name):
     return reference, mine, _inputs(torch, specs), _inputs(tessera, specs)
 
 
-@pytest.mark.parametrize("opset", [14, 17])
+@pytest.mark.parametrize("opset", [14, 15, 16, 17])
 @pytest.mark.parametrize("name", sorted(MODULES))
 def test_export_matches_torch(name, opset):
     reference, mine, targs, args = _pair(name)
     want = _facts(_export(torch, reference, targs, opset_version=opset))
     got = _facts(_export(tessera, mine, args, opset_version=opset))
-    for part, w, g in zip(("nodes", "initializers", "output shapes", "types", "ir_version", "opsets"), want, got):
+    for part, w, g in zip(("nodes", "initializers", "outputs", "types", "ir_version", "opsets"), want, got):
         assert g == w, f"{name}: {part} differ"
 
 
@@ -256,9 +284,59 @@ def test_calls_the_outputs_do_not_need_are_pruned_first():
             return x.relu()
 
     nodes = _facts(_export(tessera, Dead(), (tessera.ones(2, 2),)))[0]
-    assert nodes == [("Relu", {})]
+    assert nodes == [("Relu", {}, ["input0"])]
+
+
+class _Forward(tessera.nn.Module):
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+        self.weight = tessera.nn.Parameter(tessera.ones(3))
+
+    def forward(self, x):
+        return self.fn(self, x)
+
+
+@pytest.mark.parametrize("fn,words", [
+    (lambda m, x: x.long() * 0.5, "changes the type"),
+    (lambda m, x: tessera.zeros(2, 3).add_(x), "in-place write into a constant"),
+    (lambda m, x: [x.view(6).relu_(), x][1], "in-place write into a constant or a view"),
+    (lambda m, x: tessera.batch_norm(x, m.weight, None, None, None, True, 0.1, 1e-5, False), "batch_norm"),
+    (lambda m, x: x.data * 2, "the property data"),
+])
+def test_what_cannot_be_exported_faithfully_is_refused(fn, words):
+    with pytest.raises(tessera.onnx.OnnxExporterError, match=words):
+        _export(tessera, _Forward(fn), (tessera.ones(2, 3),))
+
+
+def test_a_write_into_a_traced_value_is_refused_when_needed():
+    def fn(m, x):
+        y = x * 2
+        y[0] = 1.0
+        return y
+    with pytest.raises(tessera.onnx.OnnxExporterError, match="__setitem__"):
+        _export(tessera, _Forward(fn), (tessera.ones(2, 3),))
+
+
+def test_dynamic_axes_are_refused_where_sizes_were_baked_in():
+    reshaping = _Forward(lambda m, x: x.reshape(x.shape[0], -1))
+    with pytest.raises(tessera.onnx.OnnxExporterError, match="dynamic_axes cannot be honoured: reshape"):
+        _export(tessera, reshaping, (tessera.ones(2, 3, 2),), input_names=["x"], dynamic_axes={"x": [0]})
+    with pytest.warns(UserWarning, match="Provided key y for dynamic axes"):
+        _export(tessera, tessera.nn.Linear(3, 2), (tessera.ones(2, 3),), dynamic_axes={"y": [0]})
+
+
+def test_an_output_that_is_an_input_gets_a_name_of_its_own():
+    model = onnx.load_from_string(_export(tessera, tessera.nn.Dropout(), (tessera.ones(2, 3),)))
+    onnx.checker.check_model(model)
+    assert [n.op_type for n in model.graph.node] == ["Identity"]
+    assert model.graph.output[0].name != model.graph.input[0].name
+    twice = onnx.load_from_string(_export(tessera, _Forward(lambda m, x: (x.relu(),) * 2), (tessera.ones(2),)))
+    onnx.checker.check_model(twice)
+    assert len({v.name for v in twice.graph.output}) == 2
 
 
 def test_opsets_outside_the_supported_range_are_refused():
-    with pytest.raises(ValueError, match="opset_version 12 is not supported"):
-        _export(tessera, tessera.nn.Linear(2, 2), (tessera.ones(1, 2),), opset_version=12)
+    for opset in (12, 13, 18):  # (13 lacks HardSwish and BatchNormalization's training_mode)
+        with pytest.raises(ValueError, match=f"opset_version {opset} is not supported"):
+            _export(tessera, tessera.nn.Linear(2, 2), (tessera.ones(1, 2),), opset_version=opset)

@@ -9,12 +9,13 @@ buffers become initializers named by their state_dict keys, and an eval-mode Bat
 right after a convolution is folded into the convolution's weights.
 """
 import itertools
+import warnings
 
 from .. import overrides
 from . import _passes
 from .errors import OnnxExporterError
 
-_IR_VERSIONS = {13: 7, 14: 7, 15: 8, 16: 8, 17: 8}  # what torch 1.13 writes for each opset
+_IR_VERSIONS = {14: 7, 15: 8, 16: 8, 17: 8}  # what torch 1.13 writes for each opset
 SUPPORTED_OPSETS = tuple(sorted(_IR_VERSIONS))
 
 
@@ -31,11 +32,13 @@ class Graph:
         self.producers = {}             # value name -> node
         self.consumers = {}             # value name -> number of nodes reading it
         self._names = {}                # id(tensor) -> value name, for traced tensors
+        self._traced = {}               # id(tensor) -> the traced tensor
         self._constants = {}            # id(tensor) -> initializer name (None: not made yet)
         self._keep = []                 # the traced tensors (their ids stay unique)
         self._counters = itertools.count()
         self._per_op = {}
         self.current = None             # the name of the call being converted
+        self.baked = []                 # calls whose nodes hold sizes read during the trace
 
     # ---- values
     def name_of(self, tensor):
@@ -45,6 +48,10 @@ class Graph:
     def bind(self, tensor, name):
         self._names[id(tensor)] = name
         self._keep.append(tensor)
+        self._traced[id(tensor)] = tensor
+
+    def traced_tensors(self):
+        return self._traced.values()
 
     def bind_constant(self, tensor, name=None):
         """A parameter or buffer (name: its initializer), or a tensor computed from them
@@ -119,6 +126,34 @@ class Graph:
         return f"onnx::{op}_{next(self._counters) + 1000}"
 
 
+# Calls that read metadata, or turn a value into a Python number (baked into the graph, as
+# torch's tracer does, with its warning when the value is a traced one)
+_METADATA = {"size", "dim", "numel", "__len__", "__format__", "__repr__", "is_floating_point", "is_complex",
+             "ndimension", "nelement", "element_size", "stride", "is_contiguous", "data_ptr", "get_device"}
+_TO_PYTHON = {"__bool__", "item", "tolist", "__index__", "__int__", "__float__"}
+# Tensor properties with an ONNX form: the perm of the Transpose they are. (torch's tracer
+# bakes .data in as a constant; here it is refused, as is any other property of a traced
+# value that is a tensor.)
+_PROPERTIES = {"T": lambda n: list(reversed(range(n))), "mT": lambda n: list(range(n - 2)) + [n - 1, n - 2]}
+
+
+def _is_tensor(x):
+    return hasattr(x, "shape") and hasattr(x, "dtype")
+
+
+def _writes_first_argument(name):
+    return name == "__setitem__" or (name.endswith("_") and not name.endswith("__")) or \
+        (name.startswith("__i") and name.endswith("__") and name not in ("__index__", "__int__", "__invert__"))
+
+
+def _extent(t):
+    """(first byte, one past the last) of t's elements, or None when it has none."""
+    if t.numel() == 0:
+        return None
+    start = t.data_ptr()
+    return start, start + (sum((s - 1) * st for s, st in zip(t.shape, t.stride())) + 1) * t.element_size()
+
+
 class _Tracer(overrides.TorchFunctionMode):
     def __init__(self, graph, symbolics, lib):
         super().__init__()
@@ -126,41 +161,97 @@ class _Tracer(overrides.TorchFunctionMode):
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        result = func(*args, **kwargs)
         name = getattr(func, "__name__", None)
-        if name in ("__get__", "size", "dim", "numel", "__len__", "__format__", "__repr__", "__bool__", "item",
-                    "tolist", "__index__", "__int__", "__float__", "tensor", "is_floating_point", "is_complex"):
-            return result  # metadata or constants: read now, baked into the graph
-        if not _touches_graph(self.graph, args, kwargs):
+        graph = self.graph
+        touches = _touches_graph(graph, args, kwargs)
+        writes = touches and bool(args) and _is_tensor(args[0]) and _writes_first_argument(name)
+        aliases = self._aliases(args[0]) if writes else []
+        if writes and (graph.name_of(args[0]) is None or aliases):
+            # a write into a constant, or into a value other traced values share memory
+            # with, would leave them stale: it and they are refused (when an output needs
+            # them)
+            result = func(*args, **kwargs)
+            refused = graph.op(_passes.UNSUPPORTED + f"{name} (an in-place write into a constant or a view)",
+                               *self._inputs(args, kwargs))
+            for t in [args[0]] + aliases:
+                graph.bind(t, refused)
+            return result
+        result = func(*args, **kwargs)
+        if name == "__get__":
+            return self._property(func, args, result)
+        if name in _METADATA:
+            return result
+        if name in _TO_PYTHON or name == "tensor":
+            if touches:
+                warnings.warn(f"tessera.onnx.export: {name}() of a traced value bakes its value into the graph; "
+                              "the model will not follow other inputs here", stacklevel=3)
+            return result
+        if not touches:
             # a computation on constants only: its result is a constant too, and one made
             # from parameters becomes an initializer if the graph reads it
-            if _touches_constants(self.graph, args, kwargs):
+            if _touches_constants(graph, args, kwargs):
                 for r in (result if isinstance(result, (tuple, list)) else [result]):
-                    if hasattr(r, "shape") and hasattr(r, "dtype"):
-                        self.graph.bind_constant(r)
+                    if _is_tensor(r):
+                        graph.bind_constant(r)
             return result
         symbolic = self.symbolics.get(name)
-        self.graph.current = name  # (symbolics shared by several calls read which one this is)
+        if symbolic is not None and name in _FUNCTIONAL_ONLY and \
+                not str(getattr(func, "__module__", "")).startswith("tessera.nn.functional"):
+            symbolic = None  # (the aten form of the call takes its arguments in another order)
+        graph.current = name  # (symbolics shared by several calls read which one this is)
         if symbolic is None:
             # refused only if the graph's outputs need it (torch prunes what they do not)
-            out = self.graph.op(_passes.UNSUPPORTED + name, *self._inputs(args, kwargs))
+            out = graph.op(_passes.UNSUPPORTED + name, *self._inputs(args, kwargs))
         else:
-            out = symbolic(self.graph, result, *args, **kwargs)
-        if isinstance(result, (tuple, list)):
-            outs = out if isinstance(out, (tuple, list)) else [out] * len(result)
-            for r, o in zip(result, outs):
-                self.graph.bind(r, o)
-        elif out is not None:
-            self.graph.bind(result, out)
+            out = symbolic(graph, result, *args, **kwargs)
+        if writes and result is None:
+            result_tensors, outs = [args[0]], [out]
+        elif isinstance(result, (tuple, list)):
+            result_tensors = list(result)
+            outs = list(out) if isinstance(out, (tuple, list)) else [out] * len(result)
+        else:
+            result_tensors, outs = [result], [out]
+        for r, o in zip(result_tensors, outs):
+            if _is_tensor(r) and o is not None:
+                graph.bind(r, o)
         return result
+
+    def _property(self, func, args, result):
+        graph = self.graph
+        if not (_is_tensor(result) and args and _is_tensor(args[0]) and graph.name_of(args[0]) is not None):
+            return result
+        descriptor = getattr(func, "__self__", None)  # (a C getset, or a Python property)
+        prop = getattr(descriptor, "__name__", None) or getattr(getattr(descriptor, "fget", None), "__name__", None)
+        source = graph.name_of(args[0])
+        if prop in _PROPERTIES:
+            graph.bind(result, graph.op("Transpose", source, perm=_PROPERTIES[prop](args[0].dim())))
+        else:
+            graph.bind(result, graph.op(_passes.UNSUPPORTED + f"the property {prop}", source))
+        return result
+
+    def _aliases(self, tensor):
+        """The other traced tensors whose memory overlaps tensor's."""
+        mine = _extent(tensor)
+        if mine is None:
+            return []
+        out = []
+        for other in list(self.graph.traced_tensors()):
+            theirs = _extent(other) if other is not tensor else None
+            if theirs is not None and theirs[0] < mine[1] and mine[0] < theirs[1]:
+                out.append(other)
+        return out
 
     def _inputs(self, args, kwargs):
         names = []
         for x in list(args) + list(kwargs.values()):
             for v in (x if isinstance(x, (list, tuple)) else [x]):
-                if hasattr(v, "shape") and hasattr(v, "dtype") and self.graph.name_of(v) is not None:
+                if _is_tensor(v) and self.graph.name_of(v) is not None:
                     names.append(self.graph.name_of(v))
         return names
+
+
+# Names whose aten form (tessera.batch_norm, ...) orders its arguments unlike F's
+_FUNCTIONAL_ONLY = {"batch_norm", "instance_norm", "embedding"}
 
 
 def _any_tensor(args, kwargs, test):
@@ -217,14 +308,29 @@ def trace(lib, model, args, opset, input_names, output_names, dynamic_axes, symb
     _passes.remove_dead_nodes(graph, traced)
     _passes.fold_batch_norms(graph, traced)
     _passes.merge_transposes(graph, traced)
+    if dynamic_axes and graph.baked:
+        raise OnnxExporterError("tessera.onnx.export: dynamic_axes cannot be honoured: "
+                                f"{', '.join(sorted(set(graph.baked)))} write sizes read during the trace into the "
+                                "graph (export without dynamic_axes, for the traced sizes only)")
+    _check_dynamic_axes_names(dynamic_axes or {}, names, output_names)
     outputs = []
     output_names = list(output_names or [])
     for i, (r, name) in enumerate(zip(results, traced)):
         wanted = output_names[i] if i < len(output_names) else name
-        if wanted != name or name in names or name in graph.initializers:
+        taken = {n for n, _ in outputs}
+        if wanted in taken or (wanted == name and (name in names or name in graph.initializers)):
+            wanted = graph.fresh("Identity")  # (an output that is an input, or given twice)
+        if wanted != name:
             graph.nodes.append(onnx.helper.make_node("Identity", [name], [wanted]))
         outputs.append((wanted, r))
     return _model(graph, tensors, names, outputs, dynamic_axes or {})
+
+
+def _check_dynamic_axes_names(dynamic_axes, input_names, output_names):
+    known = set(input_names) | set(output_names or [])
+    for key in dynamic_axes:
+        if key not in known:
+            warnings.warn(f"Provided key {key} for dynamic axes is not a valid input/output name", stacklevel=4)
 
 
 def _value_info(onnx, np, name, tensor, axes):

@@ -89,9 +89,10 @@ def merge_transposes(graph, outputs):
             if perm == list(range(len(perm))):  # they cancel: readers of the outer read the source
                 graph.nodes.remove(outer)
                 source, producer = inner.input[0], graph.producers.get(inner.input[0])
-                if outer.output[0] in outputs and producer is not None and producer in graph.nodes:
+                if outer.output[0] in outputs and source not in outputs and producer is not None and \
+                        producer in graph.nodes:
                     # (a graph output keeps its name: the source's node writes it)
-                    producer.output[0] = outer.output[0]
+                    producer.output[list(producer.output).index(source)] = outer.output[0]
                     graph.producers[outer.output[0]] = producer
                     _rename_input(graph, source, outer.output[0])
                 else:

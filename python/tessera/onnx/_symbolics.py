@@ -25,12 +25,20 @@ def _unsupported(what):
 
 # ---------------------------------------------------------------- linear algebra
 
+def _constant_weight(g, weight, what):
+    if not g.is_constant(weight):
+        _unsupported(f"{what} with a weight computed from the inputs")
+    return g.array(weight)
+
+
 @symbolic("linear")
 def linear(g, result, input, weight, bias=None):
     if input.dim() == 2 and bias is not None:
         return g.op("Gemm", g.value(input), g.value(weight), g.value(bias), alpha=1.0, beta=1.0, transB=1)
-    # (torch folds the weight's transpose into a new initializer)
-    transposed = g.initializer(g.unique_initializer_name("MatMul"), g.array(weight).T.copy())
+    if g.is_constant(weight):  # (torch folds the weight's transpose into a new initializer)
+        transposed = g.initializer(g.unique_initializer_name("MatMul"), g.array(weight).T.copy())
+    else:
+        transposed = g.op("Transpose", g.value(weight), perm=[1, 0])
     out = g.op("MatMul", g.value(input), transposed)
     return out if bias is None else g.op("Add", g.value(bias), out)
 
@@ -42,29 +50,40 @@ def matmul(g, result, input, other):
 
 # ---------------------------------------------------------------- elementwise
 
+def _same_types(g, result, *operands):
+    # (torch inserts Casts where an operand's type differs from the result's)
+    if any(hasattr(t, "dtype") and t.dtype != result.dtype for t in operands):
+        _unsupported(f"{g.current} that changes the type of its operands (to {result.dtype})")
+
+
 def _binary(op_type):
     def fn(g, result, input, other, alpha=None):
         if alpha is not None and alpha != 1:
             _unsupported(f"{op_type} with alpha={alpha}")
+        # (torch inserts Casts where the operands' types differ from the result's)
+        _same_types(g, result, input, other)
         a = g.value(input) if hasattr(input, "shape") else g.scalar_like(input, other)
         b = g.value(other) if hasattr(other, "shape") else g.scalar_like(other, input)
         return g.op(op_type, a, b)
     return fn
 
 
-for _name, _op in (("add", "Add"), ("__add__", "Add"), ("add_", "Add"), ("sub", "Sub"), ("__sub__", "Sub"),
-                   ("mul", "Mul"), ("__mul__", "Mul"), ("mul_", "Mul"), ("div", "Div"), ("__truediv__", "Div"),
-                   ("true_divide", "Div")):
+for _name, _op in (("add", "Add"), ("__add__", "Add"), ("add_", "Add"), ("__iadd__", "Add"), ("sub", "Sub"),
+                   ("__sub__", "Sub"), ("sub_", "Sub"), ("__isub__", "Sub"), ("mul", "Mul"), ("__mul__", "Mul"),
+                   ("mul_", "Mul"), ("__imul__", "Mul"), ("div", "Div"), ("__truediv__", "Div"), ("div_", "Div"),
+                   ("__itruediv__", "Div"), ("true_divide", "Div")):
     SYMBOLICS[_name] = _binary(_op)
 
 
 @symbolic("__radd__")
 def radd(g, result, self, other):
+    _same_types(g, result, self)
     return g.op("Add", g.value(self), g.scalar_like(other, self))  # (torch's operand order)
 
 
 @symbolic("__rmul__")
 def rmul(g, result, self, other):
+    _same_types(g, result, self)
     return g.op("Mul", g.value(self), g.scalar_like(other, self))
 
 
@@ -151,7 +170,7 @@ def glu(g, result, input, dim=-1):
 @symbolic("prelu")
 def prelu(g, result, input, weight):
     # (torch folds the weight into one broadcasting over the dims after the channels)
-    w = g.array(weight)
+    w = _constant_weight(g, weight, "prelu")
     if input.dim() > 2:
         w = w.reshape((w.shape[0],) + (1,) * (input.dim() - 2))
     return g.op("PRelu", g.value(input), g.initializer(g.unique_initializer_name("PRelu"), w))
@@ -167,11 +186,15 @@ def gelu(g, result, input, approximate="none"):
     x = g.value(input)
     if approximate == "tanh":
         # x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 x^3))) / 2, in torch's order of nodes
-        cube = g.op("Mul", g.op("Mul", x, x), x)
-        inner = g.op("Add", x, g.op("Mul", cube, g.scalar_like(0.044715, input)))
-        scaled = g.op("Mul", inner, g.scalar_like(0.7978845608028654, input))
-        shifted = g.op("Add", g.op("Tanh", scaled), g.scalar_like(1.0, input))
-        return g.op("Mul", g.op("Mul", x, shifted), g.scalar_like(0.5, input))
+        cube = g.op("Mul", x, g.op("Mul", x, x))
+        c = g.scalar_like(0.044715, input)
+        inner = g.op("Add", x, g.op("Mul", c, cube))
+        c = g.scalar_like(0.7978845608028654, input)
+        tanh = g.op("Tanh", g.op("Mul", c, inner))
+        c = g.scalar_like(1.0, input)
+        product = g.op("Mul", x, g.op("Add", c, tanh))
+        c = g.scalar_like(0.5, input)
+        return g.op("Mul", c, product)
     # x * (1 + erf(x / sqrt(2))) / 2, in torch's order of nodes
     scaled = g.op("Div", x, g.scalar_like(1.4142135381698608, input))
     shifted = g.op("Add", g.op("Erf", scaled), g.scalar_like(1.0, input))
@@ -180,7 +203,7 @@ def gelu(g, result, input, approximate="none"):
 
 def _softmax(op_type):
     def fn(g, result, input, dim=None, *rest, **kwargs):
-        if kwargs.get("dtype") is not None:
+        if kwargs.get("dtype") is not None or any(r is not None and not isinstance(r, int) for r in rest):
             _unsupported(f"{op_type} with dtype=")
         if dim is None:
             _unsupported(f"{op_type} without dim")
@@ -224,8 +247,8 @@ def conv(g, result, input, weight, bias=None, stride=1, padding=0, dilation=1, g
 @symbolic("batch_norm")
 def batch_norm(g, result, input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1,
                eps=1e-5):
-    if training or running_mean is None:
-        _unsupported("batch_norm in training mode")
+    if training or running_mean is None or momentum is None:
+        _unsupported("batch_norm in training mode or with a cumulative average (momentum=None)")
     np = g.np
     x = g.value(input)
     stats = g.array(running_mean)
@@ -240,8 +263,9 @@ def layer_norm(g, result, input, normalized_shape, weight=None, bias=None, eps=1
     n = len(normalized_shape)
     x = g.value(input)
     if g.opset >= 17:
+        dtype = g.array(input.detach().reshape(-1)[:0]).dtype
         inputs = [x, g.value(weight) if weight is not None else g.constant(g.np.ones(tuple(normalized_shape),
-                                                                                       dtype=g.np.float32))]
+                                                                                       dtype=dtype))]
         if bias is not None:
             inputs.append(g.value(bias))
         return g.op("LayerNormalization", *inputs, axis=-n, epsilon=float(eps))
@@ -279,9 +303,11 @@ def group_norm(g, result, input, num_groups, weight=None, bias=None, eps=1e-5):
     out = g.op("Reshape", normed, g.op("Shape", x), allowzero=0)
     broadcast = (input.shape[1],) + (1,) * (input.dim() - 2)
     if weight is not None:
-        out = g.op("Mul", out, g.initializer(g.unique_initializer_name("Mul"), g.array(weight).reshape(broadcast)))
+        w = _constant_weight(g, weight, "group_norm").reshape(broadcast)
+        out = g.op("Mul", out, g.initializer(g.unique_initializer_name("Mul"), w))
     if bias is not None:
-        out = g.op("Add", out, g.initializer(g.unique_initializer_name("Add"), g.array(bias).reshape(broadcast)))
+        b = _constant_weight(g, bias, "group_norm").reshape(broadcast)
+        out = g.op("Add", out, g.initializer(g.unique_initializer_name("Add"), b))
     return out
 
 
@@ -298,8 +324,9 @@ def conv_transpose(g, result, input, weight, bias=None, stride=1, padding=0, out
 def interpolate(g, result, input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                 recompute_scale_factor=None, antialias=False):
     n = input.dim() - 2
-    if antialias or mode not in ("nearest", "linear", "bilinear", "trilinear"):
-        _unsupported(f"interpolate(mode='{mode}', antialias={antialias})")
+    if antialias or recompute_scale_factor or mode not in ("nearest", "linear", "bilinear", "trilinear"):
+        _unsupported(f"interpolate(mode='{mode}', antialias={antialias}, "
+                     f"recompute_scale_factor={recompute_scale_factor})")
     attrs = {"coordinate_transformation_mode": "align_corners" if align_corners else
              ("asymmetric" if mode == "nearest" else "half_pixel"),
              "cubic_coeff_a": -0.75, "mode": "nearest" if mode == "nearest" else "linear", "nearest_mode": "floor"}
@@ -349,6 +376,7 @@ def adaptive_max_pool(g, result, input, output_size, return_indices=False):
     if return_indices or any(s != 1 for s in _tuple(output_size, input.dim() - 2)):
         _unsupported(f"adaptive_max_pool with output size {output_size} or indices (only 1, as a MaxPool)")
     spatial = list(input.shape[2:])
+    g.baked.append(g.current)
     return g.op("MaxPool", g.value(input), kernel_shape=spatial, pads=[0] * (2 * len(spatial)), strides=spatial)
 
 
@@ -375,6 +403,7 @@ def _shape_args(shape):
 
 @symbolic("reshape", "view")
 def reshape(g, result, input, *shape):
+    g.baked.append(g.current)
     return g.op("Reshape", g.value(input), g.ints(int(s) for s in _shape_args(shape)), allowzero=0)
 
 
@@ -384,6 +413,7 @@ def flatten(g, result, input, start_dim=0, end_dim=-1):
     start, end = start_dim % max(rank, 1), end_dim % max(rank, 1)
     if start == 1 and end == rank - 1:
         return g.op("Flatten", g.value(input), axis=1)
+    g.baked.append("flatten")
     return g.op("Reshape", g.value(input), g.ints(result.shape), allowzero=0)
 
 
@@ -410,6 +440,7 @@ def unsqueeze(g, result, input, dim):
 
 @symbolic("squeeze")
 def squeeze(g, result, input, dim=None):
+    g.baked.append("squeeze")
     if dim is None:
         axes = [d for d, s in enumerate(input.shape) if s == 1]
     else:
