@@ -47,7 +47,9 @@ def export(model, args, f, export_params=True, verbose=False, training=TrainingM
     parameters as initializers named by their state_dict keys, constants folded (an
     eval-mode BatchNorm after a convolution becomes part of the convolution). Sizes read
     during the trace are baked in; ``dynamic_axes`` names the dims of inputs and outputs
-    that vary. ``opset_version``: 13 to 17 (default 14, as torch 1.13)."""
+    that vary (refused when the graph holds traced sizes). What the graph cannot hold
+    faithfully (writes into constants or views, .data, type-changing arithmetic) is
+    refused with OnnxExporterError. ``opset_version``: 14 to 17 (default 14, as torch 1.13)."""
     global _exporting
     from .. import Tensor
     import tessera

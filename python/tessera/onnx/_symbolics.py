@@ -1,4 +1,4 @@
-"""The ONNX form of each call the exporter traces (opsets 13-17), as torch 1.13 writes it:
+"""The ONNX form of each call the exporter traces (opsets 14-17), as torch 1.13 writes it:
 each function takes the graph, the call's real result and its arguments, adds nodes, and
 returns the name of the value that stands for the result. What torch's graph optimizer
 then does (folding batch norms into convolutions, merging transposes) is _passes.py's."""
