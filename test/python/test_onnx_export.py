@@ -347,6 +347,13 @@ def test_an_output_that_is_an_input_gets_a_name_of_its_own():
     assert len({v.name for v in twice.graph.output}) == 2
 
 
+def test_outputs_must_be_tensors_computed_from_the_inputs():
+    with pytest.raises(tessera.onnx.OnnxExporterError, match="must return a tensor or a tuple or list"):
+        _export(tessera, _Forward(lambda m, x: {"y": x.relu()}), (tessera.ones(2),))
+    with pytest.raises(tessera.onnx.OnnxExporterError, match="does not depend on its inputs"):
+        _export(tessera, _Forward(lambda m, x: m.weight * 2), (tessera.ones(2),))
+
+
 def test_opsets_outside_the_supported_range_are_refused():
     for opset in (12, 13, 18):  # (13 lacks HardSwish and BatchNormalization's training_mode)
         with pytest.raises(ValueError, match=f"opset_version {opset} is not supported"):

@@ -302,6 +302,9 @@ def trace(lib, model, args, opset, input_names, output_names, dynamic_axes, symb
     finally:
         model.train(was_training)
     results = list(result) if isinstance(result, (tuple, list)) else [result]
+    if not all(_is_tensor(r) for r in results):
+        raise OnnxExporterError("tessera.onnx.export: the model must return a tensor or a tuple or list of tensors, "
+                                f"not {type(result).__name__}")
     traced = [graph.name_of(r) for r in results]
     if any(name is None for name in traced):
         raise OnnxExporterError("tessera.onnx.export: the model's output does not depend on its inputs")
