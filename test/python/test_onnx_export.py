@@ -76,7 +76,8 @@ def _math(nn):
         def forward(self, x):
             lib = torch_or_tessera(x)
             y = lib.exp(x).log() + x.abs().sqrt() - lib.neg(x)
-            return (1.5 * lib.erf(y) + 2 + lib.tanh(y) * lib.sigmoid(x)).clamp(-1.0, 2.5)
+            z = (1.5 * lib.erf(y) + 2 + lib.tanh(y) * lib.sigmoid(x)).clamp(-1.0, 2.5)
+            return z.clamp(min=0.5) + z.clamp(max=0.2) + lib.clamp(z, -1, 1)
     return Math()
 
 
@@ -310,6 +311,7 @@ class _Forward(tessera.nn.Module):
 
 @pytest.mark.parametrize("fn,words", [
     (lambda m, x: x.long() * 0.5, "changes the type"),
+    (lambda m, x: x.long().exp(), "changes the type"),
     (lambda m, x: tessera.zeros(2, 3).add_(x), "in-place write into a constant"),
     (lambda m, x: [x.view(6).relu_(), x][1], "in-place write into a constant or a view"),
     (lambda m, x: tessera.batch_norm(x, m.weight, None, None, None, True, 0.1, 1e-5, False), "batch_norm"),

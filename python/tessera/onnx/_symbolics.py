@@ -89,6 +89,7 @@ def rmul(g, result, self, other):
 
 def _unary(op_type):
     def fn(g, result, input, *args, **kwargs):
+        _same_types(g, result, input)
         return g.op(op_type, g.value(input))
     return fn
 
@@ -116,15 +117,24 @@ def softplus(g, result, input, beta=1, threshold=20):
     return g.op("Div", g.op("Softplus", scaled), g.scalar_like(beta, input))
 
 
-@symbolic("hardtanh", "relu6", "clamp", "clip")
-def hardtanh(g, result, input, min_val=-1.0, max_val=1.0, inplace=False, min=None, max=None):
+@symbolic("hardtanh", "relu6")
+def hardtanh(g, result, input, min_val=-1.0, max_val=1.0, inplace=False):
     if g.current == "relu6":
         min_val, max_val = 0.0, 6.0
-    elif g.current in ("clamp", "clip"):
-        min_val, max_val = min_val if min is None else min, max_val if max is None else max
-        if min_val is None or max_val is None or hasattr(min_val, "shape") or hasattr(max_val, "shape"):
-            _unsupported("clamp with one bound or tensor bounds")
     return g.op("Clip", g.value(input), g.scalar_like(min_val, input), g.scalar_like(max_val, input))
+
+
+@symbolic("clamp", "clip", "clamp_min", "clamp_max")
+def clamp(g, result, input, min=None, max=None):
+    if g.current == "clamp_max":
+        min, max = None, min
+    if hasattr(min, "shape") or hasattr(max, "shape") or (min is None and max is None):
+        _unsupported(f"{g.current} with tensor bounds or none")
+    _same_types(g, result, input)
+    x = g.value(input)
+    lower = g.scalar_like(min, input) if min is not None else ""
+    upper = g.scalar_like(max, input) if max is not None else ""
+    return g.op("Clip", x, lower, upper)  # (an omitted bound is an empty input)
 
 
 @symbolic("hardsigmoid")
