@@ -77,7 +77,7 @@ def _math(nn):
             lib = torch_or_tessera(x)
             y = lib.exp(x).log() + x.abs().sqrt() - lib.neg(x)
             z = (1.5 * lib.erf(y) + 2 + lib.tanh(y) * lib.sigmoid(x)).clamp(-1.0, 2.5)
-            return z.clamp(min=0.5) + z.clamp(max=0.2) + lib.clamp(z, -1, 1)
+            return z.clamp(min=0.5) + z.clamp(max=0.2) + lib.clamp(z, -1, 1) + z.clamp_max(max=0.7)
     return Math()
 
 
@@ -313,7 +313,11 @@ class _Forward(tessera.nn.Module):
     (lambda m, x: x.long() * 0.5, "changes the type"),
     (lambda m, x: x.long().exp(), "changes the type"),
     (lambda m, x: tessera.zeros(2, 3).add_(x), "in-place write into a constant"),
-    (lambda m, x: [x.view(6).relu_(), x][1], "in-place write into a constant or a view"),
+    (lambda m, x: [x.view(6).relu_(), x][1], "in-place write into a constant, a view"),
+    (lambda m, x: [x.view(6), tessera.nn.functional.relu(x, True)][0], "in-place write into a constant, a view"),
+    (lambda m, x: tessera.sigmoid(x, out=tessera.empty(2, 3)), "out= tensor"),
+    (lambda m, x: [m.weight.mul_(2), x * m.weight][1], "writes into a parameter"),
+    (lambda m, x: x.div(x, rounding_mode="floor"), "'div' with these arguments"),
     (lambda m, x: tessera.batch_norm(x, m.weight, None, None, None, True, 0.1, 1e-5, False), "batch_norm"),
     (lambda m, x: x.data * 2, "the property data"),
 ])
@@ -335,6 +339,9 @@ def test_dynamic_axes_are_refused_where_sizes_were_baked_in():
     reshaping = _Forward(lambda m, x: x.reshape(x.shape[0], -1))
     with pytest.raises(tessera.onnx.OnnxExporterError, match="dynamic_axes cannot be honoured: reshape"):
         _export(tessera, reshaping, (tessera.ones(2, 3, 2),), input_names=["x"], dynamic_axes={"x": [0]})
+    reading = _Forward(lambda m, x: x.relu() * x.shape[0])
+    with pytest.raises(tessera.onnx.OnnxExporterError, match="dynamic_axes cannot be honoured: shape"):
+        _export(tessera, reading, (tessera.ones(2, 3),), input_names=["x"], dynamic_axes={"x": [0]})
     with pytest.warns(UserWarning, match="Provided key y for dynamic axes"):
         _export(tessera, tessera.nn.Linear(3, 2), (tessera.ones(2, 3),), dynamic_axes={"y": [0]})
 
@@ -354,6 +361,12 @@ def test_outputs_must_be_tensors_computed_from_the_inputs():
         _export(tessera, _Forward(lambda m, x: {"y": x.relu()}), (tessera.ones(2),))
     with pytest.raises(tessera.onnx.OnnxExporterError, match="does not depend on its inputs"):
         _export(tessera, _Forward(lambda m, x: m.weight * 2), (tessera.ones(2),))
+
+
+def test_output_names_that_clash_are_refused():
+    for names in (["input"], ["weight"], ["a", "a"]):
+        with pytest.raises(tessera.onnx.OnnxExporterError, match="output_names"):
+            _export(tessera, _Forward(lambda m, x: (x.relu(), x.exp())), (tessera.ones(3),), output_names=names)
 
 
 def test_opsets_outside_the_supported_range_are_refused():

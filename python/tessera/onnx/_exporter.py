@@ -34,6 +34,7 @@ class Graph:
         self._names = {}                # id(tensor) -> value name, for traced tensors
         self._traced = {}               # id(tensor) -> the traced tensor
         self._constants = {}            # id(tensor) -> initializer name (None: not made yet)
+        self._constant_tensors = []     # those tensors
         self._keep = []                 # the traced tensors (their ids stay unique)
         self._counters = itertools.count()
         self._per_op = {}
@@ -56,8 +57,14 @@ class Graph:
     def bind_constant(self, tensor, name=None):
         """A parameter or buffer (name: its initializer), or a tensor computed from them
         alone (an initializer made when a node first reads it: torch's constant folding)."""
+        if id(tensor) in self._constants:
+            return  # (a call that gives back its constant argument keeps its name)
         self._constants[id(tensor)] = name
+        self._constant_tensors.append(tensor)
         self._keep.append(tensor)
+
+    def constant_tensors(self):
+        return self._constant_tensors
 
     def is_constant(self, tensor):
         return id(tensor) in self._constants
@@ -130,7 +137,9 @@ class Graph:
 # torch's tracer does, with its warning when the value is a traced one)
 _METADATA = {"size", "dim", "numel", "__len__", "__format__", "__repr__", "is_floating_point", "is_complex",
              "ndimension", "nelement", "element_size", "stride", "is_contiguous", "data_ptr", "get_device"}
-_TO_PYTHON = {"__bool__", "item", "tolist", "__index__", "__int__", "__float__"}
+_TO_PYTHON = ("__bool__", "item", "tolist", "__index__", "__int__", "__float__")
+# Metadata reads that put a traced size into the graph (dim() does not: ranks are static)
+_READS_SIZES = {"size", "numel", "nelement", "stride"}
 # Tensor properties with an ONNX form: the perm of the Transpose they are. (torch's tracer
 # bakes .data in as a constant; here it is refused, as is any other property of a traced
 # value that is a tensor.)
@@ -144,6 +153,26 @@ def _is_tensor(x):
 def _writes_first_argument(name):
     return name == "__setitem__" or (name.endswith("_") and not name.endswith("__")) or \
         (name.startswith("__i") and name.endswith("__") and name not in ("__index__", "__int__", "__invert__"))
+
+
+# Where F's activations take inplace= positionally
+_INPLACE_POSITION = {"relu": 1, "relu6": 1, "selu": 1, "silu": 1, "mish": 1, "hardswish": 1, "hardsigmoid": 1,
+                     "elu": 2, "celu": 2, "leaky_relu": 2, "hardtanh": 3, "dropout": 3, "alpha_dropout": 3,
+                     "feature_alpha_dropout": 3, "dropout1d": 3, "dropout2d": 3, "dropout3d": 3, "threshold": 3,
+                     "rrelu": 4}
+
+
+def _write_target(name, args, kwargs):
+    """The tensor a call writes into: its out=, self for in-place methods and operators,
+    the input for inplace=True; None for a call that writes nothing."""
+    out = kwargs.get("out")
+    if _is_tensor(out):
+        return out
+    if not args or not _is_tensor(args[0]):
+        return None
+    position = _INPLACE_POSITION.get(name)
+    inplace = kwargs.get("inplace", args[position] if position is not None and len(args) > position else False)
+    return args[0] if _writes_first_argument(name) or inplace is True else None
 
 
 def _extent(t):
@@ -164,25 +193,28 @@ class _Tracer(overrides.TorchFunctionMode):
         name = getattr(func, "__name__", None)
         graph = self.graph
         touches = _touches_graph(graph, args, kwargs)
-        writes = touches and bool(args) and _is_tensor(args[0]) and _writes_first_argument(name)
-        aliases = self._aliases(args[0]) if writes else []
-        if writes and (graph.name_of(args[0]) is None or aliases):
-            # a write into a constant, or into a value other traced values share memory
-            # with, would leave them stale: it and they are refused (when an output needs
-            # them)
+        target = _write_target(name, args, kwargs)
+        if target is not None:
+            self._refuse_writes_into_constants(name, target)
+        aliases = self._aliases(target) if touches and target is not None else []
+        stale = target is not None and (graph.name_of(target) is None or aliases or _is_tensor(kwargs.get("out")))
+        if touches and stale:
+            # a write of traced values into a constant, into a value other traced values
+            # share memory with, or into an out= tensor would leave them stale: it and they
+            # are refused (when an output needs them)
             result = func(*args, **kwargs)
-            refused = graph.op(_passes.UNSUPPORTED + f"{name} (an in-place write into a constant or a view)",
-                               *self._inputs(args, kwargs))
-            for t in [args[0]] + aliases:
+            refused = graph.op(_passes.UNSUPPORTED + f"{name} (an in-place write into a constant, a view or an "
+                               "out= tensor)", *self._inputs(args, kwargs))
+            for t in [target] + aliases + ([result] if _is_tensor(result) else []):
                 graph.bind(t, refused)
             return result
         result = func(*args, **kwargs)
         if name == "__get__":
             return self._property(func, args, result)
-        if name in _METADATA:
-            return result
-        if name in _TO_PYTHON or name == "tensor":
-            if touches:
+        if name in _METADATA or name in _TO_PYTHON or name == "tensor":
+            if touches and name in _READS_SIZES:
+                graph.baked.append(name)
+            if touches and name in _TO_PYTHON + ("tensor",):
                 warnings.warn(f"tessera.onnx.export: {name}() of a traced value bakes its value into the graph; "
                               "the model will not follow other inputs here", stacklevel=3)
             return result
@@ -199,29 +231,57 @@ class _Tracer(overrides.TorchFunctionMode):
                 not str(getattr(func, "__module__", "")).startswith("tessera.nn.functional"):
             symbolic = None  # (the aten form of the call takes its arguments in another order)
         graph.current = name  # (symbolics shared by several calls read which one this is)
+        out = None
+        if symbolic is not None:
+            try:
+                out = symbolic(graph, result, *args, **kwargs)
+            except TypeError as e:  # arguments the symbolic does not take (rounding_mode=, ...)
+                raise OnnxExporterError(f"tessera.onnx.export: exporting '{name}' with these arguments is not "
+                                        f"supported ({e})") from None
+            if isinstance(result, (tuple, list)) and not isinstance(out, (tuple, list)):
+                symbolic = None  # (one value for several results: not this call's form)
         if symbolic is None:
             # refused only if the graph's outputs need it (torch prunes what they do not)
             out = graph.op(_passes.UNSUPPORTED + name, *self._inputs(args, kwargs))
-        else:
-            out = symbolic(graph, result, *args, **kwargs)
-        if writes and result is None:
-            result_tensors, outs = [args[0]], [out]
+        if target is not None and not _is_tensor(result):
+            result_tensors, outs = [target], [out]
         elif isinstance(result, (tuple, list)):
             result_tensors = list(result)
             outs = list(out) if isinstance(out, (tuple, list)) else [out] * len(result)
         else:
             result_tensors, outs = [result], [out]
+            if target is not None and target is not result:
+                result_tensors.append(target)
+                outs.append(out)
         for r, o in zip(result_tensors, outs):
             if _is_tensor(r) and o is not None:
                 graph.bind(r, o)
         return result
 
+    def _refuse_writes_into_constants(self, name, target):
+        """Parameters and buffers were copied into initializers when the trace began (and
+        tensors computed from them are read when a node first needs them): a write into
+        any of them would leave the graph with old values."""
+        mine = _extent(target)
+        for other in self.graph.constant_tensors():
+            theirs = _extent(other)
+            if other is target or (mine is not None and theirs is not None and theirs[0] < mine[1] and
+                                   mine[0] < theirs[1]):
+                raise OnnxExporterError(f"tessera.onnx.export: '{name}' writes into a parameter, a buffer or a "
+                                        "tensor computed from them, which the graph holds as a constant")
+
     def _property(self, func, args, result):
         graph = self.graph
-        if not (_is_tensor(result) and args and _is_tensor(args[0]) and graph.name_of(args[0]) is not None):
+        if not (args and _is_tensor(args[0]) and graph.name_of(args[0]) is not None):
             return result
         descriptor = getattr(func, "__self__", None)  # (a C getset, or a Python property)
         prop = getattr(descriptor, "__name__", None) or getattr(getattr(descriptor, "fget", None), "__name__", None)
+        if prop == "shape":
+            graph.baked.append("shape")
+        if not _is_tensor(result):
+            return result
+        if graph.name_of(result) is not None:
+            return result  # (a property that gives back a traced tensor: _base, ...)
         source = graph.name_of(args[0])
         if prop in _PROPERTIES:
             graph.bind(result, graph.op("Transpose", source, perm=_PROPERTIES[prop](args[0].dim())))
@@ -318,6 +378,10 @@ def trace(lib, model, args, opset, input_names, output_names, dynamic_axes, symb
     _check_dynamic_axes_names(dynamic_axes or {}, names, output_names)
     outputs = []
     output_names = list(output_names or [])
+    clashes = [n for n in output_names if n in names or n in graph.initializers]
+    if clashes or len(set(output_names)) != len(output_names):
+        raise OnnxExporterError(f"tessera.onnx.export: output_names {output_names} repeat a name or reuse an input's "
+                                "or a parameter's")
     for i, (r, name) in enumerate(zip(results, traced)):
         wanted = output_names[i] if i < len(output_names) else name
         taken = {n for n, _ in outputs}

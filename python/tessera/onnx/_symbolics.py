@@ -127,7 +127,7 @@ def hardtanh(g, result, input, min_val=-1.0, max_val=1.0, inplace=False):
 @symbolic("clamp", "clip", "clamp_min", "clamp_max")
 def clamp(g, result, input, min=None, max=None):
     if g.current == "clamp_max":
-        min, max = None, min
+        min, max = None, (max if max is not None else min)
     if hasattr(min, "shape") or hasattr(max, "shape") or (min is None and max is None):
         _unsupported(f"{g.current} with tensor bounds or none")
     _same_types(g, result, input)
