@@ -7,6 +7,7 @@
 // that autograd differentiates them through unbind and as_nested_tensor.
 #include <aten/core/NestedTensorImpl.h>
 #include <aten/native/NativeFunctions.h>
+#include <aten/native/factory/TensorFactories.h>
 #include <aten/native/nested/NestedOps.h>
 #include <aten/ops/Functions.h>
 
@@ -168,16 +169,16 @@ Tensor clone_nested(const Tensor& self, std::optional<c10::MemoryFormat> memory_
               format);
   const NestedTensorImpl& nt = nested_impl_of(self);
   if (format == c10::MemoryFormat::Contiguous || nt.is_packed()) return pack(components(self), self.scalar_type());
-  // Preserve: each component keeps its view's order of strides (as empty_like would lay it
-  // out), the components one after another in a fresh buffer.
+  // Preserve: each component keeps its view's order of strides (empty_like's layout), the
+  // components one after another in a fresh buffer.
   Tensor buffer = at::empty({self.numel()}, TensorOptions().dtype(self.scalar_type()));
   std::vector<std::vector<int64_t>> strides;
   std::vector<int64_t> offsets;
   int64_t next = 0;
   for (const Tensor& c : components(self)) {
-    const std::vector<int64_t> dense = at::empty_like(c).strides().vec();
+    std::vector<int64_t> dense = infer_dense_strides(c.sizes(), c.strides());
     at::as_strided(buffer, c.sizes(), dense, next).copy_(c);
-    strides.push_back(dense);
+    strides.push_back(std::move(dense));
     offsets.push_back(next);
     next += c.numel();
   }

@@ -30,12 +30,10 @@ class Graph:
         self.nodes = []
         self.initializers = {}          # name -> numpy array
         self.producers = {}             # value name -> node
-        self.consumers = {}             # value name -> number of nodes reading it
         self._names = {}                # id(tensor) -> value name, for traced tensors
-        self._traced = {}               # id(tensor) -> the traced tensor
+        self._traced = {}               # id(tensor) -> the traced tensor (kept alive: ids stay unique)
         self._constants = {}            # id(tensor) -> initializer name (None: not made yet)
         self._constant_tensors = []     # those tensors
-        self._keep = []                 # the traced tensors (their ids stay unique)
         self._counters = itertools.count()
         self._per_op = {}
         self.current = None             # the name of the call being converted
@@ -48,7 +46,6 @@ class Graph:
 
     def bind(self, tensor, name):
         self._names[id(tensor)] = name
-        self._keep.append(tensor)
         self._traced[id(tensor)] = tensor
 
     def traced_tensors(self):
@@ -61,7 +58,6 @@ class Graph:
             return  # (a call that gives back its constant argument keeps its name)
         self._constants[id(tensor)] = name
         self._constant_tensors.append(tensor)
-        self._keep.append(tensor)
 
     def constant_tensors(self):
         return self._constant_tensors
@@ -103,8 +99,6 @@ class Graph:
         self.nodes.append(node)
         for out in outs:
             self.producers[out] = node
-        for i in inputs:
-            self.consumers[i] = self.consumers.get(i, 0) + 1
         return outs if outputs > 1 else first
 
     def constant(self, array):
@@ -184,9 +178,9 @@ def _extent(t):
 
 
 class _Tracer(overrides.TorchFunctionMode):
-    def __init__(self, graph, symbolics, lib):
+    def __init__(self, graph, symbolics):
         super().__init__()
-        self.graph, self.symbolics, self.lib = graph, symbolics, lib
+        self.graph, self.symbolics = graph, symbolics
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
@@ -357,7 +351,7 @@ def trace(lib, model, args, opset, input_names, output_names, dynamic_axes, symb
     was_training = model.training
     model.train(False)
     try:
-        with lib.no_grad(), _Tracer(graph, symbolics, lib):
+        with lib.no_grad(), _Tracer(graph, symbolics):
             result = model(*args)
     finally:
         model.train(was_training)
