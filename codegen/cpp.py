@@ -9,7 +9,7 @@ _VALUE_TYPES = {
     "int": "int64_t", "SymInt": "int64_t", "float": "double", "bool": "bool",
     "str": "std::string_view", "ScalarType": "at::ScalarType", "Layout": "at::Layout",
     "Device": "at::Device", "MemoryFormat": "at::MemoryFormat", "Generator": "at::Generator",
-    "Dimname": "at::Dimname",
+    "Dimname": "at::Dimname", "QScheme": "at::QScheme",
 }
 
 

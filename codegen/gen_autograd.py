@@ -471,9 +471,14 @@ def gen_kernel(op: Op, d: Optional[Derivative]) -> str:
     inputs = _differentiable_inputs(s, d)
     for name in (d.refused if d else []):
         lines.append(f'  check_no_requires_grad({name}, "{name}", "{s.name}");')
-    lines.append(f"  const bool any_requires_grad = {_requires_grad_expr(inputs)};")
     if s.is_inplace:
+        # As torch: what self's dtype cannot differentiate (an integer or quantized tensor that
+        # copy_ writes a float into) records no history, whatever the other inputs are.
+        lines.append(f"  const bool any_requires_grad = {_requires_grad_expr(inputs)} && "
+                     "is_differentiable_type(self.scalar_type());")
         lines.append("  check_inplace(self, any_requires_grad);")
+    else:
+        lines.append(f"  const bool any_requires_grad = {_requires_grad_expr(inputs)};")
     node = d.node if d else "NotImplemented"
     an = Analysis(d) if d else None
     lines.append(f"  std::shared_ptr<{node}> grad_fn;")

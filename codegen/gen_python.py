@@ -125,6 +125,8 @@ def _return_stmt(schema, call: str, aliased_obj: str | None) -> list[str]:
         return [f"return from_ivalue(c10::IValue({call}));"]
     if ret in ("double", "int64_t", "bool", "at::ScalarType"):
         return [f"return from_ivalue(c10::IValue({call}));"]
+    if ret == "at::QScheme":
+        return [f"return Py_NewRef(qscheme_object({call}));"]
     if ret == "at::Scalar":
         return [f"return from_ivalue(c10::IValue({call}));"]
     raise ValueError(f"{schema.full_name}: no Python conversion for return type {ret}")

@@ -127,6 +127,21 @@ PyObject* memory_format_repr(PyObject* self) {
 PyObject* memory_format_reduce(PyObject* self, PyObject*) {
   return PyUnicode_FromString(reinterpret_cast<MemoryFormatObject*>(self)->name);
 }
+struct QSchemeObject {
+  PyObject_HEAD
+  c10::QScheme qscheme;
+  const char* name;
+};
+PyTypeObject QSchemeTypeObj{};
+std::array<QSchemeObject*, c10::kNumQSchemes> g_qschemes{};
+PyObject* qscheme_repr(PyObject* self) {
+  return PyUnicode_FromFormat("tessera.%s", reinterpret_cast<QSchemeObject*>(self)->name);
+}
+PyObject* qscheme_reduce(PyObject* self, PyObject*) {
+  return PyUnicode_FromString(reinterpret_cast<QSchemeObject*>(self)->name);
+}
+PyMethodDef qscheme_methods[] = {{"__reduce__", qscheme_reduce, METH_NOARGS, nullptr}, {nullptr, nullptr, 0, nullptr}};
+
 PyMethodDef layout_methods[] = {{"__reduce__", layout_reduce, METH_NOARGS, nullptr}, {nullptr, nullptr, 0, nullptr}};
 PyMethodDef memory_format_methods[] = {{"__reduce__", memory_format_reduce, METH_NOARGS, nullptr},
                                        {nullptr, nullptr, 0, nullptr}};
@@ -308,6 +323,7 @@ PyObject* dtype_object(c10::ScalarType t) {
 bool is_layout(PyObject* obj) { return Py_TYPE(obj) == &LayoutTypeObj; }
 c10::Layout layout_of(PyObject* obj) { return reinterpret_cast<LayoutObject*>(obj)->layout; }
 PyObject* layout_object(c10::Layout l) { return reinterpret_cast<PyObject*>(g_layouts[static_cast<size_t>(l)]); }
+PyObject* qscheme_object(c10::QScheme q) { return reinterpret_cast<PyObject*>(g_qschemes[static_cast<size_t>(q)]); }
 
 bool is_memory_format(PyObject* obj) { return Py_TYPE(obj) == &MemoryFormatTypeObj; }
 c10::MemoryFormat memory_format_of(PyObject* obj) { return reinterpret_cast<MemoryFormatObject*>(obj)->format; }
@@ -408,6 +424,20 @@ bool init_dtypes(PyObject* module) {
     if (!add_singleton(module, &LayoutTypeObj, name, &slot)) return false;
     slot->layout = l;
     slot->name = name;
+  }
+
+  // qscheme
+  QSchemeTypeObj.tp_repr = qscheme_repr;
+  QSchemeTypeObj.tp_str = qscheme_repr;
+  QSchemeTypeObj.tp_methods = qscheme_methods;
+  QSchemeTypeObj.tp_doc = "How a quantized tensor maps its integers to reals (tessera.per_tensor_affine, ...).";
+  if (!ready_type(module, &QSchemeTypeObj, "tessera.qscheme", sizeof(QSchemeObject), "qscheme")) return false;
+  for (int i = 0; i < c10::kNumQSchemes; ++i) {
+    const auto q = static_cast<c10::QScheme>(i);
+    QSchemeObject*& slot = g_qschemes[static_cast<size_t>(i)];
+    if (!add_singleton(module, &QSchemeTypeObj, c10::toString(q), &slot)) return false;
+    slot->qscheme = q;
+    slot->name = c10::toString(q);
   }
 
   // memory_format

@@ -488,7 +488,7 @@ PyObject* get_is_mkldnn(PyObject* self, void*) {
 PyObject* get_is_nested(PyObject* self, void*) {
   TESSERA_TORCH_FUNCTION_GETTER(self, "is_nested"); return PyBool_FromLong(unwrap(self).is_nested()); }
 PyObject* get_is_quantized(PyObject* self, void*) {
-  TESSERA_TORCH_FUNCTION_GETTER(self, "is_quantized"); return PyBool_FromLong(c10::isQIntType(unwrap(self).scalar_type())); }
+  TESSERA_TORCH_FUNCTION_GETTER(self, "is_quantized"); return PyBool_FromLong(unwrap(self).is_quantized()); }
 PyObject* get_itemsize(PyObject* self, void*) {
   TESSERA_TORCH_FUNCTION_GETTER(self, "itemsize"); return PyLong_FromSize_t(unwrap(self).itemsize()); }
 PyObject* get_nbytes(PyObject* self, void*) {

@@ -98,6 +98,8 @@ bool is_layout(PyObject* obj);
 c10::Layout layout_of(PyObject* obj);               // precondition: is_layout(obj)
 PyObject* layout_object(c10::Layout l);             // borrowed singleton
 
+PyObject* qscheme_object(c10::QScheme q);           // borrowed singleton (tessera.per_tensor_affine, ...)
+
 bool is_memory_format(PyObject* obj);
 c10::MemoryFormat memory_format_of(PyObject* obj);  // precondition: is_memory_format(obj)
 PyObject* memory_format_object(c10::MemoryFormat f);  // borrowed singleton

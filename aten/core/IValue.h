@@ -120,6 +120,8 @@ class TORCH_API IValue final {
   IValue(ScalarType t) noexcept : tag_(Tag::ScalarType) { payload_.u.as_int = static_cast<int64_t>(t); }
   IValue(Layout l) noexcept : tag_(Tag::Layout) { payload_.u.as_int = static_cast<int64_t>(l); }
   IValue(MemoryFormat m) noexcept : tag_(Tag::MemoryFormat) { payload_.u.as_int = static_cast<int64_t>(m); }
+  // A qscheme boxes as its number, as in torch (to<QScheme>() reads it back).
+  IValue(QScheme q) noexcept : tag_(Tag::Int) { payload_.u.as_int = static_cast<int64_t>(q); }
   IValue(Device d) noexcept : tag_(Tag::Device) {
     payload_.u.as_device.type = d.type();
     payload_.u.as_device.index = d.index();

@@ -68,6 +68,8 @@ T IValue::to() const {
     return toLayout();
   } else if constexpr (std::is_same_v<T, MemoryFormat>) {
     return toMemoryFormat();
+  } else if constexpr (std::is_same_v<T, QScheme>) {
+    return static_cast<QScheme>(toInt());
   } else if constexpr (std::is_same_v<T, Device>) {
     return toDevice();
   } else if constexpr (std::is_same_v<T, at::Generator>) {

@@ -7,6 +7,7 @@
 #include <aten/core/TensorOptions.h>
 #include <aten/core/VariableHooksInterface.h>
 #include <c10/core/NamedTensor.h>
+#include <c10/core/QScheme.h>
 #include <c10/core/Scalar.h>
 #include <c10/core/TensorImpl.h>
 #include <c10/util/OptionalArrayRef.h>
@@ -31,6 +32,7 @@ using c10::DispatchKeySet;
 using c10::IntArrayRef;
 using c10::Layout;
 using c10::MemoryFormat;
+using c10::QScheme;
 using c10::Scalar;
 using c10::ScalarType;
 using c10::TensorImpl;
@@ -70,6 +72,7 @@ class TORCH_API Tensor {
   bool is_nested() const { return impl_->key_set().has(c10::DispatchKey::NestedTensorCPU); }
   // COO (is_sparse) or one of CSR/CSC/BSR/BSC (is_sparse_csr, torch's name for all four).
   bool is_sparse() const { return impl_->layout() == c10::kSparse; }
+  bool is_quantized() const { return impl_->key_set().has(c10::DispatchKey::QuantizedCPU); }
   bool is_sparse_csr() const { return c10::isSparseCompressed(impl_->layout()); }
   // Whether any dim is named (the names live in aten/core/NamedTensorUtils.h).
   bool has_names() const { return impl_->has_names(); }

@@ -1,6 +1,7 @@
 #include <aten/core/TensorUtils.h>
 
 #include <aten/core/NestedTensorImpl.h>
+#include <aten/core/QTensorImpl.h>
 #include <aten/core/SparseTensorImpl.h>
 #include <aten/native/shape/TensorShape.h>
 
@@ -13,6 +14,11 @@ namespace {
 
 Tensor allocate(IntArrayRef sizes, IntArrayRef strides, bool contiguous, c10::ScalarType dtype, c10::Device device) {
   TORCH_CHECK(dtype != c10::ScalarType::Undefined, "empty: a dtype is required");
+  // A quantized tensor is a QTensorImpl with qparams (aten/core/QTensorImpl.h); a plain one
+  // of a quantized dtype would be integers no operator can interpret.
+  TORCH_CHECK(!c10::isQIntType(dtype), "empty: a quantized tensor (dtype ", dtype,
+              ") needs quantization parameters: make it with quantize_per_tensor, quantize_per_channel, "
+              "_empty_affine_quantized or _empty_per_channel_affine_quantized");
   auto impl = c10::make_intrusive<c10::TensorImpl>(
       c10::Storage(), c10::DispatchKeySet(c10::backendDispatchKey(device.type(), c10::kStrided)), dtype, c10::kStrided);
   // Sizes first: they validate (negative dims, overflow) before anything is allocated.
@@ -100,6 +106,16 @@ Tensor make_view(const Tensor& self, IntArrayRef sizes, IntArrayRef strides, int
     TORCH_CHECK_NOT_IMPLEMENTED(sizes.equals(self.sizes()), "views of sparse tensors are not supported (layout ",
                                 self.layout(), ")");
     return sparse_alias(self);
+  }
+  if (self.is_quantized()) {
+    // The quantizer goes with the view. A per-channel one is tied to its axis: views that
+    // move channels (select, slice, unsqueeze, squeeze) have QuantizedCPU kernels that make
+    // the new one; any other change of geometry is refused, as torch refuses it.
+    const QuantizerPtr& quantizer = get_quantizer(self);
+    TORCH_CHECK(quantizer->qscheme() == c10::kPerTensorAffine ||
+                    (sizes.equals(self.sizes()) && strides.equals(self.strides()) && offset == self.storage_offset()),
+                "Setting strides is possible only on uniformly quantized tensor");
+    return make_qtensor_view(self, sizes, strides, offset, quantizer);
   }
   auto impl = c10::make_intrusive<c10::TensorImpl>(base->storage(), base->key_set(), base->scalar_type(), base->layout());
   impl->set_sizes_and_strides(sizes, strides);

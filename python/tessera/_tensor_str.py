@@ -272,6 +272,23 @@ def _no_grad():
     return no_grad()
 
 
+def _quantizer_suffixes(t):
+    """The quantization suffixes torch prints after a quantized tensor's size and dtype: its
+    scheme, then scale= and zero_point= (numbers for a per-tensor scheme; the per-channel
+    tensors, printed as tensors, and axis= for a per-channel one)."""
+    qscheme = t.qscheme()
+    scheme = str(qscheme).rsplit(".", 1)[-1]
+    suffixes = ["quantization_scheme=" + str(qscheme)]
+    if scheme in ("per_tensor_affine", "per_tensor_symmetric"):
+        suffixes.append("scale=" + str(t.q_scale()))
+        suffixes.append("zero_point=" + str(t.q_zero_point()))
+    elif scheme in ("per_channel_affine", "per_channel_symmetric", "per_channel_affine_float_qparams"):
+        suffixes.append("scale=" + _str(t.q_per_channel_scales()))
+        suffixes.append("zero_point=" + _str(t.q_per_channel_zero_points()))
+        suffixes.append("axis=" + str(t.q_per_channel_axis()))
+    return suffixes
+
+
 def _str(t):
     """repr(t) / str(t) of a tessera.Tensor, as torch prints the same tensor."""
     if t.is_nested:
@@ -300,7 +317,13 @@ def _str(t):
     default_float, default_names = _default_dtype_names()
     is_default_float = dtype_name.split(".", 1)[1] == default_float
     has_default_dtype = dtype_name.split(".", 1)[1] in default_names
-    if sparse:
+    if t.is_quantized:
+        # The dequantized values, always with the size (even when it has values) and dtype.
+        suffixes.append("size=" + str(tuple(t.shape)))
+        suffixes.append("dtype=" + dtype_name)
+        suffixes += _quantizer_suffixes(t)
+        tensor_str = _tensor_str(t.dequantize(), indent)
+    elif sparse:
         suffixes.append("size=" + str(tuple(t.shape)))
         suffixes.append("nnz=" + str(t._nnz()))
         if not has_default_dtype:

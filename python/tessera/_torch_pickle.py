@@ -10,7 +10,9 @@ import pickle
 import struct
 
 from . import _C
-from ._utils import NAMED_PICKLE_ERROR, _rebuild_sparse_csr_tensor, _rebuild_sparse_tensor, get_tensor_metadata
+from ._utils import (INT_DTYPE_OF_QUANTIZED, NAMED_PICKLE_ERROR, QSCHEME_NAMES, _rebuild_qtensor,
+                     _rebuild_sparse_csr_tensor, _rebuild_sparse_tensor, get_tensor_metadata, qscheme, quantizer_params,
+                     rebuild_qtensor_from_ints)
 from .storage import TypedStorage, _physical
 
 # torch's storage class for each dtype torch 1.13 writes typed storages for.
@@ -24,7 +26,10 @@ DTYPE_OF_STORAGE_CLASS = {cls: name for name, cls in STORAGE_CLASS_OF.items()}
 # Dtypes current torch writes over an UntypedStorage with _rebuild_tensor_v3 (torch 1.13
 # cannot load these at all).
 V3_DTYPES = ("float8_e4m3fn", "float8_e5m2")
-_QUANTIZED_STORAGES = ("QInt8Storage", "QUInt8Storage", "QInt32Storage", "QUInt4x2Storage", "QUInt2x4Storage")
+# torch's storage class for each quantized dtype, and the integer dtype its records hold.
+QUANTIZED_STORAGE_CLASS_OF = {"qint8": "QInt8Storage", "quint8": "QUInt8Storage", "qint32": "QInt32Storage"}
+QUANTIZED_OF_STORAGE_CLASS = {cls: name for name, cls in QUANTIZED_STORAGE_CLASS_OF.items()}
+_UNSUPPORTED_QUANTIZED_STORAGES = ("QUInt4x2Storage", "QUInt2x4Storage")
 
 
 def dtype_name(dtype):
@@ -70,16 +75,22 @@ class StorageTable:
 
     def __init__(self):
         self.refs = {}       # key -> StorageRef
-        self._by_block = {}  # (device, storage start, nbytes) -> (key, dtype)
+        self._by_block = {}  # (device, storage start, nbytes) -> (key, dtype, storage class)
 
-    def ref_for(self, t, untyped=False):
+    def ref_for(self, t, untyped=False, storage_class=None):
+        """The record of t's storage; storage_class names torch's class for its elements when
+        it is not t's dtype's own (a quantized tensor's integers are a torch.QInt8Storage...)."""
+        if t.is_quantized:
+            raise NotImplementedError("tessera.save: the storage of a quantized tensor cannot be saved on its own; "
+                                      "save the tensor itself")
+        storage_class = storage_class or ("UntypedStorage" if untyped else STORAGE_CLASS_OF[dtype_name(t.dtype)])
         nbytes, elsize = t._storage_nbytes(), t.element_size()
         start = t.data_ptr() - t.storage_offset() * elsize
         # Views of one storage share its start and size; unallocated storages are never shared.
         block = (str(t.device), start, nbytes) if start else None
         if block in self._by_block:
-            key, dtype = self._by_block[block]
-            if dtype != t.dtype:
+            key, dtype, cls = self._by_block[block]
+            if dtype != t.dtype or cls != storage_class:
                 raise RuntimeError("Cannot save multiple tensors or storages that view the same data as different types")
             return self.refs[key]
         key = str(len(self.refs))
@@ -88,11 +99,10 @@ class StorageTable:
             flat = flat.view(_C.uint8)
             ref = StorageRef(flat, key, TorchGlobal("torch.storage", "UntypedStorage"), _location(t), nbytes)
         else:
-            ref = StorageRef(flat, key, TorchGlobal("torch", STORAGE_CLASS_OF[dtype_name(t.dtype)]), _location(t),
-                             flat.numel())
+            ref = StorageRef(flat, key, TorchGlobal("torch", storage_class), _location(t), flat.numel())
         self.refs[key] = ref
         if block is not None:
-            self._by_block[block] = (key, t.dtype)
+            self._by_block[block] = (key, t.dtype, storage_class)
         return ref
 
 
@@ -116,6 +126,8 @@ def _reduce_tensor(t, table):
         raise NotImplementedError(f"tessera.save: tensors with layout {t.layout} are not supported")
     if t.has_names():
         raise RuntimeError(NAMED_PICKLE_ERROR)
+    if t.is_quantized:
+        return _reduce_qtensor(t, table)
     name = dtype_name(t.dtype)
     geometry = (t.storage_offset(), tuple(t.size()), t.stride())
     if t.device.type == "meta":
@@ -136,6 +148,22 @@ def _reduce_tensor(t, table):
             (ref,) + geometry + (t.requires_grad, collections.OrderedDict()) + extra)
 
 
+def _reduce_qtensor(q, table):
+    """torch's _rebuild_qtensor record: q's integers in a torch.QInt8Storage (QUInt8, QInt32),
+    then q's quantizer params. The integers are q.int_repr(), a dense tensor with q's shape and
+    memory format made for this save: views of one quantized storage are written (and reload)
+    apart, each with int_repr's geometry."""
+    name = dtype_name(q.dtype)
+    if name not in QUANTIZED_STORAGE_CLASS_OF:
+        raise NotImplementedError(f"tessera.save: quantized tensors of dtype {q.dtype} are not supported")
+    ints = q.int_repr()
+    ref = table.ref_for(ints, storage_class=QUANTIZED_STORAGE_CLASS_OF[name])
+    params = quantizer_params(q, lambda scheme: TorchGlobal("torch", scheme))
+    return (TorchGlobal("torch._utils", "_rebuild_qtensor"),
+            (ref, ints.storage_offset(), tuple(ints.size()), ints.stride(), params, q.requires_grad,
+             collections.OrderedDict()))
+
+
 def _save_as_torch_global(pickler, obj, module, name):
     pickler.write(pickle.GLOBAL + f"{module}\n{name}\n".encode("utf-8"))
     pickler.memoize(obj)
@@ -154,6 +182,9 @@ def make_pickler(pickle_module):
         dispatch[TorchGlobal] = lambda self, g: _save_as_torch_global(self, g, g.module, g.name)
         dispatch[_C.dtype] = lambda self, d: _save_as_torch_global(self, d, "torch", dtype_name(d))
         dispatch[_C.memory_format] = lambda self, m: _save_as_torch_global(self, m, "torch", dtype_name(m))
+        qscheme_type = type(qscheme(QSCHEME_NAMES[0]))
+        if qscheme_type.__module__ != "builtins":  # a qscheme object saved as itself: torch.per_tensor_affine...
+            dispatch[qscheme_type] = lambda self, q: _save_as_torch_global(self, q, "torch", dtype_name(q))
 
         def __init__(self, file, protocol, table):
             super().__init__(file, protocol)
@@ -161,7 +192,9 @@ def make_pickler(pickle_module):
 
         def persistent_id(self, obj):
             if isinstance(obj, TypedStorage):  # a storage saved on its own, as torch allows
-                obj = self.table.ref_for(obj._tensor)
+                # (a quantized storage tessera.load read holds its integers, under its quantized dtype)
+                quantized_class = QUANTIZED_STORAGE_CLASS_OF.get(dtype_name(obj.dtype))
+                obj = self.table.ref_for(obj._tensor, storage_class=quantized_class)
             if type(obj) is StorageRef:
                 return ("storage", obj.storage_class, obj.key, obj.location, obj.numel)
             return None
@@ -184,12 +217,23 @@ def make_pickler(pickle_module):
 # ---------------------------------------------------------------------------- loading
 
 class StorageType:
-    """What a torch.*Storage global unpickles to: the dtype its records hold (None for
-    UntypedStorage, whose records are bytes)."""
+    """What a torch.*Storage global unpickles to: the storage's dtype (None for UntypedStorage,
+    whose records are bytes), and data_dtype, the dtype its records hold: the same but for a
+    quantized storage, whose records hold integers (int8 for a torch.QInt8Storage, ...)."""
 
     def __init__(self, name):
         self.name = name
-        self.dtype = getattr(_C, DTYPE_OF_STORAGE_CLASS[name]) if name in DTYPE_OF_STORAGE_CLASS else None
+        if name in QUANTIZED_OF_STORAGE_CLASS:
+            quantized = QUANTIZED_OF_STORAGE_CLASS[name]
+            self.dtype = getattr(_C, quantized)
+            self.data_dtype = getattr(_C, INT_DTYPE_OF_QUANTIZED[quantized])
+        else:
+            self.dtype = getattr(_C, DTYPE_OF_STORAGE_CLASS[name]) if name in DTYPE_OF_STORAGE_CLASS else None
+            self.data_dtype = self.dtype
+
+
+def is_quantized_dtype(dtype):
+    return isinstance(dtype, _C.dtype) and dtype_name(dtype) in QUANTIZED_STORAGE_CLASS_OF
 
 
 def _check_storage(storage, fn):
@@ -197,10 +241,31 @@ def _check_storage(storage, fn):
         raise RuntimeError(f"{fn}: expected a storage from the checkpoint, got {type(storage).__name__}")
 
 
+def _check_dense_storage(storage, fn):
+    _check_storage(storage, fn)
+    if is_quantized_dtype(storage.dtype):
+        raise RuntimeError(f"{fn}: a quantized storage ({storage.dtype}) can only be read by _rebuild_qtensor")
+
+
 def rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad, backward_hooks, metadata=None):
     from ._utils import _rebuild_tensor_v2
-    _check_storage(storage, "_rebuild_tensor_v2")
+    _check_dense_storage(storage, "_rebuild_tensor_v2")
     return _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad, backward_hooks, metadata)
+
+
+def rebuild_qtensor(storage, storage_offset, size, stride, quantizer_params, requires_grad, backward_hooks):
+    """torch._utils._rebuild_qtensor: the integers, a dense tensor over the loaded storage made
+    (and checked against the storage's bounds) as any dense tensor is, then the quantized
+    tensor with those values, which is a copy (see rebuild_qtensor_from_ints)."""
+    from ._utils import _rebuild_tensor_v2
+    _check_storage(storage, "_rebuild_qtensor")
+    name = dtype_name(storage.dtype)
+    if name not in QUANTIZED_STORAGE_CLASS_OF or dtype_name(storage._tensor.dtype) != INT_DTYPE_OF_QUANTIZED[name]:
+        raise RuntimeError(f"_rebuild_qtensor: expected a quantized storage (torch.QInt8Storage, QUInt8Storage or "
+                           f"QInt32Storage), got one of {storage.dtype}")
+    ints = TypedStorage(storage._tensor, storage._tensor.dtype)
+    ints = _rebuild_tensor_v2(ints, storage_offset, size, stride, False, backward_hooks)
+    return rebuild_qtensor_from_ints(ints, quantizer_params, requires_grad)
 
 
 def rebuild_tensor(storage, storage_offset, size, stride):
@@ -208,8 +273,8 @@ def rebuild_tensor(storage, storage_offset, size, stride):
 
 
 def rebuild_tensor_v3(storage, storage_offset, size, stride, requires_grad, backward_hooks, dtype, metadata=None):
-    _check_storage(storage, "_rebuild_tensor_v3")
-    if not isinstance(dtype, _C.dtype):
+    _check_dense_storage(storage, "_rebuild_tensor_v3")
+    if not isinstance(dtype, _C.dtype) or is_quantized_dtype(dtype):
         raise RuntimeError(f"_rebuild_tensor_v3: expected a dtype, got {type(dtype).__name__}")
     typed = TypedStorage(storage._tensor.view(_C.uint8).view(dtype), dtype)
     return rebuild_tensor_v2(typed, storage_offset, size, stride, requires_grad, backward_hooks, metadata)
@@ -256,12 +321,6 @@ def rebuild_bytearray(*args):
     return bytearray(*args)
 
 
-def _not_supported(what):
-    def refuse(*args, **kwargs):
-        raise NotImplementedError(f"tessera.load: {what} are not supported")
-    return refuse
-
-
 def _torch_globals():
     from .nn.parameter import Parameter
     table = {
@@ -275,7 +334,8 @@ def _torch_globals():
         ("torch._utils", "_rebuild_sparse_csr_tensor"): _rebuild_sparse_csr_tensor,
         ("tessera._utils", "_rebuild_sparse_tensor"): _rebuild_sparse_tensor,
         ("tessera._utils", "_rebuild_sparse_csr_tensor"): _rebuild_sparse_csr_tensor,
-        ("torch._utils", "_rebuild_qtensor"): _not_supported("quantized tensors"),
+        ("torch._utils", "_rebuild_qtensor"): rebuild_qtensor,
+        ("tessera._utils", "_rebuild_qtensor"): _rebuild_qtensor,
         ("torch.nn.parameter", "Parameter"): Parameter,
         ("torch.serialization", "_get_layout"): get_layout,
         ("torch", "Size"): _C.Size,
@@ -293,6 +353,9 @@ def _torch_globals():
         ("collections", "Counter"): collections.Counter,  # MultiStepLR's milestones, as current torch allows
         ("_codecs", "encode"): codecs_encode,
     }
+    for name in QSCHEME_NAMES:  # qschemes, pickled by name
+        if qscheme(name) is not None:
+            table[("torch", name)] = table[("tessera", name)] = qscheme(name)
     for name in ("set", "frozenset", "complex", "slice"):
         table[("builtins", name)] = table[("__builtin__", name)] = getattr(builtins, name)
     table[("builtins", "bytearray")] = table[("__builtin__", "bytearray")] = rebuild_bytearray
@@ -322,9 +385,9 @@ def resolve_safe(module, name):
         if isinstance(obj, (_C.dtype, _C.layout, _C.memory_format)):
             return obj
     if module in ("torch", "torch.cuda", "torch.storage") and name.endswith("Storage"):
-        if name in _QUANTIZED_STORAGES:
+        if name in _UNSUPPORTED_QUANTIZED_STORAGES:
             raise NotImplementedError(f"tessera.load: quantized storages ({module}.{name}) are not supported")
-        if name in DTYPE_OF_STORAGE_CLASS or name == "UntypedStorage":
+        if name in DTYPE_OF_STORAGE_CLASS or name in QUANTIZED_OF_STORAGE_CLASS or name == "UntypedStorage":
             return StorageType(name)
     return USER_SAFE_GLOBALS.get(f"{module}.{name}")
 

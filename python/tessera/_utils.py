@@ -81,6 +81,103 @@ def sparse_reduce_args(t):
     return ("_rebuild_sparse_csr_tensor" if t.layout == _C.sparse_csr else "_rebuild_sparse_tensor"), (t.layout, members)
 
 
+# ---------------------------------------------------------------------------- quantized tensors
+
+QSCHEME_NAMES = ("per_tensor_affine", "per_channel_affine", "per_tensor_symmetric", "per_channel_symmetric",
+                 "per_channel_affine_float_qparams")
+# The integer dtype whose values each quantized dtype holds.
+INT_DTYPE_OF_QUANTIZED = {"qint8": "int8", "quint8": "uint8", "qint32": "int32"}
+
+
+def qscheme(name):
+    """tessera's qscheme object called name (tessera.per_tensor_affine, ...); None in a build
+    without them."""
+    obj = getattr(_C, name, None)
+    if obj is None:
+        import importlib
+        obj = getattr(importlib.import_module(__package__), name, None)
+    return obj
+
+
+def qscheme_name(obj):
+    """'per_tensor_affine' (...) for one of tessera's qscheme objects, None for anything else."""
+    for name in QSCHEME_NAMES:
+        known = qscheme(name)
+        if known is not None and type(obj) is type(known) and obj == known:
+            return name
+    return None
+
+
+def quantizer_params(q, scheme):
+    """q's quantizer as torch pickles it: (scheme, scale, zero_point) for a per-tensor affine
+    tensor, (scheme, scales, zero_points, axis) for a per-channel one; scheme(name) is what
+    stands for the qscheme in the pickle. Torch writes per_channel_affine_float_qparams as
+    per_channel_affine too: the zero points' dtype (floating) tells them apart on load."""
+    name = str(q.qscheme()).rsplit(".", 1)[-1]
+    if name == "per_tensor_affine":
+        return (scheme(name), q.q_scale(), q.q_zero_point())
+    if name in ("per_channel_affine", "per_channel_affine_float_qparams"):
+        return (scheme("per_channel_affine"), q.q_per_channel_scales(), q.q_per_channel_zero_points(),
+                q.q_per_channel_axis())
+    raise RuntimeError(f"Serialization is not supported for tensors of type {q.qscheme()}")
+
+
+def _check_qparams(ok, what, params):
+    if not ok:
+        text = repr(params)
+        text = text if len(text) <= 200 else text[:197] + "..."
+        raise RuntimeError(f"rebuilding a quantized tensor: {what} (quantizer params {text})")
+
+
+def rebuild_qtensor_from_ints(ints, params, requires_grad=False):
+    """The quantized tensor with ints's values (a dense uint8, int8 or int32 tensor: quint8,
+    qint8 or qint32) and the pickled quantizer params, which are checked against ints first.
+    _make_per_*_quantized_tensor copy: quantized tensors that shared a storage when saved
+    each get their own after loading."""
+    _check_qparams(isinstance(ints, _C.Tensor) and not ints.is_quantized
+                   and str(ints.dtype).rsplit(".", 1)[-1] in INT_DTYPE_OF_QUANTIZED.values(),
+                   f"expected a uint8, int8 or int32 tensor of values, got {getattr(ints, 'dtype', type(ints))}",
+                   params)
+    _check_qparams(isinstance(params, tuple) and len(params) in (3, 4), "expected a tuple of 3 or 4", params)
+    name = qscheme_name(params[0])
+    if name == "per_tensor_affine":
+        _check_qparams(len(params) == 3, "per_tensor_affine takes (qscheme, scale, zero_point)", params)
+        _, scale, zero_point = params
+        _check_qparams(type(scale) in (float, int) and type(zero_point) is int, "scale must be a float and "
+                       "zero_point an int", params)
+        q = _C._make_per_tensor_quantized_tensor(ints, float(scale), zero_point)
+    elif name in ("per_channel_affine", "per_channel_affine_float_qparams"):
+        _check_qparams(len(params) == 4, f"{name} takes (qscheme, scales, zero_points, axis)", params)
+        _, scales, zero_points, axis = params
+        if type(scales) is list and type(zero_points) is list:  # as torch's _rebuild_qtensor reads lists
+            floating = name == "per_channel_affine_float_qparams"
+            scales = _C.tensor(scales, dtype=_C.float32 if floating else _C.float64)
+            zero_points = _C.tensor(zero_points, dtype=_C.float32 if floating else _C.int64)
+        _check_qparams(isinstance(scales, _C.Tensor) and isinstance(zero_points, _C.Tensor) and type(axis) is int,
+                       "scales and zero_points must be tensors and axis an int", params)
+        _check_qparams(0 <= axis < ints.dim(), f"axis {axis} is out of range for {ints.dim()} dimensions", params)
+        _check_qparams(scales.dim() == zero_points.dim() == 1 and scales.numel() == zero_points.numel()
+                       == ints.size(axis), f"expected {ints.size(axis)} scales and zero points in 1-D tensors",
+                       params)
+        _check_qparams(scales.is_floating_point() and not scales.is_quantized and not zero_points.is_quantized
+                       and not zero_points.is_complex() and zero_points.dtype != _C.bool,
+                       "scales must be floating and zero points real numbers", params)
+        q = _C._make_per_channel_quantized_tensor(ints, scales, zero_points, axis)
+    else:
+        raise RuntimeError(f"Can't deserialize quantized tensor with qscheme {params[0]!r}")
+    if requires_grad:
+        q.requires_grad_(True)  # refused, as torch refuses it: quantized tensors take no gradients
+    return q
+
+
+def _rebuild_qtensor(ints, params, requires_grad):
+    """Unpickling a quantized tensor that Tensor.__reduce_ex__ pickled: its int_repr() and its
+    quantizer params with the qscheme by name."""
+    _check_qparams(isinstance(params, tuple) and params and params[0] in QSCHEME_NAMES,
+                   "expected the qscheme's name first", params)
+    return rebuild_qtensor_from_ints(ints, (qscheme(params[0]),) + params[1:], requires_grad)
+
+
 NAMED_PICKLE_ERROR = ("NYI: Named tensors don't support serialization. Please drop names via "
                       "`tensor = tensor.rename(None)` before serialization.")
 
@@ -106,10 +203,15 @@ def _reduce_ex(self, proto):
         return (_rebuild_from_type_v2, (_rebuild_wrapper_subclass, type(self), args, _object_state(self)))
     if self.device.type != "cpu":
         raise NotImplementedError(f"pickling tensors on {self.device.type} is not supported yet; move them to the CPU")
-    args = (TypedStorage.of(self), self.storage_offset(), tuple(self.size()), self.stride(), self.requires_grad,
-            OrderedDict())
-    metadata = get_tensor_metadata(self)
-    func, args = _rebuild_tensor_v2, (args + (metadata,) if metadata else args)
+    if self.is_quantized:
+        # Its integers as a dense tensor (views of one quantized storage pickle apart) and its
+        # quantizer, with the scheme by name.
+        func, args = _rebuild_qtensor, (self.int_repr(), quantizer_params(self, str), self.requires_grad)
+    else:
+        args = (TypedStorage.of(self), self.storage_offset(), tuple(self.size()), self.stride(), self.requires_grad,
+                OrderedDict())
+        metadata = get_tensor_metadata(self)
+        func, args = _rebuild_tensor_v2, (args + (metadata,) if metadata else args)
     if type(self) is _C.Tensor:
         return (func, args)
     # A subclass instance comes back as its class with its Python state, as torch's

@@ -236,13 +236,14 @@ def _load_storage(pid, storages, reader, restore, label, from_map_location):
             or type(numel) is not int or numel < 0):
         raise RuntimeError(f"tessera.load: {label}: bad storage record {pid!r} in data.pkl")
     dtype = storage_type.dtype or _C.uint8  # UntypedStorage: numel counts bytes
+    data_dtype = storage_type.data_dtype or _C.uint8  # a quantized storage's records hold integers
     if key not in storages:
-        flat = reader.storage_bytes(key, numel * _C.empty(0, dtype=dtype).element_size())
+        flat = reader.storage_bytes(key, numel * _C.empty(0, dtype=data_dtype).element_size())
         if reader.swap:
-            flat = _swap_bytes(flat, dtype)
+            flat = _swap_bytes(flat, data_dtype)
         if dtype == _C.bool and flat.numel() and bool((flat > 1).any()):
             flat = (flat != 0).to(_C.uint8)  # a corrupt file's bool bytes: kernels read only 0 and 1
-        storage = TypedStorage(flat.view(dtype) if dtype != _C.uint8 else flat, dtype)
+        storage = TypedStorage(flat.view(data_dtype) if data_dtype != _C.uint8 else flat, dtype)
         try:
             restored = restore(storage, location)
         except Exception as e:

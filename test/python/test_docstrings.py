@@ -106,7 +106,10 @@ TORCH_DOC_NAMES_DIFFER = {"dot", "result_type", "searchsorted", "true_divide", "
                           "adjoint",
                           # torch's docs say smm(input, mat); its binding (as tessera's) takes
                           # the schema's mat2
-                          "smm"}
+                          "smm",
+                          # torch's docs say dequantize(tensor); the schema (and both
+                          # bindings) take self, `input` in Python
+                          "dequantize"}
 
 
 @pytest.mark.parametrize("name", [n for n in _documented_in_torch() if n not in TORCH_DOC_NAMES_DIFFER])

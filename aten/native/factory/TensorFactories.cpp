@@ -96,7 +96,8 @@ static void grow_storage(c10::StorageImpl* storage, size_t nbytes) {
 // An mkldnn or nested out= tensor keeps its geometry to itself (CompositeExplicitAutograd
 // out= kernels reach MkldnnCPU): refuse to resize it.
 static void check_resizable_out(const Tensor& out, const char* op) {
-  TORCH_CHECK_NOT_IMPLEMENTED(!out.is_mkldnn() && !out.is_nested(), op, "(): an ", out.is_mkldnn() ? "mkldnn" : "nested",
+  TORCH_CHECK_NOT_IMPLEMENTED(!out.is_mkldnn() && !out.is_nested() && !out.is_quantized(), op, "(): an ",
+                              out.is_mkldnn() ? "mkldnn" : out.is_nested() ? "nested" : "quantized",
                               " tensor cannot be an out= argument");
 }
 

@@ -6,6 +6,7 @@
 // is_leaf, output_nr, _version, retain_grad, retains_grad, _backward) make the Tensor
 // methods' and Python attributes' work reachable through the dispatcher (ops.aten).
 #include <aten/core/NamedTensorUtils.h>
+#include <aten/core/QTensorImpl.h>
 #include <aten/core/SparseTensorImpl.h>
 #include <aten/core/TensorUtils.h>
 #include <aten/native/NativeFunctions.h>
@@ -52,7 +53,8 @@ void set_data(Tensor& self, const Tensor& new_data) {
   // The impl keeps its own type: an mkldnn or nested tensor cannot take plain data, nor the
   // reverse (torch's _has_compatible_shallow_copy_type); a nested impl's component shapes
   // would not match another buffer either.
-  TORCH_CHECK(self.is_mkldnn() == new_data.is_mkldnn() && !self.is_nested() && !new_data.is_nested(),
+  TORCH_CHECK(self.is_mkldnn() == new_data.is_mkldnn() && !self.is_nested() && !new_data.is_nested() &&
+                  self.is_quantized() == new_data.is_quantized(),
               "Attempted to call `variable.set_data(tensor)`, but `variable` and `tensor` have incompatible tensor "
               "type.");
   TORCH_CHECK_TYPE(new_data.device() == self.device() && new_data.layout() == self.layout(),
@@ -77,6 +79,8 @@ void set_data(Tensor& self, const Tensor& new_data) {
     return;
   }
   self.unsafeGetTensorImpl()->set_data_from(*new_data.unsafeGetTensorImpl());
+  // The integers and the quantizer that reads them go together.
+  if (self.is_quantized()) get_qtensorimpl(self)->set_quantizer_(get_quantizer(new_data));
 }
 
 bool is_leaf(const Tensor& self) { return self.is_leaf(); }

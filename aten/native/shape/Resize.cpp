@@ -3,6 +3,7 @@
 // storage, offset, sizes and strides of another tensor, or of an empty storage), plus
 // is_set_to, which asks whether two tensors view exactly the same memory the same way.
 // Their Autograd kernels (autograd/VariableTypeManual.cpp) refuse tensors that require grad.
+#include <aten/core/QTensorImpl.h>
 #include <aten/native/NativeFunctions.h>
 #include <aten/native/factory/TensorFactories.h>
 #include <aten/ops/Functions.h>
@@ -41,6 +42,13 @@ void check_plain_layout(const Tensor& t, const char* op) {
 
 void resize_impl(Tensor& self, IntArrayRef size, std::optional<c10::MemoryFormat> memory_format) {
   check_plain_layout(self, "resize_");
+  // A per-channel quantizer holds one scale per channel of the current shape (torch's rules).
+  if (self.is_quantized()) {
+    TORCH_CHECK(get_quantizer(self)->qscheme() == c10::kPerTensorAffine,
+                "Can only resize quantized tensors with per-tensor schemes!");
+    TORCH_CHECK(memory_format.value_or(c10::MemoryFormat::Contiguous) == c10::MemoryFormat::Contiguous,
+                "Unsupported memory format for quantized tensor resize ", *memory_format);
+  }
   for (int64_t s : size) TORCH_CHECK(s >= 0, "Trying to create tensor with negative dimension ", s, ": ", size);
   c10::TensorImpl* impl = self.unsafeGetTensorImpl();
   impl->set_sizes_and_strides(size, strides_for_memory_format(size, memory_format.value_or(c10::MemoryFormat::Contiguous)));
@@ -72,6 +80,8 @@ Tensor& set_source_Tensor_storage_offset(Tensor& self, const Tensor& source, int
                                          IntArrayRef stride) {
   check_plain_layout(self, "set_");
   check_plain_layout(source, "set_");
+  TORCH_CHECK_NOT_IMPLEMENTED(!self.is_quantized() && !source.is_quantized(),
+                              "set_ is not supported on quantized tensors");
   TORCH_CHECK(source.scalar_type() == self.scalar_type(), "Expected object of scalar type ", self.scalar_type(),
               " but got scalar type ", source.scalar_type(), " for argument 'source'");
   TORCH_CHECK(source.device() == self.device(), "Attempted to set the storage of a tensor on device \"",

@@ -59,6 +59,9 @@ Tensor make_dtype_view(const Tensor& self, c10::ScalarType dtype, const ViewGeom
 // self's bytes read as another dtype. A different element size rescales the last dim,
 // which must be contiguous (torch's rules for view(dtype)).
 Tensor view_dtype(const Tensor& self, c10::ScalarType dtype) {
+  // A quantized tensor's integers mean nothing without its quantizer (torch 1.13 crashes here).
+  TORCH_CHECK(!self.is_quantized() && !c10::isQIntType(dtype), "view(dtype) is not supported for quantized tensors ",
+              "or dtypes: use int_repr() and _make_per_tensor_quantized_tensor()");
   if (dtype != self.scalar_type()) {
     TORCH_CHECK(!self.is_conj(),
                 "torch.Tensor.view is not supported for conjugate view tensors when converting to a different dtype.");
@@ -357,7 +360,7 @@ Tensor expand(const Tensor& self, IntArrayRef size, bool /*implicit*/) {
   return make_view(self, sizes, strides, self.storage_offset());
 }
 
-static ViewGeometry squeeze_geometry(const Tensor& self) {
+ViewGeometry squeeze_geometry(const Tensor& self) {
   ViewGeometry g{{}, {}, self.storage_offset()};
   for (int64_t d = 0; d < self.dim(); ++d) {
     if (self.sizes()[d] != 1) {
@@ -368,7 +371,7 @@ static ViewGeometry squeeze_geometry(const Tensor& self) {
   return g;
 }
 
-static ViewGeometry squeeze_dim_geometry(const Tensor& self, int64_t dim) {
+ViewGeometry squeeze_dim_geometry(const Tensor& self, int64_t dim) {
   const int64_t ndim = self.dim();
   dim = wrap_dim(dim, ndim);
   ViewGeometry g{self.sizes().vec(), self.strides().vec(), self.storage_offset()};
@@ -379,7 +382,7 @@ static ViewGeometry squeeze_dim_geometry(const Tensor& self, int64_t dim) {
   return g;
 }
 
-static ViewGeometry unsqueeze_geometry(const Tensor& self, int64_t dim) {
+ViewGeometry unsqueeze_geometry(const Tensor& self, int64_t dim) {
   const int64_t ndim = self.dim();
   dim = wrap_dim(dim, ndim + 1);
   ViewGeometry g{self.sizes().vec(), self.strides().vec(), self.storage_offset()};
@@ -399,7 +402,7 @@ Tensor& squeeze_dim_(Tensor& self, int64_t dim) { return set_geometry_(self, squ
 Tensor unsqueeze(const Tensor& self, int64_t dim) { return make_view(self, unsqueeze_geometry(self, dim)); }
 Tensor& unsqueeze_(Tensor& self, int64_t dim) { return set_geometry_(self, unsqueeze_geometry(self, dim)); }
 
-Tensor select(const Tensor& self, int64_t dim, int64_t index) {
+ViewGeometry select_geometry(const Tensor& self, int64_t dim, int64_t index) {
   const int64_t ndim = self.dim();
   TORCH_CHECK_INDEX(ndim > 0, "select() cannot be applied to a 0-dim tensor.");
   dim = wrap_dim(dim, ndim);
@@ -407,14 +410,18 @@ Tensor select(const Tensor& self, int64_t dim, int64_t index) {
   TORCH_CHECK_INDEX(index >= -size && index < size, "select(): index ", index, " out of range for tensor of size ",
                     self.sizes(), " at dimension ", dim);
   if (index < 0) index += size;
-  std::vector<int64_t> sizes = self.sizes().vec(), strides = self.strides().vec();
-  int64_t offset = self.storage_offset() + index * strides[dim];
-  sizes.erase(sizes.begin() + dim);
-  strides.erase(strides.begin() + dim);
-  return make_view(self, sizes, strides, offset);
+  ViewGeometry g{self.sizes().vec(), self.strides().vec(), self.storage_offset() + index * self.strides()[dim]};
+  g.sizes.erase(g.sizes.begin() + dim);
+  g.strides.erase(g.strides.begin() + dim);
+  return g;
 }
 
-Tensor slice(const Tensor& self, int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end, int64_t step) {
+Tensor select(const Tensor& self, int64_t dim, int64_t index) {
+  return make_view(self, select_geometry(self, dim, index));
+}
+
+SliceGeometry slice_geometry(const Tensor& self, int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end,
+                             int64_t step) {
   const int64_t ndim = self.dim();
   TORCH_CHECK_INDEX(ndim > 0, "slice() cannot be applied to a 0-dim tensor.");
   dim = wrap_dim(dim, ndim);
@@ -428,11 +435,15 @@ Tensor slice(const Tensor& self, int64_t dim, std::optional<int64_t> start, std:
   if (hi < 0) hi += size;
   lo = std::clamp<int64_t>(lo, 0, size);
   hi = std::clamp<int64_t>(hi, lo, size);
-  std::vector<int64_t> sizes = self.sizes().vec(), strides = self.strides().vec();
-  int64_t offset = self.storage_offset() + lo * strides[dim];
-  sizes[dim] = hi > lo ? (hi - lo - 1) / step + 1 : 0;  // ceil((hi - lo) / step), without overflowing
-  strides[dim] = derived_stride(strides[dim], step, 0, sizes[dim], self.itemsize());
-  return make_view(self, sizes, strides, offset);
+  SliceGeometry g{{self.sizes().vec(), self.strides().vec(), self.storage_offset() + lo * self.strides()[dim]}, dim, lo,
+                  step};
+  g.view.sizes[dim] = hi > lo ? (hi - lo - 1) / step + 1 : 0;  // ceil((hi - lo) / step), without overflowing
+  g.view.strides[dim] = derived_stride(g.view.strides[dim], step, 0, g.view.sizes[dim], self.itemsize());
+  return g;
+}
+
+Tensor slice(const Tensor& self, int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end, int64_t step) {
+  return make_view(self, slice_geometry(self, dim, start, end, step).view);
 }
 
 Tensor unfold(const Tensor& self, int64_t dimension, int64_t size, int64_t step) {

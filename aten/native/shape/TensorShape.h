@@ -25,6 +25,22 @@ TORCH_API Tensor make_view(const Tensor& self, const ViewGeometry& g);
 // the ADInplaceOrView kernel, as for every in-place op (kernels never bump versions).
 TORCH_API Tensor& set_geometry_(Tensor& self, const ViewGeometry& g);
 
+// The geometry of some views, for backends whose views need more than make_view (a
+// per-channel quantized tensor's quantizer follows its channel axis). They check their
+// arguments with torch's messages, as the view operators do.
+TORCH_API ViewGeometry select_geometry(const Tensor& self, int64_t dim, int64_t index);
+struct SliceGeometry {
+  ViewGeometry view;
+  int64_t dim;    // wrapped
+  int64_t start;  // the first index taken, after clamping
+  int64_t step;
+};
+TORCH_API SliceGeometry slice_geometry(const Tensor& self, int64_t dim, std::optional<int64_t> start,
+                                       std::optional<int64_t> end, int64_t step);
+TORCH_API ViewGeometry squeeze_geometry(const Tensor& self);
+TORCH_API ViewGeometry squeeze_dim_geometry(const Tensor& self, int64_t dim);
+TORCH_API ViewGeometry unsqueeze_geometry(const Tensor& self, int64_t dim);
+
 // Wraps a possibly negative dim into [0, ndim), raising torch's IndexError otherwise. A
 // 0-dim tensor accepts dims -1 and 0, as torch's maybe_wrap_dim does.
 TORCH_API int64_t wrap_dim(int64_t dim, int64_t ndim);

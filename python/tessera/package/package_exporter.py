@@ -410,7 +410,8 @@ class PackageExporter:
 
     def _persistent_ref(self, obj):
         if isinstance(obj, TypedStorage):
-            ref = self._storages.ref_for(obj._tensor)
+            quantized_class = _torch_pickle.QUANTIZED_STORAGE_CLASS_OF.get(_torch_pickle.dtype_name(obj.dtype))
+            ref = self._storages.ref_for(obj._tensor, storage_class=quantized_class)
         elif type(obj) is _torch_pickle.StorageRef:
             ref = obj
         elif hasattr(obj, "__reduce_package__"):

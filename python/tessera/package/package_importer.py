@@ -160,9 +160,10 @@ class PackageImporter(Importer):
 
         def read_storage(kind, key, location, count):
             dtype = kind.dtype or _C.uint8
-            itemsize = _C.empty(0, dtype=dtype).element_size()
+            data_dtype = kind.data_dtype or _C.uint8  # a quantized storage's records hold integers
+            itemsize = _C.empty(0, dtype=data_dtype).element_size()
             raw = _C.from_numpy(self.zip_reader.get_storage_bytes(f".data/{key}.storage", count * itemsize))
-            typed = raw if dtype == _C.uint8 else raw.view(dtype)
+            typed = raw if data_dtype == _C.uint8 else raw.view(data_dtype)
             return place(TypedStorage(typed, dtype), location)
 
         def resolve(pid):

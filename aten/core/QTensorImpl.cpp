@@ -1,0 +1,139 @@
+#include <aten/core/QTensorImpl.h>
+
+#include <aten/core/TensorUtils.h>
+#include <aten/native/factory/TensorFactories.h>
+#include <c10/core/StorageBounds.h>
+
+#include <limits>
+
+namespace at::inline tessera {
+
+bool PerTensorAffineQuantizer::equalTo(const Quantizer& other) const {
+  auto* o = dynamic_cast<const PerTensorAffineQuantizer*>(&other);
+  return o && o->scalar_type() == scalar_type() && o->scale_ == scale_ && o->zero_point_ == zero_point_;
+}
+
+PerChannelAffineQuantizer::PerChannelAffineQuantizer(c10::ScalarType scalar_type, Tensor scales, Tensor zero_points,
+                                                     int64_t axis)
+    : Quantizer(scalar_type),
+      scales_(std::move(scales)),
+      zero_points_(std::move(zero_points)),
+      axis_(axis),
+      float_qparams_(c10::isFloatingType(zero_points_.scalar_type())) {
+  TORCH_INTERNAL_ASSERT(scales_.dim() == 1 && zero_points_.dim() == 1 && scales_.is_contiguous() &&
+                            zero_points_.is_contiguous() && scales_.numel() == zero_points_.numel(),
+                        "per-channel qparams are two contiguous 1-d tensors of one length");
+  const c10::ScalarType scale_type = float_qparams_ ? c10::kFloat : c10::kDouble;
+  const c10::ScalarType zero_point_type = float_qparams_ ? c10::kFloat : c10::kLong;
+  TORCH_INTERNAL_ASSERT(scales_.scalar_type() == scale_type && zero_points_.scalar_type() == zero_point_type,
+                        "per-channel qparams have torch's dtypes");
+}
+
+bool PerChannelAffineQuantizer::equalTo(const Quantizer& other) const {
+  auto* o = dynamic_cast<const PerChannelAffineQuantizer*>(&other);
+  return o && o->scalar_type() == scalar_type() && o->qscheme() == qscheme() && o->axis_ == axis_ &&
+         o->scales_.equal(scales_) && o->zero_points_.equal(zero_points_);
+}
+
+QTensorImpl::QTensorImpl(c10::Storage storage, QuantizerPtr quantizer)
+    : c10::TensorImpl(std::move(storage), c10::DispatchKeySet(c10::DispatchKey::QuantizedCPU), quantizer->scalar_type(),
+                      c10::kStrided),
+      quantizer_(std::move(quantizer)) {}
+
+QTensorImpl* get_qtensorimpl(const Tensor& self) {
+  auto* impl = dynamic_cast<QTensorImpl*>(self.unsafeGetTensorImpl());
+  TORCH_CHECK(impl != nullptr, "expected a quantized tensor, got one of dtype ", self.scalar_type());
+  return impl;
+}
+
+const QuantizerPtr& get_quantizer(const Tensor& self) { return get_qtensorimpl(self)->quantizer(); }
+
+const PerTensorAffineQuantizer& per_tensor_quantizer(const Tensor& self, const char* op) {
+  auto* q = dynamic_cast<const PerTensorAffineQuantizer*>(get_quantizer(self).get());
+  TORCH_CHECK(q != nullptr, op, ": expected a per-tensor quantized tensor (qscheme per_tensor_affine), got ",
+              c10::toString(get_quantizer(self)->qscheme()));
+  return *q;
+}
+
+const PerChannelAffineQuantizer& per_channel_quantizer(const Tensor& self, const char* op) {
+  auto* q = dynamic_cast<const PerChannelAffineQuantizer*>(get_quantizer(self).get());
+  TORCH_CHECK(q != nullptr, op,
+              ": expected a per-channel quantized tensor (qscheme per_channel_affine or "
+              "per_channel_affine_float_qparams), got ",
+              c10::toString(get_quantizer(self)->qscheme()));
+  return *q;
+}
+
+namespace {
+
+// The quantized dtypes: the integer type each stores and its range.
+struct QuantizedType {
+  c10::ScalarType qtype, int_type;
+  int64_t min, max;
+};
+constexpr QuantizedType kQuantizedTypes[] = {
+    {c10::kQUInt8, c10::kByte, 0, 255},
+    {c10::kQInt8, c10::kChar, -128, 127},
+    {c10::kQInt32, c10::kInt, std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()},
+};
+
+const QuantizedType& quantized_type(c10::ScalarType qtype) {
+  for (const QuantizedType& t : kQuantizedTypes) {
+    if (t.qtype == qtype) return t;
+  }
+  TORCH_CHECK(false, "Creation of quantized tensor requires quantized dtype like torch.quint8, got ", qtype);
+}
+
+}  // namespace
+
+c10::ScalarType underlying_type(c10::ScalarType qtype) { return quantized_type(qtype).int_type; }
+
+std::pair<int64_t, int64_t> quantized_range(c10::ScalarType qtype) {
+  const QuantizedType& t = quantized_type(qtype);
+  return {t.min, t.max};
+}
+
+c10::ScalarType quantized_type_of(c10::ScalarType int_type) {
+  for (const QuantizedType& t : kQuantizedTypes) {
+    if (t.int_type == int_type) return t.qtype;
+  }
+  TORCH_CHECK(false, "Creation of quantized tensor requires quantized dtype like torch.quint8");
+}
+
+Tensor new_qtensor(IntArrayRef sizes, MemoryFormat memory_format, QuantizerPtr quantizer) {
+  const c10::ScalarType dtype = quantizer->scalar_type();
+  const size_t itemsize = c10::elementSize(underlying_type(dtype));
+  auto impl = c10::make_intrusive<QTensorImpl>(c10::Storage(), std::move(quantizer));
+  if (memory_format == MemoryFormat::Contiguous || memory_format == MemoryFormat::Preserve) {
+    impl->set_sizes_contiguous(sizes);
+  } else {
+    impl->set_sizes_and_strides(sizes, native::strides_for_memory_format(sizes, memory_format));
+  }
+  const size_t nbytes = c10::computeStorageNbytes(impl->sizes(), impl->strides(), itemsize);
+  impl->set_storage(c10::Storage(c10::StorageImpl::use_byte_size_t{}, nbytes, c10::GetAllocator(c10::kCPU),
+                                 /*resizable=*/true));
+  return Tensor(std::move(impl));
+}
+
+Tensor make_qtensor_view(const Tensor& self, IntArrayRef sizes, IntArrayRef strides, int64_t offset,
+                         QuantizerPtr quantizer) {
+  auto impl = c10::make_intrusive<QTensorImpl>(self.storage(), std::move(quantizer));
+  impl->set_sizes_and_strides(sizes, strides);
+  impl->set_storage_offset(offset);
+  impl->set_version_counter(self.unsafeGetTensorImpl()->version_counter());
+  return Tensor(std::move(impl));
+}
+
+Tensor integer_alias(const Tensor& self) {
+  TORCH_INTERNAL_ASSERT(get_quantizer(self)->scalar_type() == self.scalar_type(), "a quantizer for ",
+                        get_quantizer(self)->scalar_type(), " on a ", self.scalar_type(), " tensor");
+  const c10::ScalarType int_type = underlying_type(self.scalar_type());
+  auto impl = c10::make_intrusive<c10::TensorImpl>(self.storage(), c10::DispatchKeySet(c10::DispatchKey::CPU), int_type,
+                                                   c10::kStrided);
+  impl->set_sizes_and_strides(self.sizes(), self.strides());
+  impl->set_storage_offset(self.storage_offset());
+  impl->set_version_counter(self.unsafeGetTensorImpl()->version_counter());
+  return Tensor(std::move(impl));
+}
+
+}  // namespace at::inline tessera

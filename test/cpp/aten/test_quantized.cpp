@@ -1,0 +1,82 @@
+// Quantized tensors through the C++ API: quantize / dequantize with torch's rounding, the
+// qparams, views that share the integers, and the refusals (the Python tests compare the
+// same against torch itself).
+#include <aten/aten.h>
+#include <aten/core/QTensorImpl.h>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+namespace {
+
+at::Tensor floats(std::vector<float> v) {
+  at::Tensor t = at::empty({static_cast<int64_t>(v.size())}, at::TensorOptions().dtype(c10::kFloat));
+  for (size_t i = 0; i < v.size(); ++i) t.data_ptr<float>()[i] = v[i];
+  return t;
+}
+
+template <typename T>
+std::vector<T> ints_of(const at::Tensor& q) {
+  at::Tensor ints = q.int_repr().contiguous();
+  const T* p = static_cast<const T*>(ints.data_ptr());
+  return std::vector<T>(p, p + ints.numel());
+}
+
+TEST(Quantized, PerTensorRoundsHalfToEvenAndClamps) {
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  at::Tensor q = at::quantize_per_tensor(floats({0.25f, 0.35f, -0.25f, 100.f, -100.f, nan, inf}), 0.1, 3, c10::kQInt8);
+  EXPECT_TRUE(q.is_quantized());
+  EXPECT_EQ(q.scalar_type(), c10::kQInt8);
+  EXPECT_EQ(q.qscheme(), at::kPerTensorAffine);
+  EXPECT_DOUBLE_EQ(q.q_scale(), 0.1);
+  EXPECT_EQ(q.q_zero_point(), 3);
+  // 2.5 -> 2 and 3.5 -> 4 (half to even), then + 3; NaN and inf go to the minimum, as on x86 torch.
+  EXPECT_EQ(ints_of<int8_t>(q), (std::vector<int8_t>{5, 7, 1, 127, -128, -128, -128}));
+  at::Tensor back = q.dequantize();
+  EXPECT_EQ(back.scalar_type(), c10::kFloat);
+  EXPECT_FLOAT_EQ(back.data_ptr<float>()[0], 0.2f);
+  EXPECT_FLOAT_EQ(back.data_ptr<float>()[3], 12.4f);
+}
+
+TEST(Quantized, PerChannelQParamsAndSelect) {
+  at::Tensor x = floats({1.f, 2.f, 3.f, 4.f, 5.f, 6.f}).view({2, 3});
+  at::Tensor scales = floats({0.5f, 1.f, 2.f}), zps = at::zeros({3}, at::TensorOptions().dtype(c10::kLong));
+  at::Tensor q = at::quantize_per_channel(x, scales, zps, 1, c10::kQUInt8);
+  EXPECT_EQ(q.qscheme(), at::kPerChannelAffine);
+  EXPECT_EQ(q.q_per_channel_axis(), 1);
+  EXPECT_EQ(q.q_per_channel_scales().scalar_type(), c10::kDouble);
+  EXPECT_EQ(ints_of<uint8_t>(q), (std::vector<uint8_t>{2, 2, 2, 8, 5, 3}));  // 1.5 -> 2 and 2.5 -> 2
+  // Selecting a channel leaves a per-tensor tensor with that channel's qparams.
+  at::Tensor col = q.select(1, 2);
+  EXPECT_EQ(col.qscheme(), at::kPerTensorAffine);
+  EXPECT_DOUBLE_EQ(col.q_scale(), 2.0);
+  // Selecting across channels keeps them, on a moved axis.
+  EXPECT_EQ(q.select(0, 1).q_per_channel_axis(), 0);
+  EXPECT_EQ(q.unsqueeze(0).q_per_channel_axis(), 2);
+  EXPECT_THROW(q.transpose(0, 1), c10::Error);
+}
+
+TEST(Quantized, ViewsShareTheIntegers) {
+  at::Tensor q = at::quantize_per_tensor(floats({0.f, 1.f, 2.f, 3.f, 4.f, 5.f}).view({2, 3}), 1.0, 0, c10::kQInt32);
+  at::Tensor t = q.t();
+  EXPECT_TRUE(t.is_quantized());
+  EXPECT_EQ(t.storage().data(), q.storage().data());
+  t.select(0, 1).copy_(floats({10.f, 20.f}));  // column 1 of q
+  EXPECT_EQ(ints_of<int32_t>(q), (std::vector<int32_t>{0, 10, 2, 3, 20, 5}));
+  EXPECT_TRUE(at::equal(q, q.clone()));
+  EXPECT_FALSE(at::equal(q, at::quantize_per_tensor(q.dequantize(), 2.0, 0, c10::kQInt32)));
+}
+
+TEST(Quantized, Refusals) {
+  EXPECT_THROW(at::empty({2}, at::TensorOptions().dtype(c10::kQInt8)), c10::Error);
+  EXPECT_THROW(at::quantize_per_tensor(floats({1.f}), 0.1, 300, c10::kQInt8), c10::Error);
+  EXPECT_THROW(at::quantize_per_tensor(floats({1.f}).to(c10::kDouble), 0.1, 0, c10::kQInt8), c10::Error);
+  at::Tensor q = at::quantize_per_tensor(floats({1.f}), 0.1, 0, c10::kQInt8);
+  EXPECT_THROW(floats({0.f}).copy_(q), c10::Error);
+  EXPECT_THROW(q.q_per_channel_axis(), c10::Error);
+}
+
+}  // namespace
