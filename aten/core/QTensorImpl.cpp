@@ -100,6 +100,13 @@ c10::ScalarType quantized_type_of(c10::ScalarType int_type) {
   TORCH_CHECK(false, "Creation of quantized tensor requires quantized dtype like torch.quint8");
 }
 
+QuantizerPtr per_tensor_quantizer_for(c10::ScalarType qtype, double scale, int64_t zero_point, const char* op) {
+  const auto [qmin, qmax] = quantized_range(qtype);
+  TORCH_CHECK(zero_point <= qmax, op, " zero_point ", zero_point, " is above upper bound.");
+  TORCH_CHECK(zero_point >= qmin, op, " zero_point ", zero_point, " is below lower bound.");
+  return c10::make_intrusive<PerTensorAffineQuantizer>(qtype, scale, zero_point);
+}
+
 Tensor new_qtensor(IntArrayRef sizes, MemoryFormat memory_format, QuantizerPtr quantizer) {
   const c10::ScalarType dtype = quantizer->scalar_type();
   const size_t itemsize = c10::elementSize(underlying_type(dtype));

@@ -71,6 +71,11 @@ class TORCH_API QTensorImpl final : public c10::TensorImpl {
   QuantizerPtr quantizer_;
 };
 
+// A per-tensor quantizer after torch's check that zero_point fits `qtype` (raising
+// "<op> zero_point N is above upper bound." otherwise).
+TORCH_API QuantizerPtr per_tensor_quantizer_for(c10::ScalarType qtype, double scale, int64_t zero_point,
+                                                const char* op);
+
 // The impl of a quantized tensor; raises torch's RuntimeError for any other tensor.
 TORCH_API QTensorImpl* get_qtensorimpl(const Tensor& self);
 // A reference to the impl's pointer: a kernel that copy_ may run beside keeps its own copy.

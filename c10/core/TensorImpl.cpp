@@ -160,6 +160,9 @@ void TensorImpl::_set_conj(bool value) {
 }
 
 void TensorImpl::_set_neg(bool value) {
+  // Quantized kernels read the integers as they are: a lazy negation would be dropped.
+  TORCH_CHECK(!value || !key_set_.has(DispatchKey::QuantizedCPU), "_set_neg: the negative bit is not supported ",
+              "on quantized tensors");
   key_set_ = value ? key_set_.add(DispatchKey::Negative) : key_set_.remove(DispatchKey::Negative);
 }
 

@@ -22,6 +22,9 @@ def _describe(args, kwargs):
 
 
 def legacy_new(dtype, device, args, kwargs):
+    if str(dtype).rsplit(".", 1)[-1] in ("qint8", "quint8", "qint32"):
+        raise RuntimeError(f"new(): not supported for quantized tensors ({dtype}): use _empty_affine_quantized or "
+                           "quantize_per_tensor")
     """A tensor of `dtype` on `device` from the legacy constructor's arguments: (),
     (*sizes), (Size), (sequence data), (tensor) or (storage), with only device= allowed
     as a keyword (and only the device it is for)."""

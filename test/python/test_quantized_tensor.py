@@ -388,6 +388,42 @@ def test_view_dtype_refused():
         _t(tessera, X).view(tessera.qint32)
 
 
+def test_zero_points_out_of_range_refused_everywhere():
+    for lib in LIBS:
+        ints = lib.tensor([1, 2], dtype=lib.int8)
+        with pytest.raises(RuntimeError, match="zero_point 1099511627776 is above upper bound"):
+            lib._make_per_tensor_quantized_tensor(ints, 1.0, 2**40).dequantize()
+    with pytest.raises(RuntimeError, match="is above upper bound"):
+        tessera._empty_affine_quantized([2], scale=1.0, zero_point=2**40, dtype=tessera.qint8)
+    y = _pc(tessera, np.ones((2, 2), np.float32), np.array([0.5, 1.0], np.float32), np.array([0.0, -1e10], np.float32),
+            0, "quint8")
+    with pytest.raises(RuntimeError, match="below lower bound"):
+        y[1]
+
+
+@pytest.mark.parametrize("expr", ["pc1.select(1, 0)", "pc1.split(2, 1)[0]", "pc1[:, 0]", "pc1[:, 1:]"])
+def test_one_channel_left_is_per_tensor(expr):
+    """torch: a per-channel quantizer with a single channel becomes per-tensor in select and slice."""
+    th, ts = _both(lambda lib: eval(expr, {"pc1": _pc(lib, np.arange(3, dtype=np.float32).reshape(1, 3), [0.1],
+                                                      [2], 0, "quint8")}))
+    assert_same_q(ts, th)
+
+
+def test_negative_bit_and_legacy_new_refused():
+    q = _qt(tessera)
+    with pytest.raises(RuntimeError, match="negative bit is not supported on quantized tensors"):
+        tessera._neg_view(q)
+    with pytest.raises(RuntimeError, match="not supported for quantized tensors"):
+        q.new(3)
+    for lib in LIBS:
+        with pytest.raises(RuntimeError, match="isSignedType not supported for quantized types"):
+            _qt(lib).is_signed()
+    with pytest.raises(NotImplementedError, match="live on the CPU"):
+        tessera._empty_per_channel_affine_quantized([2], scales=tessera.tensor([0.5, 1.0]),
+                                                    zero_points=tessera.tensor([0, 1]), axis=0, dtype=tessera.qint8,
+                                                    device="meta")
+
+
 # ---------------------------------------------------------------------------- per channel
 
 @pytest.mark.parametrize("dtype", QDTYPES)

@@ -27,6 +27,9 @@ c10::ScalarType promote_types(c10::ScalarType type1, c10::ScalarType type2) {
 
 bool is_floating_point(const Tensor& self) { return c10::isFloatingType(self.scalar_type()); }
 bool is_complex(const Tensor& self) { return c10::isComplexType(self.scalar_type()); }
-bool is_signed(const Tensor& self) { return c10::isSignedType(self.scalar_type()); }
+bool is_signed(const Tensor& self) {
+  TORCH_CHECK(!c10::isQIntType(self.scalar_type()), "isSignedType not supported for quantized types");
+  return c10::isSignedType(self.scalar_type());
+}
 
 }  // namespace at::inline tessera::native

@@ -154,9 +154,7 @@ void dequantize_into(const Tensor& src, const Tensor& dst) {
 }
 
 void check_zero_point(const char* op, c10::ScalarType qtype, int64_t zero_point) {
-  const auto [qmin, qmax] = quantized_range(qtype);
-  TORCH_CHECK(zero_point <= qmax, op, " zero_point ", zero_point, " is above upper bound.");
-  TORCH_CHECK(zero_point >= qmin, op, " zero_point ", zero_point, " is below lower bound.");
+  per_tensor_quantizer_for(qtype, 1.0, zero_point, op);
 }
 
 }  // namespace at::inline tessera::native

@@ -69,8 +69,7 @@ Tensor from_integers(const Tensor& ints, QuantizerPtr quantizer) {
 Tensor quantize_per_tensor(const Tensor& self, double scale, int64_t zero_point, at::ScalarType dtype) {
   check_quantized_dtype(dtype);
   check_float_input(self);
-  check_zero_point("quantize_tensor_per_tensor_affine", dtype, zero_point);
-  return quantize_with(self, c10::make_intrusive<PerTensorAffineQuantizer>(dtype, scale, zero_point));
+  return quantize_with(self, per_tensor_quantizer_for(dtype, scale, zero_point, "quantize_tensor_per_tensor_affine"));
 }
 
 Tensor quantize_per_tensor_tensor_qparams(const Tensor& self, const Tensor& scale, const Tensor& zero_point,
@@ -186,7 +185,7 @@ Tensor int_repr_quantized(const Tensor& self) {
 
 Tensor make_per_tensor_quantized_tensor_cpu(const Tensor& self, double scale, int64_t zero_point) {
   const c10::ScalarType dtype = quantized_type_of(self.scalar_type());
-  return from_integers(self, c10::make_intrusive<PerTensorAffineQuantizer>(dtype, scale, zero_point));
+  return from_integers(self, per_tensor_quantizer_for(dtype, scale, zero_point, "make_per_tensor_quantized_tensor"));
 }
 
 Tensor make_per_channel_quantized_tensor_cpu(const Tensor& self, const Tensor& scale, const Tensor& zero_point,
@@ -214,7 +213,7 @@ Tensor empty_affine_quantized(IntArrayRef size, std::optional<at::ScalarType> dt
   TORCH_CHECK(c10::isQIntType(t), "Creation of quantized tensor requires quantized dtype like torch.quint8");
   check_quantized_dtype(t);
   return new_qtensor(size, memory_format.value_or(c10::MemoryFormat::Contiguous),
-                     c10::make_intrusive<PerTensorAffineQuantizer>(t, scale, zero_point));
+                     per_tensor_quantizer_for(t, scale, zero_point, "empty_affine_quantized"));
 }
 
 Tensor empty_per_channel_affine_quantized(IntArrayRef size, const Tensor& scales, const Tensor& zero_points,
@@ -223,6 +222,9 @@ Tensor empty_per_channel_affine_quantized(IntArrayRef size, const Tensor& scales
                                           std::optional<bool> pin_memory,
                                           std::optional<at::MemoryFormat> memory_format) {
   check_quantized_factory("_empty_per_channel_affine_quantized", layout, pin_memory, memory_format);
+  TORCH_CHECK_NOT_IMPLEMENTED(!device.has_value() || device->is_cpu(),
+                              "_empty_per_channel_affine_quantized: quantized tensors live on the CPU here, got ",
+                              *device);
   const c10::ScalarType t = dtype.value_or(c10::get_default_dtype());
   TORCH_CHECK(c10::isQIntType(t), "Creation of quantized tensor requires quantized dtype like torch.quint8");
   Tensor shape_only = at::empty(size, TensorOptions().device(c10::Device(c10::DeviceType::Meta)));

@@ -27,13 +27,14 @@ Tensor view_with(const Tensor& self, const ViewGeometry& g, QuantizerPtr quantiz
 QuantizerPtr channel_quantizer(const PerChannelAffineQuantizer& q, int64_t channel) {
   if (q.qscheme() == c10::kPerChannelAffineFloatQParams) {
     const float zp = q.zero_points().data_ptr<float>()[channel];
-    TORCH_CHECK(std::nearbyint(zp) == zp, "channel ", channel, " of a per_channel_affine_float_qparams tensor has ",
-                "the fractional zero point ", zp, ", which a per-tensor quantized tensor cannot hold");
-    return c10::make_intrusive<PerTensorAffineQuantizer>(q.scalar_type(), q.scales().data_ptr<float>()[channel],
-                                                         static_cast<int64_t>(zp));
+    TORCH_CHECK(std::nearbyint(zp) == zp && std::abs(zp) < 9.2e18f, "channel ", channel,
+                " of a per_channel_affine_float_qparams tensor has the zero point ", zp,
+                ", which a per-tensor quantized tensor cannot hold");
+    return per_tensor_quantizer_for(q.scalar_type(), q.scales().data_ptr<float>()[channel], static_cast<int64_t>(zp),
+                                    "select");
   }
-  return c10::make_intrusive<PerTensorAffineQuantizer>(q.scalar_type(), q.scales().data_ptr<double>()[channel],
-                                                       q.zero_points().data_ptr<int64_t>()[channel]);
+  return per_tensor_quantizer_for(q.scalar_type(), q.scales().data_ptr<double>()[channel],
+                                  q.zero_points().data_ptr<int64_t>()[channel], "select");
 }
 
 QuantizerPtr with_axis(const PerChannelAffineQuantizer& q, int64_t axis) {
@@ -47,7 +48,11 @@ Tensor select_quantized(const Tensor& self, int64_t dim, int64_t index) {
   const PerChannelAffineQuantizer* q = as_per_channel(self);
   if (q == nullptr) return make_view(self, g);
   dim = wrap_dim(dim, self.dim());
-  if (dim != q->axis()) return view_with(self, g, with_axis(*q, q->axis() - (dim < q->axis() ? 1 : 0)));
+  if (dim != q->axis()) {
+    // torch's rule: a per-channel quantizer with one channel left becomes a per-tensor one.
+    if (q->scales().numel() == 1) return view_with(self, g, channel_quantizer(*q, 0));
+    return view_with(self, g, with_axis(*q, q->axis() - (dim < q->axis() ? 1 : 0)));
+  }
   if (index < 0) index += self.size(dim);
   return view_with(self, g, channel_quantizer(*q, index));
 }
@@ -57,7 +62,9 @@ Tensor slice_quantized(const Tensor& self, int64_t dim, std::optional<int64_t> s
   const SliceGeometry g = slice_geometry(self, dim, start, end, step);
   const PerChannelAffineQuantizer* q = as_per_channel(self);
   if (q == nullptr) return make_view(self, g.view);
-  if (g.dim != q->axis()) return view_with(self, g.view, get_quantizer(self));
+  if (g.dim != q->axis()) {
+    return view_with(self, g.view, q->scales().numel() == 1 ? channel_quantizer(*q, 0) : get_quantizer(self));
+  }
   const int64_t first = g.start, count = g.view.sizes[g.dim];
   if (count == 1) return view_with(self, g.view, channel_quantizer(*q, first));
   auto pick = [&](const Tensor& t) {
