@@ -32,12 +32,19 @@ inline Int quantize_float_qparams(float x, float inv_scale, float zero_point, in
   return static_cast<Int>(std::min(std::max(q, qmin), qmax));
 }
 
-// The channel of flat element i of a dense buffer whose dims have `strides` (dense: every
-// element's flat position decomposes uniquely into per-dim indices).
-struct ChannelOf {
-  int64_t stride, size;
-  int64_t operator()(int64_t i) const { return size == 1 ? 0 : (i / stride) % size; }
-};
+// Calls fn(begin, end, c) for each run of a dense buffer's flat elements that share channel c.
+// In a dense layout flat element i lies in channel (i / stride) % size, where stride and size
+// are the axis's: runs of `stride` elements, the channel stepping by one per run and wrapping,
+// so no element pays for a division.
+template <typename Fn>
+void for_each_channel_run(int64_t n, int64_t stride, int64_t size, Fn fn) {
+  if (size == 1 || stride == 0) return fn(int64_t{0}, n, int64_t{0});
+  int64_t c = 0;
+  for (int64_t begin = 0; begin < n; begin += stride) {
+    fn(begin, std::min(begin + stride, n), c);
+    if (++c == size) c = 0;
+  }
+}
 
 template <typename Int>
 void quantize_dense(const Tensor& src, const Tensor& dst_ints, const Quantizer& quantizer) {
@@ -53,7 +60,6 @@ void quantize_dense(const Tensor& src, const Tensor& dst_ints, const Quantizer& 
   }
   const auto& pc = static_cast<const PerChannelAffineQuantizer&>(quantizer);
   const int64_t channels = pc.scales().numel();
-  const ChannelOf channel{src.stride(pc.axis()), src.size(pc.axis())};
   std::vector<float> inv_scales(static_cast<size_t>(channels)), zps(static_cast<size_t>(channels));
   const bool float_qparams = pc.qscheme() == c10::kPerChannelAffineFloatQParams;
   for (int64_t c = 0; c < channels; ++c) {
@@ -66,17 +72,14 @@ void quantize_dense(const Tensor& src, const Tensor& dst_ints, const Quantizer& 
       zps[c] = static_cast<float>(pc.zero_points().data_ptr<int64_t>()[c]);
     }
   }
-  if (float_qparams) {
-    for (int64_t i = 0; i < n; ++i) {
-      const int64_t c = channel(i);
-      out[i] = quantize_float_qparams<Int>(in[i], inv_scales[c], zps[c], qmin, qmax);
+  for_each_channel_run(n, src.stride(pc.axis()), src.size(pc.axis()), [&](int64_t begin, int64_t end, int64_t c) {
+    const float inv_scale = inv_scales[c], zp = zps[c];
+    if (float_qparams) {
+      for (int64_t i = begin; i < end; ++i) out[i] = quantize_float_qparams<Int>(in[i], inv_scale, zp, qmin, qmax);
+    } else {
+      for (int64_t i = begin; i < end; ++i) out[i] = quantize_affine<Int>(in[i], inv_scale, zp, qmin, qmax);
     }
-  } else {
-    for (int64_t i = 0; i < n; ++i) {
-      const int64_t c = channel(i);
-      out[i] = quantize_affine<Int>(in[i], inv_scales[c], zps[c], qmin, qmax);
-    }
-  }
+  });
 }
 
 template <typename Int>
@@ -94,22 +97,24 @@ void dequantize_dense(const Tensor& src_ints, const Tensor& dst, const Quantizer
     return;
   }
   const auto& pc = static_cast<const PerChannelAffineQuantizer&>(quantizer);
-  const ChannelOf channel{dst.stride(pc.axis()), dst.size(pc.axis())};
+  const int64_t stride = dst.stride(pc.axis()), size = dst.size(pc.axis());
   if (pc.qscheme() == c10::kPerChannelAffineFloatQParams) {
     const float* scales = pc.scales().data_ptr<float>();
     const float* zps = pc.zero_points().data_ptr<float>();
-    for (int64_t i = 0; i < n; ++i) {
-      const int64_t c = channel(i);
-      out[i] = (static_cast<float>(in[i]) - zps[c]) * scales[c];
-    }
+    for_each_channel_run(n, stride, size, [&](int64_t begin, int64_t end, int64_t c) {
+      const float scale = scales[c], zp = zps[c];
+      for (int64_t i = begin; i < end; ++i) out[i] = (static_cast<float>(in[i]) - zp) * scale;
+    });
   } else {
     const double* scales = pc.scales().data_ptr<double>();
     const int64_t* zps = pc.zero_points().data_ptr<int64_t>();
-    for (int64_t i = 0; i < n; ++i) {
-      const int64_t c = channel(i);
-      out[i] = static_cast<float>(static_cast<double>(static_cast<float>(in[i]) - static_cast<float>(zps[c])) *
-                                  scales[c]);
-    }
+    for_each_channel_run(n, stride, size, [&](int64_t begin, int64_t end, int64_t c) {
+      const double scale = scales[c];
+      const float zp = static_cast<float>(zps[c]);
+      for (int64_t i = begin; i < end; ++i) {
+        out[i] = static_cast<float>(static_cast<double>(static_cast<float>(in[i]) - zp) * scale);
+      }
+    });
   }
 }
 
