@@ -100,10 +100,14 @@ c10::ScalarType quantized_type_of(c10::ScalarType int_type) {
   TORCH_CHECK(false, "Creation of quantized tensor requires quantized dtype like torch.quint8");
 }
 
-QuantizerPtr per_tensor_quantizer_for(c10::ScalarType qtype, double scale, int64_t zero_point, const char* op) {
+void check_zero_point(const char* op, c10::ScalarType qtype, int64_t zero_point) {
   const auto [qmin, qmax] = quantized_range(qtype);
   TORCH_CHECK(zero_point <= qmax, op, " zero_point ", zero_point, " is above upper bound.");
   TORCH_CHECK(zero_point >= qmin, op, " zero_point ", zero_point, " is below lower bound.");
+}
+
+QuantizerPtr per_tensor_quantizer_for(c10::ScalarType qtype, double scale, int64_t zero_point, const char* op) {
+  check_zero_point(op, qtype, zero_point);
   return c10::make_intrusive<PerTensorAffineQuantizer>(qtype, scale, zero_point);
 }
 

@@ -71,8 +71,9 @@ class TORCH_API QTensorImpl final : public c10::TensorImpl {
   QuantizerPtr quantizer_;
 };
 
-// A per-tensor quantizer after torch's check that zero_point fits `qtype` (raising
-// "<op> zero_point N is above upper bound." otherwise).
+// torch's check that zero_point fits `qtype` ("<op> zero_point N is above upper bound."), and
+// a per-tensor quantizer made after it.
+TORCH_API void check_zero_point(const char* op, c10::ScalarType qtype, int64_t zero_point);
 TORCH_API QuantizerPtr per_tensor_quantizer_for(c10::ScalarType qtype, double scale, int64_t zero_point,
                                                 const char* op);
 

@@ -182,9 +182,7 @@ def make_pickler(pickle_module):
         dispatch[TorchGlobal] = lambda self, g: _save_as_torch_global(self, g, g.module, g.name)
         dispatch[_C.dtype] = lambda self, d: _save_as_torch_global(self, d, "torch", dtype_name(d))
         dispatch[_C.memory_format] = lambda self, m: _save_as_torch_global(self, m, "torch", dtype_name(m))
-        qscheme_type = type(qscheme(QSCHEME_NAMES[0]))
-        if qscheme_type.__module__ != "builtins":  # a qscheme object saved as itself: torch.per_tensor_affine...
-            dispatch[qscheme_type] = lambda self, q: _save_as_torch_global(self, q, "torch", dtype_name(q))
+        dispatch[_C.qscheme] = lambda self, q: _save_as_torch_global(self, q, "torch", dtype_name(q))
 
         def __init__(self, file, protocol, table):
             super().__init__(file, protocol)
@@ -354,8 +352,7 @@ def _torch_globals():
         ("_codecs", "encode"): codecs_encode,
     }
     for name in QSCHEME_NAMES:  # qschemes, pickled by name
-        if qscheme(name) is not None:
-            table[("torch", name)] = table[("tessera", name)] = qscheme(name)
+        table[("torch", name)] = table[("tessera", name)] = qscheme(name)
     for name in ("set", "frozenset", "complex", "slice"):
         table[("builtins", name)] = table[("__builtin__", name)] = getattr(builtins, name)
     table[("builtins", "bytearray")] = table[("__builtin__", "bytearray")] = rebuild_bytearray

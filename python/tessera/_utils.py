@@ -90,22 +90,13 @@ INT_DTYPE_OF_QUANTIZED = {"qint8": "int8", "quint8": "uint8", "qint32": "int32"}
 
 
 def qscheme(name):
-    """tessera's qscheme object called name (tessera.per_tensor_affine, ...); None in a build
-    without them."""
-    obj = getattr(_C, name, None)
-    if obj is None:
-        import importlib
-        obj = getattr(importlib.import_module(__package__), name, None)
-    return obj
+    """tessera's qscheme object called name (tessera.per_tensor_affine, ...)."""
+    return getattr(_C, name)
 
 
 def qscheme_name(obj):
     """'per_tensor_affine' (...) for one of tessera's qscheme objects, None for anything else."""
-    for name in QSCHEME_NAMES:
-        known = qscheme(name)
-        if known is not None and type(obj) is type(known) and obj == known:
-            return name
-    return None
+    return str(obj).rsplit(".", 1)[-1] if isinstance(obj, _C.qscheme) else None
 
 
 def quantizer_params(q, scheme):

@@ -158,8 +158,4 @@ void dequantize_into(const Tensor& src, const Tensor& dst) {
   if (!dst_dense) dst.copy_(out);
 }
 
-void check_zero_point(const char* op, c10::ScalarType qtype, int64_t zero_point) {
-  per_tensor_quantizer_for(qtype, 1.0, zero_point, op);
-}
-
 }  // namespace at::inline tessera::native

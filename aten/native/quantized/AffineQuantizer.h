@@ -21,8 +21,4 @@ void quantize_into(const Tensor& src, const Tensor& dst);
 // Writes dst (float32, same sizes) from src (quantized).
 void dequantize_into(const Tensor& src, const Tensor& dst);
 
-// Raises torch's error when zero_point lies outside the range of `qtype`; `op` names the caller
-// ("quantize_tensor_per_tensor_affine").
-void check_zero_point(const char* op, c10::ScalarType qtype, int64_t zero_point);
-
 }  // namespace at::inline tessera::native

@@ -16,7 +16,6 @@ namespace {
 
 void check_quantized_dtype(c10::ScalarType dtype) {
   TORCH_CHECK(c10::isQIntType(dtype), "ScalarType ", dtype, " is not supported in new_qtensor.");
-  underlying_type(dtype);  // raises for a quantized dtype tessera lacks
 }
 
 void check_float_input(const Tensor& self) {
@@ -211,7 +210,6 @@ Tensor empty_affine_quantized(IntArrayRef size, std::optional<at::ScalarType> dt
   check_quantized_factory("_empty_affine_quantized", layout, pin_memory, memory_format);
   const c10::ScalarType t = dtype.value_or(c10::get_default_dtype());
   TORCH_CHECK(c10::isQIntType(t), "Creation of quantized tensor requires quantized dtype like torch.quint8");
-  check_quantized_dtype(t);
   return new_qtensor(size, memory_format.value_or(c10::MemoryFormat::Contiguous),
                      per_tensor_quantizer_for(t, scale, zero_point, "empty_affine_quantized"));
 }
