@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """Quantized tensors, tessera against torch 1.13 in one run (issue 26): quantizing and
-dequantizing 16M float32 values per tensor, a 1024^2 weight per channel, and int_repr, both
+dequantizing 16M float32 values per tensor (also to quint4x2), a 1024^2 weight per channel,
+int_repr, and fake quantization (per tensor, per channel, learnable, with a backward), both
 libraries at the same thread count, alternating call by call, output allocation included.
 Bytes moved (read + written) give GB/s, beside the STREAM add figure of this machine.
 
@@ -35,6 +36,17 @@ def channel_qparams(lib, n):
     return lib.linspace(0.01, 0.05, n, dtype=lib.float64), lib.arange(n) % 7
 
 
+def fake_quant_step(lib, x, g):
+    """A QAT activation's forward and backward: the straight-through gradient."""
+    x.grad = None
+    lib.fake_quantize_per_tensor_affine(x, 0.02, 3, -128, 127).backward(g)
+
+
+def lsq_step(lib, x, s, z, g):
+    x.grad = s.grad = z.grad = None
+    lib._fake_quantize_learnable_per_tensor_affine(x, s, z, -128, 127, 1.0).backward(g)
+
+
 # name, setup(lib) -> args, op(lib, *args), bytes moved
 CASES = [
     ("quantize_per_tensor 16M -> qint8", lambda L: (floats(L, (M16,), 0),),
@@ -48,6 +60,22 @@ CASES = [
     ("dequantize per channel 1024^2", lambda L: (L.quantize_per_channel(floats(L, (1024, 1024), 5),
                                                                          *channel_qparams(L, 1024), 0, L.qint8),),
      lambda L, q: q.dequantize(), 5 * 1024 * 1024),
+    ("quantize_per_tensor 16M -> quint4x2", lambda L: (floats(L, (M16,), 6),),
+     lambda L, x: L.quantize_per_tensor(x, 0.2, 8, L.quint4x2), 4 * M16 + M16 // 2),
+    ("dequantize 16M quint4x2", lambda L: (L.quantize_per_tensor(floats(L, (M16,), 7), 0.2, 8, L.quint4x2),),
+     lambda L, q: q.dequantize(), 4 * M16 + M16 // 2),
+    # fake quantization writes the output and the mask (1 byte) too
+    ("fake_quantize_per_tensor_affine 4M", lambda L: (floats(L, (M16 // 4,), 8),),
+     lambda L, x: L.fake_quantize_per_tensor_affine(x, 0.02, 3, -128, 127), 9 * M16 // 4),
+    ("fake_quantize_per_channel_affine 1024^2", lambda L: (floats(L, (1024, 1024), 9), L.linspace(0.01, 0.05, 1024),
+                                                           L.zeros(1024, dtype=L.int32)),
+     lambda L, x, s, z: L.fake_quantize_per_channel_affine(x, s, z, 0, -128, 127), 9 * 1024 * 1024),
+    ("fake quant fwd+bwd 1M", lambda L: (floats(L, (1 << 20,), 10).requires_grad_(), L.ones(1 << 20)),
+     fake_quant_step, 22 * (1 << 20)),
+    ("learnable (LSQ) fwd+bwd 1M", lambda L: (floats(L, (1 << 20,), 11).requires_grad_(),
+                                              L.tensor([0.02], requires_grad=True), L.tensor([3.0], requires_grad=True),
+                                              L.ones(1 << 20)),
+     lsq_step, 33 * (1 << 20)),
 ]
 
 

@@ -604,7 +604,14 @@ def gen_inplace_or_view(ops, derivatives) -> str:
         call = _redispatch_call(s, "ks & c10::after_ADInplaceOrView_keyset")
         name = cpp.identifier(s)
         lines = [f"{ret} {name}({params}) {{"]
-        if written:
+        if written and s.returns and not any(r.is_write for r in s.returns):
+            # New outputs beside arguments written in place (the fused observer's state):
+            # the outputs are the kernel's result.
+            lines.append(f"  {ret} result = [&] {{\n    at::AutoDispatchBelowADInplaceOrView guard;\n"
+                         f"    return {call};\n  }}();")
+            lines += [f"  increment_version({a.name});" for a in written]
+            lines.append("  return result;\n}")
+        elif written:
             lines.append("  {\n    at::AutoDispatchBelowADInplaceOrView guard;\n    " + call + ";\n  }")
             lines += [f"  increment_version({a.name});" for a in written]
             if ret == "void":

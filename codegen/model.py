@@ -12,11 +12,11 @@ from typing import Optional
 
 # The keys an ops.yaml `dispatch:` line may name (gen.py writes one Register<key>.cpp each).
 DISPATCH_KEYS = ("CPU", "Meta", "MkldnnCPU", "NestedTensorCPU", "SparseCPU", "SparseCsrCPU", "SparseMeta",
-                 "SparseCsrMeta", "QuantizedCPU", "CompositeExplicitAutograd")
+                 "SparseCsrMeta", "QuantizedCPU", "QuantizedMeta", "CompositeExplicitAutograd")
 # Layouts whose kernels take the operator's own signature even on a structured op or its
 # delegates (add.out's MkldnnCPU kernel fills `out` itself; no shape function runs first).
 PLAIN_KERNEL_KEYS = ("MkldnnCPU", "NestedTensorCPU", "SparseCPU", "SparseCsrCPU", "SparseMeta", "SparseCsrMeta",
-                     "QuantizedCPU")
+                     "QuantizedCPU", "QuantizedMeta")
 
 BASE_TYPES = {"Tensor", "int", "SymInt", "float", "bool", "str", "Scalar", "ScalarType", "Layout",
               "Device", "MemoryFormat", "Generator", "Dimname", "QScheme"}

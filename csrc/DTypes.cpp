@@ -37,7 +37,8 @@ constexpr DTypeName kPrimaryNames[] = {
     {c10::kComplexHalf, "complex32"}, {c10::kComplexFloat, "complex64"}, {c10::kComplexDouble, "complex128"},
     {c10::kBool, "bool"},           {c10::kQInt8, "qint8"},
     {c10::kQUInt8, "quint8"},       {c10::kQInt32, "qint32"},
-    {c10::kBFloat16, "bfloat16"},   {c10::kFloat8_e5m2, "float8_e5m2"},
+    {c10::kBFloat16, "bfloat16"},   {c10::kQUInt4x2, "quint4x2"},
+    {c10::kQUInt2x4, "quint2x4"},   {c10::kFloat8_e5m2, "float8_e5m2"},
     {c10::kFloat8_e4m3fn, "float8_e4m3fn"},
 };
 constexpr DTypeName kAliasNames[] = {

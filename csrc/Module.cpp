@@ -7,6 +7,8 @@
 #include "TorchFunction.h"
 #include "python_api.h"
 
+#include <aten/core/QTensorImpl.h>
+#include <aten/ops/Functions.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -65,6 +67,29 @@ PYBIND11_MODULE(_C, m) {
   // structseq kind as the generated bindings' results.
   m.def("_named_tuple", [](const std::string& name, const std::vector<std::string>& fields, py::object items) {
     return py::reinterpret_steal<py::object>(named_tuple_of(name, fields, items.release().ptr()));
+  });
+  // The loader's way into a quint4x2/quint2x4 tensor, which torch saves as its packed bytes
+  // (the inverse of int_repr for those dtypes).
+  m.def("_set_packed_quantized_", [](py::handle q_obj, py::handle packed_obj) {
+    TORCH_CHECK_TYPE(is_tensor(q_obj.ptr()) && is_tensor(packed_obj.ptr()),
+                     "_set_packed_quantized_: expected two tensors");
+    const at::Tensor& q = unwrap(q_obj.ptr());
+    const at::Tensor& packed = unwrap(packed_obj.ptr());
+    TORCH_CHECK(q.is_quantized() && c10::isSubByteQIntType(q.scalar_type()),
+                "_set_packed_quantized_: expected a quint4x2 or quint2x4 tensor, got ", q.scalar_type());
+    at::Tensor bytes = at::integer_alias(q);
+    TORCH_CHECK(packed.scalar_type() == c10::kByte && packed.dim() == 1 && packed.numel() == bytes.numel(),
+                "_set_packed_quantized_: expected ", bytes.numel(), " uint8 bytes in a 1-D tensor, got ",
+                packed.scalar_type(), " of size ", packed.sizes());
+    // The bits of the last byte past q's elements keep their value (after a leading slice
+    // they are the next elements').
+    const int64_t used_bits = (q.numel() * at::quantized_bits(q.scalar_type())) % 8;
+    const at::Tensor last = used_bits != 0 ? bytes.select(0, bytes.numel() - 1).clone() : at::Tensor();
+    bytes.copy_(packed);
+    if (used_bits != 0) {
+      const int64_t mask = (1 << used_bits) - 1;
+      bytes.select(0, bytes.numel() - 1).bitwise_and_(mask).bitwise_or_(last.bitwise_and(0xFF & ~mask));
+    }
   });
   m.attr("_version") = TESSERA_VERSION_STRING;
 }

@@ -1,7 +1,8 @@
 // Quantized tensors: a QTensorImpl is a strided tensor of small integers (quint8, qint8,
-// qint32) plus the Quantizer that maps them to real values, real = (q - zero_point) * scale,
-// with one (scale, zero_point) for the tensor or one per slice along an axis. Only kernels
-// registered for QuantizedCPU see one (aten/native/quantized).
+// qint32, and quint4x2/quint2x4 packed two or four to a byte) plus the Quantizer that maps them
+// to real values, real = (q - zero_point) * scale, with one (scale, zero_point) for the tensor or
+// one per slice along an axis. Only kernels registered for QuantizedCPU and QuantizedMeta (a
+// quantized tensor on the meta device: no data) see one (aten/native/quantized).
 #pragma once
 
 #include <aten/core/Tensor.h>
@@ -61,9 +62,10 @@ class TORCH_API PerChannelAffineQuantizer final : public Quantizer {
 
 class TORCH_API QTensorImpl final : public c10::TensorImpl {
  public:
-  // A tensor over `storage` (elements of quantizer->scalar_type()); sizes and strides are set
-  // by the caller, which has checked that they lie inside the storage.
-  QTensorImpl(c10::Storage storage, QuantizerPtr quantizer);
+  // A tensor over `storage` (elements of quantizer->scalar_type()) on the storage's device (CPU
+  // or meta); sizes and strides are set by the caller, which has checked that they lie inside
+  // the storage.
+  QTensorImpl(const c10::Storage& storage, QuantizerPtr quantizer);
   const QuantizerPtr& quantizer() const { return quantizer_; }
   void set_quantizer_(QuantizerPtr quantizer) { quantizer_ = std::move(quantizer); }
 
@@ -89,18 +91,33 @@ TORCH_API const PerChannelAffineQuantizer& per_channel_quantizer(const Tensor& s
 // and the reverse; both raise torch's error for other dtypes.
 TORCH_API c10::ScalarType underlying_type(c10::ScalarType qtype);
 TORCH_API c10::ScalarType quantized_type_of(c10::ScalarType int_type);
-// quint8 -> (0, 255), qint8 -> (-128, 127), qint32 -> (INT32_MIN, INT32_MAX).
+// The values a quantized element takes: quint8 -> (0, 255), qint8 -> (-128, 127),
+// qint32 -> (INT32_MIN, INT32_MAX), quint4x2 -> (0, 15), quint2x4 -> (0, 3).
 TORCH_API std::pair<int64_t, int64_t> quantized_range(c10::ScalarType qtype);
+// Bits per element: 8 or 32, or 4 and 2 for the sub-byte types.
+TORCH_API int quantized_bits(c10::ScalarType qtype);
+// Bytes that n elements of a sub-byte type fill (Note [Sub-byte quantized tensors]).
+TORCH_API int64_t packed_nbytes(c10::ScalarType qtype, int64_t n);
 
-// A new quantized CPU tensor of `sizes` laid out in `memory_format`, its integers
-// uninitialised (torch's _empty_affine_quantized and _empty_per_channel_affine_quantized).
-TORCH_API Tensor new_qtensor(IntArrayRef sizes, MemoryFormat memory_format, QuantizerPtr quantizer);
+// Note [Sub-byte quantized tensors]: quint4x2 and quint2x4 pack their elements into bytes, the
+// first element in the low bits (torch's order), so element i of a contiguous tensor is bits
+// (i % k) * b .. of byte i / k (k = 8 / b). Storage offsets and strides count elements, and
+// torch 1.13 counts them as bytes when it slices one, reading the wrong elements; here such
+// tensors stay contiguous from the storage's start: views that keep that (view, reshape,
+// flatten, squeeze, unsqueeze, a prefix slice) work, the rest raise.
+
+// A new quantized tensor of `sizes` laid out in `memory_format` on `device` (CPU or meta), its
+// integers uninitialised (torch's _empty_affine_quantized and _empty_per_channel_affine_quantized).
+TORCH_API Tensor new_qtensor(IntArrayRef sizes, MemoryFormat memory_format, QuantizerPtr quantizer,
+                             c10::Device device = c10::Device(c10::DeviceType::CPU));
 // A quantized view of self's storage with the given geometry and quantizer, sharing the
-// version counter. The geometry must lie inside the storage (views computed it so).
+// version counter. The geometry must lie inside the storage (views computed it so); a sub-byte
+// tensor's must also be contiguous from the storage's start.
 TORCH_API Tensor make_qtensor_view(const Tensor& self, IntArrayRef sizes, IntArrayRef strides, int64_t offset,
                                    QuantizerPtr quantizer);
 // A dense tensor of the underlying integer type over self's storage and geometry: what the
-// kernels read and write (a view; int_repr is a copy of it).
+// kernels read and write (a view; int_repr is a copy of it). For a sub-byte type it is the
+// packed bytes, 1-d, as torch's int_repr gives them.
 TORCH_API Tensor integer_alias(const Tensor& self);
 
 }  // namespace at::inline tessera

@@ -72,7 +72,10 @@ class TORCH_API Tensor {
   bool is_nested() const { return impl_->key_set().has(c10::DispatchKey::NestedTensorCPU); }
   // COO (is_sparse) or one of CSR/CSC/BSR/BSC (is_sparse_csr, torch's name for all four).
   bool is_sparse() const { return impl_->layout() == c10::kSparse; }
-  bool is_quantized() const { return impl_->key_set().has(c10::DispatchKey::QuantizedCPU); }
+  bool is_quantized() const {
+    return impl_->key_set().has_any(
+        {c10::DispatchKey::QuantizedCPU, c10::DispatchKey::QuantizedCUDA, c10::DispatchKey::QuantizedMeta});
+  }
   bool is_sparse_csr() const { return c10::isSparseCompressed(impl_->layout()); }
   // Whether any dim is named (the names live in aten/core/NamedTensorUtils.h).
   bool has_names() const { return impl_->has_names(); }

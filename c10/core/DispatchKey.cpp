@@ -24,6 +24,7 @@ const char* toString(DispatchKey k) {
     case DispatchKey::NestedTensorCPU: return "NestedTensorCPU";
     case DispatchKey::SparseMeta: return "SparseMeta";
     case DispatchKey::SparseCsrMeta: return "SparseCsrMeta";
+    case DispatchKey::QuantizedMeta: return "QuantizedMeta";
     case DispatchKey::BackendSelect: return "BackendSelect";
     case DispatchKey::Python: return "Python";
     case DispatchKey::Conjugate: return "Conjugate";
@@ -110,7 +111,7 @@ void throwNotABackendKey(DispatchKey k, const char* function) {
   TORCH_ERROR_WITH(ValueError, function, "(): ", toString(k),
                    " is not a backend dispatch key (expected one of CPU, CUDA, Meta, SparseCPU, SparseCUDA, "
                    "SparseCsrCPU, SparseCsrCUDA, QuantizedCPU, QuantizedCUDA, MkldnnCPU, NestedTensorCPU, SparseMeta, "
-                   "SparseCsrMeta)");
+                   "SparseCsrMeta, QuantizedMeta)");
 }
 
 }  // namespace detail

@@ -35,6 +35,7 @@ enum class DispatchKey : uint8_t {
   NestedTensorCPU,  // a nested tensor: a list of tensors of one rank in one buffer
   SparseMeta,       // sparse tensors on the meta device: members are meta tensors
   SparseCsrMeta,
+  QuantizedMeta,    // quantized tensors on the meta device: dtype, shape and quantizer
 
   // Wrappers, lowest priority first.
   BackendSelect,
@@ -87,7 +88,7 @@ constexpr bool isRuntimeDispatchKey(DispatchKey k) {
 }
 
 // The last backend key: CPU .. kLastBackendKey are the keys a tensor's storage determines.
-constexpr DispatchKey kLastBackendKey = DispatchKey::SparseCsrMeta;
+constexpr DispatchKey kLastBackendKey = DispatchKey::QuantizedMeta;
 constexpr bool isBackendDispatchKey(DispatchKey k) { return k >= DispatchKey::CPU && k <= kLastBackendKey; }
 
 // The runtime autograd keys, and the Autograd alias that registers for all of them.
@@ -168,6 +169,7 @@ constexpr DeviceType deviceTypeOf(DispatchKey backend) {
     case DispatchKey::Meta:
     case DispatchKey::SparseMeta:
     case DispatchKey::SparseCsrMeta:
+    case DispatchKey::QuantizedMeta:
       return DeviceType::Meta;
     default:
       detail::throwNotABackendKey(backend, "deviceTypeOf");
@@ -183,6 +185,7 @@ constexpr Layout layoutOf(DispatchKey backend) {
     case DispatchKey::Meta:
     case DispatchKey::QuantizedCPU:
     case DispatchKey::QuantizedCUDA:
+    case DispatchKey::QuantizedMeta:
     case DispatchKey::NestedTensorCPU:
       return Layout::Strided;
     case DispatchKey::MkldnnCPU:

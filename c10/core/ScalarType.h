@@ -1,4 +1,4 @@
-// ScalarType: the 18 element types of Tessera, with PyTorch's names, item sizes,
+// ScalarType: the 20 element types of Tessera, with PyTorch's names, item sizes,
 // categories and type promotion (promoteTypes, identical to PyTorch's table).
 #pragma once
 
@@ -28,6 +28,8 @@ namespace c10::inline tessera {
   X(QUInt8, 1)                     \
   X(QInt32, 4)                     \
   X(BFloat16, 2)                   \
+  X(QUInt4x2, 1)                   \
+  X(QUInt2x4, 1)                   \
   X(Float8_e5m2, 1)                \
   X(Float8_e4m3fn, 1)
 
@@ -75,10 +77,15 @@ constexpr bool isFloatingType(ScalarType t) {
 constexpr bool isComplexType(ScalarType t) {
   return t == ScalarType::ComplexHalf || t == ScalarType::ComplexFloat || t == ScalarType::ComplexDouble;
 }
+// The quantized types. quint4x2 and quint2x4 pack two 4-bit or four 2-bit values into each
+// byte (their item size is the byte, as torch reports it).
+constexpr bool isSubByteQIntType(ScalarType t) { return t == ScalarType::QUInt4x2 || t == ScalarType::QUInt2x4; }
 constexpr bool isQIntType(ScalarType t) {
-  return t == ScalarType::QInt8 || t == ScalarType::QUInt8 || t == ScalarType::QInt32;
+  return t == ScalarType::QInt8 || t == ScalarType::QUInt8 || t == ScalarType::QInt32 || isSubByteQIntType(t);
 }
-constexpr bool isSignedType(ScalarType t) { return !(t == ScalarType::Byte || t == ScalarType::Bool || t == ScalarType::QUInt8); }
+constexpr bool isSignedType(ScalarType t) {
+  return !(t == ScalarType::Byte || t == ScalarType::Bool || t == ScalarType::QUInt8 || isSubByteQIntType(t));
+}
 
 // ComplexHalf <-> Half, ComplexFloat <-> Float, ComplexDouble <-> Double.
 C10_API ScalarType toRealValueType(ScalarType t);

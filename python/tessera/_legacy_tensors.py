@@ -22,7 +22,7 @@ def _describe(args, kwargs):
 
 
 def legacy_new(dtype, device, args, kwargs):
-    if str(dtype).rsplit(".", 1)[-1] in ("qint8", "quint8", "qint32"):
+    if str(dtype).rsplit(".", 1)[-1] in ("qint8", "quint8", "qint32", "quint4x2", "quint2x4"):
         raise RuntimeError(f"new(): not supported for quantized tensors ({dtype}): use _empty_affine_quantized or "
                            "quantize_per_tensor")
     """A tensor of `dtype` on `device` from the legacy constructor's arguments: (),

@@ -322,7 +322,7 @@ def _str(t):
         suffixes.append("size=" + str(tuple(t.shape)))
         suffixes.append("dtype=" + dtype_name)
         suffixes += _quantizer_suffixes(t)
-        tensor_str = _tensor_str(t.dequantize(), indent)
+        tensor_str = "..." if t.is_meta else _tensor_str(t.dequantize(), indent)
     elif sparse:
         suffixes.append("size=" + str(tuple(t.shape)))
         suffixes.append("nnz=" + str(t._nnz()))

@@ -6,11 +6,12 @@ change on anything but the allowed rebuild functions and instances of allowed ty
 import builtins
 import collections
 import importlib
+import math
 import pickle
 import struct
 
 from . import _C
-from ._utils import (INT_DTYPE_OF_QUANTIZED, NAMED_PICKLE_ERROR, QSCHEME_NAMES, _rebuild_qtensor,
+from ._utils import (INT_DTYPE_OF_QUANTIZED, NAMED_PICKLE_ERROR, QSCHEME_NAMES, SUB_BYTE_QUANTIZED, _rebuild_qtensor,
                      _rebuild_sparse_csr_tensor, _rebuild_sparse_tensor, get_tensor_metadata, qscheme, quantizer_params,
                      rebuild_qtensor_from_ints)
 from .storage import TypedStorage, _physical
@@ -27,9 +28,9 @@ DTYPE_OF_STORAGE_CLASS = {cls: name for name, cls in STORAGE_CLASS_OF.items()}
 # cannot load these at all).
 V3_DTYPES = ("float8_e4m3fn", "float8_e5m2")
 # torch's storage class for each quantized dtype, and the integer dtype its records hold.
-QUANTIZED_STORAGE_CLASS_OF = {"qint8": "QInt8Storage", "quint8": "QUInt8Storage", "qint32": "QInt32Storage"}
+QUANTIZED_STORAGE_CLASS_OF = {"qint8": "QInt8Storage", "quint8": "QUInt8Storage", "qint32": "QInt32Storage",
+                              "quint4x2": "QUInt4x2Storage", "quint2x4": "QUInt2x4Storage"}
 QUANTIZED_OF_STORAGE_CLASS = {cls: name for name, cls in QUANTIZED_STORAGE_CLASS_OF.items()}
-_UNSUPPORTED_QUANTIZED_STORAGES = ("QUInt4x2Storage", "QUInt2x4Storage")
 
 
 def dtype_name(dtype):
@@ -127,6 +128,9 @@ def _reduce_tensor(t, table):
     if t.has_names():
         raise RuntimeError(NAMED_PICKLE_ERROR)
     if t.is_quantized:
+        if t.device.type == "meta":
+            # torch writes a meta tensor's dtype and shape only, which would drop the qparams
+            raise NotImplementedError("tessera.save: quantized tensors on the meta device are not supported")
         return _reduce_qtensor(t, table)
     name = dtype_name(t.dtype)
     geometry = (t.storage_offset(), tuple(t.size()), t.stride())
@@ -159,9 +163,11 @@ def _reduce_qtensor(q, table):
     ints = q.int_repr()
     ref = table.ref_for(ints, storage_class=QUANTIZED_STORAGE_CLASS_OF[name])
     params = quantizer_params(q, lambda scheme: TorchGlobal("torch", scheme))
+    # A sub-byte tensor's int_repr() is its packed bytes; torch records the tensor's own geometry.
+    geometry = ((0, tuple(q.size()), q.stride()) if name in SUB_BYTE_QUANTIZED
+                else (ints.storage_offset(), tuple(ints.size()), ints.stride()))
     return (TorchGlobal("torch._utils", "_rebuild_qtensor"),
-            (ref, ints.storage_offset(), tuple(ints.size()), ints.stride(), params, q.requires_grad,
-             collections.OrderedDict()))
+            (ref,) + geometry + (params, q.requires_grad, collections.OrderedDict()))
 
 
 def _save_as_torch_global(pickler, obj, module, name):
@@ -261,9 +267,35 @@ def rebuild_qtensor(storage, storage_offset, size, stride, quantizer_params, req
     if name not in QUANTIZED_STORAGE_CLASS_OF or dtype_name(storage._tensor.dtype) != INT_DTYPE_OF_QUANTIZED[name]:
         raise RuntimeError(f"_rebuild_qtensor: expected a quantized storage (torch.QInt8Storage, QUInt8Storage or "
                            f"QInt32Storage), got one of {storage.dtype}")
+    if name in SUB_BYTE_QUANTIZED:
+        return _rebuild_packed_qtensor(storage, name, storage_offset, size, stride, quantizer_params, requires_grad)
     ints = TypedStorage(storage._tensor, storage._tensor.dtype)
     ints = _rebuild_tensor_v2(ints, storage_offset, size, stride, False, backward_hooks)
     return rebuild_qtensor_from_ints(ints, quantizer_params, requires_grad)
+
+
+def _rebuild_packed_qtensor(storage, name, storage_offset, size, stride, quantizer_params, requires_grad):
+    """A quint4x2 or quint2x4 record: the storage holds the packed bytes of a tensor that
+    starts at the storage's start and is contiguous (the only geometry such a tensor has
+    here, Note [Sub-byte quantized tensors] in aten/core/QTensorImpl.h)."""
+    size = tuple(size)
+    expected = []
+    step = 1
+    for n in reversed(size):
+        expected.append(step)
+        step *= n
+    contiguous = all(n == 1 or s == e for n, s, e in zip(size, tuple(stride), reversed(expected)))
+    if storage_offset != 0 or not contiguous or len(tuple(stride)) != len(size):
+        raise RuntimeError(f"_rebuild_qtensor: a {name} tensor must start at its storage's start and be contiguous "
+                           f"(got offset {storage_offset}, size {size}, stride {tuple(stride)})")
+    bits = 4 if name == "quint4x2" else 2
+    nbytes = (math.prod(size) * bits + 7) // 8
+    packed = storage._tensor
+    if packed.numel() < nbytes:
+        raise RuntimeError(f"_rebuild_qtensor: {nbytes} bytes hold a {name} tensor of size {size}, but the storage "
+                           f"has {packed.numel()}")
+    return rebuild_qtensor_from_ints(packed[:nbytes].contiguous(), quantizer_params, requires_grad,
+                                     (getattr(_C, name), size))
 
 
 def rebuild_tensor(storage, storage_offset, size, stride):
@@ -382,8 +414,6 @@ def resolve_safe(module, name):
         if isinstance(obj, (_C.dtype, _C.layout, _C.memory_format)):
             return obj
     if module in ("torch", "torch.cuda", "torch.storage") and name.endswith("Storage"):
-        if name in _UNSUPPORTED_QUANTIZED_STORAGES:
-            raise NotImplementedError(f"tessera.load: quantized storages ({module}.{name}) are not supported")
         if name in DTYPE_OF_STORAGE_CLASS or name in QUANTIZED_OF_STORAGE_CLASS or name == "UntypedStorage":
             return StorageType(name)
     return USER_SAFE_GLOBALS.get(f"{module}.{name}")

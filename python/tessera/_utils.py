@@ -85,8 +85,11 @@ def sparse_reduce_args(t):
 
 QSCHEME_NAMES = ("per_tensor_affine", "per_channel_affine", "per_tensor_symmetric", "per_channel_symmetric",
                  "per_channel_affine_float_qparams")
-# The integer dtype whose values each quantized dtype holds.
-INT_DTYPE_OF_QUANTIZED = {"qint8": "int8", "quint8": "uint8", "qint32": "int32"}
+# The integer dtype whose values each quantized dtype holds. The sub-byte ones pack two or four
+# values into each uint8: they save and load as their packed bytes, as torch writes them.
+INT_DTYPE_OF_QUANTIZED = {"qint8": "int8", "quint8": "uint8", "qint32": "int32", "quint4x2": "uint8",
+                          "quint2x4": "uint8"}
+SUB_BYTE_QUANTIZED = ("quint4x2", "quint2x4")
 
 
 def qscheme(name):
@@ -120,23 +123,34 @@ def _check_qparams(ok, what, params):
         raise RuntimeError(f"rebuilding a quantized tensor: {what} (quantizer params {text})")
 
 
-def rebuild_qtensor_from_ints(ints, params, requires_grad=False):
+def rebuild_qtensor_from_ints(ints, params, requires_grad=False, packed_as=None):
     """The quantized tensor with ints's values (a dense uint8, int8 or int32 tensor: quint8,
     qint8 or qint32) and the pickled quantizer params, which are checked against ints first.
     _make_per_*_quantized_tensor copy: quantized tensors that shared a storage when saved
-    each get their own after loading."""
+    each get their own after loading. packed_as=(dtype, size) reads ints as the packed bytes
+    of a quint4x2 or quint2x4 tensor of that size instead."""
     _check_qparams(isinstance(ints, _C.Tensor) and not ints.is_quantized
                    and str(ints.dtype).rsplit(".", 1)[-1] in INT_DTYPE_OF_QUANTIZED.values(),
                    f"expected a uint8, int8 or int32 tensor of values, got {getattr(ints, 'dtype', type(ints))}",
                    params)
     _check_qparams(isinstance(params, tuple) and len(params) in (3, 4), "expected a tuple of 3 or 4", params)
+    if packed_as is not None:
+        dtype, size = packed_as
+        _check_qparams(ints.dtype == _C.uint8 and ints.dim() == 1, "a sub-byte tensor's data are 1-D uint8 bytes",
+                       params)
+        shape = _C.empty(size, device="meta")  # checks the size; the qparams are checked against it below
+    else:
+        shape = ints
     name = qscheme_name(params[0])
     if name == "per_tensor_affine":
         _check_qparams(len(params) == 3, "per_tensor_affine takes (qscheme, scale, zero_point)", params)
         _, scale, zero_point = params
         _check_qparams(type(scale) in (float, int) and type(zero_point) is int, "scale must be a float and "
                        "zero_point an int", params)
-        q = _C._make_per_tensor_quantized_tensor(ints, float(scale), zero_point)
+        if packed_as is not None:
+            q = _C._empty_affine_quantized(size, scale=float(scale), zero_point=zero_point, dtype=dtype)
+        else:
+            q = _C._make_per_tensor_quantized_tensor(ints, float(scale), zero_point)
     elif name in ("per_channel_affine", "per_channel_affine_float_qparams"):
         _check_qparams(len(params) == 4, f"{name} takes (qscheme, scales, zero_points, axis)", params)
         _, scales, zero_points, axis = params
@@ -146,27 +160,38 @@ def rebuild_qtensor_from_ints(ints, params, requires_grad=False):
             zero_points = _C.tensor(zero_points, dtype=_C.float32 if floating else _C.int64)
         _check_qparams(isinstance(scales, _C.Tensor) and isinstance(zero_points, _C.Tensor) and type(axis) is int,
                        "scales and zero_points must be tensors and axis an int", params)
-        _check_qparams(0 <= axis < ints.dim(), f"axis {axis} is out of range for {ints.dim()} dimensions", params)
+        _check_qparams(0 <= axis < shape.dim(), f"axis {axis} is out of range for {shape.dim()} dimensions", params)
         _check_qparams(scales.dim() == zero_points.dim() == 1 and scales.numel() == zero_points.numel()
-                       == ints.size(axis), f"expected {ints.size(axis)} scales and zero points in 1-D tensors",
+                       == shape.size(axis), f"expected {shape.size(axis)} scales and zero points in 1-D tensors",
                        params)
         _check_qparams(scales.is_floating_point() and not scales.is_quantized and not zero_points.is_quantized
                        and not zero_points.is_complex() and zero_points.dtype != _C.bool,
                        "scales must be floating and zero points real numbers", params)
-        q = _C._make_per_channel_quantized_tensor(ints, scales, zero_points, axis)
+        if packed_as is not None:
+            q = _C._empty_per_channel_affine_quantized(size, scales=scales, zero_points=zero_points, axis=axis,
+                                                       dtype=dtype)
+        else:
+            q = _C._make_per_channel_quantized_tensor(ints, scales, zero_points, axis)
     else:
         raise RuntimeError(f"Can't deserialize quantized tensor with qscheme {params[0]!r}")
+    if packed_as is not None:
+        _C._set_packed_quantized_(q, ints)
     if requires_grad:
         q.requires_grad_(True)  # refused, as torch refuses it: quantized tensors take no gradients
     return q
 
 
-def _rebuild_qtensor(ints, params, requires_grad):
+def _rebuild_qtensor(ints, params, requires_grad, packed_as=None):
     """Unpickling a quantized tensor that Tensor.__reduce_ex__ pickled: its int_repr() and its
-    quantizer params with the qscheme by name."""
+    quantizer params with the qscheme by name (and, for a sub-byte tensor, whose int_repr() is
+    its packed bytes, the dtype's name and the size)."""
     _check_qparams(isinstance(params, tuple) and params and params[0] in QSCHEME_NAMES,
                    "expected the qscheme's name first", params)
-    return rebuild_qtensor_from_ints(ints, (qscheme(params[0]),) + params[1:], requires_grad)
+    if packed_as is not None:
+        _check_qparams(type(packed_as) is tuple and len(packed_as) == 2 and packed_as[0] in SUB_BYTE_QUANTIZED,
+                       "expected (sub-byte dtype name, size) after requires_grad", params)
+        packed_as = (getattr(_C, packed_as[0]), packed_as[1])
+    return rebuild_qtensor_from_ints(ints, (qscheme(params[0]),) + params[1:], requires_grad, packed_as)
 
 
 NAMED_PICKLE_ERROR = ("NYI: Named tensors don't support serialization. Please drop names via "
@@ -198,6 +223,9 @@ def _reduce_ex(self, proto):
         # Its integers as a dense tensor (views of one quantized storage pickle apart) and its
         # quantizer, with the scheme by name.
         func, args = _rebuild_qtensor, (self.int_repr(), quantizer_params(self, str), self.requires_grad)
+        name = str(self.dtype).rsplit(".", 1)[-1]
+        if name in SUB_BYTE_QUANTIZED:
+            args += ((name, tuple(self.size())),)
     else:
         args = (TypedStorage.of(self), self.storage_offset(), tuple(self.size()), self.stride(), self.requires_grad,
                 OrderedDict())

@@ -1,8 +1,10 @@
 """OpInfo entries for the quantized tensor's operators (aten/native/quantized/): quantizing
 float32 tensors, the qparams, dequantize and int_repr, the quantized factories. Each call
 ends in dense results (int_repr's integers, dequantize's floats, the qparams as tensors),
-which the registry compares with torch 1.13's exactly. There is no QuantizedMeta key yet,
-so no entry has meta samples; nothing quantized is differentiable (quantizing records no
+which the registry compares with torch 1.13's exactly. On meta inputs the same calls make
+QuantizedMeta tensors, whose dense results (on the meta device) are compared by shape and
+dtype (torch 1.13 has the key but no kernels: current torch's factories make them); nothing
+quantized is differentiable (quantizing records no
 Node in either library, and dequantize of a float tensor records torch's NotImplemented
 one). Views, copy_, clone, equal and printing of quantized tensors are checked against
 torch in test_quantized_tensor.py."""
@@ -22,18 +24,20 @@ def T(shape, seed, low=-4.0, high=4.0):
 
 
 def _described(lib, q):
-    """A quantized tensor as dense tensors: its integers, its real values, its qscheme."""
+    """A quantized tensor as dense tensors on its device: its integers, its real values, its
+    qscheme."""
     scheme = QSCHEMES.index(str(q.qscheme()).split(".")[-1])
-    return q.int_repr(), q.dequantize(), lib.tensor(scheme)
+    return q.int_repr(), q.dequantize(), lib.tensor(scheme, device=q.device)
 
 
 def _per_tensor(lib, q):
-    return _described(lib, q) + (lib.tensor(q.q_scale(), dtype=lib.float64), lib.tensor(q.q_zero_point()))
+    return _described(lib, q) + (lib.tensor(q.q_scale(), dtype=lib.float64, device=q.device),
+                                  lib.tensor(q.q_zero_point(), device=q.device))
 
 
 def _per_channel(lib, q):
-    return _described(lib, q) + (q.q_per_channel_scales(), q.q_per_channel_zero_points(),
-                                  lib.tensor(q.q_per_channel_axis()))
+    return _described(lib, q) + (q.q_per_channel_scales().to(q.device), q.q_per_channel_zero_points().to(q.device),
+                                  lib.tensor(q.q_per_channel_axis(), device=q.device))
 
 
 def per_tensor_samples(dtype):
@@ -63,7 +67,7 @@ def _quantize_tensor_qparams(lib, x, scale, zero_point, dtype):
 def _quantize_tensors(lib, x, scale, zero_point, dtype):
     qs = lib.quantize_per_tensor([x, x * 2], lib.tensor([scale, scale * 3]), lib.tensor([zero_point, 0]),
                                  getattr(lib, dtype))
-    return tuple(_per_tensor(lib, q) for q in qs) + tuple(lib.dequantize(list(qs)))
+    return tuple(t for q in qs for t in _per_tensor(lib, q)) + tuple(lib.dequantize(list(qs)))
 
 
 def dynamic_samples(dtype):
@@ -125,16 +129,21 @@ def _make_per_channel(lib, ints, scales, zero_points, axis):
 
 
 def _empty_affine(lib, size, **k):
-    q = lib._empty_affine_quantized(size, scale=k["scale"], zero_point=k["zero_point"], dtype=getattr(lib, k["dtype"]))
-    return (lib.tensor(list(q.shape)), lib.tensor(q.q_scale(), dtype=lib.float64), lib.tensor(q.q_zero_point()),
-            lib.tensor(QSCHEMES.index(str(q.qscheme()).split(".")[-1])), lib.tensor(q.is_quantized))
+    q = lib._empty_affine_quantized(size, scale=k["scale"], zero_point=k["zero_point"], dtype=getattr(lib, k["dtype"]),
+                                    device=k.get("device"))
+    d = q.device
+    scheme = QSCHEMES.index(str(q.qscheme()).split(".")[-1])
+    return (lib.tensor(list(q.shape), device=d), lib.tensor(q.q_scale(), dtype=lib.float64, device=d),
+            lib.tensor(q.q_zero_point(), device=d), lib.tensor(scheme, device=d), lib.tensor(q.is_quantized, device=d))
 
 
 def _empty_per_channel(lib, size, **k):
     q = lib._empty_per_channel_affine_quantized(size, scales=lib.tensor([0.5, 0.25]), zero_points=lib.tensor([1, 2]),
-                                                axis=k["axis"], dtype=getattr(lib, k["dtype"]))
-    return (lib.tensor(list(q.shape)), q.q_per_channel_scales(), q.q_per_channel_zero_points(),
-            lib.tensor(q.q_per_channel_axis()))
+                                                axis=k["axis"], dtype=getattr(lib, k["dtype"]),
+                                                device=k.get("device"))
+    d = q.device
+    return (lib.tensor(list(q.shape), device=d), q.q_per_channel_scales().to(d), q.q_per_channel_zero_points().to(d),
+            lib.tensor(q.q_per_channel_axis(), device=d))
 
 
 def _dequantize_list(lib, x):
@@ -142,7 +151,7 @@ def _dequantize_list(lib, x):
 
 
 EXACT = {"rtol": 0, "atol": 0}
-QUANTIZE = dict(dtypes=("float32",), supports_out=False, supports_meta=False, exempt=NOT_DIFFERENTIABLE, **EXACT)
+QUANTIZE = dict(dtypes=("float32",), supports_out=False, exempt=NOT_DIFFERENTIABLE, **EXACT)
 
 register(
     OpInfo("quantize_per_tensor", _quantize_per_tensor, sample_inputs=per_tensor_samples,
@@ -152,24 +161,25 @@ register(
     OpInfo("quantize_per_tensor[tensors]", _quantize_tensors, sample_inputs=per_tensor_samples, **QUANTIZE),
     OpInfo("quantize_per_tensor_dynamic",
            lambda lib, x, dtype, reduce_range: _per_tensor(lib, lib.quantize_per_tensor_dynamic(
-               x, getattr(lib, dtype), reduce_range)), sample_inputs=dynamic_samples, **QUANTIZE),
+               x, getattr(lib, dtype), reduce_range)), sample_inputs=dynamic_samples, data_dependent=True,
+           **QUANTIZE),
     OpInfo("quantize_per_channel", _quantize_per_channel, sample_inputs=per_channel_samples,
            covers=("q_per_channel_scales", "q_per_channel_zero_points", "q_per_channel_axis"), **QUANTIZE),
     # On a tensor that is not quantized, dequantize is a cast to float32 (any dtype, as torch).
     OpInfo("dequantize", lambda lib, x: lib.dequantize(x), method="dequantize", supports_out=False,
-           supports_meta=False, dtypes=("bool", "uint8", "int32", "int64", "float32", "float64"), **EXACT),
-    OpInfo("dequantize[tensors]", _dequantize_list, supports_out=False, supports_meta=False,
+           dtypes=("bool", "uint8", "int32", "int64", "float32", "float64"), **EXACT),
+    OpInfo("dequantize[tensors]", _dequantize_list, supports_out=False, 
            dtypes=("float32", "float64"), **EXACT),
     OpInfo("_make_per_tensor_quantized_tensor", _make_per_tensor, sample_inputs=make_samples, dtypes=("uint8",),
-           supports_out=False, supports_meta=False, exempt=NOT_DIFFERENTIABLE, **EXACT),
+           supports_out=False, exempt=NOT_DIFFERENTIABLE, **EXACT),
     OpInfo("_make_per_channel_quantized_tensor", _make_per_channel, sample_inputs=make_channel_samples,
-           dtypes=("uint8",), supports_out=False, supports_meta=False, exempt=NOT_DIFFERENTIABLE, **EXACT),
+           dtypes=("uint8",), supports_out=False, exempt=NOT_DIFFERENTIABLE, **EXACT),
     OpInfo("_empty_affine_quantized", _empty_affine, arity=0, dtypes=("float32",), supports_out=False,
-           supports_meta=False, exempt=NOT_DIFFERENTIABLE,
+           exempt=NOT_DIFFERENTIABLE,
            sample_inputs=lambda dtype: [(f"{t}", [], {"size": [2, 3], "scale": 0.5, "zero_point": z, "dtype": t})
                                         for t, z in (("quint8", 7), ("qint8", -2), ("qint32", 0))]),
     OpInfo("_empty_per_channel_affine_quantized", _empty_per_channel, arity=0, dtypes=("float32",),
-           supports_out=False, supports_meta=False, exempt=NOT_DIFFERENTIABLE,
+           supports_out=False, exempt=NOT_DIFFERENTIABLE,
            sample_inputs=lambda dtype: [("axis 0", [], {"size": [2, 3], "axis": 0, "dtype": "quint8"}),
                                         ("axis 1 qint8", [], {"size": [4, 2], "axis": 1, "dtype": "qint8"})]),
 )

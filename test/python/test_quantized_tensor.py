@@ -418,10 +418,6 @@ def test_negative_bit_and_legacy_new_refused():
     for lib in LIBS:
         with pytest.raises(RuntimeError, match="isSignedType not supported for quantized types"):
             _qt(lib).is_signed()
-    with pytest.raises(NotImplementedError, match="live on the CPU"):
-        tessera._empty_per_channel_affine_quantized([2], scales=tessera.tensor([0.5, 1.0]),
-                                                    zero_points=tessera.tensor([0, 1]), axis=0, dtype=tessera.qint8,
-                                                    device="meta")
 
 
 # ---------------------------------------------------------------------------- per channel

@@ -12,6 +12,11 @@ Tensor _to_copy(const Tensor& self, std::optional<at::ScalarType> dtype, std::op
                 std::optional<at::MemoryFormat> memory_format) {
   c10::Device target = device.value_or(self.device());
   TORCH_CHECK_NOT_IMPLEMENTED(!self.is_meta() || target.is_meta(), "Cannot copy out of meta tensor; no data!");
+  if (self.is_quantized() && dtype.value_or(self.scalar_type()) == self.scalar_type()) {
+    // A quantized copy (to another device: the meta device) keeps its quantizer.
+    Tensor result = at::empty_like(self, std::nullopt, layout, target, pin_memory, memory_format);
+    return result.copy_(self, non_blocking);
+  }
   Tensor result = empty_like_impl(self, dtype.value_or(self.scalar_type()), target, layout, pin_memory, memory_format);
   result.copy_(self, non_blocking);
   return result;

@@ -4,6 +4,9 @@
 
 #include <aten/core/QTensorImpl.h>
 
+#include <cstdint>
+#include <limits>
+
 namespace at::inline tessera::native {
 
 // Note [Quantization arithmetic]: torch (built without FBGEMM, as Debian's) quantizes one
@@ -15,10 +18,36 @@ namespace at::inline tessera::native {
 // lrintf(x * (1 / scale) + zero_point) and (q - zero_point) * scale in float32. Matching this
 // bit for bit is what lets int_repr and dequantize equal torch's exactly.
 
+// What x86's cvttss2si/cvttsd2si give (torch's static_cast of a float to int64 on this
+// machine): the truncated value, or INT64_MIN for NaN and values outside int64.
+inline int64_t truncate_like_x86(double v) {
+  constexpr double kLimit = 9.2233720368547758e18;  // 2^63
+  if (!(v >= -kLimit && v < kLimit)) return std::numeric_limits<int64_t>::min();
+  return static_cast<int64_t>(v);
+}
+
+// torch's ChooseQuantizationParams (force_scale_power_of_two and reduce_range off): the
+// (scale, zero_point) that map [min, max], widened to hold 0, onto [qmin, qmax]; with
+// preserve_sparsity (symmetric quantization) a range around 0 stays symmetric and the zero
+// point sits midway.
+struct QParams {
+  double scale;
+  int64_t zero_point;
+};
+QParams choose_quantization_params(float min, float max, int64_t qmin, int64_t qmax, bool preserve_sparsity);
+
 // Writes dst's integers (dst: quantized, same sizes as src) from src (float32, same sizes).
 // The two may have any strides.
 void quantize_into(const Tensor& src, const Tensor& dst);
 // Writes dst (float32, same sizes) from src (quantized).
 void dequantize_into(const Tensor& src, const Tensor& dst);
+
+// The elements of a sub-byte quantized tensor (Note [Sub-byte quantized tensors]) one per
+// byte: a contiguous uint8 tensor of q's sizes.
+Tensor unpack_sub_byte(const Tensor& q);
+// Packs `values` (uint8, contiguous, q's numel, each within q's range) into q's storage. The
+// bits of the last byte past q's elements are kept: after a leading slice they are the next
+// elements' (a new tensor's storage starts zeroed, so there they stay zero).
+void pack_sub_byte_into(const Tensor& values, const Tensor& q);
 
 }  // namespace at::inline tessera::native

@@ -22,9 +22,16 @@ void check_float_input(const Tensor& self) {
   TORCH_CHECK(self.scalar_type() == c10::kFloat, "Quantize only works on Float Tensor, got ", self.scalar_type());
 }
 
-// The quantized tensor `quantizer` makes of `self` (float32): torch keeps self's memory format.
+// The layout a quantized copy of `self` takes: self's memory format, as torch keeps it, except
+// that sub-byte tensors are always contiguous.
+MemoryFormat quantized_format_of(const Tensor& self, c10::ScalarType qtype) {
+  return c10::isSubByteQIntType(qtype) ? MemoryFormat::Contiguous : suggest_memory_format(self);
+}
+
+// The quantized tensor `quantizer` makes of `self` (float32), on self's device (CPU or meta).
 Tensor quantize_with(const Tensor& self, QuantizerPtr quantizer) {
-  Tensor out = new_qtensor(self.sizes(), suggest_memory_format(self), std::move(quantizer));
+  const MemoryFormat format = quantized_format_of(self, quantizer->scalar_type());
+  Tensor out = new_qtensor(self.sizes(), format, std::move(quantizer), self.device());
   quantize_into(self, out);
   return out;
 }
@@ -42,6 +49,8 @@ QuantizerPtr per_channel_quantizer_for(const Tensor& self, const Tensor& scales,
   TORCH_CHECK(axis >= 0 && axis < self.dim(), "Channel axis out of range in per channel affine quantization. Got: ",
               axis, "Expected: [0, ", self.dim(), ")");
   TORCH_CHECK(self.size(axis) == scales.numel(), "length of scales must equal to channel");
+  TORCH_CHECK(!scales.is_meta() && !zero_points.is_meta(), op, ": the scales and zero points of a quantized tensor ",
+              "are CPU tensors (a meta tensor has no values)");
   if (c10::isFloatingType(zero_points.scalar_type())) {
     return c10::make_intrusive<PerChannelAffineQuantizer>(dtype, scales.to(c10::kFloat).contiguous().clone(),
                                                           zero_points.to(c10::kFloat).contiguous().clone(), axis);
@@ -56,7 +65,7 @@ QuantizerPtr per_channel_quantizer_for(const Tensor& self, const Tensor& scales,
 
 // A quantized tensor whose integers are a copy of `ints` (torch's _make_*_quantized_tensor).
 Tensor from_integers(const Tensor& ints, QuantizerPtr quantizer) {
-  Tensor out = new_qtensor(ints.sizes(), suggest_memory_format(ints), std::move(quantizer));
+  Tensor out = new_qtensor(ints.sizes(), suggest_memory_format(ints), std::move(quantizer), ints.device());
   integer_alias(out).copy_(ints);
   return out;
 }
@@ -84,6 +93,8 @@ std::vector<Tensor> quantize_per_tensor_tensors(TensorList tensors, const Tensor
                   scales.numel() == static_cast<int64_t>(tensors.size()) &&
                   zero_points.numel() == static_cast<int64_t>(tensors.size()),
               "quantize_per_tensor: scales and zero_points need one element per tensor (", tensors.size(), ")");
+  TORCH_CHECK(!scales.is_meta() && !zero_points.is_meta(), "quantize_per_tensor: the scales and zero points are read ",
+              "as numbers, which a meta tensor does not have");
   Tensor s = scales.to(c10::kDouble).contiguous(), z = zero_points.to(c10::kLong).contiguous();
   std::vector<Tensor> out;
   out.reserve(tensors.size());
@@ -99,43 +110,18 @@ Tensor quantize_per_tensor_dynamic(const Tensor& self, at::ScalarType dtype, boo
   TORCH_CHECK(dtype == c10::kQInt8 || dtype == c10::kQUInt8 || dtype == c10::kHalf, "dtype ", dtype, "not supported");
   Tensor input = self.contiguous();
   if (dtype == c10::kHalf) return input.to(c10::kHalf);
-  float min = input.min().item().toFloat();
-  float max = input.max().item().toFloat();
-  TORCH_CHECK(min <= max, "In ChooseQuantizationParams, min should be less than or equal to max");
+  TORCH_CHECK_NOT_IMPLEMENTED(!self.is_meta(), "quantize_per_tensor_dynamic: the qparams come from the values, which ",
+                              "a meta tensor does not have");
+  const float min = input.min().item().toFloat();
+  const float max = input.max().item().toFloat();
   int64_t qmin = dtype == c10::kQInt8 ? -128 : 0;
   int64_t qmax = dtype == c10::kQInt8 ? 127 : 255;
   if (reduce_range) {
     qmin /= 2;
     qmax /= 2;
   }
-  min = std::min(min, 0.f);
-  max = std::max(max, 0.f);
-  double scale = (static_cast<double>(max) - min) / static_cast<double>(qmax - qmin);
-  if (static_cast<float>(scale) == 0.0f || std::isinf(1.0f / static_cast<float>(scale))) scale = 0.1;
-  constexpr float kSmallScale = 6.1e-5f;  // torch's SMALL_SCALE_THRESHOLD
-  if (scale < kSmallScale) {
-    const float original = static_cast<float>(scale);
-    scale = kSmallScale;
-    if (min == 0.0f) {
-      max = kSmallScale * static_cast<float>(qmax - qmin);
-    } else if (max == 0.0f) {
-      min = -kSmallScale * static_cast<float>(qmax - qmin);
-    } else {
-      const float amplifier = kSmallScale / original;
-      min *= amplifier;
-      max *= amplifier;
-    }
-  }
-  TORCH_CHECK(scale > 0, "quantize_per_tensor_dynamic: the scale chosen (", scale, ") must be positive");
-  const double from_min = static_cast<double>(qmin) - min / scale;
-  const double from_max = static_cast<double>(qmax) - max / scale;
-  const double from_min_error = std::abs(static_cast<double>(qmin)) - std::abs(min / scale);
-  const double from_max_error = std::abs(static_cast<double>(qmax)) - std::abs(max / scale);
-  const double initial = from_min_error < from_max_error ? from_min : from_max;
-  int64_t zero_point = initial < static_cast<double>(qmin)   ? qmin
-                       : initial > static_cast<double>(qmax) ? qmax
-                                                             : static_cast<int64_t>(std::nearbyint(initial));
-  return at::quantize_per_tensor(self, scale, zero_point, dtype);
+  const QParams qparams = choose_quantization_params(min, max, qmin, qmax, /*preserve_sparsity=*/false);
+  return at::quantize_per_tensor(self, qparams.scale, qparams.zero_point, dtype);
 }
 
 Tensor quantize_per_channel(const Tensor& self, const Tensor& scales, const Tensor& zero_points, int64_t axis,
@@ -178,6 +164,9 @@ int64_t q_per_channel_axis(const Tensor& self) { return per_channel_quantizer(se
 at::QScheme qscheme_quant(const Tensor& self) { return get_quantizer(self)->qscheme(); }
 
 Tensor int_repr_quantized(const Tensor& self) {
+  // A sub-byte tensor's are its packed bytes, as torch gives them (those of a copy, so the
+  // unused bits of the last byte are zero even for a leading slice).
+  if (c10::isSubByteQIntType(self.scalar_type())) return integer_alias(self.clone());
   Tensor ints = integer_alias(self);
   return at::empty(self.sizes(), ints.options(), suggest_memory_format(self)).copy_(ints);
 }
@@ -211,7 +200,8 @@ Tensor empty_affine_quantized(IntArrayRef size, std::optional<at::ScalarType> dt
   const c10::ScalarType t = dtype.value_or(c10::get_default_dtype());
   TORCH_CHECK(c10::isQIntType(t), "Creation of quantized tensor requires quantized dtype like torch.quint8");
   return new_qtensor(size, memory_format.value_or(c10::MemoryFormat::Contiguous),
-                     per_tensor_quantizer_for(t, scale, zero_point, "empty_affine_quantized"));
+                     per_tensor_quantizer_for(t, scale, zero_point, "empty_affine_quantized"),
+                     device.value_or(c10::Device(c10::DeviceType::CPU)));
 }
 
 Tensor empty_per_channel_affine_quantized(IntArrayRef size, const Tensor& scales, const Tensor& zero_points,
@@ -220,15 +210,13 @@ Tensor empty_per_channel_affine_quantized(IntArrayRef size, const Tensor& scales
                                           std::optional<bool> pin_memory,
                                           std::optional<at::MemoryFormat> memory_format) {
   check_quantized_factory("_empty_per_channel_affine_quantized", layout, pin_memory, memory_format);
-  TORCH_CHECK_NOT_IMPLEMENTED(!device.has_value() || device->is_cpu(),
-                              "_empty_per_channel_affine_quantized: quantized tensors live on the CPU here, got ",
-                              *device);
   const c10::ScalarType t = dtype.value_or(c10::get_default_dtype());
   TORCH_CHECK(c10::isQIntType(t), "Creation of quantized tensor requires quantized dtype like torch.quint8");
   Tensor shape_only = at::empty(size, TensorOptions().device(c10::Device(c10::DeviceType::Meta)));
   return new_qtensor(size, memory_format.value_or(c10::MemoryFormat::Contiguous),
                      per_channel_quantizer_for(shape_only, scales, zero_points, axis, t,
-                                               "empty_per_channel_affine_quantized"));
+                                               "empty_per_channel_affine_quantized"),
+                     device.value_or(c10::Device(c10::DeviceType::CPU)));
 }
 
 Tensor empty_like_quantized(const Tensor& self, std::optional<at::ScalarType> dtype, std::optional<at::Layout> layout,
@@ -238,10 +226,9 @@ Tensor empty_like_quantized(const Tensor& self, std::optional<at::ScalarType> dt
               "It is currently not supported to specify a dtype that doesn't match the input tensor's dtype via "
               "empty_like.  Specified: ", *dtype, " Input tensor's dtype: ", self.scalar_type());
   check_quantized_factory("empty_like", layout, pin_memory, std::nullopt);
-  TORCH_CHECK(!device.has_value() || device->is_cpu(), "empty_like: quantized tensors live on the CPU here");
   const c10::MemoryFormat format = memory_format.value_or(c10::MemoryFormat::Preserve);
   return new_qtensor(self.sizes(), format == c10::MemoryFormat::Preserve ? suggest_memory_format(self) : format,
-                     get_quantizer(self));
+                     get_quantizer(self), device.value_or(self.device()));
 }
 
 // ---- copy_, clone, equal
@@ -259,13 +246,21 @@ Tensor& copy_quantized_(Tensor& self, const Tensor& src, bool /*non_blocking*/) 
     TORCH_CHECK(quantizer->qscheme() == c10::kPerTensorAffine || self.sizes().equals(src.sizes()),
                 "Quantized copy of a per-channel quantized tensor needs the same shape, got ", src.sizes(), " into ",
                 self.sizes());
+    TORCH_CHECK_NOT_IMPLEMENTED(self.is_meta() || !src.is_meta(), "Cannot copy out of meta tensor; no data!");
     // As torch: the integers are copied (broadcast) and self takes src's qparams.
-    integer_alias(self).copy_(integer_alias(src));
+    if (c10::isSubByteQIntType(src.scalar_type())) {
+      TORCH_CHECK(self.sizes().equals(src.sizes()), "Quantized copy of a ", src.scalar_type(),
+                  " tensor needs the same shape, got ", src.sizes(), " into ", self.sizes());
+      pack_sub_byte_into(unpack_sub_byte(src), self);
+    } else {
+      integer_alias(self).copy_(integer_alias(src));
+    }
     get_qtensorimpl(self)->set_quantizer_(quantizer);
     return self;
   }
-  TORCH_CHECK_NOT_IMPLEMENTED(!src.is_meta(), "Cannot copy out of meta tensor; no data!");
-  TORCH_CHECK(src.layout() == c10::kStrided && src.is_cpu() && !src.is_mkldnn() && !src.is_nested(),
+  TORCH_CHECK_NOT_IMPLEMENTED(self.is_meta() || !src.is_meta(), "Cannot copy out of meta tensor; no data!");
+  TORCH_CHECK(src.layout() == c10::kStrided && (src.is_cpu() || src.is_meta()) && !src.is_mkldnn() &&
+                  !src.is_nested(),
               "Quantized copy only works with a strided CPU source tensor, got layout ", src.layout(), " on ",
               src.device());
   TORCH_CHECK(src.scalar_type() == c10::kFloat, "Quantized copy only works with kFloat as source Tensor");
@@ -277,8 +272,12 @@ Tensor& copy_quantized_(Tensor& self, const Tensor& src, bool /*non_blocking*/) 
 Tensor clone_quantized(const Tensor& self, std::optional<at::MemoryFormat> memory_format) {
   const c10::MemoryFormat format = memory_format.value_or(c10::MemoryFormat::Preserve);
   Tensor out = new_qtensor(self.sizes(), format == c10::MemoryFormat::Preserve ? suggest_memory_format(self) : format,
-                           get_quantizer(self));
-  integer_alias(out).copy_(integer_alias(self));
+                           get_quantizer(self), self.device());
+  if (c10::isSubByteQIntType(self.scalar_type())) {
+    pack_sub_byte_into(unpack_sub_byte(self), out);
+  } else {
+    integer_alias(out).copy_(integer_alias(self));
+  }
   return out;
 }
 
@@ -287,6 +286,7 @@ Tensor clone_quantized(const Tensor& self, std::optional<at::MemoryFormat> memor
 bool equal_quantized(const Tensor& self, const Tensor& other) {
   if (!self.is_quantized() || !other.is_quantized()) return false;
   if (!get_quantizer(self)->equalTo(*get_quantizer(other)) || !self.sizes().equals(other.sizes())) return false;
+  if (c10::isSubByteQIntType(self.scalar_type())) return at::equal(unpack_sub_byte(self), unpack_sub_byte(other));
   return at::equal(integer_alias(self), integer_alias(other));
 }
 

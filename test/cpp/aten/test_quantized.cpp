@@ -1,6 +1,7 @@
 // Quantized tensors through the C++ API: quantize / dequantize with torch's rounding, the
-// qparams, views that share the integers, and the refusals (the Python tests compare the
-// same against torch itself).
+// qparams, views that share the integers, the packed sub-byte dtypes, quantized meta
+// tensors, fake quantization, and the refusals (the Python tests compare the same against
+// torch itself).
 #include <aten/aten.h>
 #include <aten/core/QTensorImpl.h>
 
@@ -77,6 +78,44 @@ TEST(Quantized, Refusals) {
   at::Tensor q = at::quantize_per_tensor(floats({1.f}), 0.1, 0, c10::kQInt8);
   EXPECT_THROW(floats({0.f}).copy_(q), c10::Error);
   EXPECT_THROW(q.q_per_channel_axis(), c10::Error);
+}
+
+TEST(Quantized, SubByteTypesPackLowBitsFirst) {
+  // 0.1 / 0.1 + 2 = 3, 0.25 -> 2.5 -> 2 (half to even) + 2 = 4, 0.5 -> 7, 2.0 -> 22 -> 15 (clamped)
+  at::Tensor q = at::quantize_per_tensor(floats({0.1f, 0.25f, 0.5f, 2.0f, -1.0f}), 0.1, 2, c10::kQUInt4x2);
+  EXPECT_EQ(q.scalar_type(), c10::kQUInt4x2);
+  EXPECT_EQ(q.storage().nbytes(), 3u);
+  EXPECT_EQ(ints_of<uint8_t>(q), (std::vector<uint8_t>{3 | 4 << 4, 7 | 15 << 4, 0}));
+  EXPECT_FLOAT_EQ(q.dequantize().data_ptr<float>()[3], 1.3f);
+  at::Tensor q2 = at::quantize_per_tensor(floats({0.1f, 0.2f, 0.3f, 5.f, -5.f}), 0.1, 1, c10::kQUInt2x4);
+  EXPECT_EQ(ints_of<uint8_t>(q2), (std::vector<uint8_t>{2 | 3 << 2 | 3 << 4 | 3 << 6, 0}));
+  EXPECT_TRUE(at::equal(q, q.clone()));
+  EXPECT_TRUE(q.view({5, 1}).is_quantized());
+  EXPECT_THROW(at::slice(q, 0, 1, 3), c10::NotImplementedError);  // an element offset inside a byte
+}
+
+TEST(Quantized, MetaTensorsKeepShapeDtypeAndQParams) {
+  at::Tensor x = at::empty({2, 3}, at::TensorOptions().device(c10::DeviceType::Meta));
+  at::Tensor q = at::quantize_per_tensor(x, 0.5, 1, c10::kQUInt8);
+  EXPECT_TRUE(q.is_quantized() && q.is_meta());
+  EXPECT_TRUE(q.key_set().has(c10::DispatchKey::QuantizedMeta));
+  EXPECT_DOUBLE_EQ(q.q_scale(), 0.5);
+  at::Tensor d = q.dequantize();
+  EXPECT_TRUE(d.is_meta());
+  EXPECT_EQ(d.sizes().vec(), (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(q.select(0, 1).sizes().vec(), (std::vector<int64_t>{3}));
+}
+
+TEST(Quantized, FakeQuantizeAndItsMask) {
+  auto [out, mask] = at::fake_quantize_per_tensor_affine_cachemask(floats({0.25f, 0.35f, 5.f, -5.f}), 0.1, 2, 0, 15);
+  // 0.25 -> 2 + 2 = 4 -> 0.2; 0.35 -> 4 + 2 = 6 -> 0.4; 5 -> 52, clamped to 15 -> 1.3; -5 -> 0 -> -0.2
+  EXPECT_FLOAT_EQ(out.data_ptr<float>()[0], 0.2f);
+  EXPECT_FLOAT_EQ(out.data_ptr<float>()[1], 0.4f);
+  EXPECT_FLOAT_EQ(out.data_ptr<float>()[2], 1.3f);
+  EXPECT_FLOAT_EQ(out.data_ptr<float>()[3], -0.2f);
+  EXPECT_EQ(std::vector<bool>(mask.data_ptr<bool>(), mask.data_ptr<bool>() + 4),
+            (std::vector<bool>{true, true, false, false}));
+  EXPECT_THROW(at::fake_quantize_per_tensor_affine(floats({1.f}), 0.1, 20, 0, 15), c10::Error);
 }
 
 }  // namespace

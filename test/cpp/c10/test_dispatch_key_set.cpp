@@ -44,30 +44,31 @@ const std::vector<KeyRow> kAllKeys = {
     {K::NestedTensorCPU, "NestedTensorCPU", 11},
     {K::SparseMeta, "SparseMeta", 12},
     {K::SparseCsrMeta, "SparseCsrMeta", 13},
-    {K::BackendSelect, "BackendSelect", 14},
-    {K::Python, "Python", 15},
-    {K::Named, "Named", 16},
-    {K::Conjugate, "Conjugate", 17},
-    {K::Negative, "Negative", 18},
-    {K::ADInplaceOrView, "ADInplaceOrView", 19},
-    {K::AutogradCPU, "AutogradCPU", 20},
-    {K::AutogradCUDA, "AutogradCUDA", 21},
-    {K::AutogradOther, "AutogradOther", 22},
-    {K::AutocastCPU, "AutocastCPU", 23},
-    {K::AutocastCUDA, "AutocastCUDA", 24},
-    {K::Profiler, "Profiler", 25},
-    {K::PythonTLSSnapshot, "PythonTLSSnapshot", 26},
-    {K::EndOfRuntimeKeys, "EndOfRuntimeKeys", 27},
-    {K::Autograd, "Autograd", 28},
-    {K::CompositeImplicitAutograd, "CompositeImplicitAutograd", 29},
-    {K::CompositeExplicitAutograd, "CompositeExplicitAutograd", 30},
+    {K::QuantizedMeta, "QuantizedMeta", 14},
+    {K::BackendSelect, "BackendSelect", 15},
+    {K::Python, "Python", 16},
+    {K::Named, "Named", 17},
+    {K::Conjugate, "Conjugate", 18},
+    {K::Negative, "Negative", 19},
+    {K::ADInplaceOrView, "ADInplaceOrView", 20},
+    {K::AutogradCPU, "AutogradCPU", 21},
+    {K::AutogradCUDA, "AutogradCUDA", 22},
+    {K::AutogradOther, "AutogradOther", 23},
+    {K::AutocastCPU, "AutocastCPU", 24},
+    {K::AutocastCUDA, "AutocastCUDA", 25},
+    {K::Profiler, "Profiler", 26},
+    {K::PythonTLSSnapshot, "PythonTLSSnapshot", 27},
+    {K::EndOfRuntimeKeys, "EndOfRuntimeKeys", 28},
+    {K::Autograd, "Autograd", 29},
+    {K::CompositeImplicitAutograd, "CompositeImplicitAutograd", 30},
+    {K::CompositeExplicitAutograd, "CompositeExplicitAutograd", 31},
 };
 
-// The 26 runtime keys, highest priority first (the order iteration must produce).
+// The 27 runtime keys, highest priority first (the order iteration must produce).
 const std::vector<DispatchKey> kRuntimeKeysHighestFirst = {
     K::PythonTLSSnapshot, K::Profiler,        K::AutocastCUDA,  K::AutocastCPU,     K::AutogradOther,
     K::AutogradCUDA,      K::AutogradCPU,     K::ADInplaceOrView, K::Negative,      K::Conjugate,     K::Named,
-    K::Python,            K::BackendSelect,   K::SparseCsrMeta, K::SparseMeta, K::NestedTensorCPU, K::MkldnnCPU,     K::QuantizedCUDA,
+    K::Python,            K::BackendSelect,   K::QuantizedMeta, K::SparseCsrMeta, K::SparseMeta, K::NestedTensorCPU, K::MkldnnCPU,     K::QuantizedCUDA,
     K::QuantizedCPU,      K::SparseCsrCUDA,   K::SparseCsrCPU,  K::SparseCUDA,      K::SparseCPU,
     K::Meta,              K::CUDA,            K::CPU,
 };
@@ -76,7 +77,7 @@ const std::vector<DispatchKey> kBackends = {K::CPU,           K::CUDA,          
                                             K::SparseCPU,     K::SparseCUDA,    K::SparseCsrCPU,
                                             K::SparseCsrCUDA, K::QuantizedCPU,  K::QuantizedCUDA,
                                             K::MkldnnCPU,     K::NestedTensorCPU, K::SparseMeta,
-                                            K::SparseCsrMeta};
+                                            K::SparseCsrMeta, K::QuantizedMeta};
 
 std::vector<DispatchKey> keysOf(DispatchKeySet ks) {
   std::vector<DispatchKey> out;
@@ -95,14 +96,14 @@ std::string printed(const T& v) {
 // DispatchKey
 
 TEST(DispatchKeyTest, ValuesFollowThePriorityOrder) {
-  ASSERT_EQ(kAllKeys.size(), 31u);
+  ASSERT_EQ(kAllKeys.size(), 32u);
   for (const auto& row : kAllKeys) {
     EXPECT_EQ(static_cast<int>(row.key), row.value) << row.name;
   }
   EXPECT_EQ(sizeof(DispatchKey), 1u);
-  EXPECT_EQ(c10::kNumRuntimeDispatchKeys, 26);
-  EXPECT_EQ(c10::kDispatchTableSize, 27);
-  EXPECT_EQ(c10::kNumDispatchKeyValues, 31);
+  EXPECT_EQ(c10::kNumRuntimeDispatchKeys, 27);
+  EXPECT_EQ(c10::kDispatchTableSize, 28);
+  EXPECT_EQ(c10::kNumDispatchKeyValues, 32);
 }
 
 TEST(DispatchKeyTest, ToStringUsesPyTorchSpellings) {
@@ -246,7 +247,7 @@ TEST(DispatchKeyTest, AutogradKeyForBackend) {
       {K::SparseCsrCUDA, K::AutogradOther}, {K::QuantizedCPU, K::AutogradOther},
       {K::QuantizedCUDA, K::AutogradOther}, {K::MkldnnCPU, K::AutogradOther},
       {K::NestedTensorCPU, K::AutogradOther}, {K::SparseMeta, K::AutogradOther},
-      {K::SparseCsrMeta, K::AutogradOther},
+      {K::SparseCsrMeta, K::AutogradOther}, {K::QuantizedMeta, K::AutogradOther},
   };
   ASSERT_EQ(rows.size(), kBackends.size());
   for (auto [backend, autograd] : rows) {
@@ -281,17 +282,17 @@ TEST(DispatchKeySetTest, BitLayoutIsKeyMinusOne) {
   EXPECT_EQ(DispatchKeySet(K::QuantizedCUDA).raw_repr(), 0x100u);
   EXPECT_EQ(DispatchKeySet(K::NestedTensorCPU).raw_repr(), 0x400u);
   EXPECT_EQ(DispatchKeySet(K::SparseCsrMeta).raw_repr(), 0x1000u);
-  EXPECT_EQ(DispatchKeySet(K::PythonTLSSnapshot).raw_repr(), uint64_t{1} << 25);
-  EXPECT_EQ(DispatchKeySet({K::CPU, K::AutogradCPU}).raw_repr(), 0x80001u);
-  EXPECT_EQ(DispatchKeySet({K::Conjugate, K::Negative}).raw_repr(), 0x30000u);  // Conjugate(17), Negative(18)
-  EXPECT_EQ(DispatchKeySet::full().raw_repr(), 0x3FFFFFFu);
+  EXPECT_EQ(DispatchKeySet(K::PythonTLSSnapshot).raw_repr(), uint64_t{1} << 26);
+  EXPECT_EQ(DispatchKeySet({K::CPU, K::AutogradCPU}).raw_repr(), 0x100001u);
+  EXPECT_EQ(DispatchKeySet({K::Conjugate, K::Negative}).raw_repr(), 0x60000u);  // Conjugate(18), Negative(19)
+  EXPECT_EQ(DispatchKeySet::full().raw_repr(), 0x7FFFFFFu);
   EXPECT_EQ(sizeof(DispatchKeySet), 8u);
 }
 
 TEST(DispatchKeySetTest, RawReprRoundTrip) {
   DispatchKeySet a{K::SparseCsrCUDA, K::Python, K::AutocastCUDA};
   EXPECT_EQ(DispatchKeySet::from_raw_repr(a.raw_repr()), a);
-  EXPECT_EQ(DispatchKeySet::from_raw_repr(0x80001u), DispatchKeySet({K::CPU, K::AutogradCPU}));
+  EXPECT_EQ(DispatchKeySet::from_raw_repr(0x100001u), DispatchKeySet({K::CPU, K::AutogradCPU}));
   // Bits beyond the runtime keys are not keys.
   EXPECT_EQ(DispatchKeySet::from_raw_repr(~uint64_t{0}), DispatchKeySet(DispatchKeySet::FULL));
   EXPECT_EQ(DispatchKeySet::from_raw_repr(uint64_t{1} << 40), DispatchKeySet());
@@ -325,7 +326,7 @@ TEST(DispatchKeySetTest, MembershipAndAlgebra) {
 
   DispatchKeySet c = a;
   c |= b;
-  EXPECT_EQ(c.raw_repr(), 0xC0003u);  // CPU, CUDA, ADInplaceOrView(19), AutogradCPU(20)
+  EXPECT_EQ(c.raw_repr(), 0x180003u);  // CPU, CUDA, ADInplaceOrView(20), AutogradCPU(21)
   c &= DispatchKeySet({K::CUDA, K::AutogradCPU, K::Profiler});
   EXPECT_EQ(c, DispatchKeySet({K::CUDA, K::AutogradCPU}));
   c -= DispatchKeySet(K::CUDA);
@@ -378,7 +379,7 @@ TEST(DispatchKeySetTest, HighestPriorityBackendTypeId) {
       {DispatchKeySet({K::Meta, K::CUDA, K::Profiler, K::PythonTLSSnapshot}), K::Meta},
       {DispatchKeySet({K::Python, K::BackendSelect, K::AutogradOther}), K::Undefined},
       {DispatchKeySet({K::MkldnnCPU, K::QuantizedCUDA, K::AutogradOther}), K::MkldnnCPU},
-      {DispatchKeySet(DispatchKeySet::FULL), K::SparseCsrMeta},
+      {DispatchKeySet(DispatchKeySet::FULL), K::QuantizedMeta},
   };
   for (const auto& [ks, expected] : rows) {
     EXPECT_EQ(ks.highestPriorityBackendTypeId(), expected) << ks;
@@ -418,7 +419,7 @@ TEST(DispatchKeySetTest, FullAfter) {
   EXPECT_EQ(DispatchKeySet(DispatchKeySet::FULL_AFTER, K::AutogradCPU),
             DispatchKeySet({K::CPU, K::CUDA, K::Meta, K::SparseCPU, K::SparseCUDA, K::SparseCsrCPU, K::SparseCsrCUDA,
                             K::QuantizedCPU, K::QuantizedCUDA, K::MkldnnCPU, K::NestedTensorCPU, K::SparseMeta,
-                            K::SparseCsrMeta, K::BackendSelect,
+                            K::SparseCsrMeta, K::QuantizedMeta, K::BackendSelect,
                             K::Python, K::Named, K::Conjugate, K::Negative, K::ADInplaceOrView}));
   EXPECT_EQ(DispatchKeySet(DispatchKeySet::FULL_AFTER, K::CUDA), DispatchKeySet(K::CPU));
   EXPECT_EQ(DispatchKeySet(DispatchKeySet::FULL_AFTER, K::CPU), DispatchKeySet());
@@ -439,7 +440,7 @@ TEST(DispatchKeySetTest, FullAfter) {
   EXPECT_EQ(DispatchKeySet(DispatchKeySet::FULL_AFTER, K::Conjugate),
             DispatchKeySet({K::CPU, K::CUDA, K::Meta, K::SparseCPU, K::SparseCUDA, K::SparseCsrCPU, K::SparseCsrCUDA,
                             K::QuantizedCPU, K::QuantizedCUDA, K::MkldnnCPU, K::NestedTensorCPU, K::SparseMeta,
-                            K::SparseCsrMeta, K::BackendSelect,
+                            K::SparseCsrMeta, K::QuantizedMeta, K::BackendSelect,
                             K::Python, K::Named}));
   // The sets the wrappers redispatch with are FULL_AFTER ranges: they keep the math bits.
   EXPECT_TRUE(c10::after_autograd_keyset.has_all(c10::math_bits_keyset));
@@ -465,7 +466,7 @@ TEST(DispatchKeySetTest, AliasExpansion) {
   // Every backend but NestedTensorCPU: composites would read a nested tensor's sizes.
   const DispatchKeySet backends{K::CPU,          K::CUDA,          K::Meta,          K::SparseCPU,    K::SparseCUDA,
                                 K::SparseCsrCPU, K::SparseCsrCUDA, K::QuantizedCPU,  K::QuantizedCUDA, K::MkldnnCPU,
-                                K::SparseMeta,   K::SparseCsrMeta};
+                                K::SparseMeta,   K::SparseCsrMeta,  K::QuantizedMeta};
   const DispatchKeySet autograd{K::AutogradCPU, K::AutogradCUDA, K::AutogradOther};
   const DispatchKeySet math = backends | autograd;
 
@@ -481,7 +482,7 @@ TEST(DispatchKeySetTest, AliasExpansion) {
   EXPECT_EQ(c10::getRuntimeDispatchKeySet(K::Autograd), autograd);
   EXPECT_EQ(c10::getRuntimeDispatchKeySet(K::CompositeExplicitAutograd), backends);
   EXPECT_EQ(c10::getRuntimeDispatchKeySet(K::CompositeImplicitAutograd), math);
-  EXPECT_EQ(c10::getRuntimeDispatchKeySet(K::CompositeImplicitAutograd).size(), 15u);
+  EXPECT_EQ(c10::getRuntimeDispatchKeySet(K::CompositeImplicitAutograd).size(), 16u);
   EXPECT_FALSE(c10::backend_dispatch_keyset.has(K::NestedTensorCPU));
   EXPECT_EQ(c10::all_backends_keyset, backends.add(K::NestedTensorCPU));
   for (DispatchKey k : kRuntimeKeysHighestFirst) {

@@ -24,17 +24,20 @@ ScalarType by_name(const std::string& name) {
   return ScalarType::Undefined;
 }
 
-TEST(ScalarType, EighteenTypesWithPyTorchNamesAndSizes) {
+TEST(ScalarType, TwentyTypesWithPyTorchNamesAndSizes) {
   // Names and item sizes as torch reports them (torch.float32.itemsize == 4, ...).
   const std::map<std::string, size_t> expected = {
       {"Byte", 1}, {"Char", 1}, {"Short", 2}, {"Int", 4}, {"Long", 8}, {"Half", 2},
       {"Float", 4}, {"Double", 8}, {"ComplexHalf", 4}, {"ComplexFloat", 8}, {"ComplexDouble", 16}, {"Bool", 1},
-      {"QInt8", 1}, {"QUInt8", 1}, {"QInt32", 4}, {"BFloat16", 2}, {"Float8_e5m2", 1}, {"Float8_e4m3fn", 1}};
-  ASSERT_EQ(c10::kNumScalarTypes, 18);
-  // torch's numbering from Byte (0) to BFloat16 (15): schema defaults carry these values
+      {"QInt8", 1}, {"QUInt8", 1}, {"QInt32", 4}, {"BFloat16", 2}, {"QUInt4x2", 1}, {"QUInt2x4", 1},
+      {"Float8_e5m2", 1}, {"Float8_e4m3fn", 1}};
+  ASSERT_EQ(c10::kNumScalarTypes, 20);
+  // torch's numbering from Byte (0) to QUInt2x4 (17): schema defaults carry these values
   EXPECT_EQ(static_cast<int>(c10::kComplexHalf), 8);
   EXPECT_EQ(static_cast<int>(c10::kComplexFloat), 9);
   EXPECT_EQ(static_cast<int>(c10::kBFloat16), 15);
+  EXPECT_EQ(static_cast<int>(c10::kQUInt4x2), 16);
+  EXPECT_EQ(static_cast<int>(c10::kQUInt2x4), 17);
   std::map<std::string, size_t> got;
   for (ScalarType t : all_types()) got[c10::toString(t)] = c10::elementSize(t);
   EXPECT_EQ(got, expected);
@@ -56,6 +59,14 @@ TEST(ScalarType, Categories) {
   }
   EXPECT_TRUE(c10::isComplexType(c10::kComplexFloat));
   EXPECT_TRUE(c10::isComplexType(c10::kComplexHalf));
+  for (ScalarType t : {c10::kQInt8, c10::kQUInt8, c10::kQInt32, c10::kQUInt4x2, c10::kQUInt2x4}) {
+    EXPECT_TRUE(c10::isQIntType(t)) << t;
+    EXPECT_FALSE(c10::isIntegralType(t, true)) << t;
+    EXPECT_EQ(c10::isSubByteQIntType(t), t == c10::kQUInt4x2 || t == c10::kQUInt2x4) << t;
+  }
+  EXPECT_FALSE(c10::isSignedType(c10::kQUInt4x2));
+  EXPECT_FALSE(c10::isSignedType(c10::kQUInt2x4));
+  EXPECT_TRUE(c10::isSignedType(c10::kQInt8));
   EXPECT_EQ(c10::toRealValueType(c10::kComplexHalf), c10::kHalf);
   EXPECT_EQ(c10::toComplexType(c10::kHalf), c10::kComplexHalf);
   EXPECT_FALSE(c10::isFloatingType(c10::kComplexDouble));

@@ -1,12 +1,31 @@
-"""tessera.ao.quantization: the modules model code builds before it is quantized.
-QuantStub, DeQuantStub and QuantWrapper mark where a model's quantized region starts and
-ends; in float mode (before convert) they pass tensors through unchanged, as torch's do,
-so models written for the eager quantization workflow (torchvision's quantizable ones)
-build and run in float.
-
-Quantized tensors, observers, prepare and convert belong to the quantized backend, which
-tessera does not have yet: those names are absent.
+"""tessera.ao.quantization: torch.ao.quantization's eager workflow, as far as it exists:
+QuantStub, DeQuantStub and QuantWrapper (identities until convert()), the observers
+(observer.py: min/max per tensor and per channel, plain and moving-average, placeholder,
+recording, fixed qparams) and the fake quantizers for quantization-aware training
+(fake_quantize.py: FakeQuantize, FixedQParamsFakeQuantize, FusedMovingAvgObsFakeQuantize).
+Not yet: HistogramObserver, QConfig and the default qconfigs, fuse_modules, prepare,
+convert and the quantized modules they swap in.
 """
+from . import fake_quantize, observer
+from .fake_quantize import (FakeQuantizeBase, FakeQuantize, FixedQParamsFakeQuantize, FusedMovingAvgObsFakeQuantize,
+                            disable_fake_quant, disable_observer, enable_fake_quant, enable_observer,
+                            default_fake_quant, default_weight_fake_quant, default_dynamic_fake_quant,
+                            default_fixed_qparams_range_neg1to1_fake_quant,
+                            default_fixed_qparams_range_0to1_fake_quant, default_symmetric_fixed_qparams_fake_quant,
+                            default_affine_fixed_qparams_fake_quant, default_per_channel_weight_fake_quant,
+                            default_embedding_fake_quant, default_embedding_fake_quant_4bit,
+                            default_fused_act_fake_quant, default_fused_wt_fake_quant,
+                            default_fused_per_channel_wt_fake_quant)  # noqa: F401
+from .observer import (ObserverBase, UniformQuantizationObserverBase, MinMaxObserver, MovingAverageMinMaxObserver,
+                       PerChannelMinMaxObserver, MovingAveragePerChannelMinMaxObserver, PlaceholderObserver,
+                       RecordingObserver, NoopObserver, FixedQParamsObserver, ReuseInputObserver,
+                       get_observer_state_dict, load_observer_state_dict, default_observer,
+                       default_placeholder_observer, default_debug_observer, default_weight_observer,
+                       default_per_channel_weight_observer, default_dynamic_quant_observer,
+                       default_float_qparams_observer, default_float_qparams_observer_4bit,
+                       default_fixed_qparams_range_neg1to1_observer, default_fixed_qparams_range_0to1_observer,
+                       default_symmetric_fixed_qparams_observer, default_affine_fixed_qparams_observer,
+                       default_reuse_input_observer)  # noqa: F401
 from .stubs import DeQuantStub, QuantStub, QuantWrapper  # noqa: F401
 
-__all__ = ["DeQuantStub", "QuantStub", "QuantWrapper"]
+__all__ = ["DeQuantStub", "QuantStub", "QuantWrapper"] + observer.__all__ + fake_quantize.__all__
