@@ -58,7 +58,11 @@ class iinfo:
     def __init__(self, type):  # noqa: A002
         if not isinstance(type, _C.dtype):
             raise TypeError(f"iinfo(): argument 'type' must be tessera.dtype, not {type.__class__.__name__}")
-        name = _dtype_name(type)
+        given = _dtype_name(type)
+        # a quantized dtype's limits are those of the integer it stores (a byte for the
+        # packed sub-byte types, as their zero points range over it)
+        name = {"qint8": "int8", "quint8": "uint8", "qint32": "int32", "quint4x2": "uint8",
+                "quint2x4": "uint8"}.get(given, given)
         if name not in _BITS or name in _FLOAT_LAYOUTS:
             raise TypeError(f"tessera.{name} is not supported by tessera.iinfo")
         self.bits = _BITS[name]
@@ -66,7 +70,7 @@ class iinfo:
             self.min, self.max = 0, 2 ** self.bits - 1
         else:
             self.min, self.max = -(2 ** (self.bits - 1)), 2 ** (self.bits - 1) - 1
-        self.dtype = name
+        self.dtype = given
 
     def __repr__(self):
         return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"

@@ -153,10 +153,12 @@ def _reduce_tensor(t, table):
 
 
 def _reduce_qtensor(q, table):
-    """torch's _rebuild_qtensor record: q's integers in a torch.QInt8Storage (QUInt8, QInt32),
-    then q's quantizer params. The integers are q.int_repr(), a dense tensor with q's shape and
-    memory format made for this save: views of one quantized storage are written (and reload)
-    apart, each with int_repr's geometry."""
+    """torch's _rebuild_qtensor record: q's integers in a torch.QInt8Storage (QUInt8, QInt32,
+    QUInt4x2, QUInt2x4), then q's quantizer params. The integers are q.int_repr(), made for
+    this save: views of one quantized storage are written (and reload) apart. For 8- and
+    32-bit dtypes it is a dense tensor with q's shape and memory format, recorded with its own
+    geometry; for the sub-byte ones it is the packed bytes, recorded with q's geometry, as
+    torch writes them."""
     name = dtype_name(q.dtype)
     if name not in QUANTIZED_STORAGE_CLASS_OF:
         raise NotImplementedError(f"tessera.save: quantized tensors of dtype {q.dtype} are not supported")
@@ -265,8 +267,8 @@ def rebuild_qtensor(storage, storage_offset, size, stride, quantizer_params, req
     _check_storage(storage, "_rebuild_qtensor")
     name = dtype_name(storage.dtype)
     if name not in QUANTIZED_STORAGE_CLASS_OF or dtype_name(storage._tensor.dtype) != INT_DTYPE_OF_QUANTIZED[name]:
-        raise RuntimeError(f"_rebuild_qtensor: expected a quantized storage (torch.QInt8Storage, QUInt8Storage or "
-                           f"QInt32Storage), got one of {storage.dtype}")
+        raise RuntimeError(f"_rebuild_qtensor: expected a quantized storage (torch.QInt8Storage, QUInt8Storage, "
+                           f"QInt32Storage, QUInt4x2Storage or QUInt2x4Storage), got one of {storage.dtype}")
     if name in SUB_BYTE_QUANTIZED:
         return _rebuild_packed_qtensor(storage, name, storage_offset, size, stride, quantizer_params, requires_grad)
     ints = TypedStorage(storage._tensor, storage._tensor.dtype)

@@ -195,3 +195,58 @@ def test_fake_quantize_switches_and_apply_helpers():
         sq.FakeQuantize(quant_min=-1, quant_max=255)
     with pytest.raises(AssertionError, match="Fused observer\\+fake_quant module only works with"):
         sq.FusedMovingAvgObsFakeQuantize(observer=sq.MinMaxObserver)
+
+
+def test_qscheme_refusals_name_the_class_as_torch():
+    cases = [("MinMaxObserver", "per_channel_affine"), ("MovingAverageMinMaxObserver", "per_channel_symmetric"),
+             ("PerChannelMinMaxObserver", "per_tensor_affine"),
+             ("MovingAveragePerChannelMinMaxObserver", "per_tensor_symmetric")]
+    for name, scheme in cases:
+        messages = []
+        for lib, mod in ((torch, tq), (tessera, sq)):
+            with pytest.raises(NotImplementedError) as err:
+                getattr(mod, name)(qscheme=getattr(lib, scheme))
+            messages.append(" ".join(str(err.value).split()))
+        assert messages[0] == messages[1] and messages[0].startswith(name + "'s qscheme only support")
+
+
+def test_fake_quantize_clamps_to_its_observers_range():
+    """torch reads the range from activation_post_process at each call: the module's own
+    quant_min/quant_max are copies kept for compatibility."""
+    arr = _inputs((3, 4), steps=1, seed=7)[0]
+    outs = []
+    for mod, lib in ((tq, torch), (sq, tessera)):
+        fq = mod.default_fake_quant()
+        fq.quant_max = 3
+        outs.append(fq(lib.from_numpy(arr.copy())))
+    _same(outs[1], outs[0])
+
+
+def test_with_callable_args_and_the_range_neg_127_to_127_defaults():
+    counter = iter(range(1, 100))
+    factory = sq.MinMaxObserver.with_callable_args(eps=lambda: 2.0 ** -next(counter))
+    assert factory().eps.tolist() == [0.5] and factory().eps.tolist() == [0.25]  # a fresh value per instance
+    assert factory(eps=1.0).eps.tolist() == [1.0]
+    assert repr(factory).endswith("{'eps': " + repr(factory.callable_args["eps"]) + "}")
+    for name in ("weight_observer_range_neg_127_to_127", "per_channel_weight_observer_range_neg_127_to_127",
+                 "fused_wt_fake_quant_range_neg_127_to_127", "fused_per_channel_wt_fake_quant_range_neg_127_to_127"):
+        obs, ref = getattr(sq, name)(), getattr(tq, name)()
+        assert type(obs).__name__ == type(ref).__name__ and obs.quant_min == ref.quant_min == -127
+        assert name in sq.__all__
+
+
+def test_old_per_channel_checkpoints_load():
+    """Version 1 observers saved no eps, and before version 3 the per-channel buffers were
+    min_vals / max_vals."""
+    obs = sq.PerChannelMinMaxObserver()
+    state = {"min_vals": tessera.tensor([-1.0, -2.0]), "max_vals": tessera.tensor([1.0, 3.0])}
+    state = type(obs.state_dict())(state)
+    state._metadata = {"": {"version": 1}}
+    obs.load_state_dict(state)
+    assert obs.min_val.tolist() == [-1.0, -2.0] and obs.eps.tolist() == [torch.finfo(torch.float32).eps]
+
+
+def test_iinfo_of_quantized_dtypes_as_torch():
+    for name in ("qint8", "quint8", "qint32"):
+        got, want = tessera.iinfo(getattr(tessera, name)), torch.iinfo(getattr(torch, name))
+        assert (got.min, got.max, got.bits) == (want.min, want.max, want.bits)

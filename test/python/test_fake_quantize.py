@@ -345,3 +345,13 @@ def test_meta_shapes():
     state = _observer_state(tessera, False, 1)
     y = tessera.fused_moving_avg_obs_fake_quant(x, tessera.tensor([1]), tessera.tensor([1]), *state, 0.01, 0, 255, 0)
     assert y.is_meta and y.shape == (3, 4) and state[0].item() == float("inf")
+
+
+def test_learnable_empty_qparams_raise_index_error_as_torch():
+    for lib in LIBS:
+        x = lib.ones(3, requires_grad=True)
+        with pytest.raises(IndexError):
+            lib._fake_quantize_learnable_per_tensor_affine(x, lib.tensor([]), lib.tensor([0.0]), 0, 15)
+        with pytest.raises(IndexError):
+            lib.ops.aten._fake_quantize_learnable_per_tensor_affine_backward(lib.ones(3), x.detach(), lib.tensor([]),
+                                                                            lib.tensor([0.0]), 0, 15)

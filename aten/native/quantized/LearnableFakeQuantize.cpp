@@ -58,7 +58,6 @@ void check_lsq_range(int64_t quant_min, int64_t quant_max) {
 // torch's rounding of a learnable zero point: nearbyint then clamp for the forward (and for
 // per-channel backward); zero_point + 0.5 truncated for the per-tensor backward.
 int64_t per_tensor_zero_point(const Tensor& zero_point, int64_t quant_min, int64_t quant_max, bool forward) {
-  TORCH_CHECK(zero_point.numel() >= 1, "zero_point must hold one element");
   float zp = zero_point.reshape({-1}).select(0, 0).item().toFloat();
   zp = forward ? std::nearbyint(zp) : zp + 0.5f;
   zp = std::min(std::max(zp, static_cast<float>(quant_min)), static_cast<float>(quant_max));
@@ -103,7 +102,6 @@ std::tuple<Tensor, Tensor, Tensor> lsq_backward(const Tensor& grad, const Tensor
 
 Tensor fake_quantize_learnable_per_tensor_affine(const Tensor& self, const Tensor& scale, const Tensor& zero_point,
                                                  int64_t quant_min, int64_t quant_max, double grad_factor) {
-  TORCH_CHECK(scale.numel() >= 1, "scale must hold one element");
   if (self.is_meta()) return at::empty_like(self);  // the qparams' values are not needed for the shape
   check_qparams_have_values(self, {scale, zero_point}, "_fake_quantize_learnable_per_tensor_affine");
   const float scale_value = scale.reshape({-1}).select(0, 0).item().toFloat();
@@ -121,7 +119,8 @@ std::tuple<Tensor, Tensor, Tensor> fake_quantize_learnable_per_tensor_affine_bac
   const int64_t zp = per_tensor_zero_point(zero_point, quant_min, quant_max, /*forward=*/false);
   TORCH_CHECK(zp >= quant_min && zp <= quant_max, "`zero_point` must be between `quant_min` and `quant_max`.");
   if (self.numel() <= 0) return {self, scale, zero_point};
-  Tensor s = at::slice(scale.reshape({-1}), 0, 0, 1);
+  // torch reads element 0 of each qparam (select raises torch's IndexError for an empty one)
+  Tensor s = scale.reshape({-1}).select(0, 0).reshape({1});
   Tensor z = at::full({1}, static_cast<double>(zp), TensorOptions().dtype(c10::kFloat));
   auto [dx, dscale, dzp] = lsq_backward(grad.reshape(self.sizes()), self, s, z, std::nullopt, quant_min, quant_max,
                                         grad_factor, "fake_quantize_learnable_tensor_grad_kernel_cpu");

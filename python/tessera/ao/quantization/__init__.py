@@ -15,7 +15,8 @@ from .fake_quantize import (FakeQuantizeBase, FakeQuantize, FixedQParamsFakeQuan
                             default_affine_fixed_qparams_fake_quant, default_per_channel_weight_fake_quant,
                             default_embedding_fake_quant, default_embedding_fake_quant_4bit,
                             default_fused_act_fake_quant, default_fused_wt_fake_quant,
-                            default_fused_per_channel_wt_fake_quant)  # noqa: F401
+                            default_fused_per_channel_wt_fake_quant, fused_wt_fake_quant_range_neg_127_to_127,
+                            fused_per_channel_wt_fake_quant_range_neg_127_to_127)  # noqa: F401
 from .observer import (ObserverBase, UniformQuantizationObserverBase, MinMaxObserver, MovingAverageMinMaxObserver,
                        PerChannelMinMaxObserver, MovingAveragePerChannelMinMaxObserver, PlaceholderObserver,
                        RecordingObserver, NoopObserver, FixedQParamsObserver, ReuseInputObserver,
@@ -25,7 +26,8 @@ from .observer import (ObserverBase, UniformQuantizationObserverBase, MinMaxObse
                        default_float_qparams_observer, default_float_qparams_observer_4bit,
                        default_fixed_qparams_range_neg1to1_observer, default_fixed_qparams_range_0to1_observer,
                        default_symmetric_fixed_qparams_observer, default_affine_fixed_qparams_observer,
-                       default_reuse_input_observer)  # noqa: F401
+                       default_reuse_input_observer, weight_observer_range_neg_127_to_127,
+                       per_channel_weight_observer_range_neg_127_to_127)  # noqa: F401
 from .stubs import DeQuantStub, QuantStub, QuantWrapper  # noqa: F401
 
 __all__ = ["DeQuantStub", "QuantStub", "QuantWrapper"] + observer.__all__ + fake_quantize.__all__

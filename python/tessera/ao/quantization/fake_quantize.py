@@ -5,6 +5,7 @@ input with them (float in, float out, straight-through gradient). Observation an
 quantization switch on and off separately (enable_observer, enable_fake_quant).
 """
 from ... import _C
+from ..._dtype_info import iinfo
 from ...nn.modules.module import Module
 from .observer import (FixedQParamsObserver, MovingAverageMinMaxObserver, MovingAveragePerChannelMinMaxObserver,
                        _with_args, default_fixed_qparams_range_0to1_observer,
@@ -16,7 +17,8 @@ __all__ = ["FakeQuantizeBase", "FakeQuantize", "FixedQParamsFakeQuantize", "Fuse
            "default_fixed_qparams_range_0to1_fake_quant", "default_symmetric_fixed_qparams_fake_quant",
            "default_affine_fixed_qparams_fake_quant", "default_per_channel_weight_fake_quant",
            "default_embedding_fake_quant", "default_embedding_fake_quant_4bit", "default_fused_act_fake_quant",
-           "default_fused_wt_fake_quant", "default_fused_per_channel_wt_fake_quant"]
+           "default_fused_wt_fake_quant", "default_fused_per_channel_wt_fake_quant",
+           "fused_wt_fake_quant_range_neg_127_to_127", "fused_per_channel_wt_fake_quant_range_neg_127_to_127"]
 
 
 def _name(obj):
@@ -75,11 +77,8 @@ class FakeQuantize(FakeQuantizeBase):
             dtype = observer_kwargs.get("dtype", _C.quint8)
             if hasattr(observer, "p"):  # a with_args factory: its dtype, if it names one
                 dtype = getattr(observer, "p").keywords.get("dtype", dtype)
-            bounds = {"qint8": (-128, 127), "quint8": (0, 255), "qint32": (-2 ** 31, 2 ** 31 - 1),
-                      "quint4x2": (0, 15)}.get(_name(dtype))
-            if bounds is not None:
-                assert bounds[0] <= quant_min, "quant_min out of bound"
-                assert quant_max <= bounds[1], "quant_max out of bound"
+            assert iinfo(dtype).min <= quant_min, "quant_min out of bound"
+            assert quant_max <= iinfo(dtype).max, "quant_max out of bound"
             observer_kwargs.update({"quant_min": quant_min, "quant_max": quant_max})
         self.activation_post_process = observer(**observer_kwargs)
         # the range the observer settled on (its dtype's, unless one was given)
@@ -111,11 +110,12 @@ class FakeQuantize(FakeQuantizeBase):
             self.scale.copy_(scale)
             self.zero_point.copy_(zero_point)
         if self.fake_quant_enabled[0] == 1:
+            # the observer's range (self.quant_min/max are copies kept for compatibility)
+            qmin, qmax = self.activation_post_process.quant_min, self.activation_post_process.quant_max
             if self.is_per_channel:
-                X = _C.fake_quantize_per_channel_affine(X, self.scale, self.zero_point, self.ch_axis, self.quant_min,
-                                                        self.quant_max)
+                X = _C.fake_quantize_per_channel_affine(X, self.scale, self.zero_point, self.ch_axis, qmin, qmax)
             else:
-                X = _C.fake_quantize_per_tensor_affine(X, self.scale, self.zero_point, self.quant_min, self.quant_max)
+                X = _C.fake_quantize_per_tensor_affine(X, self.scale, self.zero_point, qmin, qmax)
         return X
 
     def extra_repr(self):
@@ -233,6 +233,13 @@ default_fused_wt_fake_quant = FusedMovingAvgObsFakeQuantize.with_args(
 default_fused_per_channel_wt_fake_quant = FusedMovingAvgObsFakeQuantize.with_args(
     observer=MovingAveragePerChannelMinMaxObserver, quant_min=-128, quant_max=127, dtype=_C.qint8,
     qscheme=_C.per_channel_symmetric)
+# Weights on [-127, 127] (symmetric around 0), with a smallest scale of 2^-12.
+fused_wt_fake_quant_range_neg_127_to_127 = FusedMovingAvgObsFakeQuantize.with_args(
+    observer=MovingAverageMinMaxObserver, quant_min=-127, quant_max=127, dtype=_C.qint8,
+    qscheme=_C.per_tensor_symmetric, eps=2 ** -12)
+fused_per_channel_wt_fake_quant_range_neg_127_to_127 = FusedMovingAvgObsFakeQuantize.with_args(
+    observer=MovingAveragePerChannelMinMaxObserver, quant_min=-127, quant_max=127, dtype=_C.qint8,
+    qscheme=_C.per_channel_symmetric, eps=2 ** -12)
 
 
 def disable_fake_quant(mod):

@@ -18,7 +18,8 @@ __all__ = ["ObserverBase", "UniformQuantizationObserverBase", "MinMaxObserver", 
            "default_float_qparams_observer", "default_float_qparams_observer_4bit",
            "default_fixed_qparams_range_neg1to1_observer", "default_fixed_qparams_range_0to1_observer",
            "default_symmetric_fixed_qparams_observer", "default_affine_fixed_qparams_observer",
-           "default_reuse_input_observer"]
+           "default_reuse_input_observer", "weight_observer_range_neg_127_to_127",
+           "per_channel_weight_observer_range_neg_127_to_127"]
 
 _FLOAT32_EPS = 1.1920928955078125e-07  # torch.finfo(torch.float32).eps
 _PER_TENSOR = ("per_tensor_affine", "per_tensor_symmetric")
@@ -32,23 +33,37 @@ def _name(obj):
 
 class _PartialWrapper:
     """What Observer.with_args(...) returns: a factory of the class with those arguments
-    (callable with more), which repr shows as torch's does."""
+    (callable with more). with_callable_args adds arguments computed at each call (a fresh
+    value per instance), unless the call passes them itself."""
 
     def __init__(self, p):
         self.p = p
+        self.callable_args = {}
 
-    def __call__(self, *args, **kwargs):
-        return self.p(*args, **kwargs)
+    def __call__(self, *args, **keywords):
+        for name, fn in self.callable_args.items():
+            if name not in keywords:
+                keywords = {**keywords, name: fn()}
+        return self.p(*args, **keywords)
 
     def __repr__(self):
-        return self.p.__repr__()
+        return self.p.__repr__() + self.callable_args.__repr__()
 
     def with_args(self, **kwargs):
         return _with_args(self, **kwargs)
 
+    def with_callable_args(self, **kwargs):
+        result = _PartialWrapper(p=self.p)
+        result.callable_args = {**self.callable_args, **kwargs}
+        return result
+
 
 def _with_args(cls_or_self, **kwargs):
     return _PartialWrapper(partial(cls_or_self, **kwargs))
+
+
+def _with_callable_args(cls_or_self, **kwargs):
+    return _PartialWrapper(partial(cls_or_self)).with_callable_args(**kwargs)
 
 
 def calculate_qmin_qmax(quant_min, quant_max, has_customized_qrange, dtype, reduce_range):
@@ -92,6 +107,7 @@ class ObserverBase(Module):
         raise NotImplementedError
 
     with_args = classmethod(_with_args)
+    with_callable_args = classmethod(_with_callable_args)
 
 
 class UniformQuantizationObserverBase(ObserverBase):
@@ -123,6 +139,14 @@ class UniformQuantizationObserverBase(ObserverBase):
             self._validate_qmin_qmax(quant_min, quant_max)
         self.quant_min, self.quant_max = calculate_qmin_qmax(quant_min, quant_max, self.has_customized_qrange,
                                                              self.dtype, self.reduce_range)
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                              error_msgs):
+        # Checkpoints before version 2 have no eps: it takes float32's.
+        if local_metadata.get("version", None) in (None, 1) and prefix + "eps" not in state_dict:
+            state_dict[prefix + "eps"] = _C.tensor([_FLOAT32_EPS])
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                                      error_msgs)
 
     def _validate_qmin_qmax(self, quant_min, quant_max):
         assert quant_min <= 0 <= quant_max, "Used-specified quantization range must include 0."
@@ -167,6 +191,18 @@ class UniformQuantizationObserverBase(ObserverBase):
         raise NotImplementedError("Cannot reset min/max values in the given observer.")
 
 
+def _check_per_tensor(cls_name, qscheme):
+    if qscheme is not None and _name(qscheme) not in _PER_TENSOR:
+        raise NotImplementedError(f"{cls_name}'s qscheme only support torch.per_tensor_symmetric and "
+                                  "torch.per_tensor_affine.")
+
+
+def _check_per_channel(cls_name, qscheme):
+    if _name(qscheme) not in _PER_CHANNEL:
+        raise NotImplementedError(f"{cls_name}'s qscheme only support torch.per_channel_symmetric, "
+                                  "torch.per_channel_affine and torch.per_channel_affine_float_qparams.")
+
+
 def _check_min_max_valid(min_val, max_val):
     """Whether the observer saw anything: torch warns and gives the default qparams if not."""
     import warnings
@@ -188,6 +224,7 @@ class MinMaxObserver(UniformQuantizationObserverBase):
 
     def __init__(self, dtype=None, qscheme=None, reduce_range=False, quant_min=None, quant_max=None,
                  factory_kwargs=None, eps=_FLOAT32_EPS):
+        _check_per_tensor("MinMaxObserver", qscheme)
         super().__init__(dtype=dtype, qscheme=qscheme, reduce_range=reduce_range, quant_min=quant_min,
                          quant_max=quant_max, factory_kwargs=factory_kwargs, eps=eps)
         factory_kwargs = dict(factory_kwargs or {})
@@ -222,6 +259,7 @@ class MovingAverageMinMaxObserver(MinMaxObserver):
 
     def __init__(self, averaging_constant=0.01, dtype=None, qscheme=None, reduce_range=False, quant_min=None,
                  quant_max=None, eps=_FLOAT32_EPS, **kwargs):
+        _check_per_tensor("MovingAverageMinMaxObserver", qscheme)
         self.averaging_constant = averaging_constant
         super().__init__(dtype=dtype, qscheme=qscheme, reduce_range=reduce_range, quant_min=quant_min,
                          quant_max=quant_max, eps=eps, **kwargs)
@@ -248,10 +286,7 @@ class PerChannelMinMaxObserver(UniformQuantizationObserverBase):
     def __init__(self, ch_axis=0, dtype=None, qscheme=None, reduce_range=False, quant_min=None, quant_max=None,
                  factory_kwargs=None, eps=_FLOAT32_EPS):
         qscheme = _C.per_channel_affine if qscheme is None else qscheme
-        if _name(qscheme) not in _PER_CHANNEL:
-            raise NotImplementedError("PerChannelMinMaxObserver's qscheme only support "
-                                      "torch.per_channel_symmetric, torch.per_channel_affine and "
-                                      "torch.per_channel_affine_float_qparams.")
+        _check_per_channel(type(self).__name__, qscheme)
         super().__init__(dtype=dtype, qscheme=qscheme, reduce_range=reduce_range, quant_min=quant_min,
                          quant_max=quant_max, factory_kwargs=factory_kwargs, eps=eps)
         factory_kwargs = dict(factory_kwargs or {})
@@ -300,12 +335,18 @@ class PerChannelMinMaxObserver(UniformQuantizationObserverBase):
 
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
                               error_msgs):
-        # The per-channel buffers take the saved lengths (they start empty).
+        # The per-channel buffers take the saved lengths (they start empty); checkpoints before
+        # version 3 call them min_vals and max_vals. A missing one is reported when strict, the
+        # rest loads leniently, as torch loads it.
         for name in ("min_val", "max_val"):
             key = prefix + name
+            if key not in state_dict and prefix + name + "s" in state_dict:
+                state_dict[key] = state_dict.pop(prefix + name + "s")
             if key in state_dict:
                 getattr(self, name).resize_(state_dict[key].shape)
-        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+            elif strict:
+                missing_keys.append(key)
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, False, missing_keys, unexpected_keys,
                                       error_msgs)
 
     def reset_min_max_vals(self):
