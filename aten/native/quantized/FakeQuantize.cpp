@@ -2,7 +2,8 @@
 // value to the quantized grid of (scale, zero_point, quant_min, quant_max) and back, with the
 // straight-through gradient (1 inside the range, 0 where the value was clamped) kept as a bool
 // mask, and the LSQ gradients for learnable scales and zero points (Esser et al., "Learned Step
-// Size Quantization"). Shapes come first for Meta and CPU alike; the loops run on CPU only.
+// Size Quantization", in LearnableFakeQuantize.cpp). Shapes come first for Meta and CPU alike;
+// the loops run on CPU only.
 #include <aten/native/quantized/FakeQuantize.h>
 
 #include <aten/native/NativeFunctions.h>
