@@ -13,6 +13,7 @@ std::string describeBackend(DispatchKey k) {
     case DispatchKey::Meta: return "meta";
     case DispatchKey::QuantizedCPU: return "quantized cpu";
     case DispatchKey::QuantizedCUDA: return "quantized cuda";
+    case DispatchKey::QuantizedMeta: return "quantized meta";
     case DispatchKey::MkldnnCPU: return "mkldnn cpu";
     case DispatchKey::NestedTensorCPU: return "nested cpu";
     default: return c10::str(LayoutName(layoutOf(k)), " ", DeviceTypeName(deviceTypeOf(k)));
@@ -52,6 +53,7 @@ std::string describeTensors(DispatchKey k, const Stack* stack) {
     case DispatchKey::Meta: return "meta tensors";
     case DispatchKey::QuantizedCPU: return "quantized tensors on cpu";
     case DispatchKey::QuantizedCUDA: return "quantized tensors on cuda";
+    case DispatchKey::QuantizedMeta: return "quantized meta tensors";
     case DispatchKey::MkldnnCPU: return "mkldnn tensors on cpu";
     case DispatchKey::NestedTensorCPU: return "nested tensors on cpu";
     default: return c10::str(LayoutName(layoutOf(k)), " tensors on ", DeviceTypeName(deviceTypeOf(k)));

@@ -1,0 +1,64 @@
+// The quantized:: operator namespace: the schemas of torch 1.13's quantized operators that
+// tessera implements, exactly as torch declares them. Their kernels register for QuantizedCPU
+// and QuantizedMeta in the family files beside this one (BinaryOps.cpp, Activation.cpp,
+// Cat.cpp); quantized tensors carry no autograd, so no other key has a kernel.
+#include <aten/library.h>
+
+TORCH_LIBRARY(quantized, m) {
+  m.def("add(Tensor qa, Tensor qb, float scale, int zero_point) -> Tensor qc");
+  m.def("add.out(Tensor qa, Tensor qb, Tensor(a!) out) -> Tensor(a!) out");
+  m.def("add.Scalar(Tensor qa, Scalar b) -> Tensor qc");
+  m.def("add.Scalar2(Scalar b, Tensor qa) -> Tensor qc");
+  m.def("add.Scalar_out(Tensor qa, Scalar b, Tensor(a!) out) -> Tensor(a!) out");
+  m.def("add_relu(Tensor qa, Tensor qb, float scale, int zero_point) -> Tensor qc");
+  m.def("add_relu.out(Tensor qa, Tensor qb, Tensor(a!) out) -> Tensor(a!) out");
+  m.def("add_relu.Scalar(Tensor qa, Scalar b) -> Tensor qc");
+  m.def("add_relu.Scalar2(Scalar b, Tensor qa) -> Tensor qc");
+  m.def("add_relu.Scalar_out(Tensor qa, Scalar b, Tensor(a!) out) -> Tensor(a!) out");
+  m.def("mul(Tensor qa, Tensor qb, float scale, int zero_point) -> Tensor qc");
+  m.def("mul.out(Tensor qa, Tensor qb, Tensor(a!) out) -> Tensor(a!) out");
+  m.def("mul.Scalar(Tensor qa, Scalar b) -> Tensor qc");
+  m.def("mul.Scalar2(Scalar b, Tensor qa) -> Tensor qc");
+  m.def("mul.Scalar_out(Tensor qa, Scalar b, Tensor(a!) out) -> Tensor(a!) out");
+  m.def("mul_relu(Tensor qa, Tensor qb, float scale, int zero_point) -> Tensor qc");
+  m.def("mul_relu.out(Tensor qa, Tensor qb, Tensor(a!) out) -> Tensor(a!) out");
+  m.def("mul_relu.Scalar(Tensor qa, Scalar b) -> Tensor qc");
+  m.def("mul_relu.Scalar2(Scalar b, Tensor qa) -> Tensor qc");
+  m.def("mul_relu.Scalar_out(Tensor qa, Scalar b, Tensor(a!) out) -> Tensor(a!) out");
+  m.def("add_out(Tensor qa, Tensor qb, Tensor(a!) out) -> Tensor(a!) out");
+  m.def("add_relu_out(Tensor qa, Tensor qb, Tensor(a!) out) -> Tensor(a!) out");
+  m.def("mul_out(Tensor qa, Tensor qb, Tensor(a!) out) -> Tensor(a!) out");
+  m.def("mul_relu_out(Tensor qa, Tensor qb, Tensor(a!) out) -> Tensor(a!) out");
+  m.def("add_scalar(Tensor qa, Scalar b) -> Tensor qc");
+  m.def("add_scalar.Tensor(Tensor qa, Tensor b) -> Tensor qc");
+  m.def("add_scalar_relu(Tensor qa, Scalar b) -> Tensor qc");
+  m.def("add_scalar_relu.Tensor(Tensor qa, Tensor b) -> Tensor qc");
+  m.def("mul_scalar(Tensor qa, Scalar b) -> Tensor qc");
+  m.def("mul_scalar.Tensor(Tensor qa, Tensor b) -> Tensor qc");
+  m.def("mul_scalar_relu(Tensor qa, Scalar b) -> Tensor qc");
+  m.def("mul_scalar_relu.Tensor(Tensor qa, Tensor b) -> Tensor qc");
+  m.def("add_scalar_out(Tensor qa, Scalar b, Tensor(a!) out) -> Tensor(a!) out");
+  m.def("add_scalar_out.Tensor(Tensor qa, Tensor b, Tensor(a!) out) -> Tensor(a!) out");
+  m.def("add_scalar_relu_out(Tensor qa, Scalar b, Tensor(a!) out) -> Tensor(a!) out");
+  m.def("add_scalar_relu_out.Tensor(Tensor qa, Tensor b, Tensor(a!) out) -> Tensor(a!) out");
+  m.def("mul_scalar_out(Tensor qa, Scalar b, Tensor(a!) out) -> Tensor(a!) out");
+  m.def("mul_scalar_out.Tensor(Tensor qa, Tensor b, Tensor(a!) out) -> Tensor(a!) out");
+  m.def("mul_scalar_relu_out(Tensor qa, Scalar b, Tensor(a!) out) -> Tensor(a!) out");
+  m.def("mul_scalar_relu_out.Tensor(Tensor qa, Tensor b, Tensor(a!) out) -> Tensor(a!) out");
+  m.def("cat(Tensor[] qx, int dim, float? scale, int? zero_point) -> Tensor");
+  m.def("cat_relu(Tensor[] qx, int dim, float? scale, int? zero_point) -> Tensor");
+  m.def("cat_out(Tensor[] qx, int dim, Tensor(a!) out) -> Tensor(a!)");
+  m.def("cat_relu_out(Tensor[] qx, int dim, Tensor(a!) out) -> Tensor(a!)");
+  m.def("relu6(Tensor qx, bool inplace=False) -> Tensor");
+  m.def("hardswish(Tensor input, float output_scale, int output_zero_point) -> Tensor");
+  m.def("sigmoid(Tensor qx, float output_scale, int output_zero_point) -> Tensor");
+  m.def(
+      "elu(Tensor self, float output_scale, int output_zero_point, Scalar alpha=1, Scalar scale=1, "
+      "Scalar input_scale=1) -> Tensor");
+  m.def("celu(Tensor self, float output_scale, int output_zero_point, Scalar alpha=1) -> Tensor");
+  m.def(
+      "leaky_relu(Tensor qx, Scalar negative_slope, bool inplace, float output_scale, int output_zero_point) "
+      "-> Tensor");
+  m.def("clamp(Tensor qx, Scalar? min=None, Scalar? max=None) -> Tensor qy");
+  m.def("threshold(Tensor qx, Scalar threshold, Scalar value) -> Tensor qy");
+}

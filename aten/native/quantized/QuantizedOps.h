@@ -1,0 +1,81 @@
+// The per-ISA loops of the quantized elementwise operators (cpu/QuantizedOpsKernel.cpp) and
+// what the operator files (BinaryOps.cpp, Activation.cpp) hand them. Every loop reads and
+// writes the integers of per-tensor-affine tensors (integer_alias) and reproduces torch
+// 1.13's arithmetic, Note [Quantized elementwise arithmetic].
+#pragma once
+
+#include <aten/core/Tensor.h>
+#include <aten/native/DispatchStub.h>
+
+#include <cstdint>
+
+namespace at::inline tessera::native {
+
+// Note [Quantized elementwise arithmetic]: torch runs these operators through cpu_kernel_vec,
+// whose vector loop covers each contiguous row in chunks of 2 * Vectorized<qint>::size()
+// elements (64 for quint8/qint8, 16 for qint32 on AVX2) and whose scalar loop takes the rest
+// of the row, and a strided row whole. The two loops round differently where they go
+// through float: the vector one dequantizes as fma(scale, q, -zero_point * scale), the scalar
+// one as scale * float(q - zero_point). Both quantize as zero_point + nearbyint(x / scale)
+// with the division done as x * (1 / scale). The loops here split every row the same way
+// and give each part its arithmetic, so results equal torch's bit for bit at one thread
+// (torch's own results move with its thread count, as its chunks do). Operators that stay
+// in integers (relu, clamp, mul, the scalar forms) have no such split.
+
+// The integer parameters of one per-tensor-affine operand.
+struct QAffine {
+  float scale;
+  int64_t zero_point;
+};
+
+enum class QBinaryOp { Add, AddRelu, Mul, MulRelu };
+
+// out = a op b elementwise on their integers: out, a and b are the integer views of
+// per-tensor-affine tensors of one dtype, b broadcast to out's shape.
+using qbinary_fn = void (*)(QBinaryOp op, const Tensor& out, QAffine out_q, const Tensor& a, QAffine a_q,
+                            const Tensor& b, QAffine b_q);
+// out = requantize((a - a_zp + addend), a_scale / out_scale, out_zp), clamped at out_zp
+// when relu: torch's add of a scalar whose quantized value is addend (qadd_scalar_kernel).
+using qadd_scalar_fn = void (*)(const Tensor& out, QAffine out_q, const Tensor& a, QAffine a_q, int32_t addend,
+                                bool relu);
+// out = clamp(a, lo, hi) on integers (relu, relu6, clamp, hardtanh); also the integer maps
+// of mul by a negative scalar (out = qmin + qmax - a), selected by `reflect`.
+using qclamp_fn = void (*)(const Tensor& out, const Tensor& a, int64_t lo, int64_t hi, bool reflect);
+
+// The float functions the unary operators apply between dequantizing and quantizing.
+enum class QUnaryOp {
+  Sigmoid,
+  Tanh,
+  Hardsigmoid,
+  Hardswish,
+  LeakyRelu,
+  Elu,
+  Gelu,
+  GeluTanh,
+  Threshold,
+  Identity,
+  Relu
+};
+struct QUnaryArgs {
+  float alpha = 0;  // leaky_relu's slope; elu's alpha; threshold's threshold
+  float beta = 0;   // elu's scale; threshold's value
+  float gamma = 0;  // elu's input_scale
+  // The 1 / output scale the 8-bit vector loop multiplies by: most kernels compute it in
+  // double (1.0 / scale), leaky_relu in float; the scalar loop always takes 1.0f / scale.
+  float vector_inv_scale = 0;
+};
+using qunary_fn = void (*)(QUnaryOp op, const QUnaryArgs& args, const Tensor& out, QAffine out_q, const Tensor& a,
+                           QAffine a_q);
+
+// cat's channels-last requantization: out and a are [pixels, C] integer views (unit channel
+// stride); each row's first C - C % 8 channels take torch's vector arithmetic.
+using qrequantize_rows_fn = void (*)(const Tensor& out, QAffine out_q, const Tensor& a, QAffine a_q,
+                                     float vector_inv_scale, bool relu);
+
+DECLARE_DISPATCH(qbinary_fn, qbinary_stub);
+DECLARE_DISPATCH(qadd_scalar_fn, qadd_scalar_stub);
+DECLARE_DISPATCH(qclamp_fn, qclamp_stub);
+DECLARE_DISPATCH(qunary_fn, qunary_stub);
+DECLARE_DISPATCH(qrequantize_rows_fn, qrequantize_rows_stub);
+
+}  // namespace at::inline tessera::native
