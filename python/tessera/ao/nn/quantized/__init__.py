@@ -1,8 +1,14 @@
-"""tessera.ao.nn.quantized: the modules quantization-ready models build in float mode.
+"""tessera.ao.nn.quantized: the modules of torch.ao.nn.quantized that exist so far.
 FloatFunctional (and FXFloatFunctional) stand in for the tensor operations a quantized
-model observes (add, mul, cat, add_relu, ...), running them in float until convert()
-swaps in a quantized version. The quantized modules themselves (Conv2d, Linear, ... on
-quantized tensors) belong to the quantized backend, which tessera does not have yet."""
-from .functional_modules import FloatFunctional, FXFloatFunctional  # noqa: F401
+model observes, running them in float until convert() swaps in QFunctional, which runs the
+quantized operators; Quantize / DeQuantize replace the stubs; the activations (ReLU6,
+Hardswish, ELU, LeakyReLU, Sigmoid) run their quantized operators. `functional` holds the
+quantized activations. The modules that need quantized convolution, linear, pooling,
+normalization and embedding kernels (Conv2d, Linear, BatchNorm2d, ...) are not there yet."""
+from . import functional  # noqa: F401
+from .activation import ELU, Hardswish, LeakyReLU, ReLU6, Sigmoid  # noqa: F401
+from .functional_modules import FloatFunctional, FXFloatFunctional, QFunctional  # noqa: F401
+from .quantize import DeQuantize, Quantize  # noqa: F401
 
-__all__ = ["FloatFunctional", "FXFloatFunctional"]
+__all__ = ["functional", "FloatFunctional", "FXFloatFunctional", "QFunctional", "Quantize", "DeQuantize", "ReLU6",
+           "Hardswish", "ELU", "LeakyReLU", "Sigmoid"]
