@@ -7,9 +7,9 @@ Bytes moved (read + written) give GB/s, beside the STREAM add figure of this mac
 
   PYTHONPATH=build/release/python /usr/bin/python3 bench/bench_quantized.py [build dir] [rounds]
 
-The loops are scalar for now (torch 1.13 without FBGEMM is scalar too); issue 26's target
-is 70% of STREAM for quantize/dequantize of 16M floats, which needs the AVX2 kernels that
-come with the quantized kernels (point 2).
+quantize/dequantize loops are scalar for now (torch 1.13 without FBGEMM is scalar too); issue
+26's target is 70% of STREAM for quantize/dequantize of 16M floats. The quantized operators'
+rows (add, mul, relu, sigmoid, hardswish, cat) run tessera's AVX2 loops against torch's.
 """
 import sys
 
@@ -76,6 +76,22 @@ CASES = [
                                               L.tensor([0.02], requires_grad=True), L.tensor([3.0], requires_grad=True),
                                               L.ones(1 << 20)),
      lsq_step, 33 * (1 << 20)),
+    # the quantized operators (aten/native/quantized/cpu/QuantizedOpsKernel.cpp): 4M quint8
+    ("quantized::add 4M quint8", lambda L: (quantized(L, (M16 // 4,), 12, "quint8"),
+                                            quantized(L, (M16 // 4,), 13, "quint8")),
+     lambda L, a, b: L.ops.quantized.add(a, b, 0.04, 128), 3 * M16 // 4),
+    ("quantized::mul 4M quint8", lambda L: (quantized(L, (M16 // 4,), 14, "quint8"),
+                                            quantized(L, (M16 // 4,), 15, "quint8")),
+     lambda L, a, b: L.ops.quantized.mul(a, b, 0.001, 128), 3 * M16 // 4),
+    ("relu 4M quint8", lambda L: (quantized(L, (M16 // 4,), 16, "quint8"),), lambda L, q: L.relu(q), 2 * M16 // 4),
+    ("sigmoid 4M quint8", lambda L: (quantized(L, (M16 // 4,), 17, "quint8"),), lambda L, q: L.sigmoid(q),
+     2 * M16 // 4),
+    ("quantized::hardswish 4M quint8", lambda L: (quantized(L, (M16 // 4,), 18, "quint8"),),
+     lambda L, q: L.ops.quantized.hardswish(q, 0.02, 10), 2 * M16 // 4),
+    ("cat 2x 2M quint8 (requantize)", lambda L: (quantized(L, (M16 // 8,), 19, "quint8"),
+                                                 L.quantize_per_tensor(floats(L, (M16 // 8,), 20), 0.03, 100,
+                                                                       L.quint8)),
+     lambda L, a, b: L.cat([a, b]), 2 * M16 // 4),
 ]
 
 

@@ -30,7 +30,10 @@ def assert_same_q(got, want, context=""):
 
 
 def run_both(fn):
-    return fn(tessera), fn(torch)
+    got = fn(tessera)
+    # tessera.set_num_threads moves OpenMP's count, which torch shares: torch's reference is at one
+    torch.set_num_threads(1)
+    return got, fn(torch)
 
 
 def random_configs(qtype, count, seed):
@@ -70,23 +73,33 @@ UNARY = {
 TRANSCENDENTAL = {"sigmoid", "quantized::sigmoid", "tanh", "elu", "celu", "gelu", "gelu_tanh"}
 
 
+def shaped(L, values, scale, zero_point, qtype, layout):
+    """values as a quantized tensor whose rows torch's loops split as `layout` says: "vector"
+    (one dense row: the vector loop, then a tail), "scalar" (rows of 40 inside rows of 64: no
+    coalescing, each row shorter than a vector chunk, so only the scalar loop) or "strided"
+    (every other element: the scalar loop throughout)."""
+    q = qt(L, values, scale, zero_point, qtype)
+    if layout == "vector":
+        return q
+    if layout == "scalar":
+        n = len(values) // 64 * 64
+        return q[:n].reshape(-1, 64)[:, :40]
+    return q[::2]
+
+
 @pytest.mark.parametrize("qtype", ["quint8", "qint8", "qint32"])
 @pytest.mark.parametrize("op", BINARY)
-@pytest.mark.parametrize("row", [600, 40, 1], ids=["vector", "tail", "scalar"])
-def test_binary_every_value(op, qtype, row):
-    """Rows of 600 take torch's vector loop (and a tail), rows of 40 only its scalar one; a
-    column of rows is strided, which torch never vectorises."""
+@pytest.mark.parametrize("layout", ["vector", "scalar", "strided"])
+def test_binary_every_value(op, qtype, layout):
     compared = 0
-    for scales, zps, (va, vb) in random_configs(qtype, 12, hash((op, qtype, row)) % 2**32):
-        n = len(va) // row * row
-        shape = (row, n // row) if row == 1 else (n // row, row)
-
+    for scales, zps, (va, vb) in random_configs(qtype, 12, hash((op, qtype, layout)) % 2**32):
         def fn(L):
-            a = qt(L, va[:n], scales[0], zps[0], qtype).reshape(shape)
-            b = qt(L, vb[:n], scales[1], zps[1], qtype).reshape(shape)
+            a = shaped(L, va, scales[0], zps[0], qtype, layout)
+            b = shaped(L, vb, scales[1], zps[1], qtype, layout)
             return getattr(L.ops.quantized, op)(a, b, scales[2], zps[2])
         got = fn(tessera)
         try:
+            torch.set_num_threads(1)
             want = fn(torch)
         except RuntimeError as e:
             # torch 1.13 hands qint8 mul to XNNPACK (the same arithmetic), which refuses
@@ -103,25 +116,33 @@ def test_binary_every_value(op, qtype, row):
 def test_unary_every_value(op, qtype):
     f = UNARY[op]
     for scales, zps, (va, _) in random_configs(qtype, 16, hash((op, qtype)) % 2**32):
-        for row in (len(va), 40):  # the vector loop with a tail, then the scalar loop alone
-            n = len(va) // row * row
-            got, want = run_both(lambda L: f(L, qt(L, va[:n], scales[0], zps[0], qtype).reshape(-1, row)))
+        for layout in ("vector", "scalar", "strided"):
+            got, want = run_both(lambda L: f(L, shaped(L, va, scales[0], zps[0], qtype, layout)))
             if qtype == "qint32" and op in TRANSCENDENTAL:
                 # Sleef's last float bit against tessera's (opinfo_quantized_ops.py's docstring)
                 assert (got.q_scale(), got.q_zero_point()) == (want.q_scale(), want.q_zero_point())
                 np.testing.assert_allclose(np.asarray(got.dequantize().tolist()), want.dequantize().numpy(),
                                            rtol=2.5e-7, atol=0)
             else:
-                assert_same_q(got, want, f"{op} {qtype} {scales[0]} {zps[0]} row {row}")
+                assert_same_q(got, want, f"{op} {qtype} {scales[0]} {zps[0]} {layout}")
 
 
 @pytest.mark.parametrize("threads", [1, 2])
 def test_large_tensors_split_across_threads_match_torch_at_one_thread(threads):
     """Above 32768 elements tessera splits the work; each piece keeps torch's one-thread split
-    of the whole row between its loops."""
+    of the whole row between its loops. The constant input discriminates: torch at two threads
+    gives each half its own scalar tail and differs from itself at one."""
     old = tessera.get_num_threads()
     tessera.set_num_threads(threads)
     try:
+        def constant(L):
+            return L._make_per_tensor_quantized_tensor(L.full((32832,), 143, dtype=L.uint8), 0.05, 148)
+        got, want = run_both(lambda L: L._C._nn.leaky_relu(constant(L), 0.3))
+        assert_same_q(got, want)
+        torch.set_num_threads(2)
+        assert not torch.equal(torch._C._nn.leaky_relu(constant(torch), 0.3).int_repr(), want.int_repr())
+        torch.set_num_threads(1)
+        tessera.set_num_threads(threads)
         x = torch.linspace(-7.0, 7.0, 200_003)
         y = torch.cos(torch.arange(200_003.0)) * 5
         for L_op in (lambda L, a, b: L.ops.quantized.add(a, b, 0.05, 3),
@@ -135,6 +156,73 @@ def test_large_tensors_split_across_threads_match_torch_at_one_thread(threads):
             assert_same_q(*run_both(fn))
     finally:
         tessera.set_num_threads(old)
+        torch.set_num_threads(1)
+
+
+def test_sub_byte_types_are_refused_as_torch_refuses_them():
+    def calls(L):
+        q = L.quantize_per_tensor(L.ones(8), 0.3, 5, L.quint4x2)
+        Q = L.ops.quantized
+        return [lambda: L.relu(q), lambda: L.relu_(q), lambda: Q.add(q, q, 0.1, 0), lambda: Q.mul(q, q, 0.1, 0),
+                lambda: L.sigmoid(q), lambda: Q.add_scalar(q, 1.0), lambda: Q.mul_scalar(q, 2.0),
+                lambda: L.cat([q, q]), lambda: Q.cat_relu([q, q], 0, None, None), lambda: L.clamp(q, 0.0, 1.0),
+                lambda: L._C._nn.hardtanh(q), lambda: L.threshold(q, 0.0, 1.0), lambda: L._C._nn.leaky_relu_(q, 0.1),
+                lambda: L._C._nn.hardsigmoid(q), lambda: L.tanh(q), lambda: L._C._nn.gelu(q),
+                lambda: Q.hardswish(q, 0.1, 0), lambda: Q.elu(q, 0.1, 0), lambda: Q.relu6(q)]
+    for got, want in zip(calls(tessera), calls(torch)):
+        assert _error(got) == _error(want)
+        assert "not implemented for 'QUInt4x2'" in _error(want)[1]
+
+
+def test_nan_and_out_of_range_parameters_as_torch():
+    """torch's vector quantizer takes a NaN to its upper bound, relu compares with the zero
+    point converted to the stored type, and add_scalar's rounding of a NaN scalar wraps."""
+    def cases(L):
+        q = L.quantize_per_tensor(L.linspace(-3, 3, 80), 0.05, 10, L.quint8)
+        q8 = L.quantize_per_tensor(L.linspace(-3, 3, 80), 0.05, 0, L.qint8)
+        return [L.threshold(q, 0.0, float("nan")), L._C._nn.leaky_relu(q, float("nan")),
+                L.ops.quantized.add(q8, q8, 0.0, 3), L.ops.quantized.mul_relu(q, q, 0.1, 300),
+                L.relu(L.ops.quantized.add(q, q, 0.1, 300)), L.ops.quantized.mul_scalar_relu(
+                    L.ops.quantized.add(q, q, 0.1, -20), 2.0)]
+    for got, want in zip(*run_both(cases)):
+        assert_same_q(got, want)
+    for L in (torch, tessera):
+        with pytest.raises(RuntimeError, match="value cannot be converted to type int without overflow"):
+            L.ops.quantized.add_scalar(L.quantize_per_tensor(L.ones(4), 0.05, 10, L.quint8), float("nan"))
+
+
+def test_layouts_of_results_follow_torch():
+    cl = torch.channels_last
+
+    def layouts(L):
+        fmt = cl if L is torch else tessera.channels_last
+        q = L.quantize_per_tensor(L.linspace(-3, 3, 120).reshape(2, 3, 4, 5), 0.05, 10, L.quint8)
+        q = q.contiguous(memory_format=fmt)
+        small = q[:1]
+        return [L.sigmoid(q), L.tanh(q), L.ops.quantized.sigmoid(q, 0.01, 0), L.ops.quantized.elu(q, 0.05, 10),
+                L.ops.quantized.hardswish(q, 0.05, 10), L._C._nn.leaky_relu(q, 0.1), L.relu(q),
+                L.ops.quantized.add(small, q, 0.1, 0), L.ops.quantized.add(q, small, 0.1, 0)]
+    for got, want in zip(*run_both(layouts)):
+        assert tuple(got.stride()) == tuple(want.stride())
+        assert_same_q(got, want)
+
+
+def test_channels_last_cat_with_an_empty_input():
+    def fn(L):
+        fmt = torch.channels_last if L is torch else tessera.channels_last
+        a = L.quantize_per_tensor(L.zeros(1, 0, 2, 2), 0.1, 3, L.quint8).contiguous(memory_format=fmt)
+        b = L.quantize_per_tensor(L.linspace(-1, 1, 12).reshape(1, 3, 2, 2), 0.05, 7, L.quint8)
+        return L.cat([a, b.contiguous(memory_format=fmt)], 1)
+    assert_same_q(*run_both(fn))
+
+
+def test_hardsigmoid_in_place_takes_the_unit_qparams():
+    def fn(L):
+        q = L.quantize_per_tensor(L.linspace(-4, 4, 100), 0.05, 80, L.quint8)
+        r = L._C._nn.hardsigmoid_(q)
+        assert r.data_ptr() == q.data_ptr()
+        return q
+    assert_same_q(*run_both(fn))
 
 
 def test_broadcasting_resizes_to_the_broadcast_shape():

@@ -19,7 +19,8 @@ DEFINE_DISPATCH(qunary_stub);
 
 namespace {
 
-const PerTensorAffineQuantizer& affine(const Tensor& q) {
+const PerTensorAffineQuantizer& affine(const Tensor& q, const char* kernel = "quantized kernel") {
+  check_not_sub_byte(q, kernel);
   // torch reads q_scale() first, whose check names the qscheme.
   TORCH_CHECK(get_quantizer(q)->qscheme() == c10::kPerTensorAffine,
               "Expected quantizer->qscheme() == kPerTensorAffine to be true, but got false.");
@@ -53,9 +54,10 @@ void clamp_into(const Tensor& out, const Tensor& qx, int64_t lo, int64_t hi) {
 }
 
 // clamp in qx's qparams; a missing bound is the dtype's.
-Tensor clamp_impl(const Tensor& qx, const std::optional<Scalar>& min, const std::optional<Scalar>& max) {
+Tensor clamp_impl(const Tensor& qx, const std::optional<Scalar>& min, const std::optional<Scalar>& max,
+                  const char* kernel) {
   TORCH_CHECK(min || max, "At least one of 'min' or 'max' must not be None");
-  const auto& pt = affine(qx);
+  const auto& pt = affine(qx, kernel);
   const auto [qmin, qmax] = quantized_range(qx.scalar_type());
   const int64_t lo = min ? quantized_value(qx, min->toFloat()) : qmin;
   const int64_t hi = max ? quantized_value(qx, max->toFloat()) : qmax;
@@ -82,7 +84,33 @@ float vector_inverse(QUnaryOp op, double scale) {
   }
 }
 
+// torch's name for each function's kernel, which its errors quote.
+const char* kernel_name(QUnaryOp op) {
+  switch (op) {
+    case QUnaryOp::Sigmoid:
+      return "qsigmoid";
+    case QUnaryOp::Tanh:
+      return "qtanh";
+    case QUnaryOp::Hardsigmoid:
+      return "qhardsigmoid";
+    case QUnaryOp::Hardswish:
+      return "qhardswish";
+    case QUnaryOp::LeakyRelu:
+      return "leaky_qrelu";
+    case QUnaryOp::Elu:
+      return "qelu_kernel";
+    case QUnaryOp::Gelu:
+    case QUnaryOp::GeluTanh:
+      return "qgelu";
+    case QUnaryOp::Threshold:
+      return "threshold";
+    default:
+      return "quantized kernel";
+  }
+}
+
 void run_unary(QUnaryOp op, QUnaryArgs args, const Tensor& out, const Tensor& qx) {
+  affine(qx, kernel_name(op));
   if (out.is_meta() || out.numel() == 0) return;
   args.vector_inv_scale = vector_inverse(op, affine(out).scale());
   qunary_stub(c10::DeviceType::CPU, op, args, integer_alias(out), qaffine(out), integer_alias(qx), qaffine(qx));
@@ -90,7 +118,7 @@ void run_unary(QUnaryOp op, QUnaryArgs args, const Tensor& out, const Tensor& qx
 
 Tensor unary_with_qparams(QUnaryOp op, const QUnaryArgs& args, const Tensor& qx, double scale, int64_t zero_point,
                           std::optional<MemoryFormat> format = std::nullopt) {
-  affine(qx);
+  affine(qx, kernel_name(op));
   Tensor out = new_like(qx, scale, zero_point, format);
   run_unary(op, args, out, qx);
   return out;
@@ -119,36 +147,36 @@ Tensor& assign(Tensor& out, const Tensor& result) {
 // ---- aten
 
 Tensor relu_quantized(const Tensor& self) {
-  const auto& pt = affine(self);
+  const auto& pt = affine(self, "qrelu");
   Tensor out = new_like(self, pt.scale(), pt.zero_point());
-  clamp_into(out, self, pt.zero_point(), quantized_range(self.scalar_type()).second);
+  clamp_into(out, self, as_stored(self.scalar_type(), pt.zero_point()), quantized_range(self.scalar_type()).second);
   return out;
 }
 
 Tensor& relu_quantized_(Tensor& self) {
-  const auto& pt = affine(self);
-  clamp_into(self, self, pt.zero_point(), quantized_range(self.scalar_type()).second);
+  const auto& pt = affine(self, "qrelu");
+  clamp_into(self, self, as_stored(self.scalar_type(), pt.zero_point()), quantized_range(self.scalar_type()).second);
   return self;
 }
 
 Tensor clamp_quantized(const Tensor& self, const std::optional<Scalar>& min, const std::optional<Scalar>& max) {
-  return clamp_impl(self, min, max);
+  return clamp_impl(self, min, max, "clamp");
 }
 
 Tensor hardtanh_quantized(const Tensor& self, const Scalar& min_val, const Scalar& max_val) {
-  return clamp_impl(self, min_val, max_val);
+  return clamp_impl(self, min_val, max_val, "qclamp");
 }
 
 Tensor& hardtanh_quantized_(Tensor& self, const Scalar& min_val, const Scalar& max_val) {
-  return assign(self, clamp_impl(self, min_val, max_val));
+  return assign(self, clamp_impl(self, min_val, max_val, "qclamp"));
 }
 
 Tensor& hardtanh_out_quantized(const Tensor& self, const Scalar& min_val, const Scalar& max_val, Tensor& out) {
-  return assign(out, clamp_impl(self, min_val, max_val));
+  return assign(out, clamp_impl(self, min_val, max_val, "qclamp"));
 }
 
 Tensor threshold_quantized(const Tensor& self, const Scalar& threshold, const Scalar& value) {
-  const auto& pt = affine(self);
+  const auto& pt = affine(self, "threshold");
   QUnaryArgs args;
   args.alpha = threshold.toFloat();
   args.beta = value.toFloat();
@@ -156,10 +184,12 @@ Tensor threshold_quantized(const Tensor& self, const Scalar& threshold, const Sc
 }
 
 Tensor leaky_relu_quantized(const Tensor& self, const Scalar& negative_slope) {
-  const auto& pt = affine(self);
+  const auto& pt = affine(self, "leaky_qrelu");
   QUnaryArgs args;
   args.alpha = negative_slope.toFloat();
-  return unary_with_qparams(QUnaryOp::LeakyRelu, args, self, pt.scale(), pt.zero_point());
+  // torch makes the input dense first, which decides how its rows split between its loops
+  return unary_with_qparams(QUnaryOp::LeakyRelu, args, self.contiguous(suggest_memory_format(self)), pt.scale(),
+                            pt.zero_point());
 }
 
 Tensor& leaky_relu_quantized_(Tensor& self, const Scalar& negative_slope) {
@@ -170,7 +200,7 @@ Tensor& leaky_relu_quantized_(Tensor& self, const Scalar& negative_slope) {
 }
 
 Tensor& leaky_relu_out_quantized(const Tensor& self, const Scalar& negative_slope, Tensor& out) {
-  affine(self);
+  affine(self, "leaky_qrelu");
   affine(out);
   TORCH_CHECK(out.scalar_type() == self.scalar_type() && out.sizes() == self.sizes(),
               "leaky_relu.out: out must be a quantized tensor of self's dtype and shape");
@@ -181,27 +211,30 @@ Tensor& leaky_relu_out_quantized(const Tensor& self, const Scalar& negative_slop
 }
 
 Tensor hardsigmoid_quantized(const Tensor& self) {
-  affine(self);
+  affine(self, "qhardsigmoid");
   const auto [scale, zero_point] = unit_range_qparams(self.scalar_type(), false);
   return unary_with_qparams(QUnaryOp::Hardsigmoid, {}, self, scale, zero_point);
 }
 
 Tensor& hardsigmoid_out_quantized(const Tensor& self, Tensor& out) { return assign(out, hardsigmoid_quantized(self)); }
 
+// self takes the result and its [0, 1] qparams (a copy carries them)
+Tensor& hardsigmoid_quantized_(Tensor& self) { return assign(self, hardsigmoid_quantized(self)); }
+
 Tensor sigmoid_quantized(const Tensor& self) {
-  affine(self);
+  affine(self, "qsigmoid");
   const auto [scale, zero_point] = unit_range_qparams(self.scalar_type(), false);
-  return unary_with_qparams(QUnaryOp::Sigmoid, {}, self, scale, zero_point, MemoryFormat::Contiguous);
+  return unary_with_qparams(QUnaryOp::Sigmoid, {}, self, scale, zero_point);
 }
 
 Tensor tanh_quantized(const Tensor& self) {
-  affine(self);
+  affine(self, "qtanh");
   const auto [scale, zero_point] = unit_range_qparams(self.scalar_type(), true);
-  return unary_with_qparams(QUnaryOp::Tanh, {}, self, scale, zero_point, MemoryFormat::Contiguous);
+  return unary_with_qparams(QUnaryOp::Tanh, {}, self, scale, zero_point);
 }
 
 Tensor gelu_quantized(const Tensor& self, std::string_view approximate) {
-  const auto& pt = affine(self);
+  const auto& pt = affine(self, "qgelu");
   TORCH_CHECK(approximate == "none" || approximate == "tanh", "approximate argument must be either none or tanh.");
   // torch's output scale is the input's rounded to float
   return unary_with_qparams(approximate == "tanh" ? QUnaryOp::GeluTanh : QUnaryOp::Gelu, {}, self,
@@ -220,10 +253,11 @@ using qn::QUnaryArgs;
 using qn::QUnaryOp;
 
 Tensor relu6(const Tensor& qx, bool inplace) {
-  const auto& pt = qn::affine(qx);
-  const int64_t six = qn::quantized_value(qx, 6.0);
+  const auto& pt = qn::affine(qx, "qclamp");
+  // hardtanh(0, 6): min(max(q, q(0)), q(6)), the bounds quantized as values
+  const int64_t zero = qn::quantized_value(qx, 0.0), six = qn::quantized_value(qx, 6.0);
   Tensor out = inplace ? qx : qn::new_like(qx, pt.scale(), pt.zero_point());
-  qn::clamp_into(out, qx, std::min(pt.zero_point(), six), six);
+  qn::clamp_into(out, qx, std::min(zero, six), six);
   return out;
 }
 
@@ -232,8 +266,7 @@ Tensor hardswish(const Tensor& input, double output_scale, int64_t output_zero_p
 }
 
 Tensor sigmoid(const Tensor& qx, double output_scale, int64_t output_zero_point) {
-  return qn::unary_with_qparams(QUnaryOp::Sigmoid, {}, qx, output_scale, output_zero_point,
-                                at::MemoryFormat::Contiguous);
+  return qn::unary_with_qparams(QUnaryOp::Sigmoid, {}, qx, output_scale, output_zero_point);
 }
 
 Tensor elu(const Tensor& self, double output_scale, int64_t output_zero_point, const Scalar& alpha, const Scalar& scale,
@@ -242,7 +275,9 @@ Tensor elu(const Tensor& self, double output_scale, int64_t output_zero_point, c
   args.alpha = alpha.toFloat();
   args.beta = scale.toFloat();
   args.gamma = input_scale.toFloat();
-  return qn::unary_with_qparams(QUnaryOp::Elu, args, self, output_scale, output_zero_point);
+  // torch's elu output is contiguous whatever the input's layout
+  return qn::unary_with_qparams(QUnaryOp::Elu, args, self, output_scale, output_zero_point,
+                                at::MemoryFormat::Contiguous);
 }
 
 // celu(x) = elu(x, alpha, scale=1, input_scale=1/alpha)
@@ -254,12 +289,14 @@ Tensor leaky_relu(const Tensor& qx, const Scalar& negative_slope, bool /*inplace
                   int64_t output_zero_point) {
   QUnaryArgs args;
   args.alpha = negative_slope.toFloat();
-  // torch ignores inplace=True here (it warns that it is not supported) and returns a new tensor
-  return qn::unary_with_qparams(QUnaryOp::LeakyRelu, args, qx, output_scale, output_zero_point);
+  // torch ignores inplace=True here (it warns that it is not supported) and returns a new tensor;
+  // it makes the input dense first, which decides how its rows split between its loops
+  return qn::unary_with_qparams(QUnaryOp::LeakyRelu, args, qx.contiguous(qn::suggest_memory_format(qx)), output_scale,
+                                output_zero_point);
 }
 
 Tensor clamp(const Tensor& qx, const std::optional<Scalar>& min, const std::optional<Scalar>& max) {
-  return qn::clamp_impl(qx, min, max);
+  return qn::clamp_impl(qx, min, max, "clamp");
 }
 
 Tensor threshold(const Tensor& qx, const Scalar& threshold, const Scalar& value) {

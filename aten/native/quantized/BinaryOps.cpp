@@ -30,6 +30,7 @@ bool is_mul(QBinaryOp op) { return op == QBinaryOp::Mul || op == QBinaryOp::MulR
 // torch's checks, with its spellings ("suported" and "shceme" in Add's).
 void check_binary_inputs(QBinaryOp op, const Tensor& qa, const Tensor& qb) {
   const char* name = is_mul(op) ? "Mul" : "Add";
+  check_not_sub_byte(qa, is_mul(op) ? "qmul" : "qadd");
   TORCH_CHECK(qa.qscheme() == c10::kPerTensorAffine, "Only per tensor quantization is ",
               is_mul(op) ? "supported" : "suported", " in ", name, ".");
   TORCH_CHECK(qa.qscheme() == qb.qscheme(), "Both inputs to ", name, " must have the same quantization shceme.");
@@ -46,8 +47,11 @@ template <QBinaryOp Op>
 Tensor qbinary(const Tensor& qa, const Tensor& qb, double scale, int64_t zero_point) {
   check_binary_inputs(Op, qa, qb);
   const auto shape = infer_size(qa.sizes(), qb.sizes());
-  // torch allocates qa's shape and layout, then resizes to the broadcast shape (contiguous).
-  const MemoryFormat format = shape == qa.sizes() ? suggest_memory_format(qa) : MemoryFormat::Contiguous;
+  // torch allocates qa's shape and layout; where broadcasting resizes it, the iterator lays
+  // the output out as the full-shaped operand
+  const MemoryFormat format = IntArrayRef(shape) == qa.sizes()   ? suggest_memory_format(qa)
+                              : IntArrayRef(shape) == qb.sizes() ? suggest_memory_format(qb)
+                                                                 : MemoryFormat::Contiguous;
   Tensor out = new_qtensor(
       shape, format, c10::make_intrusive<PerTensorAffineQuantizer>(qa.scalar_type(), scale, zero_point), qa.device());
   run_binary(Op, out, qa, qb);
@@ -90,11 +94,13 @@ void clamp_integers(const Tensor& out, const Tensor& qa, int64_t lo, int64_t hi,
 // the range, and the integers are requantized (torch's _add_scalar_out).
 Tensor& add_scalar_into(const Tensor& qa, const Scalar& other, bool relu, Tensor& out) {
   TORCH_CHECK(qa.qscheme() == c10::kPerTensorAffine, "Only per tensor quantization is supported in Add.");
+  check_not_sub_byte(qa, "qadd_scalar");
   const double s = qa.q_scale();
   const int64_t z = qa.q_zero_point();
   const auto [qmin, qmax] = quantized_range(qa.scalar_type());
   const int64_t c_q = truncate_like_x86(std::nearbyint(other.toDouble() / s));
-  const int64_t shifted = z - c_q;
+  // wrapping, as x86 computes torch's z - c_q when c_q is INT64_MIN (a NaN or huge scalar)
+  const int64_t shifted = static_cast<int64_t>(static_cast<uint64_t>(z) - static_cast<uint64_t>(c_q));
   if (shifted >= qmin && shifted <= qmax) {
     copy_integers(out, qa);
     set_qparams(out, s, shifted);
@@ -118,13 +124,14 @@ Tensor& add_scalar_into(const Tensor& qa, const Scalar& other, bool relu, Tensor
 // integers (q' = qmin + qmax - q) and the zero point (torch's _mul_scalar_out).
 Tensor& mul_scalar_into(const Tensor& qa, const Scalar& other, bool relu, Tensor& out) {
   TORCH_CHECK(qa.qscheme() == c10::kPerTensorAffine, "Only per tensor quantization is supported in Mul.");
+  check_not_sub_byte(qa, "qmul_scalar");
   const double c = other.toDouble();
   const double s = qa.q_scale();
   const int64_t z = qa.q_zero_point();
   const auto [qmin, qmax] = quantized_range(qa.scalar_type());
   if (c > 0.0) {
     if (relu) {
-      clamp_integers(out, qa, z, qmax, false);
+      clamp_integers(out, qa, as_stored(qa.scalar_type(), z), qmax, false);
     } else {
       copy_integers(out, qa);
     }
@@ -134,7 +141,7 @@ Tensor& mul_scalar_into(const Tensor& qa, const Scalar& other, bool relu, Tensor
     set_qparams(out, 1.0, 0);
   } else {
     const int64_t z_prime = qmax - (z - qmin);
-    clamp_integers(out, qa, relu ? z_prime : qmin, qmax, true);
+    clamp_integers(out, qa, relu ? as_stored(qa.scalar_type(), z_prime) : qmin, qmax, true);
     set_qparams(out, std::abs(c) * s, z_prime);
   }
   return out;

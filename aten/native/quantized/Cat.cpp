@@ -27,6 +27,7 @@ bool per_tensor(const Tensor& q) {
 void check_first(ArrayRef<Tensor> qxs) {
   TORCH_CHECK(!qxs.empty(), "torch.cat(): expected a non-empty list of Tensors");
   TORCH_CHECK(per_tensor(qxs[0]), "Only per-tensor quantization is supported in 'cat'!");
+  check_not_sub_byte(qxs[0], "qcat");
 }
 
 // torch's channels-last fast path: 4-d channels_last inputs joined along the channels.
@@ -59,6 +60,7 @@ Tensor nhwc_cat(ArrayRef<Tensor> qxs, double scale, int64_t zero_point, bool rel
   int64_t offset = 0;
   for (const Tensor& qx : qxs) {
     const int64_t c = qx.size(1);
+    if (c == 0) continue;
     const Tensor rows_in = integer_alias(qx).permute({0, 2, 3, 1}).reshape({-1, c});
     const Tensor rows = rows_out.narrow(1, offset, c);
     const auto& pt = static_cast<const PerTensorAffineQuantizer&>(*get_quantizer(qx));
@@ -87,8 +89,8 @@ Tensor cat_into_qparams(ArrayRef<Tensor> qxs, int64_t dim, double scale, int64_t
   for (const Tensor& qx : qxs) xs.push_back(qx.dequantize());
   Tensor qy = at::quantize_per_tensor(at::cat(xs, dim), scale, zero_point, dtype);
   if (relu && !qy.is_meta() && qy.numel() > 0) {
-    qclamp_stub(c10::DeviceType::CPU, integer_alias(qy), integer_alias(qy), zero_point, quantized_range(dtype).second,
-                false);
+    qclamp_stub(c10::DeviceType::CPU, integer_alias(qy), integer_alias(qy), as_stored(dtype, zero_point),
+                quantized_range(dtype).second, false);
   }
   return qy;
 }

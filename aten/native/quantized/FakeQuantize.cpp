@@ -153,13 +153,11 @@ Tensor fake_quantize_per_tensor_affine(const Tensor& self, double scale, int64_t
   return std::get<0>(at::fake_quantize_per_tensor_affine_cachemask(self, scale, zero_point, quant_min, quant_max));
 }
 
-Tensor fake_quantize_per_tensor_affine_tensor_qparams(const Tensor& self, const Tensor& scale,
-                                                      const Tensor& zero_point, int64_t quant_min,
-                                                      int64_t quant_max) {
+Tensor fake_quantize_per_tensor_affine_tensor_qparams(const Tensor& self, const Tensor& scale, const Tensor& zero_point,
+                                                      int64_t quant_min, int64_t quant_max) {
   Tensor enabled = at::ones({1}, TensorOptions().dtype(c10::kLong));
-  return std::get<0>(
-      at::_fake_quantize_per_tensor_affine_cachemask_tensor_qparams(self, scale, zero_point, enabled, quant_min,
-                                                                    quant_max));
+  return std::get<0>(at::_fake_quantize_per_tensor_affine_cachemask_tensor_qparams(self, scale, zero_point, enabled,
+                                                                                   quant_min, quant_max));
 }
 
 Tensor fake_quantize_per_tensor_affine_cachemask_backward(const Tensor& grad, const Tensor& mask) {
@@ -203,8 +201,8 @@ std::tuple<Tensor, Tensor> fake_quantize_per_channel_affine_cachemask(const Tens
                             "fake_quant_per_channel_cachemask_cpu");
 }
 
-Tensor fake_quantize_per_channel_affine(const Tensor& self, const Tensor& scale, const Tensor& zero_point,
-                                        int64_t axis, int64_t quant_min, int64_t quant_max) {
+Tensor fake_quantize_per_channel_affine(const Tensor& self, const Tensor& scale, const Tensor& zero_point, int64_t axis,
+                                        int64_t quant_min, int64_t quant_max) {
   return std::get<0>(
       at::fake_quantize_per_channel_affine_cachemask(self, scale, zero_point, axis, quant_min, quant_max));
 }

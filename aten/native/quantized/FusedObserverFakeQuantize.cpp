@@ -19,8 +19,8 @@ namespace {
 // running + averaging_const * (current - running), in float32 as torch computes it.
 void update_moving_average(const Tensor& running, const Tensor& current, float averaging_const) {
   Tensor cur = current.to(c10::kFloat).contiguous();
-  TORCH_CHECK(cur.numel() == running.numel(), "fused_moving_avg_obs_fake_quant: the observer holds ",
-              running.numel(), " running values but the input has ", cur.numel(), " rows");
+  TORCH_CHECK(cur.numel() == running.numel(), "fused_moving_avg_obs_fake_quant: the observer holds ", running.numel(),
+              " running values but the input has ", cur.numel(), " rows");
   float* r = running.data_ptr<float>();
   const float* c = cur.data_ptr<float>();
   for (int64_t i = 0, n = running.numel(); i < n; ++i) {
@@ -29,8 +29,9 @@ void update_moving_average(const Tensor& running, const Tensor& current, float a
 }
 
 void check_observer_state(const Tensor& t, const char* name) {
-  TORCH_CHECK(t.scalar_type() == c10::kFloat && t.is_contiguous() && !t.is_meta(), "fused_moving_avg_obs_fake_quant: ",
-              name, " must be a contiguous float32 CPU tensor, got ", t.scalar_type(), " on ", t.device());
+  TORCH_CHECK(t.scalar_type() == c10::kFloat && t.is_contiguous() && !t.is_meta(),
+              "fused_moving_avg_obs_fake_quant: ", name, " must be a contiguous float32 CPU tensor, got ",
+              t.scalar_type(), " on ", t.device());
 }
 
 }  // namespace
@@ -38,9 +39,9 @@ void check_observer_state(const Tensor& t, const char* name) {
 std::tuple<Tensor, Tensor> fused_moving_avg_obs_fq_helper(const Tensor& self, const Tensor& observer_on,
                                                           const Tensor& fake_quant_on, Tensor& running_min,
                                                           Tensor& running_max, Tensor& scale, Tensor& zero_point,
-                                                          double averaging_const, int64_t quant_min,
-                                                          int64_t quant_max, int64_t ch_axis,
-                                                          bool per_row_fake_quant, bool symmetric_quant) {
+                                                          double averaging_const, int64_t quant_min, int64_t quant_max,
+                                                          int64_t ch_axis, bool per_row_fake_quant,
+                                                          bool symmetric_quant) {
   TORCH_CHECK(ch_axis < self.dim(), "Error in fused_moving_avg_obs_fake_quant_cpu: ch_axis must be < self.dim()");
   TORCH_CHECK(!per_row_fake_quant || ch_axis == 0,
               "Per-channel FakeQuant in fused_moving_avg_obs_fake_quant is only supported on axis == 0");
@@ -90,8 +91,8 @@ std::tuple<Tensor, Tensor> fused_moving_avg_obs_fq_helper(const Tensor& self, co
   scale.copy_(scales.view(scale.sizes()));
   zero_point.copy_(zero_points.view(zero_point.sizes()));
   if (per_row_fake_quant) {
-    return native::fake_quantize_per_channel_affine_cachemask(x, scale.to(c10::kFloat),
-                                                              zero_point.to(c10::kInt), ch_axis, quant_min, quant_max);
+    return native::fake_quantize_per_channel_affine_cachemask(x, scale.to(c10::kFloat), zero_point.to(c10::kInt),
+                                                              ch_axis, quant_min, quant_max);
   }
   return native::fake_quantize_per_tensor_affine_cachemask_tensor_qparams(x, scale, zero_point, fake_quant_on,
                                                                           quant_min, quant_max);

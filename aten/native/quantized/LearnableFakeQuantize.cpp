@@ -23,8 +23,7 @@ namespace {
 // (quant_min or quant_max - zero_point), dzero_point = -dy * scale. Each is times grad_factor.
 template <typename T>
 void lsq_grads(const T* x, const T* dy, T* dx, T* dscale, T* dzp, int64_t outer, int64_t channels, int64_t inner,
-               const float* scales, const float* zero_points, int64_t quant_min, int64_t quant_max,
-               float grad_factor) {
+               const float* scales, const float* zero_points, int64_t quant_min, int64_t quant_max, float grad_factor) {
   using Acc = std::conditional_t<std::is_same_v<T, double>, double, float>;
   int64_t i = 0;
   for (int64_t a = 0; a < outer; ++a) {

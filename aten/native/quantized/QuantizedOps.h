@@ -22,6 +22,25 @@ namespace at::inline tessera::native {
 // (torch's own results move with its thread count, as its chunks do). Operators that stay
 // in integers (relu, clamp, mul, the scalar forms) have no such split.
 
+// torch's refusal of the packed quint4x2 / quint2x4 in a kernel dispatched over quint8, qint8
+// and qint32 ("qrelu" not implemented for 'QUInt4x2').
+inline void check_not_sub_byte(const Tensor& q, const char* kernel) {
+  TORCH_CHECK(!c10::isSubByteQIntType(q.scalar_type()), "\"", kernel, "\" not implemented for '", q.scalar_type(), "'");
+}
+
+// A zero point as torch's relu compares it with the integers: converted to the stored type
+// (std::max<underlying>), so an out-of-range zero point wraps.
+inline int64_t as_stored(c10::ScalarType qtype, int64_t zero_point) {
+  switch (qtype) {
+    case c10::kQUInt8:
+      return static_cast<uint8_t>(zero_point);
+    case c10::kQInt8:
+      return static_cast<int8_t>(zero_point);
+    default:
+      return static_cast<int32_t>(zero_point);
+  }
+}
+
 // The integer parameters of one per-tensor-affine operand.
 struct QAffine {
   float scale;

@@ -46,8 +46,9 @@ QuantizerPtr per_channel_quantizer_for(const Tensor& self, const Tensor& scales,
   TORCH_CHECK(zero_points.dim() == 1, "zero_points tensor must have dimension 1");
   TORCH_CHECK(scales.numel() == zero_points.numel(), "number of elements in scales and zero_points must match");
   TORCH_CHECK(c10::isFloatingType(scales.scalar_type()), "scale tensor must be floating point");
-  TORCH_CHECK(axis >= 0 && axis < self.dim(), "Channel axis out of range in per channel affine quantization. Got: ",
-              axis, "Expected: [0, ", self.dim(), ")");
+  TORCH_CHECK(axis >= 0 && axis < self.dim(),
+              "Channel axis out of range in per channel affine quantization. Got: ", axis, "Expected: [0, ", self.dim(),
+              ")");
   TORCH_CHECK(self.size(axis) == scales.numel(), "length of scales must equal to channel");
   TORCH_CHECK(!scales.is_meta() && !zero_points.is_meta(), op, ": the scales and zero points of a quantized tensor ",
               "are CPU tensors (a meta tensor has no values)");
@@ -59,8 +60,7 @@ QuantizerPtr per_channel_quantizer_for(const Tensor& self, const Tensor& scales,
   Tensor zps = zero_points.to(c10::kLong).contiguous().clone();
   const int64_t* zp = zps.data_ptr<int64_t>();
   for (int64_t c = 0; c < zps.numel(); ++c) check_zero_point(op, dtype, zp[c]);
-  return c10::make_intrusive<PerChannelAffineQuantizer>(dtype, scales.to(c10::kDouble).contiguous().clone(), zps,
-                                                        axis);
+  return c10::make_intrusive<PerChannelAffineQuantizer>(dtype, scales.to(c10::kDouble).contiguous().clone(), zps, axis);
 }
 
 // A quantized tensor whose integers are a copy of `ints` (torch's _make_*_quantized_tensor).
@@ -89,8 +89,7 @@ Tensor quantize_per_tensor_tensor_qparams(const Tensor& self, const Tensor& scal
 
 std::vector<Tensor> quantize_per_tensor_tensors(TensorList tensors, const Tensor& scales, const Tensor& zero_points,
                                                 at::ScalarType dtype) {
-  TORCH_CHECK(scales.dim() == 1 && zero_points.dim() == 1 &&
-                  scales.numel() == static_cast<int64_t>(tensors.size()) &&
+  TORCH_CHECK(scales.dim() == 1 && zero_points.dim() == 1 && scales.numel() == static_cast<int64_t>(tensors.size()) &&
                   zero_points.numel() == static_cast<int64_t>(tensors.size()),
               "quantize_per_tensor: scales and zero_points need one element per tensor (", tensors.size(), ")");
   TORCH_CHECK(!scales.is_meta() && !zero_points.is_meta(), "quantize_per_tensor: the scales and zero points are read ",
@@ -128,8 +127,8 @@ Tensor quantize_per_channel(const Tensor& self, const Tensor& scales, const Tens
                             at::ScalarType dtype) {
   TORCH_CHECK(self.scalar_type() == c10::kFloat, "quantize_tensor_per_channel_affine expects a Float Tensor, got ",
               self.scalar_type());
-  return quantize_with(self, per_channel_quantizer_for(self, scales, zero_points, axis, dtype,
-                                                       "quantize_tensor_per_channel_affine"));
+  return quantize_with(
+      self, per_channel_quantizer_for(self, scales, zero_points, axis, dtype, "quantize_tensor_per_channel_affine"));
 }
 
 // ---- dequantize
@@ -179,8 +178,8 @@ Tensor make_per_tensor_quantized_tensor_cpu(const Tensor& self, double scale, in
 Tensor make_per_channel_quantized_tensor_cpu(const Tensor& self, const Tensor& scale, const Tensor& zero_point,
                                              int64_t axis) {
   const c10::ScalarType dtype = quantized_type_of(self.scalar_type());
-  return from_integers(self, per_channel_quantizer_for(self, scale, zero_point, axis, dtype,
-                                                       "make_per_channel_quantized_tensor"));
+  return from_integers(
+      self, per_channel_quantizer_for(self, scale, zero_point, axis, dtype, "make_per_channel_quantized_tensor"));
 }
 
 // ---- factories
@@ -213,10 +212,10 @@ Tensor empty_per_channel_affine_quantized(IntArrayRef size, const Tensor& scales
   const c10::ScalarType t = dtype.value_or(c10::get_default_dtype());
   TORCH_CHECK(c10::isQIntType(t), "Creation of quantized tensor requires quantized dtype like torch.quint8");
   Tensor shape_only = at::empty(size, TensorOptions().device(c10::Device(c10::DeviceType::Meta)));
-  return new_qtensor(size, memory_format.value_or(c10::MemoryFormat::Contiguous),
-                     per_channel_quantizer_for(shape_only, scales, zero_points, axis, t,
-                                               "empty_per_channel_affine_quantized"),
-                     device.value_or(c10::Device(c10::DeviceType::CPU)));
+  return new_qtensor(
+      size, memory_format.value_or(c10::MemoryFormat::Contiguous),
+      per_channel_quantizer_for(shape_only, scales, zero_points, axis, t, "empty_per_channel_affine_quantized"),
+      device.value_or(c10::Device(c10::DeviceType::CPU)));
 }
 
 Tensor empty_like_quantized(const Tensor& self, std::optional<at::ScalarType> dtype, std::optional<at::Layout> layout,
@@ -224,7 +223,8 @@ Tensor empty_like_quantized(const Tensor& self, std::optional<at::ScalarType> dt
                             std::optional<at::MemoryFormat> memory_format) {
   TORCH_CHECK(!dtype.has_value() || *dtype == self.scalar_type(),
               "It is currently not supported to specify a dtype that doesn't match the input tensor's dtype via "
-              "empty_like.  Specified: ", *dtype, " Input tensor's dtype: ", self.scalar_type());
+              "empty_like.  Specified: ",
+              *dtype, " Input tensor's dtype: ", self.scalar_type());
   check_quantized_factory("empty_like", layout, pin_memory, std::nullopt);
   const c10::MemoryFormat format = memory_format.value_or(c10::MemoryFormat::Preserve);
   return new_qtensor(self.sizes(), format == c10::MemoryFormat::Preserve ? suggest_memory_format(self) : format,
@@ -259,8 +259,7 @@ Tensor& copy_quantized_(Tensor& self, const Tensor& src, bool /*non_blocking*/) 
     return self;
   }
   TORCH_CHECK_NOT_IMPLEMENTED(self.is_meta() || !src.is_meta(), "Cannot copy out of meta tensor; no data!");
-  TORCH_CHECK(src.layout() == c10::kStrided && (src.is_cpu() || src.is_meta()) && !src.is_mkldnn() &&
-                  !src.is_nested(),
+  TORCH_CHECK(src.layout() == c10::kStrided && (src.is_cpu() || src.is_meta()) && !src.is_mkldnn() && !src.is_nested(),
               "Quantized copy only works with a strided CPU source tensor, got layout ", src.layout(), " on ",
               src.device());
   TORCH_CHECK(src.scalar_type() == c10::kFloat, "Quantized copy only works with kFloat as source Tensor");

@@ -70,8 +70,9 @@ Tensor slice_quantized(const Tensor& self, int64_t dim, std::optional<int64_t> s
   auto pick = [&](const Tensor& t) {
     return at::slice(t, 0, first, first + count * g.step, g.step).contiguous().clone();
   };
-  return view_with(self, g.view, c10::make_intrusive<PerChannelAffineQuantizer>(
-                                     q->scalar_type(), pick(q->scales()), pick(q->zero_points()), q->axis()));
+  return view_with(self, g.view,
+                   c10::make_intrusive<PerChannelAffineQuantizer>(q->scalar_type(), pick(q->scales()),
+                                                                  pick(q->zero_points()), q->axis()));
 }
 
 Tensor unsqueeze_quantized(const Tensor& self, int64_t dim) {

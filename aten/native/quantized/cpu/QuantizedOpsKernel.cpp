@@ -40,9 +40,9 @@ inline Int quantize_scalar(float x, float inv_scale, int64_t zero_point) {
   return static_cast<Int>(std::min(std::max(q, kMin<Int>), kMax<Int>));
 }
 
-// The 8-bit vector quantizer (QuantizeAvx2): y = min(x * inv_scale, 2147483520), rounded half
-// to even as cvtps_epi32 does (INT32_MIN for NaN and below -2^31), plus the zero point in
-// int32 (wrapping), clamped. torch's qint32 vector loop quantizes per element instead.
+// The 8-bit vector quantizer (QuantizeAvx2): y = min(x * inv_scale, 2147483520) (NaN gives
+// the bound), rounded half to even as cvtps_epi32 does (INT32_MIN below -2^31), plus the
+// zero point in int32 (wrapping), clamped. torch's qint32 vector loop quantizes per element instead.
 inline int32_t cvtps_epi32(float t) {
   return t >= -2147483648.0f && t < 2147483648.0f ? static_cast<int32_t>(std::nearbyint(t))
                                                   : std::numeric_limits<int32_t>::min();
@@ -56,7 +56,8 @@ inline Int quantize_lane(float x, float inv_scale, int64_t zero_point) {
     return quantize_scalar<Int>(x, inv_scale, zero_point);
   } else {
     const float y = x * inv_scale;
-    const int64_t q = wrapping_add(cvtps_epi32(std::isnan(y) ? y : std::min(y, 2147483520.0f)), zero_point);
+    // minps(y, bound): a NaN y gives the bound
+    const int64_t q = wrapping_add(cvtps_epi32(std::isnan(y) ? 2147483520.0f : std::min(y, 2147483520.0f)), zero_point);
     return static_cast<Int>(std::min(std::max(q, kMin<Int>), kMax<Int>));
   }
 }
@@ -170,19 +171,37 @@ inline __m256i clamp8(__m256i v, int64_t lo, int64_t hi) {
   return _mm256_min_epi32(_mm256_max_epi32(v, _mm256_set1_epi32(static_cast<int32_t>(lo))),
                           _mm256_set1_epi32(static_cast<int32_t>(hi)));
 }
-// The 8-bit vector quantizer on eight lanes (qint32 goes lane by lane, as torch's does).
+// The 8-bit vector quantizer on eight lanes, as int32 lanes clamped to Int's range.
 template <typename Int>
-inline void quantize_store8(char* p, __m256 x, float inv_scale, int64_t zero_point) {
-  if constexpr (sizeof(Int) == 4) {
-    alignas(32) float lanes[8];
-    _mm256_store_ps(lanes, x);
-    for (int i = 0; i < 8; ++i) store<Int>(p + 4 * i, quantize_scalar<Int>(lanes[i], inv_scale, zero_point));
-  } else {
-    // min(bound, y): a NaN y passes through, and cvtps turns it into INT32_MIN
-    __m256 t = _mm256_min_ps(_mm256_set1_ps(2147483520.0f), _mm256_mul_ps(x, _mm256_set1_ps(inv_scale)));
-    __m256i q = _mm256_add_epi32(_mm256_cvtps_epi32(t), _mm256_set1_epi32(static_cast<int32_t>(zero_point)));
-    store8<Int>(p, clamp8(q, kMin<Int>, kMax<Int>));
+inline __m256i quantize8(__m256 x, float inv_scale, int64_t zero_point) {
+  // min(y, bound): a NaN y gives the bound (minps returns its second operand)
+  const __m256 t = _mm256_min_ps(_mm256_mul_ps(x, _mm256_set1_ps(inv_scale)), _mm256_set1_ps(2147483520.0f));
+  const __m256i q = _mm256_add_epi32(_mm256_cvtps_epi32(t), _mm256_set1_epi32(static_cast<int32_t>(zero_point)));
+  return clamp8(q, kMin<Int>, kMax<Int>);
+}
+// 32 int32 lanes within Int's range (8-bit) packed into 32 bytes, in order.
+template <typename Int>
+inline void store32(char* p, __m256i a, __m256i b, __m256i c, __m256i d) {
+  const __m256i ab = _mm256_packs_epi32(a, b), cd = _mm256_packs_epi32(c, d);
+  const __m256i bytes = std::is_signed_v<Int> ? _mm256_packs_epi16(ab, cd) : _mm256_packus_epi16(ab, cd);
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(p),
+                      _mm256_permutevar8x32_epi32(bytes, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));
+}
+// Writes elements [i, end) of a contiguous Int output from lanes(k) (int32 lanes of elements
+// k..k+7, within Int's range): 32 at a time for 8-bit types, then 8 at a time. Returns where
+// it stopped (fewer than 8 left).
+template <typename Int, typename Lanes>
+inline int64_t store_blocks(char* out, int64_t i, int64_t end, Lanes lanes) {
+  if constexpr (sizeof(Int) == 1) {
+    for (; i + 32 <= end; i += 32) store32<Int>(out + i, lanes(i), lanes(i + 8), lanes(i + 16), lanes(i + 24));
   }
+  for (; i + 8 <= end; i += 8) store8<Int>(out + i * static_cast<int64_t>(sizeof(Int)), lanes(i));
+  return i;
+}
+// Eight elements of an operand as int32 lanes: loaded, or broadcast where the stride is 0.
+template <typename Int>
+inline __m256i operand8(const char* base, int64_t stride, int64_t i) {
+  return stride == 0 ? _mm256_set1_epi32(static_cast<int32_t>(load<Int>(base))) : load8<Int>(base + i * stride);
 }
 #endif
 
@@ -197,9 +216,22 @@ void binary_kernel(QBinaryOp op, const Tensor& out, QAffine oq, const Tensor& a,
   if (op == QBinaryOp::Mul || op == QBinaryOp::MulRelu) {
     // qmul: the integer product of the centred operands, requantized (one arithmetic for both loops).
     const float multiplier = aq.scale * bq.scale * inv_scale;
-    const int64_t floor = relu ? oq.zero_point : kMin<Int>;
+    const int64_t floor = relu ? static_cast<Int>(oq.zero_point) : kMin<Int>;  // torch compares in Int
     for_each_torch_row<Int>(iter, [&](char** d, const int64_t* s, int64_t n, int64_t nvec) {
-      for (int64_t i = 0; i < n; ++i) {
+      int64_t i = 0;
+#if defined(CPU_CAPABILITY_AVX2)
+      const __m256i za = _mm256_set1_epi32(static_cast<int32_t>(aq.zero_point));
+      const __m256i zb = _mm256_set1_epi32(static_cast<int32_t>(bq.zero_point));
+      const __m256i zo = _mm256_set1_epi32(static_cast<int32_t>(oq.zero_point));
+      const __m256 m = _mm256_set1_ps(multiplier);
+      i = store_blocks<Int>(d[0], i, nvec, [&](int64_t k) {
+        const __m256i c = _mm256_mullo_epi32(_mm256_sub_epi32(operand8<Int>(d[1], s[1], k), za),
+                                             _mm256_sub_epi32(operand8<Int>(d[2], s[2], k), zb));
+        const __m256i r = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_mul_ps(_mm256_cvtepi32_ps(c), m)), zo);
+        return clamp8(r, floor, kMax<Int>);
+      });
+#endif
+      for (; i < n; ++i) {
         const int32_t x = static_cast<int32_t>(load<Int>(d[1] + i * s[1])) - static_cast<int32_t>(aq.zero_point);
         const int32_t y = static_cast<int32_t>(load<Int>(d[2] + i * s[2])) - static_cast<int32_t>(bq.zero_point);
         const int32_t c = static_cast<int32_t>(static_cast<uint32_t>(x) * static_cast<uint32_t>(y));
@@ -217,14 +249,22 @@ void binary_kernel(QBinaryOp op, const Tensor& out, QAffine oq, const Tensor& a,
 #if defined(CPU_CAPABILITY_AVX2)
     const __m256 sa = _mm256_set1_ps(aq.scale), pa = _mm256_set1_ps(a_premul);
     const __m256 sb = _mm256_set1_ps(bq.scale), pb = _mm256_set1_ps(b_premul);
-    for (; i + 8 <= nvec; i += 8) {
-      const __m256 x = s[1] == 0 ? _mm256_set1_ps(static_cast<float>(load<Int>(d[1])))
-                                 : _mm256_cvtepi32_ps(load8<Int>(d[1] + i * s[1]));
-      const __m256 y = s[2] == 0 ? _mm256_set1_ps(static_cast<float>(load<Int>(d[2])))
-                                 : _mm256_cvtepi32_ps(load8<Int>(d[2] + i * s[2]));
-      __m256 c = _mm256_add_ps(_mm256_fmadd_ps(sa, x, pa), _mm256_fmadd_ps(sb, y, pb));
-      if (relu) c = _mm256_max_ps(c, _mm256_setzero_ps());
-      quantize_store8<Int>(d[0] + i * s[0], c, inv_scale, oq.zero_point);
+    auto sum = [&](int64_t k) {
+      const __m256 x = _mm256_cvtepi32_ps(operand8<Int>(d[1], s[1], k));
+      const __m256 y = _mm256_cvtepi32_ps(operand8<Int>(d[2], s[2], k));
+      const __m256 c = _mm256_add_ps(_mm256_fmadd_ps(sa, x, pa), _mm256_fmadd_ps(sb, y, pb));
+      return relu ? _mm256_max_ps(c, _mm256_setzero_ps()) : c;
+    };
+    if constexpr (sizeof(Int) == 1) {
+      i = store_blocks<Int>(d[0], i, nvec, [&](int64_t k) { return quantize8<Int>(sum(k), inv_scale, oq.zero_point); });
+    } else {  // qint32's vector quantizer is quantize_val per element
+      alignas(32) float lanes[8];
+      for (; i + 8 <= nvec; i += 8) {
+        _mm256_store_ps(lanes, sum(i));
+        for (int k = 0; k < 8; ++k) {
+          store<Int>(d[0] + (i + k) * s[0], quantize_scalar<Int>(lanes[k], inv_scale, oq.zero_point));
+        }
+      }
     }
 #endif
     for (; i < nvec; ++i) {
@@ -248,7 +288,7 @@ template <typename Int>
 void add_scalar_kernel(const Tensor& out, QAffine oq, const Tensor& a, QAffine aq, int32_t addend, bool relu) {
   auto iter = TensorIteratorConfig().add_output(out).add_input(a).resize_outputs(false).build();
   const float multiplier = aq.scale * (1.0f / oq.scale);
-  const int64_t floor = relu ? oq.zero_point : kMin<Int>;
+  const int64_t floor = relu ? static_cast<Int>(oq.zero_point) : kMin<Int>;  // torch compares in Int
   for_each_torch_row<Int>(iter, [&](char** d, const int64_t* s, int64_t n, int64_t nvec) {
     for (int64_t i = 0; i < n; ++i) {
       const int32_t x = static_cast<int32_t>(load<Int>(d[1] + i * s[1])) - static_cast<int32_t>(aq.zero_point);
@@ -269,7 +309,7 @@ void clamp_kernel(const Tensor& out, const Tensor& a, int64_t lo, int64_t hi, bo
     int64_t i = 0;
 #if defined(CPU_CAPABILITY_AVX2)
     if (!reflect && s[0] == sizeof(Int) && s[1] == sizeof(Int)) {
-      for (; i + 8 <= n; i += 8) store8<Int>(d[0] + i * s[0], clamp8(load8<Int>(d[1] + i * s[1]), lo, hi));
+      i = store_blocks<Int>(d[0], i, n, [&](int64_t k) { return clamp8(load8<Int>(d[1] + k * s[1]), lo, hi); });
     }
 #endif
     for (; i < n; ++i) {
@@ -287,8 +327,8 @@ using FVec = Vectorized<float>;
 
 // The function torch's vector loop applies (on Vectorized<float>) and its scalar one (in
 // the precision torch's scalar lambda computes: gelu's in double).
+template <QUnaryOp op>
 struct UnaryFns {
-  QUnaryOp op;
   const QUnaryArgs& args;
 
   FVec vector(FVec x) const {
@@ -359,15 +399,25 @@ struct UnaryFns {
 
 // One row: the first nvec elements in torch's vector arithmetic, in blocks of lanes (a short
 // last block padded: lanes are independent), the rest in its scalar arithmetic.
-template <typename Int>
-void unary_row(const UnaryFns& fns, char** d, const int64_t* s, int64_t n, int64_t nvec, QAffine oq, QAffine aq) {
+template <typename Int, typename Fns>
+void unary_row(const Fns& fns, char** d, const int64_t* s, int64_t n, int64_t nvec, QAffine oq, QAffine aq) {
   constexpr int64_t kLanes = FVec::size();
   const float inv_scale = 1.0f / oq.scale;
   const float premul = aq.scale * -static_cast<float>(aq.zero_point);
   // qint32's vector quantizer is quantize_val, with its own float inverse
   const float vector_inv = sizeof(Int) == 4 ? inv_scale : fns.args.vector_inv_scale;
+  int64_t start = 0;
+#if defined(CPU_CAPABILITY_AVX2)
+  if constexpr (sizeof(Int) == 1) {
+    const __m256 scale = _mm256_set1_ps(aq.scale), shift = _mm256_set1_ps(premul);
+    start = store_blocks<Int>(d[0], 0, nvec, [&](int64_t k) {
+      const __m256 x = _mm256_fmadd_ps(scale, _mm256_cvtepi32_ps(operand8<Int>(d[1], s[1], k)), shift);
+      return quantize8<Int>(fns.vector(FVec(x)), vector_inv, oq.zero_point);
+    });
+  }
+#endif
   alignas(32) float lanes[kLanes];
-  for (int64_t i = 0; i < nvec; i += kLanes) {
+  for (int64_t i = start; i < nvec; i += kLanes) {
     const int64_t m = std::min(kLanes, nvec - i);
     for (int64_t k = 0; k < kLanes; ++k) {
       lanes[k] = static_cast<float>(load<Int>(d[1] + (i + std::min(k, m - 1)) * s[1]));
@@ -383,12 +433,44 @@ void unary_row(const UnaryFns& fns, char** d, const int64_t* s, int64_t n, int64
   }
 }
 
+// Calls fn.template operator()<Op>() with op as a compile-time constant, so each function's
+// loop is compiled on its own (no switch per vector).
+template <typename Fn>
+void with_unary_op(QUnaryOp op, Fn&& fn) {
+  switch (op) {
+    case QUnaryOp::Sigmoid:
+      return fn.template operator()<QUnaryOp::Sigmoid>();
+    case QUnaryOp::Tanh:
+      return fn.template operator()<QUnaryOp::Tanh>();
+    case QUnaryOp::Hardsigmoid:
+      return fn.template operator()<QUnaryOp::Hardsigmoid>();
+    case QUnaryOp::Hardswish:
+      return fn.template operator()<QUnaryOp::Hardswish>();
+    case QUnaryOp::LeakyRelu:
+      return fn.template operator()<QUnaryOp::LeakyRelu>();
+    case QUnaryOp::Elu:
+      return fn.template operator()<QUnaryOp::Elu>();
+    case QUnaryOp::Gelu:
+      return fn.template operator()<QUnaryOp::Gelu>();
+    case QUnaryOp::GeluTanh:
+      return fn.template operator()<QUnaryOp::GeluTanh>();
+    case QUnaryOp::Threshold:
+      return fn.template operator()<QUnaryOp::Threshold>();
+    case QUnaryOp::Identity:
+      return fn.template operator()<QUnaryOp::Identity>();
+    case QUnaryOp::Relu:
+      return fn.template operator()<QUnaryOp::Relu>();
+  }
+}
+
 template <typename Int>
 void unary_kernel(QUnaryOp op, const QUnaryArgs& args, const Tensor& out, QAffine oq, const Tensor& a, QAffine aq) {
   auto iter = TensorIteratorConfig().add_output(out).add_input(a).resize_outputs(false).build();
-  const UnaryFns fns{op, args};
-  for_each_torch_row<Int>(
-      iter, [&](char** d, const int64_t* s, int64_t n, int64_t nvec) { unary_row<Int>(fns, d, s, n, nvec, oq, aq); });
+  with_unary_op(op, [&]<QUnaryOp Op>() {
+    const UnaryFns<Op> fns{args};
+    for_each_torch_row<Int>(
+        iter, [&](char** d, const int64_t* s, int64_t n, int64_t nvec) { unary_row<Int>(fns, d, s, n, nvec, oq, aq); });
+  });
 }
 
 // cat's channels-last loop (qcat_nhwc): per pixel, the first C - C % 8 channels in the vector
@@ -398,17 +480,19 @@ void requantize_rows_kernel(const Tensor& out, QAffine oq, const Tensor& a, QAff
                             bool relu) {
   QUnaryArgs args;
   args.vector_inv_scale = vector_inv_scale;
-  const UnaryFns fns{relu ? QUnaryOp::Relu : QUnaryOp::Identity, args};
   const int64_t rows = out.size(0), channels = out.size(1);
   const int64_t strides[2] = {static_cast<int64_t>(sizeof(Int)), static_cast<int64_t>(sizeof(Int))};
   char* const out_base = static_cast<char*>(out.data_ptr());
   const char* const a_base = static_cast<const char*>(a.data_ptr());
-  at::parallel_for(0, rows, std::max<int64_t>(1, 32768 / std::max<int64_t>(channels, 1)), [&](int64_t b, int64_t e) {
-    for (int64_t r = b; r < e; ++r) {
-      char* d[2] = {out_base + r * out.stride(0) * static_cast<int64_t>(sizeof(Int)),
-                    const_cast<char*>(a_base) + r * a.stride(0) * static_cast<int64_t>(sizeof(Int))};
-      unary_row<Int>(fns, d, strides, channels, channels / 8 * 8, oq, aq);
-    }
+  with_unary_op(relu ? QUnaryOp::Relu : QUnaryOp::Identity, [&]<QUnaryOp Op>() {
+    const UnaryFns<Op> fns{args};
+    at::parallel_for(0, rows, std::max<int64_t>(1, 32768 / std::max<int64_t>(channels, 1)), [&](int64_t b, int64_t e) {
+      for (int64_t r = b; r < e; ++r) {
+        char* d[2] = {out_base + r * out.stride(0) * static_cast<int64_t>(sizeof(Int)),
+                      const_cast<char*>(a_base) + r * a.stride(0) * static_cast<int64_t>(sizeof(Int))};
+        unary_row<Int>(fns, d, strides, channels, channels / 8 * 8, oq, aq);
+      }
+    });
   });
 }
 
