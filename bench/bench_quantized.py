@@ -32,6 +32,10 @@ def quantized(lib, shape, seed, dtype):
     return lib.quantize_per_tensor(floats(lib, shape, seed), 0.02, 3, getattr(lib, dtype))
 
 
+def nhwc(lib):
+    return quantized(lib, (32, 64, 56, 56), 21, "quint8").contiguous(memory_format=lib.channels_last)
+
+
 def channel_qparams(lib, n):
     return lib.linspace(0.01, 0.05, n, dtype=lib.float64), lib.arange(n) % 7
 
@@ -92,6 +96,15 @@ CASES = [
                                                  L.quantize_per_tensor(floats(L, (M16 // 8,), 20), 0.03, 100,
                                                                        L.quint8)),
      lambda L, a, b: L.cat([a, b]), 2 * M16 // 4),
+    # pooling (aten/native/quantized/Pooling.cpp) on a ResNet-style channels_last activation
+    ("max_pool2d 3x3/2 32x64x56x56 NHWC", lambda L: (nhwc(L),),
+     lambda L, q: L.nn.functional.max_pool2d(q, 3, 2, 1), 32 * 64 * (56 * 56 + 28 * 28)),
+    ("avg_pool2d 2x2 32x64x56x56 NHWC", lambda L: (nhwc(L),), lambda L, q: L.nn.functional.avg_pool2d(q, 2),
+     32 * 64 * (56 * 56 + 28 * 28)),
+    ("adaptive_avg_pool2d 1 32x64x56x56 NHWC", lambda L: (nhwc(L),),
+     lambda L, q: L.nn.functional.adaptive_avg_pool2d(q, 1), 32 * 64 * 56 * 56),
+    ("max_pool2d 3x3/2 32x64x56x56 NCHW", lambda L: (quantized(L, (32, 64, 56, 56), 22, "quint8"),),
+     lambda L, q: L.nn.functional.max_pool2d(q, 3, 2, 1), 32 * 64 * (56 * 56 + 28 * 28)),
 ]
 
 

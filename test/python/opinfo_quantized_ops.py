@@ -160,3 +160,67 @@ register(
     OpInfo("quantized::threshold", _unary(lambda lib, q: lib.ops.quantized.threshold(q, -0.2, 0.5)),
            sample_inputs=unary_samples, **QOP),
 )
+
+
+# ---- pooling (aten/native/quantized/Pooling.cpp): integer max; averages in torch's two kernels
+
+def pool_samples(dtype):
+    cl = torch.channels_last
+    for qtype, scale, zp in QTYPES:
+        yield f"{qtype} NCHW", [make_torch((2, 3, 7, 9), "float32", 30, -4.0, 4.0)], \
+            {"scale": scale, "zero_point": zp, "dtype": qtype, "layout": None}
+        # 11 channels: torch's NHWC kernel takes 8 of them through its vector quantizer
+        yield f"{qtype} channels_last", [make_torch((2, 11, 6, 5), "float32", 31, -4.0, 4.0)
+                                         .contiguous(memory_format=cl)], \
+            {"scale": scale, "zero_point": zp, "dtype": qtype, "layout": "channels_last"}
+    yield "no batch", [make_torch((3, 8, 8), "float32", 32)], \
+        {"scale": 0.05, "zero_point": 7, "dtype": "quint8", "layout": None}
+    yield "empty batch", [make_torch((0, 3, 8, 8), "float32", 33)], \
+        {"scale": 0.05, "zero_point": 7, "dtype": "quint8", "layout": None}
+
+
+def _pool(fn):
+    def call(lib, x, scale, zero_point, dtype, layout):
+        q = _q(lib, x, scale, zero_point, dtype)
+        if layout:
+            q = q.contiguous(memory_format=getattr(lib, layout))
+        r = fn(lib, q)
+        return _per_tensor(lib, r) + (lib.tensor(list(r.stride()), device=r.device),)
+    return call
+
+
+register(
+    OpInfo("max_pool2d[quantized]",
+           _pool(lambda lib, q: lib.nn.functional.max_pool2d(q, 3, 2, 1, 1, ceil_mode=True)),
+           sample_inputs=pool_samples, **QOP),
+    OpInfo("max_pool2d[quantized_dilated]",
+           _pool(lambda lib, q: lib.nn.functional.max_pool2d(q, (2, 3), (1, 2), (1, 0), (2, 1))),
+           sample_inputs=pool_samples, **QOP),
+    OpInfo("quantized::max_pool2d",
+           _pool(lambda lib, q: lib.ops.quantized.max_pool2d(q, [2, 2], [], [0, 0], [1, 1], False)),
+           sample_inputs=pool_samples, **QOP),
+    OpInfo("quantized::max_pool1d",
+           _pool(lambda lib, q: lib.ops.quantized.max_pool1d(q.flatten(-2), [3], [2], [1], [1], True)),
+           sample_inputs=pool_samples, **QOP),
+    OpInfo("max_pool1d[quantized]",
+           _pool(lambda lib, q: lib.nn.functional.max_pool1d(q.flatten(-2), 4, 3, 2)),
+           sample_inputs=pool_samples, **QOP),
+    OpInfo("avg_pool2d[quantized]",
+           _pool(lambda lib, q: lib.nn.functional.avg_pool2d(q, 3, 2, 1, ceil_mode=True)),
+           sample_inputs=pool_samples, **QOP),
+    OpInfo("avg_pool2d[quantized_no_pad_count]",
+           _pool(lambda lib, q: lib.nn.functional.avg_pool2d(q, (3, 2), 1, (1, 1), count_include_pad=False)),
+           sample_inputs=pool_samples, **QOP),
+    OpInfo("avg_pool2d[quantized_divisor]",
+           _pool(lambda lib, q: lib.nn.functional.avg_pool2d(q, 2, divisor_override=3)),
+           sample_inputs=pool_samples, **QOP),
+    OpInfo("avg_pool1d[quantized]",
+           _pool(lambda lib, q: lib.nn.functional.avg_pool1d(q.flatten(-2), 3, 2, 1)),
+           sample_inputs=pool_samples, **QOP),
+    OpInfo("_adaptive_avg_pool2d[quantized]",
+           _pool(lambda lib, q: lib.nn.functional.adaptive_avg_pool2d(q, (4, 3))),
+           sample_inputs=pool_samples, covers=("adaptive_avg_pool2d",), **QOP),
+    OpInfo("_adaptive_avg_pool2d[quantized_global]",
+           _pool(lambda lib, q: lib.nn.functional.adaptive_avg_pool2d(q, 1)),
+           sample_inputs=pool_samples, **QOP),
+)

@@ -57,6 +57,10 @@ FUNCTIONAL = {
     "threshold": lambda F, q: F.threshold(q, 0.5, -2.0),
     "hardsigmoid": lambda F, q: F.hardsigmoid(q),
     "clamp": lambda F, q: F.clamp(q, -1.0, 0.5),
+    "avg_pool2d": lambda F, q: F.avg_pool2d(q.reshape(1, 2, 5, 13), 3, 2, 1, count_include_pad=False),
+    "adaptive_avg_pool2d": lambda F, q: F.adaptive_avg_pool2d(q.reshape(1, 2, 5, 13), (2, 4)),
+    "max_pool1d": lambda F, q: F.max_pool1d(q, 3, padding=1),
+    "max_pool2d": lambda F, q: F.max_pool2d(q.reshape(1, 2, 5, 13), 2, 1, dilation=2),
 }
 
 
@@ -64,6 +68,12 @@ FUNCTIONAL = {
 def test_functional(name):
     assert_same_q(FUNCTIONAL[name](nnq.functional, quantized_input(tessera)),
                   FUNCTIONAL[name](tnnq.functional, quantized_input(torch)))
+
+
+def test_functional_max_pool_refuses_indices():
+    for F in (nnq.functional, tnnq.functional):
+        with pytest.raises(NotImplementedError, match="return_indices is not yet implemented!"):
+            F.max_pool2d(None, 2, return_indices=True)
 
 
 def test_functional_refuses_float_input():

@@ -406,3 +406,61 @@ def test_meta_tensors_give_shapes_and_qparams():
     assert t.is_meta and (t.q_scale(), t.q_zero_point()) == (0.0078125, 128)
     c = tessera.cat([q, q], 1)
     assert c.is_meta and tuple(c.shape) == (2, 140)
+
+
+@pytest.mark.parametrize("case", [
+    "max padding", "max rank", "max kernel", "max too small", "max strides", "max dilation", "max per_channel",
+    "max1d rank", "avg divisor", "avg kernel list", "adaptive rank", "adaptive empty", "return_indices"])
+def test_pooling_errors_match_torch(case):
+    def fn(L):
+        q = L.quantize_per_tensor(L.ones(2, 3, 6, 6), 0.05, 10, L.quint8)
+        pc = L.quantize_per_channel(L.ones(2, 3, 6, 6), L.full((2,), 0.05, dtype=L.float64),
+                                    L.zeros(2, dtype=L.int64), 0, L.quint8)
+        F, Q = L.nn.functional, L.ops.quantized
+        return {
+            "max padding": lambda: F.max_pool2d(q, 2, padding=2),
+            "max rank": lambda: Q.max_pool2d(q[0, 0], [2, 2], [], [0, 0], [1, 1], False),
+            "max kernel": lambda: Q.max_pool2d(q, [0, 2], [], [0, 0], [1, 1], False),
+            "max too small": lambda: F.max_pool2d(q[:, :, :1], 2),
+            "max strides": lambda: Q.max_pool2d(q, [2, 2], [1], [0, 0], [1, 1], False),
+            "max dilation": lambda: Q.max_pool2d(q, [2, 2], [], [0, 0], [0, 1], False),
+            "max per_channel": lambda: F.max_pool2d(pc, 2),
+            "max1d rank": lambda: F.max_pool1d(q, 2),
+            "avg divisor": lambda: F.avg_pool2d(q, 2, divisor_override=0),
+            "avg kernel list": lambda: L._C._nn.avg_pool2d(q, [2, 2, 2]),
+            "adaptive rank": lambda: L._adaptive_avg_pool2d(q[0, 0], [2, 2]),
+            "adaptive empty": lambda: F.adaptive_avg_pool2d(q[:, :, :0], 2),
+            "return_indices": lambda: F.max_pool2d(q, 2, return_indices=True),
+        }[case]()
+    got, want = _error(lambda: fn(tessera)), _error(lambda: fn(torch))
+    assert want is not None and got is not None, (got, want)
+    assert got[0] == want[0], (got, want)
+    if want[0] != "NotImplementedError":  # each library's words for a missing kernel
+        assert want[1].startswith(got[1]), (got, want)
+
+
+def test_pooling_where_torch_scrambles_its_result():
+    """A contiguous [N, C, 1, 1] quantized tensor counts as channels_last for torch 1.13's kernel
+    choice but not for its output's layout, so torch writes NHWC order into an NCHW result.
+    tessera gives the pooling's values: the max of the integers, as torch's float max pool
+    gives them."""
+    ints = torch.arange(2 * 5, dtype=torch.uint8).reshape(2, 5, 1, 1) * 7
+    got = tessera.nn.functional.max_pool2d(
+        tessera._make_per_tensor_quantized_tensor(tessera.tensor(ints.tolist(), dtype=tessera.uint8), 0.1, 3), 1,
+        padding=0)
+    want = torch.nn.functional.max_pool2d(ints.float(), 1, padding=0).to(torch.uint8)
+    np.testing.assert_array_equal(np.asarray(got.int_repr().tolist()), want.numpy())
+    padded = tessera.nn.functional.max_pool2d(
+        tessera._make_per_tensor_quantized_tensor(tessera.tensor(ints.tolist(), dtype=tessera.uint8), 0.1, 3),
+        3, stride=1, padding=1)
+    np.testing.assert_array_equal(np.asarray(padded.int_repr().tolist()),
+                                  torch.nn.functional.max_pool2d(ints.float(), 3, 1, 1).to(torch.uint8).numpy())
+
+
+def test_pooling_meta_shapes():
+    q = tessera.quantize_per_tensor(tessera.ones(2, 11, 9, 7, device="meta"), 0.05, 10, tessera.quint8)
+    for r, shape in ((tessera.nn.functional.max_pool2d(q, 3, 2, 1), (2, 11, 5, 4)),
+                     (tessera.nn.functional.avg_pool2d(q, 2), (2, 11, 4, 3)),
+                     (tessera.nn.functional.adaptive_avg_pool2d(q, (3, 2)), (2, 11, 3, 2))):
+        assert r.is_meta and r.is_quantized and tuple(r.shape) == shape
+        assert (r.q_scale(), r.q_zero_point()) == (0.05, 10)

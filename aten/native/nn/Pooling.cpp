@@ -7,6 +7,7 @@
 #include <aten/native/NativeFunctions.h>
 #include <aten/native/factory/TensorFactories.h>
 #include <aten/native/nn/Pooling.h>
+#include <aten/native/quantized/QuantizedOps.h>
 #include <aten/ops/Functions.h>
 #include <c10/core/ThreadLocalState.h>
 
@@ -195,6 +196,7 @@ Tensor max_pool2d_with_indices_backward(const Tensor& grad_output, const Tensor&
 Tensor max_pool2d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,
                   IntArrayRef dilation, bool ceil_mode) {
   if (self.is_mkldnn()) return at::mkldnn_max_pool2d(self, kernel_size, stride, padding, dilation, ceil_mode);
+  if (self.is_quantized()) return quantized_max_pool2d(self, kernel_size, stride, padding, dilation, ceil_mode);
   return std::get<0>(at::max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode));
 }
 
@@ -218,6 +220,7 @@ std::tuple<Tensor, Tensor> max_pool1d_with_indices(const Tensor& self, IntArrayR
 // when there is no grad to record; with_indices refuses them.
 Tensor max_pool1d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,
                   IntArrayRef dilation, bool ceil_mode) {
+  if (self.is_quantized()) return quantized_max_pool1d(self, kernel_size, stride, padding, dilation, ceil_mode);
   const bool recording = self.requires_grad() && c10::GradMode::is_enabled();
   if (!recording && self.dim() >= 1 && kernel_size.size() == 1 && padding.size() == 1 && dilation.size() == 1 &&
       stride.size() <= 1 && kernel_size[0] > 0 && dilation[0] > 0 && (stride.empty() || stride[0] > 0)) {

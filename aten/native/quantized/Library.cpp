@@ -1,7 +1,7 @@
 // The quantized:: operator namespace: the schemas of torch 1.13's quantized operators that
 // tessera implements, exactly as torch declares them. Their kernels register for QuantizedCPU
 // and QuantizedMeta in the family files beside this one (BinaryOps.cpp, Activation.cpp,
-// Cat.cpp); quantized tensors carry no autograd, so no other key has a kernel.
+// Cat.cpp, Pooling.cpp); quantized tensors carry no autograd, so no other key has a kernel.
 #include <aten/library.h>
 
 TORCH_LIBRARY(quantized, m) {
@@ -45,6 +45,12 @@ TORCH_LIBRARY(quantized, m) {
   m.def("mul_scalar_out.Tensor(Tensor qa, Tensor b, Tensor(a!) out) -> Tensor(a!) out");
   m.def("mul_scalar_relu_out(Tensor qa, Scalar b, Tensor(a!) out) -> Tensor(a!) out");
   m.def("mul_scalar_relu_out.Tensor(Tensor qa, Tensor b, Tensor(a!) out) -> Tensor(a!) out");
+  m.def(
+      "max_pool1d(Tensor qx, int[] kernel_size, int[] stride, int[] padding, int[] dilation, bool ceil_mode) "
+      "-> Tensor");
+  m.def(
+      "max_pool2d(Tensor qx, int[] kernel_size, int[] stride, int[] padding, int[] dilation, bool ceil_mode) "
+      "-> Tensor");
   m.def("cat(Tensor[] qx, int dim, float? scale, int? zero_point) -> Tensor");
   m.def("cat_relu(Tensor[] qx, int dim, float? scale, int? zero_point) -> Tensor");
   m.def("cat_out(Tensor[] qx, int dim, Tensor(a!) out) -> Tensor(a!)");

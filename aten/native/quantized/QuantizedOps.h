@@ -91,6 +91,12 @@ using qunary_fn = void (*)(QUnaryOp op, const QUnaryArgs& args, const Tensor& ou
 using qrequantize_rows_fn = void (*)(const Tensor& out, QAffine out_q, const Tensor& a, QAffine a_q,
                                      float vector_inv_scale, bool relu);
 
+// Max pooling of a quantized tensor (Pooling.cpp): aten's max_pool1d/2d call these on one.
+TORCH_API Tensor quantized_max_pool2d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride,
+                                      IntArrayRef padding, IntArrayRef dilation, bool ceil_mode);
+TORCH_API Tensor quantized_max_pool1d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride,
+                                      IntArrayRef padding, IntArrayRef dilation, bool ceil_mode);
+
 DECLARE_DISPATCH(qbinary_fn, qbinary_stub);
 DECLARE_DISPATCH(qadd_scalar_fn, qadd_scalar_stub);
 DECLARE_DISPATCH(qclamp_fn, qclamp_stub);

@@ -1,11 +1,45 @@
-"""tessera.ao.nn.quantized.functional: torch.ao.nn.quantized.functional's activations on
-quantized tensors, as thin calls of the quantized operators (aten's QuantizedCPU kernels
-and quantized::*). The pooling, convolution, linear and interpolation functions need
-quantized kernels tessera does not have yet and are absent."""
+"""tessera.ao.nn.quantized.functional: torch.ao.nn.quantized.functional's activations and 2-d
+pooling on quantized tensors, as thin calls of the quantized operators (aten's QuantizedCPU
+kernels and quantized::*); the input's qparams carry over to pooling's output. The 3-d
+pooling, convolution, linear and interpolation functions need quantized kernels tessera
+does not have yet and are absent."""
 from .... import _C
+from ....nn import functional as F
 from ....ops import ops
 
-__all__ = ["celu", "clamp", "elu", "hardsigmoid", "hardswish", "hardtanh", "leaky_relu", "threshold"]
+__all__ = ["adaptive_avg_pool2d", "avg_pool2d", "celu", "clamp", "elu", "hardsigmoid", "hardswish", "hardtanh",
+           "leaky_relu", "max_pool1d", "max_pool2d", "threshold"]
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    """2-d average pooling of a quantized tensor, in its qparams."""
+    if not input.is_quantized:
+        raise ValueError("Input to 'quantized.avg_pool2d' must be quantized!")
+    return F.avg_pool2d(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+
+
+def adaptive_avg_pool2d(input, output_size):
+    """2-d adaptive average pooling of a quantized tensor, in its qparams."""
+    if not input.is_quantized:
+        raise ValueError("Input to 'quantized.functional.adaptive_avg_pool2d' must be quantized!")
+    return F.adaptive_avg_pool2d(input, output_size)
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """1-d max pooling of a quantized tensor (no indices)."""
+    if return_indices:
+        raise NotImplementedError("return_indices is not yet implemented!")
+    return F.max_pool1d(input, kernel_size, [] if stride is None else stride, padding, dilation,
+                        ceil_mode=ceil_mode, return_indices=return_indices)
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """2-d max pooling of a quantized tensor (no indices)."""
+    if return_indices:
+        raise NotImplementedError("return_indices is not yet implemented!")
+    return F.max_pool2d(input, kernel_size, [] if stride is None else stride, padding, dilation,
+                        ceil_mode=ceil_mode, return_indices=return_indices)
 
 
 def _check_quantized(input, name):
