@@ -7,9 +7,10 @@ Bytes moved (read + written) give GB/s, beside the STREAM add figure of this mac
 
   PYTHONPATH=build/release/python /usr/bin/python3 bench/bench_quantized.py [build dir] [rounds]
 
-quantize/dequantize loops are scalar for now (torch 1.13 without FBGEMM is scalar too); issue
-26's target is 70% of STREAM for quantize/dequantize of 16M floats. The quantized operators'
-rows (add, mul, relu, sigmoid, hardswish, cat) run tessera's AVX2 loops against torch's.
+per-tensor quantize/dequantize loops are AVX2 (aten/native/quantized/cpu/AffineQuantizerKernel.cpp;
+torch 1.13 without FBGEMM runs a scalar loop); issue 26's target is 70% of STREAM for
+quantize/dequantize of 16M floats. The quantized operators' rows (add, mul, relu, sigmoid,
+hardswish, cat, pooling) run tessera's loops against torch's.
 """
 import sys
 

@@ -1,13 +1,18 @@
 #include <aten/native/quantized/AffineQuantizer.h>
 
+#include <aten/core/Parallel.h>
 #include <aten/native/factory/TensorFactories.h>
 #include <aten/ops/Functions.h>
 
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 
 namespace at::inline tessera::native {
+
+DEFINE_DISPATCH(quantize_affine_stub);
+DEFINE_DISPATCH(dequantize_affine_stub);
 
 namespace {
 
@@ -50,8 +55,16 @@ void quantize_dense(const Tensor& src, const Tensor& dst_ints, const Quantizer& 
     // divide by it.
     const float scale = static_cast<float>(pt->scale());
     const float inv_scale = scale == 0.0f && c10::isSubByteQIntType(quantizer.scalar_type()) ? 1.0f : 1.0f / scale;
-    const float zp = static_cast<float>(pt->zero_point());
-    for (int64_t i = 0; i < n; ++i) out[i] = quantize_affine<Int>(in[i], inv_scale, zp, qmin, qmax);
+    if (c10::isSubByteQIntType(quantizer.scalar_type())) {  // values of 0..15 or 0..3 in bytes
+      const float zp = static_cast<float>(pt->zero_point());
+      for (int64_t i = 0; i < n; ++i) out[i] = quantize_affine<Int>(in[i], inv_scale, zp, qmin, qmax);
+      return;
+    }
+    const auto int_type = underlying_type(quantizer.scalar_type());
+    at::parallel_for(0, n, 65536, [&](int64_t begin, int64_t end) {
+      quantize_affine_stub(c10::DeviceType::CPU, in + begin, out + begin, end - begin, int_type, inv_scale,
+                           pt->zero_point());
+    });
     return;
   }
   const auto& pc = static_cast<const PerChannelAffineQuantizer&>(quantizer);
@@ -86,10 +99,13 @@ void dequantize_dense(const Tensor& src_ints, const Tensor& dst, const Quantizer
   if (auto* pt = dynamic_cast<const PerTensorAffineQuantizer*>(&quantizer)) {
     const float scale = static_cast<float>(pt->scale());
     // q - zp in int32 as torch computes it, wrapping (for qint32) rather than overflowing.
-    const uint32_t zp = static_cast<uint32_t>(pt->zero_point());
-    for (int64_t i = 0; i < n; ++i) {
-      out[i] = scale * static_cast<float>(static_cast<int32_t>(static_cast<uint32_t>(in[i]) - zp));
-    }
+    const auto int_type = std::is_same_v<Int, uint8_t>  ? c10::kByte
+                          : std::is_same_v<Int, int8_t> ? c10::kChar
+                                                        : c10::kInt;
+    at::parallel_for(0, n, 65536, [&](int64_t begin, int64_t end) {
+      dequantize_affine_stub(c10::DeviceType::CPU, in + begin, out + begin, end - begin, int_type, scale,
+                             pt->zero_point());
+    });
     return;
   }
   const auto& pc = static_cast<const PerChannelAffineQuantizer&>(quantizer);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <aten/core/QTensorImpl.h>
+#include <aten/native/DispatchStub.h>
 
 #include <cstdint>
 #include <limits>
@@ -35,6 +36,15 @@ struct QParams {
   int64_t zero_point;
 };
 QParams choose_quantization_params(float min, float max, int64_t qmin, int64_t qmax, bool preserve_sparsity);
+
+// The per-tensor loops over n dense elements (cpu/AffineQuantizerKernel.cpp): float32 in,
+// integers of int_type (uint8, int8 or int32) out, and back.
+using quantize_affine_fn = void (*)(const float* in, void* out, int64_t n, c10::ScalarType int_type, float inv_scale,
+                                    int64_t zero_point);
+using dequantize_affine_fn = void (*)(const void* in, float* out, int64_t n, c10::ScalarType int_type, float scale,
+                                      int64_t zero_point);
+DECLARE_DISPATCH(quantize_affine_fn, quantize_affine_stub);
+DECLARE_DISPATCH(dequantize_affine_fn, dequantize_affine_stub);
 
 // Writes dst's integers (dst: quantized, same sizes as src) from src (float32, same sizes).
 // The two may have any strides.
