@@ -118,4 +118,28 @@ TEST(Quantized, FakeQuantizeAndItsMask) {
   EXPECT_THROW(at::fake_quantize_per_tensor_affine(floats({1.f}), 0.1, 20, 0, 15), c10::Error);
 }
 
+// The quantized operators from C++: aten's on a quantized tensor, and the quantized::
+// namespace through the dispatcher, as an app calls any registered operator.
+TEST(Quantized, OperatorsFromCpp) {
+  // integers 4 + x / 0.1, clamped to 0..255: {0, 2, 4, 7, 24}, meaning {-0.4, -0.2, 0, 0.3, 2}
+  at::Tensor q = at::quantize_per_tensor(floats({-1.0f, -0.2f, 0.0f, 0.3f, 2.0f}), 0.1, 4, c10::kQUInt8);
+  EXPECT_EQ(ints_of<uint8_t>(q), (std::vector<uint8_t>{0, 2, 4, 7, 24}));
+  // relu keeps the qparams and raises the integers to the zero point
+  at::Tensor r = at::relu(q);
+  EXPECT_DOUBLE_EQ(r.q_scale(), 0.1);
+  EXPECT_EQ(ints_of<uint8_t>(r), (std::vector<uint8_t>{4, 4, 4, 7, 24}));
+  // quantized::add(q, q, 0.2, 10): 2x / 0.2 + 10 over the dequantized values
+  auto add = c10::Dispatcher::singleton().findSchemaOrThrow("quantized::add", "");
+  at::Tensor sum = add.typed<at::Tensor(const at::Tensor&, const at::Tensor&, double, int64_t)>().call(q, q, 0.2, 10);
+  EXPECT_DOUBLE_EQ(sum.q_scale(), 0.2);
+  EXPECT_EQ(sum.q_zero_point(), 10);
+  EXPECT_EQ(ints_of<uint8_t>(sum), (std::vector<uint8_t>{6, 8, 10, 13, 30}));
+  // max pooling of the integers, in the input's qparams
+  at::Tensor pooled = at::max_pool1d(q.reshape({1, 1, 5}), {2});
+  EXPECT_EQ(ints_of<uint8_t>(pooled), (std::vector<uint8_t>{2, 7}));
+  // the packed types are refused, as torch refuses them
+  at::Tensor packed = at::quantize_per_tensor(floats({1.0f, 2.0f}), 0.5, 1, c10::kQUInt4x2);
+  EXPECT_THROW(at::relu(packed), c10::Error);
+}
+
 }  // namespace
