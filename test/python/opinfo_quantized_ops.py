@@ -224,3 +224,13 @@ register(
            _pool(lambda lib, q: lib.nn.functional.adaptive_avg_pool2d(q, 1)),
            sample_inputs=pool_samples, **QOP),
 )
+
+
+register(
+    OpInfo("upsample_nearest2d[quantized]",
+           _pool(lambda lib, q: lib.nn.functional.interpolate(q, scale_factor=(1.5, 2.0), mode="nearest")),
+           sample_inputs=pool_samples, **QOP),
+    OpInfo("upsample_nearest2d[quantized_size]",
+           _pool(lambda lib, q: lib.nn.functional.interpolate(q, size=(5, 11), mode="nearest")),
+           sample_inputs=pool_samples, **QOP),
+)

@@ -457,10 +457,26 @@ def test_pooling_where_torch_scrambles_its_result():
                                   torch.nn.functional.max_pool2d(ints.float(), 3, 1, 1).to(torch.uint8).numpy())
 
 
+def test_nearest_upsampling_where_torch_scrambles_and_in_1d():
+    """The same [N, C, 1, 1] ambiguity scrambles torch's quantized nearest upsampling; tessera's
+    result is the integers' own nearest upsampling. torch 1.13 has no quantized 1-d kernel, and
+    neither library runs one."""
+    ints = torch.arange(2 * 9, dtype=torch.uint8).reshape(2, 9, 1, 1) * 5
+    q = tessera._make_per_tensor_quantized_tensor(tessera.tensor(ints.tolist(), dtype=tessera.uint8), 0.1, 3)
+    got = tessera.nn.functional.interpolate(q, scale_factor=2, mode="nearest")
+    want = torch.nn.functional.interpolate(ints.float(), scale_factor=2, mode="nearest").to(torch.uint8)
+    np.testing.assert_array_equal(np.asarray(got.int_repr().tolist()), want.numpy())
+    for L in (torch, tessera):
+        q1 = L.quantize_per_tensor(L.ones(1, 2, 4), 0.1, 3, L.quint8)
+        with pytest.raises(NotImplementedError):
+            L.nn.functional.interpolate(q1, scale_factor=2, mode="nearest")
+
+
 def test_pooling_meta_shapes():
     q = tessera.quantize_per_tensor(tessera.ones(2, 11, 9, 7, device="meta"), 0.05, 10, tessera.quint8)
     for r, shape in ((tessera.nn.functional.max_pool2d(q, 3, 2, 1), (2, 11, 5, 4)),
                      (tessera.nn.functional.avg_pool2d(q, 2), (2, 11, 4, 3)),
-                     (tessera.nn.functional.adaptive_avg_pool2d(q, (3, 2)), (2, 11, 3, 2))):
+                     (tessera.nn.functional.adaptive_avg_pool2d(q, (3, 2)), (2, 11, 3, 2)),
+                     (tessera.nn.functional.interpolate(q, scale_factor=2, mode="nearest"), (2, 11, 18, 14))):
         assert r.is_meta and r.is_quantized and tuple(r.shape) == shape
         assert (r.q_scale(), r.q_zero_point()) == (0.05, 10)

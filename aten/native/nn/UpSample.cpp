@@ -4,9 +4,12 @@
 // shared source rows together. Source positions follow torch's rules: nearest computes
 // its scale in float; the linear modes map centres (align_corners=False) or corners; the
 // antialiased modes average every input under a filter widened by the downscaling factor.
+#include <aten/core/QTensorImpl.h>
 #include <aten/core/TensorOperators.h>
 #include <aten/native/HostVector.h>
 #include <aten/native/NativeFunctions.h>
+#include <aten/native/factory/TensorFactories.h>
+#include <aten/native/quantized/QuantizedOps.h>
 #include <aten/ops/Functions.h>
 #include <c10/util/safe_numerics.h>
 
@@ -29,8 +32,8 @@ std::vector<int64_t> output_sizes(const Tensor& input, std::optional<IntArrayRef
               "Must specify exactly one of output_size and scale_factors");
   std::vector<int64_t> out;
   if (output_size) {
-    TORCH_CHECK(static_cast<int64_t>(output_size->size()) == spatial, "It is expected output_size equals to ",
-                spatial, ", but got size ", output_size->size());
+    TORCH_CHECK(static_cast<int64_t>(output_size->size()) == spatial, "It is expected output_size equals to ", spatial,
+                ", but got size ", output_size->size());
     out = output_size->vec();
   } else {
     TORCH_CHECK(static_cast<int64_t>(scale_factors->size()) == spatial, "It is expected scale_factors equals to ",
@@ -69,9 +72,13 @@ void check_nonempty(const Tensor& input) {
 }
 
 template <typename acc_t>
-acc_t cubic1(acc_t x, acc_t a) { return ((a + 2) * x - (a + 3)) * x * x + 1; }
+acc_t cubic1(acc_t x, acc_t a) {
+  return ((a + 2) * x - (a + 3)) * x * x + 1;
+}
 template <typename acc_t>
-acc_t cubic2(acc_t x, acc_t a) { return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a; }
+acc_t cubic2(acc_t x, acc_t a) {
+  return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a;
+}
 
 // The taps and weights of the linear and cubic modes along one dim, computed in acc_t as
 // torch computes them (float for float and reduced inputs, double for double): the scale
@@ -84,7 +91,8 @@ void interpolation_taps(int64_t n, int64_t m, Mode mode, bool align_corners, std
   if (align_corners) {
     s = m > 1 ? static_cast<acc_t>(n - 1) / static_cast<acc_t>(m - 1) : acc_t(0);
   } else {
-    s = scale.has_value() && *scale > 0 ? static_cast<acc_t>(1.0 / *scale) : static_cast<acc_t>(n) / static_cast<acc_t>(m);
+    s = scale.has_value() && *scale > 0 ? static_cast<acc_t>(1.0 / *scale)
+                                        : static_cast<acc_t>(n) / static_cast<acc_t>(m);
   }
   const int64_t k = mode == Mode::Linear ? 2 : 4;
   taps.resize(static_cast<size_t>(k));
@@ -206,7 +214,8 @@ Tensor upsample(const Tensor& input, std::optional<IntArrayRef> output_size, std
   TORCH_CHECK(mode == Mode::Nearest || c10::isFloatingType(input.scalar_type()), "\"upsample\" not implemented for '",
               input.scalar_type(), "'");
   TORCH_CHECK((mode != Mode::LinearAA && mode != Mode::CubicAA) || input.dim() == 4,
-              "Anti-alias option is only supported for bilinear and bicubic modes on 4-D input, got ", input.dim(), "-D");
+              "Anti-alias option is only supported for bilinear and bicubic modes on 4-D input, got ", input.dim(),
+              "-D");
   std::vector<int64_t> shape(input.sizes().begin(), input.sizes().end() - spatial);
   shape.insert(shape.end(), out.begin(), out.end());
   // An empty batch needs no index tables, however large the spatial sizes: a reshape keeps
@@ -231,6 +240,25 @@ Tensor upsample(const Tensor& input, std::optional<IntArrayRef> output_size, std
   return x;
 }
 
+// Nearest upsampling of a quantized tensor (torch's QuantizedCPU kernels): the integers move
+// as any dense tensor's do, and keep the input's qparams and layout.
+Tensor upsample_nearest_quantized(const Tensor& input, std::optional<IntArrayRef> output_size,
+                                  std::optional<ArrayRef<double>> scales, int64_t spatial) {
+  check_not_sub_byte(input, "upsample_nearest");
+  TORCH_CHECK(input.qscheme() == c10::kPerTensorAffine,
+              "Expected quantizer->qscheme() == kPerTensorAffine to be true, but got false.");
+  const std::vector<int64_t> out = output_sizes(input, output_size, scales, spatial);
+  check_sizes(input, out);
+  check_nonempty(input);
+  std::vector<int64_t> shape(input.sizes().begin(), input.sizes().end() - spatial);
+  shape.insert(shape.end(), out.begin(), out.end());
+  const MemoryFormat format = input.dim() == 4 ? suggest_memory_format(input) : MemoryFormat::Contiguous;
+  Tensor result = new_qtensor(shape, format, get_quantizer(input), input.device());
+  if (result.is_meta() || result.numel() == 0) return result;
+  integer_alias(result).copy_(upsample(integer_alias(input), output_size, scales, spatial, Mode::Nearest, false));
+  return result;
+}
+
 }  // namespace
 
 Tensor _upsample_bilinear2d_aa_vec(const Tensor& input, std::optional<IntArrayRef> output_size, bool align_corners,
@@ -245,11 +273,15 @@ Tensor _upsample_bicubic2d_aa_vec(const Tensor& input, std::optional<IntArrayRef
 
 Tensor upsample_nearest1d_vec(const Tensor& input, std::optional<IntArrayRef> output_size,
                               std::optional<ArrayRef<double>> scale_factors) {
+  // torch 1.13 has quantized nearest upsampling in 2-d and 3-d only
+  TORCH_CHECK_NOT_IMPLEMENTED(!input.is_quantized(), "upsample_nearest1d has no kernel for quantized tensors (torch ",
+                              "1.13 has none either)");
   return upsample(input, output_size, scale_factors, 1, Mode::Nearest, false);
 }
 
 Tensor upsample_nearest2d_vec(const Tensor& input, std::optional<IntArrayRef> output_size,
                               std::optional<ArrayRef<double>> scale_factors) {
+  if (input.is_quantized()) return upsample_nearest_quantized(input, output_size, scale_factors, 2);
   return upsample(input, output_size, scale_factors, 2, Mode::Nearest, false);
 }
 
