@@ -220,7 +220,10 @@ std::tuple<Tensor, Tensor> max_pool1d_with_indices(const Tensor& self, IntArrayR
 // when there is no grad to record; with_indices refuses them.
 Tensor max_pool1d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,
                   IntArrayRef dilation, bool ceil_mode) {
-  if (self.is_quantized()) return quantized_max_pool1d(self, kernel_size, stride, padding, dilation, ceil_mode);
+  if (self.is_quantized()) {
+    check_1d_input(self, "max_pool1d");
+    return quantized_max_pool1d(self, kernel_size, stride, padding, dilation, ceil_mode);
+  }
   const bool recording = self.requires_grad() && c10::GradMode::is_enabled();
   if (!recording && self.dim() >= 1 && kernel_size.size() == 1 && padding.size() == 1 && dilation.size() == 1 &&
       stride.size() <= 1 && kernel_size[0] > 0 && dilation[0] > 0 && (stride.empty() || stride[0] > 0)) {

@@ -32,8 +32,8 @@ std::vector<int64_t> output_sizes(const Tensor& input, std::optional<IntArrayRef
               "Must specify exactly one of output_size and scale_factors");
   std::vector<int64_t> out;
   if (output_size) {
-    TORCH_CHECK(static_cast<int64_t>(output_size->size()) == spatial, "It is expected output_size equals to ", spatial,
-                ", but got size ", output_size->size());
+    TORCH_CHECK(static_cast<int64_t>(output_size->size()) == spatial, "It is expected output_size equals to ",
+                spatial, ", but got size ", output_size->size());
     out = output_size->vec();
   } else {
     TORCH_CHECK(static_cast<int64_t>(scale_factors->size()) == spatial, "It is expected scale_factors equals to ",
@@ -72,13 +72,9 @@ void check_nonempty(const Tensor& input) {
 }
 
 template <typename acc_t>
-acc_t cubic1(acc_t x, acc_t a) {
-  return ((a + 2) * x - (a + 3)) * x * x + 1;
-}
+acc_t cubic1(acc_t x, acc_t a) { return ((a + 2) * x - (a + 3)) * x * x + 1; }
 template <typename acc_t>
-acc_t cubic2(acc_t x, acc_t a) {
-  return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a;
-}
+acc_t cubic2(acc_t x, acc_t a) { return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a; }
 
 // The taps and weights of the linear and cubic modes along one dim, computed in acc_t as
 // torch computes them (float for float and reduced inputs, double for double): the scale
@@ -91,8 +87,7 @@ void interpolation_taps(int64_t n, int64_t m, Mode mode, bool align_corners, std
   if (align_corners) {
     s = m > 1 ? static_cast<acc_t>(n - 1) / static_cast<acc_t>(m - 1) : acc_t(0);
   } else {
-    s = scale.has_value() && *scale > 0 ? static_cast<acc_t>(1.0 / *scale)
-                                        : static_cast<acc_t>(n) / static_cast<acc_t>(m);
+    s = scale.has_value() && *scale > 0 ? static_cast<acc_t>(1.0 / *scale) : static_cast<acc_t>(n) / static_cast<acc_t>(m);
   }
   const int64_t k = mode == Mode::Linear ? 2 : 4;
   taps.resize(static_cast<size_t>(k));
@@ -214,8 +209,7 @@ Tensor upsample(const Tensor& input, std::optional<IntArrayRef> output_size, std
   TORCH_CHECK(mode == Mode::Nearest || c10::isFloatingType(input.scalar_type()), "\"upsample\" not implemented for '",
               input.scalar_type(), "'");
   TORCH_CHECK((mode != Mode::LinearAA && mode != Mode::CubicAA) || input.dim() == 4,
-              "Anti-alias option is only supported for bilinear and bicubic modes on 4-D input, got ", input.dim(),
-              "-D");
+              "Anti-alias option is only supported for bilinear and bicubic modes on 4-D input, got ", input.dim(), "-D");
   std::vector<int64_t> shape(input.sizes().begin(), input.sizes().end() - spatial);
   shape.insert(shape.end(), out.begin(), out.end());
   // An empty batch needs no index tables, however large the spatial sizes: a reshape keeps
@@ -252,7 +246,10 @@ Tensor upsample_nearest_quantized(const Tensor& input, std::optional<IntArrayRef
   check_nonempty(input);
   std::vector<int64_t> shape(input.sizes().begin(), input.sizes().end() - spatial);
   shape.insert(shape.end(), out.begin(), out.end());
-  const MemoryFormat format = input.dim() == 4 ? suggest_memory_format(input) : MemoryFormat::Contiguous;
+  // channels_last inputs keep their layout (torch's NHWC kernel); the rest come out contiguous
+  const MemoryFormat format = input.dim() == 4 && input.is_contiguous(MemoryFormat::ChannelsLast)
+                                  ? suggest_memory_format(input)
+                                  : MemoryFormat::Contiguous;
   Tensor result = new_qtensor(shape, format, get_quantizer(input), input.device());
   if (result.is_meta() || result.numel() == 0) return result;
   integer_alias(result).copy_(upsample(integer_alias(input), output_size, scales, spatial, Mode::Nearest, false));

@@ -133,12 +133,9 @@ void dequantize_dense(const Tensor& src_ints, const Tensor& dst, const Quantizer
 template <typename Fn>
 void dispatch_int(c10::ScalarType qtype, Fn&& fn) {
   switch (underlying_type(qtype)) {
-    case c10::kByte:
-      return fn(uint8_t{});
-    case c10::kChar:
-      return fn(int8_t{});
-    default:
-      return fn(int32_t{});
+    case c10::kByte: return fn(uint8_t{});
+    case c10::kChar: return fn(int8_t{});
+    default: return fn(int32_t{});
   }
 }
 

@@ -59,13 +59,13 @@ const PerTensorAffineQuantizer& affine(const Tensor& q, const char* kernel) {
 // Whether torch takes its channels_last kernel, and the layout of the result.
 bool takes_nhwc(const Tensor& self) { return self.dim() == 4 && self.is_contiguous(MemoryFormat::ChannelsLast); }
 
-// A result of `sizes` with self's qparams, laid out as torch allocates it: self's suggested
-// memory format. (Where that and the kernel choice disagree, a contiguous [N, C, 1, 1] input,
-// torch 1.13 writes channels_last order into a contiguous result and scrambles it; the
-// values here are the pooling's.)
+// A result of `sizes` with self's qparams, laid out as torch allocates it: channels_last
+// inputs (its NHWC kernel) give self's suggested memory format, the rest contiguous. (Where
+// the two disagree, a contiguous [N, C, 1, 1] input, torch 1.13 writes channels_last order
+// into a contiguous result and scrambles it; the values here are the pooling's.)
 Tensor pooled_like(const Tensor& self, std::vector<int64_t> sizes) {
   const auto& pt = static_cast<const PerTensorAffineQuantizer&>(*get_quantizer(self));
-  return new_qtensor(sizes, self.dim() == 4 ? suggest_memory_format(self) : MemoryFormat::Contiguous,
+  return new_qtensor(sizes, takes_nhwc(self) ? suggest_memory_format(self) : MemoryFormat::Contiguous,
                      c10::make_intrusive<PerTensorAffineQuantizer>(self.scalar_type(), pt.scale(), pt.zero_point()),
                      self.device());
 }
@@ -274,8 +274,6 @@ Tensor quantized_max_pool1d(const Tensor& self, IntArrayRef kernel_size, IntArra
     if (v.empty()) return {};
     return {first, v[0]};
   };
-  TORCH_CHECK(self.dim() == 2 || self.dim() == 3, "max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 ",
-              "dim batch size for input, but got:", self.sizes());
   const int64_t dim = self.dim() - 1;
   return quantized_max_pool2d(self.unsqueeze(dim), unit(kernel_size, 1), unit(stride, 1), unit(padding, 0),
                               unit(dilation, 1), ceil_mode)
@@ -301,7 +299,7 @@ Tensor avg_pool2d_quantized(const Tensor& self, IntArrayRef kernel_size, IntArra
   const int64_t c = self.size(-3), h = self.size(-2), w = self.size(-1);
   const int64_t out_h = std::max<int64_t>(pooled_size(h, kh, ph, sh, 1, ceil_mode), 0);
   const int64_t out_w = std::max<int64_t>(pooled_size(w, kw, pw, sw, 1, ceil_mode), 0);
-  const auto& pt = affine(self, "avg_pool2d");
+  const auto& pt = affine(self, "avg_pool2d_quantized_cpu");
   const bool nhwc = takes_nhwc(self);
   std::vector<int64_t> sizes = self.sizes().vec();
   sizes[sizes.size() - 2] = out_h;
@@ -378,13 +376,13 @@ Tensor avg_pool2d_quantized(const Tensor& self, IntArrayRef kernel_size, IntArra
 Tensor adaptive_avg_pool2d_quantized(const Tensor& self, IntArrayRef output_size) {
   TORCH_CHECK(output_size.size() == 2, "adaptive_avg_pool2d: output_size must be 2");
   TORCH_CHECK(self.dim() == 3 || self.dim() == 4, "non-empty 3D or 4D (batch mode) tensor expected for input");
-  for (int64_t d = self.dim() - 3; d < self.dim(); ++d) {
+  for (int64_t d = 1; d < self.dim(); ++d) {  // torch checks every dimension but the first
     TORCH_CHECK(self.size(d) > 0, "adaptive_avg_pooling2d(): expected input to have non-empty spatial dimensions, ",
                 "but input has sizes ", self.sizes(), " with dimension ", d, " being empty");
   }
   TORCH_CHECK(output_size[0] >= 0 && output_size[1] >= 0, "adaptive_avg_pool2d: elements of output_size must be ",
               "greater than or equal to 0 but received {", output_size[0], ", ", output_size[1], "}");
-  const auto& pt = affine(self, "adaptive_avg_pool2d");
+  const auto& pt = affine(self, "adaptive_avg_pool2d_quantized_cpu");
   const bool nhwc = takes_nhwc(self);
   const int64_t c = self.size(-3), h = self.size(-2), w = self.size(-1);
   const int64_t out_h = output_size[0], out_w = output_size[1];

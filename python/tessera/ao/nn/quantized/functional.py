@@ -97,8 +97,8 @@ def elu(input, scale, zero_point, alpha=1.):
 
 
 def hardsigmoid(input, inplace=False):
-    """relu6(x + 3) / 6 in the fixed qparams of [0, 1] (torch has no in-place form for
-    quantized tensors: inplace=True raises its NotImplementedError)."""
+    """relu6(x + 3) / 6 in the fixed qparams of [0, 1]; inplace=True writes the input (and
+    gives it those qparams)."""
     _check_quantized(input, "hardsigmoid")
     if inplace:
         return _C._nn.hardsigmoid_(input)
