@@ -59,11 +59,14 @@ const PerTensorAffineQuantizer& affine(const Tensor& q, const char* kernel) {
 // Whether torch takes its channels_last kernel, and the layout of the result.
 bool takes_nhwc(const Tensor& self) { return self.dim() == 4 && self.is_contiguous(MemoryFormat::ChannelsLast); }
 
-// A result of `sizes` with self's qparams, laid out as torch allocates it: channels_last
+// A result of self's shape with the last two sizes out_h, out_w and self's qparams, laid out as torch allocates it: channels_last
 // inputs (its NHWC kernel) give self's suggested memory format, the rest contiguous. (Where
 // the two disagree, a contiguous [N, C, 1, 1] input, torch 1.13 writes channels_last order
 // into a contiguous result and scrambles it; the values here are the pooling's.)
-Tensor pooled_like(const Tensor& self, std::vector<int64_t> sizes) {
+Tensor pooled_like(const Tensor& self, int64_t out_h, int64_t out_w) {
+  std::vector<int64_t> sizes = self.sizes().vec();
+  sizes[sizes.size() - 2] = out_h;
+  sizes.back() = out_w;
   const auto& pt = static_cast<const PerTensorAffineQuantizer&>(*get_quantizer(self));
   return new_qtensor(sizes, takes_nhwc(self) ? suggest_memory_format(self) : MemoryFormat::Contiguous,
                      c10::make_intrusive<PerTensorAffineQuantizer>(self.scalar_type(), pt.scale(), pt.zero_point()),
@@ -228,10 +231,7 @@ Tensor quantized_max_pool2d(const Tensor& self, IntArrayRef kernel_size, IntArra
   TORCH_CHECK(out_h > 0 && out_w > 0, "Given input size: (", c, "x", h, "x", w, "). Calculated output size: (", c, "x",
               out_h, "x", out_w, "). Output size is too small.");
   affine(self, "max_pool2d");
-  std::vector<int64_t> sizes = self.sizes().vec();
-  sizes[sizes.size() - 2] = out_h;
-  sizes.back() = out_w;
-  Tensor out = pooled_like(self, sizes);
+  Tensor out = pooled_like(self, out_h, out_w);
   if (out.is_meta() || out.numel() == 0) return out;
   const Planes p{self.dim() == 4 ? self.size(0) : 1, c, h, w, out_h, out_w};
   dispatch_qint(self.scalar_type(), [&]<typename Int>(Int) {
@@ -301,10 +301,7 @@ Tensor avg_pool2d_quantized(const Tensor& self, IntArrayRef kernel_size, IntArra
   const int64_t out_w = std::max<int64_t>(pooled_size(w, kw, pw, sw, 1, ceil_mode), 0);
   const auto& pt = affine(self, "avg_pool2d_quantized_cpu");
   const bool nhwc = takes_nhwc(self);
-  std::vector<int64_t> sizes = self.sizes().vec();
-  sizes[sizes.size() - 2] = out_h;
-  sizes.back() = out_w;
-  Tensor out = pooled_like(self, sizes);
+  Tensor out = pooled_like(self, out_h, out_w);
   if (out.is_meta() || out.numel() == 0) return out;
   // the generic kernel reads a contiguous copy; the values do not depend on the layout
   const Tensor& in = self;
@@ -386,10 +383,7 @@ Tensor adaptive_avg_pool2d_quantized(const Tensor& self, IntArrayRef output_size
   const bool nhwc = takes_nhwc(self);
   const int64_t c = self.size(-3), h = self.size(-2), w = self.size(-1);
   const int64_t out_h = output_size[0], out_w = output_size[1];
-  std::vector<int64_t> sizes = self.sizes().vec();
-  sizes[sizes.size() - 2] = out_h;
-  sizes.back() = out_w;
-  Tensor out = pooled_like(self, sizes);
+  Tensor out = pooled_like(self, out_h, out_w);
   if (out.is_meta() || out.numel() == 0) return out;
   // the generic kernel reads a contiguous copy; the values do not depend on the layout
   const Tensor& in = self;

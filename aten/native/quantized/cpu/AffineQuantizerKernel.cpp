@@ -2,6 +2,7 @@
 // torch's exact arithmetic (Note [Quantization arithmetic]) eight lanes at a time on AVX2,
 // where rounding is an instruction (elsewhere nearbyint is a libm call per element).
 #include <aten/native/quantized/AffineQuantizer.h>
+#include <aten/native/quantized/cpu/QuantizeVal.h>
 
 #include <algorithm>
 #include <cmath>
@@ -18,14 +19,7 @@ inline namespace CPU_CAPABILITY {
 namespace {
 
 template <typename Int>
-inline Int quantize_one(float x, float inv_scale, float zero_point) {
-  constexpr int64_t qmin = std::numeric_limits<Int>::min(), qmax = std::numeric_limits<Int>::max();
-  const int64_t q = truncate_like_x86(zero_point + std::nearbyint(x * inv_scale));
-  return static_cast<Int>(std::min(std::max(q, qmin), qmax));
-}
-
-template <typename Int>
-void quantize_run(const float* in, Int* out, int64_t n, float inv_scale, float zero_point) {
+void quantize_run(const float* in, Int* out, int64_t n, float inv_scale, int64_t zp_int) {
   int64_t i = 0;
 #if defined(CPU_CAPABILITY_AVX2)
   if constexpr (sizeof(Int) == 1) {
@@ -33,7 +27,7 @@ void quantize_run(const float* in, Int* out, int64_t n, float inv_scale, float z
     // truncation) land on qmin; the rest clamp, then convert exactly.
     constexpr float qmin = static_cast<float>(std::numeric_limits<Int>::min());
     constexpr float qmax = static_cast<float>(std::numeric_limits<Int>::max());
-    const __m256 inv = _mm256_set1_ps(inv_scale), zp = _mm256_set1_ps(zero_point);
+    const __m256 inv = _mm256_set1_ps(inv_scale), zp = _mm256_set1_ps(static_cast<float>(zp_int));
     const __m256 lo = _mm256_set1_ps(qmin), hi = _mm256_set1_ps(qmax), limit = _mm256_set1_ps(9.2233720368547758e18f);
     const __m256 sign = _mm256_set1_ps(-0.0f);
     auto lanes = [&](int64_t k) {
@@ -53,7 +47,7 @@ void quantize_run(const float* in, Int* out, int64_t n, float inv_scale, float z
     }
   }
 #endif
-  for (; i < n; ++i) out[i] = quantize_one<Int>(in[i], inv_scale, zero_point);
+  for (; i < n; ++i) out[i] = quantize_val<Int>(in[i], inv_scale, zp_int);
 }
 
 // scale * float(q - zero_point), the difference in int32 (wrapping for qint32).
@@ -95,7 +89,7 @@ void dispatch_int(c10::ScalarType int_type, Fn&& fn) {
 void quantize_affine_kernel(const float* in, void* out, int64_t n, c10::ScalarType int_type, float inv_scale,
                             int64_t zero_point) {
   dispatch_int(int_type, [&]<typename Int>(Int) {
-    quantize_run<Int>(in, static_cast<Int*>(out), n, inv_scale, static_cast<float>(zero_point));
+    quantize_run<Int>(in, static_cast<Int*>(out), n, inv_scale, zero_point);
   });
 }
 

@@ -6,8 +6,8 @@
 #include <aten/core/Parallel.h>
 #include <aten/cpu/vec/vec.h>
 #include <aten/native/TensorIterator.h>
-#include <aten/native/quantized/AffineQuantizer.h>
 #include <aten/native/quantized/QuantizedOps.h>
+#include <aten/native/quantized/cpu/QuantizeVal.h>
 
 #include <algorithm>
 #include <cmath>
@@ -32,13 +32,6 @@ constexpr int64_t kMin = std::numeric_limits<Int>::min();
 template <typename Int>
 constexpr int64_t kMax = std::numeric_limits<Int>::max();
 
-// quantize_val: float(zero_point) + nearbyint(x * inv_scale) in float, truncated as x86 does,
-// clamped. torch's qint32 vector loop quantizes this way too.
-template <typename Int>
-inline Int quantize_scalar(float x, float inv_scale, int64_t zero_point) {
-  const int64_t q = truncate_like_x86(static_cast<float>(zero_point) + std::nearbyint(x * inv_scale));
-  return static_cast<Int>(std::min(std::max(q, kMin<Int>), kMax<Int>));
-}
 
 // The 8-bit vector quantizer (QuantizeAvx2): y = min(x * inv_scale, 2147483520) (NaN gives
 // the bound), rounded half to even as cvtps_epi32 does (INT32_MIN below -2^31), plus the
@@ -53,7 +46,7 @@ inline int32_t wrapping_add(int32_t a, int64_t b) {
 template <typename Int>
 inline Int quantize_lane(float x, float inv_scale, int64_t zero_point) {
   if constexpr (sizeof(Int) == 4) {
-    return quantize_scalar<Int>(x, inv_scale, zero_point);
+    return quantize_val<Int>(x, inv_scale, zero_point);
   } else {
     const float y = x * inv_scale;
     // minps(y, bound): a NaN y gives the bound
@@ -262,7 +255,7 @@ void binary_kernel(QBinaryOp op, const Tensor& out, QAffine oq, const Tensor& a,
       for (; i + 8 <= nvec; i += 8) {
         _mm256_store_ps(lanes, sum(i));
         for (int k = 0; k < 8; ++k) {
-          store<Int>(d[0] + (i + k) * s[0], quantize_scalar<Int>(lanes[k], inv_scale, oq.zero_point));
+          store<Int>(d[0] + (i + k) * s[0], quantize_val<Int>(lanes[k], inv_scale, oq.zero_point));
         }
       }
     }
@@ -277,7 +270,7 @@ void binary_kernel(QBinaryOp op, const Tensor& out, QAffine oq, const Tensor& a,
       float c = dequantize_scalar(load<Int>(d[1] + i * s[1]), aq.scale, aq.zero_point) +
                 dequantize_scalar(load<Int>(d[2] + i * s[2]), bq.scale, bq.zero_point);
       if (relu) c = std::max(c, 0.0f);
-      store<Int>(d[0] + i * s[0], quantize_scalar<Int>(c, inv_scale, oq.zero_point));
+      store<Int>(d[0] + i * s[0], quantize_val<Int>(c, inv_scale, oq.zero_point));
     }
   });
 }
@@ -429,7 +422,7 @@ void unary_row(const Fns& fns, char** d, const int64_t* s, int64_t n, int64_t nv
   }
   for (int64_t i = nvec; i < n; ++i) {
     const float x = dequantize_scalar(load<Int>(d[1] + i * s[1]), aq.scale, aq.zero_point);
-    store<Int>(d[0] + i * s[0], quantize_scalar<Int>(fns.scalar(x), inv_scale, oq.zero_point));
+    store<Int>(d[0] + i * s[0], quantize_val<Int>(fns.scalar(x), inv_scale, oq.zero_point));
   }
 }
 
