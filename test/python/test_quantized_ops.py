@@ -363,7 +363,8 @@ def _error(fn):
 
 @pytest.mark.parametrize("case", [
     "add per_channel", "add scheme", "add dtype", "mul per_channel", "mul scheme", "mul dtype",
-    "add_scalar per_channel", "mul_scalar per_channel", "relu per_channel", "sigmoid per_channel", "quantized clamp no bounds",
+    "add_scalar per_channel", "mul_scalar per_channel", "relu per_channel", "sigmoid per_channel",
+    "quantized clamp no bounds",
     "gelu approximate", "cat per_channel", "cat dtypes", "quantized cat dtypes", "cat sizes", "relu6 float"])
 def test_errors_match_torch(case):
     def fn(L):

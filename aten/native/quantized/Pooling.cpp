@@ -59,9 +59,9 @@ const PerTensorAffineQuantizer& affine(const Tensor& q, const char* kernel) {
 // Whether torch takes its channels_last kernel, and the layout of the result.
 bool takes_nhwc(const Tensor& self) { return self.dim() == 4 && self.is_contiguous(MemoryFormat::ChannelsLast); }
 
-// A result of self's shape with the last two sizes out_h, out_w and self's qparams, laid out as torch allocates it: channels_last
-// inputs (its NHWC kernel) give self's suggested memory format, the rest contiguous. (Where
-// the two disagree, a contiguous [N, C, 1, 1] input, torch 1.13 writes channels_last order
+// A result of self's shape with the last two sizes out_h, out_w and self's qparams, laid out
+// as torch allocates it: channels_last inputs (its NHWC kernel) give self's suggested memory
+// format, the rest contiguous. (Where the two disagree, a contiguous [N, C, 1, 1] input, torch 1.13 writes channels_last order
 // into a contiguous result and scrambles it; the values here are the pooling's.)
 Tensor pooled_like(const Tensor& self, int64_t out_h, int64_t out_w) {
   std::vector<int64_t> sizes = self.sizes().vec();
