@@ -238,9 +238,7 @@ Tensor upsample(const Tensor& input, std::optional<IntArrayRef> output_size, std
 // as any dense tensor's do, and keep the input's qparams and layout.
 Tensor upsample_nearest_quantized(const Tensor& input, std::optional<IntArrayRef> output_size,
                                   std::optional<ArrayRef<double>> scales, int64_t spatial) {
-  check_not_sub_byte(input, "upsample_nearest");
-  TORCH_CHECK(input.qscheme() == c10::kPerTensorAffine,
-              "Expected quantizer->qscheme() == kPerTensorAffine to be true, but got false.");
+  checked_per_tensor(input, "upsample_nearest");
   const std::vector<int64_t> out = output_sizes(input, output_size, scales, spatial);
   check_sizes(input, out);
   check_nonempty(input);

@@ -17,9 +17,11 @@ namespace at::inline tessera::native {
 
 DEFINE_DISPATCH(qunary_stub);
 
-namespace {
+void check_not_sub_byte(const Tensor& q, const char* kernel) {
+  TORCH_CHECK(!c10::isSubByteQIntType(q.scalar_type()), "\"", kernel, "\" not implemented for '", q.scalar_type(), "'");
+}
 
-const PerTensorAffineQuantizer& affine(const Tensor& q, const char* kernel = "quantized kernel") {
+const PerTensorAffineQuantizer& checked_per_tensor(const Tensor& q, const char* kernel) {
   check_not_sub_byte(q, kernel);
   // torch reads q_scale() first, whose check names the qscheme.
   TORCH_CHECK(get_quantizer(q)->qscheme() == c10::kPerTensorAffine,
@@ -27,10 +29,26 @@ const PerTensorAffineQuantizer& affine(const Tensor& q, const char* kernel = "qu
   return static_cast<const PerTensorAffineQuantizer&>(*get_quantizer(q));
 }
 
-QAffine qaffine(const Tensor& q) {
-  const auto& pt = affine(q);
-  return {static_cast<float>(pt.scale()), pt.zero_point()};
+int64_t as_stored(c10::ScalarType qtype, int64_t zero_point) {
+  switch (qtype) {
+    case c10::kQUInt8:
+      return static_cast<uint8_t>(zero_point);
+    case c10::kQInt8:
+      return static_cast<int8_t>(zero_point);
+    default:
+      return static_cast<int32_t>(zero_point);
+  }
 }
+
+QAffine qaffine_of(const PerTensorAffineQuantizer& q) { return {static_cast<float>(q.scale()), q.zero_point()}; }
+
+namespace {
+
+const PerTensorAffineQuantizer& affine(const Tensor& q, const char* kernel = "quantized kernel") {
+  return checked_per_tensor(q, kernel);
+}
+
+QAffine qaffine(const Tensor& q) { return qaffine_of(affine(q)); }
 
 Tensor new_like(const Tensor& qx, double scale, int64_t zero_point, std::optional<MemoryFormat> format = std::nullopt) {
   return new_qtensor(qx.sizes(), format.value_or(suggest_memory_format(qx)),

@@ -130,14 +130,6 @@ void dequantize_dense(const Tensor& src_ints, const Tensor& dst, const Quantizer
   }
 }
 
-template <typename Fn>
-void dispatch_int(c10::ScalarType qtype, Fn&& fn) {
-  switch (underlying_type(qtype)) {
-    case c10::kByte: return fn(uint8_t{});
-    case c10::kChar: return fn(int8_t{});
-    default: return fn(int32_t{});
-  }
-}
 
 // Whether a tensor's elements fill one block of memory, so a flat loop can visit them.
 bool is_dense(const Tensor& t) { return t.is_contiguous() || is_non_overlapping_and_dense(t); }
@@ -268,7 +260,7 @@ void quantize_into(const Tensor& src, const Tensor& dst) {
   if (!in.strides().equals(out.strides())) {
     in = at::empty_strided(out.sizes(), out.strides(), src.options()).copy_(src);
   }
-  dispatch_int(quantizer->scalar_type(), [&](auto tag) { quantize_dense<decltype(tag)>(in, out, *quantizer); });
+  dispatch_quantized_int(quantizer->scalar_type(), [&](auto tag) { quantize_dense<decltype(tag)>(in, out, *quantizer); });
   if (!dst_dense) dst_ints.copy_(out);
 }
 
@@ -281,7 +273,7 @@ void dequantize_into(const Tensor& src, const Tensor& dst) {
   Tensor out = dst_dense ? dst : at::empty(dst.sizes(), dst.options(), suggest_memory_format(dst));
   Tensor in = sub_byte ? unpack_sub_byte(src) : integer_alias(src);
   if (!in.strides().equals(out.strides())) in = at::empty_strided(out.sizes(), out.strides(), in.options()).copy_(in);
-  dispatch_int(quantizer->scalar_type(), [&](auto tag) { dequantize_dense<decltype(tag)>(in, out, *quantizer); });
+  dispatch_quantized_int(quantizer->scalar_type(), [&](auto tag) { dequantize_dense<decltype(tag)>(in, out, *quantizer); });
   if (!dst_dense) dst.copy_(out);
 }
 

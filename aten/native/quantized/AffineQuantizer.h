@@ -46,6 +46,17 @@ using dequantize_affine_fn = void (*)(const void* in, float* out, int64_t n, c10
 DECLARE_DISPATCH(quantize_affine_fn, quantize_affine_stub);
 DECLARE_DISPATCH(dequantize_affine_fn, dequantize_affine_stub);
 
+// Calls fn(Int{}) with the integer type a quantized dtype stores (uint8_t for the sub-byte
+// types' unpacked values).
+template <typename Fn>
+void dispatch_quantized_int(c10::ScalarType qtype, Fn&& fn) {
+  switch (underlying_type(qtype)) {
+    case c10::kByte: return fn(uint8_t{});
+    case c10::kChar: return fn(int8_t{});
+    default: return fn(int32_t{});
+  }
+}
+
 // Writes dst's integers (dst: quantized, same sizes as src) from src (float32, same sizes).
 // The two may have any strides.
 void quantize_into(const Tensor& src, const Tensor& dst);

@@ -20,10 +20,7 @@ DEFINE_DISPATCH(qclamp_stub);
 
 namespace {
 
-QAffine affine_of(const Tensor& q) {
-  const auto& pt = per_tensor_quantizer(q, "quantized op");
-  return {static_cast<float>(pt.scale()), pt.zero_point()};
-}
+QAffine affine_of(const Tensor& q) { return qaffine_of(per_tensor_quantizer(q, "quantized op")); }
 
 bool is_mul(QBinaryOp op) { return op == QBinaryOp::Mul || op == QBinaryOp::MulRelu; }
 

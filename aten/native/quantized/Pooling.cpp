@@ -34,35 +34,26 @@ namespace at::inline tessera::native {
 
 namespace {
 
-template <typename Fn>
-void dispatch_qint(c10::ScalarType qtype, Fn&& fn) {
-  switch (qtype) {
-    case c10::kQUInt8:
-      return fn(uint8_t{});
-    case c10::kQInt8:
-      return fn(int8_t{});
-    case c10::kQInt32:
-      return fn(int32_t{});
-    default:
-      TORCH_CHECK(false, "\"quantized pooling\" not implemented for '", qtype, "'");
-  }
-}
+const PerTensorAffineQuantizer& affine(const Tensor& q, const char* kernel) { return checked_per_tensor(q, kernel); }
 
-// The per-tensor qparams; torch reads them while allocating the output, after its own checks.
-const PerTensorAffineQuantizer& affine(const Tensor& q, const char* kernel) {
-  check_not_sub_byte(q, kernel);
-  TORCH_CHECK(get_quantizer(q)->qscheme() == c10::kPerTensorAffine,
-              "Expected quantizer->qscheme() == kPerTensorAffine to be true, but got false.");
-  return static_cast<const PerTensorAffineQuantizer&>(*get_quantizer(q));
-}
+// The input rows [h0, h1) and columns [w0, w1) one output element reads.
+struct Window {
+  int64_t h0, h1, w0, w1;
+};
+
+// An average's window, the count of its elements inside the input and 1 / its divisor.
+struct AvgWindow : Window {
+  int64_t size;
+  float m;
+};
 
 // Whether torch takes its channels_last kernel, and the layout of the result.
 bool takes_nhwc(const Tensor& self) { return self.dim() == 4 && self.is_contiguous(MemoryFormat::ChannelsLast); }
 
 // A result of self's shape with the last two sizes out_h, out_w and self's qparams, laid out
 // as torch allocates it: channels_last inputs (its NHWC kernel) give self's suggested memory
-// format, the rest contiguous. (Where the two disagree, a contiguous [N, C, 1, 1] input, torch 1.13 writes channels_last order
-// into a contiguous result and scrambles it; the values here are the pooling's.)
+// format, the rest contiguous. (Where the two disagree, a contiguous [N, C, 1, 1] input, torch 1.13 writes
+// channels_last order into a contiguous result and scrambles it; the values here are the pooling's.)
 Tensor pooled_like(const Tensor& self, int64_t out_h, int64_t out_w) {
   std::vector<int64_t> sizes = self.sizes().vec();
   sizes[sizes.size() - 2] = out_h;
@@ -234,36 +225,40 @@ Tensor quantized_max_pool2d(const Tensor& self, IntArrayRef kernel_size, IntArra
   Tensor out = pooled_like(self, out_h, out_w);
   if (out.is_meta() || out.numel() == 0) return out;
   const Planes p{self.dim() == 4 ? self.size(0) : 1, c, h, w, out_h, out_w};
-  dispatch_qint(self.scalar_type(), [&]<typename Int>(Int) {
+  // windows start inside the input or its padding and step by the dilation into the input
+  auto max_window = [&](int64_t oh, int64_t ow) {
+    Window win{oh * sh - ph, 0, ow * sw - pw, 0};
+    win.h1 = std::min(win.h0 + (kh - 1) * dh + 1, h);
+    win.w1 = std::min(win.w0 + (kw - 1) * dw + 1, w);
+    while (win.h0 < 0) win.h0 += dh;
+    while (win.w0 < 0) win.w0 += dw;
+    return win;
+  };
+  dispatch_quantized_int(self.scalar_type(), [&]<typename Int>(Int) {
     if (dense_channels(self, out)) {
-      for_each_pixel_nhwc<Int>(
-          self, out, p, [&](const Int* in, int64_t s_h, int64_t s_w, Int* o, int64_t oh, int64_t ow, uint32_t*) {
-            int64_t h0 = oh * sh - ph, w0 = ow * sw - pw;
-            const int64_t h1 = std::min(h0 + (kh - 1) * dh + 1, h), w1 = std::min(w0 + (kw - 1) * dw + 1, w);
-            while (h0 < 0) h0 += dh;
-            while (w0 < 0) w0 += dw;
-            std::fill(o, o + c, std::numeric_limits<Int>::lowest());
-            for (int64_t y = h0; y < h1; y += dh) {
-              for (int64_t x = w0; x < w1; x += dw) {
-                const Int* v = in + y * s_h + x * s_w;
-                max_into(o, v, c);
-              }
-            }
-          });
+      for_each_pixel_nhwc<Int>(self, out, p,
+                               [&](const Int* in, int64_t s_h, int64_t s_w, Int* o, int64_t oh, int64_t ow, uint32_t*) {
+                                 const Window win = max_window(oh, ow);
+                                 std::fill(o, o + c, std::numeric_limits<Int>::lowest());
+                                 for (int64_t y = win.h0; y < win.h1; y += dh) {
+                                   for (int64_t x = win.w0; x < win.w1; x += dw) {
+                                     const Int* v = in + y * s_h + x * s_w;
+                                     max_into(o, v, c);
+                                   }
+                                 }
+                               });
       return;
     }
-    for_each_output<Int>(
-        self, out, p, [&](const Int* plane, int64_t s_h, int64_t s_w, int64_t, int64_t oh, int64_t ow) {
-          int64_t h0 = oh * sh - ph, w0 = ow * sw - pw;
-          const int64_t h1 = std::min(h0 + (kh - 1) * dh + 1, h), w1 = std::min(w0 + (kw - 1) * dw + 1, w);
-          while (h0 < 0) h0 += dh;
-          while (w0 < 0) w0 += dw;
-          Int best = std::numeric_limits<Int>::lowest();
-          for (int64_t y = h0; y < h1; y += dh) {
-            for (int64_t x = w0; x < w1; x += dw) best = std::max(best, plane[y * s_h + x * s_w]);
-          }
-          return best;
-        });
+    for_each_output<Int>(self, out, p,
+                         [&](const Int* plane, int64_t s_h, int64_t s_w, int64_t, int64_t oh, int64_t ow) {
+                           const Window win = max_window(oh, ow);
+                           Int best = std::numeric_limits<Int>::lowest();
+                           for (int64_t y = win.h0; y < win.h1; y += dh) {
+                             for (int64_t x = win.w0; x < win.w1; x += dw)
+                               best = std::max(best, plane[y * s_h + x * s_w]);
+                           }
+                           return best;
+                         });
   });
   return out;
 }
@@ -307,50 +302,50 @@ Tensor avg_pool2d_quantized(const Tensor& self, IntArrayRef kernel_size, IntArra
   const Tensor& in = self;
   const int64_t zp = pt.zero_point();
   const Planes p{self.dim() == 4 ? self.size(0) : 1, c, h, w, out_h, out_w};
-  dispatch_qint(self.scalar_type(), [&]<typename Int>(Int) {
+  // the window clipped to the padded input gives pool_size, clipped to the input size
+  auto avg_window = [&](int64_t oh, int64_t ow) {
+    AvgWindow win;
+    win.h0 = oh * sh - ph, win.w0 = ow * sw - pw;
+    win.h1 = std::min(win.h0 + kh, h + ph), win.w1 = std::min(win.w0 + kw, w + pw);
+    const int64_t pool_size = (win.h1 - win.h0) * (win.w1 - win.w0);
+    win.h0 = std::max<int64_t>(win.h0, 0), win.w0 = std::max<int64_t>(win.w0, 0);
+    win.h1 = std::min(win.h1, h), win.w1 = std::min(win.w1, w);
+    win.size = (win.h1 - win.h0) * (win.w1 - win.w0);
+    const int64_t divisor = divisor_override ? *divisor_override : count_include_pad ? pool_size : win.size;
+    win.m = static_cast<float>(1.0 / static_cast<double>(divisor));
+    return win;
+  };
+  dispatch_quantized_int(self.scalar_type(), [&]<typename Int>(Int) {
     constexpr int64_t qmin = std::numeric_limits<Int>::min(), qmax = std::numeric_limits<Int>::max();
     // torch's NHWC kernel takes 8-bit channels in blocks of 8 through its vector quantizer
     const int64_t vector_channels = sizeof(Int) == 1 ? c / 8 * 8 : 0;
     if (dense_channels(in, out)) {
       for_each_pixel_nhwc<Int>(
           in, out, p, [&](const Int* base, int64_t s_h, int64_t s_w, Int* o, int64_t oh, int64_t ow, uint32_t* acc) {
-            int64_t h0 = oh * sh - ph, w0 = ow * sw - pw;
-            int64_t h1 = std::min(h0 + kh, h + ph), w1 = std::min(w0 + kw, w + pw);
-            const int64_t pool_size = (h1 - h0) * (w1 - w0);
-            h0 = std::max<int64_t>(h0, 0), w0 = std::max<int64_t>(w0, 0);
-            h1 = std::min(h1, h), w1 = std::min(w1, w);
-            const int64_t size = (h1 - h0) * (w1 - w0);
-            const int64_t divisor = divisor_override ? *divisor_override : count_include_pad ? pool_size : size;
-            const float m = static_cast<float>(1.0 / static_cast<double>(divisor));
-            std::fill(acc, acc + c, static_cast<uint32_t>(0) - static_cast<uint32_t>(size) * static_cast<uint32_t>(zp));
-            for (int64_t y = h0; y < h1; ++y) {
-              for (int64_t x = w0; x < w1; ++x) {
+            const AvgWindow win = avg_window(oh, ow);
+            std::fill(acc, acc + c,
+                      static_cast<uint32_t>(0) - static_cast<uint32_t>(win.size) * static_cast<uint32_t>(zp));
+            for (int64_t y = win.h0; y < win.h1; ++y) {
+              for (int64_t x = win.w0; x < win.w1; ++x) {
                 const Int* v = base + y * s_h + x * s_w;
                 add_into(acc, v, c);
               }
             }
-            requantize_vector(o, acc, vector_channels, m, zp);
-            requantize_scalar(o + vector_channels, acc + vector_channels, c - vector_channels, m, zp);
+            requantize_vector(o, acc, vector_channels, win.m, zp);
+            requantize_scalar(o + vector_channels, acc + vector_channels, c - vector_channels, win.m, zp);
           });
       return;
     }
     for_each_output<Int>(
         in, out, p, [&](const Int* plane, int64_t s_h, int64_t s_w, int64_t ch, int64_t oh, int64_t ow) {
-          int64_t h0 = oh * sh - ph, w0 = ow * sw - pw;
-          int64_t h1 = std::min(h0 + kh, h + ph), w1 = std::min(w0 + kw, w + pw);
-          const int64_t pool_size = (h1 - h0) * (w1 - w0);
-          h0 = std::max<int64_t>(h0, 0), w0 = std::max<int64_t>(w0, 0);
-          h1 = std::min(h1, h), w1 = std::min(w1, w);
-          const int64_t size = (h1 - h0) * (w1 - w0);
-          const int64_t divisor = divisor_override ? *divisor_override : count_include_pad ? pool_size : size;
-          const float m = static_cast<float>(1.0 / static_cast<double>(divisor));
+          const AvgWindow win = avg_window(oh, ow);
           uint32_t sum = 0;  // int32, wrapping as torch's
-          for (int64_t y = h0; y < h1; ++y) {
-            for (int64_t x = w0; x < w1; ++x)
+          for (int64_t y = win.h0; y < win.h1; ++y) {
+            for (int64_t x = win.w0; x < win.w1; ++x)
               sum += static_cast<uint32_t>(static_cast<int32_t>(plane[y * s_h + x * s_w]));
           }
-          const uint32_t centred = sum - static_cast<uint32_t>(size) * static_cast<uint32_t>(zp);
-          const float scaled = static_cast<float>(static_cast<int32_t>(centred)) * m;
+          const uint32_t centred = sum - static_cast<uint32_t>(win.size) * static_cast<uint32_t>(zp);
+          const float scaled = static_cast<float>(static_cast<int32_t>(centred)) * win.m;
           int64_t q;
           if (!nhwc) {
             const float y = round_even(scaled + static_cast<float>(zp));
@@ -397,7 +392,7 @@ Tensor adaptive_avg_pool2d_quantized(const Tensor& self, IntArrayRef output_size
         static_cast<int64_t>(std::ceil(static_cast<float>((o + 1) * in_size) / static_cast<float>(out_size))), in_size);
   };
   const Planes p{self.dim() == 4 ? self.size(0) : 1, c, h, w, out_h, out_w};
-  dispatch_qint(self.scalar_type(), [&]<typename Int>(Int) {
+  dispatch_quantized_int(self.scalar_type(), [&]<typename Int>(Int) {
     constexpr int64_t qmin = std::numeric_limits<Int>::min(), qmax = std::numeric_limits<Int>::max();
     if (dense_channels(in, out)) {
       for_each_pixel_nhwc<Int>(

@@ -4,6 +4,7 @@
 // 1.13's arithmetic, Note [Quantized elementwise arithmetic].
 #pragma once
 
+#include <aten/core/QTensorImpl.h>
 #include <aten/core/Tensor.h>
 #include <aten/native/DispatchStub.h>
 
@@ -22,30 +23,25 @@ namespace at::inline tessera::native {
 // (torch's own results move with its thread count, as its chunks do). Operators that stay
 // in integers (relu, clamp, mul, the scalar forms) have no such split.
 
-// torch's refusal of the packed quint4x2 / quint2x4 in a kernel dispatched over quint8, qint8
-// and qint32 ("qrelu" not implemented for 'QUInt4x2').
-inline void check_not_sub_byte(const Tensor& q, const char* kernel) {
-  TORCH_CHECK(!c10::isSubByteQIntType(q.scalar_type()), "\"", kernel, "\" not implemented for '", q.scalar_type(), "'");
-}
-
-// A zero point as torch's relu compares it with the integers: converted to the stored type
-// (std::max<underlying>), so an out-of-range zero point wraps.
-inline int64_t as_stored(c10::ScalarType qtype, int64_t zero_point) {
-  switch (qtype) {
-    case c10::kQUInt8:
-      return static_cast<uint8_t>(zero_point);
-    case c10::kQInt8:
-      return static_cast<int8_t>(zero_point);
-    default:
-      return static_cast<int32_t>(zero_point);
-  }
-}
-
 // The integer parameters of one per-tensor-affine operand.
 struct QAffine {
   float scale;
   int64_t zero_point;
 };
+
+// The checks every quantized operator file shares (defined in Activation.cpp, out of line:
+// this header is also read by the per-ISA loops, whose copies of an inline function the
+// linker could swap):
+// torch's refusal of the packed quint4x2 / quint2x4 in a kernel dispatched over quint8, qint8
+// and qint32 ("qrelu" not implemented for 'QUInt4x2');
+void check_not_sub_byte(const Tensor& q, const char* kernel);
+// that refusal, then q's per-tensor-affine quantizer (torch's q_scale() check otherwise);
+const PerTensorAffineQuantizer& checked_per_tensor(const Tensor& q, const char* kernel);
+// a zero point as torch's relu compares it with the integers: converted to the stored type
+// (std::max<underlying>), so an out-of-range zero point wraps.
+int64_t as_stored(c10::ScalarType qtype, int64_t zero_point);
+// the qparams a loop takes: scale in float, the zero point.
+QAffine qaffine_of(const PerTensorAffineQuantizer& q);
 
 enum class QBinaryOp { Add, AddRelu, Mul, MulRelu };
 

@@ -307,17 +307,18 @@ class PerChannelMinMaxObserver(UniformQuantizationObserverBase):
         return _C.flatten(x.permute(order), start_dim=1)
 
     def _forward(self, x_orig):
+        return self._observe(x_orig, lambda old, cur, pick: pick(cur, old))
+
+    def _observe(self, x_orig, combine):
+        """The per-channel minima and maxima of x, folded into the kept ones by
+        combine(old, current, min or max) once there are kept ones."""
         if x_orig.numel() == 0:
             return x_orig
-        rows = self._channel_rows(x_orig)
-        min_val, max_val = self.min_val, self.max_val
-        if min_val.numel() == 0 or max_val.numel() == 0:
-            min_val, max_val = _C.aminmax(rows, dim=1)
+        min_cur, max_cur = _C.aminmax(self._channel_rows(x_orig), dim=1)
+        if self.min_val.numel() == 0 or self.max_val.numel() == 0:
+            self._store(min_cur, max_cur)
         else:
-            min_cur, max_cur = _C.aminmax(rows, dim=1)
-            min_val = _C.min(min_cur, min_val)
-            max_val = _C.max(max_cur, max_val)
-        self._store(min_val, max_val)
+            self._store(combine(self.min_val, min_cur, _C.min), combine(self.max_val, max_cur, _C.max))
         return x_orig
 
     def _store(self, min_val, max_val):
@@ -364,18 +365,8 @@ class MovingAveragePerChannelMinMaxObserver(PerChannelMinMaxObserver):
         self.averaging_constant = averaging_constant
 
     def forward(self, x_orig):
-        if x_orig.numel() == 0:
-            return x_orig
-        rows = self._channel_rows(x_orig)
-        min_val, max_val = self.min_val, self.max_val
-        if min_val.numel() == 0 or max_val.numel() == 0:
-            min_val, max_val = _C.aminmax(rows, dim=1)
-        else:
-            min_cur, max_cur = _C.aminmax(rows, dim=1)
-            min_val = min_val + self.averaging_constant * (min_cur - min_val)
-            max_val = max_val + self.averaging_constant * (max_cur - max_val)
-        self._store(min_val, max_val)
-        return x_orig
+        c = self.averaging_constant
+        return self._observe(x_orig, lambda old, cur, _: old + c * (cur - old))
 
 
 class _PassThroughObserver(ObserverBase):
