@@ -9,6 +9,7 @@
 // library removes its operators and kernels.
 #pragma once
 
+#include <aten/core/CustomClass.h>
 #include <aten/dispatch/Dispatcher.h>
 
 #include <optional>
@@ -108,6 +109,16 @@ class TORCH_API Library {
 
   // The kernel every operator without one of its own uses for this library's key.
   Library& fallback(CppFunction&& f);
+
+  // Registers custom class T as __torch__.torch.classes.<ns>.<name> (aten/core/CustomClass.h);
+  // its methods go when this library does.
+  template <class T>
+  torch::class_<T> class_(const std::string& name) {
+    torch::class_<T> cls(ns_, name);
+    c10::CustomClassType* type = &cls.type();
+    registrations_.emplace_back([type] { c10::remove_custom_class_methods(*type); });
+    return cls;
+  }
 
   const std::string& ns() const { return ns_; }
 

@@ -1,4 +1,6 @@
 #include "ArgParser.h"
+
+#include <aten/core/CustomClass.h>
 #include "TorchFunction.h"
 
 #include "Generator.h"
@@ -203,6 +205,8 @@ bool fits_schema_type(PyObject* value, const SchemaType& type) {
     case Kind::MemoryFormat: return is_memory_format(value);
     case Kind::Device: return is_device(value);
     case Kind::None: return value == Py_None;
+    case Kind::Class:
+      return is_script_object(value) && script_object_value(value).objectType().qualified_name == type.name();
     default: return true;  // the rest: to_ivalue checks them itself
   }
 }
@@ -862,6 +866,15 @@ IValue to_ivalue(PyObject* obj, const SchemaType& type, bool allow_number_as_ten
       if (e.is(Kind::Bool)) return IValue(unpack_sequence<bool>(obj, [](PyObject* o) { return o == Py_True; }));
       TORCH_ERROR_WITH(NotImplementedError, "lists of ", e, " cannot be passed from Python yet");
     }
+    case Kind::Class: {
+      if (is_script_object(obj)) {
+        const IValue& v = script_object_value(obj);
+        if (v.objectType().qualified_name == type.name()) return v;
+        TORCH_ERROR_WITH(TypeError, "expected an object of ", type.name(), " but got one of ",
+                         v.objectType().qualified_name);
+      }
+      TORCH_ERROR_WITH(TypeError, "expected an object of ", type.name(), " but got ", Py_TYPE(obj)->tp_name);
+    }
     default:
       TORCH_ERROR_WITH(NotImplementedError, "arguments of type ", type, " cannot be passed from Python yet");
   }
@@ -896,6 +909,7 @@ PyObject* from_ivalue(const IValue& v, bool lists_as_lists) {
       return f;
     }
     case IValue::Tag::Generator: return generator_object(v.toGenerator());
+    case IValue::Tag::Object: return script_object_new(v);
     default: {
       std::vector<IValue> items;
       if (v.isTuple()) {

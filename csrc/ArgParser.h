@@ -146,6 +146,11 @@ class ParsedArgs {
 void check_out_options(const at::Tensor& out, std::optional<c10::ScalarType> dtype, std::optional<c10::Layout> layout,
                        std::optional<c10::Device> device);
 
+// tessera.ScriptObject (CustomClasses.cpp): the Python handle of an IValue Object.
+bool is_script_object(PyObject* obj);
+const c10::IValue& script_object_value(PyObject* obj);  // precondition: is_script_object(obj)
+PyObject* script_object_new(const c10::IValue& value);   // new reference; value is an Object
+
 // Python value <-> IValue by schema type; numbers become 0-dim "wrapped number" tensors
 // where a Tensor is expected and numbers are allowed.
 c10::IValue to_ivalue(PyObject* obj, const c10::SchemaType& type, bool allow_number_as_tensor = false);

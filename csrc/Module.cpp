@@ -22,6 +22,7 @@ namespace tessera::python {
 void init_autograd(py::module_& m);  // Autograd.cpp
 void init_autocast(py::module_& m);  // Autocast.cpp
 void init_distributed(py::module_& m);  // Distributed.cpp
+void init_custom_classes(py::module_& m);  // CustomClasses.cpp
 bool init_extension_api(PyObject* module);  // ExtensionApi.cpp
 }  // namespace tessera::python
 
@@ -63,6 +64,7 @@ PYBIND11_MODULE(_C, m) {
   init_autograd(m);
   init_autocast(m);
   init_distributed(m);
+  init_custom_classes(m);
   // The return_types named tuple of an op written in Python (histogramdd), of the same
   // structseq kind as the generated bindings' results.
   m.def("_named_tuple", [](const std::string& name, const std::vector<std::string>& fields, py::object items) {

@@ -1,5 +1,9 @@
 #include <aten/core/IValue.h>
 
+#include <aten/core/CustomClass.h>
+
+#include <c10/util/Demangle.h>
+
 #include <charconv>
 #include <cmath>
 
@@ -77,8 +81,26 @@ std::string_view IValue::kindName(Tag tag) {
     case Tag::OptionalTensorList: return "Tensor?[]";
     case Tag::GenericList: return "list";
     case Tag::Tuple: return "tuple";
+    case Tag::Object: return "Object";
   }
   TORCH_INTERNAL_ASSERT(false, "corrupt IValue tag ", static_cast<int>(tag));
+}
+
+IValue IValue::makeObject(const CustomClassType& type, intrusive_ptr<torch::CustomClassHolder> object) {
+  TORCH_CHECK(object, "cannot box a null ", type.qualified_name, " object");
+  IValue v;
+  v.adopt(make_intrusive<detail::IValueObject>(&type, std::move(object)));
+  v.tag_ = Tag::Object;
+  return v;
+}
+
+const intrusive_ptr<torch::CustomClassHolder>& IValue::toObjectOf(const std::type_info& type) const {
+  const detail::IValueObject& o = object_payload();
+  if (C10_UNLIKELY(o.type->cpp_type != type.name())) {
+    TORCH_ERROR_WITH(TypeError, "expected ", custom_class_of(type).qualified_name, " but got ",
+                     o.type->qualified_name);
+  }
+  return o.object;
 }
 
 void IValue::throw_wrong_tag(std::string_view expected) const {
@@ -133,6 +155,7 @@ bool IValue::equals(const IValue& other) const {
       return elementwise_equal(toOptionalTensorList(), other.toOptionalTensorList(), &same_optional_tensor);
     case Tag::GenericList: return elementwise_equal(toList(), other.toList(), &ivalue_equal);
     case Tag::Tuple: return elementwise_equal(toTupleElements(), other.toTupleElements(), &ivalue_equal);
+    case Tag::Object: return toObject().get() == other.toObject().get();  // identity, as torch's `is`
   }
   TORCH_INTERNAL_ASSERT(false, "corrupt IValue tag ", static_cast<int>(tag_));
 }
@@ -227,6 +250,7 @@ std::ostream& operator<<(std::ostream& os, const IValue& v) {
       return os;
     case Tag::GenericList: print_list(os, v.toList(), print_value); return os;
     case Tag::Tuple: print_list(os, v.toTupleElements(), print_value, '(', ')'); return os;
+    case Tag::Object: return os << '<' << v.objectType().qualified_name << " object>";
   }
   TORCH_INTERNAL_ASSERT(false, "corrupt IValue tag ", static_cast<int>(v.tag()));
 }

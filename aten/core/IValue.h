@@ -21,10 +21,22 @@
 #include <string_view>
 #include <tuple>
 #include <type_traits>
+#include <typeinfo>
 #include <utility>
 #include <vector>
 
+namespace torch {
+// The base of every class a library exposes as a schema type (torch::class_<T>, see
+// aten/core/CustomClass.h): quantized::linear's packed weights are one. Held by intrusive_ptr.
+class CustomClassHolder : public c10::intrusive_ptr_target {};
+}  // namespace torch
+
 namespace c10::inline tessera {
+
+// A registered custom class: its qualified name and methods (aten/core/CustomClass.h).
+struct CustomClassType;
+// The class registered for C++ type `type`; a TypeError naming the type when there is none.
+TORCH_API const CustomClassType& custom_class_of(const std::type_info& type);
 
 class IValue;
 
@@ -45,6 +57,14 @@ struct IValueVector final : intrusive_ptr_target {
   std::vector<T> elements;
 };
 
+// A custom-class object and the class it was boxed as (the static type, as torch does: a
+// kernel returning intrusive_ptr<Base> boxes a Base whatever the object's dynamic type).
+struct IValueObject final : intrusive_ptr_target {
+  IValueObject(const CustomClassType* t, intrusive_ptr<torch::CustomClassHolder> o) : type(t), object(std::move(o)) {}
+  const CustomClassType* type;
+  intrusive_ptr<torch::CustomClassHolder> object;
+};
+
 template <typename T>
 struct ivalue_is_optional : std::false_type {};
 template <typename T>
@@ -53,13 +73,18 @@ template <typename T>
 struct ivalue_is_bool_array : std::false_type {};
 template <size_t N>
 struct ivalue_is_bool_array<std::array<bool, N>> : std::true_type {};
+template <typename T>
+struct ivalue_is_object_ptr : std::false_type {};
+template <typename T>
+  requires std::is_base_of_v<torch::CustomClassHolder, T>
+struct ivalue_is_object_ptr<intrusive_ptr<T>> : std::true_type {};
 }  // namespace detail
 
 class TORCH_API IValue final {
  public:
   enum class Tag : uint8_t {
     None, Tensor, Double, ComplexDouble, Int, Bool, String, ScalarType, Layout, MemoryFormat, Device,
-    Generator, IntList, DoubleList, BoolList, TensorList, OptionalTensorList, GenericList, Tuple,
+    Generator, IntList, DoubleList, BoolList, TensorList, OptionalTensorList, GenericList, Tuple, Object,
   };
 
   IValue() noexcept = default;
@@ -128,6 +153,12 @@ class TORCH_API IValue final {
   }
   // An undefined Generator stays a Generator, as an undefined Tensor does.
   IValue(at::Generator g) noexcept : tag_(Tag::Generator) { adopt(std::move(g).getIntrusivePtr()); }
+  // An object of a registered custom class, boxed as T (its class must be registered).
+  template <typename T>
+    requires std::is_base_of_v<torch::CustomClassHolder, T>
+  IValue(intrusive_ptr<T> object)
+      : IValue(makeObject(custom_class_of(typeid(T)), intrusive_ptr<torch::CustomClassHolder>(std::move(object)))) {}
+  static IValue makeObject(const CustomClassType& type, intrusive_ptr<torch::CustomClassHolder> object);
 
   IValue(std::vector<int64_t> v) : IValue(Tag::IntList, std::move(v)) {}
   IValue(IntArrayRef v) : IValue(v.vec()) {}
@@ -173,6 +204,7 @@ class TORCH_API IValue final {
   bool isGenericList() const { return tag_ == Tag::GenericList; }
   bool isList() const { return tag_ >= Tag::IntList && tag_ <= Tag::GenericList; }
   bool isTuple() const { return tag_ == Tag::Tuple; }
+  bool isObject() const { return tag_ == Tag::Object; }
   bool isScalar() const { return isInt() || isDouble() || isBool() || isComplexDouble(); }
 
   // Checked accessors: a wrong tag raises c10::TypeError ("expected int but got Tensor").
@@ -224,6 +256,10 @@ class TORCH_API IValue final {
   Dimname toDimname() const;
   std::vector<Dimname> toDimnameVector() const;
   ArrayRef<IValue> toTupleElements() const;
+  const CustomClassType& objectType() const { return *object_payload().type; }
+  const intrusive_ptr<torch::CustomClassHolder>& toObject() const { return object_payload().object; }
+  // The object as the class `type` was registered for; a TypeError when it is another class.
+  const intrusive_ptr<torch::CustomClassHolder>& toObjectOf(const std::type_info& type) const;
 
   // The conversion the boxing templates use to turn a stack slot into a kernel argument:
   // T is the kernel's parameter type (see aten/core/IValueTo.h for the accepted types and
@@ -258,13 +294,18 @@ class TORCH_API IValue final {
                               (1u << uint32_t(Tag::Generator)) | (1u << uint32_t(Tag::IntList)) |
                               (1u << uint32_t(Tag::DoubleList)) | (1u << uint32_t(Tag::BoolList)) |
                               (1u << uint32_t(Tag::TensorList)) | (1u << uint32_t(Tag::OptionalTensorList)) |
-                              (1u << uint32_t(Tag::GenericList)) | (1u << uint32_t(Tag::Tuple));
+                              (1u << uint32_t(Tag::GenericList)) | (1u << uint32_t(Tag::Tuple)) |
+                              (1u << uint32_t(Tag::Object));
     return (mask >> uint32_t(t)) & 1u;
   }
   void expect(Tag t) const {
     if (C10_UNLIKELY(tag_ != t)) throw_wrong_tag(kindName(t));
   }
   [[noreturn]] void throw_wrong_tag(std::string_view expected) const;
+  const detail::IValueObject& object_payload() const {
+    expect(Tag::Object);
+    return *static_cast<const detail::IValueObject*>(payload_.u.as_ptr);
+  }
   // [] written in a schema default or by a caller has no element type: it is an empty
   // GenericList, and to<T>() accepts it for every typed list.
   bool isEmptyGenericList() const { return isGenericList() && elements<IValue>(Tag::GenericList).empty(); }

@@ -110,6 +110,9 @@ T IValue::to() const {
     // A Tensor[] is a valid Tensor?[] (every element present); the copy makes that possible.
     if (isTensorList()) return T(toTensorList().begin(), toTensorList().end());
     return toOptionalTensorList().vec();
+  } else if constexpr (detail::ivalue_is_object_ptr<T>::value) {
+    using E = typename T::element_type;
+    return T::unsafe_reclaim_from_nonowning(static_cast<E*>(toObjectOf(typeid(E)).get()));
   } else if constexpr (std::is_same_v<T, ArrayRef<IValue>>) {
     return toList();
   } else if constexpr (std::is_same_v<T, std::vector<IValue>>) {

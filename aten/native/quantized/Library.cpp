@@ -1,10 +1,24 @@
 // The quantized:: operator namespace: the schemas of torch 1.13's quantized operators that
 // tessera implements, exactly as torch declares them. Their kernels register for QuantizedCPU
 // and QuantizedMeta in the family files beside this one (BinaryOps.cpp, Activation.cpp,
-// Cat.cpp, Pooling.cpp); quantized tensors carry no autograd, so no other key has a kernel.
+// Cat.cpp, Pooling.cpp, Linear.cpp); quantized tensors carry no autograd, so no other key has
+// a kernel. The packed weights of the GEMM family are the custom class LinearPackedParamsBase.
 #include <aten/library.h>
+#include <aten/native/quantized/PackedLinear.h>
 
 TORCH_LIBRARY(quantized, m) {
+  using at::native::LinearPackedParamsBase;
+  m.class_<LinearPackedParamsBase>("LinearPackedParamsBase")
+      .def("unpack", &LinearPackedParamsBase::unpack)
+      .def("bias", [](const c10::intrusive_ptr<LinearPackedParamsBase>& self) { return self->bias(); })
+      .def_pickle([](const c10::intrusive_ptr<LinearPackedParamsBase>& self) { return self->unpack(); },
+                  [](const c10::IValue& state) {
+                    const auto items = state.toTupleElements();
+                    TORCH_CHECK(items.size() == 2, "a LinearPackedParamsBase state is (weight, bias), got ",
+                                items.size(), " items");
+                    return LinearPackedParamsBase::prepack(items[0].toTensor(),
+                                                           items[1].to<std::optional<at::Tensor>>());
+                  });
   m.def("add(Tensor qa, Tensor qb, float scale, int zero_point) -> Tensor qc");
   m.def("add.out(Tensor qa, Tensor qb, Tensor(a!) out) -> Tensor(a!) out");
   m.def("add.Scalar(Tensor qa, Scalar b) -> Tensor qc");
@@ -67,4 +81,13 @@ TORCH_LIBRARY(quantized, m) {
       "-> Tensor");
   m.def("clamp(Tensor qx, Scalar? min=None, Scalar? max=None) -> Tensor qy");
   m.def("threshold(Tensor qx, Scalar threshold, Scalar value) -> Tensor qy");
+  constexpr const char* packed = "__torch__.torch.classes.quantized.LinearPackedParamsBase";
+  m.def(std::string("linear_prepack(Tensor W, Tensor? B=None) -> ") + packed + " W_prepack");
+  m.def(std::string("linear_unpack(") + packed + " W_prepack) -> (Tensor W_origin, Tensor? B_origin)");
+  for (const char* name : {"linear", "linear_relu"}) {
+    m.def(std::string(name) + "(Tensor X, " + packed + " W_prepack, float Y_scale_i, int Y_zero_point_i) -> Tensor Y");
+  }
+  for (const char* name : {"linear_dynamic", "linear_relu_dynamic"}) {
+    m.def(std::string(name) + "(Tensor X, " + packed + " W_prepack, bool reduce_range=False) -> Tensor Y");
+  }
 }

@@ -1,4 +1,6 @@
-"""tessera.ao.nn: torch.ao.nn's namespace; only quantized's float-mode modules exist yet."""
+"""tessera.ao.nn: torch.ao.nn's namespace: the quantized modules (static and dynamic) and the
+fused (intrinsic) modules that quantization converts from."""
 from . import quantized  # noqa: F401
+from . import intrinsic  # noqa: F401
 
-__all__ = ["quantized"]
+__all__ = ["quantized", "intrinsic"]

@@ -3,12 +3,15 @@ FloatFunctional (and FXFloatFunctional) stand in for the tensor operations a qua
 model observes, running them in float until convert() swaps in QFunctional, which runs the
 quantized operators; Quantize / DeQuantize replace the stubs; the activations (ReLU6,
 Hardswish, ELU, LeakyReLU, Sigmoid) run their quantized operators. `functional` holds the
-quantized activations. The modules that need quantized convolution, linear, pooling,
-normalization and embedding kernels (Conv2d, Linear, BatchNorm2d, ...) are not there yet."""
+quantized activations; Linear runs quantized::linear on a prepacked weight, and `dynamic`
+holds the dynamically quantized Linear. The modules that need quantized convolution,
+normalization and embedding kernels (Conv2d, BatchNorm2d, ...) are not there yet."""
 from . import functional  # noqa: F401
 from .activation import ELU, Hardswish, LeakyReLU, ReLU6, Sigmoid  # noqa: F401
 from .functional_modules import FloatFunctional, FXFloatFunctional, QFunctional  # noqa: F401
+from .linear import Linear, LinearPackedParams  # noqa: F401
 from .quantize import DeQuantize, Quantize  # noqa: F401
+from . import dynamic  # noqa: F401,E402
 
 __all__ = ["functional", "FloatFunctional", "FXFloatFunctional", "QFunctional", "Quantize", "DeQuantize", "ReLU6",
-           "Hardswish", "ELU", "LeakyReLU", "Sigmoid"]
+           "Hardswish", "ELU", "LeakyReLU", "Sigmoid", "Linear", "dynamic"]

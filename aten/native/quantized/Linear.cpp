@@ -1,0 +1,248 @@
+// quantized::linear_prepack, linear_unpack, linear, linear_relu, linear_dynamic and
+// linear_relu_dynamic as torch 1.13 runs them on its default engine (oneDNN): a uint8
+// activation times a prepacked qint8 weight whose zero points are 0, requantized into the
+// output's qparams, or for the dynamic forms quantized on the fly and returned in float.
+#include <aten/core/Parallel.h>
+#include <aten/core/QTensorImpl.h>
+#include <aten/library.h>
+#include <aten/native/quantized/PackedLinear.h>
+#include <aten/native/quantized/onednn/Int8Matmul.h>
+
+#include <aten/ops/Functions.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace at::inline tessera::native {
+
+// Note [Quantized linear arithmetic]: torch's oneDNN engine hands oneDNN inverse scales
+// (sx = f32(1.0 / x_scale), sw = f32(1.0 / w_scale), or 1.0f / float(w_scale[n]) per channel,
+// so = f32(1.0 / out_scale)) and lets it requantize: with prod = f32(sx * sw),
+//   v = f32(f32(f32(acc) + f32(bias * prod)) * f32(so / prod)),   relu: v = max(v, 0),
+//   y = saturate(rne(f32(v + out_zero_point))),
+// the bias staying a float in the accumulator's units and the zero point added as a float
+// before rounding (an integer bias, an integer zero point, a double multiplier or an fma each
+// change some results by one). The dynamic forms quantize x as rne(f32(f32(x * sx) + zp))
+// and return f32(f32(f32(acc) + f32(bias * prod)) * f32(1 / prod)). The int8 matmul here is
+// oneDNN's too, so the products are the same; on CPUs without VNNI oneDNN's int8 kernels
+// saturate pairs of products to int16, in torch and here alike.
+
+namespace {
+
+std::vector<float> inverse_scales(const Tensor& weight) {
+  if (weight.qscheme() == c10::kPerTensorAffine) {
+    return {static_cast<float>(1.0 / weight.q_scale())};
+  }
+  const Tensor scales = weight.q_per_channel_scales().to(c10::kDouble).contiguous();
+  const double* s = scales.data_ptr<double>();
+  std::vector<float> out(static_cast<size_t>(scales.numel()));
+  for (size_t i = 0; i < out.size(); ++i) out[i] = 1.0f / static_cast<float>(s[i]);
+  return out;
+}
+
+void check_weight(const Tensor& weight, const std::optional<Tensor>& bias) {
+  constexpr const char* op = "quantized::linear_prepack";
+  TORCH_CHECK(weight.is_quantized(), op, ": the weight must be a quantized tensor (qint8), got ", weight.scalar_type());
+  TORCH_CHECK(weight.dim() == 2, "The weight tensor for quantized::linear_prepack (onednn) should be 2-dimensional.");
+  TORCH_CHECK(weight.scalar_type() == c10::kQInt8, op, " (onednn): the weight must be qint8, got ",
+              weight.scalar_type());
+  const c10::QScheme scheme = weight.qscheme();
+  if (scheme == c10::kPerTensorAffine) {
+    TORCH_CHECK(weight.q_zero_point() == 0, op,
+                ": ONEDNN only supports symmetric quantization of weight, whose zero point must be 0, but got ",
+                weight.q_zero_point());
+  } else {
+    TORCH_CHECK(scheme == c10::kPerChannelAffine, op, " (onednn): the weight must be quantized per tensor or per ",
+                "channel affine, got ", scheme);
+    TORCH_CHECK(weight.q_per_channel_axis() == 0, op, " (onednn): a per-channel weight must be quantized along ",
+                "axis 0 (its output features), got axis ", weight.q_per_channel_axis());
+    const Tensor zps = weight.q_per_channel_zero_points().to(c10::kLong).contiguous();
+    const int64_t* z = zps.data_ptr<int64_t>();
+    for (int64_t i = 0; i < zps.numel(); ++i) {
+      TORCH_CHECK(z[i] == 0, op,
+                  ": ONEDNN only supports symmetric quantization of weight, whose zero point must be 0, but got ", z[i],
+                  ", at index ", i);
+    }
+  }
+  if (bias.has_value()) {
+    TORCH_CHECK(!bias->is_quantized() && bias->scalar_type() == c10::kFloat, op,
+                ": the bias must be a float32 tensor, got ", bias->scalar_type());
+    TORCH_CHECK(bias->numel() == weight.size(0), "bias should have N elements: ", weight.size(0), ", but got ",
+                bias->numel());
+    TORCH_CHECK(bias->device() == weight.device(), op, ": the bias is on ", bias->device(), " and the weight on ",
+                weight.device());
+  }
+}
+
+c10::intrusive_ptr<LinearPackedParamsBase> linear_prepack(const Tensor& weight, const std::optional<Tensor>& bias) {
+  return LinearPackedParamsBase::prepack(weight, bias);
+}
+
+std::tuple<Tensor, std::optional<Tensor>> linear_unpack(const c10::intrusive_ptr<LinearPackedParamsBase>& packed) {
+  return packed->unpack();
+}
+
+// What both forms check of x against the packed weight; returns K.
+void check_input(const Tensor& x, const LinearPackedParamsBase& packed, const char* op) {
+  TORCH_CHECK(x.dim() >= 1, "qlinear (ONEDNN): input dim should be at least 1, but got 0");
+  TORCH_CHECK(x.size(-1) == packed.in_features(), op, ": the input's last dimension (", x.size(-1),
+              ") does not match the weight's in_features (", packed.in_features(), ")");
+  TORCH_CHECK(x.is_meta() || !packed.weight().is_meta(), op, ": the packed weight is a meta tensor; a ", x.device(),
+              " input needs a real one");
+}
+
+std::vector<int64_t> output_sizes(const Tensor& x, int64_t n) {
+  std::vector<int64_t> sizes(x.sizes().begin(), x.sizes().end() - 1);
+  sizes.push_back(n);
+  return sizes;
+}
+
+// bias * prod per output feature, in float32: the bias in the accumulator's units.
+Tensor bias_in_accumulator_units(const LinearPackedParamsBase& packed, const std::vector<float>& prod) {
+  if (!packed.bias().has_value()) return Tensor();
+  const Tensor bias = packed.bias()->contiguous();
+  const float* b = bias.data_ptr<float>();
+  Tensor out = at::empty({bias.numel()}, TensorOptions().dtype(c10::kFloat));
+  float* o = out.data_ptr<float>();
+  for (int64_t i = 0; i < bias.numel(); ++i) o[i] = b[i] * prod[prod.size() == 1 ? 0 : static_cast<size_t>(i)];
+  return out;
+}
+
+std::vector<float> scale_products(float sx, const LinearPackedParamsBase& packed) {
+  std::vector<float> prod = packed.inverse_weight_scales();
+  for (float& p : prod) p = sx * p;
+  return prod;
+}
+
+Tensor linear_static(const Tensor& x, const c10::intrusive_ptr<LinearPackedParamsBase>& packed, double out_scale,
+                     int64_t out_zero_point, bool relu) {
+  const char* op = relu ? "quantized::linear_relu" : "quantized::linear";
+  TORCH_CHECK(x.scalar_type() == c10::kQUInt8, "qlinear (ONEDNN): data type of input should be QUint8.");
+  const PerTensorAffineQuantizer& xq = per_tensor_quantizer(x, op);
+  check_input(x, *packed, op);
+  TORCH_CHECK(std::isfinite(out_scale) && out_scale > 0, op, ": the output scale must be positive and finite, got ",
+              out_scale);
+  Tensor out = new_qtensor(output_sizes(x, packed->out_features()), MemoryFormat::Contiguous,
+                           per_tensor_quantizer_for(c10::kQUInt8, out_scale, out_zero_point, op), x.device());
+  if (out.is_meta() || out.numel() == 0) return out;
+  const int64_t k = packed->in_features(), m = x.numel() / k, n = packed->out_features();
+  const float sx = static_cast<float>(1.0 / xq.scale()), so = static_cast<float>(1.0 / out_scale);
+  const std::vector<float> prod = scale_products(sx, *packed);
+  std::vector<float> scales(prod.size());
+  for (size_t i = 0; i < prod.size(); ++i) scales[i] = so / prod[i];
+  onednn::int8_linear(integer_alias(out).view({m, n}), integer_alias(x.contiguous()).view({m, k}),
+                      static_cast<int32_t>(xq.zero_point()), *packed, scales, bias_in_accumulator_units(*packed, prod),
+                      static_cast<int32_t>(out_zero_point), relu);
+  return out;
+}
+
+Tensor linear(const Tensor& x, const c10::intrusive_ptr<LinearPackedParamsBase>& packed, double scale, int64_t zp) {
+  return linear_static(x, packed, scale, zp, false);
+}
+Tensor linear_relu(const Tensor& x, const c10::intrusive_ptr<LinearPackedParamsBase>& packed, double scale,
+                   int64_t zp) {
+  return linear_static(x, packed, scale, zp, true);
+}
+
+// torch's ChooseQuantizationParams (preserve_sparsity off) for [x_min, x_max] on [0, 255]
+// ([0, 127] with reduce_range): the scale stays a double, as torch keeps it.
+std::pair<double, int32_t> choose_qparams(float x_min, float x_max, bool reduce_range) {
+  constexpr float kSmallestScale = 6.1e-5f;
+  const int32_t qmin = 0, qmax = reduce_range ? 127 : 255;
+  float lo = std::min(x_min, 0.0f), hi = std::max(x_max, 0.0f);
+  double scale = (static_cast<double>(hi) - static_cast<double>(lo)) / (qmax - qmin);
+  if (static_cast<float>(scale) == 0.0f || std::isinf(1.0f / static_cast<float>(scale))) scale = 0.1;
+  if (scale < static_cast<double>(kSmallestScale)) {
+    const float original = static_cast<float>(scale);
+    scale = kSmallestScale;
+    if (lo == 0.0f) {
+      hi = kSmallestScale * static_cast<float>(qmax - qmin);
+    } else if (hi == 0.0f) {
+      lo = -kSmallestScale * static_cast<float>(qmax - qmin);
+    } else {
+      const float amplifier = kSmallestScale / original;
+      lo *= amplifier;
+      hi *= amplifier;
+    }
+  }
+  const double from_min = qmin - static_cast<double>(lo) / scale;
+  const double from_max = qmax - static_cast<double>(hi) / scale;
+  const double error_min = std::abs(qmin) - std::abs(static_cast<double>(lo) / scale);
+  const double error_max = std::abs(qmax) - std::abs(static_cast<double>(hi) / scale);
+  const double initial = error_min < error_max ? from_min : from_max;
+  if (initial < qmin) return {scale, qmin};
+  if (initial > qmax) return {scale, qmax};
+  return {scale, static_cast<int32_t>(std::nearbyint(initial))};
+}
+
+Tensor linear_dynamic_impl(const Tensor& x, const c10::intrusive_ptr<LinearPackedParamsBase>& packed,
+                           bool reduce_range, bool relu) {
+  const char* op = relu ? "quantized::linear_relu_dynamic" : "quantized::linear_dynamic";
+  TORCH_CHECK(x.scalar_type() == c10::kFloat, "qlinear_dynamic (ONEDNN): data type of input should be float.");
+  TORCH_CHECK(x.dim() >= 2, "The dimension of input tensor should be larger than or equal to 2");
+  check_input(x, *packed, op);
+  Tensor out = at::empty(output_sizes(x, packed->out_features()), x.options());
+  if (x.is_meta() || out.numel() == 0) return out;
+  const int64_t k = packed->in_features(), m = x.numel() / k, n = packed->out_features();
+  const Tensor xc = x.contiguous();
+  const float* xs = xc.data_ptr<float>();
+  const int64_t count = xc.numel();
+  float x_min = count ? xs[0] : 0.0f, x_max = x_min;
+  for (int64_t i = 1; i < count; ++i) x_min = std::min(x_min, xs[i]), x_max = std::max(x_max, xs[i]);
+  const auto [scale, zero_point] = choose_qparams(x_min, x_max, reduce_range);
+  const float sx = static_cast<float>(1.0 / scale), zp = static_cast<float>(zero_point);
+  Tensor xq = at::empty({m, k}, TensorOptions().dtype(c10::kByte));
+  uint8_t* q = xq.data_ptr<uint8_t>();
+  at::parallel_for(0, count, 16384, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const float scaled = xs[i] * sx;  // rounded to float before the zero point is added
+      q[i] = static_cast<uint8_t>(std::clamp(std::nearbyint(scaled + zp), 0.0f, 255.0f));
+    }
+  });
+  const std::vector<float> prod = scale_products(sx, *packed);
+  std::vector<float> scales(prod.size());
+  for (size_t i = 0; i < prod.size(); ++i) scales[i] = 1.0f / prod[i];
+  onednn::int8_linear(out.view({m, n}), xq, zero_point, *packed, scales, bias_in_accumulator_units(*packed, prod), 0,
+                      relu);
+  return out;
+}
+
+Tensor linear_dynamic(const Tensor& x, const c10::intrusive_ptr<LinearPackedParamsBase>& packed, bool reduce_range) {
+  return linear_dynamic_impl(x, packed, reduce_range, false);
+}
+Tensor linear_relu_dynamic(const Tensor& x, const c10::intrusive_ptr<LinearPackedParamsBase>& packed,
+                           bool reduce_range) {
+  return linear_dynamic_impl(x, packed, reduce_range, true);
+}
+
+}  // namespace
+
+LinearPackedParamsBase::LinearPackedParamsBase(Tensor weight, std::optional<Tensor> bias)
+    : weight_(std::move(weight)), bias_(std::move(bias)), inverse_weight_scales_(inverse_scales(weight_)) {}
+
+c10::intrusive_ptr<LinearPackedParamsBase> LinearPackedParamsBase::prepack(Tensor weight, std::optional<Tensor> bias) {
+  check_weight(weight, bias);
+  return c10::make_intrusive<LinearPackedParamsBase>(std::move(weight), std::move(bias));
+}
+
+TORCH_LIBRARY_IMPL(quantized, QuantizedCPU, m) {
+  m.impl("linear_prepack", TORCH_FN(linear_prepack));
+  m.impl("linear", TORCH_FN(linear));
+  m.impl("linear_relu", TORCH_FN(linear_relu));
+}
+TORCH_LIBRARY_IMPL(quantized, QuantizedMeta, m) {
+  m.impl("linear_prepack", TORCH_FN(linear_prepack));
+  m.impl("linear", TORCH_FN(linear));
+  m.impl("linear_relu", TORCH_FN(linear_relu));
+}
+TORCH_LIBRARY_IMPL(quantized, CPU, m) {
+  m.impl("linear_dynamic", TORCH_FN(linear_dynamic));
+  m.impl("linear_relu_dynamic", TORCH_FN(linear_relu_dynamic));
+}
+TORCH_LIBRARY_IMPL(quantized, Meta, m) {
+  m.impl("linear_dynamic", TORCH_FN(linear_dynamic));
+  m.impl("linear_relu_dynamic", TORCH_FN(linear_relu_dynamic));
+}
+TORCH_LIBRARY_IMPL(quantized, CompositeImplicitAutograd, m) { m.impl("linear_unpack", TORCH_FN(linear_unpack)); }
+
+}  // namespace at::inline tessera::native
