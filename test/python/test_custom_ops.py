@@ -52,6 +52,29 @@ def test_load_call_unload():
         tessera.ops.myops.scale
 
 
+def test_custom_class_objects():
+    import copy
+    import pickle
+    tessera.ops.load_library(myops_path())
+    try:
+        counter = tessera.ops.myops.make_counter(5)
+        assert isinstance(counter, tessera.ScriptObject)
+        assert counter._type().qualified_name() == "__torch__.torch.classes.myops.Counter"
+        assert counter._type().name() == "Counter"
+        assert counter.get() == 5 and counter.doubled().get() == 10
+        assert tessera.ops.myops.counter_add(counter, tessera.tensor([1.0, 2.0])).tolist() == [6.0, 7.0]
+        assert counter == counter and counter != counter.doubled()
+        assert pickle.loads(pickle.dumps(counter)).get() == 5
+        assert copy.deepcopy(counter).get() == 5
+        with pytest.raises(TypeError, match="expected an object of __torch__.torch.classes.myops.Counter but got tessera.Tensor"):
+            tessera.ops.myops.counter_add(tessera.ones(1), tessera.ones(1))
+        with pytest.raises(AttributeError, match="has no attribute 'missing'"):
+            counter.missing()
+        del counter
+    finally:
+        tessera.ops.unload_library(myops_path())
+
+
 def test_unload_when_the_library_stays_mapped():
     # ctypes holds a second reference, so dlclose cannot unmap the library (a GNU_UNIQUE
     # symbol in a Release build does the same): unload must still remove its operators,

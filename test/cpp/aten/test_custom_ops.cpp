@@ -4,6 +4,7 @@
 #include <aten/aten.h>
 
 #include <dlfcn.h>
+#include <sstream>
 #include <gtest/gtest.h>
 
 namespace {
@@ -62,6 +63,74 @@ TEST(CustomOps, UnloadRemovesRegistrationsOfALibraryThatStaysMapped) {
     EXPECT_FALSE(d.findSchema(scale).has_value()) << "round " << round;
   }
   ASSERT_EQ(dlclose(pin), 0);
+}
+
+// A custom class of the library: operators return and take its objects (boxed as IValue
+// Objects), its methods are found by name, and unloading removes them (the class entry
+// stays, so a boxed object never points at a freed type) until the library is loaded again.
+TEST(CustomOps, CustomClassObjectsAndMethods) {
+  auto& d = c10::Dispatcher::singleton();
+  torch::load_library(TESSERA_MYOPS_PATH);
+  const c10::CustomClassType* type = c10::find_custom_class("__torch__.torch.classes.myops.Counter");
+  ASSERT_NE(type, nullptr);
+  EXPECT_EQ(type, c10::find_custom_class("myops.Counter"));
+  {
+    c10::Stack stack{c10::IValue(int64_t{5})};
+    d.findSchemaOrThrow("myops::make_counter", "").callBoxed(&stack);
+    ASSERT_EQ(stack.size(), 1u);
+    c10::IValue counter = stack[0];
+    ASSERT_TRUE(counter.isObject());
+    EXPECT_EQ(&counter.objectType(), type);
+    std::ostringstream printed;
+    printed << counter;
+    EXPECT_EQ(printed.str(), "<__torch__.torch.classes.myops.Counter object>");
+
+    c10::Stack call{counter};
+    c10::find_custom_class_method(*type, "get")(call);
+    EXPECT_EQ(call.at(0).toInt(), 5);
+    call = {counter};
+    c10::find_custom_class_method(*type, "doubled")(call);
+    ASSERT_TRUE(call.at(0).isObject());
+    EXPECT_FALSE(call.at(0).equals(counter));
+    EXPECT_TRUE(counter.equals(c10::IValue(counter)));
+    c10::Stack get{call.at(0)};
+    c10::find_custom_class_method(*type, "get")(get);
+    EXPECT_EQ(get.at(0).toInt(), 10);
+
+    at::Tensor x = at::empty({2});
+    x.fill_(1.0);
+    c10::Stack add{counter, c10::IValue(x)};
+    d.findSchemaOrThrow("myops::counter_add", "").callBoxed(&add);
+    EXPECT_FLOAT_EQ(add.at(0).toTensor().data_ptr<float>()[1], 6.0f);
+
+    // another class's object, or a tensor, in the counter's slot is a TypeError
+    c10::Stack wrong{c10::IValue(x), c10::IValue(x)};
+    EXPECT_THROW(d.findSchemaOrThrow("myops::counter_add", "").callBoxed(&wrong), c10::TypeError);
+  }
+  torch::unload_library(TESSERA_MYOPS_PATH);
+  EXPECT_EQ(c10::find_custom_class("myops.Counter"), type);
+  EXPECT_FALSE(c10::find_custom_class_method(*type, "get"));
+  EXPECT_FALSE(c10::find_custom_class_from_state(*type));
+  torch::load_library(TESSERA_MYOPS_PATH);
+  EXPECT_TRUE(c10::find_custom_class_method(*type, "get"));
+  torch::unload_library(TESSERA_MYOPS_PATH);
+}
+
+// A class registered in-process: boxing needs the registration, unboxing checks the class.
+struct Registered : torch::CustomClassHolder {};
+struct Unregistered : torch::CustomClassHolder {};
+
+TEST(CustomOps, BoxingChecksTheClass) {
+  static torch::class_<Registered> registered("tessera_test", "Registered");
+  c10::IValue boxed(c10::make_intrusive<Registered>());
+  EXPECT_EQ(boxed.objectType().qualified_name, "__torch__.torch.classes.tessera_test.Registered");
+  EXPECT_NO_THROW(boxed.to<c10::intrusive_ptr<Registered>>());
+  EXPECT_EQ(boxed.use_count(), 1u);
+  EXPECT_THROW(c10::IValue(c10::make_intrusive<Unregistered>()), c10::TypeError);
+  EXPECT_THROW(boxed.to<c10::intrusive_ptr<Unregistered>>(), c10::TypeError);
+  EXPECT_THROW(boxed.toTensor(), c10::TypeError);
+  EXPECT_THROW(torch::class_<Registered>("tessera_test", "Other"), c10::Error);
+  EXPECT_THROW(torch::class_<Unregistered>("tessera_test", "Registered"), c10::Error);
 }
 
 TEST(CustomOps, LoadErrorsNameTheLibrary) {

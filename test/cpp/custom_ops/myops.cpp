@@ -44,9 +44,30 @@ int64_t enum_args(const at::Tensor& /*x*/, at::ScalarType dtype, at::Layout layo
          (maybe_format ? static_cast<int64_t>(*maybe_format) : 9);
 }
 
+// A custom class: operators take and return it, Python calls its methods and pickles it.
+struct Counter : torch::CustomClassHolder {
+  explicit Counter(int64_t start) : value(start) {}
+  int64_t get() const { return value; }
+  int64_t value;
+};
+
+c10::intrusive_ptr<Counter> make_counter(int64_t start) { return c10::make_intrusive<Counter>(start); }
+
+// x + the counter's value.
+at::Tensor counter_add(const c10::intrusive_ptr<Counter>& counter, const at::Tensor& x) {
+  return scale(x, 1.0).add(static_cast<double>(counter->value));
+}
+
 }  // namespace
 
 TORCH_LIBRARY(myops, m) {
+  m.class_<Counter>("Counter")
+      .def("get", &Counter::get)
+      .def("doubled", [](const c10::intrusive_ptr<Counter>& self) { return c10::make_intrusive<Counter>(2 * self->value); })
+      .def_pickle([](const c10::intrusive_ptr<Counter>& self) { return self->value; },
+                  [](const c10::IValue& state) { return c10::make_intrusive<Counter>(state.toInt()); });
+  m.def("make_counter(int start) -> __torch__.torch.classes.myops.Counter", TORCH_FN(make_counter));
+  m.def("counter_add(__torch__.torch.classes.myops.Counter counter, Tensor x) -> Tensor");
   m.def("scale(Tensor x, float factor) -> Tensor");
   m.def("total(Tensor x) -> float");
   m.def("split_sign(Tensor x, *, float threshold=0.0) -> (Tensor, Tensor)");
@@ -60,4 +81,5 @@ TORCH_LIBRARY_IMPL(myops, CPU, m) {
   m.impl("total", TORCH_FN(total));
   m.impl("split_sign", TORCH_FN(split_sign));
   m.impl("enum_args", TORCH_FN(enum_args));
+  m.impl("counter_add", TORCH_FN(counter_add));
 }
