@@ -35,7 +35,7 @@ py::object call_method(const c10::IValue& self, const std::string& name, const p
     method(stack);
   }
   TORCH_INTERNAL_ASSERT(stack.size() == 1, "a method left ", stack.size(), " values on the stack");
-  return py::reinterpret_steal<py::object>(from_ivalue(stack[0]));
+  return py::reinterpret_steal<py::object>(from_ivalue(stack[0], /*lists_as_lists=*/true));
 }
 
 // A pickled state back into an IValue: the values a __getstate__ can give (tensors, None,
@@ -67,7 +67,7 @@ py::object from_state(const std::string& qualified_name, py::handle state) {
     py::gil_scoped_release no_gil;
     make(stack);
   }
-  return py::reinterpret_steal<py::object>(from_ivalue(stack.at(0)));
+  return py::reinterpret_steal<py::object>(from_ivalue(stack.at(0), /*lists_as_lists=*/true));
 }
 
 }  // namespace
@@ -106,6 +106,8 @@ void init_custom_classes(py::module_& m) {
       .def("__repr__", [](const ScriptObject& self) {
         return "<tessera.ScriptObject object of class " + self.value.objectType().qualified_name + ">";
       })
+      // object.__getstate__ would answer before __getattr__ (Python 3.11): the class's own
+      .def("__getstate__", [](const ScriptObject& self) { return call_method(self.value, "__getstate__", py::args()); })
       // pickle, copy.deepcopy and tessera.save: the class's __getstate__, rebuilt by its
       // def_pickle constructor.
       .def("__reduce__", [](const ScriptObject& self) {

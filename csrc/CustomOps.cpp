@@ -89,8 +89,9 @@ struct ResolvedOp {
         }
       }
     }
-    if (stack.size() == 1) return from_ivalue(stack[0]);
-    return from_ivalue(c10::IValue::makeTuple(std::move(stack)));
+    // int[] and Tensor[] results are Python lists, as torch.ops gives them
+    if (stack.size() == 1) return from_ivalue(stack[0], /*lists_as_lists=*/true);
+    return from_ivalue(c10::IValue::makeTuple(std::move(stack)), /*lists_as_lists=*/true);
   }
 };
 

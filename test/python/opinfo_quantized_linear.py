@@ -78,6 +78,6 @@ register(
            **QOP),
     OpInfo("quantized::linear_relu_dynamic", _dynamic("linear_relu_dynamic", True), sample_inputs=linear_samples,
            **QOP),
-    OpInfo("quantized::linear_unpack", _unpack, sample_inputs=linear_samples, covers=("quantized::linear_prepack",),
-           **QOP),
+    # linear_prepack's results, unpacked
+    OpInfo("quantized::linear_unpack", _unpack, sample_inputs=linear_samples, **QOP),
 )

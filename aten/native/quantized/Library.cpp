@@ -4,10 +4,38 @@
 // Cat.cpp, Pooling.cpp, Linear.cpp); quantized tensors carry no autograd, so no other key has
 // a kernel. The packed weights of the GEMM family are the custom class LinearPackedParamsBase.
 #include <aten/library.h>
+#include <aten/native/quantized/PackedConv.h>
 #include <aten/native/quantized/PackedLinear.h>
+
+namespace {
+
+// Conv2dPackedParamsBase / Conv3dPackedParamsBase and their methods, as torch registers them.
+template <class Packed>
+void register_conv_class(torch::Library& m, const char* name, int64_t spatial_dims) {
+  using Ptr = c10::intrusive_ptr<Packed>;
+  m.class_<Packed>(name)
+      .def("unpack", &Packed::unpack)
+      .def("weight", [](const Ptr& p) { return p->weight(); })
+      .def("bias", [](const Ptr& p) { return p->bias(); })
+      .def("stride", [](const Ptr& p) { return p->geometry().stride; })
+      .def("padding", [](const Ptr& p) { return p->geometry().padding; })
+      .def("output_padding", [](const Ptr& p) { return p->geometry().output_padding; })
+      .def("dilation", [](const Ptr& p) { return p->geometry().dilation; })
+      .def("groups", [](const Ptr& p) { return p->geometry().groups; })
+      .def("transpose", [](const Ptr& p) { return p->geometry().transpose; })
+      .def_pickle([](const Ptr& p) { return at::native::conv_packed_state(*p); },
+                  [spatial_dims](const c10::IValue& state) {
+                    auto [weight, bias, geometry] = at::native::conv_from_state(state, spatial_dims);
+                    return c10::make_intrusive<Packed>(weight, bias, geometry);
+                  });
+}
+
+}  // namespace
 
 TORCH_LIBRARY(quantized, m) {
   using at::native::LinearPackedParamsBase;
+  register_conv_class<at::native::Conv2dPackedParams>(m, "Conv2dPackedParamsBase", 2);
+  register_conv_class<at::native::Conv3dPackedParams>(m, "Conv3dPackedParamsBase", 3);
   m.class_<LinearPackedParamsBase>("LinearPackedParamsBase")
       .def("unpack", &LinearPackedParamsBase::unpack)
       .def("bias", [](const c10::intrusive_ptr<LinearPackedParamsBase>& self) { return self->bias(); })
@@ -89,5 +117,25 @@ TORCH_LIBRARY(quantized, m) {
   }
   for (const char* name : {"linear_dynamic", "linear_relu_dynamic"}) {
     m.def(std::string(name) + "(Tensor X, " + packed + " W_prepack, bool reduce_range=False) -> Tensor Y");
+  }
+  for (const char* dims : {"1", "2", "3"}) {
+    const std::string cls = std::string("__torch__.torch.classes.quantized.Conv") + (dims[0] == '3' ? "3" : "2") +
+                            "dPackedParamsBase";
+    const std::string conv = std::string("conv") + dims + "d";
+    m.def(conv + "_prepack(Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, int groups) -> " +
+          cls);
+    m.def(conv + "_unpack(" + cls + " packed_weights) -> (Tensor unpacked_weights, Tensor? B_origin)");
+    const std::string overload = dims[0] == '1' ? "" : ".new";  // conv1d has no legacy overload
+    for (const std::string& name : {conv, conv + "_relu"}) {
+      m.def(name + overload + "(Tensor qx, " + cls +
+            " packed_weight, float output_scale, int output_zero_point) -> Tensor");
+    }
+    if (dims[0] != '1') {
+      for (const char* getter : {"stride", "padding", "dilation", "output_padding"}) {
+        m.def(conv + "_" + getter + "(" + cls + " packed_weights) -> int[]");
+      }
+      m.def(conv + "_groups(" + cls + " packed_weights) -> int");
+      m.def(conv + "_transpose(" + cls + " packed_weights) -> int");
+    }
   }
 }

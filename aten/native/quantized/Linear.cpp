@@ -29,40 +29,22 @@ namespace at::inline tessera::native {
 
 namespace {
 
-std::vector<float> inverse_scales(const Tensor& weight) {
-  if (weight.qscheme() == c10::kPerTensorAffine) {
-    return {static_cast<float>(1.0 / weight.q_scale())};
-  }
-  const Tensor scales = weight.q_per_channel_scales().to(c10::kDouble).contiguous();
-  const double* s = scales.data_ptr<double>();
-  std::vector<float> out(static_cast<size_t>(scales.numel()));
-  for (size_t i = 0; i < out.size(); ++i) out[i] = 1.0f / static_cast<float>(s[i]);
-  return out;
-}
-
 void check_weight(const Tensor& weight, const std::optional<Tensor>& bias) {
   constexpr const char* op = "quantized::linear_prepack";
   TORCH_CHECK(weight.is_quantized(), op, ": the weight must be a quantized tensor (qint8), got ", weight.scalar_type());
   TORCH_CHECK(weight.dim() == 2, "The weight tensor for quantized::linear_prepack (onednn) should be 2-dimensional.");
   TORCH_CHECK(weight.scalar_type() == c10::kQInt8, op, " (onednn): the weight must be qint8, got ",
               weight.scalar_type());
-  const c10::QScheme scheme = weight.qscheme();
-  if (scheme == c10::kPerTensorAffine) {
-    TORCH_CHECK(weight.q_zero_point() == 0, op,
-                ": ONEDNN only supports symmetric quantization of weight, whose zero point must be 0, but got ",
-                weight.q_zero_point());
-  } else {
-    TORCH_CHECK(scheme == c10::kPerChannelAffine, op, " (onednn): the weight must be quantized per tensor or per ",
-                "channel affine, got ", scheme);
+  if (weight.qscheme() != c10::kPerTensorAffine) {
+    TORCH_CHECK(weight.qscheme() == c10::kPerChannelAffine, op, " (onednn): the weight must be quantized per tensor ",
+                "or per channel affine, got ", weight.qscheme());
     TORCH_CHECK(weight.q_per_channel_axis() == 0, op, " (onednn): a per-channel weight must be quantized along ",
                 "axis 0 (its output features), got axis ", weight.q_per_channel_axis());
-    const Tensor zps = weight.q_per_channel_zero_points().to(c10::kLong).contiguous();
-    const int64_t* z = zps.data_ptr<int64_t>();
-    for (int64_t i = 0; i < zps.numel(); ++i) {
-      TORCH_CHECK(z[i] == 0, op,
-                  ": ONEDNN only supports symmetric quantization of weight, whose zero point must be 0, but got ", z[i],
-                  ", at index ", i);
-    }
+  }
+  if (const auto nonzero = nonzero_zero_point(weight)) {
+    TORCH_CHECK(false, op, ": ONEDNN only supports symmetric quantization of weight, whose zero point must be 0, ",
+                "but got ", nonzero->zero_point, nonzero->channel < 0 ? "" : ", at index ",
+                nonzero->channel < 0 ? std::string() : std::to_string(nonzero->channel));
   }
   if (bias.has_value()) {
     TORCH_CHECK(!bias->is_quantized() && bias->scalar_type() == c10::kFloat, op,
@@ -97,23 +79,6 @@ std::vector<int64_t> output_sizes(const Tensor& x, int64_t n) {
   return sizes;
 }
 
-// bias * prod per output feature, in float32: the bias in the accumulator's units.
-Tensor bias_in_accumulator_units(const LinearPackedParamsBase& packed, const std::vector<float>& prod) {
-  if (!packed.bias().has_value()) return Tensor();
-  const Tensor bias = packed.bias()->contiguous();
-  const float* b = bias.data_ptr<float>();
-  Tensor out = at::empty({bias.numel()}, TensorOptions().dtype(c10::kFloat));
-  float* o = out.data_ptr<float>();
-  for (int64_t i = 0; i < bias.numel(); ++i) o[i] = b[i] * prod[prod.size() == 1 ? 0 : static_cast<size_t>(i)];
-  return out;
-}
-
-std::vector<float> scale_products(float sx, const LinearPackedParamsBase& packed) {
-  std::vector<float> prod = packed.inverse_weight_scales();
-  for (float& p : prod) p = sx * p;
-  return prod;
-}
-
 Tensor linear_static(const Tensor& x, const c10::intrusive_ptr<LinearPackedParamsBase>& packed, double out_scale,
                      int64_t out_zero_point, bool relu) {
   const char* op = relu ? "quantized::linear_relu" : "quantized::linear";
@@ -126,13 +91,11 @@ Tensor linear_static(const Tensor& x, const c10::intrusive_ptr<LinearPackedParam
                            per_tensor_quantizer_for(c10::kQUInt8, out_scale, out_zero_point, op), x.device());
   if (out.is_meta() || out.numel() == 0) return out;
   const int64_t k = packed->in_features(), m = x.numel() / k, n = packed->out_features();
-  const float sx = static_cast<float>(1.0 / xq.scale()), so = static_cast<float>(1.0 / out_scale);
-  const std::vector<float> prod = scale_products(sx, *packed);
-  std::vector<float> scales(prod.size());
-  for (size_t i = 0; i < prod.size(); ++i) scales[i] = so / prod[i];
+  const RequantizeScales scales = requantize_scales(xq.scale(), packed->packed_weight(), out_scale);
   onednn::int8_linear(integer_alias(out).view({m, n}), integer_alias(x.contiguous()).view({m, k}),
-                      static_cast<int32_t>(xq.zero_point()), *packed, scales, bias_in_accumulator_units(*packed, prod),
-                      static_cast<int32_t>(out_zero_point), relu);
+                      static_cast<int32_t>(xq.zero_point()), *packed, scales.output,
+                      bias_in_accumulator_units(packed->bias(), scales.prod), static_cast<int32_t>(out_zero_point),
+                      relu);
   return out;
 }
 
@@ -199,11 +162,9 @@ Tensor linear_dynamic_impl(const Tensor& x, const c10::intrusive_ptr<LinearPacke
       q[i] = static_cast<uint8_t>(std::clamp(std::nearbyint(scaled + zp), 0.0f, 255.0f));
     }
   });
-  const std::vector<float> prod = scale_products(sx, *packed);
-  std::vector<float> scales(prod.size());
-  for (size_t i = 0; i < prod.size(); ++i) scales[i] = 1.0f / prod[i];
-  onednn::int8_linear(out.view({m, n}), xq, zero_point, *packed, scales, bias_in_accumulator_units(*packed, prod), 0,
-                      relu);
+  const RequantizeScales scales = requantize_scales(scale, packed->packed_weight(), std::nullopt);
+  onednn::int8_linear(out.view({m, n}), xq, zero_point, *packed, scales.output,
+                      bias_in_accumulator_units(packed->bias(), scales.prod), 0, relu);
   return out;
 }
 
@@ -216,9 +177,6 @@ Tensor linear_relu_dynamic(const Tensor& x, const c10::intrusive_ptr<LinearPacke
 }
 
 }  // namespace
-
-LinearPackedParamsBase::LinearPackedParamsBase(Tensor weight, std::optional<Tensor> bias)
-    : weight_(std::move(weight)), bias_(std::move(bias)), inverse_weight_scales_(inverse_scales(weight_)) {}
 
 c10::intrusive_ptr<LinearPackedParamsBase> LinearPackedParamsBase::prepack(Tensor weight, std::optional<Tensor> bias) {
   check_weight(weight, bias);
