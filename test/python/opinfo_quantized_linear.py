@@ -9,7 +9,6 @@ differentiable.
 
 torch's oneDNN engine caches its primitives without the zero points (test_quantized_linear.py's
 docstring), so every sample has scales of its own."""
-import torch
 
 from opinfo import OpInfo, make_torch, register
 from opinfo_quantized import NOT_DIFFERENTIABLE, _per_channel, _per_tensor

@@ -373,3 +373,74 @@ def test_old_names():
     import tessera.nn.quantized.dynamic as old_nnqd
     assert tessera.nn.quantized.Linear is nnq.Linear and old_nnqd.Linear is nnqd.Linear
     assert old_nniq.LinearReLU is nniq.LinearReLU
+
+
+# ---------------------------------------------------------------- quantize_dynamic
+
+
+def twin_models(make):
+    """The same float model in both libraries (torch's initial weights copied over)."""
+    torch.manual_seed(0)
+    theirs = make(torch.nn)
+    ours = make(tessera.nn)
+    ours.load_state_dict({k: tessera.tensor(v.numpy()) for k, v in theirs.state_dict().items()})
+    return ours, theirs
+
+
+def mlp(nn):
+    # float layers whose results are exact in both libraries (a transcendental one may differ
+    # in its last bit, and the next layer's dynamic qparams with it)
+    return nn.Sequential(nn.Linear(20, 30), nn.ReLU(), nn.Sequential(nn.Linear(30, 16), nn.Hardtanh()),
+                         nn.Linear(16, 5))
+
+
+@pytest.mark.parametrize("spec", ["default", "set", "per-channel by name"])
+def test_quantize_dynamic_matches_torch(spec):
+    from tessera.ao import quantization as ours_q
+    from torch.ao import quantization as torch_q
+    ours, theirs = twin_models(mlp)
+    if spec == "default":
+        q_ours, q_theirs = ours_q.quantize_dynamic(ours), torch_q.quantize_dynamic(theirs)
+    elif spec == "set":
+        q_ours = ours_q.quantize_dynamic(ours, {tessera.nn.Linear}, dtype=tessera.qint8)
+        q_theirs = torch_q.quantize_dynamic(theirs, {torch.nn.Linear}, dtype=torch.qint8)
+    else:
+        q_ours = ours_q.quantize_dynamic(ours, {"0": ours_q.per_channel_dynamic_qconfig,
+                                                "2.0": ours_q.per_channel_dynamic_qconfig,
+                                                "3": ours_q.default_dynamic_qconfig})
+        q_theirs = torch_q.quantize_dynamic(theirs, {"0": torch_q.per_channel_dynamic_qconfig,
+                                                     "2.0": torch_q.per_channel_dynamic_qconfig,
+                                                     "3": torch_q.default_dynamic_qconfig})
+    assert repr(q_ours).replace("tessera", "torch") == repr(q_theirs)
+    assert type(ours[0]).__name__ == "Linear"  # not in place
+    x = np.random.default_rng(9).normal(0, 1, size=(6, 20)).astype(np.float32)
+    np.testing.assert_array_equal(np.asarray(q_ours(tessera.tensor(x.tolist())).tolist(), dtype=np.float32),
+                                  q_theirs(torch.tensor(x)).detach().numpy())
+    assert not hasattr(q_ours[0], "qconfig")
+
+
+def test_quantize_dynamic_refuses_what_it_cannot_convert():
+    from tessera.ao import quantization as ours_q
+    model = tessera.nn.Sequential(tessera.nn.LSTM(4, 4), tessera.nn.Linear(4, 2))
+    with pytest.raises(NotImplementedError, match="LSTM"):
+        ours_q.quantize_dynamic(model)
+    assert type(ours_q.quantize_dynamic(model, {tessera.nn.Linear})[1]).__name__ == "Linear"  # DynamicQuantizedLinear's
+    with pytest.raises(NotImplementedError, match="float16"):
+        ours_q.quantize_dynamic(model, dtype=tessera.float16)
+    with pytest.raises(ValueError, match="observer instance"):
+        ours_q.QConfig(activation=MinMaxObserver(), weight=MinMaxObserver)
+
+
+def test_propagate_qconfig_as_torch():
+    from tessera.ao import quantization as ours_q
+    from torch.ao import quantization as torch_q
+    ours, theirs = twin_models(mlp)
+    ours[2].qconfig = ours_q.default_qconfig
+    theirs[2].qconfig = torch_q.default_qconfig
+    ours_q.propagate_qconfig_(ours, {tessera.nn.Linear: ours_q.default_dynamic_qconfig, "3": None})
+    torch_q.propagate_qconfig_(theirs, {torch.nn.Linear: torch_q.default_dynamic_qconfig, "3": None})
+    names = {id(c): n for n, c in ((ours_q.default_qconfig, "static"), (ours_q.default_dynamic_qconfig, "dynamic"),
+                                   (torch_q.default_qconfig, "static"), (torch_q.default_dynamic_qconfig, "dynamic"))}
+    got = {n: names.get(id(m.qconfig)) for n, m in ours.named_modules()}
+    want = {n: names.get(id(m.qconfig)) for n, m in theirs.named_modules()}
+    assert got == want

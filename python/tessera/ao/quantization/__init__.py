@@ -1,12 +1,13 @@
 """tessera.ao.quantization: torch.ao.quantization's eager workflow, as far as it exists:
 QuantStub, DeQuantStub and QuantWrapper (identities until convert()), the observers
 (observer.py: min/max per tensor and per channel, plain and moving-average, placeholder,
-recording, fixed qparams) and the fake quantizers for quantization-aware training
-(fake_quantize.py: FakeQuantize, FixedQParamsFakeQuantize, FusedMovingAvgObsFakeQuantize).
-Not yet: HistogramObserver, QConfig and the default qconfigs, fuse_modules, prepare,
-convert and the quantized modules they swap in.
+recording, fixed qparams), the fake quantizers for quantization-aware training
+(fake_quantize.py: FakeQuantize, FixedQParamsFakeQuantize, FusedMovingAvgObsFakeQuantize),
+QConfig with the defaults that need no histogram (qconfig.py), and propagate_qconfig_,
+convert and quantize_dynamic (quantize.py). Not yet: HistogramObserver, get_default_qconfig,
+fuse_modules, prepare / prepare_qat / quantize.
 """
-from . import fake_quantize, observer
+from . import fake_quantize, observer, qconfig, quantize as _quantize_passes
 from .fake_quantize import (FakeQuantizeBase, FakeQuantize, FixedQParamsFakeQuantize, FusedMovingAvgObsFakeQuantize,
                             disable_fake_quant, disable_observer, enable_fake_quant, enable_observer,
                             default_fake_quant, default_weight_fake_quant, default_dynamic_fake_quant,
@@ -28,6 +29,11 @@ from .observer import (ObserverBase, UniformQuantizationObserverBase, MinMaxObse
                        default_symmetric_fixed_qparams_observer, default_affine_fixed_qparams_observer,
                        default_reuse_input_observer, weight_observer_range_neg_127_to_127,
                        per_channel_weight_observer_range_neg_127_to_127)  # noqa: F401
+from .qconfig import (QConfig, assert_valid_qconfig, default_dynamic_qconfig, default_per_channel_qconfig,
+                      default_qconfig, per_channel_dynamic_qconfig)  # noqa: F401
+from .quantize import (convert, get_default_dynamic_quant_module_mappings, propagate_qconfig_, quantize_dynamic,
+                       swap_module)  # noqa: F401
 from .stubs import DeQuantStub, QuantStub, QuantWrapper  # noqa: F401
 
-__all__ = ["DeQuantStub", "QuantStub", "QuantWrapper"] + observer.__all__ + fake_quantize.__all__
+__all__ = (["DeQuantStub", "QuantStub", "QuantWrapper"] + observer.__all__ + fake_quantize.__all__ + qconfig.__all__
+           + _quantize_passes.__all__)
