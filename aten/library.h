@@ -114,6 +114,7 @@ class TORCH_API Library {
   // its methods go when this library does.
   template <class T>
   torch::class_<T> class_(const std::string& name) {
+    TORCH_CHECK(kind_ != IMPL, "Cannot define a class inside of a TORCH_LIBRARY_IMPL block (", site(), ")");
     torch::class_<T> cls(ns_, name);
     c10::CustomClassType* type = &cls.type();
     registrations_.emplace_back([type] { c10::remove_custom_class_methods(*type); });

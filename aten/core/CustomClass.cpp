@@ -2,6 +2,8 @@
 
 #include <c10/util/Demangle.h>
 
+#include <dlfcn.h>
+
 #include <memory>
 #include <mutex>
 
@@ -22,48 +24,66 @@ Registry& registry() {
   return *r;
 }
 
+// Keeps the shared object holding `code` mapped for good (RTLD_NODELETE): unloading it
+// would leave live objects with a destructor and a vtable in unmapped memory.
+void keep_mapped(const void* code) {
+  Dl_info info;
+  if (code == nullptr || dladdr(code, &info) == 0 || info.dli_fname == nullptr) return;
+  if (void* handle = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE)) {
+    dlclose(handle);  // the flag stays; only the reference taken here goes
+  }
+}
+
 }  // namespace
 
-CustomClassType& register_custom_class(const std::string& ns, const std::string& name, const std::type_info& type) {
+CustomClassType& register_custom_class(const std::string& ns, const std::string& name, const std::type_info& type,
+                                       const void* code) {
   TORCH_CHECK(!ns.empty() && !name.empty() && ns.find('.') == std::string::npos && name.find('.') == std::string::npos,
               "a custom class is named by a namespace and a name without dots (got '", ns, "', '", name, "')");
   std::string qualified = std::string(kPrefix) + ns + "." + name;
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mutex);
+  keep_mapped(code);
   if (auto it = r.by_name.find(qualified); it != r.by_name.end()) {
-    TORCH_CHECK(it->second->cpp_type == type.name(), "Custom class with name ", qualified,
-                " is already registered for another C++ class (", c10::demangle(it->second->cpp_type.c_str()), ")");
-    return *it->second;
+    CustomClassType& existing = *it->second;
+    TORCH_CHECK(existing.cpp_type == type.name(), "Custom class with name ", qualified,
+                " is already registered for another C++ class (", c10::demangle(existing.cpp_type.c_str()), ")");
+    TORCH_CHECK(existing.owners == 0, "Custom class with name ", qualified, " is already registered");
+    existing.owners = 1;
+    return existing;
   }
   TORCH_CHECK(!r.by_cpp_type.contains(type.name()), "the C++ class ", c10::demangle(type.name()),
               " is already registered as ", r.by_cpp_type.find(type.name())->second->qualified_name);
-  auto entry = std::make_unique<CustomClassType>(CustomClassType{qualified, type.name(), {}, {}});
+  auto entry = std::make_unique<CustomClassType>(CustomClassType{qualified, type.name(), 1, {}, {}});
   CustomClassType* raw = entry.get();
   r.by_name.emplace(std::move(qualified), std::move(entry));
   r.by_cpp_type.emplace(type.name(), raw);
   return *raw;
 }
 
+// The callables replaced below are destroyed after the lock is released: their captures'
+// destructors may box objects, which takes the lock.
 void add_custom_class_method(CustomClassType& type, std::string name, BoxedMethod method) {
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mutex);
-  type.methods[std::move(name)] = std::move(method);
+  type.methods[std::move(name)].swap(method);
 }
 
 void set_custom_class_from_state(CustomClassType& type, BoxedMethod from_state) {
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mutex);
-  type.from_state = std::move(from_state);
+  type.from_state.swap(from_state);
 }
 
 void remove_custom_class_methods(CustomClassType& type) {
   Registry& r = registry();
   std::map<std::string, BoxedMethod, std::less<>> gone;
   BoxedMethod gone_constructor;
-  {  // destroyed outside the lock: a method's captures may box and unbox objects
+  {  // destroyed outside the lock, as above
     std::lock_guard<std::mutex> lock(r.mutex);
     gone.swap(type.methods);
     gone_constructor.swap(type.from_state);
+    type.owners = 0;
   }
 }
 

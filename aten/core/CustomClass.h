@@ -23,20 +23,28 @@ using BoxedMethod = std::function<void(Stack&)>;
 struct CustomClassType {
   std::string qualified_name;  // __torch__.torch.classes.<ns>.<Name>
   // The C++ class's mangled name: a type_info would dangle once its library is unloaded.
+  // (Two libraries' classes of one name in anonymous namespaces share it: register such a
+  // class under a named namespace.)
   std::string cpp_type;
+  // Live registrations (a library's, until it is unloaded): one at a time.
+  int owners = 0;
   // Methods: registered by the class's library and removed when it is unloaded.
   std::map<std::string, BoxedMethod, std::less<>> methods;
   // def_pickle's second half: takes a state from the stack, leaves a new object there.
   BoxedMethod from_state;
 };
 
-// Registers (ns, name) for the C++ class `type`, or finds it when that library registered
-// it before (a reload). The entry lives for the process, so a boxed object never points at
-// a freed class; its methods go with the library (see remove_custom_class_methods).
+// Registers (ns, name) for the C++ class `type`, or takes it back when its registration was
+// removed (a library unloaded and loaded again); a live registration of the name is an
+// error, as in torch. The entry lives for the process, so a boxed object never points at a
+// freed class; its methods go with the registration (remove_custom_class_methods).
+// `code` is an address in the registering library's code: the library is kept mapped from
+// then on, since the class's objects (and their destructors) may outlive its unloading.
 TORCH_API CustomClassType& register_custom_class(const std::string& ns, const std::string& name,
-                                                 const std::type_info& type);
+                                                 const std::type_info& type, const void* code);
 TORCH_API void add_custom_class_method(CustomClassType& type, std::string name, BoxedMethod method);
 TORCH_API void set_custom_class_from_state(CustomClassType& type, BoxedMethod from_state);
+// Ends a registration: its methods and def_pickle constructor go.
 TORCH_API void remove_custom_class_methods(CustomClassType& type);
 // The class named "__torch__.torch.classes.<ns>.<Name>" (or "<ns>.<Name>"); null if none.
 TORCH_API const CustomClassType* find_custom_class(std::string_view qualified_name);
@@ -55,7 +63,8 @@ class class_ {
 
  public:
   // Prefer Library::class_ (m.class_<T>("Name")): it removes the methods on unload.
-  class_(const std::string& ns, const std::string& name) : type_(&c10::register_custom_class(ns, name, typeid(T))) {}
+  class_(const std::string& ns, const std::string& name)
+      : type_(&c10::register_custom_class(ns, name, typeid(T), reinterpret_cast<const void*>(&code_anchor))) {}
 
   // A method without arguments besides the object: a member function (`&T::unpack`) or a
   // callable taking `const c10::intrusive_ptr<T>&`. Its result is boxed like a kernel's.
@@ -94,6 +103,8 @@ class class_ {
   c10::CustomClassType& type() const { return *type_; }
 
  private:
+  // A function emitted in the registering library (T is that library's type).
+  static void code_anchor() {}
   template <typename R>
   static void push_result(c10::Stack& stack, R&& r) {
     stack.emplace_back(std::forward<R>(r));

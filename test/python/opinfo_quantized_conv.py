@@ -19,7 +19,8 @@ def conv_samples(dims):
         spatial = (9, 7, 6)[:dims]
         kernel = (3, 2, 3)[:dims]
         yield "plain", [make_torch((2, 4) + spatial, "float32", seed, -3.0, 3.0),
-                        make_torch((6, 4) + kernel, "float32", seed + 1, -1.0, 1.0), make_torch((6,), "float32", seed + 2)], \
+                        make_torch((6, 4) + kernel, "float32", seed + 1, -1.0, 1.0),
+                        make_torch((6,), "float32", seed + 2)], \
             {"x_q": (0.0233 + dims / 1e4, 120), "w_scales": 0.00811 + dims / 1e5, "out_q": (0.0513, 100),
              "geometry": ([1] * dims, [1] * dims, [1] * dims, 1)}
         yield "grouped strided per channel", [make_torch((1, 6) + spatial, "float32", seed + 3),

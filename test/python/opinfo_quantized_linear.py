@@ -19,8 +19,8 @@ QOP = dict(dtypes=("float32",), supports_out=False, exempt=NOT_DIFFERENTIABLE, r
 def linear_samples(dtype):
     # (x shape, N, x qparams, weight scales (one or N), bias, output qparams): a distinct
     # scale in every sample keeps torch's cache honest.
-    yield "2-d per tensor", [make_torch((5, 24), "float32", 40, -3.0, 3.0), make_torch((7, 24), "float32", 41, -1.0, 1.0),
-                             make_torch((7,), "float32", 42)], \
+    yield "2-d per tensor", [make_torch((5, 24), "float32", 40, -3.0, 3.0),
+                             make_torch((7, 24), "float32", 41, -1.0, 1.0), make_torch((7,), "float32", 42)], \
         {"x_q": (0.0231, 120), "w_scales": 0.00813, "out_q": (0.0517, 100)}
     yield "3-d per channel", [make_torch((2, 3, 40), "float32", 43), make_torch((9, 40), "float32", 44, -1.0, 1.0),
                               make_torch((9,), "float32", 45)], \

@@ -66,13 +66,23 @@ def test_custom_class_objects():
         assert counter == counter and counter != counter.doubled()
         assert pickle.loads(pickle.dumps(counter)).get() == 5
         assert copy.deepcopy(counter).get() == 5
-        with pytest.raises(TypeError, match="expected an object of __torch__.torch.classes.myops.Counter but got tessera.Tensor"):
+        with pytest.raises(TypeError,
+                           match="expected an object of __torch__.torch.classes.myops.Counter but got tessera.Tensor"):
             tessera.ops.myops.counter_add(tessera.ones(1), tessera.ones(1))
         with pytest.raises(AttributeError, match="has no attribute 'missing'"):
             counter.missing()
-        del counter
     finally:
         tessera.ops.unload_library(myops_path())
+    # the object outlives the library's unloading (which keeps the code its destructor needs
+    # mapped), its methods went with it and come back with the library
+    with pytest.raises(AttributeError, match="has no attribute 'get'"):
+        counter.get()
+    tessera.ops.load_library(myops_path())
+    try:
+        assert counter.get() == 5
+    finally:
+        tessera.ops.unload_library(myops_path())
+    del counter
 
 
 def test_unload_when_the_library_stays_mapped():

@@ -172,6 +172,13 @@ def test_clear_errors_where_torch_fails_inside_onednn_or_accepts():
         tessera.ops.quantized.conv2d_prepack(_w(tessera), None, [1, 1], [1, 1], [1, 1], 3)
     with pytest.raises(NotImplementedError):
         tessera.ops.quantized.conv2d(tessera.ones(1, 3, 5, 5), _p(tessera), 0.1, 0)
+    with pytest.raises(RuntimeError, match="the bias is on meta"):  # torch 1.13 crashes in conv2d
+        tessera.ops.quantized.conv2d_prepack(_w(tessera), tessera.zeros(4, device="meta"), [1, 1], [1, 1], [1, 1], 1)
+    with pytest.raises(RuntimeError, match="leave nothing to multiply"):
+        tessera.ops.quantized.conv2d_prepack(_w(tessera, (4, 3, 0, 3)), None, [1, 1], [1, 1], [1, 1], 1)
+    with pytest.raises(RuntimeError, match="the params must be an integer CPU tensor"):
+        tessera._classes._script_object_from_state("__torch__.torch.classes.quantized.Conv2dPackedParamsBase",
+                                                   ("2", [tessera.zeros(11, device="meta"), _w(tessera)], [None]))
 
 
 def test_empty_and_meta_inputs():

@@ -149,6 +149,10 @@ def test_packed_weight_pickles_and_deep_copies():
         x = qtensor(tessera, np.arange(8).reshape(2, 4), 0.05, 3, "quint8")
         assert tessera.ops.quantized.linear(x, clone, 0.07, 9).int_repr().equal(
             tessera.ops.quantized.linear(x, packed, 0.07, 9).int_repr())
+    with pytest.raises(RecursionError):  # a pickle may hold a list that contains itself
+        loop = []
+        loop.append(loop)
+        tessera._classes._script_object_from_state(PACKED, (loop, None))
     buf = io.BytesIO()
     tessera.save({"p": packed}, buf)
     loaded = tessera.load(io.BytesIO(buf.getvalue()), weights_only=False)["p"]
@@ -194,7 +198,7 @@ def test_errors_match_torch(case):
 
 CLEARER = {  # torch 1.13 accepts these and computes garbage, or fails inside oneDNN
     "quint8 weight": (lambda: tessera.ops.quantized.linear_prepack(
-        tessera.quantize_per_tensor(tessera.ones(3, 4), 0.1, 0, tessera.quint8)), "the weight must be qint8"),
+        tessera.quantize_per_tensor(tessera.ones(3, 4), 0.1, 0, tessera.quint8)), "the weight must be a qint8 tensor"),
     "axis-1 weight": (lambda: tessera.ops.quantized.linear_prepack(tessera.quantize_per_channel(
         tessera.ones(3, 4), tessera.full((4,), 0.1, dtype=tessera.float64), tessera.zeros(4, dtype=tessera.int64), 1,
         tessera.qint8)), "along axis 0"),
@@ -207,6 +211,11 @@ CLEARER = {  # torch 1.13 accepts these and computes garbage, or fails inside on
     "output scale": (lambda: tessera.ops.quantized.linear(
         tessera.quantize_per_tensor(tessera.ones(2, 4), 0.1, 0, tessera.quint8), tessera.ops.quantized.linear_prepack(
             tessera.quantize_per_tensor(tessera.ones(3, 4), 0.1, 0, tessera.qint8)), -0.5, 0), "positive and finite"),
+    "no input features": (lambda: tessera.ops.quantized.linear_prepack(  # torch 1.13 divides by zero in linear
+        tessera.quantize_per_tensor(tessera.ones(3, 0), 0.1, 0, tessera.qint8)), "leave nothing to multiply"),
+    "bias on another device": (lambda: tessera.ops.quantized.linear_prepack(
+        tessera.quantize_per_tensor(tessera.ones(3, 4), 0.1, 0, tessera.qint8), tessera.ones(3, device="meta")),
+        "the bias is on meta"),
     "output zero point": (lambda: tessera.ops.quantized.linear(
         tessera.quantize_per_tensor(tessera.ones(2, 4), 0.1, 0, tessera.quint8), tessera.ops.quantized.linear_prepack(
             tessera.quantize_per_tensor(tessera.ones(3, 4), 0.1, 0, tessera.qint8)), 0.5, 300), "above upper bound"),
@@ -221,13 +230,15 @@ def test_clear_errors_where_torch_computes_garbage(case):
 
 
 def test_float_input_has_no_kernel():
-    packed = tessera.ops.quantized.linear_prepack(tessera.quantize_per_tensor(tessera.ones(3, 4), 0.1, 0, tessera.qint8))
+    packed = tessera.ops.quantized.linear_prepack(
+        tessera.quantize_per_tensor(tessera.ones(3, 4), 0.1, 0, tessera.qint8))
     with pytest.raises(NotImplementedError):
         tessera.ops.quantized.linear(tessera.ones(2, 4), packed, 0.1, 0)
 
 
 def test_empty_batch_keeps_the_batch_shape():
-    packed = tessera.ops.quantized.linear_prepack(tessera.quantize_per_tensor(tessera.ones(3, 4), 0.1, 0, tessera.qint8))
+    packed = tessera.ops.quantized.linear_prepack(
+        tessera.quantize_per_tensor(tessera.ones(3, 4), 0.1, 0, tessera.qint8))
     x = tessera.quantize_per_tensor(tessera.ones(2, 0, 4), 0.1, 0, tessera.quint8)
     # torch 1.13 returns (0, 3) here (it flattens and forgets the batch shape); current torch keeps it
     assert tuple(tessera.ops.quantized.linear(x, packed, 0.1, 0).shape) == (2, 0, 3)
@@ -235,8 +246,8 @@ def test_empty_batch_keeps_the_batch_shape():
 
 
 def test_meta_inputs_give_shapes_and_qparams():
-    packed = tessera.ops.quantized.linear_prepack(tessera.quantize_per_tensor(tessera.ones(3, 4), 0.1, 0, tessera.qint8),
-                                                  tessera.ones(3))
+    packed = tessera.ops.quantized.linear_prepack(
+        tessera.quantize_per_tensor(tessera.ones(3, 4), 0.1, 0, tessera.qint8), tessera.ones(3))
     x = tessera.quantize_per_tensor(tessera.ones(5, 2, 4), 0.1, 7, tessera.quint8).to("meta")
     y = tessera.ops.quantized.linear_relu(x, packed, 0.25, 9)
     assert y.is_meta and tuple(y.shape) == (5, 2, 3) and y.dtype == tessera.quint8

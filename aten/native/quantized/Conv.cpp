@@ -31,32 +31,20 @@ std::vector<int64_t> spatial(IntArrayRef v, int64_t dims, int64_t unit, const ch
 
 void check_weight(const Tensor& weight, const std::optional<Tensor>& bias, int64_t dims, int64_t groups,
                   const char* op) {
-  TORCH_CHECK(weight.is_quantized() && weight.scalar_type() == c10::kQInt8, op,
-              " (onednn): the weight must be a qint8 tensor, got ", weight.scalar_type());
-  TORCH_CHECK(weight.dim() == dims + 2, op, " (onednn): the weight must have ", dims + 2, " dimensions, got ",
-              weight.dim());
+  check_packed_weight(weight, bias, dims + 2, op,
+                      "quantized::qconv_prepack: ONEDNN only supports symmetric quantization of weight, whose zero "
+                      "point must be 0.",
+                      /*name_zero_point=*/false);
   TORCH_CHECK(groups > 0, op, ": groups must be positive, got ", groups);
   TORCH_CHECK(weight.size(0) % groups == 0, op, ": the output channels (", weight.size(0),
               ") must be divisible by groups (", groups, ")");
-  if (weight.qscheme() != c10::kPerTensorAffine) {
-    TORCH_CHECK(weight.qscheme() == c10::kPerChannelAffine, op, " (onednn): the weight must be quantized per ",
-                "tensor or per channel affine, got ", weight.qscheme());
-    TORCH_CHECK(weight.q_per_channel_axis() == 0, op, " (onednn): a per-channel weight must be quantized along ",
-                "axis 0 (its output channels), got axis ", weight.q_per_channel_axis());
-  }
-  TORCH_CHECK(!nonzero_zero_point(weight),
-              "quantized::qconv_prepack: ONEDNN only supports symmetric quantization of weight, whose zero point "
-              "must be 0.");
   if (bias.has_value()) {
-    TORCH_CHECK(!bias->is_quantized() && bias->scalar_type() == c10::kFloat, op,
-                ": the bias must be a float32 tensor, got ", bias->scalar_type());
-    TORCH_CHECK(bias->dim() == 1 && bias->numel() == weight.size(0), "bias should have K elements: ",
-                weight.size(0));
+    TORCH_CHECK(bias->dim() == 1 && bias->numel() == weight.size(0), "bias should have K elements: ", weight.size(0));
   }
 }
 
-ConvGeometry geometry_of(int64_t dims, IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
-                         int64_t groups, const char* op) {
+ConvGeometry geometry_of(int64_t dims, IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, int64_t groups,
+                         const char* op) {
   ConvGeometry g;
   g.stride = spatial(stride, dims, 1, "stride");
   g.padding = spatial(padding, dims, 0, "padding");
@@ -102,8 +90,8 @@ std::tuple<Tensor, std::optional<Tensor>> conv2d_unpack(const Conv2dPtr& packed)
 std::tuple<Tensor, std::optional<Tensor>> conv3d_unpack(const Conv3dPtr& packed) { return packed->unpack(); }
 
 // The convolution of x (rank `dims` + 2) with the packed weight, into (out_scale, out_zp).
-Tensor run(int64_t dims, const Tensor& qx, const ConvPackedParamsBase& packed, double out_scale,
-           int64_t out_zero_point, bool relu, const char* op) {
+Tensor run(int64_t dims, const Tensor& qx, const ConvPackedParamsBase& packed, double out_scale, int64_t out_zero_point,
+           bool relu, const char* op) {
   // torch's words, its conv1d running as conv2d: "quantized::conv2d2d(): Expected ..."
   const int64_t packed_dims = std::max<int64_t>(dims, 2);
   TORCH_CHECK(qx.dim() == dims + 2, "quantized::conv", packed_dims, "d", packed_dims,
@@ -112,10 +100,7 @@ Tensor run(int64_t dims, const Tensor& qx, const ConvPackedParamsBase& packed, d
   TORCH_CHECK(qx.scalar_type() == c10::kQUInt8, "quantized::conv", packed_dims,
               "d (ONEDNN): data type of input should be QUint8.");
   const PerTensorAffineQuantizer& xq = per_tensor_quantizer(qx, op);
-  TORCH_CHECK(std::isfinite(out_scale) && out_scale > 0, op, ": the output scale must be positive and finite, got ",
-              out_scale);
-  TORCH_CHECK(qx.is_meta() || !packed.weight().is_meta(), op, ": the packed weight is a meta tensor; a ",
-              qx.device(), " input needs a real one");
+  check_packed_run(qx, packed.packed_weight(), out_scale, op);
   const Tensor x = dims == 1 ? qx.unsqueeze(2) : qx;
   const Tensor& w = packed.weight();
   const ConvGeometry& g = packed.geometry();
@@ -129,8 +114,8 @@ Tensor run(int64_t dims, const Tensor& qx, const ConvPackedParamsBase& packed, d
     sizes.push_back(extent < 0 ? 0 : extent / g.stride[d] + 1);
   }
   const MemoryFormat layout = w.dim() == 5 ? MemoryFormat::ChannelsLast3d : MemoryFormat::ChannelsLast;
-  Tensor out = new_qtensor(sizes, layout, per_tensor_quantizer_for(c10::kQUInt8, out_scale, out_zero_point, op),
-                           qx.device());
+  Tensor out =
+      new_qtensor(sizes, layout, per_tensor_quantizer_for(c10::kQUInt8, out_scale, out_zero_point, op), qx.device());
   if (!out.is_meta() && out.numel() > 0) {
     const RequantizeScales scales = requantize_scales(xq.scale(), packed.packed_weight(), out_scale);
     onednn::int8_conv(integer_alias(out), integer_alias(x.contiguous(layout)), static_cast<int32_t>(xq.zero_point()),
@@ -183,7 +168,11 @@ std::tuple<Tensor, std::optional<Tensor>, ConvGeometry> conv_from_state(const c1
   const auto tensors = items[1].toList();
   const auto biases = items[2].toList();
   TORCH_CHECK(tensors.size() == 2 && biases.size() == 1, op, ": expected [params, weight] and [bias]");
-  const Tensor params = tensors[0].toTensor().to(c10::kLong).contiguous();
+  const Tensor& raw_params = tensors[0].toTensor();
+  TORCH_CHECK(raw_params.device().is_cpu() && !raw_params.is_quantized() &&
+                  c10::isIntegralType(raw_params.scalar_type(), /*includeBool=*/false),
+              op, ": the params must be an integer CPU tensor");
+  const Tensor params = raw_params.to(c10::kLong).contiguous();
   const int64_t* p = params.data_ptr<int64_t>();
   TORCH_CHECK(params.numel() == 4 * spatial_dims + 3 && p[0] == spatial_dims, op, ": the params do not describe a ",
               spatial_dims, "-d convolution");
@@ -196,15 +185,15 @@ std::tuple<Tensor, std::optional<Tensor>, ConvGeometry> conv_from_state(const c1
   return {weight, bias, geometry_of(spatial_dims, slice(0), slice(1), slice(2), p[4 * spatial_dims + 1], op)};
 }
 
-#define TESSERA_QUANTIZED_CONV_KERNELS(m)                                  \
-  m.impl("conv1d_prepack", TORCH_FN(conv1d_prepack));                      \
-  m.impl("conv2d_prepack", TORCH_FN(conv2d_prepack));                      \
-  m.impl("conv3d_prepack", TORCH_FN(conv3d_prepack));                      \
-  m.impl("conv1d", TORCH_FN((conv<1, false, Conv2dPtr>)));                 \
-  m.impl("conv1d_relu", TORCH_FN((conv<1, true, Conv2dPtr>)));             \
-  m.impl("conv2d.new", TORCH_FN((conv<2, false, Conv2dPtr>)));             \
-  m.impl("conv2d_relu.new", TORCH_FN((conv<2, true, Conv2dPtr>)));         \
-  m.impl("conv3d.new", TORCH_FN((conv<3, false, Conv3dPtr>)));             \
+#define TESSERA_QUANTIZED_CONV_KERNELS(m)                          \
+  m.impl("conv1d_prepack", TORCH_FN(conv1d_prepack));              \
+  m.impl("conv2d_prepack", TORCH_FN(conv2d_prepack));              \
+  m.impl("conv3d_prepack", TORCH_FN(conv3d_prepack));              \
+  m.impl("conv1d", TORCH_FN((conv<1, false, Conv2dPtr>)));         \
+  m.impl("conv1d_relu", TORCH_FN((conv<1, true, Conv2dPtr>)));     \
+  m.impl("conv2d.new", TORCH_FN((conv<2, false, Conv2dPtr>)));     \
+  m.impl("conv2d_relu.new", TORCH_FN((conv<2, true, Conv2dPtr>))); \
+  m.impl("conv3d.new", TORCH_FN((conv<3, false, Conv3dPtr>)));     \
   m.impl("conv3d_relu.new", TORCH_FN((conv<3, true, Conv3dPtr>)))
 
 TORCH_LIBRARY_IMPL(quantized, QuantizedCPU, m) { TESSERA_QUANTIZED_CONV_KERNELS(m); }

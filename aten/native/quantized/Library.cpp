@@ -1,8 +1,9 @@
 // The quantized:: operator namespace: the schemas of torch 1.13's quantized operators that
 // tessera implements, exactly as torch declares them. Their kernels register for QuantizedCPU
 // and QuantizedMeta in the family files beside this one (BinaryOps.cpp, Activation.cpp,
-// Cat.cpp, Pooling.cpp, Linear.cpp); quantized tensors carry no autograd, so no other key has
-// a kernel. The packed weights of the GEMM family are the custom class LinearPackedParamsBase.
+// Cat.cpp, Pooling.cpp, Linear.cpp, Conv.cpp); quantized tensors carry no autograd, so no other
+// key has a kernel. The packed weights of the GEMM family are the custom classes
+// LinearPackedParamsBase, Conv2dPackedParamsBase and Conv3dPackedParamsBase.
 #include <aten/library.h>
 #include <aten/native/quantized/PackedConv.h>
 #include <aten/native/quantized/PackedLinear.h>

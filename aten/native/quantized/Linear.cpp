@@ -33,26 +33,13 @@ void check_weight(const Tensor& weight, const std::optional<Tensor>& bias) {
   constexpr const char* op = "quantized::linear_prepack";
   TORCH_CHECK(weight.is_quantized(), op, ": the weight must be a quantized tensor (qint8), got ", weight.scalar_type());
   TORCH_CHECK(weight.dim() == 2, "The weight tensor for quantized::linear_prepack (onednn) should be 2-dimensional.");
-  TORCH_CHECK(weight.scalar_type() == c10::kQInt8, op, " (onednn): the weight must be qint8, got ",
-              weight.scalar_type());
-  if (weight.qscheme() != c10::kPerTensorAffine) {
-    TORCH_CHECK(weight.qscheme() == c10::kPerChannelAffine, op, " (onednn): the weight must be quantized per tensor ",
-                "or per channel affine, got ", weight.qscheme());
-    TORCH_CHECK(weight.q_per_channel_axis() == 0, op, " (onednn): a per-channel weight must be quantized along ",
-                "axis 0 (its output features), got axis ", weight.q_per_channel_axis());
-  }
-  if (const auto nonzero = nonzero_zero_point(weight)) {
-    TORCH_CHECK(false, op, ": ONEDNN only supports symmetric quantization of weight, whose zero point must be 0, ",
-                "but got ", nonzero->zero_point, nonzero->channel < 0 ? "" : ", at index ",
-                nonzero->channel < 0 ? std::string() : std::to_string(nonzero->channel));
-  }
+  check_packed_weight(weight, bias, 2, op,
+                      "quantized::linear_prepack: ONEDNN only supports symmetric quantization of weight, whose zero "
+                      "point must be 0",
+                      /*name_zero_point=*/true);
   if (bias.has_value()) {
-    TORCH_CHECK(!bias->is_quantized() && bias->scalar_type() == c10::kFloat, op,
-                ": the bias must be a float32 tensor, got ", bias->scalar_type());
     TORCH_CHECK(bias->numel() == weight.size(0), "bias should have N elements: ", weight.size(0), ", but got ",
                 bias->numel());
-    TORCH_CHECK(bias->device() == weight.device(), op, ": the bias is on ", bias->device(), " and the weight on ",
-                weight.device());
   }
 }
 
@@ -64,13 +51,11 @@ std::tuple<Tensor, std::optional<Tensor>> linear_unpack(const c10::intrusive_ptr
   return packed->unpack();
 }
 
-// What both forms check of x against the packed weight; returns K.
+// What both forms check of x against the packed weight.
 void check_input(const Tensor& x, const LinearPackedParamsBase& packed, const char* op) {
   TORCH_CHECK(x.dim() >= 1, "qlinear (ONEDNN): input dim should be at least 1, but got 0");
   TORCH_CHECK(x.size(-1) == packed.in_features(), op, ": the input's last dimension (", x.size(-1),
               ") does not match the weight's in_features (", packed.in_features(), ")");
-  TORCH_CHECK(x.is_meta() || !packed.weight().is_meta(), op, ": the packed weight is a meta tensor; a ", x.device(),
-              " input needs a real one");
 }
 
 std::vector<int64_t> output_sizes(const Tensor& x, int64_t n) {
@@ -85,8 +70,7 @@ Tensor linear_static(const Tensor& x, const c10::intrusive_ptr<LinearPackedParam
   TORCH_CHECK(x.scalar_type() == c10::kQUInt8, "qlinear (ONEDNN): data type of input should be QUint8.");
   const PerTensorAffineQuantizer& xq = per_tensor_quantizer(x, op);
   check_input(x, *packed, op);
-  TORCH_CHECK(std::isfinite(out_scale) && out_scale > 0, op, ": the output scale must be positive and finite, got ",
-              out_scale);
+  check_packed_run(x, packed->packed_weight(), out_scale, op);
   Tensor out = new_qtensor(output_sizes(x, packed->out_features()), MemoryFormat::Contiguous,
                            per_tensor_quantizer_for(c10::kQUInt8, out_scale, out_zero_point, op), x.device());
   if (out.is_meta() || out.numel() == 0) return out;
@@ -138,12 +122,13 @@ std::pair<double, int32_t> choose_qparams(float x_min, float x_max, bool reduce_
   return {scale, static_cast<int32_t>(std::nearbyint(initial))};
 }
 
-Tensor linear_dynamic_impl(const Tensor& x, const c10::intrusive_ptr<LinearPackedParamsBase>& packed,
-                           bool reduce_range, bool relu) {
+Tensor linear_dynamic_impl(const Tensor& x, const c10::intrusive_ptr<LinearPackedParamsBase>& packed, bool reduce_range,
+                           bool relu) {
   const char* op = relu ? "quantized::linear_relu_dynamic" : "quantized::linear_dynamic";
   TORCH_CHECK(x.scalar_type() == c10::kFloat, "qlinear_dynamic (ONEDNN): data type of input should be float.");
   TORCH_CHECK(x.dim() >= 2, "The dimension of input tensor should be larger than or equal to 2");
   check_input(x, *packed, op);
+  check_packed_run(x, packed->packed_weight(), std::nullopt, op);
   Tensor out = at::empty(output_sizes(x, packed->out_features()), x.options());
   if (x.is_meta() || out.numel() == 0) return out;
   const int64_t k = packed->in_features(), m = x.numel() / k, n = packed->out_features();

@@ -21,24 +21,33 @@ class TORCH_API PackedWeight {
   // f32(1.0 / scale) per tensor (the division in double), 1.0f / float(scale) per channel.
   const std::vector<float>& inverse_scales() const { return inverse_scales_; }
 
-  // The weight in the layout a oneDNN primitive chose (onednn/BlockedWeight.cpp).
+  // The weight in the layouts oneDNN primitives chose, one copy per layout (a matmul's may
+  // depend on the batch size): onednn/Int8Common.cpp makes and finds them.
   struct Blocked;
-  std::shared_ptr<const Blocked> blocked() const;
-  void set_blocked(std::shared_ptr<const Blocked> blocked) const;
+  std::vector<std::shared_ptr<const Blocked>> blocked() const;
+  void add_blocked(std::shared_ptr<const Blocked> blocked) const;
 
  private:
   Tensor weight_;
   std::vector<float> inverse_scales_;
   mutable std::mutex mutex_;
-  mutable std::shared_ptr<const Blocked> blocked_;
+  mutable std::vector<std::shared_ptr<const Blocked>> blocked_;
 };
 
-// The first nonzero weight zero point, as (channel, zero point); channel -1 for a per-tensor
-// weight. oneDNN's int8 weights are symmetric: prepack refuses any.
-struct NonzeroZeroPoint {
-  int64_t channel, zero_point;
-};
-TORCH_API std::optional<NonzeroZeroPoint> nonzero_zero_point(const Tensor& weight);
+// prepack's checks of a weight and bias, with torch's words where torch has any (`op`
+// names the operator): qint8, `dims` dimensions, none of them empty but the output
+// channels, per-tensor or per-channel affine along axis 0 with zero points 0 (oneDNN's int8
+// weights are symmetric; `zero_point_error` is the operator's message, to which the
+// offending zero point is appended when `name_zero_point`), a float32 bias of one element per
+// output channel on the weight's device.
+TORCH_API void check_packed_weight(const Tensor& weight, const std::optional<Tensor>& bias, int64_t dims,
+                                   const char* op, const char* zero_point_error, bool name_zero_point);
+
+// What running x through a packed weight needs besides shapes: a real weight for a real
+// input (a weight packed on the meta device serves meta inputs only) and, for a quantized
+// result, a positive finite output scale.
+TORCH_API void check_packed_run(const Tensor& x, const PackedWeight& weight, std::optional<double> out_scale,
+                                const char* op);
 
 // The factors the int8 GEMMs and convolutions requantize with (Note [Quantized linear
 // arithmetic] in Linear.cpp): prod = f32(f32(1 / x_scale) * inverse weight scale), one or one

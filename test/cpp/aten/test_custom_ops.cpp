@@ -131,6 +131,8 @@ TEST(CustomOps, BoxingChecksTheClass) {
   EXPECT_THROW(boxed.toTensor(), c10::TypeError);
   EXPECT_THROW(torch::class_<Registered>("tessera_test", "Other"), c10::Error);
   EXPECT_THROW(torch::class_<Unregistered>("tessera_test", "Registered"), c10::Error);
+  // a second live registration of the same class is refused, as torch refuses it
+  EXPECT_THROW(torch::class_<Registered>("tessera_test", "Registered"), c10::Error);
 }
 
 TEST(CustomOps, LoadErrorsNameTheLibrary) {

@@ -63,7 +63,8 @@ at::Tensor counter_add(const c10::intrusive_ptr<Counter>& counter, const at::Ten
 TORCH_LIBRARY(myops, m) {
   m.class_<Counter>("Counter")
       .def("get", &Counter::get)
-      .def("doubled", [](const c10::intrusive_ptr<Counter>& self) { return c10::make_intrusive<Counter>(2 * self->value); })
+      .def("doubled",
+           [](const c10::intrusive_ptr<Counter>& self) { return c10::make_intrusive<Counter>(2 * self->value); })
       .def_pickle([](const c10::intrusive_ptr<Counter>& self) { return self->value; },
                   [](const c10::IValue& state) { return c10::make_intrusive<Counter>(state.toInt()); });
   m.def("make_counter(int start) -> __torch__.torch.classes.myops.Counter", TORCH_FN(make_counter));

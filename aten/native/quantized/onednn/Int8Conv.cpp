@@ -3,7 +3,6 @@
 // so they are part of the plan's key (as torch's engine keys its plans).
 #include <aten/native/quantized/onednn/Int8Conv.h>
 
-#include <aten/core/Parallel.h>
 #include <aten/native/quantized/onednn/Int8Common.h>
 
 #include <bit>
@@ -15,13 +14,8 @@ namespace {
 using dt = dnnl::memory::data_type;
 using tag = dnnl::memory::format_tag;
 
-struct Int8ConvPlan {
-  dnnl::convolution_forward primitive;
-  dnnl::memory::desc src, weights, bias, dst, scratchpad;
-};
-
-PlanCache<Int8ConvPlan>& int8_conv_cache() {
-  static auto* cache = new PlanCache<Int8ConvPlan>();  // leaked: primitives outlive static teardown
+PlanCache<Int8Primitive>& int8_conv_cache() {
+  static auto* cache = new PlanCache<Int8Primitive>();  // leaked: primitives outlive static teardown
   return *cache;
 }
 
@@ -43,10 +37,10 @@ dnnl::memory::dims contiguous_strides(const dnnl::memory::dims& dims) {
   return strides;
 }
 
-Int8ConvPlan build(const Tensor& out, const Tensor& x, const ConvPackedParamsBase& packed,
-                   const std::vector<float>& scales, bool has_bias, bool relu) {
+Int8Primitive build(const Tensor& out, const Tensor& x, const ConvPackedParamsBase& packed,
+                    const std::vector<float>& scales, bool has_bias, bool relu) {
   const ConvGeometry& g = packed.geometry();
-  Int8ConvPlan plan;
+  Int8Primitive plan;
   plan.src = plain_desc(x, dt::u8);
   plan.dst = plain_desc(out, dt::u8);
   const dnnl::memory::desc any_weights(weight_dims(packed), dt::s8, tag::any);
@@ -59,16 +53,16 @@ Int8ConvPlan build(const Tensor& out, const Tensor& x, const ConvPackedParamsBas
   dnnl::memory::dims pad_r(pad_l.size());
   for (size_t i = 0; i < pad_r.size(); ++i) {
     const int64_t in = x.size(static_cast<int64_t>(i) + 2), k = packed.weight().size(static_cast<int64_t>(i) + 2);
-    pad_r[i] = (out.size(static_cast<int64_t>(i) + 2) - 1) * strides[i] + (k - 1) * (dilates[i] + 1) + 1 - in - pad_l[i];
+    const int64_t out_size = out.size(static_cast<int64_t>(i) + 2);
+    pad_r[i] = (out_size - 1) * strides[i] + (k - 1) * (dilates[i] + 1) + 1 - in - pad_l[i];
   }
   const dnnl::primitive_attr attr = requantize_attr(scales.size() > 1 ? 1 << 1 : 0, &scales, true, relu);
-  const auto desc = has_bias ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
-                                                               dnnl::algorithm::convolution_direct, plan.src,
-                                                               any_weights, plan.bias, plan.dst, strides, dilates,
-                                                               pad_l, pad_r)
-                             : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
-                                                               dnnl::algorithm::convolution_direct, plan.src,
-                                                               any_weights, plan.dst, strides, dilates, pad_l, pad_r);
+  const auto desc =
+      has_bias
+          ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                            plan.src, any_weights, plan.bias, plan.dst, strides, dilates, pad_l, pad_r)
+          : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                            plan.src, any_weights, plan.dst, strides, dilates, pad_l, pad_r);
   const dnnl::convolution_forward::primitive_desc pd(desc, attr, cpu_engine());
   plan.primitive = dnnl::convolution_forward(pd);
   plan.weights = pd.weights_desc();
@@ -88,25 +82,12 @@ void int8_conv(const Tensor& out, const Tensor& x, int32_t x_zero_point, const C
   append_layout(key, out);
   append_layout(key, packed.weight());
   for (const auto* v : {&g.stride, &g.padding, &g.dilation}) key.insert(key.end(), v->begin(), v->end());
-  auto plan = int8_conv_cache().get(
-      key, [&] { return build(out, x, packed, scales, bias.defined(), relu); });
+  auto plan = int8_conv_cache().get(key, [&] { return build(out, x, packed, scales, bias.defined(), relu); });
   TORCH_CHECK(plan, "oneDNN has no int8 convolution for input ", x.sizes(), " and weight ", packed.weight().sizes());
   const dnnl::memory::dims dims = weight_dims(packed);
   const dnnl::memory::desc plain_weight(dims, dt::s8, contiguous_strides(dims));
-  auto weight = blocked_weight(packed.packed_weight(), plain_weight, plan->weights);
-  init_num_threads();
-  const dnnl::engine& engine = cpu_engine();
-  std::vector<Tensor> keep;
-  std::unordered_map<int, dnnl::memory> args{
-      {DNNL_ARG_SRC, dnnl::memory(plan->src, engine, x.data_ptr())},
-      {DNNL_ARG_WEIGHTS, dnnl::memory(plan->weights, engine, weight->bytes.data_ptr())},
-      {DNNL_ARG_DST, dnnl::memory(plan->dst, engine, out.data_ptr())},
-      {DNNL_ARG_SCRATCHPAD, blocked_memory(plan->scratchpad, keep)}};
-  add_requantize_args(args, nullptr, &x_zero_point, &out_zero_point);
-  if (bias.defined()) args.emplace(DNNL_ARG_BIAS, dnnl::memory(plan->bias, engine, bias.data_ptr()));
-  dnnl::stream stream(engine);
-  plan->primitive.execute(stream, args);
-  stream.wait();
+  execute_int8(*plan, x.data_ptr(), packed.packed_weight(), plain_weight, out.data_ptr(), bias, nullptr, x_zero_point,
+               &out_zero_point);
 }
 
 }  // namespace at::inline tessera::native::onednn

@@ -8,20 +8,12 @@ from ....ops import ops
 from ....nn import functional as F
 from ....nn.modules import conv as float_conv
 from ....nn.modules.module import Module
-from ....nn.modules.utils import _pair, _single, _triple
+from ....nn.modules.utils import _pair, _reverse_repeat_tuple, _single, _triple
 from .utils import WeightedQuantizedModule, _quantize_weight
 
 __all__ = ["Conv1d", "Conv2d", "Conv3d"]
 
 _SUPPORTED_PADDING = {"zeros", "reflect"}
-
-
-def _reverse_repeat_padding(padding):
-    """F.pad's order: last dimension first, each padding twice."""
-    out = []
-    for p in reversed(list(padding)):
-        out += [p, p]
-    return out
 
 
 class _ConvNd(WeightedQuantizedModule):
@@ -79,15 +71,18 @@ class _ConvNd(WeightedQuantizedModule):
     def bias(self):
         return self._weight_bias()[1]
 
+    _RELU = False  # the fused modules (nniq.ConvReLU*d) run conv*d_relu
+
     def _run(self, input):
-        return getattr(ops.quantized, f"conv{self._DIMS}d")(input, self._packed_params, self.scale, self.zero_point)
+        op = getattr(ops.quantized, f"conv{self._DIMS}d{'_relu' if self._RELU else ''}")
+        return op(input, self._packed_params, self.scale, self.zero_point)
 
     def forward(self, input):
         if len(input.shape) != self._DIMS + 2:
             names = {1: "(N, C, L)", 2: "(N, C, H, W)", 3: "(N, C, D, H, W)"}[self._DIMS]
             raise ValueError(f"Input shape must be `{names}`!")
         if self.padding_mode != "zeros":
-            input = F.pad(input, _reverse_repeat_padding(self.padding[:self._DIMS]), mode=self.padding_mode)
+            input = F.pad(input, _reverse_repeat_tuple(self.padding[:self._DIMS], 2), mode=self.padding_mode)
         return self._run(input)
 
     def extra_repr(self):
@@ -198,9 +193,6 @@ class Conv1d(_ConvNd):
 
     def _get_name(self):
         return "QuantizedConv1d"
-
-    def _prepack(self, w, b, padding):
-        return ops.quantized.conv1d_prepack(w, b, self.stride, padding, self.dilation, self.groups)
 
 
 class Conv2d(_ConvNd):

@@ -137,9 +137,9 @@ class Linear(WeightedQuantizedModule):
             activation_post_process = mod.activation_post_process
         else:
             float_modules = cls._FLOAT_MODULE if isinstance(cls._FLOAT_MODULE, tuple) else (cls._FLOAT_MODULE,)
-            if not isinstance(mod, float_modules):
+            if type(mod) not in float_modules:
                 names = ", ".join(m.__name__ for m in float_modules)
-                raise AssertionError(f"nnq.{cls.__name__}.from_float only works for {names} but got: {type(mod)}")
+                raise AssertionError(f"nnq.{cls.__name__}.from_float only works for {names}, but got: {type(mod)}")
             assert hasattr(mod, "qconfig"), "Input float module must have qconfig defined"
             activation_post_process = mod.activation_post_process
             from ..intrinsic.modules import LinearReLU as FusedLinearReLU  # imports this module

@@ -49,11 +49,14 @@ class Linear(nnq_linear.Linear):
     def from_float(cls, mod):
         """The dynamic twin of a float Linear carrying a qconfig (its weight observer), as
         quantize_dynamic builds it."""
-        float_modules = cls._FLOAT_MODULE
-        if not isinstance(mod, float_modules):
-            names = ", ".join(m.__name__ for m in float_modules)
-            raise AssertionError(f"nn.quantized.dynamic.Linear.from_float only works for {names}")
+        from ...intrinsic.modules import LinearReLU  # imports the quantized modules
+        float_modules = cls._FLOAT_MODULE + (LinearReLU,)
+        if type(mod) not in float_modules:
+            raise AssertionError("nn.quantized.dynamic.Linear.from_float only works for one of"
+                                 + str([m.__name__ for m in float_modules]))
         assert hasattr(mod, "qconfig"), "Input float module must have qconfig defined"
+        if type(mod) == LinearReLU:  # the relu is dropped, as torch 1.13 drops it
+            mod = mod[0]
         if mod.qconfig is not None and mod.qconfig.weight is not None:
             weight_observer = mod.qconfig.weight()
         else:
