@@ -5,6 +5,7 @@
 #include <aten/core/Parallel.h>
 #include <aten/core/QTensorImpl.h>
 #include <aten/library.h>
+#include <aten/native/quantized/AffineQuantizer.h>
 #include <aten/native/quantized/PackedLinear.h>
 #include <aten/native/quantized/onednn/Int8Matmul.h>
 
@@ -91,37 +92,6 @@ Tensor linear_relu(const Tensor& x, const c10::intrusive_ptr<LinearPackedParamsB
   return linear_static(x, packed, scale, zp, true);
 }
 
-// torch's ChooseQuantizationParams (preserve_sparsity off) for [x_min, x_max] on [0, 255]
-// ([0, 127] with reduce_range): the scale stays a double, as torch keeps it.
-std::pair<double, int32_t> choose_qparams(float x_min, float x_max, bool reduce_range) {
-  constexpr float kSmallestScale = 6.1e-5f;
-  const int32_t qmin = 0, qmax = reduce_range ? 127 : 255;
-  float lo = std::min(x_min, 0.0f), hi = std::max(x_max, 0.0f);
-  double scale = (static_cast<double>(hi) - static_cast<double>(lo)) / (qmax - qmin);
-  if (static_cast<float>(scale) == 0.0f || std::isinf(1.0f / static_cast<float>(scale))) scale = 0.1;
-  if (scale < static_cast<double>(kSmallestScale)) {
-    const float original = static_cast<float>(scale);
-    scale = kSmallestScale;
-    if (lo == 0.0f) {
-      hi = kSmallestScale * static_cast<float>(qmax - qmin);
-    } else if (hi == 0.0f) {
-      lo = -kSmallestScale * static_cast<float>(qmax - qmin);
-    } else {
-      const float amplifier = kSmallestScale / original;
-      lo *= amplifier;
-      hi *= amplifier;
-    }
-  }
-  const double from_min = qmin - static_cast<double>(lo) / scale;
-  const double from_max = qmax - static_cast<double>(hi) / scale;
-  const double error_min = std::abs(qmin) - std::abs(static_cast<double>(lo) / scale);
-  const double error_max = std::abs(qmax) - std::abs(static_cast<double>(hi) / scale);
-  const double initial = error_min < error_max ? from_min : from_max;
-  if (initial < qmin) return {scale, qmin};
-  if (initial > qmax) return {scale, qmax};
-  return {scale, static_cast<int32_t>(std::nearbyint(initial))};
-}
-
 Tensor linear_dynamic_impl(const Tensor& x, const c10::intrusive_ptr<LinearPackedParamsBase>& packed, bool reduce_range,
                            bool relu) {
   const char* op = relu ? "quantized::linear_relu_dynamic" : "quantized::linear_dynamic";
@@ -137,7 +107,10 @@ Tensor linear_dynamic_impl(const Tensor& x, const c10::intrusive_ptr<LinearPacke
   const int64_t count = xc.numel();
   float x_min = count ? xs[0] : 0.0f, x_max = x_min;
   for (int64_t i = 1; i < count; ++i) x_min = std::min(x_min, xs[i]), x_max = std::max(x_max, xs[i]);
-  const auto [scale, zero_point] = choose_qparams(x_min, x_max, reduce_range);
+  // torch's ChooseQuantizationParams on [0, 255], [0, 127] with reduce_range; the scale stays a double
+  const QParams qparams = choose_quantization_params(x_min, x_max, 0, reduce_range ? 127 : 255, false);
+  const double scale = qparams.scale;
+  const auto zero_point = static_cast<int32_t>(qparams.zero_point);
   const float sx = static_cast<float>(1.0 / scale), zp = static_cast<float>(zero_point);
   Tensor xq = at::empty({m, k}, TensorOptions().dtype(c10::kByte));
   uint8_t* q = xq.data_ptr<uint8_t>();
