@@ -32,7 +32,8 @@ dnnl::primitive_attr requantize_attr(int scale_mask, const std::vector<float>* c
                                      bool relu);
 
 // The run-time values requantize_attr asked for (the pointed-to values must outlive the
-// execution): scales null when constant, dst_zero_point null for a float output.
+// execution): scales null when constant, dst_zero_point null for a float output
+// or a plan built without one.
 void add_requantize_args(std::unordered_map<int, dnnl::memory>& args, const std::vector<float>* scales,
                          const int32_t* src_zero_point, const int32_t* dst_zero_point);
 
