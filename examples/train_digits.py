@@ -3,6 +3,8 @@ images), written for `import torch` and run on tessera by changing that one impo
 
     PYTHONPATH=build/release/python /usr/bin/python3 examples/train_digits.py [--epochs 20]
     ... --compare-torch     # the same script under real torch too, both times printed
+    ... --quantize [static|qat|dynamic|all]   # then int8: float vs int8 accuracy, size and
+                                   # inference time (examples/quantize_digits.py)
     ... --amp [bfloat16|float16]   # mixed precision: torch.autocast('cpu'), and for
                                    # float16 a torch.amp.GradScaler('cpu') on the loss
     python3 -m tessera.distributed.run --nproc_per_node 2 examples/train_digits.py --ddp
@@ -17,6 +19,13 @@ import os
 import subprocess
 import sys
 import time
+
+
+def _positive_int(text):
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected at least 1, got {value}")
+    return value
 
 
 def parse_args(argv=None):
@@ -39,6 +48,11 @@ def parse_args(argv=None):
                    help="data-parallel over the processes of a launcher (python -m tessera.distributed.run "
                         "--nproc_per_node N ...): DistributedDataParallel on Gloo, each rank a 1/N share of the "
                         "batch and of the epoch, one progress bar (rank 0)")
+    p.add_argument("--quantize", nargs="?", const="all", choices=("static", "qat", "dynamic", "all"), default=None,
+                   help="after training, quantize the model to int8 (post-training static, quantization-aware "
+                        "fine-tuning, or dynamic; all three when no mode is given) and print float vs int8 test "
+                        "accuracy, state_dict size and inference time")
+    p.add_argument("--qat-epochs", type=_positive_int, default=2, help="fine-tuning epochs of --quantize qat")
     p.add_argument("--compare-torch", action="store_true",
                    help="also run this script under real torch and print both times")
     return p.parse_args(argv)
@@ -170,6 +184,11 @@ def train(args):
     print(f"{args.backend}: final test accuracy {final:.4f} ({round(final * len(y_test))}/{len(y_test)}), "
           f"training took {elapsed:.1f} s; checkpoint {checkpoint}")
     print(f"TRAIN_SECONDS {elapsed:.3f}")
+    if args.quantize:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        from quantize_digits import QUANTIZE_MODES, quantize_and_report
+        modes = QUANTIZE_MODES if args.quantize == "all" else (args.quantize,)
+        args.quantized = quantize_and_report(torch, model, train_loader, test_loader, modes, args.qat_epochs)
     return final, elapsed
 
 

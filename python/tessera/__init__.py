@@ -132,10 +132,11 @@ from .cpu import amp as _cpu_amp  # noqa: E402,F401
 from .cuda import amp as _cuda_amp  # noqa: E402,F401
 # tessera.jit: torch.jit's eager surface (is_scripting, the decorators); no TorchScript.
 from . import jit  # noqa: E402,F401
-# tessera.fx (torch.fx's symbolic tracing) and the float-mode pieces of quantization
-# (tessera.ao.quantization's stubs, tessera.ao.nn.quantized / tessera.nn.quantized's FloatFunctional).
+# tessera.fx (torch.fx's symbolic tracing) and quantization (tessera.ao.quantization's workflow,
+# tessera.ao.nn's quantized, fused and QAT modules, reachable as torch has them after
+# `import torch`: tessera.nn.quantized, tessera.nn.intrinsic, tessera.nn.qat).
 from . import ao, fx  # noqa: E402,F401
-from .nn import quantized as _nn_quantized  # noqa: E402,F401
+from .nn import intrinsic as _nn_intrinsic, qat as _nn_qat, quantized as _nn_quantized  # noqa: E402,F401
 # tessera.compile: torch.compile's signature, running eagerly (no graph capture).
 from ._compile import compile  # noqa: E402,F401,A001
 # tessera.package: torch.package's hermetic code + pickle archives (imported eagerly, as torch does).

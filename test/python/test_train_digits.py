@@ -71,3 +71,22 @@ def test_digits_cnn_trains_under_autocast(tmp_path, monkeypatch):
         assert accuracy >= 0.95
         assert regions and all(r == (True, getattr(tessera, dtype)) for r in regions)
     assert len(steps) == 3 * 23 and steps[0] == 65536.0
+
+
+def test_digits_cnn_quantizes_to_int8_within_one_point(tmp_path):
+    """--quantize: post-training static, quantization-aware fine-tuning and dynamic int8
+    versions of the trained CNN keep its test accuracy within one point (the issue's bar),
+    and the static and QAT models' state dicts are under a third of the float one's."""
+    demo = _load_example()
+    args = demo.parse_args(["--epochs", "8", "--out", str(tmp_path), "--quiet", "--no-plot", "--quantize"])
+    accuracy, _ = demo.train(args)
+    results = args.quantized
+    float_acc, float_size, _ = results["float32"]
+    assert float_acc == accuracy and float_acc >= 0.97
+    for mode in ("static", "qat", "dynamic"):
+        acc, size, seconds = results[mode]
+        assert acc >= float_acc - 0.01, (mode, acc, float_acc)
+        assert seconds > 0
+    for mode in ("static", "qat"):
+        assert results[mode][1] < float_size / 3, (mode, results[mode][1], float_size)
+    assert results["dynamic"][1] < float_size

@@ -1,5 +1,5 @@
-"""tessera.ao: torch.ao's namespace (architecture optimisation). Only the float-mode
-pieces of quantization exist yet; see tessera.ao.quantization and tessera.ao.nn.quantized."""
+"""tessera.ao: torch.ao's namespace (architecture optimisation): quantization's eager
+workflow (tessera.ao.quantization) and its modules (tessera.ao.nn)."""
 from . import nn, quantization  # noqa: F401
 
 __all__ = ["nn", "quantization"]

@@ -261,6 +261,52 @@ def _get_cpu_capability():
 
 cpu.get_cpu_capability = _named(_get_cpu_capability, "get_cpu_capability")
 
+# ---------------------------------------------------------------- quantized
+
+# torch's engine names and the enum names its "not supported" message uses. Tessera's
+# quantized kernels compute what torch's oneDNN engine computes, and only that engine (and
+# 'none', which torch always accepts) is offered: setting another would promise arithmetic
+# (fbgemm's, qnnpack's) it does not do.
+_QENGINE_ENUM_NAMES = {"none": "NoQEngine", "": "NoQEngine", None: "NoQEngine", "fbgemm": "FBGEMM",
+                       "qnnpack": "QNNPACK", "onednn": "ONEDNN", "x86": "X86"}
+_SUPPORTED_QENGINES = ("none", "onednn")
+_qengine = {"engine": "onednn"}
+
+
+def _set_qengine(value):
+    if value not in _QENGINE_ENUM_NAMES:
+        raise RuntimeError(f"{value} is not a valid value for quantized engine")
+    name = "none" if value in ("", None) else value
+    if name not in _SUPPORTED_QENGINES:
+        raise RuntimeError(f"quantized engine {_QENGINE_ENUM_NAMES[value]} is not supported")
+    _qengine["engine"] = name
+
+
+class _QEngineProp:
+    # unlike cudnn's flags, untouched by disable_global_flags(), as in torch
+    def __get__(self, obj, objtype):
+        return _qengine["engine"]
+
+    def __set__(self, obj, value):
+        _set_qengine(value)
+
+
+class _SupportedQEnginesProp:
+    def __get__(self, obj, objtype):
+        return list(_SUPPORTED_QENGINES)
+
+    def __set__(self, obj, value):
+        raise RuntimeError("Assignment not supported")
+
+
+class _QuantizedModule(PropModule):
+    engine = _QEngineProp()
+    supported_engines = _SupportedQEnginesProp()
+
+
+quantized = _flag_module("tessera.backends.quantized", "The quantized engine: 'onednn' (torch's oneDNN arithmetic).",
+                         _QuantizedModule)
+
 for _sub in (cuda, openmp, mps, mkl, opt_einsum, cpu):
     _sys.modules[_sub.__name__] = _sub  # `import tessera.backends.cuda` works too (cudnn, mkldnn: above)
 del _sub

@@ -7,11 +7,13 @@ quantization switch on and off separately (enable_observer, enable_fake_quant).
 from ... import _C
 from ..._dtype_info import iinfo
 from ...nn.modules.module import Module
-from .observer import (FixedQParamsObserver, MovingAverageMinMaxObserver, MovingAveragePerChannelMinMaxObserver,
+from .observer import (FixedQParamsObserver, HistogramObserver, MovingAverageMinMaxObserver,
+                       MovingAveragePerChannelMinMaxObserver,
                        _with_args, default_fixed_qparams_range_0to1_observer,
                        default_fixed_qparams_range_neg1to1_observer)
 
 __all__ = ["FakeQuantizeBase", "FakeQuantize", "FixedQParamsFakeQuantize", "FusedMovingAvgObsFakeQuantize",
+           "default_histogram_fake_quant",
            "disable_fake_quant", "disable_observer", "enable_fake_quant", "enable_observer", "default_fake_quant",
            "default_weight_fake_quant", "default_dynamic_fake_quant", "default_fixed_qparams_range_neg1to1_fake_quant",
            "default_fixed_qparams_range_0to1_fake_quant", "default_symmetric_fixed_qparams_fake_quant",
@@ -225,6 +227,8 @@ default_embedding_fake_quant = FakeQuantize.with_args(
 default_embedding_fake_quant_4bit = FakeQuantize.with_args(
     observer=MovingAveragePerChannelMinMaxObserver, qscheme=_C.per_channel_affine_float_qparams, ch_axis=0,
     dtype=_C.quint4x2, averaging_constant=1)
+default_histogram_fake_quant = FakeQuantize.with_args(observer=HistogramObserver, quant_min=0, quant_max=255,
+                                                      dtype=_C.quint8, qscheme=_C.per_tensor_affine, reduce_range=True)
 default_fused_act_fake_quant = FusedMovingAvgObsFakeQuantize.with_args(
     observer=MovingAverageMinMaxObserver, quant_min=0, quant_max=255, dtype=_C.quint8)
 default_fused_wt_fake_quant = FusedMovingAvgObsFakeQuantize.with_args(

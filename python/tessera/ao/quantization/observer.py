@@ -1,8 +1,9 @@
 """Observers, as torch.ao.quantization.observer defines them: modules that watch the tensors
 passing through them (returning them unchanged) and compute quantization parameters from
 what they saw (calculate_qparams). The min/max family keeps the running range per tensor or
-per channel, plain or as a moving average; the others hold fixed qparams, record the
-tensors, or only carry a dtype. HistogramObserver is not here yet.
+per channel, plain or as a moving average; HistogramObserver keeps a running histogram and
+picks the range that quantizes it with the least error; the others hold fixed qparams,
+record the tensors, or only carry a dtype.
 """
 import re
 from functools import partial
@@ -11,15 +12,15 @@ from ... import _C
 from ...nn.modules.module import Module
 
 __all__ = ["ObserverBase", "UniformQuantizationObserverBase", "MinMaxObserver", "MovingAverageMinMaxObserver",
-           "PerChannelMinMaxObserver", "MovingAveragePerChannelMinMaxObserver", "PlaceholderObserver",
-           "RecordingObserver", "NoopObserver", "FixedQParamsObserver", "ReuseInputObserver", "get_observer_state_dict",
-           "load_observer_state_dict", "default_observer", "default_placeholder_observer", "default_debug_observer",
-           "default_weight_observer", "default_per_channel_weight_observer", "default_dynamic_quant_observer",
-           "default_float_qparams_observer", "default_float_qparams_observer_4bit",
-           "default_fixed_qparams_range_neg1to1_observer", "default_fixed_qparams_range_0to1_observer",
-           "default_symmetric_fixed_qparams_observer", "default_affine_fixed_qparams_observer",
-           "default_reuse_input_observer", "weight_observer_range_neg_127_to_127",
-           "per_channel_weight_observer_range_neg_127_to_127"]
+           "PerChannelMinMaxObserver", "MovingAveragePerChannelMinMaxObserver", "HistogramObserver",
+           "PlaceholderObserver", "RecordingObserver", "NoopObserver", "FixedQParamsObserver", "ReuseInputObserver",
+           "get_observer_state_dict", "load_observer_state_dict", "default_observer", "default_placeholder_observer",
+           "default_debug_observer", "default_weight_observer", "default_per_channel_weight_observer",
+           "default_histogram_observer", "default_dynamic_quant_observer", "default_float_qparams_observer",
+           "default_float_qparams_observer_4bit", "default_fixed_qparams_range_neg1to1_observer",
+           "default_fixed_qparams_range_0to1_observer", "default_symmetric_fixed_qparams_observer",
+           "default_affine_fixed_qparams_observer", "default_reuse_input_observer",
+           "weight_observer_range_neg_127_to_127", "per_channel_weight_observer_range_neg_127_to_127"]
 
 _FLOAT32_EPS = 1.1920928955078125e-07  # torch.finfo(torch.float32).eps
 _PER_TENSOR = ("per_tensor_affine", "per_tensor_symmetric")
@@ -476,6 +477,9 @@ def _is_activation_post_process(module):
     return isinstance(module, (ObserverBase, FakeQuantizeBase))
 
 
+# defined in its own file, on this one's base classes
+from ._histogram import HistogramObserver  # noqa: E402
+
 default_observer = MinMaxObserver.with_args(quant_min=0, quant_max=127)
 default_placeholder_observer = PlaceholderObserver
 default_debug_observer = RecordingObserver
@@ -484,6 +488,7 @@ weight_observer_range_neg_127_to_127 = MinMaxObserver.with_args(dtype=_C.qint8, 
                                                                 quant_min=-127, quant_max=127, eps=2 ** -12)
 default_per_channel_weight_observer = PerChannelMinMaxObserver.with_args(dtype=_C.qint8,
                                                                          qscheme=_C.per_channel_symmetric)
+default_histogram_observer = HistogramObserver.with_args(quant_min=0, quant_max=127)
 per_channel_weight_observer_range_neg_127_to_127 = PerChannelMinMaxObserver.with_args(
     dtype=_C.qint8, qscheme=_C.per_channel_symmetric, quant_min=-127, quant_max=127, eps=2 ** -12)
 default_dynamic_quant_observer = PlaceholderObserver.with_args(dtype=_C.quint8, compute_dtype=_C.quint8)

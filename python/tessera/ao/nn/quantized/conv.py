@@ -9,6 +9,7 @@ from ....nn import functional as F
 from ....nn.modules import conv as float_conv
 from ....nn.modules.module import Module
 from ....nn.modules.utils import _pair, _reverse_repeat_tuple, _single, _triple
+from ....nn.utils.fusion import fuse_conv_bn_weights
 from .utils import WeightedQuantizedModule, _quantize_weight
 
 __all__ = ["Conv1d", "Conv2d", "Conv3d"]
@@ -162,6 +163,11 @@ class _ConvNd(WeightedQuantizedModule):
     @classmethod
     def from_float(cls, mod):
         if hasattr(mod, "weight_fake_quant"):
+            from ..intrinsic import qat as nniqat  # imports this module
+            # the batch norm folded in with its running statistics: ConvBn*d here, ConvBnReLU*d in the ReLU form
+            if type(mod) == getattr(nniqat, f"ConvBn{'ReLU' if cls._RELU else ''}{cls._DIMS}d"):
+                mod.weight, mod.bias = fuse_conv_bn_weights(mod.weight, mod.bias, mod.bn.running_mean,
+                                                            mod.bn.running_var, mod.bn.eps, mod.bn.weight, mod.bn.bias)
             assert hasattr(mod, "activation_post_process"), "Input QAT module must have observer attached"
             return cls.get_qconv(mod, mod.activation_post_process, mod.weight_fake_quant)
         from ..intrinsic import modules as fused  # imports this module

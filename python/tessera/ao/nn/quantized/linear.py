@@ -7,6 +7,8 @@ from ....ops import ops
 from ....nn.modules.module import Module
 from ....nn.modules import linear as float_linear
 from ....nn.modules.multihead import NonDynamicallyQuantizableLinear
+from ....nn.utils.fusion import fuse_linear_bn_weights
+from ....nn.utils.parametrize import type_before_parametrizations
 from .utils import WeightedQuantizedModule, _hide_packed_params_repr, _quantize_weight
 
 __all__ = ["LinearPackedParams", "Linear"]
@@ -129,21 +131,28 @@ class Linear(WeightedQuantizedModule):
 
     @classmethod
     def from_float(cls, mod):
-        """The quantized twin of a float Linear that prepare() observed (or a fused LinearReLU
-        / QAT Linear): the weight through qconfig.weight(), the output qparams from the
-        module's activation_post_process."""
+        """The quantized twin of a float Linear that prepare() observed (or a fused LinearReLU,
+        or a QAT Linear / LinearReLU / LinearBn1d, whose weight_fake_quant observes the weight):
+        the weight through qconfig.weight(), the output qparams from the module's
+        activation_post_process."""
         if hasattr(mod, "weight_fake_quant"):
+            from ..intrinsic.qat import LinearBn1d  # imports this module
+            if type_before_parametrizations(mod) == LinearBn1d:
+                # the batch norm folded in with its running statistics, as training saw it
+                mod.weight, mod.bias = fuse_linear_bn_weights(mod.weight, mod.bias, mod.bn.running_mean,
+                                                              mod.bn.running_var, mod.bn.eps, mod.bn.weight,
+                                                              mod.bn.bias)
             weight_post_process = mod.weight_fake_quant
             activation_post_process = mod.activation_post_process
         else:
             float_modules = cls._FLOAT_MODULE if isinstance(cls._FLOAT_MODULE, tuple) else (cls._FLOAT_MODULE,)
-            if type(mod) not in float_modules:
+            if type_before_parametrizations(mod) not in float_modules:
                 names = ", ".join(m.__name__ for m in float_modules)
                 raise AssertionError(f"nnq.{cls.__name__}.from_float only works for {names}, but got: {type(mod)}")
             assert hasattr(mod, "qconfig"), "Input float module must have qconfig defined"
             activation_post_process = mod.activation_post_process
             from ..intrinsic.modules import LinearReLU as FusedLinearReLU  # imports this module
-            if type(mod) == FusedLinearReLU:
+            if type_before_parametrizations(mod) == FusedLinearReLU:
                 mod = mod[0]
             weight_post_process = mod.qconfig.weight()
         weight_post_process(mod.weight)
