@@ -141,6 +141,59 @@ def test_model_matches_torch(model_results, name):
         assert total < 1e-8, total
 
 
+# torchvision.models.quantization's models taken to int8 (fuse_model, prepare with the onednn
+# default qconfig, calibration, convert) on both sides
+QUANTIZED = {"quantized_resnet18": 64, "quantized_mobilenet_v2": 64, "quantized_mobilenet_v3_large": 64,
+             "quantized_googlenet": 64, "quantized_inception_v3": 80, "quantized_shufflenet_v2_x0_5": 64}
+
+
+def quantized_reference(name, size, gen):
+    torch.backends.quantized.engine = "onednn"
+    torch.manual_seed(hash(name) % 1000 + 1)
+    kwargs = model_kwargs(name, size)
+    model = torchvision.models.get_model(name, **kwargs)
+    state = copy.deepcopy(model.state_dict())
+    x = torch.randn(BATCH, 3, size, size, generator=gen)
+    model.eval()
+    model.fuse_model()
+    model.qconfig = torch.ao.quantization.get_default_qconfig("onednn")
+    torch.ao.quantization.prepare(model, inplace=True)
+    with torch.no_grad():
+        model(x)
+    job = {"kind": "quantized", "name": name, "kwargs": kwargs, "state_dict": state, "input": x,
+           "prepared_state_dict": copy.deepcopy(model.state_dict())}
+    torch.ao.quantization.convert(model, inplace=True)
+    with torch.no_grad():
+        logits = model(x)
+    return job, {"logits": logits, "model": model}
+
+
+@pytest.fixture(scope="module")
+def quantized_results(tmp_path_factory):
+    gen = torch.Generator().manual_seed(2)
+    jobs, refs = {}, {}
+    for name, size in QUANTIZED.items():
+        jobs[name], refs[name] = quantized_reference(name, size, gen)
+    return refs, jobs, run_child(jobs, tmp_path_factory.mktemp("torchvision_quantized"))
+
+
+@pytest.mark.parametrize("name", sorted(QUANTIZED))
+def test_quantized_model_matches_torch(quantized_results, name):
+    """From the same observed statistics, tessera's int8 model has torch's weights and qparams
+    (its converted state_dict, loaded into torch's model, gives torch's logits exactly), and
+    its logits are torch's to within rounding (a tie rounded apart in one layer moves a few
+    values of the next by a step)."""
+    refs, jobs, results = quantized_results
+    ref, got = refs[name], results[name]
+    assert "error" not in got, got.get("error")
+    model = ref["model"]
+    model.load_state_dict(got["state_dict"])
+    with torch.no_grad():
+        torch.testing.assert_close(model(jobs[name]["input"]), ref["logits"], rtol=0, atol=0)
+    assert got["logits"].shape == ref["logits"].shape
+    assert relative_error(got["logits"], ref["logits"]) < 0.05, (got["logits"], ref["logits"])
+
+
 def test_example_fine_tunes_a_torchvision_model_on_digits():
     # examples/torchvision_digits.py: torchvision's resnet18 and transforms on tessera,
     # trained on the digits; two epochs reach what torch's run of the script reaches (0.93)

@@ -50,6 +50,25 @@ def run_model(job):
     return result
 
 
+def run_quantized(job):
+    """torchvision's quantizable model taken to int8 as torchvision's quantize_model does
+    (fuse_model, prepare, convert), with the observers' statistics the parent's torch run
+    gathered (its prepared state_dict); the int8 logits and the converted state_dict."""
+    model = torchvision.models.get_model(job["name"], **job["kwargs"])
+    model.load_state_dict(job["state_dict"])
+    model.eval()
+    model.fuse_model()
+    model.qconfig = torch.ao.quantization.get_default_qconfig("onednn")
+    torch.ao.quantization.prepare(model, inplace=True)
+    with torch.no_grad():
+        model(job["input"])  # observers see the calibration batch, then take torch's statistics
+    model.load_state_dict(job["prepared_state_dict"])
+    torch.ao.quantization.convert(model, inplace=True)
+    with torch.no_grad():
+        logits = model(job["input"])
+    return {"logits": logits, "state_dict": model.state_dict()}
+
+
 def run_transform(job):
     """A transform's output; for a random one, also its parameter draw made under the same
     seed first (the test gives torch those parameters)."""
@@ -95,8 +114,8 @@ def main(jobs_path, results_path):
     results = {}
     for key, job in jobs.items():
         try:
-            run = {"model": run_model, "features": run_features, "detection": run_detection}.get(job["kind"],
-                                                                                                 run_transform)
+            run = {"model": run_model, "features": run_features, "detection": run_detection,
+                   "quantized": run_quantized}.get(job["kind"], run_transform)
             results[key] = run(job)
         except Exception as e:  # reported per job, so one failure names itself
             results[key] = {"error": f"{type(e).__name__}: {e}"}

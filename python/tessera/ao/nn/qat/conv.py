@@ -9,6 +9,18 @@ from ..intrinsic.modules import _FusedModule
 __all__ = ["Conv1d", "Conv2d", "Conv3d"]
 
 
+def float_conv_copy(qat_conv):
+    """The float convolution (its class's _FLOAT_CONV_MODULE) with qat_conv's geometry and
+    detached copies of its weight and bias."""
+    conv = type(qat_conv)._FLOAT_CONV_MODULE(qat_conv.in_channels, qat_conv.out_channels, qat_conv.kernel_size,
+                                             qat_conv.stride, qat_conv.padding, qat_conv.dilation, qat_conv.groups,
+                                             qat_conv.bias is not None, qat_conv.padding_mode)
+    conv.weight = Parameter(qat_conv.weight.detach())
+    if qat_conv.bias is not None:
+        conv.bias = Parameter(qat_conv.bias.detach())
+    return conv
+
+
 class _ConvNd(float_conv._ConvNd):
     """What the QAT convolutions share; the concrete classes also derive from the float
     Conv*d, which supplies _conv_forward."""
@@ -50,12 +62,7 @@ class _ConvNd(float_conv._ConvNd):
         """The float convolution with this weight and bias (detached copies of the
         references); for the fused ConvReLU*d, the float ConvReLU*d around it."""
         cls = type(self)
-        conv = cls._FLOAT_CONV_MODULE(self.in_channels, self.out_channels, self.kernel_size, self.stride,
-                                      self.padding, self.dilation, self.groups, self.bias is not None,
-                                      self.padding_mode)
-        conv.weight = Parameter(self.weight.detach())
-        if self.bias is not None:
-            conv.bias = Parameter(self.bias.detach())
+        conv = float_conv_copy(self)
         if not issubclass(cls, _FusedModule):
             return conv
         assert cls._FLOAT_RELU_MODULE is not None

@@ -12,10 +12,10 @@ from .....nn.modules import conv as float_conv
 from .....nn.modules.activation import ReLU
 from .....nn.modules.batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
 from .....nn.modules.utils import _pair, _single, _triple
-from .....nn.parameter import Parameter
 from .....nn.utils.fusion import fuse_conv_bn_weights
 from .. import modules as nni
 from ._bn_stats import _BatchNormStatsMixin
+from ...qat.conv import float_conv_copy
 
 __all__ = ["ConvBn1d", "ConvBnReLU1d", "ConvBn2d", "ConvBnReLU2d", "ConvBn3d", "ConvBnReLU3d", "update_bn_stats",
            "freeze_bn_stats"]
@@ -46,19 +46,7 @@ class _ConvBnNd(_BatchNormStatsMixin, float_conv._ConvNd, nni._FusedModule):
                                     transposed, output_padding, groups, False, padding_mode)
         assert qconfig, "qconfig must be provided for QAT module"
         self.qconfig = qconfig
-        self.freeze_bn = freeze_bn if self.training else True
-        self.bn = _BN_CLASS_MAP[dim](out_channels, eps, momentum, True, True)
-        self.weight_fake_quant = self.qconfig.weight()
-        if bias:
-            self.bias = Parameter(_C.empty(out_channels))
-        else:
-            self.register_parameter("bias", None)
-        self.reset_bn_parameters()
-        # after reset_bn_parameters, which leaves the batch norm in training mode
-        if self.training and not freeze_bn:
-            self.update_bn_stats()
-        else:
-            self.freeze_bn_stats()
+        self._set_up_batch_norm(_BN_CLASS_MAP[dim](out_channels, eps, momentum, True, True), bias, freeze_bn)
         self._enable_slow_path_for_better_numerical_stability = False
 
     def reset_bn_parameters(self):
@@ -181,12 +169,7 @@ class _ConvBnNd(_BatchNormStatsMixin, float_conv._ConvNd, nni._FusedModule):
         """The float convolution with the batch norm folded in (its running statistics), in
         a float ConvReLU*d for the ReLU forms."""
         cls = type(self)
-        conv = cls._FLOAT_CONV_MODULE(self.in_channels, self.out_channels, self.kernel_size, self.stride,
-                                      self.padding, self.dilation, self.groups, self.bias is not None,
-                                      self.padding_mode)
-        conv.weight = Parameter(self.weight.detach())
-        if self.bias is not None:
-            conv.bias = Parameter(self.bias.detach())
+        conv = float_conv_copy(self)
         conv.weight, conv.bias = fuse_conv_bn_weights(conv.weight, conv.bias, self.bn.running_mean,
                                                       self.bn.running_var, self.bn.eps, self.bn.weight, self.bn.bias)
         if cls._FLOAT_RELU_MODULE is None:

@@ -7,7 +7,6 @@ from .....nn import functional as F
 from .....nn import init
 from .....nn.modules.batchnorm import BatchNorm1d
 from .....nn.modules.linear import Linear as FloatLinear
-from .....nn.parameter import Parameter
 from .....nn.utils.fusion import fuse_linear_bn_weights
 from .. import modules as nni
 from ._bn_stats import _BatchNormStatsMixin
@@ -23,19 +22,7 @@ class LinearBn1d(_BatchNormStatsMixin, FloatLinear, nni._FusedModule):
         FloatLinear.__init__(self, in_features, out_features, bias)
         assert qconfig, "qconfig must be provded for QAT module"
         self.qconfig = qconfig
-        self.freeze_bn = freeze_bn if self.training else True
-        self.bn = BatchNorm1d(out_features, eps, momentum, True, True)
-        self.weight_fake_quant = self.qconfig.weight()
-        if bias:
-            self.bias = Parameter(_C.empty(out_features))
-        else:
-            self.register_parameter("bias", None)
-        self.reset_bn_parameters()
-        # after reset_bn_parameters, which leaves the batch norm in training mode
-        if self.training and not freeze_bn:
-            self.update_bn_stats()
-        else:
-            self.freeze_bn_stats()
+        self._set_up_batch_norm(BatchNorm1d(out_features, eps, momentum, True, True), bias, freeze_bn)
 
     def reset_bn_parameters(self):
         # unlike the conv modules, the bias keeps its fresh empty() contents, as in torch
