@@ -385,19 +385,19 @@ def test_quantized_model_state_dict_moves_between_libraries():
 
 
 def test_convert_refuses_what_has_no_quantized_kernel():
-    model = nn.Sequential(q.QuantStub(), nn.Conv2d(1, 2, 1), nn.BatchNorm2d(2), q.DeQuantStub()).eval()
+    model = nn.Sequential(q.QuantStub(), nn.Conv2d(1, 2, 1), nn.LayerNorm([2, 4, 4]), q.DeQuantStub()).eval()
     model.qconfig = q.default_qconfig
     prepared = q.prepare(model)
     prepared(tessera.randn(2, 1, 4, 4))
-    with pytest.raises(NotImplementedError, match="BatchNorm2d"):
+    with pytest.raises(NotImplementedError, match="LayerNorm"):
         q.convert(prepared)
     with pytest.raises(NotImplementedError, match="is_reference"):
         q.convert(prepared, is_reference=True)
     # kept in float, it stays float; so it does when the caller's own mapping leaves it out
-    assert type(q.convert(prepared, mapping=q.get_default_static_quant_module_mappings())[2]) is nn.BatchNorm2d
+    assert type(q.convert(prepared, mapping=q.get_default_static_quant_module_mappings())[2]) is nn.LayerNorm
     model[2].qconfig = None
     converted = q.convert(q.prepare(model))
-    assert type(converted[2]) is nn.BatchNorm2d
+    assert type(converted[2]) is nn.LayerNorm
 
 
 def test_quant_wrapper_and_add_quant_dequant():
@@ -527,3 +527,72 @@ def test_smaller_names_as_torch():
                                rtol=1e-4, atol=1e-5)
     with pytest.raises(Exception, match="Fusing ConvTranspose\\+BatchNorm not yet supported in QAT"):
         q.fuse_convtranspose_bn(True, ours[0], ours[1])
+
+
+# ---------------------------------------------------------------- quantized batch norm
+
+def _bn_model(lib_nn, stubs, dims, fuse_relu):
+    bn = {2: lib_nn.BatchNorm2d, 3: lib_nn.BatchNorm3d}[dims]
+    return lib_nn.Sequential(stubs.QuantStub(), bn(6), lib_nn.ReLU(), stubs.DeQuantStub())
+
+
+@pytest.mark.parametrize("dims,fuse_relu", [(2, False), (2, True), (3, False), (3, True)])
+def test_standalone_batch_norm_quantizes_as_torch(dims, fuse_relu):
+    """A batch norm (fused with its ReLU or not) becomes nnq.BatchNorm2d/3d or nniq.BNReLU2d/3d,
+    with torch's state dict, and computes torch's integers."""
+    torch.manual_seed(60 + dims)
+    theirs, ours = _pair(lambda lib_nn: _bn_model(lib_nn, tq if lib_nn is torch.nn else q, dims, fuse_relu))
+    _randomize_bn(theirs, ours, 61 + dims)
+    theirs.eval(), ours.eval()
+    if fuse_relu:
+        theirs, ours = tq.fuse_modules(theirs, ["1", "2"]), q.fuse_modules(ours, ["1", "2"])
+    theirs.qconfig, ours.qconfig = tq.default_qconfig, q.default_qconfig
+    shape = (3, 6, 5, 7) if dims == 2 else (2, 6, 3, 4, 5)
+    data = np.random.default_rng(62 + dims * 2 + fuse_relu).normal(size=shape).astype(np.float32)
+    quant_t = tq.quantize(theirs, lambda m: m(torch.tensor(data)), [])
+    quant_o = q.quantize(ours, lambda m: m(tessera.tensor(data)), [])
+    assert repr(quant_o) == repr(quant_t).replace("torch.", "tessera.")
+    assert list(quant_o.state_dict()) == list(quant_t.state_dict())
+    x = np.random.default_rng(63 + dims).normal(size=shape).astype(np.float32)
+    # from the same observed statistics the integers agree exactly
+    quant_o.load_state_dict({k: tessera.tensor(v.numpy()) if hasattr(v, "numpy") else v
+                             for k, v in quant_t.state_dict().items()})
+    np.testing.assert_array_equal(quant_o(tessera.tensor(x)).numpy(), quant_t(torch.tensor(x)).numpy())
+
+
+def test_quantized_batch_norm_errors_as_torch():
+    """Each bad call raises torch's error type with torch's message (the first line)."""
+    def args(lib, shape=(2, 3, 4, 4), channels=(3, 3, 3, 3)):
+        x = lib.quantize_per_tensor(lib.ones(shape), 0.1, 3, lib.quint8)
+        w, b, m, v = (lib.ones(channels[0]), lib.zeros(channels[1]), lib.zeros(channels[2]), lib.ones(channels[3]))
+        return x, w, b, m, v
+
+    cases = {
+        "no weight": lambda lib: lib.ops.quantized.batch_norm2d(args(lib)[0], None, *args(lib)[2:], 1e-5, 0.1, 0),
+        "no bias": lambda lib: lib.ops.quantized.batch_norm2d(*args(lib)[:2], None, *args(lib)[3:], 1e-5, 0.1, 0),
+        "rank 3d": lambda lib: lib.ops.quantized.batch_norm3d(*args(lib), 1e-5, 0.1, 0),
+        "rank 1d": lambda lib: lib.ops.quantized.batch_norm1d(*args(lib), 1e-5, 0.1, 0),
+        "rank generic": lambda lib: lib.ops.quantized.batch_norm(*args(lib, (3,)), 1e-5, 0.1, 0),
+        "weight size": lambda lib: lib.ops.quantized.batch_norm2d(*args(lib, channels=(4, 3, 3, 3)), 1e-5, 0.1, 0),
+        "mean size": lambda lib: lib.ops.quantized.batch_norm2d(*args(lib, channels=(3, 3, 2, 3)), 1e-5, 0.1, 0),
+        "var size": lambda lib: lib.ops.quantized.batch_norm2d(*args(lib, channels=(3, 3, 3, 5)), 1e-5, 0.1, 0),
+        "double weight": lambda lib: lib.ops.quantized.batch_norm2d(args(lib)[0], args(lib)[1].double(),
+                                                                    *args(lib)[2:], 1e-5, 0.1, 0),
+        "float input": lambda lib: lib.ops.quantized.batch_norm2d(args(lib)[0].dequantize(), *args(lib)[1:], 1e-5,
+                                                                  0.1, 0),
+    }
+    for name, call in cases.items():
+        with pytest.raises(Exception) as want:
+            call(torch)
+        with pytest.raises(type(want.value)) as got:
+            call(tessera)
+        if name == "float input":  # tessera words its no-kernel error its own way
+            assert "quantized::batch_norm2d" in str(got.value)
+            continue
+        assert str(got.value).splitlines()[0].replace("tessera", "torch").startswith(
+            str(want.value).splitlines()[0].split(" (Could this")[0][:60]), name
+    # an empty input comes back as it is (torch's early return), whatever the op's rank
+    for lib in (torch, tessera):
+        empty = lib.quantize_per_tensor(lib.ones(0, 3, 2, 2), 0.1, 3, lib.quint8)
+        out = lib.ops.quantized.batch_norm3d(empty, *args(lib)[1:], 1e-5, 0.5, 9)
+        assert tuple(out.shape) == (0, 3, 2, 2) and (out.q_scale(), out.q_zero_point()) == (0.1, 3)

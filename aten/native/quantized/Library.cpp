@@ -1,12 +1,14 @@
 // The quantized:: operator namespace: the schemas of torch 1.13's quantized operators that
 // tessera implements, exactly as torch declares them. Their kernels register for QuantizedCPU
 // and QuantizedMeta in the family files beside this one (BinaryOps.cpp, Activation.cpp,
-// Cat.cpp, Pooling.cpp, Linear.cpp, Conv.cpp); quantized tensors carry no autograd, so no other
-// key has a kernel. The packed weights of the GEMM family are the custom classes
+// Cat.cpp, Pooling.cpp, Normalization.cpp, Linear.cpp, Conv.cpp); quantized tensors carry no
+// autograd, so no other key has a kernel. The packed weights of the GEMM family are the custom classes
 // LinearPackedParamsBase, Conv2dPackedParamsBase and Conv3dPackedParamsBase.
 #include <aten/library.h>
 #include <aten/native/quantized/PackedConv.h>
 #include <aten/native/quantized/PackedLinear.h>
+
+#include <string>
 
 namespace {
 
@@ -98,6 +100,12 @@ TORCH_LIBRARY(quantized, m) {
   m.def("cat_relu(Tensor[] qx, int dim, float? scale, int? zero_point) -> Tensor");
   m.def("cat_out(Tensor[] qx, int dim, Tensor(a!) out) -> Tensor(a!)");
   m.def("cat_relu_out(Tensor[] qx, int dim, Tensor(a!) out) -> Tensor(a!)");
+  // the eight batch norms share one signature
+  for (const char* name : {"batch_norm", "batch_norm_relu", "batch_norm1d", "batch_norm1d_relu", "batch_norm2d",
+                           "batch_norm2d_relu", "batch_norm3d", "batch_norm3d_relu"}) {
+    m.def(std::string(name) + "(Tensor qx, Tensor? weight, Tensor? bias, Tensor mean, Tensor var, float eps, "
+                              "float output_scale, int output_zero_point) -> Tensor");
+  }
   m.def("relu6(Tensor qx, bool inplace=False) -> Tensor");
   m.def("hardswish(Tensor input, float output_scale, int output_zero_point) -> Tensor");
   m.def("sigmoid(Tensor qx, float output_scale, int output_zero_point) -> Tensor");

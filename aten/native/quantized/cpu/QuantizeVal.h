@@ -26,5 +26,25 @@ inline Int quantize_val(float x, float inv_scale, int64_t zero_point) {
   return static_cast<Int>(std::min(std::max(q, qmin), qmax));
 }
 
+// x86's cvtps_epi32: rounded half to even, INT32_MIN outside int32 (and for NaN).
+inline int32_t cvtps_epi32(float t) {
+  return t >= -2147483648.0f && t < 2147483648.0f ? static_cast<int32_t>(std::nearbyint(t))
+                                                  : std::numeric_limits<int32_t>::min();
+}
+
+inline int32_t wrapping_add(int32_t a, int64_t b) {
+  return static_cast<int32_t>(static_cast<uint32_t>(a) + static_cast<uint32_t>(b));
+}
+
+// torch's 8-bit vector quantizer (QuantizeAvx2) on an already scaled value y: min(y,
+// 2147483520) (NaN gives the bound), cvtps_epi32, plus the zero point in int32 (wrapping),
+// saturated to Int.
+template <typename Int>
+inline Int quantize_vector_lane(float y, int64_t zero_point) {
+  constexpr int64_t qmin = std::numeric_limits<Int>::min(), qmax = std::numeric_limits<Int>::max();
+  const int64_t q = wrapping_add(cvtps_epi32(std::isnan(y) ? 2147483520.0f : std::min(y, 2147483520.0f)), zero_point);
+  return static_cast<Int>(std::min(std::max(q, qmin), qmax));
+}
+
 }  // namespace CPU_CAPABILITY
 }  // namespace at::inline tessera::native

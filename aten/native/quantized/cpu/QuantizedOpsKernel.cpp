@@ -33,25 +33,14 @@ template <typename Int>
 constexpr int64_t kMax = std::numeric_limits<Int>::max();
 
 
-// The 8-bit vector quantizer (QuantizeAvx2): y = min(x * inv_scale, 2147483520) (NaN gives
-// the bound), rounded half to even as cvtps_epi32 does (INT32_MIN below -2^31), plus the
-// zero point in int32 (wrapping), clamped. torch's qint32 vector loop quantizes per element instead.
-inline int32_t cvtps_epi32(float t) {
-  return t >= -2147483648.0f && t < 2147483648.0f ? static_cast<int32_t>(std::nearbyint(t))
-                                                  : std::numeric_limits<int32_t>::min();
-}
-inline int32_t wrapping_add(int32_t a, int64_t b) {
-  return static_cast<int32_t>(static_cast<uint32_t>(a) + static_cast<uint32_t>(b));
-}
+// The 8-bit vector quantizer on x * inv_scale (quantize_vector_lane); torch's qint32 vector
+// loop quantizes per element instead.
 template <typename Int>
 inline Int quantize_lane(float x, float inv_scale, int64_t zero_point) {
   if constexpr (sizeof(Int) == 4) {
     return quantize_val<Int>(x, inv_scale, zero_point);
   } else {
-    const float y = x * inv_scale;
-    // minps(y, bound): a NaN y gives the bound
-    const int64_t q = wrapping_add(cvtps_epi32(std::isnan(y) ? 2147483520.0f : std::min(y, 2147483520.0f)), zero_point);
-    return static_cast<Int>(std::min(std::max(q, kMin<Int>), kMax<Int>));
+    return quantize_vector_lane<Int>(x * inv_scale, zero_point);
   }
 }
 

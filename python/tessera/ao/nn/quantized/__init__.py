@@ -5,12 +5,13 @@ quantized operators; Quantize / DeQuantize replace the stubs; the activations (R
 Hardswish, ELU, LeakyReLU, Sigmoid) run their quantized operators and Dropout passes
 quantized tensors through. `functional` holds the
 quantized activations; Linear and Conv1d/2d/3d run quantized::linear and conv*d on prepacked
-weights, and `dynamic` holds the dynamically quantized Linear. The transposed convolutions
-and the modules that need quantized normalization and embedding kernels (BatchNorm2d, ...)
-are not there yet."""
+weights, and `dynamic` holds the dynamically quantized Linear. BatchNorm2d/3d run the
+quantized batch norm. The transposed convolutions and the modules that need quantized
+layer/group/instance norm and embedding kernels are not there yet."""
 from . import functional  # noqa: F401
 from .activation import ELU, Hardswish, LeakyReLU, ReLU6, Sigmoid  # noqa: F401
 from .functional_modules import FloatFunctional, FXFloatFunctional, QFunctional  # noqa: F401
+from .batchnorm import BatchNorm2d, BatchNorm3d  # noqa: F401
 from .conv import Conv1d, Conv2d, Conv3d  # noqa: F401
 from .dropout import Dropout  # noqa: F401
 from .linear import Linear, LinearPackedParams  # noqa: F401
@@ -18,4 +19,4 @@ from .quantize import DeQuantize, Quantize  # noqa: F401
 from . import dynamic  # noqa: F401,E402
 
 __all__ = ["functional", "FloatFunctional", "FXFloatFunctional", "QFunctional", "Quantize", "DeQuantize", "ReLU6",
-           "Hardswish", "ELU", "LeakyReLU", "Sigmoid", "Dropout", "Linear", "Conv1d", "Conv2d", "Conv3d", "dynamic"]
+           "Hardswish", "ELU", "LeakyReLU", "Sigmoid", "Dropout", "BatchNorm2d", "BatchNorm3d", "Linear", "Conv1d", "Conv2d", "Conv3d", "dynamic"]
