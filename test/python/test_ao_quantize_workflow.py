@@ -308,6 +308,15 @@ def test_prepare_without_qconfig_warns():
         q.prepare(nn.Sequential(nn.Linear(2, 2)))
 
 
+def _in_tessera(torch_state_dict):
+    """A torch state dict (quantized tensors and packed params included) read by tessera,
+    through torch's file format."""
+    buf = io.BytesIO()
+    torch.save(torch_state_dict, buf)
+    buf.seek(0)
+    return tessera.load(buf)
+
+
 def _int_outputs_agree(got, want, scale):
     """Integers equal but for ties rounded apart after float accumulation: within one step."""
     diff = np.abs(got - want)
@@ -385,19 +394,19 @@ def test_quantized_model_state_dict_moves_between_libraries():
 
 
 def test_convert_refuses_what_has_no_quantized_kernel():
-    model = nn.Sequential(q.QuantStub(), nn.Conv2d(1, 2, 1), nn.LayerNorm([2, 4, 4]), q.DeQuantStub()).eval()
+    model = nn.Sequential(q.QuantStub(), nn.Conv2d(1, 2, 1), nn.GroupNorm(1, 2), q.DeQuantStub()).eval()
     model.qconfig = q.default_qconfig
     prepared = q.prepare(model)
     prepared(tessera.randn(2, 1, 4, 4))
-    with pytest.raises(NotImplementedError, match="LayerNorm"):
+    with pytest.raises(NotImplementedError, match="GroupNorm"):
         q.convert(prepared)
     with pytest.raises(NotImplementedError, match="is_reference"):
         q.convert(prepared, is_reference=True)
     # kept in float, it stays float; so it does when the caller's own mapping leaves it out
-    assert type(q.convert(prepared, mapping=q.get_default_static_quant_module_mappings())[2]) is nn.LayerNorm
+    assert type(q.convert(prepared, mapping=q.get_default_static_quant_module_mappings())[2]) is nn.GroupNorm
     model[2].qconfig = None
     converted = q.convert(q.prepare(model))
-    assert type(converted[2]) is nn.LayerNorm
+    assert type(converted[2]) is nn.GroupNorm
 
 
 def test_quant_wrapper_and_add_quant_dequant():
@@ -555,8 +564,7 @@ def test_standalone_batch_norm_quantizes_as_torch(dims, fuse_relu):
     assert list(quant_o.state_dict()) == list(quant_t.state_dict())
     x = np.random.default_rng(63 + dims).normal(size=shape).astype(np.float32)
     # from the same observed statistics the integers agree exactly
-    quant_o.load_state_dict({k: tessera.tensor(v.numpy()) if hasattr(v, "numpy") else v
-                             for k, v in quant_t.state_dict().items()})
+    quant_o.load_state_dict(_in_tessera(quant_t.state_dict()))
     np.testing.assert_array_equal(quant_o(tessera.tensor(x)).numpy(), quant_t(torch.tensor(x)).numpy())
 
 
@@ -596,3 +604,28 @@ def test_quantized_batch_norm_errors_as_torch():
         empty = lib.quantize_per_tensor(lib.ones(0, 3, 2, 2), 0.1, 3, lib.quint8)
         out = lib.ops.quantized.batch_norm3d(empty, *args(lib)[1:], 1e-5, 0.5, 9)
         assert tuple(out.shape) == (0, 3, 2, 2) and (out.q_scale(), out.q_zero_point()) == (0.1, 3)
+
+
+@pytest.mark.parametrize("affine", [True, False])
+def test_layer_norm_quantizes_as_torch(affine):
+    """nn.LayerNorm becomes nnq.LayerNorm (torch's repr and state dict) and computes torch's
+    integers from the same observed statistics."""
+    torch.manual_seed(70 + affine)
+    theirs, ours = _pair(lambda lib_nn: lib_nn.Sequential(
+        (tq if lib_nn is torch.nn else q).QuantStub(), lib_nn.Linear(12, 40),
+        lib_nn.LayerNorm([40], elementwise_affine=affine), (tq if lib_nn is torch.nn else q).DeQuantStub()))
+    if affine:
+        with torch.no_grad():
+            theirs[2].weight.uniform_(0.5, 1.5), theirs[2].bias.uniform_(-0.5, 0.5)
+        ours[2].weight.data, ours[2].bias.data = (tessera.tensor(theirs[2].weight.detach().numpy()),
+                                                  tessera.tensor(theirs[2].bias.detach().numpy()))
+    theirs.eval(), ours.eval()
+    theirs.qconfig, ours.qconfig = tq.default_qconfig, q.default_qconfig
+    data = np.random.default_rng(72 + affine).normal(size=(16, 12)).astype(np.float32)
+    quant_t = tq.quantize(theirs, lambda m: m(torch.tensor(data)), [])
+    quant_o = q.quantize(ours, lambda m: m(tessera.tensor(data)), [])
+    assert repr(quant_o[2]) == repr(quant_t[2])
+    assert list(quant_o.state_dict()) == list(quant_t.state_dict())
+    quant_o.load_state_dict(_in_tessera(quant_t.state_dict()))
+    x = np.random.default_rng(74).normal(size=(9, 12)).astype(np.float32)
+    np.testing.assert_array_equal(quant_o(tessera.tensor(x)).numpy(), quant_t(torch.tensor(x)).numpy())

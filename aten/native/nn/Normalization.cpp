@@ -25,9 +25,22 @@ std::string shape_string(IntArrayRef sizes) {
   return os.str();
 }
 
-// Rows M and row length N of a layer norm, after torch's checks of the arguments.
+// mean and rstd keep the outer dims with a 1 for each normalized one (torch's shape).
+std::vector<int64_t> stats_shape(const Tensor& input, int64_t k) {
+  std::vector<int64_t> shape = input.sizes().vec();
+  for (int64_t i = input.dim() - k; i < input.dim(); ++i) shape[i] = 1;
+  return shape;
+}
+
+Tensor contiguous_or_empty(const std::optional<Tensor>& t) {
+  return t && t->defined() ? t->contiguous() : Tensor();
+}
+
+}  // namespace
+
 std::pair<int64_t, int64_t> layer_norm_rows(const Tensor& input, IntArrayRef normalized_shape,
-                                            const std::optional<Tensor>& weight, const std::optional<Tensor>& bias) {
+                                            const std::optional<Tensor>& weight, const std::optional<Tensor>& bias,
+                                            c10::ScalarType param_type) {
   const int64_t k = static_cast<int64_t>(normalized_shape.size());
   TORCH_CHECK(k >= 1, "Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one "
               "element, but got normalized_shape = ", normalized_shape);
@@ -38,8 +51,8 @@ std::pair<int64_t, int64_t> layer_norm_rows(const Tensor& input, IntArrayRef nor
               "normalized_shape, but got bias of shape ", bias ? bias->sizes() : IntArrayRef(),
               " and normalized_shape = ", normalized_shape);
   for (const std::optional<Tensor>* t : {&weight, &bias}) {
-    TORCH_CHECK(!*t || !(*t)->defined() || (*t)->scalar_type() == input.scalar_type(), "expected scalar type ",
-                input.scalar_type(), " but found ", (*t)->scalar_type());
+    TORCH_CHECK(!*t || !(*t)->defined() || (*t)->scalar_type() == param_type, "expected scalar type ", param_type,
+                " but found ", (*t)->scalar_type());
   }
   const int64_t ndim = input.dim();
   bool matches = ndim >= k;
@@ -56,23 +69,10 @@ std::pair<int64_t, int64_t> layer_norm_rows(const Tensor& input, IntArrayRef nor
   return {n == 0 ? 0 : input.numel() / n, n};
 }
 
-// mean and rstd keep the outer dims with a 1 for each normalized one (torch's shape).
-std::vector<int64_t> stats_shape(const Tensor& input, int64_t k) {
-  std::vector<int64_t> shape = input.sizes().vec();
-  for (int64_t i = input.dim() - k; i < input.dim(); ++i) shape[i] = 1;
-  return shape;
-}
-
-Tensor contiguous_or_empty(const std::optional<Tensor>& t) {
-  return t && t->defined() ? t->contiguous() : Tensor();
-}
-
-}  // namespace
-
 std::tuple<Tensor, Tensor, Tensor> native_layer_norm(const Tensor& input, IntArrayRef normalized_shape,
                                                      const std::optional<Tensor>& weight,
                                                      const std::optional<Tensor>& bias, double eps) {
-  const auto [M, N] = layer_norm_rows(input, normalized_shape, weight, bias);
+  const auto [M, N] = layer_norm_rows(input, normalized_shape, weight, bias, input.scalar_type());
   const c10::ScalarType dtype = input.scalar_type();
   Tensor out = make_empty(input.sizes(), dtype, input.device());
   const std::vector<int64_t> stats = stats_shape(input, static_cast<int64_t>(normalized_shape.size()));
@@ -88,7 +88,7 @@ std::tuple<Tensor, Tensor, Tensor> native_layer_norm_backward(const Tensor& grad
                                                               const Tensor& rstd, const std::optional<Tensor>& weight,
                                                               const std::optional<Tensor>& bias,
                                                               std::array<bool, 3> output_mask) {
-  const auto [M, N] = layer_norm_rows(input, normalized_shape, weight, bias);
+  const auto [M, N] = layer_norm_rows(input, normalized_shape, weight, bias, input.scalar_type());
   TORCH_CHECK(grad_out.sizes() == input.sizes(), "native_layer_norm_backward: grad_out of size ", grad_out.sizes(),
               " for an input of size ", input.sizes());
   TORCH_CHECK(mean.numel() == M && rstd.numel() == M, "native_layer_norm_backward: expected mean and rstd of ", M,

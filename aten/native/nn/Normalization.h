@@ -8,6 +8,7 @@
 
 #include <optional>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace at::inline tessera::native {
@@ -20,6 +21,12 @@ using layer_norm_backward_fn = void (*)(const Tensor& dy, const Tensor& x, const
                                         const Tensor& weight, int64_t M, int64_t N, Tensor& dx, Tensor& dw,
                                         Tensor& db);
 DECLARE_DISPATCH(layer_norm_fn, layer_norm_stub);
+
+// Rows M and row length N of a layer norm over `normalized_shape`, after torch's checks of
+// the arguments (weight and bias, when given, of that shape and of param_type).
+std::pair<int64_t, int64_t> layer_norm_rows(const Tensor& input, IntArrayRef normalized_shape,
+                                            const std::optional<Tensor>& weight, const std::optional<Tensor>& bias,
+                                            c10::ScalarType param_type);
 DECLARE_DISPATCH(layer_norm_backward_fn, layer_norm_backward_stub);
 
 // The dtype of an opmath type (float or double).

@@ -106,6 +106,8 @@ TORCH_LIBRARY(quantized, m) {
     m.def(std::string(name) + "(Tensor qx, Tensor? weight, Tensor? bias, Tensor mean, Tensor var, float eps, "
                               "float output_scale, int output_zero_point) -> Tensor");
   }
+  m.def("layer_norm(Tensor input, int[] normalized_shape, Tensor? weight, Tensor? bias, float eps, "
+        "float output_scale, int output_zero_point) -> Tensor");
   m.def("relu6(Tensor qx, bool inplace=False) -> Tensor");
   m.def("hardswish(Tensor input, float output_scale, int output_zero_point) -> Tensor");
   m.def("sigmoid(Tensor qx, float output_scale, int output_zero_point) -> Tensor");

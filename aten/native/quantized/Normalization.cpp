@@ -1,12 +1,15 @@
-// Batch norm on quantized tensors, as torch 1.13 computes it: quantized::batch_norm,
-// batch_norm1d/2d/3d and their _relu forms (QuantizedCPU and QuantizedMeta). The running
+// Batch and layer norm on quantized tensors, as torch 1.13 computes them (QuantizedCPU and
+// QuantizedMeta). quantized::batch_norm, batch_norm1d/2d/3d and their _relu forms: the running
 // statistics, the affine terms and both scales fold into one float map per channel, computed
 // here as torch's Normalization.cpp computes it and applied by the per-ISA loop,
-// Note [Quantized batch norm arithmetic]. The 2-d and 3-d results are channels-last whatever
-// the input's layout; the 1-d one is contiguous (it runs as a [N, C, L, 1] image).
+// Note [Quantized batch norm arithmetic]; the 2-d and 3-d results are channels-last whatever
+// the input's layout, the 1-d one is contiguous (it runs as a [N, C, L, 1] image).
+// quantized::layer_norm normalizes each row of the contiguous input from its integer
+// statistics, Note [Quantized layer norm arithmetic]; its result is contiguous.
 #include <aten/core/QTensorImpl.h>
 #include <aten/library.h>
 #include <aten/native/NativeFunctions.h>
+#include <aten/native/nn/Normalization.h>
 #include <aten/native/quantized/QuantizedNorm.h>
 #include <aten/native/quantized/QuantizedOps.h>
 
@@ -17,6 +20,7 @@
 namespace at::inline tessera::native {
 
 DEFINE_DISPATCH(qbatch_norm_stub);
+DEFINE_DISPATCH(qlayer_norm_stub);
 
 namespace {
 
@@ -105,7 +109,26 @@ Tensor batch_norm_op(Tensor qx, std::optional<Tensor> weight, std::optional<Tens
   return batch_norm_impl(Dims, Relu, qx, weight, bias, mean, var, eps, output_scale, output_zero_point);
 }
 
-void register_batch_norms(torch::Library& m) {
+Tensor layer_norm(Tensor input, std::vector<int64_t> normalized_shape, std::optional<Tensor> weight,
+                  std::optional<Tensor> bias, double eps, double output_scale, int64_t output_zero_point) {
+  const auto [rows, n] = layer_norm_rows(input, normalized_shape, weight, bias, c10::kFloat);
+  const PerTensorAffineQuantizer& xq = checked_per_tensor(input, "quantized_layer_norm_kernel_impl");
+  const Tensor x = input.contiguous();
+  Tensor out = new_qtensor(
+      x.sizes(), MemoryFormat::Contiguous,
+      c10::make_intrusive<PerTensorAffineQuantizer>(x.scalar_type(), output_scale, output_zero_point), x.device());
+  if (out.is_meta() || rows == 0) return out;
+  const Tensor gamma = weight && weight->defined() ? weight->contiguous() : Tensor();
+  const Tensor beta = bias && bias->defined() ? bias->contiguous() : Tensor();
+  qlayer_norm_stub(c10::DeviceType::CPU, integer_alias(out).view({rows, n}), integer_alias(x).view({rows, n}),
+                   xq.zero_point(), static_cast<float>(xq.scale()), gamma.defined() ? gamma.data_ptr<float>() : nullptr,
+                   beta.defined() ? beta.data_ptr<float>() : nullptr, eps, static_cast<float>(output_scale),
+                   output_zero_point);
+  return out;
+}
+
+void register_norms(torch::Library& m) {
+  m.impl("layer_norm", TORCH_FN(layer_norm));
   m.impl("batch_norm", TORCH_FN((batch_norm_op<0, false>)));
   m.impl("batch_norm_relu", TORCH_FN((batch_norm_op<0, true>)));
   m.impl("batch_norm1d", TORCH_FN((batch_norm_op<1, false>)));
@@ -118,7 +141,7 @@ void register_batch_norms(torch::Library& m) {
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(quantized, QuantizedCPU, m) { register_batch_norms(m); }
-TORCH_LIBRARY_IMPL(quantized, QuantizedMeta, m) { register_batch_norms(m); }
+TORCH_LIBRARY_IMPL(quantized, QuantizedCPU, m) { register_norms(m); }
+TORCH_LIBRARY_IMPL(quantized, QuantizedMeta, m) { register_norms(m); }
 
 }  // namespace at::inline tessera::native

@@ -1,6 +1,6 @@
-// The per-ISA loop of the quantized batch norm (cpu/QuantizedNormKernel.cpp) and what
-// Normalization.cpp hands it: torch 1.13's q_batch_norm_kernel arithmetic, bit for bit,
-// Note [Quantized batch norm arithmetic].
+// The per-ISA loops of the quantized batch and layer norms (cpu/QuantizedNormKernel.cpp) and
+// what Normalization.cpp hands them: torch 1.13's arithmetic, bit for bit, Notes [Quantized
+// batch norm arithmetic] and [Quantized layer norm arithmetic].
 #pragma once
 
 #include <aten/core/Tensor.h>
@@ -25,6 +25,21 @@ namespace at::inline tessera::native {
 using qbatch_norm_fn = void (*)(const Tensor& out, const Tensor& x, int64_t x_zero_point, const float* alpha,
                                 const float* beta, int64_t out_zero_point, bool relu);
 
+// Note [Quantized layer norm arithmetic]: torch's statistics are exact integer sums of a row's
+// stored values and of their squares (for qint32 the squares add in float: eight lanes
+// accumulated with fma, the lanes added in order, an fma tail). In float: ms = sum / n, mean =
+// ms - x_zp, var = max(fma(-ms, ms, sumsq / n), 0), and the factor inv = x_scale / sqrt(var *
+// x_scale * x_scale + eps) in double. Each element: t = (float(x - x_zp) - mean) * inv (two
+// roundings), y = fma(t, gamma, beta), quantized as y * (1 / out_scale) by the 8-bit vector
+// quantizer for a row's first n - n % 32 elements and by quantize_val for the rest (and for
+// every qint32 element).
+
+// out, x: [M, N] contiguous integer views; gamma, beta: N floats or null (1 and 0).
+using qlayer_norm_fn = void (*)(const Tensor& out, const Tensor& x, int64_t x_zero_point, float x_scale,
+                                const float* gamma, const float* beta, double eps, float out_scale,
+                                int64_t out_zero_point);
+
 DECLARE_DISPATCH(qbatch_norm_fn, qbatch_norm_stub);
+DECLARE_DISPATCH(qlayer_norm_fn, qlayer_norm_stub);
 
 }  // namespace at::inline tessera::native

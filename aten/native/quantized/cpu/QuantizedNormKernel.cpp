@@ -1,7 +1,9 @@
-// The quantized batch norm's loop, compiled once per ISA: per channel y = fma(alpha, x - zp,
-// beta), quantized as torch's vector loop (a pixel's first C - C % 8 channels) or its lrintf
-// tail, Note [Quantized batch norm arithmetic]. std::fma is the fused multiply-add on every
-// ISA (an instruction under AVX2, libm's exact one elsewhere).
+// The quantized batch and layer norms' loops, compiled once per ISA: the batch norm's per-
+// channel y = fma(alpha, x - zp, beta) quantized as torch's vector loop (a pixel's first
+// C - C % 8 channels) or its lrintf tail, Note [Quantized batch norm arithmetic]; the layer
+// norm's integer statistics and per-element normalization, Note [Quantized layer norm
+// arithmetic]. std::fma is the fused multiply-add on every ISA (an instruction under AVX2,
+// libm's exact one elsewhere).
 #include <aten/core/Parallel.h>
 #include <aten/native/quantized/QuantizedNorm.h>
 #include <aten/native/quantized/cpu/QuantizeVal.h>
@@ -54,23 +56,94 @@ void batch_norm_rows(const Tensor& out, const Tensor& x, int64_t x_zp, const flo
   });
 }
 
+// qint32's sum of squares as torch's hsum_sq: eight float lanes accumulated with fma, added
+// in order into 0, then the tail with fma.
+float int32_sum_of_squares(const int32_t* x, int64_t n) {
+  float lanes[8] = {};
+  const int64_t vectorized = n / 8 * 8;
+  for (int64_t i = 0; i < vectorized; i += 8) {
+    for (int k = 0; k < 8; ++k) {
+      const auto v = static_cast<float>(x[i + k]);
+      lanes[k] = std::fma(v, v, lanes[k]);
+    }
+  }
+  float total = 0.0f;
+  for (float lane : lanes) total += lane;
+  for (int64_t i = vectorized; i < n; ++i) {
+    const auto v = static_cast<float>(x[i]);
+    total = std::fma(v, v, total);
+  }
+  return total;
+}
+
+template <typename Int>
+void layer_norm_rows(const Tensor& out, const Tensor& x, int64_t x_zp, float x_scale, const float* gamma,
+                     const float* beta, double eps, float out_scale, int64_t out_zp) {
+  const int64_t rows = x.size(0), n = x.size(1), vectorized = n / 32 * 32;
+  const float inv_out_scale = 1.0f / out_scale, count = static_cast<float>(n);
+  const Int* const in = x.data_ptr<Int>();
+  Int* const res = out.data_ptr<Int>();
+  at::parallel_for(0, rows, std::max<int64_t>(1, 32768 / std::max<int64_t>(n, 1)), [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r) {
+      const Int* row = in + r * n;
+      Int* dst = res + r * n;
+      int64_t sum = 0, sum_sq = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        sum += row[i];
+        if constexpr (sizeof(Int) == 1) sum_sq += static_cast<int64_t>(row[i]) * row[i];
+      }
+      float sum_sq_f;
+      if constexpr (sizeof(Int) == 4) {
+        sum_sq_f = int32_sum_of_squares(reinterpret_cast<const int32_t*>(row), n);
+      } else {
+        sum_sq_f = static_cast<float>(sum_sq);
+      }
+      const float ms = static_cast<float>(sum) / count;
+      const float mean = ms - static_cast<float>(x_zp);
+      const float var = std::max(std::fma(-ms, ms, sum_sq_f / count), 0.0f);
+      const float scaled_var = var * x_scale * x_scale;
+      const auto inv = static_cast<float>(static_cast<double>(x_scale) /
+                                          std::sqrt(static_cast<double>(scaled_var) + eps));
+      for (int64_t i = 0; i < n; ++i) {
+        const float t = (static_cast<float>(static_cast<int64_t>(row[i]) - x_zp) - mean) * inv;
+        const float y = std::fma(t, gamma ? gamma[i] : 1.0f, beta ? beta[i] : 0.0f);
+        dst[i] = sizeof(Int) == 1 && i < vectorized ? quantize_vector_lane<Int>(y * inv_out_scale, out_zp)
+                                                    : quantize_val<Int>(y, inv_out_scale, out_zp);
+      }
+    }
+  });
+}
+
+template <typename Fn>
+void dispatch_qint(const Tensor& t, Fn&& fn) {
+  switch (t.scalar_type()) {
+    case c10::kByte:
+      return fn(uint8_t{});
+    case c10::kChar:
+      return fn(int8_t{});
+    case c10::kInt:
+      return fn(int32_t{});
+    default:
+      TORCH_CHECK(false, "quantized normalization: unexpected integer type ", t.scalar_type());
+  }
+}
+
+void qlayer_norm_kernel(const Tensor& out, const Tensor& x, int64_t x_zp, float x_scale, const float* gamma,
+                        const float* beta, double eps, float out_scale, int64_t out_zp) {
+  dispatch_qint(x, [&]<typename Int>(Int) {
+    layer_norm_rows<Int>(out, x, x_zp, x_scale, gamma, beta, eps, out_scale, out_zp);
+  });
+}
+
 void qbatch_norm_kernel(const Tensor& out, const Tensor& x, int64_t x_zp, const float* alpha, const float* beta,
                         int64_t out_zp, bool relu) {
-  switch (x.scalar_type()) {
-    case c10::kByte:
-      return batch_norm_rows<uint8_t>(out, x, x_zp, alpha, beta, out_zp, relu);
-    case c10::kChar:
-      return batch_norm_rows<int8_t>(out, x, x_zp, alpha, beta, out_zp, relu);
-    case c10::kInt:
-      return batch_norm_rows<int32_t>(out, x, x_zp, alpha, beta, out_zp, relu);
-    default:
-      TORCH_CHECK(false, "quantized batch norm: unexpected integer type ", x.scalar_type());
-  }
+  dispatch_qint(x, [&]<typename Int>(Int) { batch_norm_rows<Int>(out, x, x_zp, alpha, beta, out_zp, relu); });
 }
 
 }  // namespace
 }  // namespace CPU_CAPABILITY
 
 REGISTER_DISPATCH(qbatch_norm_stub, &qbatch_norm_kernel);
+REGISTER_DISPATCH(qlayer_norm_stub, &qlayer_norm_kernel);
 
 }  // namespace at::inline tessera::native
