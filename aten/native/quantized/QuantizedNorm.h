@@ -39,7 +39,25 @@ using qlayer_norm_fn = void (*)(const Tensor& out, const Tensor& x, int64_t x_ze
                                 const float* gamma, const float* beta, double eps, float out_scale,
                                 int64_t out_zero_point);
 
+// Group norm (instance norm: a group per channel), Note [Quantized group norm arithmetic]:
+// the statistics of each (sample, group) are those of the layer norm (exact integer sums, its
+// float and double steps), from the contiguous (NCHW) input, or per pixel from a 4-d
+// channels-last one (NHWC); feature maps of 512 pixels and more take torch's float32
+// per-channel sums instead (summed in pixel order, as torch does at one thread). Contiguous:
+// y = fma(float(x - x_zp) - mean, inv * gamma, beta), every element through the vector
+// quantizer. Channels-last: scale = inv * gamma and shift = fma(-scale, mean, beta) per
+// channel (without a weight, -inv * mean + beta in two roundings, as GCC compiled torch's), y
+// = fma(float(x - x_zp), scale, shift); the vector quantizer covers each group's first
+// cpg - cpg % 32 channels (below 512 pixels) or each pixel's first C - C % 32, quantize_val
+// the rest.
+
+// out, x: [B, C, HxW] contiguous integer views (nchw) or [B, HxW, C] (nhwc).
+using qgroup_norm_fn = void (*)(const Tensor& out, const Tensor& x, bool nhwc, int64_t groups, int64_t x_zero_point,
+                                float x_scale, const float* gamma, const float* beta, double eps, float out_scale,
+                                int64_t out_zero_point);
+
 DECLARE_DISPATCH(qbatch_norm_fn, qbatch_norm_stub);
+DECLARE_DISPATCH(qgroup_norm_fn, qgroup_norm_stub);
 DECLARE_DISPATCH(qlayer_norm_fn, qlayer_norm_stub);
 
 }  // namespace at::inline tessera::native

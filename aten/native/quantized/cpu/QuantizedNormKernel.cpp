@@ -11,6 +11,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
+#include <vector>
 
 namespace at::inline tessera::native {
 inline namespace CPU_CAPABILITY {
@@ -76,6 +78,39 @@ float int32_sum_of_squares(const int32_t* x, int64_t n) {
   return total;
 }
 
+// mean (zero point removed) and inv = x_scale / std of n values from their integer sums.
+struct NormStats {
+  float mean, inv;
+};
+inline NormStats norm_stats(float sum, float sum_sq, float count, int64_t x_zp, float x_scale, double eps) {
+  const float ms = sum / count;
+  const float mean = ms - static_cast<float>(x_zp);
+  const float var = std::max(std::fma(-ms, ms, sum_sq / count), 0.0f);
+  const float scaled_var = var * x_scale * x_scale;
+  return {mean, static_cast<float>(static_cast<double>(x_scale) / std::sqrt(static_cast<double>(scaled_var) + eps))};
+}
+
+// The integer sums of n values (for qint32 the squares in torch's float order).
+template <typename Int>
+inline std::pair<int64_t, float> integer_sums(const Int* x, int64_t n) {
+  int64_t sum = 0, sum_sq = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    sum += x[i];
+    if constexpr (sizeof(Int) == 1) sum_sq += static_cast<int64_t>(x[i]) * x[i];
+  }
+  if constexpr (sizeof(Int) == 4) {
+    return {sum, int32_sum_of_squares(reinterpret_cast<const int32_t*>(x), n)};
+  } else {
+    return {sum, static_cast<float>(sum_sq)};
+  }
+}
+
+template <typename Int>
+inline Int quantize_norm(float y, float inv_out_scale, int64_t out_zp, bool vector) {
+  return sizeof(Int) == 1 && vector ? quantize_vector_lane<Int>(y * inv_out_scale, out_zp)
+                                    : quantize_val<Int>(y, inv_out_scale, out_zp);
+}
+
 template <typename Int>
 void layer_norm_rows(const Tensor& out, const Tensor& x, int64_t x_zp, float x_scale, const float* gamma,
                      const float* beta, double eps, float out_scale, int64_t out_zp) {
@@ -87,28 +122,109 @@ void layer_norm_rows(const Tensor& out, const Tensor& x, int64_t x_zp, float x_s
     for (int64_t r = b; r < e; ++r) {
       const Int* row = in + r * n;
       Int* dst = res + r * n;
-      int64_t sum = 0, sum_sq = 0;
-      for (int64_t i = 0; i < n; ++i) {
-        sum += row[i];
-        if constexpr (sizeof(Int) == 1) sum_sq += static_cast<int64_t>(row[i]) * row[i];
-      }
-      float sum_sq_f;
-      if constexpr (sizeof(Int) == 4) {
-        sum_sq_f = int32_sum_of_squares(reinterpret_cast<const int32_t*>(row), n);
-      } else {
-        sum_sq_f = static_cast<float>(sum_sq);
-      }
-      const float ms = static_cast<float>(sum) / count;
-      const float mean = ms - static_cast<float>(x_zp);
-      const float var = std::max(std::fma(-ms, ms, sum_sq_f / count), 0.0f);
-      const float scaled_var = var * x_scale * x_scale;
-      const auto inv = static_cast<float>(static_cast<double>(x_scale) /
-                                          std::sqrt(static_cast<double>(scaled_var) + eps));
+      const auto [sum, sum_sq] = integer_sums(row, n);
+      const auto [mean, inv] = norm_stats(static_cast<float>(sum), sum_sq, count, x_zp, x_scale, eps);
       for (int64_t i = 0; i < n; ++i) {
         const float t = (static_cast<float>(static_cast<int64_t>(row[i]) - x_zp) - mean) * inv;
         const float y = std::fma(t, gamma ? gamma[i] : 1.0f, beta ? beta[i] : 0.0f);
-        dst[i] = sizeof(Int) == 1 && i < vectorized ? quantize_vector_lane<Int>(y * inv_out_scale, out_zp)
-                                                    : quantize_val<Int>(y, inv_out_scale, out_zp);
+        dst[i] = quantize_norm<Int>(y, inv_out_scale, out_zp, i < vectorized);
+      }
+    }
+  });
+}
+
+template <typename Int>
+void group_norm_nchw(const Tensor& out, const Tensor& x, int64_t groups, int64_t x_zp, float x_scale,
+                     const float* gamma, const float* beta, double eps, float out_scale, int64_t out_zp) {
+  const int64_t batch = x.size(0), channels = x.size(1), hw = x.size(2), per_group = channels / groups;
+  const int64_t n = per_group * hw;
+  const float inv_out_scale = 1.0f / out_scale;
+  const Int* const in = x.data_ptr<Int>();
+  Int* const res = out.data_ptr<Int>();
+  at::parallel_for(0, batch * groups, 1, [&](int64_t b, int64_t e) {
+    for (int64_t bg = b; bg < e; ++bg) {
+      const Int* seg = in + bg * n;
+      Int* dst = res + bg * n;
+      const auto [sum, sum_sq] = integer_sums(seg, n);
+      const auto [mean, inv] = norm_stats(static_cast<float>(sum), sum_sq, static_cast<float>(n), x_zp, x_scale, eps);
+      for (int64_t d = 0; d < per_group; ++d) {
+        const int64_t c = (bg % groups) * per_group + d;
+        const float scale = inv * (gamma ? gamma[c] : 1.0f), shift = beta ? beta[c] : 0.0f;
+        for (int64_t i = d * hw; i < (d + 1) * hw; ++i) {
+          const float y = std::fma(static_cast<float>(static_cast<int64_t>(seg[i]) - x_zp) - mean, scale, shift);
+          dst[i] = quantize_norm<Int>(y, inv_out_scale, out_zp, true);
+        }
+      }
+    }
+  });
+}
+
+// The (sample, group) statistics of a channels-last input [B, HxW, C].
+template <typename Int>
+std::vector<NormStats> group_stats_nhwc(const Tensor& x, int64_t groups, int64_t x_zp, float x_scale, double eps) {
+  const int64_t batch = x.size(0), hw = x.size(1), channels = x.size(2), per_group = channels / groups;
+  const auto count = static_cast<float>(per_group * hw);
+  const Int* const in = x.data_ptr<Int>();
+  std::vector<NormStats> stats(static_cast<size_t>(batch * groups));
+  for (int64_t b = 0; b < batch; ++b) {
+    for (int64_t g = 0; g < groups; ++g) {
+      float sum_f, sum_sq_f;
+      if (hw < 512) {  // exact sums per pixel (qint32's squares: float totals truncated to int64 per pixel)
+        int64_t sum = 0, sum_sq = 0;
+        for (int64_t p = 0; p < hw; ++p) {
+          const Int* px = in + (b * hw + p) * channels + g * per_group;
+          const auto [s, sq] = integer_sums(px, per_group);
+          sum += s;
+          sum_sq = sizeof(Int) == 4 ? static_cast<int64_t>(static_cast<float>(sum_sq) + sq)
+                                    : sum_sq + static_cast<int64_t>(sq);
+        }
+        sum_f = static_cast<float>(sum);
+        sum_sq_f = static_cast<float>(sum_sq);
+      } else {  // float32 per-channel sums in pixel order, then the group's channels in order
+        sum_f = 0.0f;
+        sum_sq_f = 0.0f;
+        for (int64_t d = 0; d < per_group; ++d) {
+          float cs = 0.0f, csq = 0.0f;
+          for (int64_t p = 0; p < hw; ++p) {
+            const int64_t v = in[(b * hw + p) * channels + g * per_group + d];
+            cs += static_cast<float>(v);
+            csq += static_cast<float>(sizeof(Int) == 4 ? static_cast<int64_t>(static_cast<int32_t>(v * v)) : v * v);
+          }
+          sum_f += cs;
+          sum_sq_f += csq;
+        }
+      }
+      stats[static_cast<size_t>(b * groups + g)] = norm_stats(sum_f, sum_sq_f, count, x_zp, x_scale, eps);
+    }
+  }
+  return stats;
+}
+
+template <typename Int>
+void group_norm_nhwc(const Tensor& out, const Tensor& x, int64_t groups, int64_t x_zp, float x_scale,
+                     const float* gamma, const float* beta, double eps, float out_scale, int64_t out_zp) {
+  const int64_t batch = x.size(0), hw = x.size(1), channels = x.size(2), per_group = channels / groups;
+  const std::vector<NormStats> stats = group_stats_nhwc<Int>(x, groups, x_zp, x_scale, eps);
+  const float inv_out_scale = 1.0f / out_scale;
+  const Int* const in = x.data_ptr<Int>();
+  Int* const res = out.data_ptr<Int>();
+  at::parallel_for(0, batch, 1, [&](int64_t b0, int64_t b1) {
+    std::vector<float> scale(static_cast<size_t>(channels)), shift(static_cast<size_t>(channels));
+    for (int64_t b = b0; b < b1; ++b) {
+      for (int64_t c = 0; c < channels; ++c) {
+        const NormStats& st = stats[static_cast<size_t>(b * groups + c / per_group)];
+        const float sc = st.inv * (gamma ? gamma[c] : 1.0f), beta_c = beta ? beta[c] : 0.0f;
+        scale[c] = sc;
+        shift[c] = gamma ? std::fma(-sc, st.mean, beta_c) : -sc * st.mean + beta_c;
+      }
+      for (int64_t p = 0; p < hw; ++p) {
+        const Int* px = in + (b * hw + p) * channels;
+        Int* dst = res + (b * hw + p) * channels;
+        for (int64_t c = 0; c < channels; ++c) {
+          const float y = std::fma(static_cast<float>(static_cast<int64_t>(px[c]) - x_zp), scale[c], shift[c]);
+          const bool vector = hw < 512 ? c % per_group < per_group / 32 * 32 : c < channels / 32 * 32;
+          dst[c] = quantize_norm<Int>(y, inv_out_scale, out_zp, vector);
+        }
       }
     }
   });
@@ -135,6 +251,17 @@ void qlayer_norm_kernel(const Tensor& out, const Tensor& x, int64_t x_zp, float 
   });
 }
 
+void qgroup_norm_kernel(const Tensor& out, const Tensor& x, bool nhwc, int64_t groups, int64_t x_zp, float x_scale,
+                        const float* gamma, const float* beta, double eps, float out_scale, int64_t out_zp) {
+  dispatch_qint(x, [&]<typename Int>(Int) {
+    if (nhwc) {
+      group_norm_nhwc<Int>(out, x, groups, x_zp, x_scale, gamma, beta, eps, out_scale, out_zp);
+    } else {
+      group_norm_nchw<Int>(out, x, groups, x_zp, x_scale, gamma, beta, eps, out_scale, out_zp);
+    }
+  });
+}
+
 void qbatch_norm_kernel(const Tensor& out, const Tensor& x, int64_t x_zp, const float* alpha, const float* beta,
                         int64_t out_zp, bool relu) {
   dispatch_qint(x, [&]<typename Int>(Int) { batch_norm_rows<Int>(out, x, x_zp, alpha, beta, out_zp, relu); });
@@ -145,5 +272,6 @@ void qbatch_norm_kernel(const Tensor& out, const Tensor& x, int64_t x_zp, const 
 
 REGISTER_DISPATCH(qbatch_norm_stub, &qbatch_norm_kernel);
 REGISTER_DISPATCH(qlayer_norm_stub, &qlayer_norm_kernel);
+REGISTER_DISPATCH(qgroup_norm_stub, &qgroup_norm_kernel);
 
 }  // namespace at::inline tessera::native

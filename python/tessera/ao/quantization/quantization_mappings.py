@@ -4,9 +4,9 @@ convert (static quantized modules) and quantize_dynamic; the types prepare puts 
 on; the activations whose observers are fixed in training (sigmoid, tanh, ...).
 
 torch maps some float modules to quantized modules tessera has no kernels for yet (quantized
-group/instance norm, embeddings, transposed convolutions, PReLU, the recurrent and
-fused dynamic modules): those types stay in the propagation list, so prepare observes them
-as torch does, and convert raises NotImplementedError naming the module."""
+embeddings, transposed convolutions, PReLU, the recurrent and fused dynamic modules): those
+types stay in the propagation list, so prepare observes them as torch does, and convert
+raises NotImplementedError naming the module."""
 import copy
 import functools
 
@@ -38,7 +38,9 @@ def _mappings():
         nni.ConvReLU1d: nniq.ConvReLU1d, nni.ConvReLU2d: nniq.ConvReLU2d, nni.ConvReLU3d: nniq.ConvReLU3d,
         nni.LinearReLU: nniq.LinearReLU,
         batchnorm.BatchNorm2d: nnq.BatchNorm2d, batchnorm.BatchNorm3d: nnq.BatchNorm3d,
-        normalization.LayerNorm: nnq.LayerNorm,
+        normalization.LayerNorm: nnq.LayerNorm, normalization.GroupNorm: nnq.GroupNorm,
+        instancenorm.InstanceNorm1d: nnq.InstanceNorm1d, instancenorm.InstanceNorm2d: nnq.InstanceNorm2d,
+        instancenorm.InstanceNorm3d: nnq.InstanceNorm3d,
         nni.BNReLU2d: nniq.BNReLU2d, nni.BNReLU3d: nniq.BNReLU3d,
         nniqat.ConvBn1d: nnq.Conv1d, nniqat.ConvBn2d: nnq.Conv2d, nniqat.ConvBn3d: nnq.Conv3d,
         nniqat.ConvBnReLU1d: nniq.ConvReLU1d, nniqat.ConvBnReLU2d: nniq.ConvReLU2d,
@@ -57,9 +59,7 @@ def _mappings():
     dynamic = {linear.Linear: nnqd.Linear, NonDynamicallyQuantizableLinear: nnqd.Linear}
     # torch's static and dynamic targets that have no quantized modules here yet
     static_missing = frozenset((conv.ConvTranspose1d, conv.ConvTranspose2d, conv.ConvTranspose3d, sparse.Embedding,
-                                sparse.EmbeddingBag,
-                                normalization.GroupNorm, instancenorm.InstanceNorm1d, instancenorm.InstanceNorm2d,
-                                instancenorm.InstanceNorm3d, activation.PReLU))
+                                sparse.EmbeddingBag, activation.PReLU))
     dynamic_missing = frozenset((rnn.GRUCell, rnn.LSTM, rnn.GRU, rnn.LSTMCell, rnn.RNNCell, nni.LinearReLU,
                                  sparse.Embedding, sparse.EmbeddingBag))
     return static, qat, dynamic, (static_missing, dynamic_missing)
