@@ -10,7 +10,7 @@ Bytes moved (read + written) give GB/s, beside the STREAM add figure of this mac
 per-tensor quantize/dequantize loops are AVX2 (aten/native/quantized/cpu/AffineQuantizerKernel.cpp;
 torch 1.13 without FBGEMM runs a scalar loop); issue 26's target is 70% of STREAM for
 quantize/dequantize of 16M floats. The quantized operators' rows (add, mul, relu, sigmoid,
-hardswish, cat, pooling) run tessera's loops against torch's.
+hardswish, cat, pooling, the norms) run tessera's loops against torch's.
 """
 import sys
 
@@ -39,6 +39,12 @@ def nhwc(lib):
 
 def channel_qparams(lib, n):
     return lib.linspace(0.01, 0.05, n, dtype=lib.float64), lib.arange(n) % 7
+
+
+def norm_params(lib, channels):
+    """weight, bias, running mean and running variance of a norm over `channels`."""
+    w, b, m = (floats(lib, (channels,), 30 + k) for k in range(3))
+    return w, b, m, floats(lib, (channels,), 33).abs() + 0.5
 
 
 def fake_quant_step(lib, x, g):
@@ -106,6 +112,17 @@ CASES = [
      lambda L, q: L.nn.functional.adaptive_avg_pool2d(q, 1), 32 * 64 * 56 * 56),
     ("max_pool2d 3x3/2 32x64x56x56 NCHW", lambda L: (quantized(L, (32, 64, 56, 56), 22, "quint8"),),
      lambda L, q: L.nn.functional.max_pool2d(q, 3, 2, 1), 32 * 64 * (56 * 56 + 28 * 28)),
+    # the norms (aten/native/quantized/Normalization.cpp): a ResNet-style activation, a transformer's rows
+    ("quantized::batch_norm2d 32x64x56x56 NHWC", lambda L: (nhwc(L),) + norm_params(L, 64),
+     lambda L, q, w, b, m, v: L.ops.quantized.batch_norm2d(q, w, b, m, v, 1e-5, 0.03, 100), 2 * 32 * 64 * 56 * 56),
+    ("quantized::layer_norm 4096x1024",
+     lambda L: (quantized(L, (4096, 1024), 23, "quint8"),) + norm_params(L, 1024)[:2],
+     lambda L, q, w, b: L.ops.quantized.layer_norm(q, [1024], w, b, 1e-5, 0.03, 100), 2 * 4096 * 1024),
+    ("quantized::group_norm 8 groups 32x64x56x56 NCHW", lambda L: (quantized(L, (32, 64, 56, 56), 24, "quint8"),)
+     + norm_params(L, 64)[:2], lambda L, q, w, b: L.ops.quantized.group_norm(q, 8, w, b, 1e-5, 0.03, 100),
+     2 * 32 * 64 * 56 * 56),
+    ("quantized::group_norm 8 groups 32x64x56x56 NHWC", lambda L: (nhwc(L),) + norm_params(L, 64)[:2],
+     lambda L, q, w, b: L.ops.quantized.group_norm(q, 8, w, b, 1e-5, 0.03, 100), 2 * 32 * 64 * 56 * 56),
 ]
 
 

@@ -11,8 +11,13 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 #include <utility>
 #include <vector>
+
+#if defined(CPU_CAPABILITY_AVX2)
+#include <immintrin.h>
+#endif
 
 namespace at::inline tessera::native {
 inline namespace CPU_CAPABILITY {
@@ -27,6 +32,32 @@ inline int64_t lrintf_plus(float y, int64_t zero_point) {
   return static_cast<int64_t>(static_cast<uint64_t>(r) + static_cast<uint64_t>(zero_point));
 }
 
+// dst[i] = the quantized y[i] * inv_out_scale: the 8-bit vector quantizer for i < vector_end
+// (eight lanes per instruction under AVX2), quantize_val for the rest and for qint32.
+template <typename Int>
+void store_quantized(const float* y, Int* dst, int64_t n, int64_t vector_end, float inv_out_scale, int64_t zp) {
+  int64_t i = 0;
+  if constexpr (sizeof(Int) == 1) {
+#if defined(CPU_CAPABILITY_AVX2)
+    const __m256 inv = _mm256_set1_ps(inv_out_scale), bound = _mm256_set1_ps(2147483520.0f);
+    const __m256i zero_point = _mm256_set1_epi32(static_cast<int32_t>(zp));
+    const __m256i lo = _mm256_set1_epi32(std::numeric_limits<Int>::min());
+    const __m256i hi = _mm256_set1_epi32(std::numeric_limits<Int>::max());
+    for (; i + 8 <= vector_end; i += 8) {
+      // minps returns its second operand for a NaN: the bound, as torch's quantizer
+      const __m256 t = _mm256_min_ps(_mm256_mul_ps(_mm256_loadu_ps(y + i), inv), bound);
+      const __m256i q = _mm256_max_epi32(_mm256_min_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(t), zero_point), hi), lo);
+      const __m128i words = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
+      const __m128i bytes =
+          std::is_same_v<Int, uint8_t> ? _mm_packus_epi16(words, words) : _mm_packs_epi16(words, words);
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(dst + i), bytes);
+    }
+#endif
+    for (; i < vector_end; ++i) dst[i] = quantize_vector_lane<Int>(y[i] * inv_out_scale, zp);
+  }
+  for (; i < n; ++i) dst[i] = quantize_val<Int>(y[i], inv_out_scale, zp);
+}
+
 template <typename Int>
 void batch_norm_rows(const Tensor& out, const Tensor& x, int64_t x_zp, const float* alpha, const float* beta,
                      int64_t out_zp, bool relu) {
@@ -37,22 +68,22 @@ void batch_norm_rows(const Tensor& out, const Tensor& x, int64_t x_zp, const flo
   const Int* const in = x.data_ptr<Int>();
   Int* const res = out.data_ptr<Int>();
   at::parallel_for(0, rows, std::max<int64_t>(1, 32768 / std::max<int64_t>(channels, 1)), [&](int64_t b, int64_t e) {
+    std::vector<float> y(static_cast<size_t>(channels));
     for (int64_t r = b; r < e; ++r) {
       const Int* row = in + r * x.stride(0);
       Int* dst = res + r * out.stride(0);
       for (int64_t c = 0; c < channels; ++c) {
-        const float d = static_cast<float>(static_cast<int64_t>(row[c]) - x_zp);
-        const float y = std::fma(alpha[c], d, beta[c]);
-        Int q;
-        if (c < vector_channels) {
-          q = sizeof(Int) == 4 ? quantize_val<Int>(y, 1.0f, out_zp) : quantize_vector_lane<Int>(y, out_zp);
-          if (relu) q = std::max(q, stored_zp);
-        } else {
-          int64_t v = lrintf_plus(y, out_zp);
-          if (relu) v = std::max(v, out_zp);
-          q = static_cast<Int>(std::min(std::max(v, qmin), qmax));
-        }
-        dst[c] = q;
+        y[c] = std::fma(alpha[c], static_cast<float>(static_cast<int64_t>(row[c]) - x_zp), beta[c]);
+      }
+      // the output scale is folded into alpha and beta
+      store_quantized<Int>(y.data(), dst, vector_channels, vector_channels, 1.0f, out_zp);
+      if (relu) {
+        for (int64_t c = 0; c < vector_channels; ++c) dst[c] = std::max(dst[c], stored_zp);
+      }
+      for (int64_t c = vector_channels; c < channels; ++c) {
+        int64_t v = lrintf_plus(y[c], out_zp);
+        if (relu) v = std::max(v, out_zp);
+        dst[c] = static_cast<Int>(std::min(std::max(v, qmin), qmax));
       }
     }
   });
@@ -106,12 +137,6 @@ inline std::pair<int64_t, float> integer_sums(const Int* x, int64_t n) {
 }
 
 template <typename Int>
-inline Int quantize_norm(float y, float inv_out_scale, int64_t out_zp, bool vector) {
-  return sizeof(Int) == 1 && vector ? quantize_vector_lane<Int>(y * inv_out_scale, out_zp)
-                                    : quantize_val<Int>(y, inv_out_scale, out_zp);
-}
-
-template <typename Int>
 void layer_norm_rows(const Tensor& out, const Tensor& x, int64_t x_zp, float x_scale, const float* gamma,
                      const float* beta, double eps, float out_scale, int64_t out_zp) {
   const int64_t rows = x.size(0), n = x.size(1), vectorized = n / 32 * 32;
@@ -119,16 +144,16 @@ void layer_norm_rows(const Tensor& out, const Tensor& x, int64_t x_zp, float x_s
   const Int* const in = x.data_ptr<Int>();
   Int* const res = out.data_ptr<Int>();
   at::parallel_for(0, rows, std::max<int64_t>(1, 32768 / std::max<int64_t>(n, 1)), [&](int64_t b, int64_t e) {
+    std::vector<float> y(static_cast<size_t>(n));
     for (int64_t r = b; r < e; ++r) {
       const Int* row = in + r * n;
-      Int* dst = res + r * n;
       const auto [sum, sum_sq] = integer_sums(row, n);
       const auto [mean, inv] = norm_stats(static_cast<float>(sum), sum_sq, count, x_zp, x_scale, eps);
       for (int64_t i = 0; i < n; ++i) {
         const float t = (static_cast<float>(static_cast<int64_t>(row[i]) - x_zp) - mean) * inv;
-        const float y = std::fma(t, gamma ? gamma[i] : 1.0f, beta ? beta[i] : 0.0f);
-        dst[i] = quantize_norm<Int>(y, inv_out_scale, out_zp, i < vectorized);
+        y[i] = std::fma(t, gamma ? gamma[i] : 1.0f, beta ? beta[i] : 0.0f);
       }
+      store_quantized<Int>(y.data(), res + r * n, n, vectorized, inv_out_scale, out_zp);
     }
   });
 }
@@ -142,6 +167,7 @@ void group_norm_nchw(const Tensor& out, const Tensor& x, int64_t groups, int64_t
   const Int* const in = x.data_ptr<Int>();
   Int* const res = out.data_ptr<Int>();
   at::parallel_for(0, batch * groups, 1, [&](int64_t b, int64_t e) {
+    std::vector<float> y(static_cast<size_t>(hw));
     for (int64_t bg = b; bg < e; ++bg) {
       const Int* seg = in + bg * n;
       Int* dst = res + bg * n;
@@ -150,10 +176,11 @@ void group_norm_nchw(const Tensor& out, const Tensor& x, int64_t groups, int64_t
       for (int64_t d = 0; d < per_group; ++d) {
         const int64_t c = (bg % groups) * per_group + d;
         const float scale = inv * (gamma ? gamma[c] : 1.0f), shift = beta ? beta[c] : 0.0f;
-        for (int64_t i = d * hw; i < (d + 1) * hw; ++i) {
-          const float y = std::fma(static_cast<float>(static_cast<int64_t>(seg[i]) - x_zp) - mean, scale, shift);
-          dst[i] = quantize_norm<Int>(y, inv_out_scale, out_zp, true);
+        const Int* channel = seg + d * hw;
+        for (int64_t i = 0; i < hw; ++i) {
+          y[i] = std::fma(static_cast<float>(static_cast<int64_t>(channel[i]) - x_zp) - mean, scale, shift);
         }
+        store_quantized<Int>(y.data(), dst + d * hw, hw, hw, inv_out_scale, out_zp);
       }
     }
   });
@@ -210,6 +237,7 @@ void group_norm_nhwc(const Tensor& out, const Tensor& x, int64_t groups, int64_t
   Int* const res = out.data_ptr<Int>();
   at::parallel_for(0, batch, 1, [&](int64_t b0, int64_t b1) {
     std::vector<float> scale(static_cast<size_t>(channels)), shift(static_cast<size_t>(channels));
+    std::vector<float> y(static_cast<size_t>(channels));
     for (int64_t b = b0; b < b1; ++b) {
       for (int64_t c = 0; c < channels; ++c) {
         const NormStats& st = stats[static_cast<size_t>(b * groups + c / per_group)];
@@ -221,9 +249,15 @@ void group_norm_nhwc(const Tensor& out, const Tensor& x, int64_t groups, int64_t
         const Int* px = in + (b * hw + p) * channels;
         Int* dst = res + (b * hw + p) * channels;
         for (int64_t c = 0; c < channels; ++c) {
-          const float y = std::fma(static_cast<float>(static_cast<int64_t>(px[c]) - x_zp), scale[c], shift[c]);
-          const bool vector = hw < 512 ? c % per_group < per_group / 32 * 32 : c < channels / 32 * 32;
-          dst[c] = quantize_norm<Int>(y, inv_out_scale, out_zp, vector);
+          y[c] = std::fma(static_cast<float>(static_cast<int64_t>(px[c]) - x_zp), scale[c], shift[c]);
+        }
+        if (hw < 512) {  // torch's vector blocks run within each group's channels
+          for (int64_t g = 0; g < groups; ++g) {
+            store_quantized<Int>(y.data() + g * per_group, dst + g * per_group, per_group, per_group / 32 * 32,
+                                 inv_out_scale, out_zp);
+          }
+        } else {
+          store_quantized<Int>(y.data(), dst, channels, channels / 32 * 32, inv_out_scale, out_zp);
         }
       }
     }
