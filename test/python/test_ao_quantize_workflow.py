@@ -681,3 +681,65 @@ def test_group_norm_on_large_channels_last_maps_as_torch(qtype):
         results.append((out.int_repr().numpy(), out.stride()))
     np.testing.assert_array_equal(results[1][0], results[0][0])
     assert tuple(results[1][1]) == tuple(results[0][1])
+
+
+def _norm_calls(lib, x, channels):
+    w, b = lib.linspace(0.5, 1.5, channels), lib.linspace(-0.3, 0.3, channels)
+    m, v = lib.linspace(-0.2, 0.2, channels), lib.linspace(0.5, 2.0, channels)
+    return {"batch_norm": lambda: lib.ops.quantized.batch_norm(x, w, b, m, v, 1e-5, 0.7, 2 ** 33 + 3),
+            "layer_norm": lambda: lib.ops.quantized.layer_norm(x, list(x.shape[-1:]), None, None, 1e-5, 0.7,
+                                                               2 ** 33 + 3),
+            "group_norm": lambda: lib.ops.quantized.group_norm(x, 1, w, b, 1e-5, 0.7, 2 ** 33 + 3),
+            "instance_norm": lambda: lib.ops.quantized.instance_norm(x, w, b, 1e-5, 0.7, 2 ** 33 + 3)}
+
+
+def test_qint32_norms_past_float_precision_as_torch():
+    """qint32 integers and zero points past 2^24, and an output zero point past int32: torch's
+    vector loops dequantize in float and take the zero point as int32, its tails do not."""
+    values = (2 ** 25 + np.array([[1, 3, -1, 5, 0, 7, -3, 2, 1]] * 18)).reshape(2, 9, 9)
+    for name in ("batch_norm", "layer_norm", "group_norm", "instance_norm"):
+        results = []
+        for lib in (torch, tessera):
+            ints = lib.tensor(values.tolist(), dtype=lib.int32)
+            x = lib._make_per_tensor_quantized_tensor(ints, 1.0, 2 ** 25)
+            results.append(_norm_calls(lib, x, 9)[name]().int_repr().numpy())
+        np.testing.assert_array_equal(results[1], results[0], err_msg=name)
+
+
+def test_norm_errors_as_torch():
+    """layer, group and instance norm refuse what torch refuses, with torch's messages; empty
+    batches come back empty (new qparams) before the other checks, as in torch."""
+    def q(lib, shape):
+        return lib.quantize_per_tensor(lib.ones(shape), 0.1, 3, lib.quint8)
+
+    cases = {
+        "ln empty shape": lambda lib: lib.ops.quantized.layer_norm(q(lib, (2, 3)), [], None, None, 1e-5, 0.1, 0),
+        "ln mismatch": lambda lib: lib.ops.quantized.layer_norm(q(lib, (2, 4, 3, 3)), [4, 3], None, None, 1e-5, 0.1,
+                                                                0),
+        "ln weight": lambda lib: lib.ops.quantized.layer_norm(q(lib, (2, 3, 3)), [3, 3], lib.ones(9), None, 1e-5,
+                                                              0.1, 0),
+        "ln double": lambda lib: lib.ops.quantized.layer_norm(q(lib, (2, 3)), [3], lib.ones(3).double(), None, 1e-5,
+                                                              0.1, 0),
+        "gn rank": lambda lib: lib.ops.quantized.group_norm(q(lib, (2, 3)), 1, None, None, 1e-5, 0.1, 0),
+        "gn groups": lambda lib: lib.ops.quantized.group_norm(q(lib, (2, 4, 3)), 0, None, None, 1e-5, 0.1, 0),
+        "gn divisible": lambda lib: lib.ops.quantized.group_norm(q(lib, (2, 4, 3)), 3, None, None, 1e-5, 0.1, 0),
+        "in channels": lambda lib: lib.ops.quantized.instance_norm(q(lib, (2, 0, 3)), None, None, 1e-5, 0.1, 0),
+        "in rank": lambda lib: lib.ops.quantized.instance_norm(q(lib, (2, 3)), None, None, 1e-5, 0.1, 0),
+    }
+    for name, call in cases.items():
+        with pytest.raises(Exception) as want:
+            call(torch)
+        with pytest.raises(type(want.value)) as got:
+            call(tessera)
+        assert str(got.value).splitlines()[0] == str(want.value).splitlines()[0], name
+    for lib in (torch, tessera):
+        out = lib.ops.quantized.group_norm(q(lib, (0, 4, 3, 3)), 2, lib.ones(5), None, 1e-5, 0.5, 7)
+        assert tuple(out.shape) == (0, 4, 3, 3) and (out.q_scale(), out.q_zero_point()) == (0.5, 7)
+    # parameters on another device than the input are refused, never read as absent
+    x = q(tessera, (2, 4, 3, 3))
+    meta = tessera.ones(4, device="meta")
+    for call in (lambda: tessera.ops.quantized.batch_norm2d(x, meta, meta, meta, meta, 1e-5, 0.1, 0),
+                 lambda: tessera.ops.quantized.layer_norm(x, [3], None, tessera.ones(3, device="meta"), 1e-5, 0.1, 0),
+                 lambda: tessera.ops.quantized.group_norm(x, 2, meta, None, 1e-5, 0.1, 0)):
+        with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+            call()

@@ -21,13 +21,13 @@ using layer_norm_backward_fn = void (*)(const Tensor& dy, const Tensor& x, const
                                         const Tensor& weight, int64_t M, int64_t N, Tensor& dx, Tensor& dw,
                                         Tensor& db);
 DECLARE_DISPATCH(layer_norm_fn, layer_norm_stub);
+DECLARE_DISPATCH(layer_norm_backward_fn, layer_norm_backward_stub);
 
 // Rows M and row length N of a layer norm over `normalized_shape`, after torch's checks of
 // the arguments (weight and bias, when given, of that shape and of param_type).
 std::pair<int64_t, int64_t> layer_norm_rows(const Tensor& input, IntArrayRef normalized_shape,
                                             const std::optional<Tensor>& weight, const std::optional<Tensor>& bias,
                                             c10::ScalarType param_type);
-DECLARE_DISPATCH(layer_norm_backward_fn, layer_norm_backward_stub);
 
 // The dtype of an opmath type (float or double).
 template <typename O>

@@ -1,4 +1,4 @@
-// Batch and layer norm on quantized tensors, as torch 1.13 computes them (QuantizedCPU and
+// The norms on quantized tensors, as torch 1.13 computes them (QuantizedCPU and
 // QuantizedMeta). quantized::batch_norm, batch_norm1d/2d/3d and their _relu forms: the running
 // statistics, the affine terms and both scales fold into one float map per channel, computed
 // here as torch's Normalization.cpp computes it and applied by the per-ISA loop,
@@ -32,8 +32,15 @@ void check_channels(const Tensor& t, int64_t channels, const char* message) {
   TORCH_CHECK(t.numel() == channels, message);
 }
 
-std::vector<float> floats_of(const Tensor& t) {
+// A norm's float parameter (weight, bias, running statistics): float32, on the input's device.
+void check_param(const Tensor& t, const Tensor& input) {
+  if (!t.defined()) return;
   TORCH_CHECK(t.scalar_type() == c10::kFloat, "expected scalar type Float but found ", t.scalar_type());
+  TORCH_CHECK(t.device() == input.device(), "Expected all tensors to be on the same device, but found at least two "
+              "devices, ", input.device(), " and ", t.device(), "!");
+}
+
+std::vector<float> floats_of(const Tensor& t) {
   const Tensor c = t.contiguous();
   const float* p = c.data_ptr<float>();
   return std::vector<float>(p, p + c.numel());
@@ -76,9 +83,10 @@ Tensor batch_norm_impl(int64_t op_dims, bool relu, const Tensor& qx, const std::
   const int64_t rank = spatial_rank(op_dims, qx);
   const int64_t channels = qx.size(1);
   check_channels(*weight, channels, "Expect weight size to match C");
-  check_channels(*bias, channels, "Expect weight size to match C");
+  check_channels(*bias, channels, "Expect weight size to match C");  // torch's words for the bias too
   check_channels(mean, channels, "Mean size must match channel dimension");
   check_channels(var, channels, "Variance size must match channel dimension");
+  for (const Tensor* t : {&*weight, &*bias, &mean, &var}) check_param(*t, qx);
   const PerTensorAffineQuantizer& xq = checked_per_tensor(qx, "q_batch_norm");
   // the 1-d form runs as an image [N, C, L, 1]
   Tensor x = qx;
@@ -116,6 +124,9 @@ Tensor batch_norm_op(Tensor qx, std::optional<Tensor> weight, std::optional<Tens
 Tensor layer_norm(Tensor input, std::vector<int64_t> normalized_shape, std::optional<Tensor> weight,
                   std::optional<Tensor> bias, double eps, double output_scale, int64_t output_zero_point) {
   const auto [rows, n] = layer_norm_rows(input, normalized_shape, weight, bias, c10::kFloat);
+  for (const std::optional<Tensor>* t : {&weight, &bias}) {
+    if (*t) check_param(**t, input);
+  }
   const PerTensorAffineQuantizer& xq = checked_per_tensor(input, "quantized_layer_norm_kernel_impl");
   const Tensor x = input.contiguous();
   Tensor out = new_qtensor(
@@ -135,6 +146,11 @@ Tensor group_norm_impl(const Tensor& input, int64_t groups, const std::optional<
                        const std::optional<Tensor>& bias, double eps, double output_scale,
                        int64_t output_zero_point) {
   TORCH_CHECK(input.dim() >= 3, "Expected normalized_shape to be at least 3-dimensional");
+  const auto quantizer = [&] {
+    return c10::make_intrusive<PerTensorAffineQuantizer>(input.scalar_type(), output_scale, output_zero_point);
+  };
+  // torch returns an empty batch before looking at the rest
+  if (input.size(0) == 0) return new_qtensor(input.sizes(), MemoryFormat::Contiguous, quantizer(), input.device());
   TORCH_CHECK(groups > 0, "Expected num_groups to be positive");
   const int64_t channels = input.size(1);
   TORCH_CHECK(channels > 0, "Expected 2nd dimension to be positive");
@@ -143,18 +159,13 @@ Tensor group_norm_impl(const Tensor& input, int64_t groups, const std::optional<
   const Tensor beta = bias && bias->defined() ? bias->contiguous() : Tensor();
   TORCH_CHECK(!gamma.defined() || gamma.numel() == channels, "Unexpected size of gamma");
   TORCH_CHECK(!beta.defined() || beta.numel() == channels, "Unexpected size of beta");
-  for (const Tensor* t : {&gamma, &beta}) {
-    TORCH_CHECK(!t->defined() || t->scalar_type() == c10::kFloat, "expected scalar type Float but found ",
-                t->scalar_type());
-  }
+  for (const Tensor* t : {&gamma, &beta}) check_param(*t, input);
   const PerTensorAffineQuantizer& xq = checked_per_tensor(input, "quantized_groupnorm_nhwc_kernel");
   // torch's channels-last kernel takes every 4-d input that is channels-last contiguous
   const bool nhwc = input.dim() == 4 && input.is_contiguous(MemoryFormat::ChannelsLast);
   const Tensor x = nhwc ? input : input.contiguous();
   const MemoryFormat layout = nhwc && !input.is_contiguous() ? MemoryFormat::ChannelsLast : MemoryFormat::Contiguous;
-  Tensor out = new_qtensor(
-      x.sizes(), layout,
-      c10::make_intrusive<PerTensorAffineQuantizer>(x.scalar_type(), output_scale, output_zero_point), x.device());
+  Tensor out = new_qtensor(x.sizes(), layout, quantizer(), x.device());
   if (out.is_meta() || out.numel() == 0) return out;
   const int64_t batch = x.size(0), hw = x.numel() / (batch * channels);
   // [B, HxW, C] or [B, C, HxW] views of the integers (a one-channel or one-pixel tensor's
@@ -178,6 +189,7 @@ Tensor group_norm(Tensor input, int64_t num_groups, std::optional<Tensor> weight
 Tensor instance_norm(Tensor input, std::optional<Tensor> weight, std::optional<Tensor> bias, double eps,
                      double output_scale, int64_t output_zero_point) {
   TORCH_CHECK(input.dim() >= 3, "Expected normalized_shape to be at least 3-dimensional");
+  TORCH_CHECK(input.size(1) > 0, "Expected 2nd dimension to be positive");
   return group_norm_impl(input, input.size(1), weight, bias, eps, output_scale, output_zero_point);
 }
 

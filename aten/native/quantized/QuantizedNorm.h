@@ -1,6 +1,7 @@
-// The per-ISA loops of the quantized batch and layer norms (cpu/QuantizedNormKernel.cpp) and
-// what Normalization.cpp hands them: torch 1.13's arithmetic, bit for bit, Notes [Quantized
-// batch norm arithmetic] and [Quantized layer norm arithmetic].
+// The per-ISA loops of the quantized batch, layer, group and instance norms
+// (cpu/QuantizedNormKernel.cpp) and what Normalization.cpp hands them: torch 1.13's
+// arithmetic, bit for bit, Notes [Quantized batch norm arithmetic], [Quantized layer norm
+// arithmetic] and [Quantized group norm arithmetic].
 #pragma once
 
 #include <aten/core/Tensor.h>
@@ -18,7 +19,10 @@ namespace at::inline tessera::native {
 // C - C % 8 channels and quantizes as the 8-bit vector quantizer does (NaN to the int32
 // bound, the zero point added with int32 wrap-around; relu as max with the zero point in the
 // stored type), the rest go through lrintf with the zero point added in int64. qint32 takes
-// quantize_val's arithmetic in its vector part. The two differ only for non-finite or huge y.
+// quantize_val's arithmetic in its vector part, with the zero point as int32. The two differ
+// only for non-finite or huge y. The vector part dequantizes as float(x) - float(x_zp), the
+// tail exactly (they differ for qint32 past 2^24). Unlike torch, which reads the parameters'
+// first C floats of storage, a strided weight or statistic is read through its strides.
 
 // out, x: the integer views of [pixels, C] channels-last data (unit channel stride, rows
 // contiguous); alpha, beta: C floats.
@@ -30,9 +34,10 @@ using qbatch_norm_fn = void (*)(const Tensor& out, const Tensor& x, int64_t x_ze
 // accumulated with fma, the lanes added in order, an fma tail). In float: ms = sum / n, mean =
 // ms - x_zp, var = max(fma(-ms, ms, sumsq / n), 0), and the factor inv = x_scale / sqrt(var *
 // x_scale * x_scale + eps) in double. Each element: t = (float(x - x_zp) - mean) * inv (two
-// roundings), y = fma(t, gamma, beta), quantized as y * (1 / out_scale) by the 8-bit vector
-// quantizer for a row's first n - n % 32 elements and by quantize_val for the rest (and for
-// every qint32 element).
+// roundings), y = fma(t, gamma, beta), quantized as y * (1 / out_scale) by the vector
+// quantizer for a row's first n - n % 32 elements (n - n % 8 for qint32, whose vector form is
+// quantize_val with an int32 zero point) and by quantize_val for the rest. Dequantization is
+// float(x) - float(x_zp), as in torch's vector loops.
 
 // out, x: [M, N] contiguous integer views; gamma, beta: N floats or null (1 and 0).
 using qlayer_norm_fn = void (*)(const Tensor& out, const Tensor& x, int64_t x_zero_point, float x_scale,

@@ -1,6 +1,7 @@
-// torch's quantize_val for the per-ISA quantized loops (QuantizedOpsKernel.cpp,
-// AffineQuantizerKernel.cpp): one element, zero_point + nearbyint(x * inv_scale) in float,
-// truncated as x86 truncates, clamped. Inside the CPU_CAPABILITY namespace, so that each
+// torch's scalar and vector quantizers for the per-ISA quantized loops (QuantizedOpsKernel.cpp,
+// QuantizedNormKernel.cpp, AffineQuantizerKernel.cpp): quantize_val (one element, zero_point +
+// nearbyint(x * inv_scale) in float, truncated as x86 truncates, clamped) and the 8-bit vector
+// quantizer's lane (quantize_vector_lane). Inside the CPU_CAPABILITY namespace, so that each
 // ISA's copy stays its own: the linker must never hand the default build an AVX2 body.
 #pragma once
 

@@ -1,9 +1,9 @@
-// The quantized batch and layer norms' loops, compiled once per ISA: the batch norm's per-
-// channel y = fma(alpha, x - zp, beta) quantized as torch's vector loop (a pixel's first
-// C - C % 8 channels) or its lrintf tail, Note [Quantized batch norm arithmetic]; the layer
-// norm's integer statistics and per-element normalization, Note [Quantized layer norm
-// arithmetic]. std::fma is the fused multiply-add on every ISA (an instruction under AVX2,
-// libm's exact one elsewhere).
+// The quantized norms' loops, compiled once per ISA: the batch norm's per-channel y =
+// fma(alpha, x - zp, beta) quantized as torch's vector loop (a pixel's first C - C % 8
+// channels) or its lrintf tail, Note [Quantized batch norm arithmetic]; the layer, group and
+// instance norms' integer statistics and per-element normalization, Notes [Quantized layer
+// norm arithmetic] and [Quantized group norm arithmetic]. std::fma is the fused multiply-add
+// on every ISA (an instruction under AVX2, libm's exact one elsewhere).
 #include <aten/core/Parallel.h>
 #include <aten/native/quantized/QuantizedNorm.h>
 #include <aten/native/quantized/cpu/QuantizeVal.h>
@@ -26,14 +26,26 @@ namespace {
 // The tail's lrintf: round half to even, LONG_MIN for NaN, infinities and values outside
 // int64; the zero point added in int64 with wrap-around.
 inline int64_t lrintf_plus(float y, int64_t zero_point) {
-  const int64_t r = y >= -9.2233720368547758e18f && y < 9.2233720368547758e18f
-                        ? static_cast<int64_t>(std::nearbyint(y))
-                        : std::numeric_limits<int64_t>::min();
+  const int64_t r = truncate_to_int64(std::nearbyint(y));
   return static_cast<int64_t>(static_cast<uint64_t>(r) + static_cast<uint64_t>(zero_point));
 }
 
-// dst[i] = the quantized y[i] * inv_out_scale: the 8-bit vector quantizer for i < vector_end
-// (eight lanes per instruction under AVX2), quantize_val for the rest and for qint32.
+// torch's vector dequantization of an integer: float(x) - float(zp) (fma(1, x, -zp)), which
+// rounds for qint32 values or zero points past 2^24; 8-bit values are exact either way.
+inline float dequantized_offset(int64_t x, int64_t zero_point) {
+  return static_cast<float>(x) - static_cast<float>(zero_point);
+}
+
+// The elements torch's vector loops cover in a run of n: blocks of 32 8-bit values (four
+// float vectors), of 8 qint32 ones.
+template <typename Int>
+constexpr int64_t vector_extent(int64_t n) {
+  return sizeof(Int) == 1 ? n / 32 * 32 : n / 8 * 8;
+}
+
+// dst[i] = the quantized y[i] * inv_out_scale: for i < vector_end the vector quantizer (8-bit:
+// eight lanes per instruction under AVX2; qint32: quantize_val with the zero point taken as
+// int32, as torch's vector form takes it), quantize_val for the rest.
 template <typename Int>
 void store_quantized(const float* y, Int* dst, int64_t n, int64_t vector_end, float inv_out_scale, int64_t zp) {
   int64_t i = 0;
@@ -54,6 +66,8 @@ void store_quantized(const float* y, Int* dst, int64_t n, int64_t vector_end, fl
     }
 #endif
     for (; i < vector_end; ++i) dst[i] = quantize_vector_lane<Int>(y[i] * inv_out_scale, zp);
+  } else {
+    for (; i < vector_end; ++i) dst[i] = quantize_val<Int>(y[i], inv_out_scale, static_cast<int32_t>(zp));
   }
   for (; i < n; ++i) dst[i] = quantize_val<Int>(y[i], inv_out_scale, zp);
 }
@@ -72,7 +86,11 @@ void batch_norm_rows(const Tensor& out, const Tensor& x, int64_t x_zp, const flo
     for (int64_t r = b; r < e; ++r) {
       const Int* row = in + r * x.stride(0);
       Int* dst = res + r * out.stride(0);
-      for (int64_t c = 0; c < channels; ++c) {
+      // the vector channels dequantize in float, the lrintf tail exactly
+      for (int64_t c = 0; c < vector_channels; ++c) {
+        y[c] = std::fma(alpha[c], dequantized_offset(row[c], x_zp), beta[c]);
+      }
+      for (int64_t c = vector_channels; c < channels; ++c) {
         y[c] = std::fma(alpha[c], static_cast<float>(static_cast<int64_t>(row[c]) - x_zp), beta[c]);
       }
       // the output scale is folded into alpha and beta
@@ -139,7 +157,7 @@ inline std::pair<int64_t, float> integer_sums(const Int* x, int64_t n) {
 template <typename Int>
 void layer_norm_rows(const Tensor& out, const Tensor& x, int64_t x_zp, float x_scale, const float* gamma,
                      const float* beta, double eps, float out_scale, int64_t out_zp) {
-  const int64_t rows = x.size(0), n = x.size(1), vectorized = n / 32 * 32;
+  const int64_t rows = x.size(0), n = x.size(1), vectorized = vector_extent<Int>(n);
   const float inv_out_scale = 1.0f / out_scale, count = static_cast<float>(n);
   const Int* const in = x.data_ptr<Int>();
   Int* const res = out.data_ptr<Int>();
@@ -150,7 +168,7 @@ void layer_norm_rows(const Tensor& out, const Tensor& x, int64_t x_zp, float x_s
       const auto [sum, sum_sq] = integer_sums(row, n);
       const auto [mean, inv] = norm_stats(static_cast<float>(sum), sum_sq, count, x_zp, x_scale, eps);
       for (int64_t i = 0; i < n; ++i) {
-        const float t = (static_cast<float>(static_cast<int64_t>(row[i]) - x_zp) - mean) * inv;
+        const float t = (dequantized_offset(row[i], x_zp) - mean) * inv;
         y[i] = std::fma(t, gamma ? gamma[i] : 1.0f, beta ? beta[i] : 0.0f);
       }
       store_quantized<Int>(y.data(), res + r * n, n, vectorized, inv_out_scale, out_zp);
@@ -178,7 +196,7 @@ void group_norm_nchw(const Tensor& out, const Tensor& x, int64_t groups, int64_t
         const float scale = inv * (gamma ? gamma[c] : 1.0f), shift = beta ? beta[c] : 0.0f;
         const Int* channel = seg + d * hw;
         for (int64_t i = 0; i < hw; ++i) {
-          y[i] = std::fma(static_cast<float>(static_cast<int64_t>(channel[i]) - x_zp) - mean, scale, shift);
+          y[i] = std::fma(dequantized_offset(channel[i], x_zp) - mean, scale, shift);
         }
         store_quantized<Int>(y.data(), dst + d * hw, hw, hw, inv_out_scale, out_zp);
       }
@@ -186,44 +204,53 @@ void group_norm_nchw(const Tensor& out, const Tensor& x, int64_t groups, int64_t
   });
 }
 
-// The (sample, group) statistics of a channels-last input [B, HxW, C].
+// The (sample, group) statistics of a channels-last input [B, HxW, C], one sample per task.
 template <typename Int>
 std::vector<NormStats> group_stats_nhwc(const Tensor& x, int64_t groups, int64_t x_zp, float x_scale, double eps) {
   const int64_t batch = x.size(0), hw = x.size(1), channels = x.size(2), per_group = channels / groups;
   const auto count = static_cast<float>(per_group * hw);
   const Int* const in = x.data_ptr<Int>();
   std::vector<NormStats> stats(static_cast<size_t>(batch * groups));
-  for (int64_t b = 0; b < batch; ++b) {
-    for (int64_t g = 0; g < groups; ++g) {
-      float sum_f, sum_sq_f;
-      if (hw < 512) {  // exact sums per pixel (qint32's squares: float totals truncated to int64 per pixel)
-        int64_t sum = 0, sum_sq = 0;
-        for (int64_t p = 0; p < hw; ++p) {
-          const Int* px = in + (b * hw + p) * channels + g * per_group;
-          const auto [s, sq] = integer_sums(px, per_group);
-          sum += s;
-          sum_sq = sizeof(Int) == 4 ? static_cast<int64_t>(static_cast<float>(sum_sq) + sq)
-                                    : sum_sq + static_cast<int64_t>(sq);
-        }
-        sum_f = static_cast<float>(sum);
-        sum_sq_f = static_cast<float>(sum_sq);
-      } else {  // float32 per-channel sums in pixel order, then the group's channels in order
-        sum_f = 0.0f;
-        sum_sq_f = 0.0f;
-        for (int64_t d = 0; d < per_group; ++d) {
-          float cs = 0.0f, csq = 0.0f;
-          for (int64_t p = 0; p < hw; ++p) {
-            const int64_t v = in[(b * hw + p) * channels + g * per_group + d];
-            cs += static_cast<float>(v);
-            csq += static_cast<float>(sizeof(Int) == 4 ? static_cast<int64_t>(static_cast<int32_t>(v * v)) : v * v);
+  at::parallel_for(0, batch, 1, [&](int64_t b0, int64_t b1) {
+    std::vector<int64_t> sums(static_cast<size_t>(groups)), sums_sq(static_cast<size_t>(groups));
+    std::vector<float> channel_sums(static_cast<size_t>(channels)), channel_sums_sq(static_cast<size_t>(channels));
+    for (int64_t b = b0; b < b1; ++b) {
+      const Int* sample = in + b * hw * channels;
+      std::fill(sums.begin(), sums.end(), 0);
+      std::fill(sums_sq.begin(), sums_sq.end(), 0);
+      std::fill(channel_sums.begin(), channel_sums.end(), 0.0f);
+      std::fill(channel_sums_sq.begin(), channel_sums_sq.end(), 0.0f);
+      for (int64_t p = 0; p < hw; ++p) {
+        const Int* px = sample + p * channels;
+        if (hw < 512) {  // exact sums (qint32's squares: a float total truncated to int64 per pixel)
+          for (int64_t g = 0; g < groups; ++g) {
+            const auto [s, sq] = integer_sums(px + g * per_group, per_group);
+            sums[g] += s;
+            sums_sq[g] = sizeof(Int) == 4 ? truncate_to_int64(static_cast<float>(sums_sq[g]) + sq)
+                                          : sums_sq[g] + static_cast<int64_t>(sq);
           }
-          sum_f += cs;
-          sum_sq_f += csq;
+        } else {  // float32 per-channel sums, each in pixel order (torch's at one thread)
+          for (int64_t c = 0; c < channels; ++c) {
+            const int64_t v = px[c];
+            channel_sums[c] += static_cast<float>(v);
+            channel_sums_sq[c] +=
+                static_cast<float>(sizeof(Int) == 4 ? static_cast<int64_t>(static_cast<int32_t>(v * v)) : v * v);
+          }
         }
       }
-      stats[static_cast<size_t>(b * groups + g)] = norm_stats(sum_f, sum_sq_f, count, x_zp, x_scale, eps);
+      for (int64_t g = 0; g < groups; ++g) {
+        float sum_f = static_cast<float>(sums[g]), sum_sq_f = static_cast<float>(sums_sq[g]);
+        if (hw >= 512) {  // the group's channels added in order
+          sum_f = sum_sq_f = 0.0f;
+          for (int64_t c = g * per_group; c < (g + 1) * per_group; ++c) {
+            sum_f += channel_sums[c];
+            sum_sq_f += channel_sums_sq[c];
+          }
+        }
+        stats[static_cast<size_t>(b * groups + g)] = norm_stats(sum_f, sum_sq_f, count, x_zp, x_scale, eps);
+      }
     }
-  }
+  });
   return stats;
 }
 
@@ -249,15 +276,15 @@ void group_norm_nhwc(const Tensor& out, const Tensor& x, int64_t groups, int64_t
         const Int* px = in + (b * hw + p) * channels;
         Int* dst = res + (b * hw + p) * channels;
         for (int64_t c = 0; c < channels; ++c) {
-          y[c] = std::fma(static_cast<float>(static_cast<int64_t>(px[c]) - x_zp), scale[c], shift[c]);
+          y[c] = std::fma(dequantized_offset(px[c], x_zp), scale[c], shift[c]);
         }
         if (hw < 512) {  // torch's vector blocks run within each group's channels
           for (int64_t g = 0; g < groups; ++g) {
-            store_quantized<Int>(y.data() + g * per_group, dst + g * per_group, per_group, per_group / 32 * 32,
-                                 inv_out_scale, out_zp);
+            store_quantized<Int>(y.data() + g * per_group, dst + g * per_group, per_group,
+                                 vector_extent<Int>(per_group), inv_out_scale, out_zp);
           }
         } else {
-          store_quantized<Int>(y.data(), dst, channels, channels / 32 * 32, inv_out_scale, out_zp);
+          store_quantized<Int>(y.data(), dst, channels, vector_extent<Int>(channels), inv_out_scale, out_zp);
         }
       }
     }
