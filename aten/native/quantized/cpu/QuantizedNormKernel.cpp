@@ -43,6 +43,38 @@ constexpr int64_t vector_extent(int64_t n) {
   return sizeof(Int) == 1 ? n / 32 * 32 : n / 8 * 8;
 }
 
+// y[i] = fma(a(i), float(x[i]) - float(zp) - shift_before, b(i)) for i < n, where a and b are
+// per-element arrays (a_step / b_step 1) or one value (step 0); eight lanes at a time under
+// AVX2, the same roundings as the scalar form.
+template <typename Int>
+void affine_offsets(const Int* x, int64_t n, int64_t zp, float shift_before, const float* a, int a_step,
+                    const float* b, int b_step, float* y) {
+  int64_t i = 0;
+#if defined(CPU_CAPABILITY_AVX2)
+  const __m256 zero_point = _mm256_set1_ps(static_cast<float>(zp)), before = _mm256_set1_ps(shift_before);
+  for (; i + 8 <= n; i += 8) {
+    __m256i ints;
+    if constexpr (std::is_same_v<Int, uint8_t>) {
+      ints = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(x + i)));
+    } else if constexpr (std::is_same_v<Int, int8_t>) {
+      ints = _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(x + i)));
+    } else {
+      ints = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + i));
+    }
+    __m256 d = _mm256_sub_ps(_mm256_cvtepi32_ps(ints), zero_point);
+    if (shift_before != 0.0f) d = _mm256_sub_ps(d, before);
+    const __m256 av = a_step ? _mm256_loadu_ps(a + i) : _mm256_set1_ps(*a);
+    const __m256 bv = b_step ? _mm256_loadu_ps(b + i) : _mm256_set1_ps(*b);
+    _mm256_storeu_ps(y + i, _mm256_fmadd_ps(av, d, bv));
+  }
+#endif
+  for (; i < n; ++i) {
+    float d = dequantized_offset(x[i], zp);
+    if (shift_before != 0.0f) d -= shift_before;
+    y[i] = std::fma(a[i * a_step], d, b[i * b_step]);
+  }
+}
+
 // dst[i] = the quantized y[i] * inv_out_scale: for i < vector_end the vector quantizer (8-bit:
 // eight lanes per instruction under AVX2; qint32: quantize_val with the zero point taken as
 // int32, as torch's vector form takes it), quantize_val for the rest.
@@ -87,9 +119,7 @@ void batch_norm_rows(const Tensor& out, const Tensor& x, int64_t x_zp, const flo
       const Int* row = in + r * x.stride(0);
       Int* dst = res + r * out.stride(0);
       // the vector channels dequantize in float, the lrintf tail exactly
-      for (int64_t c = 0; c < vector_channels; ++c) {
-        y[c] = std::fma(alpha[c], dequantized_offset(row[c], x_zp), beta[c]);
-      }
+      affine_offsets(row, vector_channels, x_zp, 0.0f, alpha, 1, beta, 1, y.data());
       for (int64_t c = vector_channels; c < channels; ++c) {
         y[c] = std::fma(alpha[c], static_cast<float>(static_cast<int64_t>(row[c]) - x_zp), beta[c]);
       }
@@ -194,10 +224,7 @@ void group_norm_nchw(const Tensor& out, const Tensor& x, int64_t groups, int64_t
       for (int64_t d = 0; d < per_group; ++d) {
         const int64_t c = (bg % groups) * per_group + d;
         const float scale = inv * (gamma ? gamma[c] : 1.0f), shift = beta ? beta[c] : 0.0f;
-        const Int* channel = seg + d * hw;
-        for (int64_t i = 0; i < hw; ++i) {
-          y[i] = std::fma(dequantized_offset(channel[i], x_zp) - mean, scale, shift);
-        }
+        affine_offsets(seg + d * hw, hw, x_zp, mean, &scale, 0, &shift, 0, y.data());
         store_quantized<Int>(y.data(), dst + d * hw, hw, hw, inv_out_scale, out_zp);
       }
     }
@@ -230,7 +257,26 @@ std::vector<NormStats> group_stats_nhwc(const Tensor& x, int64_t groups, int64_t
                                           : sums_sq[g] + static_cast<int64_t>(sq);
           }
         } else {  // float32 per-channel sums, each in pixel order (torch's at one thread)
-          for (int64_t c = 0; c < channels; ++c) {
+          int64_t c = 0;
+#if defined(CPU_CAPABILITY_AVX2)
+          for (; c + 8 <= channels; c += 8) {
+            __m256i ints;
+            if constexpr (std::is_same_v<Int, uint8_t>) {
+              ints = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(px + c)));
+            } else if constexpr (std::is_same_v<Int, int8_t>) {
+              ints = _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(px + c)));
+            } else {
+              ints = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(px + c));
+            }
+            // the squares in int32 (exact for 8-bit values, wrapping for qint32 as torch's)
+            const __m256i squares = _mm256_mullo_epi32(ints, ints);
+            _mm256_storeu_ps(channel_sums.data() + c, _mm256_add_ps(_mm256_loadu_ps(channel_sums.data() + c),
+                                                                    _mm256_cvtepi32_ps(ints)));
+            _mm256_storeu_ps(channel_sums_sq.data() + c, _mm256_add_ps(_mm256_loadu_ps(channel_sums_sq.data() + c),
+                                                                       _mm256_cvtepi32_ps(squares)));
+          }
+#endif
+          for (; c < channels; ++c) {
             const int64_t v = px[c];
             channel_sums[c] += static_cast<float>(v);
             channel_sums_sq[c] +=
@@ -275,9 +321,7 @@ void group_norm_nhwc(const Tensor& out, const Tensor& x, int64_t groups, int64_t
       for (int64_t p = 0; p < hw; ++p) {
         const Int* px = in + (b * hw + p) * channels;
         Int* dst = res + (b * hw + p) * channels;
-        for (int64_t c = 0; c < channels; ++c) {
-          y[c] = std::fma(dequantized_offset(px[c], x_zp), scale[c], shift[c]);
-        }
+        affine_offsets(px, channels, x_zp, 0.0f, scale.data(), 1, shift.data(), 1, y.data());
         if (hw < 512) {  // torch's vector blocks run within each group's channels
           for (int64_t g = 0; g < groups; ++g) {
             store_quantized<Int>(y.data() + g * per_group, dst + g * per_group, per_group,
