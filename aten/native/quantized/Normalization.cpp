@@ -36,8 +36,10 @@ void check_channels(const Tensor& t, int64_t channels, const char* message) {
 void check_param(const Tensor& t, const Tensor& input) {
   if (!t.defined()) return;
   TORCH_CHECK(t.scalar_type() == c10::kFloat, "expected scalar type Float but found ", t.scalar_type());
-  TORCH_CHECK(t.device() == input.device(), "Expected all tensors to be on the same device, but found at least two "
-              "devices, ", input.device(), " and ", t.device(), "!");
+  TORCH_CHECK(t.device() == input.device(),
+              "Expected all tensors to be on the same device, but found at least two "
+              "devices, ",
+              input.device(), " and ", t.device(), "!");
 }
 
 std::vector<float> floats_of(const Tensor& t) {
@@ -143,8 +145,7 @@ Tensor layer_norm(Tensor input, std::vector<int64_t> normalized_shape, std::opti
 }
 
 Tensor group_norm_impl(const Tensor& input, int64_t groups, const std::optional<Tensor>& weight,
-                       const std::optional<Tensor>& bias, double eps, double output_scale,
-                       int64_t output_zero_point) {
+                       const std::optional<Tensor>& bias, double eps, double output_scale, int64_t output_zero_point) {
   TORCH_CHECK(input.dim() >= 3, "Expected normalized_shape to be at least 3-dimensional");
   const auto quantizer = [&] {
     return c10::make_intrusive<PerTensorAffineQuantizer>(input.scalar_type(), output_scale, output_zero_point);

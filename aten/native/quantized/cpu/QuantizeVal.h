@@ -5,10 +5,18 @@
 // ISA's copy stays its own: the linker must never hand the default build an AVX2 body.
 #pragma once
 
+#include <c10/core/ScalarType.h>
+#include <c10/util/Exception.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
+
+#if defined(CPU_CAPABILITY_AVX2)
+#include <immintrin.h>
+#endif
 
 namespace at::inline tessera::native {
 inline namespace CPU_CAPABILITY {
@@ -46,6 +54,35 @@ inline Int quantize_vector_lane(float y, int64_t zero_point) {
   const int64_t q = wrapping_add(cvtps_epi32(std::isnan(y) ? 2147483520.0f : std::min(y, 2147483520.0f)), zero_point);
   return static_cast<Int>(std::min(std::max(q, qmin), qmax));
 }
+
+// fn(Int{}) for the integer type a quantized tensor stores (its integer_alias's dtype).
+template <typename Fn>
+void dispatch_qint(c10::ScalarType integer_type, Fn&& fn) {
+  switch (integer_type) {
+    case c10::kByte:
+      return fn(uint8_t{});
+    case c10::kChar:
+      return fn(int8_t{});
+    case c10::kInt:
+      return fn(int32_t{});
+    default:
+      TORCH_CHECK(false, "quantized kernel: unexpected integer type ", integer_type);
+  }
+}
+
+#if defined(CPU_CAPABILITY_AVX2)
+// Eight stored integers widened to int32 lanes.
+template <typename Int>
+inline __m256i load8_as_int32(const Int* p) {
+  if constexpr (std::is_same_v<Int, uint8_t>) {
+    return _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+  } else if constexpr (std::is_same_v<Int, int8_t>) {
+    return _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+  } else {
+    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+  }
+}
+#endif
 
 }  // namespace CPU_CAPABILITY
 }  // namespace at::inline tessera::native

@@ -47,20 +47,13 @@ constexpr int64_t vector_extent(int64_t n) {
 // per-element arrays (a_step / b_step 1) or one value (step 0); eight lanes at a time under
 // AVX2, the same roundings as the scalar form.
 template <typename Int>
-void affine_offsets(const Int* x, int64_t n, int64_t zp, float shift_before, const float* a, int a_step,
-                    const float* b, int b_step, float* y) {
+void affine_offsets(const Int* x, int64_t n, int64_t zp, float shift_before, const float* a, int a_step, const float* b,
+                    int b_step, float* y) {
   int64_t i = 0;
 #if defined(CPU_CAPABILITY_AVX2)
   const __m256 zero_point = _mm256_set1_ps(static_cast<float>(zp)), before = _mm256_set1_ps(shift_before);
   for (; i + 8 <= n; i += 8) {
-    __m256i ints;
-    if constexpr (std::is_same_v<Int, uint8_t>) {
-      ints = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(x + i)));
-    } else if constexpr (std::is_same_v<Int, int8_t>) {
-      ints = _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(x + i)));
-    } else {
-      ints = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + i));
-    }
+    const __m256i ints = load8_as_int32(x + i);
     __m256 d = _mm256_sub_ps(_mm256_cvtepi32_ps(ints), zero_point);
     if (shift_before != 0.0f) d = _mm256_sub_ps(d, before);
     const __m256 av = a_step ? _mm256_loadu_ps(a + i) : _mm256_set1_ps(*a);
@@ -260,20 +253,13 @@ std::vector<NormStats> group_stats_nhwc(const Tensor& x, int64_t groups, int64_t
           int64_t c = 0;
 #if defined(CPU_CAPABILITY_AVX2)
           for (; c + 8 <= channels; c += 8) {
-            __m256i ints;
-            if constexpr (std::is_same_v<Int, uint8_t>) {
-              ints = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(px + c)));
-            } else if constexpr (std::is_same_v<Int, int8_t>) {
-              ints = _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(px + c)));
-            } else {
-              ints = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(px + c));
-            }
+            const __m256i ints = load8_as_int32(px + c);
             // the squares in int32 (exact for 8-bit values, wrapping for qint32 as torch's)
             const __m256i squares = _mm256_mullo_epi32(ints, ints);
-            _mm256_storeu_ps(channel_sums.data() + c, _mm256_add_ps(_mm256_loadu_ps(channel_sums.data() + c),
-                                                                    _mm256_cvtepi32_ps(ints)));
-            _mm256_storeu_ps(channel_sums_sq.data() + c, _mm256_add_ps(_mm256_loadu_ps(channel_sums_sq.data() + c),
-                                                                       _mm256_cvtepi32_ps(squares)));
+            _mm256_storeu_ps(channel_sums.data() + c,
+                             _mm256_add_ps(_mm256_loadu_ps(channel_sums.data() + c), _mm256_cvtepi32_ps(ints)));
+            _mm256_storeu_ps(channel_sums_sq.data() + c,
+                             _mm256_add_ps(_mm256_loadu_ps(channel_sums_sq.data() + c), _mm256_cvtepi32_ps(squares)));
           }
 #endif
           for (; c < channels; ++c) {
@@ -335,30 +321,16 @@ void group_norm_nhwc(const Tensor& out, const Tensor& x, int64_t groups, int64_t
   });
 }
 
-template <typename Fn>
-void dispatch_qint(const Tensor& t, Fn&& fn) {
-  switch (t.scalar_type()) {
-    case c10::kByte:
-      return fn(uint8_t{});
-    case c10::kChar:
-      return fn(int8_t{});
-    case c10::kInt:
-      return fn(int32_t{});
-    default:
-      TORCH_CHECK(false, "quantized normalization: unexpected integer type ", t.scalar_type());
-  }
-}
-
 void qlayer_norm_kernel(const Tensor& out, const Tensor& x, int64_t x_zp, float x_scale, const float* gamma,
                         const float* beta, double eps, float out_scale, int64_t out_zp) {
-  dispatch_qint(x, [&]<typename Int>(Int) {
+  dispatch_qint(x.scalar_type(), [&]<typename Int>(Int) {
     layer_norm_rows<Int>(out, x, x_zp, x_scale, gamma, beta, eps, out_scale, out_zp);
   });
 }
 
 void qgroup_norm_kernel(const Tensor& out, const Tensor& x, bool nhwc, int64_t groups, int64_t x_zp, float x_scale,
                         const float* gamma, const float* beta, double eps, float out_scale, int64_t out_zp) {
-  dispatch_qint(x, [&]<typename Int>(Int) {
+  dispatch_qint(x.scalar_type(), [&]<typename Int>(Int) {
     if (nhwc) {
       group_norm_nhwc<Int>(out, x, groups, x_zp, x_scale, gamma, beta, eps, out_scale, out_zp);
     } else {
@@ -369,7 +341,8 @@ void qgroup_norm_kernel(const Tensor& out, const Tensor& x, bool nhwc, int64_t g
 
 void qbatch_norm_kernel(const Tensor& out, const Tensor& x, int64_t x_zp, const float* alpha, const float* beta,
                         int64_t out_zp, bool relu) {
-  dispatch_qint(x, [&]<typename Int>(Int) { batch_norm_rows<Int>(out, x, x_zp, alpha, beta, out_zp, relu); });
+  dispatch_qint(x.scalar_type(),
+                [&]<typename Int>(Int) { batch_norm_rows<Int>(out, x, x_zp, alpha, beta, out_zp, relu); });
 }
 
 }  // namespace

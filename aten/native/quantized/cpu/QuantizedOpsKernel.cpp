@@ -478,36 +478,24 @@ void requantize_rows_kernel(const Tensor& out, QAffine oq, const Tensor& a, QAff
   });
 }
 
-template <typename Fn>
-void dispatch_qint(const Tensor& t, Fn&& fn) {
-  switch (t.scalar_type()) {
-    case c10::kByte:
-      return fn(uint8_t{});
-    case c10::kChar:
-      return fn(int8_t{});
-    case c10::kInt:
-      return fn(int32_t{});
-    default:
-      TORCH_CHECK(false, "quantized kernel: unexpected integer type ", t.scalar_type());
-  }
-}
-
 void qbinary_kernel(QBinaryOp op, const Tensor& out, QAffine oq, const Tensor& a, QAffine aq, const Tensor& b,
                     QAffine bq) {
-  dispatch_qint(out, [&]<typename Int>(Int) { binary_kernel<Int>(op, out, oq, a, aq, b, bq); });
+  dispatch_qint(out.scalar_type(), [&]<typename Int>(Int) { binary_kernel<Int>(op, out, oq, a, aq, b, bq); });
 }
 void qadd_scalar_kernel(const Tensor& out, QAffine oq, const Tensor& a, QAffine aq, int32_t addend, bool relu) {
-  dispatch_qint(out, [&]<typename Int>(Int) { add_scalar_kernel<Int>(out, oq, a, aq, addend, relu); });
+  dispatch_qint(out.scalar_type(), [&]<typename Int>(Int) { add_scalar_kernel<Int>(out, oq, a, aq, addend, relu); });
 }
 void qclamp_kernel(const Tensor& out, const Tensor& a, int64_t lo, int64_t hi, bool reflect) {
-  dispatch_qint(out, [&]<typename Int>(Int) { clamp_kernel<Int>(out, a, lo, hi, reflect); });
+  dispatch_qint(out.scalar_type(), [&]<typename Int>(Int) { clamp_kernel<Int>(out, a, lo, hi, reflect); });
 }
 void qunary_kernel(QUnaryOp op, const QUnaryArgs& args, const Tensor& out, QAffine oq, const Tensor& a, QAffine aq) {
-  dispatch_qint(out, [&]<typename Int>(Int) { unary_kernel<Int>(op, args, out, oq, a, aq); });
+  dispatch_qint(out.scalar_type(), [&]<typename Int>(Int) { unary_kernel<Int>(op, args, out, oq, a, aq); });
 }
 void qrequantize_rows_kernel(const Tensor& out, QAffine oq, const Tensor& a, QAffine aq, float vector_inv_scale,
                              bool relu) {
-  dispatch_qint(out, [&]<typename Int>(Int) { requantize_rows_kernel<Int>(out, oq, a, aq, vector_inv_scale, relu); });
+  dispatch_qint(out.scalar_type(), [&]<typename Int>(Int) {
+    requantize_rows_kernel<Int>(out, oq, a, aq, vector_inv_scale, relu);
+  });
 }
 
 }  // namespace
