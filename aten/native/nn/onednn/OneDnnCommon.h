@@ -1,5 +1,5 @@
-// What the oneDNN kernels (convolution, bfloat16 matmul) share: the CPU engine, the
-// caller-owned scratchpad attribute, plain memory descriptors of tensors, scratch memory
+// What the oneDNN kernels (convolution, bfloat16 matmul, the int8 ones) share: the CPU engine,
+// the caller-owned scratchpad attribute, plain memory descriptors of tensors and weights, scratch memory
 // from the caching allocator, and an LRU cache of built primitives keyed by shape.
 // Included only by the .cpp files of this folder (it pulls in dnnl.hpp).
 #pragma once
@@ -26,6 +26,13 @@ const dnnl::primitive_attr& user_scratchpad();
 
 // A tensor's plain layout as oneDNN sees it: its sizes and strides.
 dnnl::memory::desc plain_desc(const Tensor& t, dnnl::memory::data_type type);
+
+// A convolution weight [O, I/g, k...] as oneDNN's grouped [g, O/g, I/g, k...] when groups > 1,
+// its strides kept.
+dnnl::memory::desc weight_desc(const Tensor& w, int64_t groups, dnnl::memory::data_type type);
+
+// `d`'s dims and type in the layout the primitive chooses (format_tag::any).
+dnnl::memory::desc any_like(const dnnl::memory::desc& d);
 
 // Memory in oneDNN's layout `d`, from the caching allocator (a fresh malloc of a large
 // block would page-fault on every call); `keep` holds it until the stream is done.

@@ -23,18 +23,6 @@ std::optional<memory::data_type> dnnl_type(c10::ScalarType t) {
   return std::nullopt;
 }
 
-// The weight [O, I/g, k...] as oneDNN's grouped [g, O/g, I/g, k...] when groups > 1.
-memory::desc weight_desc(const Tensor& w, int64_t groups, memory::data_type type) {
-  if (groups == 1) return plain_desc(w, type);
-  memory::dims dims{groups, w.size(0) / groups}, strides{w.stride(0) * (w.size(0) / groups), w.stride(0)};
-  for (int64_t d = 1; d < w.dim(); ++d) dims.push_back(w.size(d)), strides.push_back(w.stride(d));
-  return memory::desc(dims, type, strides);
-}
-
-memory::desc any_like(const memory::desc& d) {
-  return memory::desc(d.dims(), d.data_type(), memory::format_tag::any);
-}
-
 // One operand of a plan: the argument slot, the user's layout and the primitive's, and
 // the reorder between them (with its scratchpad's size) when they differ.
 struct Operand {

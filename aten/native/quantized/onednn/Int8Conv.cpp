@@ -20,18 +20,6 @@ PlanCache<Int8Primitive>& int8_conv_cache() {
   return *cache;
 }
 
-// The weight's dims as oneDNN names them: [G, O / G, I / G, k...] when grouped.
-dnnl::memory::dims weight_dims(const ConvPackedParamsBase& packed) {
-  const Tensor& w = packed.weight();
-  const int64_t groups = packed.geometry().groups;
-  dnnl::memory::dims dims(w.sizes().begin(), w.sizes().end());
-  if (groups > 1) {
-    dims[0] /= groups;
-    dims.insert(dims.begin(), groups);
-  }
-  return dims;
-}
-
 dnnl::memory::dims contiguous_strides(const dnnl::memory::dims& dims) {
   dnnl::memory::dims strides(dims.size(), 1);
   for (size_t i = dims.size() - 1; i > 0; --i) strides[i - 1] = strides[i] * dims[i];
@@ -52,7 +40,7 @@ Int8Primitive build(const Tensor& out, const Tensor& x, const ConvPackedParamsBa
   Int8Primitive plan;
   plan.src = channels_last_desc(x, dt::u8);
   plan.dst = channels_last_desc(out, dt::u8);
-  const dnnl::memory::desc any_weights(weight_dims(packed), dt::s8, tag::any);
+  const dnnl::memory::desc any_weights = any_like(weight_desc(packed.weight(), g.groups, dt::s8));
   if (has_bias) plan.bias = dnnl::memory::desc({packed.out_channels()}, dt::f32, tag::a);
   dnnl::memory::dims dilates(g.dilation.begin(), g.dilation.end());
   for (auto& d : dilates) d -= 1;  // oneDNN counts the gaps
@@ -98,7 +86,8 @@ void int8_conv(const Tensor& out, const Tensor& x, int32_t x_zero_point, const C
   for (const auto* v : {&g.stride, &g.padding, &g.dilation}) key.insert(key.end(), v->begin(), v->end());
   auto plan = int8_conv_cache().get(key, [&] { return build(out, x, packed, scales, bias.defined(), relu, dst_zero_point); });
   TORCH_CHECK(plan, "oneDNN has no int8 convolution for input ", x.sizes(), " and weight ", packed.weight().sizes());
-  const dnnl::memory::dims dims = weight_dims(packed);
+  // blocked_weight reorders from the weight's integers made contiguous
+  const dnnl::memory::dims dims = weight_desc(packed.weight(), g.groups, dt::s8).dims();
   const dnnl::memory::desc plain_weight(dims, dt::s8, contiguous_strides(dims));
   execute_int8(*plan, x.data_ptr(), packed.packed_weight(), plain_weight, out.data_ptr(), bias, nullptr, x_zero_point,
                dst_zero_point ? &out_zero_point : nullptr);
