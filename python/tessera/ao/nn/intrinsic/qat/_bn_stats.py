@@ -27,6 +27,15 @@ class _BatchNormStatsMixin:
         else:
             self.freeze_bn_stats()
 
+    def _share_float_modules(self, layer, bn):
+        """Takes the float layer's weight and bias and the batch norm's parameters and running
+        statistics (shared, as torch's from_float shares them)."""
+        self.weight = layer.weight
+        self.bias = layer.bias
+        for name in ("weight", "bias", "running_mean", "running_var", "num_batches_tracked"):
+            setattr(self.bn, name, getattr(bn, name))
+        return self
+
     def reset_running_stats(self):
         self.bn.reset_running_stats()
 

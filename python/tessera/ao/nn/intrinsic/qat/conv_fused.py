@@ -159,11 +159,7 @@ class _ConvBnNd(_BatchNormStatsMixin, float_conv._ConvNd, nni._FusedModule):
         qat_convbn = cls(conv.in_channels, conv.out_channels, conv.kernel_size, conv.stride, conv.padding,
                          conv.dilation, conv.groups, conv.bias is not None, conv.padding_mode, bn.eps, bn.momentum,
                          False, mod.qconfig)
-        qat_convbn.weight = conv.weight
-        qat_convbn.bias = conv.bias
-        for name in ("weight", "bias", "running_mean", "running_var", "num_batches_tracked"):
-            setattr(qat_convbn.bn, name, getattr(bn, name))
-        return qat_convbn
+        return qat_convbn._share_float_modules(conv, bn)
 
     def to_float(self):
         """The float convolution with the batch norm folded in (its running statistics), in

@@ -61,11 +61,7 @@ class LinearBn1d(_BatchNormStatsMixin, FloatLinear, nni._FusedModule):
         linear, bn = mod[0], mod[1]
         qat_linearbn = cls(linear.in_features, linear.out_features, linear.bias is not None, bn.eps, bn.momentum,
                            False, mod.qconfig)
-        qat_linearbn.weight = linear.weight
-        qat_linearbn.bias = linear.bias
-        for name in ("weight", "bias", "running_mean", "running_var", "num_batches_tracked"):
-            setattr(qat_linearbn.bn, name, getattr(bn, name))
-        return qat_linearbn
+        return qat_linearbn._share_float_modules(linear, bn)
 
     def to_float(self):
         """A float Linear with the batch norm folded in (its running statistics)."""
