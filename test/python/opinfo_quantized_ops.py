@@ -255,3 +255,63 @@ register(
            _pool(lambda lib, q: lib.nn.functional.interpolate(q, size=(5, 11), mode="nearest")),
            sample_inputs=pool_samples, **QOP),
 )
+
+
+# ---- 3-d average pooling and bilinear upsampling (aten/native/quantized/Pooling3d.cpp, UpSample.cpp):
+# torch's channels-last kernels (8-bit channels in blocks of 8 through its vector arithmetic,
+# the rest scalar) and its contiguous ones, Notes [Quantized 3-d average pooling] and
+# [Quantized bilinear upsampling]
+
+def pool3d_samples(dtype):
+    cl3 = torch.channels_last_3d
+    for qtype, scale, zp in QTYPES:
+        yield f"{qtype}", [make_torch((2, 3, 5, 6, 7), "float32", 60, -4.0, 4.0)], \
+            {"scale": scale, "zero_point": zp, "dtype": qtype, "layout": None}
+        # 11 channels: 8 through the vector quantizer, 3 through the scalar tail
+        yield f"{qtype} channels_last_3d", [make_torch((2, 11, 4, 5, 6), "float32", 61, -4.0, 4.0)
+                                            .contiguous(memory_format=cl3)], \
+            {"scale": scale, "zero_point": zp, "dtype": qtype, "layout": "channels_last_3d"}
+    yield "qint32 full range", [make_torch((1, 3, 4, 4, 5), "float32", 62, -2.0e9, 2.0e9)], \
+        {"scale": 1.0, "zero_point": 0, "dtype": "qint32", "layout": "channels_last_3d"}
+    yield "empty batch", [make_torch((0, 3, 4, 4, 4), "float32", 63)], \
+        {"scale": 0.05, "zero_point": 7, "dtype": "quint8", "layout": None}
+
+
+def bilinear_samples(dtype):
+    cl = torch.channels_last
+    for qtype, scale, zp in QTYPES:
+        yield f"{qtype}", [make_torch((2, 3, 5, 7), "float32", 70, -4.0, 4.0)], \
+            {"scale": scale, "zero_point": zp, "dtype": qtype, "layout": None}
+        yield f"{qtype} channels_last", [make_torch((2, 11, 5, 6), "float32", 71, -4.0, 4.0)
+                                         .contiguous(memory_format=cl)], \
+            {"scale": scale, "zero_point": zp, "dtype": qtype, "layout": "channels_last"}
+    yield "channels_last 24", [make_torch((1, 24, 4, 3), "float32", 72).contiguous(memory_format=cl)], \
+        {"scale": 0.04, "zero_point": -3, "dtype": "qint8", "layout": "channels_last"}
+
+
+register(
+    OpInfo("avg_pool3d[quantized]",
+           _pool(lambda lib, q: lib.nn.functional.avg_pool3d(q, 3, 2, 1, ceil_mode=True)),
+           sample_inputs=pool3d_samples, **QOP),
+    OpInfo("avg_pool3d[quantized_no_pad_count]",
+           _pool(lambda lib, q: lib.nn.functional.avg_pool3d(q, (2, 3, 2), 1, (1, 1, 0), count_include_pad=False)),
+           sample_inputs=pool3d_samples, **QOP),
+    OpInfo("avg_pool3d[quantized_divisor]",
+           _pool(lambda lib, q: lib.nn.functional.avg_pool3d(q, 2, divisor_override=5)),
+           sample_inputs=pool3d_samples, **QOP),
+    OpInfo("_adaptive_avg_pool3d[quantized]",
+           _pool(lambda lib, q: lib.nn.functional.adaptive_avg_pool3d(q, (3, 4, 5))),
+           sample_inputs=pool3d_samples, covers=("adaptive_avg_pool3d",), **QOP),
+    OpInfo("_adaptive_avg_pool3d[quantized_global]",
+           _pool(lambda lib, q: lib.nn.functional.adaptive_avg_pool3d(q, 1)),
+           sample_inputs=pool3d_samples, **QOP),
+    OpInfo("upsample_bilinear2d[quantized]",
+           _pool(lambda lib, q: lib.nn.functional.interpolate(q, scale_factor=(1.5, 1.7), mode="bilinear")),
+           sample_inputs=bilinear_samples, **QOP),
+    OpInfo("upsample_bilinear2d[quantized_align_corners]",
+           _pool(lambda lib, q: lib.nn.functional.interpolate(q, size=(9, 4), mode="bilinear", align_corners=True)),
+           sample_inputs=bilinear_samples, **QOP),
+    OpInfo("upsample_bilinear2d[quantized_down]",
+           _pool(lambda lib, q: lib.nn.functional.interpolate(q, size=(3, 4), mode="bilinear")),
+           sample_inputs=bilinear_samples, **QOP),
+)

@@ -142,11 +142,10 @@ def test_model_matches_torch(model_results, name):
 
 
 # torchvision.models.quantization's models taken to int8 (fuse_model, prepare with the onednn
-# default qconfig, calibration, convert) on both sides. Not yet: shufflenet_v2, whose
-# x.mean([2, 3]) needs aten::mean's QuantizedCPU kernel (strict xfail: it flags its arrival).
+# default qconfig, calibration, convert) on both sides; shufflenet_v2 pools with a quantized
+# x.mean([2, 3]).
 QUANTIZED = {"quantized_resnet18": 64, "quantized_mobilenet_v2": 64, "quantized_mobilenet_v3_large": 64,
              "quantized_googlenet": 64, "quantized_inception_v3": 80, "quantized_shufflenet_v2_x0_5": 64}
-NEEDS_QUANTIZED_MEAN = {"quantized_shufflenet_v2_x0_5"}
 
 
 def quantized_reference(name, size, gen):
@@ -179,9 +178,7 @@ def quantized_results(tmp_path_factory):
     return refs, jobs, run_child(jobs, tmp_path_factory.mktemp("torchvision_quantized"))
 
 
-@pytest.mark.parametrize("name", [
-    pytest.param(n, marks=pytest.mark.xfail(strict=True, reason="aten::mean has no QuantizedCPU kernel yet"))
-    if n in NEEDS_QUANTIZED_MEAN else n for n in sorted(QUANTIZED)])
+@pytest.mark.parametrize("name", sorted(QUANTIZED))
 def test_quantized_model_matches_torch(quantized_results, name):
     """From the same observed statistics, tessera's int8 model has torch's weights and qparams
     (its converted state_dict, loaded into torch's model, gives torch's logits exactly), and

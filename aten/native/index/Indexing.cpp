@@ -469,13 +469,15 @@ Tensor& masked_fill_tensor_meta_(Tensor& self, const Tensor& mask, const Tensor&
 }
 
 // The functional forms broadcast self against the mask (the in-place ones cannot grow self).
+// As torch: self broadcast to the mask's shape, cloned contiguous (a quantized self keeps its
+// qparams), then filled in place.
 Tensor masked_fill(const Tensor& self, const Tensor& mask, const Scalar& value) {
-  Tensor out = at::empty(infer_size(self.sizes(), mask.sizes()), self.options());
-  return out.copy_(self).masked_fill_(mask, value);
+  Tensor out = self.expand(infer_size(self.sizes(), mask.sizes())).clone(MemoryFormat::Contiguous);
+  return out.masked_fill_(mask, value);
 }
 Tensor masked_fill_tensor(const Tensor& self, const Tensor& mask, const Tensor& value) {
-  Tensor out = at::empty(infer_size(self.sizes(), mask.sizes()), self.options());
-  return out.copy_(self).masked_fill_(mask, value);
+  Tensor out = self.expand(infer_size(self.sizes(), mask.sizes())).clone(MemoryFormat::Contiguous);
+  return out.masked_fill_(mask, value);
 }
 
 Tensor masked_select_cpu(const Tensor& self, const Tensor& mask) { return masked_select_impl(self, mask, false); }

@@ -507,6 +507,13 @@ Tensor _adaptive_avg_pool3d_backward(const Tensor& grad_output, const Tensor& se
 }
 
 Tensor adaptive_avg_pool3d(const Tensor& self, IntArrayRef output_size) {
+  // torch makes a (1, 1, 1) output a mean over the last three dims; on a quantized tensor that
+  // rounds as the quantized mean does (its fast path or its float fallback)
+  if (self.is_quantized() && output_size.size() == 3 && output_size[0] == 1 && output_size[1] == 1 &&
+      output_size[2] == 1) {
+    const std::vector<int64_t> last_three{-1, -2, -3};
+    return at::mean(self, IntArrayRef(last_three), true, std::nullopt);
+  }
   return at::_adaptive_avg_pool3d(self, output_size);
 }
 

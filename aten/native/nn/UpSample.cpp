@@ -287,6 +287,7 @@ Tensor upsample_linear1d_vec(const Tensor& input, std::optional<IntArrayRef> out
 
 Tensor upsample_bilinear2d_vec(const Tensor& input, std::optional<IntArrayRef> output_size, bool align_corners,
                                std::optional<ArrayRef<double>> scale_factors) {
+  if (input.is_quantized()) return upsample_bilinear2d_quantized(input, output_size, align_corners, scale_factors);
   return upsample(input, output_size, scale_factors, 2, Mode::Linear, align_corners);
 }
 

@@ -5,6 +5,8 @@
 #include <aten/core/QTensorImpl.h>
 #include <aten/native/DispatchStub.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 
@@ -25,6 +27,30 @@ inline int64_t truncate_like_x86(double v) {
   constexpr double kLimit = 9.2233720368547758e18;  // 2^63
   if (!(v >= -kLimit && v < kLimit)) return std::numeric_limits<int64_t>::min();
   return static_cast<int64_t>(v);
+}
+
+// nearbyint(x) in the default rounding mode without a libm call (the baseline x86-64 build
+// has no round instruction): adding and taking away 2^23 (with x's sign) leaves x rounded
+// half to even when |x| < 2^23; larger floats are integers already, and NaN passes through.
+// (The per-ISA kernels round with their own instructions and do not call it.)
+inline float round_even(float x) {
+  const float magic = std::copysign(8388608.0f, x);
+  const float r = (x + magic) - magic;
+  return std::fabs(x) < 8388608.0f ? r : x;
+}
+
+// x86's float-to-int32 conversion (cvttss2si): NaN and values outside int32 give INT32_MIN.
+inline int32_t truncate_to_int32_like_x86(float v) {
+  return v >= -2147483648.0f && v < 2147483648.0f ? static_cast<int32_t>(v) : std::numeric_limits<int32_t>::min();
+}
+
+// torch's quantize_val on one float: clamp(int64(float(zero_point) + rint(x * inv_scale))), the
+// addition in float (the operator files' scalar loops; the per-ISA ones have their own).
+template <typename Int>
+inline Int quantize_one(float x, float inv_scale, int64_t zero_point) {
+  constexpr int64_t qmin = std::numeric_limits<Int>::min(), qmax = std::numeric_limits<Int>::max();
+  const int64_t q = truncate_like_x86(static_cast<float>(zero_point) + round_even(x * inv_scale));
+  return static_cast<Int>(std::min(std::max(q, qmin), qmax));
 }
 
 // torch's ChooseQuantizationParams (force_scale_power_of_two and reduce_range off): the
@@ -70,5 +96,12 @@ Tensor unpack_sub_byte(const Tensor& q);
 // bits of the last byte past q's elements are kept: after a leading slice they are the next
 // elements' (a new tensor's storage starts zeroed, so there they stay zero).
 void pack_sub_byte_into(const Tensor& values, const Tensor& q);
+
+// A quantized tensor whose integers are a copy of `ints` (same sizes, ints' memory format;
+// torch's _make_*_quantized_tensor).
+Tensor from_integers(const Tensor& ints, QuantizerPtr quantizer);
+// from_integers with self's per-tensor qparams and dtype (ints: self's stored type); what
+// torch's kernels that work on int_repr() return. A per-channel self raises per_tensor_quantizer's error.
+Tensor per_tensor_like(const Tensor& ints, const Tensor& self, const char* op);
 
 }  // namespace at::inline tessera::native

@@ -93,10 +93,26 @@ TORCH_API Tensor quantized_max_pool2d(const Tensor& self, IntArrayRef kernel_siz
 TORCH_API Tensor quantized_max_pool1d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride,
                                       IntArrayRef padding, IntArrayRef dilation, bool ceil_mode);
 
+// One output coordinate's two source neighbours along a dim and their weights (bilinear upsampling).
+struct BilinearTap {
+  int64_t i0, i1;
+  float l0, l1;
+};
+// Bilinear upsampling's channels-last loop: out and in are integer views [N, C, H, W] with unit
+// channel stride, rows and cols the taps of out's H and W; torch's AVX2 arithmetic (FMA), its
+// vector form on the first vector_channels channels, Note [Quantized bilinear upsampling].
+using qupsample_bilinear_nhwc_fn = void (*)(const Tensor& out, const Tensor& in, const BilinearTap* rows,
+                                            const BilinearTap* cols, int64_t vector_channels, int64_t zero_point);
+
+// Bilinear upsampling of a quantized tensor (UpSample.cpp): aten's upsample_bilinear2d calls it on one.
+TORCH_API Tensor upsample_bilinear2d_quantized(const Tensor& input, std::optional<IntArrayRef> output_size,
+                                               bool align_corners, std::optional<ArrayRef<double>> scale_factors);
+
 DECLARE_DISPATCH(qbinary_fn, qbinary_stub);
 DECLARE_DISPATCH(qadd_scalar_fn, qadd_scalar_stub);
 DECLARE_DISPATCH(qclamp_fn, qclamp_stub);
 DECLARE_DISPATCH(qunary_fn, qunary_stub);
 DECLARE_DISPATCH(qrequantize_rows_fn, qrequantize_rows_stub);
+DECLARE_DISPATCH(qupsample_bilinear_nhwc_fn, qupsample_bilinear_nhwc_stub);
 
 }  // namespace at::inline tessera::native

@@ -63,14 +63,19 @@ QuantizerPtr per_channel_quantizer_for(const Tensor& self, const Tensor& scales,
   return c10::make_intrusive<PerChannelAffineQuantizer>(dtype, scales.to(c10::kDouble).contiguous().clone(), zps, axis);
 }
 
-// A quantized tensor whose integers are a copy of `ints` (torch's _make_*_quantized_tensor).
+}  // namespace
+
 Tensor from_integers(const Tensor& ints, QuantizerPtr quantizer) {
   Tensor out = new_qtensor(ints.sizes(), suggest_memory_format(ints), std::move(quantizer), ints.device());
   integer_alias(out).copy_(ints);
   return out;
 }
 
-}  // namespace
+Tensor per_tensor_like(const Tensor& ints, const Tensor& self, const char* op) {
+  const auto& q = per_tensor_quantizer(self, op);
+  return from_integers(ints,
+                       c10::make_intrusive<PerTensorAffineQuantizer>(self.scalar_type(), q.scale(), q.zero_point()));
+}
 
 // ---- quantize
 
@@ -268,8 +273,9 @@ Tensor& copy_quantized_(Tensor& self, const Tensor& src, bool /*non_blocking*/) 
   return self;
 }
 
+// torch's quantized clone: no memory format means contiguous (not preserve, as dense clone)
 Tensor clone_quantized(const Tensor& self, std::optional<at::MemoryFormat> memory_format) {
-  const c10::MemoryFormat format = memory_format.value_or(c10::MemoryFormat::Preserve);
+  const c10::MemoryFormat format = memory_format.value_or(c10::MemoryFormat::Contiguous);
   Tensor out = new_qtensor(self.sizes(), format == c10::MemoryFormat::Preserve ? suggest_memory_format(self) : format,
                            get_quantizer(self), self.device());
   if (c10::isSubByteQIntType(self.scalar_type())) {

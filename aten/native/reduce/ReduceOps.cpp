@@ -358,10 +358,13 @@ Tensor mean_dim(const Tensor& self, std::optional<IntArrayRef> dim, bool keepdim
   return at::sum(self, dim, keepdim, t).div_(wrapped_scalar_tensor(reduced_count(self, dim)));
 }
 Tensor mean(const Tensor& self, std::optional<c10::ScalarType> dtype) {
-  return mean_dim(self, std::nullopt, false, dtype);
+  return at::mean(self, std::optional<IntArrayRef>(), false, dtype);  // a quantized self has its own mean.dim
 }
 Tensor& mean_out(const Tensor& self, std::optional<IntArrayRef> dim, bool keepdim,
                  std::optional<c10::ScalarType> dtype, Tensor& out) {
+  // torch 1.13 returns a new tensor here and leaves out untouched: refused rather than ignored
+  TORCH_CHECK_NOT_IMPLEMENTED(!self.is_quantized(), "mean(out=) of a quantized tensor is not supported: call mean "
+                              "without out= (torch 1.13 ignores out= for quantized tensors)");
   c10::ScalarType t = mean_dtype(self, dtype);
   at::sum_out(out, self, dim, keepdim, t);
   return out.div_(wrapped_scalar_tensor(reduced_count(self, dim)));

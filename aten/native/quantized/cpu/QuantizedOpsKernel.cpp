@@ -498,6 +498,57 @@ void qrequantize_rows_kernel(const Tensor& out, QAffine oq, const Tensor& a, QAf
   });
 }
 
+// Bilinear upsampling, channels-last: per output pixel the four neighbours' channel rows, blended
+// in float with FMA in torch's two orders (its vector loop on the first vector_channels channels,
+// its scalar loop on the rest), minus the zero point, quantized with scale 1.
+template <typename Int>
+void upsample_bilinear_nhwc_kernel(const Tensor& out, const Tensor& in, const BilinearTap* rows,
+                                   const BilinearTap* cols, int64_t vector_channels, int64_t zero_point) {
+  const Int* src = static_cast<const Int*>(in.data_ptr());
+  Int* dst = static_cast<Int*>(out.data_ptr());
+  const int64_t channels = in.size(1), out_h = out.size(2), out_w = out.size(3);
+  const int64_t sn = in.stride(0), sh = in.stride(2), sw = in.stride(3);
+  const int64_t on = out.stride(0), oh_s = out.stride(2), ow_s = out.stride(3);
+  const auto zp = static_cast<float>(zero_point);
+  at::parallel_for(0, out.size(0) * out_h, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t row = begin; row < end; ++row) {
+      const int64_t n = row / out_h, oh = row % out_h;
+      const BilinearTap& t = rows[oh];
+      for (int64_t ow = 0; ow < out_w; ++ow) {
+        const BilinearTap& u = cols[ow];
+        const Int* __restrict a = src + n * sn + t.i0 * sh + u.i0 * sw;
+        const Int* __restrict b = src + n * sn + t.i0 * sh + u.i1 * sw;
+        const Int* __restrict c = src + n * sn + t.i1 * sh + u.i0 * sw;
+        const Int* __restrict d = src + n * sn + t.i1 * sh + u.i1 * sw;
+        Int* __restrict o = dst + n * on + oh * oh_s + ow * ow_s;
+        int64_t k = 0;
+        for (; k < vector_channels; ++k) {
+          const float top = std::fma(u.l1, static_cast<float>(b[k]), u.l0 * static_cast<float>(a[k]));
+          const float bottom = std::fma(u.l1, static_cast<float>(d[k]), u.l0 * static_cast<float>(c[k]));
+          const float v = zp + std::nearbyint(std::fma(t.l1, bottom, t.l0 * top) - zp);
+          o[k] = static_cast<Int>(static_cast<int32_t>(std::min(std::max(v, float(kMin<Int>)), float(kMax<Int>))));
+        }
+        for (; k < channels; ++k) {
+          const float top = std::fma(u.l0, static_cast<float>(a[k]), u.l1 * static_cast<float>(b[k]));
+          const float bottom = std::fma(u.l0, static_cast<float>(c[k]), u.l1 * static_cast<float>(d[k]));
+          const float v = zp + std::nearbyint(std::fma(t.l0, top, t.l1 * bottom) - zp);
+          const int64_t q = v >= -9.2233720368547758e18f && v < 9.2233720368547758e18f
+                                ? static_cast<int64_t>(v)
+                                : std::numeric_limits<int64_t>::min();
+          o[k] = static_cast<Int>(std::min(std::max(q, kMin<Int>), kMax<Int>));
+        }
+      }
+    }
+  });
+}
+
+void qupsample_bilinear_nhwc_kernel(const Tensor& out, const Tensor& in, const BilinearTap* rows,
+                                    const BilinearTap* cols, int64_t vector_channels, int64_t zero_point) {
+  dispatch_qint(out.scalar_type(), [&]<typename Int>(Int) {
+    upsample_bilinear_nhwc_kernel<Int>(out, in, rows, cols, vector_channels, zero_point);
+  });
+}
+
 }  // namespace
 }  // namespace CPU_CAPABILITY
 
@@ -506,5 +557,6 @@ REGISTER_DISPATCH(qadd_scalar_stub, &qadd_scalar_kernel);
 REGISTER_DISPATCH(qclamp_stub, &qclamp_kernel);
 REGISTER_DISPATCH(qunary_stub, &qunary_kernel);
 REGISTER_DISPATCH(qrequantize_rows_stub, &qrequantize_rows_kernel);
+REGISTER_DISPATCH(qupsample_bilinear_nhwc_stub, &qupsample_bilinear_nhwc_kernel);
 
 }  // namespace at::inline tessera::native
