@@ -5,12 +5,13 @@ int_repr, and fake quantization (per tensor, per channel, learnable, with a back
 libraries at the same thread count, alternating call by call, output allocation included.
 Bytes moved (read + written) give GB/s, beside the STREAM add figure of this machine.
 
-  PYTHONPATH=build/release/python /usr/bin/python3 bench/bench_quantized.py [build dir] [rounds]
+  PYTHONPATH=build/release/python /usr/bin/python3 bench/bench_quantized.py [build dir] [rounds] [name part]
 
 per-tensor quantize/dequantize loops are AVX2 (aten/native/quantized/cpu/AffineQuantizerKernel.cpp;
 torch 1.13 without FBGEMM runs a scalar loop); issue 26's target is 70% of STREAM for
 quantize/dequantize of 16M floats. The quantized operators' rows (add, mul, relu, sigmoid,
-hardswish, cat, pooling, the norms) run tessera's loops against torch's.
+hardswish, cat, pooling, the norms, mean/std, topk/sort, 3-d pooling, bilinear upsampling) run
+tessera's loops against torch's.
 """
 import sys
 
@@ -35,6 +36,11 @@ def quantized(lib, shape, seed, dtype):
 
 def nhwc(lib):
     return quantized(lib, (32, 64, 56, 56), 21, "quint8").contiguous(memory_format=lib.channels_last)
+
+
+def nhwc3d(lib):
+    """An 8x32x16x28x28 quint8 activation in channels_last_3d (a 3-d conv's layout)."""
+    return quantized(lib, (8, 32, 16, 28, 28), 30, "quint8").contiguous(memory_format=lib.channels_last_3d)
 
 
 def channel_qparams(lib, n):
@@ -123,15 +129,36 @@ CASES = [
      2 * 32 * 64 * 56 * 56),
     ("quantized::group_norm 8 groups 32x64x56x56 NHWC", lambda L: (nhwc(L),) + norm_params(L, 64)[:2],
      lambda L, q, w, b: L.ops.quantized.group_norm(q, 8, w, b, 1e-5, 0.03, 100), 2 * 32 * 64 * 56 * 56),
+    # reductions and order operators (aten/native/quantized/ReduceOps.cpp, Sorting.cpp): the integer
+    # fast path on rows, and a conv's channels-last output pooled by the float fallback
+    ("mean(-1) 4096x1024 quint8", lambda L: (quantized(L, (4096, 1024), 25, "quint8"),), lambda L, q: q.mean(-1),
+     4096 * 1024),
+    ("std(-1) 4096x1024 quint8", lambda L: (quantized(L, (4096, 1024), 26, "quint8"),), lambda L, q: q.std(-1),
+     4096 * 1024),
+    ("mean([2, 3]) 32x64x56x56 NHWC", lambda L: (nhwc(L),), lambda L, q: q.mean([2, 3]), 32 * 64 * 56 * 56),
+    ("topk 8 of 4096x1024 quint8", lambda L: (quantized(L, (4096, 1024), 27, "quint8"),),
+     lambda L, q: L.topk(q, 8), 4096 * 1024),
+    ("sort 1024x1024 quint8", lambda L: (quantized(L, (1024, 1024), 28, "quint8"),), lambda L, q: L.sort(q),
+     10 * 1024 * 1024),
+    # 3-d pooling and bilinear upsampling (aten/native/quantized/Pooling3d.cpp, UpSample.cpp)
+    ("avg_pool3d 2 8x32x16x28x28 NDHWC", lambda L: (nhwc3d(L),), lambda L, q: L.nn.functional.avg_pool3d(q, 2),
+     8 * 32 * 16 * 28 * 28 * 9 // 8),
+    ("adaptive_avg_pool3d (4, 7, 7) 8x32x16x28x28 NDHWC", lambda L: (nhwc3d(L),),
+     lambda L, q: L.nn.functional.adaptive_avg_pool3d(q, (4, 7, 7)), 8 * 32 * 16 * 28 * 28),
+    ("bilinear 2x 32x64x28x28 NHWC", lambda L: (nhwc(L)[:, :, :28, :28].contiguous(memory_format=L.channels_last),),
+     lambda L, q: L.nn.functional.interpolate(q, scale_factor=2, mode="bilinear"), 32 * 64 * 28 * 28 * 5),
+    ("bilinear 2x 32x64x28x28 NCHW", lambda L: (quantized(L, (32, 64, 28, 28), 29, "quint8"),),
+     lambda L, q: L.nn.functional.interpolate(q, scale_factor=2, mode="bilinear"), 32 * 64 * 28 * 28 * 5),
 ]
 
 
 def main():
     build = sys.argv[1] if len(sys.argv) > 1 else "build/release"
     rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 9
+    only = sys.argv[3] if len(sys.argv) > 3 else ""  # rows whose name contains this
     set_threads()
     stream_before = stream(build)
-    rows = [(name, run_case(setup, op, rounds) + (nbytes,), None) for name, setup, op, nbytes in CASES]
+    rows = [(name, run_case(setup, op, rounds) + (nbytes,), None) for name, setup, op, nbytes in CASES if only in name]
     best = max(stream_before, stream(build))
     print(header(rounds))
     print(f"STREAM add (bench/stream_add, {THREADS} threads): {best:.1f} GB/s (before {stream_before:.1f})")

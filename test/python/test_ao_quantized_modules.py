@@ -61,7 +61,46 @@ FUNCTIONAL = {
     "adaptive_avg_pool2d": lambda F, q: F.adaptive_avg_pool2d(q.reshape(1, 2, 5, 13), (2, 4)),
     "max_pool1d": lambda F, q: F.max_pool1d(q, 3, padding=1),
     "max_pool2d": lambda F, q: F.max_pool2d(q.reshape(1, 2, 5, 13), 2, 1, dilation=2),
+    "avg_pool3d": lambda F, q: F.avg_pool3d(q.reshape(1, 2, 5, 13, 1), (2, 3, 1), 1, (1, 1, 0)),
+    "adaptive_avg_pool3d": lambda F, q: F.adaptive_avg_pool3d(q.reshape(1, 2, 5, 13, 1), (2, 4, 1)),
+    "interpolate nearest": lambda F, q: F.interpolate(q.reshape(1, 2, 5, 13), scale_factor=1.5),
+    "interpolate bilinear": lambda F, q: F.interpolate(q.reshape(1, 2, 5, 13), size=(7, 9), mode="bilinear"),
+    "upsample": lambda F, q: F.upsample(q.reshape(1, 2, 5, 13), size=(8, 8)),
+    "upsample_bilinear": lambda F, q: F.upsample_bilinear(q.reshape(1, 2, 5, 13), scale_factor=2),
+    "upsample_nearest": lambda F, q: F.upsample_nearest(q.reshape(1, 2, 5, 13), size=(3, 20)),
 }
+
+
+def _weight(lib, *shape):
+    values = np.random.default_rng(len(shape)).uniform(-1, 1, shape).astype(np.float32)
+    return lib.quantize_per_tensor(lib.tensor(values), 0.01, 0, lib.qint8)
+
+
+WEIGHTED = {
+    "linear": lambda lib, F, q: F.linear(q, _weight(lib, 4, 65), lib.linspace(-1, 1, 4)),
+    "linear rescaled": lambda lib, F, q: F.linear(q, _weight(lib, 3, 65), None, 0.2, 30),
+    "conv1d": lambda lib, F, q: F.conv1d(q.reshape(1, 2, 65), _weight(lib, 3, 2, 4), None, stride=2, padding=1,
+                                         scale=0.1, zero_point=60),
+    "conv2d": lambda lib, F, q: F.conv2d(q.reshape(1, 2, 5, 13), _weight(lib, 4, 2, 3, 3), lib.ones(4),
+                                         padding=(1, 0), dilation=(1, 2), scale=0.1, zero_point=60),
+    "conv3d": lambda lib, F, q: F.conv3d(q.reshape(1, 2, 5, 13, 1), _weight(lib, 2, 2, 2, 2, 1), None, scale=0.1,
+                                         zero_point=60),
+}
+
+
+@pytest.mark.parametrize("name", sorted(WEIGHTED))
+def test_functional_with_weights(name):
+    assert_same_q(WEIGHTED[name](tessera, nnq.functional, quantized_input(tessera)),
+                  WEIGHTED[name](torch, tnnq.functional, quantized_input(torch)))
+
+
+def test_functional_conv_refuses_what_torch_refuses():
+    for lib, F in ((tessera, nnq.functional), (torch, tnnq.functional)):
+        q = quantized_input(lib).reshape(1, 2, 5, 13)
+        with pytest.raises(NotImplementedError, match="zero-padding"):
+            F.conv2d(q, _weight(lib, 4, 2, 3, 3), None, padding_mode="reflect")
+        with pytest.raises(ValueError, match="Input shape must be"):
+            F.conv2d(q.reshape(2, 5, 13), _weight(lib, 4, 2, 3, 3), None)
 
 
 @pytest.mark.parametrize("name", sorted(FUNCTIONAL))

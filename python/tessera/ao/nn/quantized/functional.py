@@ -1,14 +1,17 @@
-"""tessera.ao.nn.quantized.functional: torch.ao.nn.quantized.functional's activations and 2-d
-pooling on quantized tensors, as thin calls of the quantized operators (aten's QuantizedCPU
-kernels and quantized::*); the input's qparams carry over to pooling's output. The 3-d
-pooling, convolution, linear and interpolation functions need quantized kernels tessera
-does not have yet and are absent."""
+"""tessera.ao.nn.quantized.functional: torch.ao.nn.quantized.functional on quantized tensors,
+as thin calls of the quantized operators (aten's QuantizedCPU kernels and quantized::*): the
+activations, 1-d/2-d/3-d pooling and interpolation keep the input's qparams where torch's do;
+conv1d/2d/3d and linear pack their weight on every call (the modules pack it once)."""
+import warnings
+
 from .... import _C
 from ....nn import functional as F
+from ....nn.modules.utils import _pair, _triple
 from ....ops import ops
 
-__all__ = ["adaptive_avg_pool2d", "avg_pool2d", "celu", "clamp", "elu", "hardsigmoid", "hardswish", "hardtanh",
-           "leaky_relu", "max_pool1d", "max_pool2d", "threshold"]
+__all__ = ["adaptive_avg_pool2d", "adaptive_avg_pool3d", "avg_pool2d", "avg_pool3d", "celu", "clamp", "conv1d",
+           "conv2d", "conv3d", "elu", "hardsigmoid", "hardswish", "hardtanh", "interpolate", "leaky_relu", "linear",
+           "max_pool1d", "max_pool2d", "threshold", "upsample", "upsample_bilinear", "upsample_nearest"]
 
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
@@ -24,6 +27,101 @@ def adaptive_avg_pool2d(input, output_size):
     if not input.is_quantized:
         raise ValueError("Input to 'quantized.functional.adaptive_avg_pool2d' must be quantized!")
     return F.adaptive_avg_pool2d(input, output_size)
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    """3-d average pooling of a quantized tensor, in its qparams."""
+    if not input.is_quantized:
+        raise ValueError("Input to 'quantized.avg_pool3d' must be quantized!")
+    return F.avg_pool3d(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+
+
+def adaptive_avg_pool3d(input, output_size):
+    """3-d adaptive average pooling of a quantized tensor, in its qparams."""
+    if not input.is_quantized:
+        raise ValueError("Input to 'quantized.functional.adaptive_avg_pool3d' must be quantized!")
+    return F.adaptive_avg_pool3d(input, output_size)
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    """Nearest or bilinear resizing of a quantized tensor, in its qparams."""
+    if not input.is_quantized:
+        raise ValueError("Input to 'quantized.interpolate' must be quantized!")
+    return F.interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    """Deprecated name of interpolate."""
+    warnings.warn("nn.quantized.functional.upsample is deprecated. Use nn.quantized.functional.interpolate instead.")
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    """Deprecated: interpolate(mode='bilinear', align_corners=True)."""
+    warnings.warn("nn.quantized.functional.upsample_bilinear is deprecated. Use nn.quantized.functional.interpolate "
+                  "instead.")
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    """Deprecated: interpolate(mode='nearest')."""
+    warnings.warn("nn.quantized.functional.upsample_nearest is deprecated. Use nn.quantized.functional.interpolate "
+                  "instead.")
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def linear(input, weight, bias=None, scale=None, zero_point=None):
+    """input (quint8) times the qint8 weight, plus bias, quantized with (scale, zero_point) (the
+    input's when absent)."""
+    if scale is None:
+        scale = input.q_scale()
+    if zero_point is None:
+        zero_point = input.q_zero_point()
+    return ops.quantized.linear(input, ops.quantized.linear_prepack(weight, bias), scale, zero_point)
+
+
+def _first_repeated(value, n):
+    """torch's _ntuple_from_first: a sequence's first element (nested sequences unwrapped) repeated n times."""
+    while isinstance(value, (list, tuple)):
+        if len(value) == n:
+            break
+        value = value[0]
+    return tuple([value] * n) if not isinstance(value, (list, tuple)) else tuple(value)
+
+
+def _conv(dims, input, weight, bias, stride, padding, dilation, groups, padding_mode, scale, zero_point, dtype):
+    if padding_mode != "zeros":
+        raise NotImplementedError("Only zero-padding is supported!")
+    if input.dtype != _C.quint8:
+        raise NotImplementedError("Only torch.quint8 is supported for activation tensor!")
+    if weight.dtype != _C.qint8:
+        raise NotImplementedError("Only torch.qint8 is supported for weight tensor!")
+    if input.ndim != dims + 2:
+        raise ValueError({1: "Input shape must be `(N, C, L)`!", 2: "Input shape must be `(N, C, H, W)`!",
+                          3: "Input shape must be `(N, C, D, H, W)`!"}[dims])
+    expand = {1: lambda v: _first_repeated(v, 2), 2: _pair, 3: _triple}[dims]
+    packed = getattr(ops.quantized, f"conv{dims}d_prepack")(weight, bias, expand(stride), expand(padding),
+                                                             expand(dilation), groups)
+    return getattr(ops.quantized, f"conv{dims}d")(input, packed, scale, zero_point)
+
+
+def conv1d(input, weight, bias, stride=1, padding=0, dilation=1, groups=1, padding_mode="zeros", scale=1.0,
+           zero_point=0, dtype=_C.quint8):
+    """1-d convolution of a quint8 input with a qint8 weight, quantized with (scale, zero_point)."""
+    return _conv(1, input, weight, bias, stride, padding, dilation, groups, padding_mode, scale, zero_point, dtype)
+
+
+def conv2d(input, weight, bias, stride=1, padding=0, dilation=1, groups=1, padding_mode="zeros", scale=1.0,
+           zero_point=0, dtype=_C.quint8):
+    """2-d convolution of a quint8 input with a qint8 weight, quantized with (scale, zero_point)."""
+    return _conv(2, input, weight, bias, stride, padding, dilation, groups, padding_mode, scale, zero_point, dtype)
+
+
+def conv3d(input, weight, bias, stride=1, padding=0, dilation=1, groups=1, padding_mode="zeros", scale=1.0,
+           zero_point=0, dtype=_C.quint8):
+    """3-d convolution of a quint8 input with a qint8 weight, quantized with (scale, zero_point)."""
+    return _conv(3, input, weight, bias, stride, padding, dilation, groups, padding_mode, scale, zero_point, dtype)
 
 
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
