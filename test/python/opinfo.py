@@ -346,6 +346,19 @@ def assert_raises_like_torch(expr: str, first_line_only: bool = False):
     assert g == w
 
 
+def assert_error_starts_like_torch(fn, exc, chars: int = 40):
+    """fn(torch) and fn(tessera) both raise exc, and tessera's message holds the start of
+    torch's first line (torch's "(Could this error message be improved?" tail left out)."""
+    import pytest
+    import tessera
+    with pytest.raises(exc) as want:
+        fn(torch)
+    with pytest.raises(exc) as got:
+        fn(tessera)
+    first = str(want.value).splitlines()[0].split("(Could")[0].strip()
+    assert first[:chars] in str(got.value), (str(got.value), str(want.value))
+
+
 # ---------------------------------------------------------------- the whole registry
 
 def load_all():
