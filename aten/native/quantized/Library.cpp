@@ -1,8 +1,9 @@
 // The quantized:: operator namespace: the schemas of torch 1.13's quantized operators that
 // tessera implements, exactly as torch declares them. Their kernels register for QuantizedCPU
 // and QuantizedMeta in the family files beside this one (BinaryOps.cpp, Activation.cpp,
-// Cat.cpp, Pooling.cpp, Normalization.cpp, Linear.cpp, Conv.cpp); quantized tensors carry no
-// autograd, so no other key has a kernel. The packed weights of the GEMM family are the custom classes
+// Cat.cpp, Pooling.cpp, Normalization.cpp, Linear.cpp, Conv.cpp; the embedding tables, plain
+// uint8 tensors, for CPU and Meta in EmbeddingBag.cpp); quantized tensors carry no autograd,
+// so no other key has a kernel. The packed weights of the GEMM family are the custom classes
 // LinearPackedParamsBase, Conv2dPackedParamsBase and Conv3dPackedParamsBase.
 #include <aten/library.h>
 #include <aten/native/quantized/PackedConv.h>
@@ -105,6 +106,19 @@ TORCH_LIBRARY(quantized, m) {
                            "batch_norm2d_relu", "batch_norm3d", "batch_norm3d_relu"}) {
     m.def(std::string(name) + "(Tensor qx, Tensor? weight, Tensor? bias, Tensor mean, Tensor var, float eps, "
                               "float output_scale, int output_zero_point) -> Tensor");
+  }
+  m.def("embedding_bag_byte_prepack(Tensor weight) -> Tensor");
+  m.def("embedding_bag_byte_unpack(Tensor weight) -> Tensor");
+  for (const char* bits : {"4bit", "2bit"}) {
+    m.def(std::string("embedding_bag_") + bits +
+          "_prepack(Tensor weight, bool optimized_qparams=False, int nbins=200, float ratio=0.16) -> Tensor");
+    m.def(std::string("embedding_bag_") + bits + "_unpack(Tensor weight) -> Tensor");
+  }
+  for (const char* bits : {"byte", "4bit", "2bit"}) {
+    m.def(std::string("embedding_bag_") + bits +
+          "_rowwise_offsets(Tensor weight, Tensor indices, Tensor? offsets=None, bool scale_grad_by_freq=False, "
+          "int mode=0, bool pruned_weights=False, Tensor? per_sample_weights=None, Tensor? "
+          "compressed_indices_mapping=None, bool include_last_offset=False) -> Tensor");
   }
   m.def("layer_norm(Tensor input, int[] normalized_shape, Tensor? weight, Tensor? bias, float eps, "
         "float output_scale, int output_zero_point) -> Tensor");
