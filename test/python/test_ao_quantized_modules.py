@@ -94,6 +94,14 @@ def test_functional_with_weights(name):
                   WEIGHTED[name](torch, tnnq.functional, quantized_input(torch)))
 
 
+def test_conv1d_prepack_reads_a_longer_list_as_torch():
+    """torch's 1-d prepack takes the second entry of a two-entry geometry list."""
+    def run(lib):
+        packed = lib.ops.quantized.conv1d_prepack(_weight(lib, 3, 2, 4), None, [2, 3], [1, 2], [1, 2], 1)
+        return lib.ops.quantized.conv1d(quantized_input(lib).reshape(1, 2, 65), packed, 0.1, 60)
+    assert_same_q(run(tessera), run(torch))
+
+
 def test_functional_conv_refuses_what_torch_refuses():
     for lib, F in ((tessera, nnq.functional), (torch, tnnq.functional)):
         q = quantized_input(lib).reshape(1, 2, 5, 13)

@@ -22,8 +22,11 @@ def both(fn):
 
 
 def same(got, want, context=""):
+    """Equal dtypes, shapes and bits (a float's sign of zero included)."""
     assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1], context
-    np.testing.assert_array_equal(np.asarray(got.tolist()).reshape(tuple(want.shape)), want.numpy(), err_msg=context)
+    mine = np.asarray(got.tolist(), dtype=want.numpy().dtype).reshape(tuple(want.shape))
+    bits = {1: np.uint8, 4: np.uint32}[want.numpy().itemsize]
+    np.testing.assert_array_equal(mine.view(bits), want.numpy().view(bits), err_msg=context)
 
 
 def table(rng, n, d):
@@ -57,6 +60,61 @@ def test_prepack_and_unpack_match_torch(bits, seed):
             got, want = (got[0][1:], got[1][1:]), (want[0][1:], want[1][1:])
         same(got[0], want[0], f"{bits} {n}x{d} case {case}")
         same(got[1], want[1], f"{bits} unpack {n}x{d} case {case}")
+
+
+@pytest.mark.parametrize("bits", BITS)
+def test_edge_values_pack_as_torch(bits):
+    """NaN, infinities, signed zeros, values past float16 and a row whose float16 minimum rounds."""
+    rows = np.array([[np.nan, 1.0, 2.0, 3.0], [np.inf, -1.0, 0.5, 2.0], [-0.0, 0.0, -0.0, 0.0],
+                     [65504.0, 65520.0, -70000.0, 1.0], [2049.0, 2049.0, 2049.0, 2049.0],
+                     [1e-8, -1e-8, 3e-9, 0.0]], dtype=np.float32)
+
+    def run(lib):
+        ops = lib.ops.quantized
+        packed = getattr(ops, f"embedding_bag_{bits}_prepack")(lib.tensor(rows[1:] if bits == "byte" else rows))
+        return packed, getattr(ops, f"embedding_bag_{bits}_unpack")(packed)
+    got, want = both(run)
+    same(got[0], want[0])
+    same(got[1], want[1])
+
+
+def test_bag_sums_round_through_double_as_torch():
+    """The accumulation is fma(double(w * scale), code, double(acc + w * bias)) rounded to float
+    once per index: a float multiply-add differs on long weighted bags."""
+    rng = np.random.default_rng(21)
+    values = rng.standard_normal((5, 16)).astype(np.float32)
+    indices = rng.integers(0, 5, 200)
+    weights = rng.uniform(-3, 3, 200).astype(np.float32)
+
+    def run(lib):
+        packed = lib.ops.quantized.embedding_bag_byte_prepack(lib.tensor(values))
+        return lib.ops.quantized.embedding_bag_byte_rowwise_offsets(
+            packed, lib.tensor(indices), lib.tensor([0, 7, 150]), per_sample_weights=lib.tensor(weights))
+    same(*both(run))
+
+
+@pytest.mark.parametrize("bits", BITS)
+def test_bag_edge_cases_match_torch(bits):
+    values = np.arange(24, dtype=np.float32).reshape(6, 4) * 0.37 - 2.0
+    cases = [
+        # 2-d indices with include_last_offset: torch drops the last bag
+        (np.array([[0, 1], [2, 3], [4, 5]]), None, {"include_last_offset": True}),
+        # unsorted offsets: a negative length is an empty bag that consumes nothing
+        (np.array([1, 2, 3, 4, 5]), np.array([0, 2, 1, 3]), {"include_last_offset": True}),
+        # a mapping of [0] means the table is not pruned
+        (np.array([5, 0, 3]), np.array([0, 1]), {"pruned_weights": True,
+                                                  "compressed_indices_mapping": np.array([0], dtype=np.int32)}),
+        # per_sample_weights longer than the indices: torch reads only what it needs
+        (np.array([1, 2]), np.array([0]), {"per_sample_weights": np.array([0.5, 2.0, 9.0], dtype=np.float32)}),
+    ]
+    for indices, offsets, kwargs in cases:
+        def run(lib):
+            ops = lib.ops.quantized
+            packed = getattr(ops, f"embedding_bag_{bits}_prepack")(lib.tensor(values))
+            args = {k: lib.tensor(v) if isinstance(v, np.ndarray) else v for k, v in kwargs.items()}
+            return getattr(ops, f"embedding_bag_{bits}_rowwise_offsets")(
+                packed, lib.tensor(indices), None if offsets is None else lib.tensor(offsets), **args)
+        same(*both(run), f"{bits} {indices} {offsets} {kwargs}")
 
 
 def test_byte_prepack_takes_batched_tables():
@@ -144,6 +202,13 @@ ERRORS = [
     ("a pruning map of int64", lambda lib: lib.ops.quantized.embedding_bag_byte_rowwise_offsets(
         packed_byte(lib), lib.tensor([1, 2]), lib.tensor([0]), pruned_weights=True,
         compressed_indices_mapping=lib.tensor([0, 1, 2])), RuntimeError),
+    ("4-bit: double weights before bad indices", lambda lib: lib.ops.quantized.embedding_bag_4bit_rowwise_offsets(
+        lib.ops.quantized.embedding_bag_4bit_prepack(lib.ones(3, 4)), lib.zeros(1, 1, 1, dtype=lib.long), None,
+        per_sample_weights=lib.ones(1, dtype=lib.double)), RuntimeError),
+    ("byte: bad indices before a float table", lambda lib: lib.ops.quantized.embedding_bag_byte_rowwise_offsets(
+        lib.ones(3, 12), lib.zeros(1, 1, 1, dtype=lib.long), None), RuntimeError),
+    ("byte: a float table", lambda lib: lib.ops.quantized.embedding_bag_byte_rowwise_offsets(
+        lib.ones(3, 12), lib.tensor([0]), lib.tensor([0])), RuntimeError),
     ("an odd 4-bit row", lambda lib: lib.ops.quantized.embedding_bag_4bit_prepack(lib.ones(3, 5)), RuntimeError),
     ("an int table", lambda lib: lib.ops.quantized.embedding_bag_byte_prepack(lib.ones(3, 4, dtype=lib.int32)),
      RuntimeError),
@@ -169,8 +234,23 @@ def test_where_torch_reads_out_of_bounds_tessera_refuses_or_returns_empty():
         ops.embedding_bag_byte_rowwise_offsets(packed, tessera.tensor([1]), tessera.tensor([0]), pruned_weights=True)
 
 
+def test_mixed_devices_and_overflowing_offsets_are_refused():
+    ops = tessera.ops.quantized
+    packed = packed_byte(tessera)
+    with pytest.raises(RuntimeError, match="same device"):
+        ops.embedding_bag_byte_rowwise_offsets(packed, tessera.tensor([1, 2], device="meta"),
+                                               tessera.tensor([0], device="meta"))
+    with pytest.raises(RuntimeError, match="lengths data"):
+        ops.embedding_bag_byte_rowwise_offsets(packed, tessera.tensor([1, 2]),
+                                               tessera.tensor([0, 2, 0, 2**63 - 1]), include_last_offset=True)
+    with pytest.raises(RuntimeError, match="nbins"):
+        ops.embedding_bag_4bit_prepack(tessera.ones(2, 4), True, -1, 0.16)
+
+
 def test_meta_tables_and_bags_have_torchs_shapes():
     ops = tessera.ops.quantized
+    assert ops.embedding_bag_byte_unpack(tessera.empty(2, 3, 12, dtype=tessera.uint8, device="meta")).shape == (2, 3, 4)
+    assert ops.embedding_bag_2bit_unpack(tessera.empty(5, 6, dtype=tessera.uint8, device="meta")).shape == (5, 8)
     w = tessera.empty(5, 8, device="meta")
     assert ops.embedding_bag_byte_prepack(w).shape == (5, 16)
     packed = ops.embedding_bag_4bit_prepack(w)

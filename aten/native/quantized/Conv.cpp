@@ -20,12 +20,12 @@ namespace {
 
 // The geometry argument as the packed weight keeps it: one entry per spatial dimension, a
 // 1-d convolution's with a leading unit entry (`unit`: 1 for stride and dilation, 0 for
-// padding). torch's 1-d prepack reads the first entry of a longer list (the quantized
+// padding). torch's 1-d prepack reads the second entry of a longer list (the quantized
 // functional conv1d passes pairs).
 std::vector<int64_t> spatial(IntArrayRef v, int64_t dims, int64_t unit, const char* what) {
   if (dims == 1) {
-    TORCH_CHECK(!v.empty(), what, " should contain 1 elements for 1D convolution.");
-    return {unit, v[0]};
+    TORCH_CHECK(!v.empty(), "Argument must have elements.");
+    return {unit, v.size() == 1 ? v[0] : v[1]};
   }
   TORCH_CHECK(static_cast<int64_t>(v.size()) == dims, what, " should contain ", dims, " elements for ", dims,
               "D convolution.");

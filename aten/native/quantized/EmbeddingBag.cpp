@@ -95,11 +95,16 @@ float quant_loss(const float* x, int64_t n, float lo, float hi, int bits) {
 std::pair<float, float> optimized_range(const float* x, int64_t n, int64_t nbins, double ratio, int bits) {
   auto [lo, hi] = row_range(x, n);
   const float step = (hi - lo) / static_cast<float>(nbins);
-  const auto min_bins = static_cast<int64_t>(static_cast<double>(nbins) * (1.0 - static_cast<float>(ratio)));
+  // torch's int min_bins, truncated as x86 truncates
+  const double bins = static_cast<double>(nbins) * (1.0 - static_cast<float>(ratio));
+  const int32_t min_bins =
+      bins >= -2147483648.0 && bins < 2147483648.0 ? static_cast<int32_t>(bins) : std::numeric_limits<int32_t>::min();
   float best = quant_loss(x, n, lo, hi, bits);
   float cur_lo = lo, cur_hi = hi, cur_loss = best;
   const float threshold = static_cast<float>(min_bins) * step;
-  while (cur_lo + threshold < cur_hi) {
+  // each step narrows the range by one bin; where float steps stall on large values torch
+  // loops forever, here the search ends after nbins steps
+  for (int64_t steps = 0; steps <= nbins && cur_lo + threshold < cur_hi; ++steps) {
     const float up = quant_loss(x, n, cur_lo + step, cur_hi, bits);
     const float down = quant_loss(x, n, cur_lo, cur_hi - step, bits);
     if (cur_loss < up && cur_loss < down && cur_loss < best) {
@@ -141,8 +146,10 @@ Tensor byte_prepack(const Tensor& weight) {
 
 Tensor nbit_prepack(const Tensor& weight, bool optimized_qparams, int64_t nbins, double ratio, int bits) {
   const char* op = bits == 4 ? "qembeddingbag_4bit_prepack" : "qembeddingbag_2bit_prepack";
-  TORCH_CHECK(weight.dim() == 2, op, ": expected a 2-d weight, got ", weight.dim(), " dimensions");
   const Tensor rows = float_rows(weight, "qembeddingbag_nbit_prepack");
+  TORCH_CHECK(weight.dim() == 2, op, ": expected a 2-d weight, got ", weight.dim(), " dimensions");
+  TORCH_CHECK(!optimized_qparams || (nbins >= 0 && std::isfinite(ratio)), op,
+              ": optimized qparams need nbins >= 0 and a finite ratio (torch loops forever otherwise)");
   const int64_t per_byte = 8 / bits, n = weight.size(0), d = weight.size(1);
   TORCH_CHECK(d % per_byte == 0, op, " only works for the number of columns a multiple of ", per_byte);
   const int64_t packed = d / per_byte;
@@ -236,10 +243,19 @@ Tensor rowwise_offsets(const Tensor& weight, const Tensor& indices, const std::o
                        bool pruned_weights, const std::optional<Tensor>& per_sample_weights,
                        const std::optional<Tensor>& compressed_indices_mapping, bool include_last_offset, int bits) {
   const char* name = bits == 8 ? "embedding_bag_byte" : "embedding_bag_4bit/embedding_bag_2bit";
-  TORCH_CHECK(weight.scalar_type() == c10::kByte, "expected scalar type Byte but found ", weight.scalar_type());
-  TORCH_CHECK(weight.dim() == 2, "Expected weight.dim() == 2 to be true, but got false.");
+  if (bits != 8 && per_sample_weights) {  // torch's n-bit ops check these first
+    TORCH_CHECK(per_sample_weights->scalar_type() == c10::kFloat || per_sample_weights->scalar_type() == c10::kHalf,
+                "Expect fp32 or fp16 weights, but found", per_sample_weights->scalar_type(), " instead");
+  }
   TORCH_CHECK(indices.dim() == 1 || indices.dim() == 2,
               "qembedding/qembedding_bag operator supports 1 or 2d indices, got ", indices.dim());
+  for (const Tensor* t :
+       {&indices, offsets_in ? &*offsets_in : nullptr, per_sample_weights ? &*per_sample_weights : nullptr,
+        compressed_indices_mapping ? &*compressed_indices_mapping : nullptr}) {
+    TORCH_CHECK(t == nullptr || t->device() == weight.device(),
+                "Expected all tensors to be on the same device, but found at least two devices, ", weight.device(),
+                " and ", t->device(), "!");
+  }
   Tensor offsets;
   if (indices.dim() == 2) {
     TORCH_CHECK(!offsets_in.has_value(), name,
@@ -256,7 +272,14 @@ Tensor rowwise_offsets(const Tensor& weight, const Tensor& indices, const std::o
   check_index_dtype(offsets, "offsets");
   TORCH_CHECK(weight.is_contiguous() && indices.is_contiguous() && offsets.is_contiguous(),
               "Expect weight, indices, and offsets to be contiguous.");
+  if (bits == 8) {
+    TORCH_CHECK(weight.scalar_type() == c10::kByte,
+                "Expected weight.scalar_type() == at::kByte to be true, but got "
+                "false.");
+  }
+  TORCH_CHECK(weight.dim() == 2, "Expected weight.dim() == 2 to be true, but got false.");
   TORCH_CHECK(offsets.dim() == 1, "Expected offsets.dim() == 1 to be true, but got false.");
+  TORCH_CHECK(weight.scalar_type() == c10::kByte, "expected scalar type Byte but found ", weight.scalar_type());
   const int64_t bags = include_last_offset ? offsets.numel() - 1 : offsets.numel();
   TORCH_CHECK(bags >= 0, "embedding_bag: include_last_offset needs at least one offset");
   const int64_t per_byte = 8 / bits, width = weight.size(1);
@@ -264,14 +287,9 @@ Tensor rowwise_offsets(const Tensor& weight, const Tensor& indices, const std::o
   TORCH_CHECK(d >= 0, name, ": the table's rows are too short for their scale and bias");
   Tensor psw;
   if (per_sample_weights) {
-    if (bits == 8) {
-      TORCH_CHECK(per_sample_weights->scalar_type() == c10::kFloat, "expected scalar type Float but found ",
-                  per_sample_weights->scalar_type());
-    } else {
-      TORCH_CHECK(per_sample_weights->scalar_type() == c10::kFloat || per_sample_weights->scalar_type() == c10::kHalf,
-                  "Expect fp32 or fp16 weights, but found", per_sample_weights->scalar_type(), " instead");
-    }
-    TORCH_CHECK(per_sample_weights->numel() == indices.numel(), name,
+    TORCH_CHECK(bits != 8 || per_sample_weights->scalar_type() == c10::kFloat, "expected scalar type Float but found ",
+                per_sample_weights->scalar_type());
+    TORCH_CHECK(per_sample_weights->numel() >= indices.numel(), name,
                 ": per_sample_weights must have one weight per index, got ", per_sample_weights->numel(), " for ",
                 indices.numel(), " indices");
     psw = per_sample_weights->to(c10::kFloat).contiguous();
@@ -295,9 +313,10 @@ Tensor rowwise_offsets(const Tensor& weight, const Tensor& indices, const std::o
   const unsigned mask = (1u << bits) - 1;
   int64_t cur = 0;
   for (int64_t bag = 0; bag < bags; ++bag) {
-    const int64_t length = bag + 1 < offsets.numel() ? index_at(offsets, bag + 1) - index_at(offsets, bag)
-                                                     : count - index_at(offsets, bag);
-    TORCH_CHECK(cur + std::max<int64_t>(length, 0) <= count, "Expect the lengths data to be less than indices size");
+    const int64_t end_offset = bag + 1 < offsets.numel() ? index_at(offsets, bag + 1) : count;
+    int64_t length = 0;
+    const bool overflows = __builtin_sub_overflow(end_offset, index_at(offsets, bag), &length);
+    TORCH_CHECK(!overflows && length <= count - cur, "Expect the lengths data to be less than indices size");
     float* acc = dst + bag * d;
     for (int64_t k = 0; k < length; ++k, ++cur) {
       const int64_t idx = index_at(indices, cur);

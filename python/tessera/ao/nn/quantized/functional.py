@@ -1,7 +1,8 @@
 """tessera.ao.nn.quantized.functional: torch.ao.nn.quantized.functional on quantized tensors,
 as thin calls of the quantized operators (aten's QuantizedCPU kernels and quantized::*): the
-activations, 1-d/2-d/3-d pooling and interpolation keep the input's qparams where torch's do;
+activations, 1-d/2-d/3-d pooling and interpolation (not 5-d nearest yet) keep the input's qparams;
 conv1d/2d/3d and linear pack their weight on every call (the modules pack it once)."""
+import collections.abc
 import warnings
 
 from .... import _C
@@ -82,12 +83,13 @@ def linear(input, weight, bias=None, scale=None, zero_point=None):
 
 
 def _first_repeated(value, n):
-    """torch's _ntuple_from_first: a sequence's first element (nested sequences unwrapped) repeated n times."""
-    while isinstance(value, (list, tuple)):
+    """torch's _ntuple_from_first: nested sequences unwrapped to the first of length n (or a
+    scalar), that value repeated n times."""
+    while isinstance(value, collections.abc.Sequence):
         if len(value) == n:
             break
         value = value[0]
-    return tuple([value] * n) if not isinstance(value, (list, tuple)) else tuple(value)
+    return tuple([value] * n)
 
 
 def _conv(dims, input, weight, bias, stride, padding, dilation, groups, padding_mode, scale, zero_point, dtype):
