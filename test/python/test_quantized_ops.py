@@ -4,6 +4,8 @@ loops (rows shorter than a vector chunk, and long rows), large tensors split acr
 the scalar forms' qparams on every branch, the out= and in-place forms, and torch's errors.
 torch runs at one thread: its results move with its thread count, tessera's do not (Note
 [Quantized elementwise arithmetic])."""
+import zlib
+
 import numpy as np
 import pytest
 import torch
@@ -34,6 +36,11 @@ def run_both(fn):
     # tessera.set_num_threads moves OpenMP's count, which torch shares: torch's reference is at one
     torch.set_num_threads(1)
     return got, fn(torch)
+
+
+def seed_of(*names):
+    """A seed that is the same in every run (Python's str hash changes per process)."""
+    return zlib.crc32("/".join(names).encode())
 
 
 def random_configs(qtype, count, seed):
@@ -92,7 +99,7 @@ def shaped(L, values, scale, zero_point, qtype, layout):
 @pytest.mark.parametrize("layout", ["vector", "scalar", "strided"])
 def test_binary_every_value(op, qtype, layout):
     compared = 0
-    for scales, zps, (va, vb) in random_configs(qtype, 12, hash((op, qtype, layout)) % 2**32):
+    for scales, zps, (va, vb) in random_configs(qtype, 12, seed_of(op, qtype, layout)):
         def fn(L):
             a = shaped(L, va, scales[0], zps[0], qtype, layout)
             b = shaped(L, vb, scales[1], zps[1], qtype, layout)
@@ -115,7 +122,7 @@ def test_binary_every_value(op, qtype, layout):
 @pytest.mark.parametrize("op", sorted(UNARY))
 def test_unary_every_value(op, qtype):
     f = UNARY[op]
-    for scales, zps, (va, _) in random_configs(qtype, 16, hash((op, qtype)) % 2**32):
+    for scales, zps, (va, _) in random_configs(qtype, 16, seed_of(op, qtype)):
         for layout in ("vector", "scalar", "strided"):
             got, want = run_both(lambda L: f(L, shaped(L, va, scales[0], zps[0], qtype, layout)))
             if qtype == "qint32" and op in TRANSCENDENTAL:
@@ -123,6 +130,13 @@ def test_unary_every_value(op, qtype):
                 assert (got.q_scale(), got.q_zero_point()) == (want.q_scale(), want.q_zero_point())
                 np.testing.assert_allclose(np.asarray(got.dequantize().tolist()), want.dequantize().numpy(),
                                            rtol=2.5e-7, atol=0)
+            elif op in TRANSCENDENTAL:
+                # an 8-bit result lands within one step: where the function's value sits at a
+                # rounding tie of x / scale, Sleef's last float bit and tessera's can round apart
+                assert (got.q_scale(), got.q_zero_point()) == (want.q_scale(), want.q_zero_point())
+                diff = np.abs(np.asarray(got.int_repr().tolist()).reshape(-1).astype(np.int64)
+                              - want.int_repr().numpy().reshape(-1).astype(np.int64))
+                assert diff.max() <= 1 and (diff > 0).mean() <= 0.01, (op, qtype, scales[0], zps[0], layout)
             else:
                 assert_same_q(got, want, f"{op} {qtype} {scales[0]} {zps[0]} {layout}")
 
