@@ -36,13 +36,6 @@ namespace {
 
 float half_round(float x) { return static_cast<float>(c10::Half(x)); }
 
-// lrintf as x86 computes it (round half to even; NaN and out-of-range give LONG_MIN).
-int64_t lrint_like_x86(float x) {
-  const float r = round_even(x);
-  return r >= -9.2233720368547758e18f && r < 9.2233720368547758e18f ? static_cast<int64_t>(r)
-                                                                    : std::numeric_limits<int64_t>::min();
-}
-
 // std::min_element / max_element: the first of equal extremes, NaN never replacing.
 std::pair<float, float> row_range(const float* x, int64_t n) {
   float lo = x[0], hi = x[0];
@@ -136,7 +129,7 @@ Tensor byte_prepack(const Tensor& weight) {
       uint8_t* o = dst + r * (d + 8);
       const auto [lo, hi] = row_range(x, d);
       const float range = hi - lo, inv = 255.0f / (range + 1e-8f);
-      for (int64_t i = 0; i < d; ++i) o[i] = static_cast<uint8_t>(lrint_like_x86((x[i] - lo) * inv));
+      for (int64_t i = 0; i < d; ++i) o[i] = static_cast<uint8_t>(truncate_like_x86(round_even((x[i] - lo) * inv)));
       store_float(o + d, range / 255.0f);
       store_float(o + d + 4, lo);
     }
@@ -171,7 +164,7 @@ Tensor nbit_prepack(const Tensor& weight, bool optimized_qparams, int64_t nbins,
       if (scale == 0 || std::isinf(inv)) scale = 1.0f, inv = 1.0f;
       std::fill(o, o + packed, uint8_t{0});
       for (int64_t i = 0; i < d; ++i) {
-        const int64_t q = std::min(std::max<int64_t>(lrint_like_x86((x[i] - lo) * inv), 0), qmax);
+        const int64_t q = std::min(std::max<int64_t>(truncate_like_x86(round_even((x[i] - lo) * inv)), 0), qmax);
         o[i / per_byte] |= static_cast<uint8_t>(q << ((i % per_byte) * bits));
       }
       store_half(o + packed, scale);

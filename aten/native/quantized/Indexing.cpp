@@ -44,9 +44,10 @@ Tensor index_quantized(const Tensor& self, at::ArrayRef<std::optional<Tensor>> i
 }
 
 Tensor unfold_quantized(const Tensor& self, int64_t dimension, int64_t size, int64_t step) {
-  unfold(integer_alias(self), dimension, size, step);  // the size checks first, as torch
-  TORCH_CHECK(get_quantizer(self)->qscheme() == c10::kPerTensorAffine,
-              "Setting strides is possible only on uniformly quantized tensor");
+  if (get_quantizer(self)->qscheme() != c10::kPerTensorAffine) {
+    unfold(integer_alias(self), dimension, size, step);  // the size checks first, as torch
+    TORCH_CHECK(false, "Setting strides is possible only on uniformly quantized tensor");
+  }
   return unfold(self, dimension, size, step);
 }
 
@@ -83,9 +84,11 @@ Tensor& masked_fill_quantized_(Tensor& self, const Tensor& mask, const Scalar& v
     integer_alias(self).masked_fill_(mask, 0);
     return self;
   }
-  const Tensor one =
-      at::quantize_per_tensor(at::scalar_tensor(value, c10::kFloat), q.scale(), q.zero_point(), self.scalar_type());
-  integer_alias(self).masked_fill_(mask, integer_alias(one).item());
+  const auto x = static_cast<float>(value.toDouble());
+  const float inv_scale = 1.0f / static_cast<float>(q.scale());
+  dispatch_quantized_int(self.scalar_type(), [&]<typename Int>(Int) {
+    integer_alias(self).masked_fill_(mask, static_cast<int64_t>(quantize_one<Int>(x, inv_scale, q.zero_point())));
+  });
   return self;
 }
 

@@ -358,7 +358,9 @@ Tensor mean_dim(const Tensor& self, std::optional<IntArrayRef> dim, bool keepdim
   return at::sum(self, dim, keepdim, t).div_(wrapped_scalar_tensor(reduced_count(self, dim)));
 }
 Tensor mean(const Tensor& self, std::optional<c10::ScalarType> dtype) {
-  return at::mean(self, std::optional<IntArrayRef>(), false, dtype);  // a quantized self has its own mean.dim
+  // a quantized self has its own mean.dim kernel; a dense one stays on this call path
+  if (self.is_quantized()) return at::mean(self, std::optional<IntArrayRef>(), false, dtype);
+  return mean_dim(self, std::nullopt, false, dtype);
 }
 Tensor& mean_out(const Tensor& self, std::optional<IntArrayRef> dim, bool keepdim,
                  std::optional<c10::ScalarType> dtype, Tensor& out) {
